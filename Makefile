@@ -1,0 +1,24 @@
+# seckill — flash sales on Redis, SQLite and Asynq.
+GO ?= go
+DEMO ?= true
+
+.PHONY: help run test generate build bench lint
+
+help: ## list the targets
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
+
+run: ## run the whole app (web + worker + scheduler) on embedded defaults with demo data
+	DEMO=$(DEMO) $(GO) run ./cmd/seckill serve
+
+test: ## run every test with the race detector (real Redis when REDIS_URL is set)
+	$(GO) test -race -count=1 -timeout 15m ./...
+
+generate: ## regenerate templ views (*_templ.go)
+	$(GO) tool templ generate
+
+build: ## build the binary into bin/seckill
+	$(GO) build -o bin/seckill ./cmd/seckill
+
+lint: ## gofmt and go vet
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
+	$(GO) vet ./...

@@ -1,0 +1,313 @@
+// Command seckill runs the flash-sale platform: `serve` (web, worker and
+// scheduler in one process, the default), or `web` and `worker` apart.
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/hibiken/asynqmon"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/tasks"
+	"github.com/seckill/seckill/web"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "seckill:", err)
+		os.Exit(1)
+	}
+}
+
+// Modes of the binary.
+const (
+	ModeServe  = "serve"
+	ModeWeb    = "web"
+	ModeWorker = "worker"
+)
+
+func run(ctx context.Context, args []string) error {
+	mode := ModeServe
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		mode, args = args[0], args[1:]
+	}
+	switch mode {
+	case ModeServe, ModeWeb, ModeWorker:
+	case "help":
+		_, err := ParseConfig([]string{"-h"}, os.Getenv)
+		fmt.Println(err)
+		return nil
+	default:
+		return fmt.Errorf("unknown command %q (want serve, web or worker)", mode)
+	}
+	cfg, err := ParseConfig(args, os.Getenv)
+	if err != nil {
+		return err
+	}
+	m := NewMain(cfg, mode)
+	if err := m.Open(ctx); err != nil {
+		m.Close()
+		return err
+	}
+	m.Announce()
+	<-ctx.Done()
+	m.Log.Info("shutting down")
+	return m.Close()
+}
+
+// Main wires config → Redis → SQLite → Asynq → Fiber for one process, with no
+// global state: end-to-end tests start it on :0 with a temp database.
+type Main struct {
+	Config Config
+	Mode   string
+	Log    *slog.Logger
+
+	Redis     *db.Redis
+	SQL       *db.SQLite
+	Store     *db.Store
+	Tokens    *db.Tokens
+	Registry  *prometheus.Registry
+	Client    *asynq.Client
+	Inspector *asynq.Inspector
+	Worker    *asynq.Server
+	Scheduler *asynq.Scheduler
+	Web       *web.Server
+
+	// BcryptCost overrides the password hashing cost (tests lower it).
+	BcryptCost int
+	// AdminPassword is the bootstrap admin's password, when this process set it.
+	AdminPassword string
+
+	listener net.Listener
+	served   chan error
+}
+
+// NewMain returns an unopened process of the given mode.
+func NewMain(cfg Config, mode string) *Main {
+	return &Main{
+		Config: cfg,
+		Mode:   mode,
+		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+	}
+}
+
+func (m *Main) runsWeb() bool    { return m.Mode != ModeWorker }
+func (m *Main) runsWorker() bool { return m.Mode != ModeWeb }
+
+// Open builds every part and starts serving; Close undoes it.
+func (m *Main) Open(ctx context.Context) error {
+	var err error
+	if m.Redis, err = db.OpenRedis(ctx, m.Config.RedisURL); err != nil {
+		return err
+	}
+	if m.Redis.Embedded {
+		m.Log.Warn("REDIS_URL is unset: using an embedded in-memory Redis, for trying seckill out; data in it is lost at exit")
+	}
+	if m.SQL, err = db.OpenSQLite(m.Config.DBPath); err != nil {
+		return err
+	}
+	secret, err := m.sessionSecret()
+	if err != nil {
+		return err
+	}
+	m.Tokens = db.NewTokens(secret, 7*24*time.Hour)
+
+	m.Client = asynq.NewClientFromRedisClient(m.Redis.Client)
+	m.Inspector = asynq.NewInspectorFromRedisClient(m.Redis.Client)
+	m.Store = db.NewStore(m.SQL, m.Redis.Client)
+	m.Store.Tasks, m.Store.Queue, m.Store.Log = m.Client, m.Inspector, m.Log
+	m.Store.OrderTTL = m.Config.OrderTTL
+	m.Store.WebhookAllowPrivate = m.Config.WebhookAllowPrivate
+	m.Store.BcryptCost = m.BcryptCost
+
+	m.Registry = prometheus.NewRegistry()
+	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	taskMetrics := tasks.NewMetrics(m.Registry)
+
+	if err := m.bootstrapAdmin(ctx); err != nil {
+		return err
+	}
+	if m.Config.Demo {
+		if err := m.Store.SeedDemo(ctx); err != nil {
+			return fmt.Errorf("seed demo data: %w", err)
+		}
+	}
+
+	if m.runsWorker() {
+		areas := m.areas()
+		m.Worker = asynq.NewServerFromRedisClient(m.Redis.Client, asynq.Config{
+			Concurrency:              20,
+			Queues:                   map[string]int{tasks.QueueCritical: 6, tasks.QueueDefault: 3, tasks.QueueLow: 1},
+			DelayedTaskCheckInterval: time.Second,
+			ShutdownTimeout:          8 * time.Second,
+			LogLevel:                 asynq.WarnLevel,
+		})
+		if err := m.Worker.Start(tasks.NewServeMux(m.Log, taskMetrics, areas...)); err != nil {
+			return fmt.Errorf("start worker: %w", err)
+		}
+		m.Scheduler = asynq.NewSchedulerFromRedisClient(m.Redis.Client, &asynq.SchedulerOpts{Location: time.UTC, LogLevel: asynq.WarnLevel})
+		for _, p := range tasks.PeriodicOf(areas...) {
+			if _, err := m.Scheduler.Register(p.Spec, p.Task, p.Opts...); err != nil {
+				return fmt.Errorf("schedule %s: %w", p.Task.Type(), err)
+			}
+		}
+		if err := m.Scheduler.Start(); err != nil {
+			return fmt.Errorf("start scheduler: %w", err)
+		}
+	}
+
+	if m.runsWeb() {
+		connOpt, err := asynq.ParseRedisURI(m.Redis.URL)
+		if err != nil {
+			return err
+		}
+		m.Web = web.New(web.Config{
+			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
+			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
+			Ready:   m.ready,
+		})
+		if err := m.Web.Hub.Start(ctx); err != nil {
+			return fmt.Errorf("subscribe to live events: %w", err)
+		}
+		if m.listener, err = net.Listen("tcp", m.Config.Addr); err != nil {
+			return err
+		}
+		m.served = make(chan error, 1)
+		go func() { m.served <- m.Web.Listen(m.listener) }()
+	}
+	return nil
+}
+
+// areas are the background work of every promotion.
+func (m *Main) areas() []tasks.Area {
+	return []tasks.Area{}
+}
+
+// ready reports whether Redis and the database answer.
+func (m *Main) ready(ctx context.Context) error {
+	if err := m.Redis.Client.Ping(ctx).Err(); err != nil {
+		return fmt.Errorf("redis: %w", err)
+	}
+	if err := m.SQL.Ping(ctx); err != nil {
+		return fmt.Errorf("database: %w", err)
+	}
+	return nil
+}
+
+// URL is the base address the web server listens on.
+func (m *Main) URL() string {
+	if m.listener == nil {
+		return ""
+	}
+	addr := m.listener.Addr().(*net.TCPAddr)
+	host := addr.IP.String()
+	if addr.IP.IsUnspecified() {
+		host = "localhost"
+	}
+	return fmt.Sprintf("http://%s", net.JoinHostPort(host, fmt.Sprint(addr.Port)))
+}
+
+// Announce prints where to go and how to log in.
+func (m *Main) Announce() {
+	redisMode := "Redis at " + m.Config.RedisURL
+	if m.Redis.Embedded {
+		redisMode = "embedded in-memory Redis"
+	}
+	fmt.Printf("\nseckill %s running (%s, database %s)\n", m.Mode, redisMode, m.Config.DBPath)
+	if m.runsWeb() {
+		u := m.URL()
+		fmt.Printf("  shop:       %s/\n  merchant:   %s/admin\n  monitor:    %s%s\n  metrics:    %s/metrics\n", u, u, u, web.MonitorPath, u)
+		if m.AdminPassword != "" {
+			fmt.Printf("  admin login: %s / %s\n", m.Config.AdminUsername, m.AdminPassword)
+		}
+		if m.Config.Demo {
+			fmt.Printf("  demo shopper: %s / %s\n", db.DemoShopper, db.DemoShopperPassword)
+		}
+	}
+	fmt.Println()
+}
+
+// Close stops in order: stop accepting and drain HTTP, stop Asynq, close sockets, close the stores.
+func (m *Main) Close() error {
+	var errs []error
+	if m.Web != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		errs = append(errs, m.Web.Shutdown(ctx))
+		cancel()
+		if m.served != nil {
+			<-m.served
+		}
+	}
+	if m.Scheduler != nil {
+		m.Scheduler.Shutdown()
+	}
+	if m.Worker != nil {
+		m.Worker.Shutdown()
+	}
+	// The Asynq client and inspector share the Redis client; closing it closes them.
+	if m.SQL != nil {
+		errs = append(errs, m.SQL.Close())
+	}
+	if m.Redis != nil {
+		errs = append(errs, m.Redis.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// sessionSecret is SESSION_SECRET, or one generated once and kept beside the database.
+func (m *Main) sessionSecret() ([]byte, error) {
+	if m.Config.SessionSecret != "" {
+		return []byte(m.Config.SessionSecret), nil
+	}
+	s, err := keptSecret(filepath.Join(filepath.Dir(m.Config.DBPath), "session.secret"), 32)
+	return []byte(s), err
+}
+
+// bootstrapAdmin creates or resets the admin account from the configuration.
+func (m *Main) bootstrapAdmin(ctx context.Context) error {
+	pw := m.Config.AdminPassword
+	if pw == "" {
+		var err error
+		if pw, err = keptSecret(filepath.Join(filepath.Dir(m.Config.DBPath), "admin.password"), 9); err != nil {
+			return err
+		}
+	}
+	if _, err := m.Store.EnsureUser(ctx, m.Config.AdminUsername, pw, db.RoleAdmin); err != nil {
+		return fmt.Errorf("bootstrap admin: %w", err)
+	}
+	m.AdminPassword = pw
+	return nil
+}
+
+// keptSecret reads a secret from path, or generates n random bytes (hex) and writes them there.
+func keptSecret(path string, n int) (string, error) {
+	if b, err := os.ReadFile(path); err == nil && len(strings.TrimSpace(string(b))) >= 16 {
+		return strings.TrimSpace(string(b)), nil
+	}
+	buf := make([]byte, n)
+	rand.Read(buf)
+	s := hex.EncodeToString(buf)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(path, []byte(s+"\n"), 0o600); err != nil {
+		return "", fmt.Errorf("keep secret in %s: %w", path, err)
+	}
+	return s, nil
+}

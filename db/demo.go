@@ -1,0 +1,18 @@
+package db
+
+import "context"
+
+// The demo shopper that DEMO=true creates, printed at start.
+const (
+	DemoShopper         = "shopper"
+	DemoShopperPassword = "shopper123"
+)
+
+// SeedDemo fills an empty database with something to try: a shopper account
+// and each promotion's demo items. Every step leaves existing data alone.
+func (s *Store) SeedDemo(ctx context.Context) error {
+	if _, err := s.CreateUser(ctx, DemoShopper, DemoShopperPassword, RoleUser); err != nil && ErrorCode(err) != ECONFLICT {
+		return err
+	}
+	return nil
+}

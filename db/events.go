@@ -1,0 +1,94 @@
+package db
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// LiveChannel is the Redis pub/sub channel every web process listens on.
+const LiveChannel = "seckill:live"
+
+// Topic names; a user's own events go to TopicUser and need no subscription.
+func TopicGoods(id int64) string     { return fmt.Sprintf("goods:%d", id) }
+func TopicSlot(id int64) string      { return fmt.Sprintf("slot:%d", id) }
+func TopicRedPacket(id int64) string { return fmt.Sprintf("redpacket:%d", id) }
+func TopicCoupon(id int64) string    { return fmt.Sprintf("coupon:%d", id) }
+func TopicUser(id int64) string      { return fmt.Sprintf("user:%d", id) }
+
+// LiveMessage is what travels over LiveChannel: the topic and the event as sent to clients.
+type LiveMessage struct {
+	Topic string          `json:"topic"`
+	Event json.RawMessage `json:"event"`
+}
+
+// CoalesceWindow is the shortest gap between two coalesced events on one topic.
+const CoalesceWindow = 100 * time.Millisecond
+
+// Events publishes live events through Redis so every web process can deliver them.
+type Events struct {
+	rdb redis.UniversalClient
+
+	mu      sync.Mutex
+	pending map[string]any // topic → latest event not yet sent
+	timers  map[string]*time.Timer
+	window  time.Duration
+}
+
+// NewEvents returns a publisher over rdb.
+func NewEvents(rdb redis.UniversalClient) *Events {
+	return &Events{rdb: rdb, pending: map[string]any{}, timers: map[string]*time.Timer{}, window: CoalesceWindow}
+}
+
+// Publish sends event to the topic's subscribers now.
+func (e *Events) Publish(ctx context.Context, topic string, event any) error {
+	body, err := json.Marshal(event)
+	if err != nil {
+		return fmt.Errorf("encode event: %w", err)
+	}
+	msg, _ := json.Marshal(LiveMessage{Topic: topic, Event: body})
+	return e.rdb.Publish(ctx, LiveChannel, msg).Err()
+}
+
+// PublishCoalesced sends at most one event per topic per window: the first at
+// once, later ones at the end of the window with the last value winning, so a
+// burst of grabs becomes a few broadcasts that still end on the final value.
+func (e *Events) PublishCoalesced(topic string, event any) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if _, busy := e.timers[topic]; busy {
+		e.pending[topic] = event
+		return
+	}
+	e.send(topic, event)
+	e.timers[topic] = time.AfterFunc(e.window, func() { e.flush(topic) })
+}
+
+func (e *Events) flush(topic string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	event, ok := e.pending[topic]
+	if !ok {
+		delete(e.timers, topic)
+		return
+	}
+	delete(e.pending, topic)
+	e.send(topic, event)
+	e.timers[topic] = time.AfterFunc(e.window, func() { e.flush(topic) })
+}
+
+// send publishes off the caller's goroutine so a slow Redis never holds the lock.
+func (e *Events) send(topic string, event any) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		if err := e.Publish(ctx, topic, event); err != nil {
+			slog.Warn("publish live event", "topic", topic, "err", err)
+		}
+	}()
+}

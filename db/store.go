@@ -1,0 +1,46 @@
+package db
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Store is the application's services: it decides grabs in Redis, keeps the
+// durable record in SQLite, schedules later work in Asynq and publishes live
+// events. It knows nothing of HTTP or HTML.
+type Store struct {
+	SQL    *SQLite
+	Redis  redis.UniversalClient
+	Events *Events
+	Tasks  *asynq.Client    // schedules delayed work
+	Queue  *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
+	Log    *slog.Logger
+	Now    func() time.Time
+
+	OrderTTL            time.Duration
+	WebhookAllowPrivate bool
+	BcryptCost          int // 0 means bcrypt's default; tests lower it
+}
+
+// NewStore returns a store over the given parts with defaults filled in.
+func NewStore(sqlite *SQLite, rdb redis.UniversalClient) *Store {
+	return &Store{
+		SQL:      sqlite,
+		Redis:    rdb,
+		Events:   NewEvents(rdb),
+		Log:      slog.Default(),
+		Now:      time.Now,
+		OrderTTL: 30 * time.Minute,
+	}
+}
+
+func (s *Store) bcryptCost() int {
+	if s.BcryptCost == 0 {
+		return bcrypt.DefaultCost
+	}
+	return s.BcryptCost
+}

@@ -1,0 +1,229 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"net/mail"
+	"net/url"
+	"regexp"
+	"strings"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+)
+
+// Roles a user can hold.
+const (
+	RoleUser     = "user"
+	RoleMerchant = "merchant"
+	RoleAdmin    = "admin"
+)
+
+// User is an account.
+type User struct {
+	ID        int64     `json:"id"`
+	Username  string    `json:"username"`
+	Role      string    `json:"role"`
+	CreatedAt time.Time `json:"-"`
+}
+
+// Settings are a user's delivery addresses for reminders.
+type Settings struct {
+	Email      string `json:"email"`
+	WebhookURL string `json:"webhook_url"`
+}
+
+// SettingsUpdate changes the fields that are not nil; an empty string clears one.
+type SettingsUpdate struct {
+	Email      *string `json:"email"`
+	WebhookURL *string `json:"webhook_url"`
+}
+
+var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,32}$`)
+
+// ValidateCredentials checks a username and password against the account rules.
+func ValidateCredentials(username, password string) error {
+	if !usernameRE.MatchString(username) {
+		return Errorf(EINVALID, "username must be 3–32 letters, digits or underscores")
+	}
+	if len(password) < 8 || len(password) > 72 {
+		return Errorf(EINVALID, "password must be 8–72 bytes")
+	}
+	return nil
+}
+
+// ValidRole reports whether role is one of the known roles.
+func ValidRole(role string) bool {
+	return role == RoleUser || role == RoleMerchant || role == RoleAdmin
+}
+
+// CreateUser adds an account; a taken username is a conflict.
+func (s *Store) CreateUser(ctx context.Context, username, password, role string) (*User, error) {
+	if err := ValidateCredentials(username, password); err != nil {
+		return nil, err
+	}
+	if !ValidRole(role) {
+		return nil, Errorf(EINVALID, "role must be user, merchant or admin")
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.bcryptCost())
+	if err != nil {
+		return nil, fmt.Errorf("hash password: %w", err)
+	}
+	u := &User{Username: username, Role: role, CreatedAt: s.Now().UTC()}
+	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE username = ?`, username).Scan(&n); err != nil {
+			return err
+		} else if n > 0 {
+			return Errorf(ECONFLICT, "username %q is taken", username)
+		}
+		res, err := tx.ExecContext(ctx, `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, ?, ?, ?)`,
+			username, string(hash), role, u.CreatedAt.Format(time.RFC3339Nano))
+		if err != nil {
+			return err
+		}
+		u.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return u, nil
+}
+
+// EnsureUser creates the account or resets its password and role; used for the bootstrap admin.
+func (s *Store) EnsureUser(ctx context.Context, username, password, role string) (*User, error) {
+	u, err := s.CreateUser(ctx, username, password, role)
+	if ErrorCode(err) != ECONFLICT {
+		return u, err
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.bcryptCost())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.SQL.W.ExecContext(ctx, `UPDATE users SET password_hash = ?, role = ? WHERE username = ?`, string(hash), role, username); err != nil {
+		return nil, err
+	}
+	return s.userBy(ctx, `username = ?`, username)
+}
+
+// Authenticate returns the user whose username and password match.
+func (s *Store) Authenticate(ctx context.Context, username, password string) (*User, error) {
+	var u User
+	var hash, created string
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT id, username, role, password_hash, created_at FROM users WHERE username = ?`, username).
+		Scan(&u.ID, &u.Username, &u.Role, &hash, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		// Spend the same time as a real check so timing does not reveal usernames.
+		bcrypt.CompareHashAndPassword([]byte("$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3y6wYy4Y1r5rVj3l8N6G/zC"), []byte(password))
+		return nil, Errorf(EUNAUTHORIZED, "wrong username or password")
+	} else if err != nil {
+		return nil, err
+	}
+	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
+		return nil, Errorf(EUNAUTHORIZED, "wrong username or password")
+	}
+	u.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	return &u, nil
+}
+
+// User returns the account with the given ID.
+func (s *Store) User(ctx context.Context, id int64) (*User, error) {
+	return s.userBy(ctx, `id = ?`, id)
+}
+
+func (s *Store) userBy(ctx context.Context, where string, arg any) (*User, error) {
+	var u User
+	var created string
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT id, username, role, created_at FROM users WHERE `+where, arg).
+		Scan(&u.ID, &u.Username, &u.Role, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, Errorf(ENOTFOUND, "user not found")
+	} else if err != nil {
+		return nil, err
+	}
+	u.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	return &u, nil
+}
+
+// UserSettings returns the user's reminder addresses.
+func (s *Store) UserSettings(ctx context.Context, userID int64) (*Settings, error) {
+	var st Settings
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT email, webhook_url FROM users WHERE id = ?`, userID).Scan(&st.Email, &st.WebhookURL)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, Errorf(ENOTFOUND, "user not found")
+	}
+	return &st, err
+}
+
+// UpdateSettings validates and applies the given fields and returns the result.
+func (s *Store) UpdateSettings(ctx context.Context, userID int64, upd SettingsUpdate) (*Settings, error) {
+	if upd.Email != nil {
+		e := strings.TrimSpace(*upd.Email)
+		if e != "" {
+			if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
+				return nil, Errorf(EINVALID, "email is not an address")
+			}
+		}
+		upd.Email = &e
+	}
+	if upd.WebhookURL != nil {
+		w := strings.TrimSpace(*upd.WebhookURL)
+		if w != "" {
+			if err := ValidateWebhookURL(ctx, w, s.WebhookAllowPrivate); err != nil {
+				return nil, err
+			}
+		}
+		upd.WebhookURL = &w
+	}
+	err := s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		if upd.Email != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET email = ? WHERE id = ?`, *upd.Email, userID); err != nil {
+				return err
+			}
+		}
+		if upd.WebhookURL != nil {
+			if _, err := tx.ExecContext(ctx, `UPDATE users SET webhook_url = ? WHERE id = ?`, *upd.WebhookURL, userID); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return s.UserSettings(ctx, userID)
+}
+
+// ValidateWebhookURL refuses URLs that are not http(s) and, unless allowPrivate,
+// hosts that resolve to loopback, private or link-local addresses.
+func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Errorf(EINVALID, "webhook URL must be an http or https URL")
+	}
+	if allowPrivate {
+		return nil
+	}
+	host := u.Hostname()
+	ips := []net.IP{net.ParseIP(host)}
+	if ips[0] == nil {
+		addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+		if err != nil || len(addrs) == 0 {
+			return Errorf(EINVALID, "webhook host %q does not resolve", host)
+		}
+		ips = ips[:0]
+		for _, a := range addrs {
+			ips = append(ips, a.IP)
+		}
+	}
+	for _, ip := range ips {
+		if ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() {
+			return Errorf(EINVALID, "webhook URL points at a private address")
+		}
+	}
+	return nil
+}

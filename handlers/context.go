@@ -1,0 +1,116 @@
+// Package handlers translates HTTP to service calls and back: parse the
+// request, call one Store method, answer JSON or render a view. No business
+// rule lives here.
+package handlers
+
+import (
+	"encoding/json"
+	"errors"
+	"net/url"
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/views"
+)
+
+// SessionCookie is the name of the cookie that carries the signed token.
+const SessionCookie = "seckill_session"
+
+// Locals keys set by web's middleware.
+const (
+	claimsKey = "seckill.claims"
+	csrfKey   = "seckill.csrf"
+)
+
+// Handlers holds what every handler needs; each area adds its methods in its own file.
+type Handlers struct {
+	Store    *db.Store
+	Tokens   *db.Tokens
+	TokenTTL time.Duration
+	// MonitorPath is where Asynqmon is mounted, linked from the admin dashboard.
+	MonitorPath string
+}
+
+// SetClaims records who is calling; web's auth middleware calls it.
+func SetClaims(c *fiber.Ctx, cl db.Claims) { c.Locals(claimsKey, cl) }
+
+// SetCSRF records the CSRF token that forms on this page must carry.
+func SetCSRF(c *fiber.Ctx, token string) { c.Locals(csrfKey, token) }
+
+// ClaimsOf returns the caller's claims, if the request carried a valid token.
+func ClaimsOf(c *fiber.Ctx) (db.Claims, bool) {
+	cl, ok := c.Locals(claimsKey).(db.Claims)
+	return cl, ok
+}
+
+// caller returns the logged-in caller or an unauthorized error.
+func caller(c *fiber.Ctx) (db.Claims, error) {
+	if cl, ok := ClaimsOf(c); ok {
+		return cl, nil
+	}
+	return db.Claims{}, db.ErrUnauthorized
+}
+
+// paramID parses a positive integer route parameter.
+func paramID(c *fiber.Ctx, name string) (int64, error) {
+	id, err := strconv.ParseInt(c.Params(name), 10, 64)
+	if err != nil || id <= 0 {
+		return 0, db.Errorf(db.EINVALID, "%s must be a positive integer", name)
+	}
+	return id, nil
+}
+
+// bind decodes a JSON body into v; anything that is not JSON of the right shape is invalid.
+func bind(c *fiber.Ctx, v any) error {
+	if err := json.Unmarshal(c.Body(), v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return db.Errorf(db.EINVALID, "field %q has the wrong type or is out of range", te.Field)
+		}
+		return db.Errorf(db.EINVALID, "body is not valid JSON")
+	}
+	return nil
+}
+
+// render writes a templ component as the HTML response.
+func render(c *fiber.Ctx, status int, comp templ.Component) error {
+	c.Status(status).Type("html", "utf-8")
+	return comp.Render(c.UserContext(), c.Response().BodyWriter())
+}
+
+// page fills the layout data every HTML page needs.
+func (h *Handlers) page(c *fiber.Ctx, title string) views.Page {
+	p := views.Page{Title: title, CSRF: csrfToken(c), MonitorPath: h.MonitorPath}
+	if cl, ok := ClaimsOf(c); ok {
+		p.User = &views.PageUser{ID: cl.UserID, Username: cl.Username, Role: cl.Role}
+	}
+	if f := c.Cookies(flashCookie); f != "" {
+		p.Flash, _ = url.QueryUnescape(f)
+		c.Cookie(&fiber.Cookie{Name: flashCookie, Value: "", Path: "/", Expires: time.Unix(1, 0), HTTPOnly: true})
+	}
+	return p
+}
+
+func csrfToken(c *fiber.Ctx) string {
+	s, _ := c.Locals(csrfKey).(string)
+	return s
+}
+
+const flashCookie = "seckill_flash"
+
+// redirectWithFlash sends the browser to path with a one-time message shown there.
+func redirectWithFlash(c *fiber.Ctx, path, msg string) error {
+	c.Cookie(&fiber.Cookie{Name: flashCookie, Value: url.QueryEscape(msg), Path: "/", HTTPOnly: true, SameSite: "Lax", MaxAge: 60})
+	return c.Redirect(path, fiber.StatusSeeOther)
+}
+
+// setSession stores the token in the HttpOnly session cookie.
+func (h *Handlers) setSession(c *fiber.Ctx, token string) {
+	c.Cookie(&fiber.Cookie{
+		Name: SessionCookie, Value: token, Path: "/", HTTPOnly: true, SameSite: "Lax",
+		Secure: c.Protocol() == "https", MaxAge: int(h.TokenTTL.Seconds()),
+	})
+}

@@ -1,0 +1,84 @@
+package web
+
+import (
+	"errors"
+	"log/slog"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db"
+)
+
+// statusOf is the one table from domain error codes to HTTP status.
+var statusOf = map[string]int{
+	db.EINVALID:       fiber.StatusBadRequest,
+	db.EUNAUTHORIZED:  fiber.StatusUnauthorized,
+	db.EFORBIDDEN:     fiber.StatusForbidden,
+	db.ENOTFOUND:      fiber.StatusNotFound,
+	db.ECONFLICT:      fiber.StatusConflict,
+	db.ESOLDOUT:       fiber.StatusConflict,
+	db.ELIMITREACHED:  fiber.StatusConflict,
+	db.EALREADY:       fiber.StatusConflict,
+	db.ENOTSTARTED:    fiber.StatusConflict,
+	db.EENDED:         fiber.StatusConflict,
+	db.EEXPIRED:       fiber.StatusConflict,
+	db.ETOOLATE:       fiber.StatusConflict,
+	db.ENOTCONFIGURED: fiber.StatusConflict,
+	db.ERATELIMITED:   fiber.StatusTooManyRequests,
+	db.EINTERNAL:      fiber.StatusInternalServerError,
+}
+
+// fiberCodes turns Fiber's own errors (unknown route, wrong method, body too large) into domain codes.
+var fiberCodes = map[int]string{
+	fiber.StatusNotFound:              db.ENOTFOUND,
+	fiber.StatusMethodNotAllowed:      db.ENOTFOUND,
+	fiber.StatusRequestEntityTooLarge: db.EINVALID,
+	fiber.StatusBadRequest:            db.EINVALID,
+	fiber.StatusUnauthorized:          db.EUNAUTHORIZED,
+	fiber.StatusForbidden:             db.EFORBIDDEN,
+	fiber.StatusTooManyRequests:       db.ERATELIMITED,
+}
+
+// ErrorBody is the contract's error shape.
+type ErrorBody struct {
+	Error struct {
+		Code    string `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// errorHandler answers every error: the contract's JSON under /api, a friendly page elsewhere.
+func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	code, msg := db.ErrorCode(err), db.ErrorMessage(err)
+	var fe *fiber.Error
+	if errors.As(err, &fe) {
+		code = fiberCodes[fe.Code]
+		if code == "" {
+			code = db.EINVALID
+			if fe.Code >= 500 {
+				code = db.EINTERNAL
+			}
+		}
+		msg = fe.Message
+		if code == db.EINTERNAL {
+			msg = "internal error"
+		}
+	}
+	status := statusOf[code]
+	if code == db.EINTERNAL {
+		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+	}
+	if strings.HasPrefix(c.Path(), "/api") || strings.HasPrefix(c.Path(), "/ws") {
+		var body ErrorBody
+		body.Error.Code, body.Error.Message = code, msg
+		return c.Status(status).JSON(body)
+	}
+	if status == fiber.StatusUnauthorized {
+		return c.Redirect("/login?next="+c.OriginalURL(), fiber.StatusSeeOther)
+	}
+	if rerr := s.handlers.ErrorPage(c, status, msg); rerr != nil {
+		slog.Error("render error page", "err", rerr)
+		return c.Status(status).SendString(msg)
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+// Package web owns the Fiber application: routes, middleware, the error
+// handler that maps domain codes to HTTP, static files, the live hub at /ws
+// and Asynqmon at /monitor.
+package web
+
+import (
+	"context"
+	"io/fs"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/adaptor"
+	"github.com/gofiber/fiber/v2/middleware/filesystem"
+	"github.com/gofiber/fiber/v2/middleware/recover"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/handlers"
+	"github.com/seckill/seckill/static"
+)
+
+// MonitorPath is where Asynqmon is mounted.
+const MonitorPath = "/monitor"
+
+// Config is what the web server needs from the wiring.
+type Config struct {
+	Store    *db.Store
+	Tokens   *db.Tokens
+	TokenTTL time.Duration
+	Log      *slog.Logger
+	Registry *prometheus.Registry
+	// Monitor is Asynqmon's handler, mounted at MonitorPath for admins.
+	Monitor http.Handler
+	// Ready reports whether Redis and the database answer.
+	Ready func(ctx context.Context) error
+}
+
+// Server is the HTTP side of seckill.
+type Server struct {
+	App *fiber.App
+	Hub *Hub
+
+	store    *db.Store
+	tokens   *db.Tokens
+	log      *slog.Logger
+	metrics  *metrics
+	handlers *handlers.Handlers
+	ready    func(ctx context.Context) error
+}
+
+// New builds the application with every route mounted.
+func New(cfg Config) *Server {
+	s := &Server{store: cfg.Store, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready}
+	s.metrics = newMetrics(cfg.Registry)
+	s.handlers = &handlers.Handlers{Store: cfg.Store, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
+	s.Hub = newHub(cfg.Store.Redis, cfg.Tokens, cfg.Log, s.metrics)
+	s.App = fiber.New(fiber.Config{
+		AppName:               "seckill",
+		ErrorHandler:          s.errorHandler,
+		DisableStartupMessage: true,
+		ReadTimeout:           30 * time.Second,
+		IdleTimeout:           120 * time.Second,
+		BodyLimit:             1 << 20,
+	})
+	s.routes(cfg)
+	return s
+}
+
+func (s *Server) routes(cfg Config) {
+	app, h := s.App, s.handlers
+	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
+
+	// Operations: outside metrics and auth so probes stay cheap.
+	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
+	app.Get("/readyz", func(c *fiber.Ctx) error {
+		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+		defer cancel()
+		if err := s.ready(ctx); err != nil {
+			return c.Status(fiber.StatusServiceUnavailable).SendString("not ready: " + err.Error())
+		}
+		return c.SendString("ready")
+	})
+	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
+	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(mustSub(static.Files, ".")), MaxAge: 3600}))
+
+	app.Use(s.observe, s.authenticate)
+	app.Get("/ws", adaptor.HTTPHandler(s.Hub))
+
+	api := app.Group("/api")
+	api.Post("/auth/register", h.Register)
+	api.Post("/auth/login", h.Login)
+	api.Get("/me", requireUser, h.Me)
+	api.Get("/me/settings", requireUser, h.GetSettings)
+	api.Put("/me/settings", requireUser, h.UpdateSettings)
+	admin := api.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
+	admin.Post("/users", requireRole(db.RoleAdmin), h.CreateUser)
+	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
+
+	if cfg.Monitor != nil {
+		app.Use(MonitorPath, requireRole(db.RoleAdmin), adaptor.HTTPHandler(cfg.Monitor))
+	}
+
+	pages := app.Group("", s.csrf)
+	pages.Get("/", h.Home)
+	pages.Get("/login", h.LoginPage)
+	pages.Post("/login", h.LoginForm)
+	pages.Get("/register", h.RegisterPage)
+	pages.Post("/register", h.RegisterForm)
+	pages.Post("/logout", h.Logout)
+	staff := pages.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
+	staff.Get("/", h.AdminDashboard)
+}
+
+// Listen serves on ln until Shutdown.
+func (s *Server) Listen(ln net.Listener) error { return s.App.Listener(ln) }
+
+// Shutdown stops accepting, drains requests in flight, then disconnects WebSocket clients.
+func (s *Server) Shutdown(ctx context.Context) error {
+	err := s.App.ShutdownWithContext(ctx)
+	s.Hub.Close()
+	return err
+}
+
+func mustSub(f fs.FS, dir string) fs.FS {
+	sub, err := fs.Sub(f, dir)
+	if err != nil {
+		panic(err)
+	}
+	return sub
+}
