@@ -1,0 +1,108 @@
+package db_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/dbtest"
+)
+
+// The flush survives a failure between moving a batch and committing it:
+// every record reaches SQLite exactly once.
+func TestFlushCrashBetweenMoveAndCommit(t *testing.T) {
+	ctx := context.Background()
+	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	s := db.NewStore(sq, r.Client)
+	if _, err := sq.W.Exec(`CREATE TABLE flushed (rec TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 1)`); err != nil {
+		t.Fatal(err)
+	}
+	q := db.FlushQueue{Pending: "{t:1}:pending", Processing: "{t:1}:processing"}
+	const total = 1234
+	for i := 0; i < total; i++ {
+		r.Client.RPush(ctx, q.Pending, fmt.Sprint(i))
+	}
+	crash := errors.New("crash")
+	calls := 0
+	apply := func(tx *sql.Tx, recs []string) error {
+		for _, rec := range recs {
+			if _, err := tx.Exec(`INSERT INTO flushed (rec) VALUES (?) ON CONFLICT (rec) DO UPDATE SET n = n + 1`, rec); err != nil {
+				return err
+			}
+		}
+		calls++
+		if calls == 2 {
+			return crash // the second batch is rolled back and stays in processing
+		}
+		return nil
+	}
+	n, err := s.Flush(ctx, q, apply)
+	if !errors.Is(err, crash) || n != db.FlushBatchSize {
+		t.Fatalf("first flush: n=%d err=%v, want %d and the crash", n, err, db.FlushBatchSize)
+	}
+	if l := r.Client.LLen(ctx, q.Processing).Val(); l != db.FlushBatchSize {
+		t.Fatalf("processing holds %d, want the failed batch of %d", l, db.FlushBatchSize)
+	}
+	// A record arriving meanwhile waits behind the replayed batch.
+	r.Client.RPush(ctx, q.Pending, "late")
+	if _, err := s.Flush(ctx, q, apply); err != nil {
+		t.Fatal(err)
+	}
+	var rows, maxN int
+	sq.R.QueryRow(`SELECT COUNT(*), MAX(n) FROM flushed`).Scan(&rows, &maxN)
+	if rows != total+1 || maxN != 1 {
+		t.Fatalf("flushed rows=%d max copies=%d, want %d rows each once", rows, maxN, total+1)
+	}
+	if r.Client.Exists(ctx, q.Pending, q.Processing).Val() != 0 {
+		t.Fatal("queue not empty after flush")
+	}
+}
+
+// Records pushed while a flush runs are all flushed by the end of the next one.
+func TestFlushWhileProducing(t *testing.T) {
+	ctx := context.Background()
+	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	s := db.NewStore(sq, r.Client)
+	sq.W.Exec(`CREATE TABLE flushed (rec TEXT PRIMARY KEY)`)
+	q := db.FlushQueue{Pending: "{t:2}:pending", Processing: "{t:2}:processing"}
+	apply := func(tx *sql.Tx, recs []string) error {
+		for _, rec := range recs {
+			if _, err := tx.Exec(`INSERT OR IGNORE INTO flushed (rec) VALUES (?)`, rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var wg sync.WaitGroup
+	for p := 0; p < 8; p++ {
+		wg.Add(1)
+		go func(p int) {
+			defer wg.Done()
+			for i := 0; i < 250; i++ {
+				r.Client.RPush(ctx, q.Pending, fmt.Sprintf("%d-%d", p, i))
+			}
+		}(p)
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	for running := true; running; {
+		select {
+		case <-done:
+			running = false
+		default:
+		}
+		if _, err := s.Flush(ctx, q, apply); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.Flush(ctx, q, apply)
+	var rows int
+	sq.R.QueryRow(`SELECT COUNT(*) FROM flushed`).Scan(&rows)
+	if rows != 2000 {
+		t.Fatalf("flushed %d records, want 2000", rows)
+	}
+}
