@@ -3,7 +3,9 @@ package db
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -59,4 +61,26 @@ func (s *Store) Flush(ctx context.Context, q FlushQueue, apply func(tx *sql.Tx, 
 		}
 		total += len(recs)
 	}
+}
+
+// flushLockKey keeps one flusher at a time across worker processes.
+const flushLockKey = "seckill:flush:lock"
+
+// FlushAll moves every promotion's pending records to SQLite. Only one
+// process flushes at a time; a call that finds the lock taken returns at once.
+// Each promotion adds its own flush step here.
+func (s *Store) FlushAll(ctx context.Context) error {
+	ok, err := s.Redis.SetNX(ctx, flushLockKey, "1", 30*time.Second).Result()
+	if err != nil || !ok {
+		return err
+	}
+	defer s.Redis.Del(context.WithoutCancel(ctx), flushLockKey)
+	steps := []func(context.Context) error{
+		// promotions' flush steps, one line each
+	}
+	var errs []error
+	for _, step := range steps {
+		errs = append(errs, step(ctx))
+	}
+	return errors.Join(errs...)
 }

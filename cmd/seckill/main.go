@@ -94,8 +94,10 @@ type Main struct {
 	// AdminPassword is the bootstrap admin's password, when this process set it.
 	AdminPassword string
 
-	listener net.Listener
-	served   chan error
+	listener  net.Listener
+	served    chan error
+	stopFlush context.CancelFunc
+	flushDone chan struct{}
 }
 
 // NewMain returns an unopened process of the given mode.
@@ -150,7 +152,8 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 
 	if m.runsWorker() {
-		areas := m.areas()
+		flush := &tasks.Flush{Store: m.Store, Interval: m.Config.FlushInterval, Log: m.Log}
+		areas := append(m.areas(), flush)
 		m.Worker = asynq.NewServerFromRedisClient(m.Redis.Client, asynq.Config{
 			Concurrency:              20,
 			Queues:                   map[string]int{tasks.QueueCritical: 6, tasks.QueueDefault: 3, tasks.QueueLow: 1},
@@ -170,6 +173,10 @@ func (m *Main) Open(ctx context.Context) error {
 		if err := m.Scheduler.Start(); err != nil {
 			return fmt.Errorf("start scheduler: %w", err)
 		}
+		var flushCtx context.Context
+		flushCtx, m.stopFlush = context.WithCancel(context.Background())
+		m.flushDone = make(chan struct{})
+		go func() { defer close(m.flushDone); flush.Loop(flushCtx) }()
 	}
 
 	if m.runsWeb() {
@@ -259,6 +266,10 @@ func (m *Main) Close() error {
 	}
 	if m.Worker != nil {
 		m.Worker.Shutdown()
+	}
+	if m.stopFlush != nil {
+		m.stopFlush()
+		<-m.flushDone
 	}
 	// The Asynq client and inspector share the Redis client; closing it closes them.
 	if m.SQL != nil {
