@@ -97,6 +97,14 @@ func (s *Server) routes(cfg Config) {
 	api.Put("/me/settings", requireUser, h.UpdateSettings)
 	admin := api.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
 	admin.Post("/users", requireRole(db.RoleAdmin), h.CreateUser)
+	// red packets
+	api.Get("/redpackets", h.ListRedPackets)
+	api.Get("/redpackets/:id", h.GetRedPacket)
+	api.Post("/redpackets/:id/grab", requireUser, h.GrabRedPacket)
+	api.Get("/redpackets/:id/grabs", h.RedPacketGrabs)
+	admin.Post("/redpackets", h.CreateRedPacket)
+	admin.Get("/redpackets", h.AdminListRedPackets)
+	admin.Get("/redpackets/:id/stats", h.RedPacketStats)
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
 
 	if cfg.Monitor != nil {
@@ -112,6 +120,12 @@ func (s *Server) routes(cfg Config) {
 	pages.Post("/logout", h.Logout)
 	staff := pages.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
 	staff.Get("/", h.AdminDashboard)
+	// red packets
+	pages.Get("/redpackets", h.RedPacketsPage)
+	pages.Get("/redpackets/:id", h.RedPacketPage)
+	staff.Get("/redpackets", h.AdminRedPacketsPage)
+	staff.Post("/redpackets", h.AdminCreateRedPacketForm)
+	staff.Get("/redpackets/:id", h.AdminRedPacketPage)
 }
 
 // Listen serves on ln until Shutdown.

@@ -137,6 +137,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Store.OrderTTL = m.Config.OrderTTL
 	m.Store.WebhookAllowPrivate = m.Config.WebhookAllowPrivate
 	m.Store.BcryptCost = m.BcryptCost
+	m.Store.ScheduleRedPacketExpiry = tasks.ScheduleRedPacketExpiry(m.Client)
 
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -203,7 +204,9 @@ func (m *Main) Open(ctx context.Context) error {
 
 // areas are the background work of every promotion.
 func (m *Main) areas() []tasks.Area {
-	return []tasks.Area{}
+	return []tasks.Area{
+		&tasks.RedPackets{Store: m.Store},
+	}
 }
 
 // ready reports whether Redis and the database answer.
