@@ -25,6 +25,11 @@
     (watched[id] = watched[id] || []).push(el);
     sk.live.subscribe("redpacket:" + id);
   });
+  // data-rp-live="on" once the server confirms the subscription (tests wait for it).
+  sk.live.on("subscribed", (ev) => {
+    const m = /^redpacket:(\d+)$/.exec(ev.topic || "");
+    if (m) (watched[m[1]] || []).forEach((el) => { el.dataset.rpLive = "on"; });
+  });
   const onEvent = [];
   sk.live.on("redpacket", (ev) => {
     (watched[String(ev.redpacket_id)] || []).forEach((el) => {
