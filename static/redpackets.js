@@ -94,6 +94,8 @@
           if (open.nextElementSibling) open.nextElementSibling.hidden = true;
           won.textContent = sk.money(res.body.grab.amount_cents);
           won.hidden = false;
+          const label = page.querySelector("[data-rp-won-label]");
+          if (label) label.hidden = false;
         } else {
           const e = (res.body && res.body.error) || {};
           const text = { sold_out: "Too late: all shares are gone.", expired: "This packet has expired.", already_grabbed: "You have already opened this packet." }[e.code];

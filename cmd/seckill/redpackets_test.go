@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
+	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -490,5 +494,74 @@ func TestRedPacketBrowser(t *testing.T) {
 	)
 	if err != nil {
 		t.Fatalf("merchant page did not show the third grab live: %v", err)
+	}
+}
+
+// The create form without JavaScript: the server puts the message beside the
+// field at fault and creates nothing; a good form leads to the packet's page.
+func TestRedPacketFormServerValidation(t *testing.T) {
+	a := startApp(t)
+	name := fmt.Sprintf("rpf%d", time.Now().UnixNano()%1e6)
+	if st := a.call("POST", "/api/admin/users", a.adminToken(), map[string]string{"username": name, "password": "password123", "role": "merchant"}, nil); st != 201 {
+		t.Fatalf("create merchant: %d", st)
+	}
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	body, _ := json.Marshal(map[string]string{"username": name, "password": "password123"})
+	res, err := client.Post(a.URL+"/api/auth/login", "application/json", strings.NewReader(string(body)))
+	if err != nil || res.StatusCode != 200 {
+		t.Fatalf("login: %v %v", res, err)
+	}
+	res.Body.Close()
+	page := func(res *http.Response, err error) (int, string) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	_, html := page(client.Get(a.URL + "/admin/redpackets"))
+	m := regexp.MustCompile(`name="_csrf" value="([^"]+)"`).FindStringSubmatch(html)
+	if m == nil {
+		t.Fatal("no CSRF token on the form")
+	}
+	form := func(total, count, mode, expires string) url.Values {
+		return url.Values{"_csrf": {m[1]}, "title": {"Form packet"}, "total": {total}, "count": {count}, "mode": {mode}, "expires_in": {expires}}
+	}
+	for _, tc := range []struct {
+		name, total, count, mode, expires, testid, message string
+	}{
+		{"fixed not divisible", "10.01", "3", "fixed", "1h", "rp-error-total", "divisible"},
+		{"total not an amount", "ten", "3", "random", "1h", "rp-error-total", "amount such as"},
+		{"count zero", "10", "0", "random", "1h", "rp-error-count", "between 1 and"},
+		{"count not a number", "10", "x", "random", "1h", "rp-error-count", "whole number"},
+		{"bad expiry", "10", "3", "random", "soon", "rp-error-expires", "duration"},
+	} {
+		status, html := page(client.PostForm(a.URL+"/admin/redpackets", form(tc.total, tc.count, tc.mode, tc.expires)))
+		re := regexp.MustCompile(`data-testid="` + tc.testid + `">([^<]*)<`)
+		got := re.FindStringSubmatch(html)
+		if status != http.StatusUnprocessableEntity || got == nil || !strings.Contains(got[1], tc.message) {
+			t.Fatalf("%s: status %d, %s = %v; want 422 with %q", tc.name, status, tc.testid, got, tc.message)
+		}
+		if !strings.Contains(html, `value="Form packet"`) {
+			t.Fatalf("%s: the form lost what was typed", tc.name)
+		}
+	}
+	if pk, _, _ := a.redPacketRows(); pk != 0 {
+		t.Fatalf("refused forms created %d packets", pk)
+	}
+	status, _ := page(client.PostForm(a.URL+"/admin/redpackets", form("88.88", "8", "random", "2h")))
+	if pk, _, _ := a.redPacketRows(); status != http.StatusSeeOther || pk != 1 {
+		t.Fatalf("good form: status %d, %d packets; want a redirect and 1 packet", status, pk)
+	}
+	var list struct{ Redpackets []rpJSON }
+	a.call("GET", "/api/redpackets", "", nil, &list)
+	if len(list.Redpackets) != 1 || list.Redpackets[0].TotalCents != 8888 || list.Redpackets[0].Count != 8 {
+		t.Fatalf("created from the form: %+v", list)
+	}
+	if _, html := page(client.PostForm(a.URL+"/admin/redpackets", url.Values{"title": {"no token"}})); !strings.Contains(html, "form has expired") {
+		t.Fatal("a form post without the CSRF token was not refused")
 	}
 }
