@@ -27,14 +27,18 @@ type redPacketPayload struct {
 // the refund must happen.
 func NewRedPacketExpireTask(id int64, at time.Time) *asynq.Task {
 	payload, _ := json.Marshal(redPacketPayload{RedPacketID: id})
-	// Asynq schedules in whole seconds, rounding down; rounding up keeps the
-	// task from running before the packet expires.
-	if t := at.Truncate(time.Second); t.Before(at) {
-		at = t.Add(time.Second)
-	}
 	return asynq.NewTask(TypeRedPacketExpire, payload,
-		asynq.ProcessAt(at), asynq.TaskID(fmt.Sprintf("redpacket:expire:%d", id)),
+		asynq.ProcessAt(redPacketExpiryTime(at)), asynq.TaskID(fmt.Sprintf("redpacket:expire:%d", id)),
 		asynq.Queue(QueueCritical), asynq.MaxRetry(10), asynq.Timeout(time.Minute), asynq.Retention(24*time.Hour))
+}
+
+// redPacketExpiryTime rounds up to a whole second: Asynq schedules in whole
+// seconds, rounding down, and the task must not run before the packet expires.
+func redPacketExpiryTime(at time.Time) time.Time {
+	if t := at.Truncate(time.Second); t.Before(at) {
+		return t.Add(time.Second)
+	}
+	return at
 }
 
 // NewRedPacketSweepTask repairs red packets left behind by a crash.

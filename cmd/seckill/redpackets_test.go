@@ -260,7 +260,11 @@ func TestRedPacketGrabRefusals(t *testing.T) {
 
 	short := a.createRedPacket(merchant, map[string]any{"title": "short", "total_cents": 300, "count": 3, "mode": "random", "expires_in": "1s"})
 	time.Sleep(time.Until(short.ExpiresAt) + 50*time.Millisecond)
+	before = a.redPacketStats(merchant, short.ID)
 	a.wantError("POST", fmt.Sprintf("/api/redpackets/%d/grab", short.ID), second, nil, 409, "expired")
+	if after := a.redPacketStats(merchant, short.ID); after.Claimed != 0 || after.Claimed != before.Claimed {
+		t.Fatalf("the refused grab changed the stats: %+v → %+v", before, after)
+	}
 	if got := a.redPacket(short.ID); got.Status != "expired" {
 		t.Fatalf("past expiry: status %q, want expired", got.Status)
 	}
