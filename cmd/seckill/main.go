@@ -130,8 +130,13 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Tokens = db.NewTokens(secret, 7*24*time.Hour)
 
-	m.Client = asynq.NewClientFromRedisClient(m.Redis.Client)
-	m.Inspector = asynq.NewInspectorFromRedisClient(m.Redis.Client)
+	// Asynq gets its own connection pool to the same Redis, so its shutdown closes only what it owns.
+	connOpt, err := asynq.ParseRedisURI(m.Redis.URL)
+	if err != nil {
+		return err
+	}
+	m.Client = asynq.NewClient(connOpt)
+	m.Inspector = asynq.NewInspector(connOpt)
 	m.Store = db.NewStore(m.SQL, m.Redis.Client)
 	m.Store.Tasks, m.Store.Queue, m.Store.Log = m.Client, m.Inspector, m.Log
 	m.Store.OrderTTL = m.Config.OrderTTL
@@ -154,7 +159,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.runsWorker() {
 		flush := &tasks.Flush{Store: m.Store, Interval: m.Config.FlushInterval, Log: m.Log}
 		areas := append(m.areas(), flush)
-		m.Worker = asynq.NewServerFromRedisClient(m.Redis.Client, asynq.Config{
+		m.Worker = asynq.NewServer(connOpt, asynq.Config{
 			Concurrency:              20,
 			Queues:                   map[string]int{tasks.QueueCritical: 6, tasks.QueueDefault: 3, tasks.QueueLow: 1},
 			DelayedTaskCheckInterval: time.Second,
@@ -164,7 +169,7 @@ func (m *Main) Open(ctx context.Context) error {
 		if err := m.Worker.Start(tasks.NewServeMux(m.Log, taskMetrics, areas...)); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
-		m.Scheduler = asynq.NewSchedulerFromRedisClient(m.Redis.Client, &asynq.SchedulerOpts{Location: time.UTC, LogLevel: asynq.WarnLevel})
+		m.Scheduler = asynq.NewScheduler(connOpt, &asynq.SchedulerOpts{Location: time.UTC, LogLevel: asynq.WarnLevel})
 		for _, p := range tasks.PeriodicOf(areas...) {
 			if _, err := m.Scheduler.Register(p.Spec, p.Task, p.Opts...); err != nil {
 				return fmt.Errorf("schedule %s: %w", p.Task.Type(), err)
@@ -180,10 +185,6 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 
 	if m.runsWeb() {
-		connOpt, err := asynq.ParseRedisURI(m.Redis.URL)
-		if err != nil {
-			return err
-		}
 		m.Web = web.New(web.Config{
 			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
@@ -271,7 +272,12 @@ func (m *Main) Close() error {
 		m.stopFlush()
 		<-m.flushDone
 	}
-	// The Asynq client and inspector share the Redis client; closing it closes them.
+	if m.Client != nil {
+		errs = append(errs, m.Client.Close())
+	}
+	if m.Inspector != nil {
+		errs = append(errs, m.Inspector.Close())
+	}
 	if m.SQL != nil {
 		errs = append(errs, m.SQL.Close())
 	}
