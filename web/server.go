@@ -65,6 +65,8 @@ func New(cfg Config) *Server {
 		IdleTimeout:           120 * time.Second,
 		BodyLimit:             1 << 20,
 	})
+	// The hub owns upgraded WebSocket connections for their whole life.
+	s.App.Server().KeepHijackedConns = true
 	s.routes(cfg)
 	return s
 }
@@ -87,7 +89,7 @@ func (s *Server) routes(cfg Config) {
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(mustSub(static.Files, ".")), MaxAge: 3600}))
 
 	app.Use(s.observe, s.authenticate)
-	app.Get("/ws", adaptor.HTTPHandler(s.Hub))
+	app.Get("/ws", s.Hub.Handle)
 
 	api := app.Group("/api")
 	api.Post("/auth/register", h.Register)
