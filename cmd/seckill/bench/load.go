@@ -209,8 +209,8 @@ func Run(ctx context.Context, load Load, op Op) Result {
 	res := Result{
 		Name: load.Name, Mode: "closed", Concurrency: load.Concurrency,
 		Requests: rec.n, Seconds: elapsed.Seconds(), Throughput: float64(rec.n) / elapsed.Seconds(),
-		Latency:  Percentiles{P50: ms(50), P90: ms(90), P99: ms(99), P999: ms(99.9), Max: float64(h.Max()) / 1000},
-		Codes:    rec.codes, Timeline: timeline,
+		Latency: Percentiles{P50: ms(50), P90: ms(90), P99: ms(99), P999: ms(99.9), Max: float64(h.Max()) / 1000},
+		Codes:   rec.codes, Timeline: timeline,
 	}
 	if load.Rate > 0 {
 		res.Mode = fmt.Sprintf("open %.0f/s", load.Rate)
@@ -245,6 +245,8 @@ func (r Result) SortedCodes() []string {
 	for c := range r.Codes {
 		codes = append(codes, c)
 	}
-	sort.Slice(codes, func(i, j int) bool { return r.Codes[codes[i]] > r.Codes[codes[j]] || (r.Codes[codes[i]] == r.Codes[codes[j]] && codes[i] < codes[j]) })
+	sort.Slice(codes, func(i, j int) bool {
+		return r.Codes[codes[i]] > r.Codes[codes[j]] || (r.Codes[codes[i]] == r.Codes[codes[j]] && codes[i] < codes[j])
+	})
 	return codes
 }
