@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -48,13 +49,17 @@ func run(ctx context.Context, args []string) error {
 		mode, args = args[0], args[1:]
 	}
 	switch mode {
+	case "bench":
+		return runBench(ctx, args)
+	case "bench-ws-clients":
+		return benchWSClients(args)
 	case ModeServe, ModeWeb, ModeWorker:
 	case "help":
 		_, err := ParseConfig([]string{"-h"}, os.Getenv)
 		fmt.Println(err)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want serve, web or worker)", mode)
+		return fmt.Errorf("unknown command %q (want serve, web, worker or bench)", mode)
 	}
 	cfg, err := ParseConfig(args, os.Getenv)
 	if err != nil {
@@ -108,6 +113,8 @@ func NewMain(cfg Config, mode string) *Main {
 		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func (m *Main) runsWeb() bool    { return m.Mode != ModeWorker }
 func (m *Main) runsWorker() bool { return m.Mode != ModeWeb }
