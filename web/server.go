@@ -36,6 +36,8 @@ type Config struct {
 	Monitor http.Handler
 	// Ready reports whether Redis and the database answer.
 	Ready func(ctx context.Context) error
+	// Naive, when set, mounts the load bench's SQLite-transaction baseline grab.
+	Naive *db.NaiveBaseline
 }
 
 // Server is the HTTP side of seckill.
@@ -99,6 +101,9 @@ func (s *Server) routes(cfg Config) {
 	api.Put("/me/settings", requireUser, h.UpdateSettings)
 	admin := api.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
 	admin.Post("/users", requireRole(db.RoleAdmin), h.CreateUser)
+	if cfg.Naive != nil {
+		api.Post("/bench/naive/:id/grab", h.NaiveGrab(cfg.Naive))
+	}
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
 
 	if cfg.Monitor != nil {

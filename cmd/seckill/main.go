@@ -94,6 +94,8 @@ type Main struct {
 	Scheduler *asynq.Scheduler
 	Web       *web.Server
 
+	// Naive mounts the load bench's naive SQLite baseline grab.
+	Naive bool
 	// BcryptCost overrides the password hashing cost (tests lower it).
 	BcryptCost int
 	// AdminPassword is the bootstrap admin's password, when this process set it.
@@ -192,11 +194,15 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 
 	if m.runsWeb() {
-		m.Web = web.New(web.Config{
+		wcfg := web.Config{
 			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready,
-		})
+		}
+		if m.Naive {
+			wcfg.Naive = &db.NaiveBaseline{SQL: m.SQL}
+		}
+		m.Web = web.New(wcfg)
 		if err := m.Web.Hub.Start(ctx); err != nil {
 			return fmt.Errorf("subscribe to live events: %w", err)
 		}
