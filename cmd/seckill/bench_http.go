@@ -66,7 +66,7 @@ func (t *benchTarget) mustCall(ctx context.Context, method, path, token string, 
 // watchers are WebSocket clients recording when each stock-like event arrived.
 type watchers struct {
 	mu     sync.Mutex
-	events []watchEvent
+	events [][]watchEvent // per socket
 	conns  []*websocket.Conn
 	wg     sync.WaitGroup
 }
@@ -97,8 +97,9 @@ func (t *benchTarget) watch(n int, topic, field string) (*watchers, error) {
 		}
 		c.SetReadDeadline(time.Time{})
 		w.conns = append(w.conns, c)
+		w.events = append(w.events, nil)
 		w.wg.Add(1)
-		go func() {
+		go func(i int) {
 			defer w.wg.Done()
 			for {
 				var ev map[string]any
@@ -107,11 +108,11 @@ func (t *benchTarget) watch(n int, topic, field string) (*watchers, error) {
 				}
 				if v, ok := ev[field].(float64); ok {
 					w.mu.Lock()
-					w.events = append(w.events, watchEvent{at: time.Now(), remaining: int64(v)})
+					w.events[i] = append(w.events[i], watchEvent{at: time.Now(), remaining: int64(v)})
 					w.mu.Unlock()
 				}
 			}
-		}()
+		}(i)
 	}
 	return w, nil
 }
@@ -128,18 +129,18 @@ func (w *watchers) close() {
 // k-th grab to complete is taken to have left stock-k (completion order is
 // close to decision order, and coalescing makes events carry the latest value).
 func (w *watchers) lag(stock int64, grabsDone []time.Time) (p50, p99 float64, n int) {
-	w.mu.Lock()
-	events := append([]watchEvent(nil), w.events...)
-	w.mu.Unlock()
 	sort.Slice(grabsDone, func(i, j int) bool { return grabsDone[i].Before(grabsDone[j]) })
-	sort.Slice(events, func(i, j int) bool { return events[i].at.Before(events[j].at) })
 	var lags []float64
-	for k, done := range grabsDone {
-		left := stock - int64(k+1)
-		for _, e := range events {
-			if e.remaining <= left && !e.at.Before(done.Add(-time.Millisecond)) {
-				lags = append(lags, float64(e.at.Sub(done).Microseconds())/1000)
-				break
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, events := range w.events { // each socket's events arrive in order
+		for k, done := range grabsDone {
+			left := stock - int64(k+1)
+			for _, e := range events {
+				if e.remaining <= left && !e.at.Before(done.Add(-time.Millisecond)) {
+					lags = append(lags, float64(e.at.Sub(done).Microseconds())/1000)
+					break
+				}
 			}
 		}
 	}
