@@ -35,14 +35,20 @@ type Events struct {
 	rdb redis.UniversalClient
 
 	mu      sync.Mutex
-	pending map[string]any // topic → latest event not yet sent
+	pending map[string]keyedEvent // coalescing key → latest event not yet sent
 	timers  map[string]*time.Timer
 	window  time.Duration
 }
 
+// keyedEvent is an event waiting to be sent to its topic.
+type keyedEvent struct {
+	topic string
+	event any
+}
+
 // NewEvents returns a publisher over rdb.
 func NewEvents(rdb redis.UniversalClient) *Events {
-	return &Events{rdb: rdb, pending: map[string]any{}, timers: map[string]*time.Timer{}, window: CoalesceWindow}
+	return &Events{rdb: rdb, pending: map[string]keyedEvent{}, timers: map[string]*time.Timer{}, window: CoalesceWindow}
 }
 
 // Publish sends event to the topic's subscribers now.
@@ -59,27 +65,34 @@ func (e *Events) Publish(ctx context.Context, topic string, event any) error {
 // once, later ones at the end of the window with the last value winning, so a
 // burst of grabs becomes a few broadcasts that still end on the final value.
 func (e *Events) PublishCoalesced(topic string, event any) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if _, busy := e.timers[topic]; busy {
-		e.pending[topic] = event
-		return
-	}
-	e.send(topic, event)
-	e.timers[topic] = time.AfterFunc(e.window, func() { e.flush(topic) })
+	e.PublishCoalescedKey(topic, topic, event)
 }
 
-func (e *Events) flush(topic string) {
+// PublishCoalescedKey is PublishCoalesced with its own coalescing key, for a
+// topic that carries several counters (a slot's goods): events with the same
+// key coalesce, events with different keys do not replace each other.
+func (e *Events) PublishCoalescedKey(topic, key string, event any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	event, ok := e.pending[topic]
-	if !ok {
-		delete(e.timers, topic)
+	if _, busy := e.timers[key]; busy {
+		e.pending[key] = keyedEvent{topic, event}
 		return
 	}
-	delete(e.pending, topic)
 	e.send(topic, event)
-	e.timers[topic] = time.AfterFunc(e.window, func() { e.flush(topic) })
+	e.timers[key] = time.AfterFunc(e.window, func() { e.flush(key) })
+}
+
+func (e *Events) flush(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ev, ok := e.pending[key]
+	if !ok {
+		delete(e.timers, key)
+		return
+	}
+	delete(e.pending, key)
+	e.send(ev.topic, ev.event)
+	e.timers[key] = time.AfterFunc(e.window, func() { e.flush(key) })
 }
 
 // send publishes off the caller's goroutine so a slow Redis never holds the lock.
