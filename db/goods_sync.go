@@ -247,3 +247,30 @@ func (s *Store) GoodsConflicts(ctx context.Context, by Claims, id int64) ([]Orde
 	}
 	return out, rows.Err()
 }
+
+// GoodsSales is one goods with its live and durable figures, for the sales dashboard.
+type GoodsSales struct {
+	Goods
+	Stats GoodsStats
+}
+
+// SlotSales returns a slot the caller manages with the figures of each of its goods.
+func (s *Store) SlotSales(ctx context.Context, by Claims, slotID int64) (*Slot, []GoodsSales, error) {
+	sl, err := s.ownedSlot(ctx, by, slotID)
+	if err != nil {
+		return nil, nil, err
+	}
+	gs, err := s.SlotGoods(ctx, slotID)
+	if err != nil {
+		return nil, nil, err
+	}
+	out := make([]GoodsSales, 0, len(gs))
+	for _, g := range gs {
+		st, err := s.GoodsStats(ctx, by, g.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		out = append(out, GoodsSales{Goods: g, Stats: *st})
+	}
+	return sl, out, nil
+}

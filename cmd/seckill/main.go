@@ -203,7 +203,9 @@ func (m *Main) Open(ctx context.Context) error {
 
 // areas are the background work of every promotion.
 func (m *Main) areas() []tasks.Area {
-	return []tasks.Area{}
+	return []tasks.Area{
+		&tasks.Goods{Store: m.Store, Log: m.Log},
+	}
 }
 
 // ready reports whether Redis and the database answer.
