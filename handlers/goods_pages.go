@@ -113,6 +113,7 @@ func (h *Handlers) AdminCreateSlot(c *fiber.Ctx) error {
 	}
 	form := slotFormOf(c)
 	in, parseErrs := slotFormInput(form, c.FormValue("tz_offset"))
+	normalizeSlotForm(&form, in)
 	var sl *db.Slot
 	if len(parseErrs) == 0 {
 		sl, err = h.Store.CreateSlot(c.UserContext(), cl, in)
@@ -166,6 +167,7 @@ func (h *Handlers) AdminUpdateSlot(c *fiber.Ctx) error {
 	}
 	form := slotFormOf(c)
 	in, parseErrs := slotFormInput(form, c.FormValue("tz_offset"))
+	normalizeSlotForm(&form, in)
 	if len(parseErrs) == 0 {
 		_, err = h.Store.UpdateSlot(c.UserContext(), cl, id, in)
 	}
@@ -259,4 +261,15 @@ func (h *Handlers) AdminUpdateGoods(c *fiber.Ctx) error {
 		return err
 	}
 	return redirectWithFlash(c, "/admin/goods/"+strconv.FormatInt(id, 10), "Goods saved.")
+}
+
+// normalizeSlotForm shows parsed times back in UTC, as the page expects them
+// (static/goods.js turns them into the browser's local time).
+func normalizeSlotForm(form *views.SlotForm, in db.SlotInput) {
+	if !in.StartAt.IsZero() {
+		form.StartAt = views.DateTimeLocal(in.StartAt)
+	}
+	if !in.EndAt.IsZero() {
+		form.EndAt = views.DateTimeLocal(in.EndAt)
+	}
 }
