@@ -230,7 +230,7 @@ func TestRebuildAfterRedisLoss(t *testing.T) {
 	e := newGoodsEnv(t)
 	g := e.liveGoods(4, 1)
 	o1, o2, o3 := e.grab(1, g.ID), e.grab(2, g.ID), e.grab(3, g.ID) // units 4, 3, 2
-	e.s.CancelOrder(e.ctx, 1, o1.ID)                                 // unit 4 back
+	e.s.CancelOrder(e.ctx, 1, o1.ID)                                // unit 4 back
 	e.s.PayOrder(e.ctx, 3, o3.ID)
 	e.flush()
 	if err := e.s.Redis.FlushDB(e.ctx).Err(); err != nil {
