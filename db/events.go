@@ -14,6 +14,16 @@ import (
 // LiveChannel is the Redis pub/sub channel every web process listens on.
 const LiveChannel = "seckill:live"
 
+// LiveChannelOf is LiveChannel for the logical database rdb uses. Pub/sub
+// ignores the database number, so without it deployments (and parallel
+// tests) on different databases of one server would see each other's events.
+func LiveChannelOf(rdb redis.UniversalClient) string {
+	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
+		return fmt.Sprintf("%s:%d", LiveChannel, c.Options().DB)
+	}
+	return LiveChannel
+}
+
 // Topic names; a user's own events go to TopicUser and need no subscription.
 func TopicGoods(id int64) string     { return fmt.Sprintf("goods:%d", id) }
 func TopicSlot(id int64) string      { return fmt.Sprintf("slot:%d", id) }
@@ -58,7 +68,7 @@ func (e *Events) Publish(ctx context.Context, topic string, event any) error {
 		return fmt.Errorf("encode event: %w", err)
 	}
 	msg, _ := json.Marshal(LiveMessage{Topic: topic, Event: body})
-	return e.rdb.Publish(ctx, LiveChannel, msg).Err()
+	return e.rdb.Publish(ctx, LiveChannelOf(e.rdb), msg).Err()
 }
 
 // PublishCoalesced sends at most one event per topic per window: the first at

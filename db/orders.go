@@ -522,7 +522,8 @@ func (s *Store) pushStock(goodsID, slotID, remaining int64) {
 	ev := StockEvent{Type: "stock", GoodsID: goodsID, Remaining: remaining}
 	s.Events.PublishCoalesced(TopicGoods(goodsID), ev)
 	if slotID > 0 {
-		s.Events.PublishCoalescedKey(TopicSlot(slotID), TopicGoods(goodsID), ev)
+		// Keyed by slot and goods: coalesced apart from the goods topic and from the slot's other goods.
+		s.Events.PublishCoalescedKey(TopicSlot(slotID), TopicSlot(slotID)+"/"+TopicGoods(goodsID), ev)
 	}
 }
 
