@@ -78,6 +78,7 @@ func (s *Store) FlushAll(ctx context.Context) error {
 	steps := []func(context.Context) error{
 		// promotions' flush steps, one line each
 		s.flushRedPackets,
+		s.flushOrders,
 	}
 	var errs []error
 	for _, step := range steps {

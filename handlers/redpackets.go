@@ -2,7 +2,6 @@ package handlers
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 
@@ -210,19 +209,14 @@ func (h *Handlers) AdminRedPacketPage(c *fiber.Ctx) error {
 	}))
 }
 
-var yuanRE = regexp.MustCompile(`^[0-9]{1,9}(\.[0-9]{1,2})?$`)
-
 // parseRedPacketYuan reads the form's total, in yuan with up to two decimals, as cents.
 func parseRedPacketYuan(s string) (int64, error) {
 	bad := &db.FieldError{Field: "total_cents", Err: db.Errorf(db.EINVALID, "total must be an amount such as 88.88")}
-	s = strings.TrimPrefix(s, "¥")
-	if !yuanRE.MatchString(s) {
+	cents, err := parseYuan(strings.TrimPrefix(strings.TrimSpace(s), "¥"))
+	if err != nil || cents < 0 {
 		return 0, bad
 	}
-	whole, frac, _ := strings.Cut(s, ".")
-	y, _ := strconv.ParseInt(whole, 10, 64)
-	f, _ := strconv.ParseInt((frac + "00")[:2], 10, 64)
-	return y*100 + f, nil
+	return cents, nil
 }
 
 func redPacketCard(p *db.RedPacket) views.RedPacketCard {

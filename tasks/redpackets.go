@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/seckill/seckill/db"
 )
 
 // Red packet task types.
@@ -28,17 +29,8 @@ type redPacketPayload struct {
 func NewRedPacketExpireTask(id int64, at time.Time) *asynq.Task {
 	payload, _ := json.Marshal(redPacketPayload{RedPacketID: id})
 	return asynq.NewTask(TypeRedPacketExpire, payload,
-		asynq.ProcessAt(redPacketExpiryTime(at)), asynq.TaskID(fmt.Sprintf("redpacket:expire:%d", id)),
+		asynq.ProcessAt(db.DueAt(at)), asynq.TaskID(fmt.Sprintf("redpacket:expire:%d", id)),
 		asynq.Queue(QueueCritical), asynq.MaxRetry(10), asynq.Timeout(time.Minute), asynq.Retention(24*time.Hour))
-}
-
-// redPacketExpiryTime rounds up to a whole second: Asynq schedules in whole
-// seconds, rounding down, and the task must not run before the packet expires.
-func redPacketExpiryTime(at time.Time) time.Time {
-	if t := at.Truncate(time.Second); t.Before(at) {
-		return t.Add(time.Second)
-	}
-	return at
 }
 
 // NewRedPacketSweepTask repairs red packets left behind by a crash.

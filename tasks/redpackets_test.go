@@ -33,18 +33,3 @@ func TestRedPacketExpirePayload(t *testing.T) {
 		t.Fatalf("good payload: %v, expired %v", err, rec.expired)
 	}
 }
-
-// Asynq schedules in whole seconds, so the expiry's time is rounded up, never down.
-func TestRedPacketExpireTaskRoundsUp(t *testing.T) {
-	for _, tc := range []struct{ at, want string }{
-		{"2030-01-01T10:00:00.001Z", "2030-01-01T10:00:01Z"},
-		{"2030-01-01T10:00:00.999Z", "2030-01-01T10:00:01Z"},
-		{"2030-01-01T10:00:00Z", "2030-01-01T10:00:00Z"},
-	} {
-		at, _ := time.Parse(time.RFC3339Nano, tc.at)
-		got := redPacketExpiryTime(at).UTC().Format(time.RFC3339Nano)
-		if got != tc.want {
-			t.Fatalf("expiry at %s scheduled for %s, want %s", tc.at, got, tc.want)
-		}
-	}
-}

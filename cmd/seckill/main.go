@@ -220,6 +220,7 @@ func (m *Main) Open(ctx context.Context) error {
 func (m *Main) areas() []tasks.Area {
 	return []tasks.Area{
 		&tasks.RedPackets{Store: m.Store},
+		&tasks.Goods{Store: m.Store, Log: m.Log},
 	}
 }
 
