@@ -45,15 +45,23 @@ func NewPipeliner(rdb redis.UniversalClient, lanes int) *Pipeliner {
 var reqPool = sync.Pool{New: func() any { return &pipeReq{done: make(chan struct{}, 1)} }}
 
 // Run runs the script like script.Run, sharing the round trip with concurrent calls.
-func (p *Pipeliner) Run(ctx context.Context, script *redis.Script, keys []string, args ...any) (any, error) {
+func (p *Pipeliner) Run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	r := reqPool.Get().(*pipeReq)
 	r.ctx, r.script, r.keys, r.args = ctx, script, keys, args
 	p.reqs <- r
 	<-r.done
-	v, err := r.cmd.Result()
+	cmd := r.cmd
 	r.ctx, r.script, r.keys, r.args, r.cmd = nil, nil, nil, nil, nil
 	reqPool.Put(r)
-	return v, err
+	return cmd
+}
+
+// eval runs a hot-path script through the store's pipeliner when it has one.
+func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if s.Pipe != nil {
+		return s.Pipe.Run(ctx, script, keys, args...)
+	}
+	return script.Run(ctx, s.Redis, keys, args...)
 }
 
 // Close stops the lanes after the calls already queued.

@@ -32,12 +32,12 @@ func TestPipelinerAnswersEachCall(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for i := 0; i < each; i++ {
-				v, err := p.Run(ctx, incrBy, []string{"{p}:n"}, 1)
+				v, err := p.Run(ctx, incrBy, []string{"{p}:n"}, 1).Int64()
 				if err != nil {
 					t.Error(err)
 					return
 				}
-				seen[w][v.(int64)] = true
+				seen[w][v] = true
 			}
 		}(w)
 	}

@@ -48,7 +48,16 @@ type Events struct {
 	pending map[string]keyedEvent // coalescing key → latest event not yet sent
 	timers  map[string]*time.Timer
 	window  time.Duration
+
+	out     chan keyedEvent // events on their way to Redis
+	started bool            // the publisher goroutine runs; guarded by mu
+	closed  bool            // guarded by mu
+	stopped chan struct{}
 }
+
+// outBuffer is how many events may wait for Redis; beyond it events are
+// dropped (live updates are best effort; they must never slow a grab).
+const outBuffer = 1 << 14
 
 // keyedEvent is an event waiting to be sent to its topic.
 type keyedEvent struct {
@@ -58,7 +67,24 @@ type keyedEvent struct {
 
 // NewEvents returns a publisher over rdb.
 func NewEvents(rdb redis.UniversalClient) *Events {
-	return &Events{rdb: rdb, pending: map[string]keyedEvent{}, timers: map[string]*time.Timer{}, window: CoalesceWindow}
+	return &Events{rdb: rdb, pending: map[string]keyedEvent{}, timers: map[string]*time.Timer{}, window: CoalesceWindow,
+		out: make(chan keyedEvent, outBuffer), stopped: make(chan struct{})}
+}
+
+// Close stops the publisher after sending what is queued; later events are dropped.
+func (e *Events) Close() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return
+	}
+	e.closed = true
+	started := e.started
+	e.mu.Unlock()
+	if started {
+		close(e.out)
+		<-e.stopped
+	}
 }
 
 // Publish sends event to the topic's subscribers now.
@@ -105,13 +131,55 @@ func (e *Events) flush(key string) {
 	e.timers[key] = time.AfterFunc(e.window, func() { e.flush(key) })
 }
 
-// send publishes off the caller's goroutine so a slow Redis never holds the lock.
+// send hands the event to the publisher goroutine, which sends whatever has
+// gathered in one pipeline: a slow Redis never holds the lock or the caller.
+// The caller holds e.mu.
 func (e *Events) send(topic string, event any) {
-	go func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		defer cancel()
-		if err := e.Publish(ctx, topic, event); err != nil {
-			slog.Warn("publish live event", "topic", topic, "err", err)
+	if e.closed {
+		return
+	}
+	if !e.started {
+		e.started = true
+		go e.publishLoop()
+	}
+	select {
+	case e.out <- keyedEvent{topic, event}:
+	default:
+		slog.Warn("live event dropped: publisher is behind", "topic", topic)
+	}
+}
+
+func (e *Events) publishLoop() {
+	defer close(e.stopped)
+	channel := LiveChannelOf(e.rdb)
+	for first := range e.out {
+		pipe := e.rdb.Pipeline()
+		add := func(ev keyedEvent) {
+			body, err := json.Marshal(ev.event)
+			if err != nil {
+				slog.Error("encode live event", "topic", ev.topic, "err", err)
+				return
+			}
+			msg, _ := json.Marshal(LiveMessage{Topic: ev.topic, Event: body})
+			pipe.Publish(context.Background(), channel, msg)
 		}
-	}()
+		add(first)
+	drain:
+		for n := 1; n < 512; n++ {
+			select {
+			case ev, ok := <-e.out:
+				if !ok {
+					break drain
+				}
+				add(ev)
+			default:
+				break drain
+			}
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if _, err := pipe.Exec(ctx); err != nil {
+			slog.Warn("publish live events", "err", err)
+		}
+		cancel()
+	}
 }

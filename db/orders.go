@@ -141,7 +141,7 @@ func (s *Store) grab(ctx context.Context, userID, goodsID int64, requestID strin
 	now := s.Now()
 	keys := append(goodsScriptKeys(goodsID), grabMemoKey(goodsID, requestID))
 	for attempt := 0; ; attempt++ {
-		res, err := grabScript.Run(ctx, s.Redis, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
+		res, err := s.eval(ctx, grabScript, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
 		if err != nil {
 			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
 		}

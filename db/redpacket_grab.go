@@ -57,7 +57,7 @@ func (s *Store) GrabRedPacket(ctx context.Context, id, userID int64) (*RedPacket
 	rand.Read(b[:])
 	req := hex.EncodeToString(b[:])
 	keys := []string{keyRedPacketMeta(id), keyRedPacketUnclaimed(id), keyRedPacketClaimedBy(id), keyRedPacketClaimed(id)}
-	res, err := grabRedPacket.Run(ctx, s.Redis, keys, userID, req, s.Now().UnixMilli()).Int64Slice()
+	res, err := s.eval(ctx, grabRedPacket, keys, userID, req, s.Now().UnixMilli()).Int64Slice()
 	if err != nil {
 		return nil, fmt.Errorf("grab red packet %d: %w", id, err)
 	}

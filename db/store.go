@@ -16,6 +16,7 @@ import (
 type Store struct {
 	SQL    *SQLite
 	Redis  redis.UniversalClient
+	Pipe   *Pipeliner // coalesces concurrent grab scripts into pipelines; nil runs them one by one
 	Events *Events
 	Tasks  *asynq.Client    // schedules delayed work
 	Queue  *asynq.Inspector // deletes scheduled work (paying deletes the expiry)

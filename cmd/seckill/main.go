@@ -151,6 +151,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Store.OrderTTL = m.Config.OrderTTL
 	m.Store.WebhookAllowPrivate = m.Config.WebhookAllowPrivate
 	m.Store.BcryptCost = m.BcryptCost
+	m.Store.Pipe = db.NewPipeliner(m.Redis.Client, 4)
 	m.Store.ScheduleRedPacketExpiry = tasks.ScheduleRedPacketExpiry(m.Client)
 
 	m.Registry = prometheus.NewRegistry()
@@ -294,6 +295,12 @@ func (m *Main) Close() error {
 	}
 	if m.Inspector != nil {
 		errs = append(errs, m.Inspector.Close())
+	}
+	if m.Store != nil {
+		m.Store.Events.Close()
+		if m.Store.Pipe != nil {
+			m.Store.Pipe.Close()
+		}
 	}
 	if m.SQL != nil {
 		errs = append(errs, m.SQL.Close())
