@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/seckill/seckill/db/dbtest"
+)
+
+// TestMain lets the bench's idle-socket child process run from the test binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 && os.Args[1] == "bench-ws-clients" {
+		if err := benchWSClients(os.Args[2:]); err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		return
+	}
+	os.Exit(m.Run())
+}
+
+// The bench's smoke mode runs every scenario at a tiny size against an
+// in-process server and must find every invariant holding. No timing is asserted.
+func TestBenchSmoke(t *testing.T) {
+	o, err := parseBenchOptions([]string{"-smoke"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.RedisURL = dbtest.RedisURL(t)
+	o.Progress = nil
+	o.Out = t.TempDir()
+	r, err := benchRun(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WriteFiles(o.Out); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]bool{"HTTP goods grab": false, "Redis limit (EVALSHA)": false, "naive SQLite grab": false, "HTTP red packet grab": false}
+	for _, res := range r.Results {
+		if _, ok := want[res.Name]; ok {
+			want[res.Name] = res.Requests == int64(o.Requests)
+		}
+		if res.Codes["transport"] > 0 {
+			t.Errorf("%s: %d transport errors", res.Name, res.Codes["transport"])
+		}
+	}
+	for name, ran := range want {
+		if !ran {
+			t.Errorf("scenario %q did not run all %d requests", name, o.Requests)
+		}
+	}
+	if len(r.Checks) < 8 {
+		t.Errorf("only %d invariants checked", len(r.Checks))
+	}
+	for _, c := range r.Checks {
+		if !c.OK {
+			t.Errorf("invariant %s violated: %s", c.Name, c.Detail)
+		}
+	}
+	t.Log("\n" + r.Markdown())
+}
