@@ -77,6 +77,7 @@ func (s *Store) FlushAll(ctx context.Context) error {
 	defer s.Redis.Del(context.WithoutCancel(ctx), flushLockKey)
 	steps := []func(context.Context) error{
 		// promotions' flush steps, one line each
+		s.flushCoupons,
 	}
 	var errs []error
 	for _, step := range steps {

@@ -24,6 +24,11 @@ type Store struct {
 	OrderTTL            time.Duration
 	WebhookAllowPrivate bool
 	BcryptCost          int // 0 means bcrypt's default; tests lower it
+
+	// coupons: reminder delivery
+	SMTPURL            string        // mail server for email reminders; empty: email is not configured
+	WebhookSecret      []byte        // key of the webhook signature (WEBHOOK_SECRET or derived)
+	ReminderRetryDelay time.Duration // first retry of a failed email or webhook, doubling after; 0: 10s
 }
 
 // NewStore returns a store over the given parts with defaults filled in.
