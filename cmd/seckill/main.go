@@ -137,6 +137,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Store.OrderTTL = m.Config.OrderTTL
 	m.Store.WebhookAllowPrivate = m.Config.WebhookAllowPrivate
 	m.Store.BcryptCost = m.BcryptCost
+	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, db.WebhookKey(m.Config.WebhookSecret, secret)
+	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
 
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -203,7 +205,9 @@ func (m *Main) Open(ctx context.Context) error {
 
 // areas are the background work of every promotion.
 func (m *Main) areas() []tasks.Area {
-	return []tasks.Area{}
+	return []tasks.Area{
+		&tasks.Coupons{Store: m.Store},
+	}
 }
 
 // ready reports whether Redis and the database answer.
