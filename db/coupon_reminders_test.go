@@ -243,7 +243,7 @@ func TestReminderReschedule(t *testing.T) {
 		t.Fatalf("%d tasks after the move, want 2: %v", len(got), got)
 	}
 	for _, ti := range got {
-		if !ti.At.After(now.Add(3*time.Hour)) {
+		if !ti.At.After(now.Add(3 * time.Hour)) {
 			t.Fatalf("task %s still due at the old time %s", ti.ID, ti.At)
 		}
 	}

@@ -18,8 +18,8 @@ type SettingsForm struct {
 // CouponForm is the state of the merchant's create-coupon form; Errors holds a message per field.
 type CouponForm struct {
 	Title, Kind, Value, MinSpend, Stock, LimitPerUser, ValidDays string
-	GrabStartAt, GrabEndAt, TZOffset                            string
-	Errors                                                      map[string]string
+	GrabStartAt, GrabEndAt, TZOffset                             string
+	Errors                                                       map[string]string
 }
 
 // CouponTerms describes what a coupon takes off, e.g. "¥10.00 off orders of ¥50.00 or more".
