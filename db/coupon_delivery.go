@@ -311,7 +311,7 @@ func (s *Store) finishDelivery(ctx context.Context, p tasks.CouponDeliverPayload
 		if !permanent(sendErr) && attempts < maxDeliveryAttempts {
 			next := p
 			next.Attempt = attempts
-			_, err := s.Tasks.EnqueueContext(ctx, tasks.NewCouponDeliverTask(next, s.retryDelay(attempts)))
+			_, err := s.Tasks.EnqueueContext(context.WithoutCancel(ctx), tasks.NewCouponDeliverTask(next, s.retryDelay(attempts)))
 			if err == nil {
 				status = deliveryRetrying
 			} else {

@@ -276,8 +276,10 @@ const (
 
 // grabCoupon decides a grab in one round trip: the window, the user's count,
 // then stock; on success it counts the user, takes a unit and queues the
-// coupon for the flush. The result is remembered under the request ID, so a
-// command that go-redis sends again answers the same without grabbing twice.
+// coupon for the flush. A success is remembered under the request ID, so a
+// command that go-redis sends again answers the same without grabbing twice;
+// a refusal changed nothing, so running it again simply decides afresh (and
+// memos stay bounded by the stock, not by the crowd).
 //
 // KEYS[1] meta hash, KEYS[2] stock, KEYS[3] users hash, KEYS[4] request memo, KEYS[5] pending flush queue
 // ARGV[1] user ID, ARGV[2] now (unix ms), ARGV[3] memo TTL (seconds)
@@ -289,27 +291,20 @@ if memo then return cjson.decode(memo) end
 local meta = redis.call('HMGET', KEYS[1], 'start', 'end', 'limit', 'days', 'total')
 if not meta[1] then return {1, 0, 0, 0, 0} end
 local now = tonumber(ARGV[2])
-local res
-if now < tonumber(meta[1]) then
-  res = {2, 0, 0, 0, 0}
-elseif now >= tonumber(meta[2]) then
-  res = {3, 0, 0, 0, 0}
-elseif tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0') >= tonumber(meta[3]) then
-  res = {4, 0, 0, 0, 0}
-elseif tonumber(redis.call('GET', KEYS[2]) or '0') <= 0 then
-  res = {5, 0, 0, 0, 0}
-else
-  local left = redis.call('DECR', KEYS[2])
-  redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
-  local unit = tonumber(meta[5]) - left
-  redis.call('RPUSH', KEYS[5], unit .. ':' .. ARGV[1] .. ':' .. ARGV[2])
-  res = {0, unit, now, tonumber(meta[4]), left}
-end
+if now < tonumber(meta[1]) then return {2, 0, 0, 0, 0} end
+if now >= tonumber(meta[2]) then return {3, 0, 0, 0, 0} end
+if tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0') >= tonumber(meta[3]) then return {4, 0, 0, 0, 0} end
+if tonumber(redis.call('GET', KEYS[2]) or '0') <= 0 then return {5, 0, 0, 0, 0} end
+local left = redis.call('DECR', KEYS[2])
+redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
+local unit = tonumber(meta[5]) - left
+redis.call('RPUSH', KEYS[5], unit .. ':' .. ARGV[1] .. ':' .. ARGV[2])
+local res = {0, unit, now, tonumber(meta[4]), left}
 redis.call('SET', KEYS[4], cjson.encode(res), 'EX', tonumber(ARGV[3]))
 return res
 `)
 
-// GrabMemoTTL is how long a grab's result is remembered under its request ID.
+// GrabMemoTTL is how long a successful grab is remembered under its request ID.
 const GrabMemoTTL = 5 * time.Minute
 
 // NewRequestID returns a random ID for one grab request.

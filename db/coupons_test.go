@@ -181,6 +181,14 @@ func TestCouponGrabRequestIDIsRemembered(t *testing.T) {
 	if got, _ := cs.Coupon(ctx, c.ID); got.Remaining != 9 {
 		t.Fatalf("remaining = %d, want 9", got.Remaining)
 	}
+	// Refusals are not remembered: they changed nothing, and memos stay bounded by the stock.
+	cs.GrabCoupon(ctx, uid, 4242, "req-missing")
+	full := cs.create(t, 1, 1, now.Add(-time.Minute), now.Add(time.Hour))
+	cs.GrabCoupon(ctx, uid, full.ID, "")
+	cs.GrabCoupon(ctx, uid, full.ID, "req-refused")
+	if keys := cs.redis.Client.Keys(ctx, "*req*").Val(); len(keys) != 2 {
+		t.Fatalf("memo keys %v, want only the two successful grabs", keys)
+	}
 	// Another user sending the same request ID is a different request.
 	other := insertUsers(t, cs.Store, "other", 1)[0]
 	if o, err := cs.GrabCoupon(ctx, other, c.ID, "req-1"); err != nil || o.ID == a.ID {
