@@ -227,3 +227,32 @@ func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) erro
 	}
 	return nil
 }
+
+// SeedUsers creates n shoppers named prefix0…prefixN-1 in one transaction,
+// all with the given password hashed once; the load bench uses it to make
+// thousands of accounts in a moment. Existing names are left alone.
+func (s *Store) SeedUsers(ctx context.Context, prefix, password string, n int) ([]*User, error) {
+	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now().UTC().Format(time.RFC3339Nano)
+	users := make([]*User, 0, n)
+	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, ?, 'user', ?)
+			ON CONFLICT (username) DO UPDATE SET username = excluded.username RETURNING id`)
+		if err != nil {
+			return err
+		}
+		defer ins.Close()
+		for i := 0; i < n; i++ {
+			u := &User{Username: fmt.Sprintf("%s%d", prefix, i), Role: RoleUser}
+			if err := ins.QueryRowContext(ctx, u.Username, string(hash), now).Scan(&u.ID); err != nil {
+				return err
+			}
+			users = append(users, u)
+		}
+		return nil
+	})
+	return users, err
+}

@@ -2,16 +2,21 @@ package web
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/base64"
 	"encoding/json"
+	"io"
 	"log/slog"
-	"net/http"
+	"net"
 	"net/url"
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
-	"github.com/gorilla/websocket"
+	"github.com/gobwas/ws"
+	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/handlers"
@@ -22,6 +27,11 @@ var publicTopic = regexp.MustCompile(`^(goods|slot|redpacket|coupon):[1-9][0-9]{
 
 // Hub delivers live events to WebSocket clients. Events arrive through Redis
 // pub/sub, so a publish in any process reaches the clients of every process.
+//
+// An idle client costs no goroutine: sockets wait in one epoll set and are
+// read by a small pool when a frame arrives, and writes are done by a pool of
+// writers from each client's bounded queue. Each event is framed once for all
+// of its subscribers.
 type Hub struct {
 	// SendBuffer is how many events may wait for one client; a client that
 	// falls further behind is dropped so it never holds up the others.
@@ -29,46 +39,51 @@ type Hub struct {
 	PingInterval time.Duration
 	WriteTimeout time.Duration
 
-	rdb      redis.UniversalClient
-	tokens   *db.Tokens
-	log      *slog.Logger
-	metrics  *metrics
-	upgrader websocket.Upgrader
+	rdb     redis.UniversalClient
+	tokens  *db.Tokens
+	log     *slog.Logger
+	metrics *metrics
+	poll    poller
+	ready   chan *wsClient // clients with frames to write
+	reads   chan *wsClient // clients with a frame to read
 
 	mu      sync.RWMutex
 	topics  map[string]map[*wsClient]struct{}
 	clients map[*wsClient]struct{}
 	pubsub  *redis.PubSub
 	done    chan struct{}
+	stop    chan struct{}
+	workers sync.WaitGroup
 }
 
+// wsClient is one WebSocket connection.
 type wsClient struct {
-	conn   *websocket.Conn
-	send   chan []byte
-	userID int64
-	topics map[string]struct{} // guarded by Hub.mu
-	once   sync.Once
+	conn     net.Conn
+	userID   int64
+	topics   map[string]struct{} // guarded by Hub.mu
+	lastSeen atomic.Int64        // unix nanoseconds of the last frame read
+
+	mu        sync.Mutex
+	queue     [][]byte // framed messages waiting to be written
+	scheduled bool     // queued on Hub.ready or being written
+	closed    bool
 }
+
+const (
+	writers    = 32
+	readers    = 8
+	maxFrame   = 4096
+	readWindow = 5 * time.Second // a started frame must arrive whole within this
+)
 
 func newHub(rdb redis.UniversalClient, tokens *db.Tokens, log *slog.Logger, m *metrics) *Hub {
-	h := &Hub{
-		SendBuffer: 256, PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second,
+	return &Hub{
+		SendBuffer: 64, PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second,
 		rdb: rdb, tokens: tokens, log: log, metrics: m,
+		ready: make(chan *wsClient, 1<<14), reads: make(chan *wsClient, 1<<12),
 		topics: map[string]map[*wsClient]struct{}{}, clients: map[*wsClient]struct{}{},
-		done: make(chan struct{}),
+		done: make(chan struct{}), stop: make(chan struct{}),
 	}
-	h.upgrader = websocket.Upgrader{ReadBufferSize: 1024, WriteBufferSize: 1024, CheckOrigin: sameOrigin}
-	return h
-}
-
-// sameOrigin lets browsers connect only from this site; clients without an Origin header are not browsers.
-func sameOrigin(r *http.Request) bool {
-	origin := r.Header.Get("Origin")
-	if origin == "" {
-		return true
-	}
-	u, err := url.Parse(origin)
-	return err == nil && strings.EqualFold(u.Host, r.Host)
 }
 
 // Start subscribes to the live channel and returns once Redis has confirmed,
@@ -79,6 +94,21 @@ func (h *Hub) Start(ctx context.Context) error {
 		h.pubsub.Close()
 		return err
 	}
+	var err error
+	if h.poll, err = newPoller(h.readable); err != nil {
+		h.pubsub.Close()
+		return err
+	}
+	for i := 0; i < writers; i++ {
+		h.workers.Add(1)
+		go h.writeWorker()
+	}
+	for i := 0; i < readers; i++ {
+		h.workers.Add(1)
+		go h.readWorker()
+	}
+	h.workers.Add(1)
+	go h.keepalive()
 	go h.run()
 	return nil
 }
@@ -91,18 +121,16 @@ func (h *Hub) run() {
 			h.log.Warn("bad live message", "err", err)
 			continue
 		}
-		h.dispatch(m.Topic, m.Event)
+		h.dispatch(m.Topic, ws.MustCompileFrame(ws.NewTextFrame(m.Event)))
 	}
 }
 
-// dispatch hands the event to every subscriber without ever waiting on one.
-func (h *Hub) dispatch(topic string, event []byte) {
+// dispatch queues the framed event for every subscriber without ever waiting on one.
+func (h *Hub) dispatch(topic string, frame []byte) {
 	var slow []*wsClient
 	h.mu.RLock()
 	for c := range h.topics[topic] {
-		select {
-		case c.send <- event:
-		default:
+		if !h.enqueue(c, frame) {
 			slow = append(slow, c)
 		}
 	}
@@ -111,6 +139,187 @@ func (h *Hub) dispatch(topic string, event []byte) {
 		h.log.Info("dropping slow websocket client", "user", c.userID)
 		h.metrics.dropped.Inc()
 		h.remove(c)
+	}
+}
+
+// enqueue adds a frame to the client's queue; false when the queue is full.
+func (h *Hub) enqueue(c *wsClient, frame []byte) bool {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return true
+	}
+	if len(c.queue) >= h.SendBuffer {
+		c.mu.Unlock()
+		return false
+	}
+	c.queue = append(c.queue, frame)
+	schedule := !c.scheduled
+	c.scheduled = true
+	c.mu.Unlock()
+	if schedule {
+		select {
+		case h.ready <- c:
+		default:
+			go h.flush(c) // the pool is swamped; never block the dispatcher
+		}
+	}
+	return true
+}
+
+func (h *Hub) writeWorker() {
+	defer h.workers.Done()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case c := <-h.ready:
+			h.flush(c)
+		}
+	}
+}
+
+// flush writes the client's queue until it is empty, in one system call per batch.
+func (h *Hub) flush(c *wsClient) {
+	for {
+		c.mu.Lock()
+		batch := c.queue
+		c.queue = nil
+		if len(batch) == 0 || c.closed {
+			c.scheduled = false
+			c.mu.Unlock()
+			return
+		}
+		c.mu.Unlock()
+		bufs := net.Buffers(batch)
+		c.conn.SetWriteDeadline(time.Now().Add(h.WriteTimeout))
+		if _, err := bufs.WriteTo(c.conn); err != nil {
+			h.remove(c)
+			c.mu.Lock()
+			c.scheduled = false
+			c.mu.Unlock()
+			return
+		}
+	}
+}
+
+// readable is called by the poller when a client's socket has data or hung up.
+func (h *Hub) readable(c *wsClient) {
+	select {
+	case h.reads <- c:
+	default:
+		go h.readFrame(c)
+	}
+}
+
+func (h *Hub) readWorker() {
+	defer h.workers.Done()
+	for {
+		select {
+		case <-h.stop:
+			return
+		case c := <-h.reads:
+			h.readFrame(c)
+		}
+	}
+}
+
+type clientOp struct {
+	Op    string `json:"op"`
+	Topic string `json:"topic"`
+}
+
+// readFrame reads and handles one frame, then asks the poller for the next.
+func (h *Hub) readFrame(c *wsClient) {
+	c.conn.SetReadDeadline(time.Now().Add(readWindow))
+	hdr, err := ws.ReadHeader(c.conn)
+	if err != nil || hdr.Length > maxFrame || !hdr.Masked {
+		h.remove(c)
+		return
+	}
+	payload := make([]byte, hdr.Length)
+	if _, err := io.ReadFull(c.conn, payload); err != nil {
+		h.remove(c)
+		return
+	}
+	ws.Cipher(payload, hdr.Mask, 0)
+	c.lastSeen.Store(time.Now().UnixNano())
+	switch hdr.OpCode {
+	case ws.OpClose:
+		h.remove(c)
+		return
+	case ws.OpPing:
+		h.enqueue(c, ws.MustCompileFrame(ws.NewPongFrame(payload)))
+	case ws.OpText, ws.OpBinary:
+		h.handleOp(c, payload)
+	}
+	if err := h.poll.rearm(c); err != nil {
+		h.remove(c)
+	}
+}
+
+func (h *Hub) handleOp(c *wsClient, payload []byte) {
+	var op clientOp
+	if json.Unmarshal(payload, &op) != nil || !publicTopic.MatchString(op.Topic) || (op.Op != "subscribe" && op.Op != "unsubscribe") {
+		h.reply(c, map[string]any{"type": "error", "error": map[string]string{"code": db.EINVALID, "message": "unknown op or topic"}})
+		return
+	}
+	h.mu.Lock()
+	if _, live := h.clients[c]; live {
+		if op.Op == "subscribe" {
+			h.subscribeLocked(c, op.Topic)
+		} else {
+			h.unsubscribeLocked(c, op.Topic)
+		}
+	}
+	h.mu.Unlock()
+	h.reply(c, map[string]any{"type": op.Op + "d", "topic": op.Topic})
+}
+
+func (h *Hub) reply(c *wsClient, v any) {
+	b, _ := json.Marshal(v)
+	h.enqueue(c, ws.MustCompileFrame(ws.NewTextFrame(b)))
+}
+
+func (h *Hub) subscribeLocked(c *wsClient, topic string) {
+	if h.topics[topic] == nil {
+		h.topics[topic] = map[*wsClient]struct{}{}
+	}
+	h.topics[topic][c] = struct{}{}
+	c.topics[topic] = struct{}{}
+}
+
+func (h *Hub) unsubscribeLocked(c *wsClient, topic string) {
+	delete(c.topics, topic)
+	delete(h.topics[topic], c)
+	if len(h.topics[topic]) == 0 {
+		delete(h.topics, topic)
+	}
+}
+
+// keepalive pings every client each PingInterval and drops those silent for two.
+func (h *Hub) keepalive() {
+	defer h.workers.Done()
+	t := time.NewTicker(h.PingInterval)
+	defer t.Stop()
+	ping := ws.MustCompileFrame(ws.NewPingFrame(nil))
+	for {
+		select {
+		case <-h.stop:
+			return
+		case now := <-t.C:
+			h.mu.RLock()
+			all := make([]*wsClient, 0, len(h.clients))
+			for c := range h.clients {
+				all = append(all, c)
+			}
+			h.mu.RUnlock()
+			for _, c := range all {
+				if now.UnixNano()-c.lastSeen.Load() > int64(2*h.PingInterval) || !h.enqueue(c, ping) {
+					h.remove(c)
+				}
+			}
+		}
 	}
 }
 
@@ -123,10 +332,11 @@ func (h *Hub) Clients() int {
 
 // Close stops listening and disconnects every client.
 func (h *Hub) Close() {
-	if h.pubsub != nil {
-		h.pubsub.Close()
-		<-h.done
+	if h.pubsub == nil {
+		return
 	}
+	h.pubsub.Close()
+	<-h.done
 	h.mu.RLock()
 	all := make([]*wsClient, 0, len(h.clients))
 	for c := range h.clients {
@@ -136,33 +346,52 @@ func (h *Hub) Close() {
 	for _, c := range all {
 		h.remove(c)
 	}
+	close(h.stop)
+	h.workers.Wait()
+	h.poll.close()
 }
 
-// ServeHTTP upgrades the request to a WebSocket. The caller is known from the
-// session cookie or ?token=; anonymous clients may watch public topics.
-func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+// Handle upgrades GET /ws to a WebSocket. The caller is known from ?token=,
+// the session cookie or a bearer token; anonymous clients may watch public topics.
+func (h *Hub) Handle(c *fiber.Ctx) error {
 	var userID int64
-	token := r.URL.Query().Get("token")
-	if token == "" {
-		if ck, err := r.Cookie(handlers.SessionCookie); err == nil {
-			token = ck.Value
-		}
-	}
-	if token != "" {
+	if token := c.Query("token"); token != "" {
 		cl, err := h.tokens.Verify(token)
 		if err != nil {
-			w.Header().Set("Content-Type", "application/json")
-			w.WriteHeader(http.StatusUnauthorized)
-			w.Write([]byte(`{"error":{"code":"unauthorized","message":"invalid token"}}`))
-			return
+			return err
 		}
 		userID = cl.UserID
+	} else if cl, ok := handlers.ClaimsOf(c); ok {
+		userID = cl.UserID
 	}
-	conn, err := h.upgrader.Upgrade(w, r, nil)
-	if err != nil {
-		return // the upgrader has answered already
+	if !strings.EqualFold(c.Get(fiber.HeaderUpgrade), "websocket") || !strings.Contains(strings.ToLower(c.Get(fiber.HeaderConnection)), "upgrade") {
+		return db.Errorf(db.EINVALID, "this endpoint speaks WebSocket only")
 	}
-	c := &wsClient{conn: conn, send: make(chan []byte, h.SendBuffer), userID: userID, topics: map[string]struct{}{}}
+	key := c.Get("Sec-WebSocket-Key")
+	if key == "" || c.Get("Sec-WebSocket-Version") != "13" {
+		return db.Errorf(db.EINVALID, "unsupported WebSocket handshake")
+	}
+	if !sameOrigin(c.Get(fiber.HeaderOrigin), string(c.Request().Host())) {
+		return db.Errorf(db.EFORBIDDEN, "cross-origin WebSocket refused")
+	}
+	c.Status(fiber.StatusSwitchingProtocols)
+	c.Set(fiber.HeaderUpgrade, "websocket")
+	c.Set(fiber.HeaderConnection, "Upgrade")
+	c.Set("Sec-WebSocket-Accept", acceptKey(key))
+	c.Context().Hijack(func(conn net.Conn) {
+		// The server keeps hijacked connections open; use the bare socket so
+		// fasthttp's buffers go back to it (clients send nothing before the 101).
+		if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
+			conn = u.UnsafeConn()
+		}
+		h.attach(conn, userID)
+	})
+	return nil
+}
+
+func (h *Hub) attach(conn net.Conn, userID int64) {
+	c := &wsClient{conn: conn, userID: userID, topics: map[string]struct{}{}}
+	c.lastSeen.Store(time.Now().UnixNano())
 	h.mu.Lock()
 	h.clients[c] = struct{}{}
 	if userID > 0 {
@@ -170,105 +399,44 @@ func (h *Hub) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	h.mu.Unlock()
 	h.metrics.sockets.Inc()
-	go h.writeLoop(c)
-	h.readLoop(c)
-}
-
-type clientOp struct {
-	Op    string `json:"op"`
-	Topic string `json:"topic"`
-}
-
-func (h *Hub) readLoop(c *wsClient) {
-	defer h.remove(c)
-	c.conn.SetReadLimit(4096)
-	pongWait := h.PingInterval * 2
-	c.conn.SetReadDeadline(time.Now().Add(pongWait))
-	c.conn.SetPongHandler(func(string) error { return c.conn.SetReadDeadline(time.Now().Add(pongWait)) })
-	for {
-		_, data, err := c.conn.ReadMessage()
-		if err != nil {
-			return
-		}
-		c.conn.SetReadDeadline(time.Now().Add(pongWait))
-		var op clientOp
-		if json.Unmarshal(data, &op) != nil || !publicTopic.MatchString(op.Topic) {
-			h.reply(c, map[string]any{"type": "error", "error": map[string]string{"code": db.EINVALID, "message": "unknown op or topic"}})
-			continue
-		}
-		h.mu.Lock()
-		switch op.Op {
-		case "subscribe":
-			h.subscribeLocked(c, op.Topic)
-		case "unsubscribe":
-			delete(c.topics, op.Topic)
-			delete(h.topics[op.Topic], c)
-		}
-		h.mu.Unlock()
-		h.reply(c, map[string]any{"type": op.Op + "d", "topic": op.Topic})
+	if err := h.poll.add(c); err != nil {
+		h.log.Warn("watch websocket", "err", err)
+		h.remove(c)
 	}
 }
 
-func (h *Hub) reply(c *wsClient, v any) {
-	b, _ := json.Marshal(v)
-	h.mu.RLock()
-	defer h.mu.RUnlock()
-	if _, live := h.clients[c]; !live {
+// remove forgets the client and closes its socket; safe to call more than once.
+func (h *Hub) remove(c *wsClient) {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
 		return
 	}
-	select {
-	case c.send <- b:
-	default:
+	c.closed = true
+	c.queue = nil
+	c.mu.Unlock()
+	h.mu.Lock()
+	delete(h.clients, c)
+	for t := range c.topics {
+		h.unsubscribeLocked(c, t)
 	}
+	h.mu.Unlock()
+	h.metrics.sockets.Dec()
+	h.poll.remove(c)
+	c.conn.Close() // also frees a writer stuck on this client
 }
 
-func (h *Hub) subscribeLocked(c *wsClient, topic string) {
-	if h.topics[topic] == nil {
-		h.topics[topic] = map[*wsClient]struct{}{}
+// sameOrigin lets browsers connect only from this site; clients without an Origin header are not browsers.
+func sameOrigin(origin, host string) bool {
+	if origin == "" {
+		return true
 	}
-	h.topics[topic][c] = struct{}{}
-	c.topics[topic] = struct{}{}
+	u, err := url.Parse(origin)
+	return err == nil && strings.EqualFold(u.Host, host)
 }
 
-func (h *Hub) writeLoop(c *wsClient) {
-	ping := time.NewTicker(h.PingInterval)
-	defer ping.Stop()
-	defer c.conn.Close()
-	for {
-		select {
-		case msg, ok := <-c.send:
-			c.conn.SetWriteDeadline(time.Now().Add(h.WriteTimeout))
-			if !ok {
-				c.conn.WriteMessage(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.CloseGoingAway, "bye"))
-				return
-			}
-			if err := c.conn.WriteMessage(websocket.TextMessage, msg); err != nil {
-				return
-			}
-		case <-ping.C:
-			c.conn.SetWriteDeadline(time.Now().Add(h.WriteTimeout))
-			if err := c.conn.WriteMessage(websocket.PingMessage, nil); err != nil {
-				return
-			}
-		}
-	}
-}
-
-// remove forgets the client and ends its connection; safe to call more than once.
-func (h *Hub) remove(c *wsClient) {
-	c.once.Do(func() {
-		h.mu.Lock()
-		delete(h.clients, c)
-		for t := range c.topics {
-			delete(h.topics[t], c)
-			if len(h.topics[t]) == 0 {
-				delete(h.topics, t)
-			}
-		}
-		close(c.send)
-		h.mu.Unlock()
-		h.metrics.sockets.Dec()
-		// A slow client may be stuck in a write; closing the socket frees it.
-		time.AfterFunc(time.Second, func() { c.conn.Close() })
-	})
+func acceptKey(key string) string {
+	h := sha1.New()
+	h.Write([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	return base64.StdEncoding.EncodeToString(h.Sum(nil))
 }

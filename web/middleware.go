@@ -100,8 +100,9 @@ func (s *Server) observe(c *fiber.Ctx) error {
 			status = statusOf[db.ErrorCode(err)]
 		}
 	}
-	route := c.Route().Path
-	s.metrics.requests.WithLabelValues(c.Method(), route, strconv.Itoa(status)).Inc()
-	s.metrics.latency.WithLabelValues(c.Method(), route).Observe(time.Since(start).Seconds())
+	// Fiber's strings point into reused buffers; labels outlive the request, so copy them.
+	method, route := strings.Clone(c.Method()), strings.Clone(c.Route().Path)
+	s.metrics.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
+	s.metrics.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
 	return err
 }

@@ -36,6 +36,8 @@ type Config struct {
 	Monitor http.Handler
 	// Ready reports whether Redis and the database answer.
 	Ready func(ctx context.Context) error
+	// Naive, when set, mounts the load bench's SQLite-transaction baseline grab.
+	Naive *db.NaiveBaseline
 }
 
 // Server is the HTTP side of seckill.
@@ -65,6 +67,8 @@ func New(cfg Config) *Server {
 		IdleTimeout:           120 * time.Second,
 		BodyLimit:             1 << 20,
 	})
+	// The hub owns upgraded WebSocket connections for their whole life.
+	s.App.Server().KeepHijackedConns = true
 	s.routes(cfg)
 	return s
 }
@@ -87,7 +91,7 @@ func (s *Server) routes(cfg Config) {
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(mustSub(static.Files, ".")), MaxAge: 3600}))
 
 	app.Use(s.observe, s.authenticate)
-	app.Get("/ws", adaptor.HTTPHandler(s.Hub))
+	app.Get("/ws", s.Hub.Handle)
 
 	api := app.Group("/api")
 	api.Post("/auth/register", h.Register)
@@ -113,6 +117,9 @@ func (s *Server) routes(cfg Config) {
 	api.Get("/me/notifications", requireUser, h.MyNotifications)
 	api.Get("/me/notifications/unread", requireUser, h.UnreadNotifications)
 	api.Post("/me/notifications/read", requireUser, h.ReadNotifications)
+	if cfg.Naive != nil {
+		api.Post("/bench/naive/:id/grab", h.NaiveGrab(cfg.Naive))
+	}
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
 
 	if cfg.Monitor != nil {

@@ -194,6 +194,12 @@ func newBrowser(t *testing.T) context.Context {
 	if path == "" {
 		t.Skip("browser test skipped: no Chromium found (apt-get install chromium, or set CHROMIUM); .ci/run installs it")
 	}
+	// Chromium may still be writing its profile as it exits, so the folder is
+	// removed on a best-effort basis rather than with t.TempDir.
+	profile, err := os.MkdirTemp("", "seckill-chromium-")
+	if err != nil {
+		t.Fatal(err)
+	}
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(path),
 		chromedp.Flag("headless", true),
@@ -203,12 +209,18 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("disable-quic", true),
 		chromedp.Flag("disable-component-update", true),
 		chromedp.Flag("disable-sync", true),
-		chromedp.UserDataDir(t.TempDir()),
+		chromedp.UserDataDir(profile),
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
 	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
-	t.Cleanup(func() { cancelT(); cancelC(); cancelA() })
+	t.Cleanup(func() {
+		chromedp.Cancel(ctx)
+		cancelT()
+		cancelC()
+		cancelA()
+		os.RemoveAll(profile)
+	})
 	if err := chromedp.Run(ctx); err != nil {
 		t.Fatalf("start chromium %s: %v", path, err)
 	}

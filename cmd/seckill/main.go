@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -48,13 +49,17 @@ func run(ctx context.Context, args []string) error {
 		mode, args = args[0], args[1:]
 	}
 	switch mode {
+	case "bench":
+		return runBench(ctx, args)
+	case "bench-ws-clients":
+		return benchWSClients(args)
 	case ModeServe, ModeWeb, ModeWorker:
 	case "help":
 		_, err := ParseConfig([]string{"-h"}, os.Getenv)
 		fmt.Println(err)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want serve, web or worker)", mode)
+		return fmt.Errorf("unknown command %q (want serve, web, worker or bench)", mode)
 	}
 	cfg, err := ParseConfig(args, os.Getenv)
 	if err != nil {
@@ -89,6 +94,8 @@ type Main struct {
 	Scheduler *asynq.Scheduler
 	Web       *web.Server
 
+	// Naive mounts the load bench's naive SQLite baseline grab.
+	Naive bool
 	// BcryptCost overrides the password hashing cost (tests lower it).
 	BcryptCost int
 	// AdminPassword is the bootstrap admin's password, when this process set it.
@@ -108,6 +115,8 @@ func NewMain(cfg Config, mode string) *Main {
 		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}
 }
+
+func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func (m *Main) runsWeb() bool    { return m.Mode != ModeWorker }
 func (m *Main) runsWorker() bool { return m.Mode != ModeWeb }
@@ -130,8 +139,13 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Tokens = db.NewTokens(secret, 7*24*time.Hour)
 
-	m.Client = asynq.NewClientFromRedisClient(m.Redis.Client)
-	m.Inspector = asynq.NewInspectorFromRedisClient(m.Redis.Client)
+	// Asynq gets its own connection pool to the same Redis, so its shutdown closes only what it owns.
+	connOpt, err := asynq.ParseRedisURI(m.Redis.URL)
+	if err != nil {
+		return err
+	}
+	m.Client = asynq.NewClient(connOpt)
+	m.Inspector = asynq.NewInspector(connOpt)
 	m.Store = db.NewStore(m.SQL, m.Redis.Client)
 	m.Store.Tasks, m.Store.Queue, m.Store.Log = m.Client, m.Inspector, m.Log
 	m.Store.OrderTTL = m.Config.OrderTTL
@@ -156,7 +170,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.runsWorker() {
 		flush := &tasks.Flush{Store: m.Store, Interval: m.Config.FlushInterval, Log: m.Log}
 		areas := append(m.areas(), flush)
-		m.Worker = asynq.NewServerFromRedisClient(m.Redis.Client, asynq.Config{
+		m.Worker = asynq.NewServer(connOpt, asynq.Config{
 			Concurrency:              20,
 			Queues:                   map[string]int{tasks.QueueCritical: 6, tasks.QueueDefault: 3, tasks.QueueLow: 1},
 			DelayedTaskCheckInterval: time.Second,
@@ -166,7 +180,7 @@ func (m *Main) Open(ctx context.Context) error {
 		if err := m.Worker.Start(tasks.NewServeMux(m.Log, taskMetrics, areas...)); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
-		m.Scheduler = asynq.NewSchedulerFromRedisClient(m.Redis.Client, &asynq.SchedulerOpts{Location: time.UTC, LogLevel: asynq.WarnLevel})
+		m.Scheduler = asynq.NewScheduler(connOpt, &asynq.SchedulerOpts{Location: time.UTC, LogLevel: asynq.WarnLevel})
 		for _, p := range tasks.PeriodicOf(areas...) {
 			if _, err := m.Scheduler.Register(p.Spec, p.Task, p.Opts...); err != nil {
 				return fmt.Errorf("schedule %s: %w", p.Task.Type(), err)
@@ -182,15 +196,15 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 
 	if m.runsWeb() {
-		connOpt, err := asynq.ParseRedisURI(m.Redis.URL)
-		if err != nil {
-			return err
-		}
-		m.Web = web.New(web.Config{
+		wcfg := web.Config{
 			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready,
-		})
+		}
+		if m.Naive {
+			wcfg.Naive = &db.NaiveBaseline{SQL: m.SQL}
+		}
+		m.Web = web.New(wcfg)
 		if err := m.Web.Hub.Start(ctx); err != nil {
 			return fmt.Errorf("subscribe to live events: %w", err)
 		}
@@ -275,7 +289,12 @@ func (m *Main) Close() error {
 		m.stopFlush()
 		<-m.flushDone
 	}
-	// The Asynq client and inspector share the Redis client; closing it closes them.
+	if m.Client != nil {
+		errs = append(errs, m.Client.Close())
+	}
+	if m.Inspector != nil {
+		errs = append(errs, m.Inspector.Close())
+	}
 	if m.SQL != nil {
 		errs = append(errs, m.SQL.Close())
 	}

@@ -1,0 +1,315 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/seckill/seckill/cmd/seckill/bench"
+	"github.com/seckill/seckill/db"
+)
+
+// benchOptions are the knobs of `seckill bench`.
+type benchOptions struct {
+	URL        string // a running server; empty starts one in-process
+	DBPath     string // the running server's database, to seed users (remote mode)
+	Secret     string // the running server's SESSION_SECRET, to mint tokens (remote mode)
+	Users      int
+	Conc       int
+	Stock      int
+	Requests   int
+	Rate       float64
+	Watchers   int
+	IdleWS     int
+	Out        string
+	Scenarios  string
+	Smoke      bool
+	Progress   io.Writer
+	redisLabel string
+}
+
+func (o *benchOptions) wants(name string) bool {
+	for _, s := range strings.Split(o.Scenarios, ",") {
+		if strings.TrimSpace(s) == name || s == "all" {
+			return true
+		}
+	}
+	return false
+}
+
+func parseBenchOptions(args []string) (*benchOptions, error) {
+	o := &benchOptions{Progress: os.Stderr}
+	fs := flag.NewFlagSet("seckill bench", flag.ContinueOnError)
+	fs.StringVar(&o.URL, "url", "", "server to load; empty starts one in-process (real Redis from REDIS_URL, else embedded)")
+	fs.StringVar(&o.DBPath, "db-path", "", "the server's DB_PATH, to seed users (with -url)")
+	fs.StringVar(&o.Secret, "session-secret", "", "the server's SESSION_SECRET, to mint tokens (with -url)")
+	fs.IntVar(&o.Users, "users", 2000, "distinct shoppers")
+	fs.IntVar(&o.Conc, "c", 200, "concurrent connections (closed loop)")
+	fs.IntVar(&o.Stock, "stock", 1000, "stock of the goods, shares of the red packet, stock of the coupon")
+	fs.IntVar(&o.Requests, "n", 20000, "requests per scenario")
+	fs.Float64Var(&o.Rate, "rate", 0, "open loop: requests a second (0: closed loop)")
+	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
+	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
+	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,redpacket,coupon,redis,naive,idle-ws or all")
+	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if o.Smoke {
+		o.Users, o.Conc, o.Stock, o.Requests, o.Watchers, o.IdleWS = 60, 8, 20, 120, 2, 50
+	}
+	if o.Users < 1 || o.Conc < 1 || o.Stock < 1 || o.Requests < 1 || o.Watchers < 0 || o.IdleWS < 0 {
+		return nil, fmt.Errorf("bench: -users, -c, -stock and -n must be positive")
+	}
+	return o, nil
+}
+
+// benchTarget is the server under load and what the bench may do to it.
+type benchTarget struct {
+	URL    string
+	Store  *db.Store
+	Tokens *db.Tokens
+	Users  []*db.User
+	tokens []string
+	admin  string // a token of the bootstrap admin
+	client *http.Client
+}
+
+// runBench is `seckill bench`: it loads a server and writes the report.
+func runBench(ctx context.Context, args []string) error {
+	o, err := parseBenchOptions(args)
+	if err != nil {
+		return err
+	}
+	report, err := benchRun(ctx, o)
+	if err != nil {
+		return err
+	}
+	if err := report.WriteFiles(o.Out); err != nil {
+		return err
+	}
+	fmt.Println(report.Markdown())
+	fmt.Printf("report written to %s/report.{json,md,png}\n", o.Out)
+	if report.Failed() {
+		return fmt.Errorf("bench: an invariant was violated")
+	}
+	return nil
+}
+
+// benchRun starts or reaches the target, runs the chosen scenarios and checks the invariants.
+func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
+	t, closeTarget, err := openBenchTarget(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer closeTarget()
+	r := &bench.Report{
+		StartedAt: time.Now(), Machine: bench.Machine(), Target: t.URL + " (" + o.redisLabel + ")",
+		Settings: map[string]string{
+			"users": strconv.Itoa(o.Users), "c": strconv.Itoa(o.Conc), "stock": strconv.Itoa(o.Stock),
+			"n": strconv.Itoa(o.Requests), "ws": strconv.Itoa(o.Watchers), "rate": fmt.Sprint(o.Rate),
+		},
+		Extra: map[string]string{},
+	}
+	for _, s := range benchScenarios {
+		if !o.wants(s.name) {
+			continue
+		}
+		if err := s.run(ctx, o, t, r); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", s.name, err)
+		}
+	}
+	return r, nil
+}
+
+// benchScenarios are run in this order; each adds results, measures and checks to the report.
+var benchScenarios = []struct {
+	name string
+	run  func(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error
+}{
+	{"idle-ws", benchIdleWebSockets},
+}
+
+func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func(), error) {
+	t := &benchTarget{client: &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: o.Conc * 2, MaxConnsPerHost: o.Conc * 2}}}
+	closers := []func(){}
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	var cfg Config
+	if o.URL == "" {
+		dir, err := os.MkdirTemp("", "seckill-bench-")
+		if err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, func() { os.RemoveAll(dir) })
+		cfg = DefaultConfig()
+		cfg.Addr = "127.0.0.1:0"
+		cfg.DBPath = filepath.Join(dir, "bench.db")
+		cfg.RedisURL = os.Getenv("REDIS_URL")
+		cfg.SessionSecret = "bench-session-secret-0123456789"
+		cfg.AdminPassword = "bench-admin-password"
+		m := NewMain(cfg, ModeServe)
+		m.Log = discardLogger()
+		if err := m.Open(ctx); err != nil {
+			m.Close()
+			closeAll()
+			return nil, nil, err
+		}
+		closers = append(closers, func() { m.Close() })
+		t.URL, t.Store, t.Tokens = m.URL(), m.Store, m.Tokens
+		o.redisLabel = "in-process server, embedded Redis"
+		if !m.Redis.Embedded {
+			o.redisLabel = "in-process server, real Redis at " + cfg.RedisURL
+		}
+	} else {
+		if o.DBPath == "" || o.Secret == "" {
+			return nil, nil, fmt.Errorf("bench: with -url, give -db-path and -session-secret of that server to seed users")
+		}
+		sq, err := db.OpenSQLite(o.DBPath)
+		if err != nil {
+			return nil, nil, err
+		}
+		closers = append(closers, func() { sq.Close() })
+		t.URL, t.Store, t.Tokens = strings.TrimRight(o.URL, "/"), db.NewStore(sq, nil), db.NewTokens([]byte(o.Secret), 24*time.Hour)
+		o.redisLabel = "remote server"
+	}
+	users, err := t.Store.SeedUsers(ctx, fmt.Sprintf("bench%d_", time.Now().Unix()%100000), "bench-password", o.Users)
+	if err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("seed users: %w", err)
+	}
+	t.Users = users
+	for _, u := range users {
+		t.tokens = append(t.tokens, t.Tokens.Sign(u))
+	}
+	admin, err := t.Store.User(ctx, 1)
+	if err == nil {
+		t.admin = t.Tokens.Sign(admin)
+	}
+	return t, closeAll, nil
+}
+
+var memSeries = regexp.MustCompile(`(?m)^go_memstats_(heap_inuse|stack_inuse)_bytes ([0-9.e+]+)$`)
+
+// serverMemory reads the server's heap and stack in use from its /metrics.
+func serverMemory(t *benchTarget) (float64, error) {
+	res, err := t.client.Get(t.URL + "/metrics")
+	if err != nil {
+		return 0, err
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	total := 0.0
+	for _, m := range memSeries.FindAllStringSubmatch(string(body), -1) {
+		v, _ := strconv.ParseFloat(m[2], 64)
+		total += v
+	}
+	return total, nil
+}
+
+// benchIdleWebSockets opens IdleWS sockets from a child process (so the
+// clients' memory is not counted) and reports the server's memory per socket.
+func benchIdleWebSockets(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
+	if o.IdleWS == 0 {
+		return nil
+	}
+	before, err := serverMemory(t)
+	if err != nil {
+		return err
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	child := exec.CommandContext(ctx, self, "bench-ws-clients", wsURL(t.URL), strconv.Itoa(o.IdleWS))
+	child.Stderr = os.Stderr
+	stdout, _ := child.StdoutPipe()
+	if err := child.Start(); err != nil {
+		return err
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	line := make([]byte, 64)
+	n, _ := stdout.Read(line) // the child says "ready N" once every socket is open
+	if !strings.HasPrefix(string(line[:n]), "ready") {
+		return fmt.Errorf("ws clients: %q", line[:n])
+	}
+	time.Sleep(500 * time.Millisecond)
+	after, err := serverMemory(t)
+	if err != nil {
+		return err
+	}
+	per := (after - before) / float64(o.IdleWS) / 1024
+	r.Extra["idle WebSocket memory"] = fmt.Sprintf("%.2f KiB per socket (%d sockets, server heap+stack %+.1f MiB)", per, o.IdleWS, (after-before)/(1<<20))
+	r.Checks = append(r.Checks, bench.Check{Name: "idle WebSocket ≤ 10 KiB", OK: per <= 10, Detail: fmt.Sprintf("%.2f KiB per socket", per)})
+	return nil
+}
+
+func wsURL(base string) string {
+	u, _ := url.Parse(base)
+	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1)
+	u.Path = "/ws"
+	return u.String()
+}
+
+// benchWSClients is the hidden child mode: open n raw WebSocket connections,
+// subscribe each to a topic, say "ready", then hold them until killed.
+func benchWSClients(args []string) error {
+	if len(args) != 2 {
+		return fmt.Errorf("usage: seckill bench-ws-clients WS_URL N")
+	}
+	u, err := url.Parse(args[0])
+	if err != nil {
+		return err
+	}
+	n, err := strconv.Atoi(args[1])
+	if err != nil {
+		return err
+	}
+	conns := make([]net.Conn, 0, n)
+	for i := 0; i < n; i++ {
+		c, err := rawWebSocket(u, "goods:1")
+		if err != nil {
+			return fmt.Errorf("socket %d: %w", i, err)
+		}
+		conns = append(conns, c)
+	}
+	fmt.Printf("ready %d\n", len(conns))
+	select {}
+}
+
+// rawWebSocket opens a WebSocket with a hand-written handshake and sends one
+// subscribe frame; it costs the client a socket and nothing else.
+func rawWebSocket(u *url.URL, topic string) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", u.RequestURI(), u.Host)
+	buf := make([]byte, 1024)
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	n, err := c.Read(buf)
+	if err != nil || !strings.Contains(string(buf[:n]), " 101 ") {
+		c.Close()
+		return nil, fmt.Errorf("handshake: %q %v", buf[:n], err)
+	}
+	c.SetReadDeadline(time.Time{})
+	payload := []byte(`{"op":"subscribe","topic":"` + topic + `"}`)
+	frame := []byte{0x81, 0x80 | byte(len(payload)), 0, 0, 0, 0} // masked text frame, zero mask
+	_, err = c.Write(append(frame, payload...))
+	return c, err
+}

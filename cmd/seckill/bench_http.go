@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+)
+
+// benchCall sends one JSON request as the bearer of token and decodes a 2xx
+// answer into out; it returns "ok", the contract error code, or "transport".
+func (t *benchTarget) benchCall(ctx context.Context, method, path, token string, body, out any) string {
+	var rd io.Reader
+	if body != nil {
+		b, _ := json.Marshal(body)
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, t.URL+path, rd)
+	if err != nil {
+		return "transport"
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := t.client.Do(req)
+	if err != nil {
+		return "transport"
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	if res.StatusCode/100 == 2 {
+		if out != nil {
+			if err := json.Unmarshal(raw, out); err != nil {
+				return "bad_json"
+			}
+		}
+		return "ok"
+	}
+	var e struct {
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if json.Unmarshal(raw, &e) != nil || e.Error.Code == "" {
+		return fmt.Sprintf("http_%d", res.StatusCode)
+	}
+	return e.Error.Code
+}
+
+// mustCall is benchCall for set-up steps, where anything but success is an error.
+func (t *benchTarget) mustCall(ctx context.Context, method, path, token string, body, out any) error {
+	if code := t.benchCall(ctx, method, path, token, body, out); code != "ok" {
+		return fmt.Errorf("%s %s: %s", method, path, code)
+	}
+	return nil
+}
+
+// watchers are WebSocket clients recording when each stock-like event arrived.
+type watchers struct {
+	mu     sync.Mutex
+	events [][]watchEvent // per socket
+	conns  []*websocket.Conn
+	wg     sync.WaitGroup
+}
+
+type watchEvent struct {
+	at        time.Time
+	remaining int64
+}
+
+// watch opens n sockets subscribed to topic; field names the event's counter ("remaining" or "remaining_count").
+func (t *benchTarget) watch(n int, topic, field string) (*watchers, error) {
+	w := &watchers{}
+	for i := 0; i < n; i++ {
+		c, _, err := websocket.DefaultDialer.Dial(wsURL(t.URL), nil)
+		if err != nil {
+			w.close()
+			return nil, err
+		}
+		if err := c.WriteJSON(map[string]string{"op": "subscribe", "topic": topic}); err != nil {
+			w.close()
+			return nil, err
+		}
+		var ack map[string]any
+		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if err := c.ReadJSON(&ack); err != nil || ack["type"] != "subscribed" {
+			w.close()
+			return nil, fmt.Errorf("subscribe %s: %v %v", topic, ack, err)
+		}
+		c.SetReadDeadline(time.Time{})
+		w.conns = append(w.conns, c)
+		w.events = append(w.events, nil)
+		w.wg.Add(1)
+		go func(i int) {
+			defer w.wg.Done()
+			for {
+				var ev map[string]any
+				if err := c.ReadJSON(&ev); err != nil {
+					return
+				}
+				if v, ok := ev[field].(float64); ok {
+					w.mu.Lock()
+					w.events[i] = append(w.events[i], watchEvent{at: time.Now(), remaining: int64(v)})
+					w.mu.Unlock()
+				}
+			}
+		}(i)
+	}
+	return w, nil
+}
+
+func (w *watchers) close() {
+	for _, c := range w.conns {
+		c.Close()
+	}
+	w.wg.Wait()
+}
+
+// lag matches each successful grab to the first event that shows stock at or
+// below what that grab left, and returns the p50 and p99 delays in ms. The
+// k-th grab to complete is taken to have left stock-k (completion order is
+// close to decision order, and coalescing makes events carry the latest value).
+func (w *watchers) lag(stock int64, grabsDone []time.Time) (p50, p99 float64, n int) {
+	sort.Slice(grabsDone, func(i, j int) bool { return grabsDone[i].Before(grabsDone[j]) })
+	var lags []float64
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, events := range w.events { // each socket's events arrive in order
+		for k, done := range grabsDone {
+			left := stock - int64(k+1)
+			for _, e := range events {
+				if e.remaining <= left && !e.at.Before(done.Add(-time.Millisecond)) {
+					lags = append(lags, float64(e.at.Sub(done).Microseconds())/1000)
+					break
+				}
+			}
+		}
+	}
+	if len(lags) == 0 {
+		return 0, 0, 0
+	}
+	sort.Float64s(lags)
+	q := func(p float64) float64 { return lags[min(len(lags)-1, int(p*float64(len(lags))))] }
+	return q(0.5), q(0.99), len(lags)
+}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func env(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func TestConfigDefaults(t *testing.T) {
+	got, err := ParseConfig(nil, env(nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{Addr: ":3000", DBPath: "data/seckill.db", OrderTTL: 30 * time.Minute, FlushInterval: time.Second, AdminUsername: "admin"}
+	if got != want {
+		t.Fatalf("defaults (-want +got):\n- %+v\n+ %+v", want, got)
+	}
+}
+
+func TestConfigFromEnvAndFlags(t *testing.T) {
+	got, err := ParseConfig([]string{"-addr", "127.0.0.1:8080", "-demo=false"}, env(map[string]string{
+		"ADDR": ":4000", "REDIS_URL": "redis://localhost:6379/2", "DB_PATH": "/tmp/x.db", "ORDER_TTL": "2s",
+		"FLUSH_INTERVAL": "250ms", "DEMO": "true", "WEBHOOK_ALLOW_PRIVATE": "1", "SMTP_URL": "smtp://u:p@mail:587",
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Addr != "127.0.0.1:8080" || got.Demo || got.RedisURL != "redis://localhost:6379/2" || got.OrderTTL != 2*time.Second ||
+		got.FlushInterval != 250*time.Millisecond || !got.WebhookAllowPrivate || got.DBPath != "/tmp/x.db" || got.SMTPURL == "" {
+		t.Fatalf("flags must win over env, env over defaults: %+v", got)
+	}
+}
+
+func TestConfigRefusesBadValues(t *testing.T) {
+	for _, tc := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{env: map[string]string{"ADDR": "nonsense"}, want: "ADDR"},
+		{env: map[string]string{"ADDR": ":99999"}, want: "bad port"},
+		{env: map[string]string{"REDIS_URL": "http://x"}, want: "REDIS_URL"},
+		{env: map[string]string{"DB_PATH": " "}, want: "DB_PATH"},
+		{env: map[string]string{"ORDER_TTL": "soon"}, want: "ORDER_TTL"},
+		{env: map[string]string{"ORDER_TTL": "10ms"}, want: "at least 1s"},
+		{env: map[string]string{"FLUSH_INTERVAL": "2h"}, want: "FLUSH_INTERVAL"},
+		{env: map[string]string{"FLUSH_INTERVAL": "1ms"}, want: "FLUSH_INTERVAL"},
+		{env: map[string]string{"SESSION_SECRET": "short"}, want: "SESSION_SECRET"},
+		{env: map[string]string{"ADMIN_USERNAME": "a b"}, want: "ADMIN_USERNAME"},
+		{env: map[string]string{"ADMIN_PASSWORD": "short"}, want: "ADMIN_PASSWORD"},
+		{env: map[string]string{"SMTP_URL": "mail.example.com"}, want: "SMTP_URL"},
+		{env: map[string]string{"DEMO": "maybe"}, want: "DEMO"},
+		{env: map[string]string{"WEBHOOK_ALLOW_PRIVATE": "perhaps"}, want: "WEBHOOK_ALLOW_PRIVATE"},
+		{args: []string{"-order-ttl", "x"}, want: "order-ttl"},
+		{args: []string{"-nope"}, want: "nope"},
+		{args: []string{"extra"}, want: "unexpected argument"},
+	} {
+		_, err := ParseConfig(tc.args, env(tc.env))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("env %v args %v: got %v, want an error mentioning %q", tc.env, tc.args, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,82 @@
+package db_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/dbtest"
+)
+
+// incrBy adds ARGV[1] to KEYS[1] and returns the new value.
+var incrBy = redis.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`)
+
+// Concurrent calls through the pipeliner each get their own answer, and every
+// call is applied exactly once, including the first ones before Redis knows the script.
+func TestPipelinerAnswersEachCall(t *testing.T) {
+	r := dbtest.Redis(t)
+	p := db.NewPipeliner(r.Client, 4)
+	defer p.Close()
+	ctx := context.Background()
+	const workers, each = 200, 20
+	seen := make([]map[int64]bool, workers)
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		seen[w] = map[int64]bool{}
+		go func(w int) {
+			defer wg.Done()
+			<-start
+			for i := 0; i < each; i++ {
+				v, err := p.Run(ctx, incrBy, []string{"{p}:n"}, 1)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				seen[w][v.(int64)] = true
+			}
+		}(w)
+	}
+	close(start)
+	wg.Wait()
+	all := map[int64]bool{}
+	for _, s := range seen {
+		for v := range s {
+			if all[v] {
+				t.Fatalf("value %d answered twice", v)
+			}
+			all[v] = true
+		}
+	}
+	if got := r.Client.Get(ctx, "{p}:n").Val(); got != fmt.Sprint(workers*each) || len(all) != workers*each {
+		t.Fatalf("counter %s with %d distinct answers, want %d", got, len(all), workers*each)
+	}
+}
+
+func BenchmarkScriptDirect(b *testing.B) {
+	r := dbtest.Redis(b)
+	ctx := context.Background()
+	b.SetParallelism(64)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			incrBy.Run(ctx, r.Client, []string{"{b}:n"}, 1)
+		}
+	})
+}
+
+func BenchmarkScriptPipelined(b *testing.B) {
+	r := dbtest.Redis(b)
+	p := db.NewPipeliner(r.Client, 4)
+	defer p.Close()
+	ctx := context.Background()
+	b.SetParallelism(64)
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			p.Run(ctx, incrBy, []string{"{b}:n"}, 1)
+		}
+	})
+}

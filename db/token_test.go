@@ -1,0 +1,41 @@
+package db
+
+import (
+	"testing"
+	"time"
+)
+
+func TestTokens(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tk := NewTokens([]byte("0123456789abcdef0123"), time.Hour)
+	tk.now = func() time.Time { return now }
+	good := tk.Sign(&User{ID: 7, Username: "ann", Role: RoleMerchant})
+	other := NewTokens([]byte("another-secret-0123456"), time.Hour).Sign(&User{ID: 7, Username: "ann", Role: RoleAdmin})
+	for _, tc := range []struct {
+		name  string
+		token string
+		at    time.Time
+		ok    bool
+	}{
+		{"valid", good, now, true},
+		{"just before expiry", good, now.Add(time.Hour - time.Second), true},
+		{"expired", good, now.Add(time.Hour), false},
+		{"tampered payload", "x" + good[1:], now, false},
+		{"tampered signature", good[:len(good)-2] + "AA", now, false},
+		{"other key", other, now, false},
+		{"no dot", "abc", now, false},
+		{"empty", "", now, false},
+	} {
+		tk.now = func() time.Time { return tc.at }
+		c, err := tk.Verify(tc.token)
+		if (err == nil) != tc.ok {
+			t.Errorf("%s: err=%v, want ok=%v", tc.name, err, tc.ok)
+		}
+		if tc.ok && (c.UserID != 7 || c.Role != RoleMerchant || c.Username != "ann") {
+			t.Errorf("%s: claims %+v", tc.name, c)
+		}
+		if !tc.ok && ErrorCode(err) != EUNAUTHORIZED {
+			t.Errorf("%s: code %q, want unauthorized", tc.name, ErrorCode(err))
+		}
+	}
+}
