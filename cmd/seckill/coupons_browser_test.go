@@ -12,15 +12,6 @@ import (
 	"github.com/seckill/seckill/tasks"
 )
 
-// couponBrowser is newBrowser whose Chromium is closed, and waited for, when
-// the test ends, so it cannot still be writing into its profile folder while
-// the folder is removed.
-func couponBrowser(t *testing.T) context.Context {
-	ctx := newBrowser(t)
-	t.Cleanup(func() { chromedp.Cancel(ctx) })
-	return ctx
-}
-
 func tid(parts ...any) string {
 	s := make([]string, len(parts))
 	for i, p := range parts {
@@ -33,7 +24,7 @@ func tid(parts ...any) string {
 // inbox badge count it when it is sent, and grabs a live coupon and finds it
 // in "my coupons".
 func TestCouponsBrowser(t *testing.T) {
-	ctx := couponBrowser(t)
+	ctx := newBrowser(t)
 	a := startApp(t)
 	merchant, _ := a.newMerchant()
 	now := time.Now()
@@ -120,7 +111,7 @@ func TestCouponsBrowser(t *testing.T) {
 // then from the server), and a valid template lands on its figures page and
 // in the list.
 func TestCouponsAdminBrowser(t *testing.T) {
-	ctx := couponBrowser(t)
+	ctx := newBrowser(t)
 	a := startApp(t)
 	name := fmt.Sprintf("merchant_b%d", userSeq.Add(1))
 	if st := a.call("POST", "/api/admin/users", a.adminToken(), map[string]string{"username": name, "password": "password123", "role": "merchant"}, nil); st != 201 {
