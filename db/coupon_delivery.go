@@ -139,33 +139,26 @@ func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
 	at := now.Format(time.RFC3339Nano)
 	start := formatTime(r.c.GrabStartAt)
 	msg := reminderText(r.c, r.minutes)
+	list, _ := json.Marshal(users)
 	var sent []LiveMessage
 	err := r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		sent = sent[:0]
-		d, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO reminder_deliveries
-			(template_id, grab_start_at, minutes_before, channel, user_id, status, attempts, created_at, sent_at) VALUES (?, ?, ?, 'app', ?, 'sent', 1, ?, ?)`)
+		// Two set-based statements per page: the deliveries not recorded yet
+		// (a row there means an earlier run of this task sent it), then
+		// their inbox rows.
+		fresh, err := queryIDs(ctx, tx, `INSERT OR IGNORE INTO reminder_deliveries
+			(template_id, grab_start_at, minutes_before, channel, user_id, status, attempts, created_at, sent_at)
+			SELECT ?, ?, ?, 'app', value, 'sent', 1, ?, ? FROM json_each(?) RETURNING user_id, user_id`, r.c.ID, start, r.minutes, at, at, string(list))
+		if err != nil || len(fresh) == 0 {
+			return err
+		}
+		freshList, _ := json.Marshal(keys(fresh))
+		ids, err := queryIDs(ctx, tx, `INSERT INTO notifications (user_id, kind, coupon_id, message, created_at)
+			SELECT value, ?, ?, ?, ? FROM json_each(?) RETURNING user_id, id`, NotificationCouponReminder, r.c.ID, msg, at, string(freshList))
 		if err != nil {
 			return err
 		}
-		defer d.Close()
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO notifications (user_id, kind, coupon_id, message, created_at) VALUES (?, ?, ?, ?, ?)`)
-		if err != nil {
-			return err
-		}
-		defer ins.Close()
-		for _, uid := range users {
-			res, err := d.ExecContext(ctx, r.c.ID, start, r.minutes, uid, at, at)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 0 {
-				continue // sent by an earlier run of this task
-			}
-			res, err = ins.ExecContext(ctx, uid, NotificationCouponReminder, r.c.ID, msg, at)
-			if err != nil {
-				return err
-			}
-			id, _ := res.LastInsertId()
+		sent = make([]LiveMessage, 0, len(ids))
+		for uid, id := range ids {
 			ev, _ := json.Marshal(NotificationEvent{Type: "notification", Notification: &Notification{
 				ID: id, Kind: NotificationCouponReminder, CouponID: r.c.ID, Message: msg, CreatedAt: now}})
 			sent = append(sent, LiveMessage{Topic: TopicUser(uid), Event: ev})
@@ -179,6 +172,32 @@ func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
 		r.s.Log.Warn("push reminders live", "coupon", r.c.ID, "err", err) // the inbox has them
 	}
 	return nil
+}
+
+// queryIDs runs a statement returning (key, value) integer pairs.
+func queryIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) (map[int64]int64, error) {
+	rows, err := tx.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var k, v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			return nil, err
+		}
+		out[k] = v
+	}
+	return out, rows.Err()
+}
+
+func keys(m map[int64]int64) []int64 {
+	out := make([]int64, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	return out
 }
 
 // publishAll sends already encoded events in one pipeline.
