@@ -302,3 +302,63 @@ func (s *Store) rescheduleReminders(ctx context.Context, c *Coupon, oldStart tim
 	}
 	return nil
 }
+
+// ensureWindow is how far ahead EnsureReminderTasks looks: past the longest
+// lead time, so every reminder's task is back before it is due.
+const ensureWindow = MaxLeadTime*time.Minute + 5*time.Minute
+
+// EnsureReminderTasks schedules again the fan-out tasks of templates opening
+// within the next hour or so, for every lead time someone booked. It is a
+// no-op while Redis holds them (their IDs are taken); after Redis lost them
+// (an embedded Redis restarted, a restore from an old snapshot) it brings them
+// back, and a reminder whose time passed meanwhile goes out at once; the
+// recorded deliveries keep anyone from getting it twice.
+func (s *Store) EnsureReminderTasks(ctx context.Context) error {
+	now := s.Now()
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, grab_start_at FROM coupons WHERE grab_start_at > ? AND grab_start_at <= ?`,
+		formatTime(now), formatTime(now.Add(ensureWindow)))
+	if err != nil {
+		return err
+	}
+	type upcoming struct {
+		id    int64
+		start time.Time
+	}
+	var cs []upcoming
+	for rows.Next() {
+		var u upcoming
+		var start string
+		if err := rows.Scan(&u.id, &start); err != nil {
+			rows.Close()
+			return err
+		}
+		u.start, _ = time.Parse(time.RFC3339, start)
+		cs = append(cs, u)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range cs {
+		var booked int64
+		dr, err := s.SQL.R.QueryContext(ctx, `SELECT DISTINCT bits FROM coupon_reminders WHERE template_id = ?`, c.id)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for dr.Next() {
+			var b int64
+			if dr.Scan(&b) == nil {
+				booked |= b
+			}
+		}
+		dr.Close()
+		for _, m := range LeadTimeList() {
+			if booked&LeadTimeMask(m) != 0 {
+				errs = append(errs, s.scheduleReminder(ctx, c.id, c.start, m))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

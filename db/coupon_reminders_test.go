@@ -263,3 +263,44 @@ func TestReminderReschedule(t *testing.T) {
 		t.Fatalf("grab before the moved window: %v", err)
 	}
 }
+
+// Reminder tasks lost with Redis come back for templates opening within the
+// hour; later ones come back when their hour comes.
+func TestEnsureReminderTasks(t *testing.T) {
+	ctx := context.Background()
+	cs := newCouponStore(t)
+	now := time.Now()
+	soon := cs.create(t, 10, 1, now.Add(30*time.Minute), now.Add(2*time.Hour))
+	later := cs.create(t, 10, 1, now.Add(3*time.Hour), now.Add(4*time.Hour))
+	uid := insertUsers(t, cs.Store, "ens", 1)[0]
+	cs.BookReminder(ctx, uid, soon.ID, 5, db.ChannelApp)
+	cs.BookReminder(ctx, uid, soon.ID, 20, db.ChannelEmail+"x") // refused: changes nothing
+	cs.BookReminder(ctx, uid, soon.ID, 20, db.ChannelApp)
+	cs.BookReminder(ctx, uid, later.ID, 60, db.ChannelApp)
+	if err := cs.EnsureReminderTasks(ctx); err != nil || len(scheduledReminders(t, cs.Store)) != 3 {
+		t.Fatalf("ensure with every task present: %v, %d tasks", err, len(scheduledReminders(t, cs.Store)))
+	}
+	if _, err := cs.Queue.DeleteAllScheduledTasks(tasks.QueueDefault); err != nil {
+		t.Fatal(err)
+	}
+	if err := cs.EnsureReminderTasks(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, ti := range scheduledReminders(t, cs.Store) {
+		ids = append(ids, ti.ID)
+	}
+	want := []string{
+		tasks.CouponRemindTaskID(tasks.CouponRemindPayload{CouponID: soon.ID, GrabStartAt: soon.GrabStartAt, MinutesBefore: 20}),
+		tasks.CouponRemindTaskID(tasks.CouponRemindPayload{CouponID: soon.ID, GrabStartAt: soon.GrabStartAt, MinutesBefore: 5}),
+	}
+	if !reflect.DeepEqual(ids, want) {
+		t.Fatalf("tasks after ensure = %v, want %v", ids, want)
+	}
+	// Two hours on, the later template's hour has come.
+	cs.Now = func() time.Time { return now.Add(2*time.Hour + 30*time.Minute) }
+	cs.EnsureReminderTasks(ctx)
+	if n := len(scheduledReminders(t, cs.Store)); n != 3 {
+		t.Fatalf("%d tasks once the later template is within the hour, want 3", n)
+	}
+}

@@ -264,6 +264,16 @@ func (s *Store) loadCoupon(ctx context.Context, c *Coupon) error {
 	return s.Redis.SAdd(ctx, couponQueuesKey, c.ID).Err()
 }
 
+// GrabMemoTTL is how long a successful grab is remembered under its request ID.
+const GrabMemoTTL = 5 * time.Minute
+
+// NewRequestID returns a random ID for one grab request.
+func NewRequestID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
 // Grab script results.
 const (
 	grabOK = iota
@@ -303,16 +313,6 @@ local res = {0, unit, now, tonumber(meta[4]), left}
 redis.call('SET', KEYS[4], cjson.encode(res), 'EX', tonumber(ARGV[3]))
 return res
 `)
-
-// GrabMemoTTL is how long a successful grab is remembered under its request ID.
-const GrabMemoTTL = 5 * time.Minute
-
-// NewRequestID returns a random ID for one grab request.
-func NewRequestID() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // GrabCoupon gives the user one coupon of the template: one Lua script, no
 // SQL. requestID identifies the attempt (empty: a new one); the coupon

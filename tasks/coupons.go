@@ -14,6 +14,7 @@ import (
 const (
 	TypeCouponRemind  = "coupon:remind"
 	TypeCouponDeliver = "coupon:deliver"
+	TypeCouponEnsure  = "coupon:ensure-reminders"
 )
 
 // CouponRemindPayload names one reminder time of one template. The start time
@@ -70,6 +71,13 @@ type CouponReminders interface {
 	SendReminders(ctx context.Context, p CouponRemindPayload) error
 	// RetryDelivery makes the next attempt of one failed delivery.
 	RetryDelivery(ctx context.Context, p CouponDeliverPayload) error
+	// EnsureReminderTasks brings back fan-out tasks that Redis lost.
+	EnsureReminderTasks(ctx context.Context) error
+}
+
+// NewCouponEnsureTask checks that every reminder due within the hour has its task.
+func NewCouponEnsureTask() *asynq.Task {
+	return asynq.NewTask(TypeCouponEnsure, nil, asynq.Queue(QueueLow), asynq.MaxRetry(1), asynq.Timeout(time.Minute))
 }
 
 // Coupons runs the coupon reminder tasks.
@@ -93,7 +101,11 @@ func (c *Coupons) Register(mux *asynq.ServeMux) {
 		}
 		return c.Store.RetryDelivery(ctx, p)
 	})
+	mux.HandleFunc(TypeCouponEnsure, func(ctx context.Context, _ *asynq.Task) error { return c.Store.EnsureReminderTasks(ctx) })
 }
 
-// Periodic is empty: reminder tasks are scheduled when users book.
-func (c *Coupons) Periodic() []Periodic { return nil }
+// Periodic re-creates, once a minute, reminder tasks that Redis lost; the
+// tasks themselves are scheduled when users book.
+func (c *Coupons) Periodic() []Periodic {
+	return []Periodic{{Spec: "@every 1m", Task: NewCouponEnsureTask(), Opts: []asynq.Option{asynq.Unique(50 * time.Second)}}}
+}
