@@ -9,6 +9,7 @@
     document.querySelectorAll("[data-unread-badge]").forEach((el) => {
       el.textContent = String(unread);
       el.hidden = unread === 0;
+      el.style.display = unread === 0 ? "none" : ""; // .badge's display would override [hidden]
     });
   }
 

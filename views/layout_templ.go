@@ -69,7 +69,7 @@ func Layout(p Page) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if p.User != nil {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<a href=\"/me/orders\">My orders</a> <a href=\"/me/notifications\" data-testid=\"nav-inbox\">Inbox <span class=\"badge unread-badge\" data-testid=\"unread-badge\" data-unread-badge hidden>0</span></a> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<a href=\"/me/orders\">My orders</a> <a href=\"/me/notifications\" data-testid=\"nav-inbox\">Inbox <span class=\"badge unread-badge\" data-testid=\"unread-badge\" data-unread-badge hidden style=\"display:none\">0</span></a> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

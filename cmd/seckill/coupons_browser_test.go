@@ -62,7 +62,12 @@ func TestCouponsBrowser(t *testing.T) {
 
 	// The reminder goes out now: the badge in the layout counts it live.
 	var badge string
-	err = chromedp.Run(ctx, chromedp.WaitReady(`html[data-live="on"]`)) // the socket is up
+	var badgeShown bool
+	err = chromedp.Run(ctx, chromedp.WaitReady(`html[data-live="on"]`), // the socket is up
+		chromedp.Evaluate(`document.querySelector('[data-unread-badge]').offsetParent !== null`, &badgeShown))
+	if err == nil && badgeShown {
+		t.Fatal("the unread badge shows with nothing unread")
+	}
 	if err == nil {
 		err = a.Store.SendReminders(context.Background(), tasks.CouponRemindPayload{CouponID: later.ID, GrabStartAt: later.GrabStartAt, MinutesBefore: 10})
 	}
