@@ -122,11 +122,17 @@ func TestCouponsAdminBrowser(t *testing.T) {
 	if st := a.call("POST", "/api/admin/users", a.adminToken(), map[string]string{"username": name, "password": "password123", "role": "merchant"}, nil); st != 201 {
 		t.Fatalf("create merchant: %d", st)
 	}
-	start := time.Now().Add(time.Hour).UTC().Format("2006-01-02T15:04")
-	end := time.Now().Add(3 * time.Hour).UTC().Format("2006-01-02T15:04")
-	var clientErr, serverErr, title string
+	// datetime-local fields hold the browser's local time.
+	var offset int
+	if err := chromedp.Run(ctx, browserLogin(ctx, a.URL, name, "password123"), chromedp.Evaluate(`new Date().getTimezoneOffset()`, &offset)); err != nil {
+		t.Fatal(err)
+	}
+	local := func(d time.Duration) string {
+		return time.Now().Add(d).UTC().Add(-time.Duration(offset) * time.Minute).Format("2006-01-02T15:04")
+	}
+	start, end, newStart, newEnd := local(time.Hour), local(3*time.Hour), local(3*time.Hour), local(5*time.Hour)
+	var clientErr, serverErr, title, moved string
 	err := chromedp.Run(ctx,
-		browserLogin(ctx, a.URL, name, "password123"),
 		chromedp.Navigate(a.URL+"/admin/coupons"),
 		chromedp.WaitVisible(`[data-testid="coupon-form"]`),
 		chromedp.SetValue(`[data-testid="coupon-title"]`, "Form coupon"),
@@ -146,18 +152,26 @@ func TestCouponsAdminBrowser(t *testing.T) {
 		chromedp.SetValue(`[data-testid="coupon-min-spend"]`, "100"),
 		chromedp.Click(`[data-testid="coupon-submit"]`),
 		chromedp.WaitVisible(`[data-testid="bookings"]`),
+		// Move the window two hours later from the figures page.
+		chromedp.SetValue(`[data-testid="window-form"] [name="grab_start_at"]`, newStart),
+		chromedp.SetValue(`[data-testid="window-form"] [name="grab_end_at"]`, newEnd),
+		chromedp.Evaluate(`document.querySelector('[data-testid="flash"]')?.remove()`, nil), // the creation's flash
+		chromedp.Click(`[data-testid="window-form"] button`),
+		chromedp.WaitVisible(`[data-testid="flash"]`),
+		chromedp.Text(`[data-testid="flash"]`, &moved),
 		chromedp.Navigate(a.URL+"/admin/coupons"),
 		chromedp.Text(`[data-testid="admin-coupons"]`, &title),
 	)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(clientErr, "amount") || !strings.Contains(serverErr, "minimum spend") || !strings.Contains(title, "Form coupon") {
-		t.Fatalf("client error %q, server error %q, list %q", clientErr, serverErr, title)
+	if !strings.Contains(moved, "moved") || !strings.Contains(clientErr, "amount") || !strings.Contains(serverErr, "minimum spend") || !strings.Contains(title, "Form coupon") {
+		t.Fatalf("client error %q, server error %q, move %q, list %q", clientErr, serverErr, moved, title)
 	}
 	var list struct{ Coupons []couponJSON }
 	a.call("GET", "/api/coupons", "", nil, &list)
-	if len(list.Coupons) != 1 || list.Coupons[0].Value != 3000 || list.Coupons[0].MinSpendCents != 10000 || list.Coupons[0].Stock != 50 {
+	if len(list.Coupons) != 1 || list.Coupons[0].Value != 3000 || list.Coupons[0].MinSpendCents != 10000 || list.Coupons[0].Stock != 50 ||
+		list.Coupons[0].GrabStartAt.UTC().Add(-time.Duration(offset)*time.Minute).Format("2006-01-02T15:04") != newStart {
 		t.Fatalf("created %+v", list.Coupons)
 	}
 }
