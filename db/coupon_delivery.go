@@ -10,8 +10,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"github.com/seckill/seckill/tasks"
 )
 
 // Fan-out sizes: bookings per page (one SQLite transaction for the app
@@ -53,7 +51,7 @@ func reminderText(c *Coupon, minutes int) string {
 // batches. Every delivery is recorded first, so a task run again (Asynq
 // delivers at least once) skips what was sent. A task from before a
 // reschedule finds the start moved and does nothing.
-func (s *Store) SendReminders(ctx context.Context, p tasks.CouponRemindPayload) error {
+func (s *Store) SendReminders(ctx context.Context, p CouponRemindPayload) error {
 	c, err := s.couponRow(ctx, p.CouponID)
 	if ErrorCode(err) == ENOTFOUND {
 		s.Log.Warn("reminder for a coupon that does not exist", "coupon", p.CouponID)
@@ -205,10 +203,11 @@ func (e *Events) publishAll(ctx context.Context, msgs []LiveMessage) error {
 	if len(msgs) == 0 {
 		return nil
 	}
+	channel := LiveChannelOf(e.rdb)
 	pipe := e.rdb.Pipeline()
 	for _, m := range msgs {
 		body, _ := json.Marshal(m)
-		pipe.Publish(ctx, LiveChannel, body)
+		pipe.Publish(ctx, channel, body)
 	}
 	_, err := pipe.Exec(ctx)
 	return err
@@ -255,7 +254,7 @@ func (r *reminderRun) startExternal(ctx context.Context, channel string, users [
 		return fmt.Errorf("claim %s reminders of coupon %d: %w", channel, r.c.ID, err)
 	}
 	for _, uid := range claimed {
-		p := tasks.CouponDeliverPayload{CouponID: r.c.ID, GrabStartAt: r.c.GrabStartAt, MinutesBefore: r.minutes, Channel: channel, UserID: uid}
+		p := CouponDeliverPayload{CouponID: r.c.ID, GrabStartAt: r.c.GrabStartAt, MinutesBefore: r.minutes, Channel: channel, UserID: uid}
 		select {
 		case r.sem <- struct{}{}:
 		case <-ctx.Done():
@@ -303,7 +302,7 @@ func (s *Store) addresses(ctx context.Context, channel string, users []int64) (m
 }
 
 // deliverExternal makes one attempt of an email or webhook reminder.
-func (s *Store) deliverExternal(ctx context.Context, client *http.Client, c *Coupon, p tasks.CouponDeliverPayload, addr string) error {
+func (s *Store) deliverExternal(ctx context.Context, client *http.Client, c *Coupon, p CouponDeliverPayload, addr string) error {
 	switch p.Channel {
 	case ChannelWebhook:
 		body, _ := json.Marshal(WebhookReminder{Type: NotificationCouponReminder, CouponID: c.ID, Title: c.Title,
@@ -322,7 +321,7 @@ func (s *Store) deliverExternal(ctx context.Context, client *http.Client, c *Cou
 // finishDelivery records the outcome of attempt number attempts. A failure
 // that may pass (5xx, network) becomes its own delayed task, so Asynq retries
 // it with backoff apart from every other delivery.
-func (s *Store) finishDelivery(ctx context.Context, p tasks.CouponDeliverPayload, attempts int, sendErr error) error {
+func (s *Store) finishDelivery(ctx context.Context, p CouponDeliverPayload, attempts int, sendErr error) error {
 	status, msg := deliverySent, ""
 	if sendErr != nil {
 		msg = sendErr.Error()
@@ -330,7 +329,7 @@ func (s *Store) finishDelivery(ctx context.Context, p tasks.CouponDeliverPayload
 		if !permanent(sendErr) && attempts < maxDeliveryAttempts {
 			next := p
 			next.Attempt = attempts
-			_, err := s.Tasks.EnqueueContext(context.WithoutCancel(ctx), tasks.NewCouponDeliverTask(next, s.retryDelay(attempts)))
+			_, err := s.Tasks.EnqueueContext(context.WithoutCancel(ctx), NewCouponDeliverTask(next, s.retryDelay(attempts)))
 			if err == nil {
 				status = deliveryRetrying
 			} else {
@@ -356,7 +355,7 @@ func (s *Store) finishDelivery(ctx context.Context, p tasks.CouponDeliverPayload
 // run that moves the attempt count on from p.Attempt sends, so a task that
 // Asynq delivers twice notifies once; a booking cancelled or a template
 // rescheduled since is skipped.
-func (s *Store) RetryDelivery(ctx context.Context, p tasks.CouponDeliverPayload) error {
+func (s *Store) RetryDelivery(ctx context.Context, p CouponDeliverPayload) error {
 	key := []any{p.CouponID, formatTime(p.GrabStartAt), p.MinutesBefore, p.Channel, p.UserID}
 	res, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET attempts = attempts + 1
 		WHERE template_id = ? AND grab_start_at = ? AND minutes_before = ? AND channel = ? AND user_id = ? AND status = 'retrying' AND attempts = ?`,

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/tasks"
 )
 
 // BenchmarkReminderFanOut books 100,000 users on one template's 5-minute app
@@ -49,7 +48,7 @@ func BenchmarkReminderFanOut(b *testing.B) {
 		b.Fatalf("%d reminder tasks for %d bookings of one lead time, want 1", len(got), bookings)
 	}
 
-	p := tasks.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}
+	p := db.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}
 	var spent time.Duration
 	runs := 0
 	for b.Loop() {

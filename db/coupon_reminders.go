@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/seckill/seckill/tasks"
 )
 
 // BookedReminder is one booked reminder with the time it is due.
@@ -189,8 +188,8 @@ func (s *Store) scheduleReminder(ctx context.Context, couponID int64, start time
 	if s.Tasks == nil {
 		return fmt.Errorf("schedule reminder: no task client")
 	}
-	p := tasks.CouponRemindPayload{CouponID: couponID, GrabStartAt: start.UTC(), MinutesBefore: minutes}
-	_, err := s.Tasks.EnqueueContext(ctx, tasks.NewCouponRemindTask(p))
+	p := CouponRemindPayload{CouponID: couponID, GrabStartAt: start.UTC(), MinutesBefore: minutes}
+	_, err := s.Tasks.EnqueueContext(ctx, NewCouponRemindTask(p))
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("schedule reminder of coupon %d at %d minutes: %w", couponID, minutes, err)
 	}
@@ -274,8 +273,8 @@ func (s *Store) UpdateCouponWindow(ctx context.Context, actor Claims, couponID i
 
 func (s *Store) rescheduleReminders(ctx context.Context, c *Coupon, oldStart time.Time) error {
 	for _, m := range LeadTimeList() {
-		id := tasks.CouponRemindTaskID(tasks.CouponRemindPayload{CouponID: c.ID, GrabStartAt: oldStart.UTC(), MinutesBefore: m})
-		if err := s.Queue.DeleteTask(tasks.QueueDefault, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
+		id := CouponRemindTaskID(CouponRemindPayload{CouponID: c.ID, GrabStartAt: oldStart.UTC(), MinutesBefore: m})
+		if err := s.Queue.DeleteTask(couponRemindQueue, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
 			s.Log.Warn("delete old reminder task", "task", id, "err", err)
 		}
 	}

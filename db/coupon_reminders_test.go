@@ -147,7 +147,7 @@ func TestReminderOneTaskPerLeadTime(t *testing.T) {
 		t.Fatalf("%d reminder tasks, want 3: %v", len(got), got)
 	}
 	for i, m := range []int{10, 30, 5} { // sorted by ID
-		want := tasks.CouponRemindTaskID(tasks.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: m})
+		want := db.CouponRemindTaskID(db.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: m})
 		if got[i].ID != want || !got[i].At.Equal(c.GrabStartAt.Add(-time.Duration(m)*time.Minute)) {
 			t.Errorf("task %d = %s at %s, want %s at %d minutes before the start", i, got[i].ID, got[i].At, want, m)
 		}
@@ -175,7 +175,7 @@ func TestReminderFanOutApp(t *testing.T) {
 		cs.CancelReminder(ctx, uid, c.ID, 5, db.ChannelApp)
 		cancelled[uid] = true
 	}
-	p := tasks.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}
+	p := db.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}
 	for run := 0; run < 2; run++ {
 		if err := cs.SendReminders(ctx, p); err != nil {
 			t.Fatal(err)
@@ -251,7 +251,7 @@ func TestReminderReschedule(t *testing.T) {
 	if len(rs) != 2 || !rs[0].RemindAt.Equal(newStart.Add(-15*time.Minute)) {
 		t.Fatalf("reminders after the move = %+v", rs)
 	}
-	old := tasks.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}
+	old := db.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}
 	if err := cs.SendReminders(ctx, old); err != nil {
 		t.Fatal(err)
 	}
@@ -291,8 +291,8 @@ func TestEnsureReminderTasks(t *testing.T) {
 		ids = append(ids, ti.ID)
 	}
 	want := []string{
-		tasks.CouponRemindTaskID(tasks.CouponRemindPayload{CouponID: soon.ID, GrabStartAt: soon.GrabStartAt, MinutesBefore: 20}),
-		tasks.CouponRemindTaskID(tasks.CouponRemindPayload{CouponID: soon.ID, GrabStartAt: soon.GrabStartAt, MinutesBefore: 5}),
+		db.CouponRemindTaskID(db.CouponRemindPayload{CouponID: soon.ID, GrabStartAt: soon.GrabStartAt, MinutesBefore: 20}),
+		db.CouponRemindTaskID(db.CouponRemindPayload{CouponID: soon.ID, GrabStartAt: soon.GrabStartAt, MinutesBefore: 5}),
 	}
 	if !reflect.DeepEqual(ids, want) {
 		t.Fatalf("tasks after ensure = %v, want %v", ids, want)

@@ -35,39 +35,10 @@ type CouponInput struct {
 	ValidDays     int       `json:"valid_days"`
 }
 
-// FieldErrors is an invalid input with a message per field, so forms can
-// show each next to its field; it unwraps to an EINVALID error.
-type FieldErrors struct {
-	Fields map[string]string
-	first  string
-}
-
-func (f *FieldErrors) add(field, msg string) {
-	if f.Fields == nil {
-		f.Fields = map[string]string{}
-		f.first = msg
-	}
-	if _, ok := f.Fields[field]; !ok {
-		f.Fields[field] = msg
-	}
-}
-
-func (f *FieldErrors) Error() string { return EINVALID + ": " + f.first }
-
-// Unwrap gives the contract's error, so the web layer answers 400 invalid.
-func (f *FieldErrors) Unwrap() error { return &Error{Code: EINVALID, Message: f.first} }
-
-func (f *FieldErrors) orNil() error {
-	if len(f.Fields) == 0 {
-		return nil
-	}
-	return f
-}
-
 // NormaliseCouponInput fills defaults (limit 1, 7 valid days), trims the
 // title and drops sub-second parts of times, then checks every rule.
 func NormaliseCouponInput(in *CouponInput, now time.Time) error {
-	var fe FieldErrors
+	fe := FieldErrors{}
 	in.Title = strings.TrimSpace(in.Title)
 	if in.LimitPerUser == 0 {
 		in.LimitPerUser = 1
@@ -78,57 +49,57 @@ func NormaliseCouponInput(in *CouponInput, now time.Time) error {
 	in.GrabStartAt = in.GrabStartAt.Truncate(time.Second).UTC()
 	in.GrabEndAt = in.GrabEndAt.Truncate(time.Second).UTC()
 	if in.Title == "" || utf8.RuneCountInString(in.Title) > maxCouponTitle {
-		fe.add("title", "title must be 1–100 characters")
+		addField(fe, "title", "must be 1–100 characters")
 	}
 	switch in.Kind {
 	case CouponAmountOff:
 		if in.Value < 1 {
-			fe.add("value", "an amount off must be at least 1 cent")
+			addField(fe, "value", "must be at least 1 cent for an amount off")
 		}
 	case CouponPercentOff:
 		if in.Value < 1 || in.Value > 99 {
-			fe.add("value", "a percentage off must be 1–99")
+			addField(fe, "value", "must be 1–99 for a percentage off")
 		}
 	default:
-		fe.add("kind", "kind must be amount_off or percent_off")
+		addField(fe, "kind", "must be amount_off or percent_off")
 	}
 	if in.MinSpendCents < 0 {
-		fe.add("min_spend_cents", "minimum spend must not be negative")
+		addField(fe, "min_spend_cents", "must not be negative")
 	}
 	if in.Kind == CouponAmountOff && in.MinSpendCents > 0 && in.Value > in.MinSpendCents {
-		fe.add("value", "the amount off must not exceed the minimum spend")
+		addField(fe, "value", "must not exceed the minimum spend")
 	}
 	if in.Stock < 1 || in.Stock > MaxCouponStock {
-		fe.add("stock", "stock must be 1–10,000,000")
+		addField(fe, "stock", "must be 1–10,000,000")
 	}
 	if in.LimitPerUser < 1 || in.LimitPerUser > MaxCouponLimit {
-		fe.add("limit_per_user", "limit per user must be 1–1000")
+		addField(fe, "limit_per_user", "must be 1–1000")
 	}
 	if in.ValidDays < 1 || in.ValidDays > MaxCouponDays {
-		fe.add("valid_days", "valid days must be 1–3650")
+		addField(fe, "valid_days", "must be 1–3650")
 	}
-	checkWindow(&fe, in.GrabStartAt, in.GrabEndAt, now)
-	return fe.orNil()
+	checkWindow(fe, in.GrabStartAt, in.GrabEndAt, now)
+	return fe.Err()
 }
 
 // NormaliseCouponWindow checks a new grab window for an existing template.
 func NormaliseCouponWindow(start, end *time.Time, now time.Time) error {
-	var fe FieldErrors
+	fe := FieldErrors{}
 	*start, *end = start.Truncate(time.Second).UTC(), end.Truncate(time.Second).UTC()
-	checkWindow(&fe, *start, *end, now)
-	return fe.orNil()
+	checkWindow(fe, *start, *end, now)
+	return fe.Err()
 }
 
-func checkWindow(fe *FieldErrors, start, end, now time.Time) {
+func checkWindow(fe FieldErrors, start, end, now time.Time) {
 	if start.IsZero() || start.Year() < 2000 || start.Year() > 9999 {
-		fe.add("grab_start_at", "grab start must be an RFC 3339 time")
+		addField(fe, "grab_start_at", "must be an RFC 3339 time")
 	}
 	if end.IsZero() || end.Year() < 2000 || end.Year() > 9999 {
-		fe.add("grab_end_at", "grab end must be an RFC 3339 time")
+		addField(fe, "grab_end_at", "must be an RFC 3339 time")
 	} else if !end.After(start) {
-		fe.add("grab_end_at", "grab end must be after grab start")
+		addField(fe, "grab_end_at", "must be after the grab start")
 	} else if !end.After(now) {
-		fe.add("grab_end_at", "grab end must be in the future")
+		addField(fe, "grab_end_at", "must be in the future")
 	}
 }
 
@@ -162,4 +133,11 @@ func CouponValidUntil(grabbedAt time.Time, days int) time.Time {
 // RemindAt is when a reminder minutes before start is due.
 func RemindAt(start time.Time, minutes int) time.Time {
 	return start.Add(-time.Duration(minutes) * time.Minute)
+}
+
+// addField keeps the first problem found with a field.
+func addField(fe FieldErrors, field, msg string) {
+	if _, ok := fe[field]; !ok {
+		fe[field] = msg
+	}
 }

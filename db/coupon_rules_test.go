@@ -47,7 +47,7 @@ func TestNormaliseCouponInput(t *testing.T) {
 			in := good()
 			tt.edit(&in)
 			err := db.NormaliseCouponInput(&in, now)
-			var fe *db.FieldErrors
+			var fe *db.InvalidFields
 			if !errors.As(err, &fe) || fe.Fields[tt.field] == "" {
 				t.Fatalf("error = %v, want a message on %s", err, tt.field)
 			}

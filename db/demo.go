@@ -14,6 +14,12 @@ func (s *Store) SeedDemo(ctx context.Context) error {
 	if _, err := s.CreateUser(ctx, DemoShopper, DemoShopperPassword, RoleUser); err != nil && ErrorCode(err) != ECONFLICT {
 		return err
 	}
+	if err := s.seedGoodsDemo(ctx); err != nil {
+		return err
+	}
+	if err := s.SeedRedPacketDemo(ctx); err != nil {
+		return err
+	}
 	if err := s.SeedDemoCoupons(ctx); err != nil {
 		return err
 	}

@@ -14,6 +14,16 @@ import (
 // LiveChannel is the Redis pub/sub channel every web process listens on.
 const LiveChannel = "seckill:live"
 
+// LiveChannelOf is LiveChannel for the logical database rdb uses. Pub/sub
+// ignores the database number, so without it deployments (and parallel
+// tests) on different databases of one server would see each other's events.
+func LiveChannelOf(rdb redis.UniversalClient) string {
+	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
+		return fmt.Sprintf("%s:%d", LiveChannel, c.Options().DB)
+	}
+	return LiveChannel
+}
+
 // Topic names; a user's own events go to TopicUser and need no subscription.
 func TopicGoods(id int64) string     { return fmt.Sprintf("goods:%d", id) }
 func TopicSlot(id int64) string      { return fmt.Sprintf("slot:%d", id) }
@@ -35,14 +45,20 @@ type Events struct {
 	rdb redis.UniversalClient
 
 	mu      sync.Mutex
-	pending map[string]any // topic → latest event not yet sent
+	pending map[string]keyedEvent // coalescing key → latest event not yet sent
 	timers  map[string]*time.Timer
 	window  time.Duration
 }
 
+// keyedEvent is an event waiting to be sent to its topic.
+type keyedEvent struct {
+	topic string
+	event any
+}
+
 // NewEvents returns a publisher over rdb.
 func NewEvents(rdb redis.UniversalClient) *Events {
-	return &Events{rdb: rdb, pending: map[string]any{}, timers: map[string]*time.Timer{}, window: CoalesceWindow}
+	return &Events{rdb: rdb, pending: map[string]keyedEvent{}, timers: map[string]*time.Timer{}, window: CoalesceWindow}
 }
 
 // Publish sends event to the topic's subscribers now.
@@ -52,34 +68,41 @@ func (e *Events) Publish(ctx context.Context, topic string, event any) error {
 		return fmt.Errorf("encode event: %w", err)
 	}
 	msg, _ := json.Marshal(LiveMessage{Topic: topic, Event: body})
-	return e.rdb.Publish(ctx, LiveChannel, msg).Err()
+	return e.rdb.Publish(ctx, LiveChannelOf(e.rdb), msg).Err()
 }
 
 // PublishCoalesced sends at most one event per topic per window: the first at
 // once, later ones at the end of the window with the last value winning, so a
 // burst of grabs becomes a few broadcasts that still end on the final value.
 func (e *Events) PublishCoalesced(topic string, event any) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if _, busy := e.timers[topic]; busy {
-		e.pending[topic] = event
-		return
-	}
-	e.send(topic, event)
-	e.timers[topic] = time.AfterFunc(e.window, func() { e.flush(topic) })
+	e.PublishCoalescedKey(topic, topic, event)
 }
 
-func (e *Events) flush(topic string) {
+// PublishCoalescedKey is PublishCoalesced with its own coalescing key, for a
+// topic that carries several counters (a slot's goods): events with the same
+// key coalesce, events with different keys do not replace each other.
+func (e *Events) PublishCoalescedKey(topic, key string, event any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	event, ok := e.pending[topic]
-	if !ok {
-		delete(e.timers, topic)
+	if _, busy := e.timers[key]; busy {
+		e.pending[key] = keyedEvent{topic, event}
 		return
 	}
-	delete(e.pending, topic)
 	e.send(topic, event)
-	e.timers[topic] = time.AfterFunc(e.window, func() { e.flush(topic) })
+	e.timers[key] = time.AfterFunc(e.window, func() { e.flush(key) })
+}
+
+func (e *Events) flush(key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ev, ok := e.pending[key]
+	if !ok {
+		delete(e.timers, key)
+		return
+	}
+	delete(e.pending, key)
+	e.send(ev.topic, ev.event)
+	e.timers[key] = time.AfterFunc(e.window, func() { e.flush(key) })
 }
 
 // send publishes off the caller's goroutine so a slow Redis never holds the lock.

@@ -77,6 +77,8 @@ func (s *Store) FlushAll(ctx context.Context) error {
 	defer s.Redis.Del(context.WithoutCancel(ctx), flushLockKey)
 	steps := []func(context.Context) error{
 		// promotions' flush steps, one line each
+		s.flushRedPackets,
+		s.flushOrders,
 		s.flushCoupons,
 	}
 	var errs []error

@@ -1,6 +1,7 @@
 package db
 
 import (
+	"context"
 	"log/slog"
 	"time"
 
@@ -24,6 +25,10 @@ type Store struct {
 	OrderTTL            time.Duration
 	WebhookAllowPrivate bool
 	BcryptCost          int // 0 means bcrypt's default; tests lower it
+
+	// red packets
+	RedPacketRand           Int64Source                                             // splits packets; nil means math/rand/v2
+	ScheduleRedPacketExpiry func(ctx context.Context, id int64, at time.Time) error // enqueues the expiry task; nil schedules nothing
 
 	// coupons: reminder delivery
 	SMTPURL            string        // mail server for email reminders; empty: email is not configured

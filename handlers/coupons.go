@@ -377,7 +377,7 @@ func (h *Handlers) AdminCreateCouponForm(c *fiber.Ctx) error {
 		if err == nil {
 			return redirectWithFlash(c, "/admin/coupons/"+strconv.FormatInt(cp.ID, 10), "Coupon “"+cp.Title+"” created.")
 		}
-		var fe *db.FieldErrors
+		var fe *db.InvalidFields
 		if !errors.As(err, &fe) {
 			return err
 		}
@@ -441,11 +441,11 @@ func parseCouponForm(f views.CouponForm) (db.CouponInput, map[string]string) {
 		if in.Value, err = strconv.ParseInt(strings.TrimSpace(f.Value), 10, 64); err != nil {
 			fields["value"] = "enter a whole percentage, 1–99"
 		}
-	} else if in.Value, err = parseCents(f.Value); err != nil {
+	} else if in.Value, err = parseYuan(f.Value); err != nil {
 		fields["value"] = "enter an amount like 10 or 9.90"
 	}
 	if strings.TrimSpace(f.MinSpend) != "" {
-		if in.MinSpendCents, err = parseCents(f.MinSpend); err != nil {
+		if in.MinSpendCents, err = parseYuan(f.MinSpend); err != nil {
 			fields["min_spend_cents"] = "enter an amount like 50 or 49.90"
 		}
 	}
@@ -489,27 +489,4 @@ func parseFormTime(v, tzOffset string) (time.Time, error) {
 		off = 0
 	}
 	return t.Add(time.Duration(off) * time.Minute), nil
-}
-
-// parseCents reads a non-negative decimal amount with at most two decimals into cents, without floats.
-func parseCents(v string) (int64, error) {
-	v = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(v), "¥"))
-	whole, frac, hasFrac := strings.Cut(v, ".")
-	if whole == "" || (hasFrac && (len(frac) == 0 || len(frac) > 2)) || len(whole) > 12 {
-		return 0, errors.New("not an amount")
-	}
-	w, err := strconv.ParseUint(whole, 10, 64)
-	if err != nil {
-		return 0, err
-	}
-	var f uint64
-	if hasFrac {
-		if f, err = strconv.ParseUint(frac, 10, 64); err != nil {
-			return 0, err
-		}
-		if len(frac) == 1 {
-			f *= 10
-		}
-	}
-	return int64(w*100 + f), nil
 }

@@ -5,23 +5,6 @@ import (
 	"time"
 )
 
-func TestParseCents(t *testing.T) {
-	for _, tt := range []struct {
-		in   string
-		want int64
-		ok   bool
-	}{
-		{"10", 1000, true}, {"9.9", 990, true}, {"9.90", 990, true}, {"0.01", 1, true}, {" ¥12.34 ", 1234, true}, {"0", 0, true},
-		{"", 0, false}, {"abc", 0, false}, {"1.234", 0, false}, {"1.", 0, false}, {".5", 0, false}, {"-1", 0, false}, {"1e3", 0, false},
-		{"1,000", 0, false}, {"9999999999999", 0, false},
-	} {
-		got, err := parseCents(tt.in)
-		if (err == nil) != tt.ok || got != tt.want {
-			t.Errorf("parseCents(%q) = %d, %v; want %d (ok %v)", tt.in, got, err, tt.want, tt.ok)
-		}
-	}
-}
-
 func TestParseFormTime(t *testing.T) {
 	// A browser at UTC+8 reports an offset of -480 minutes.
 	got, err := parseFormTime("2030-05-01T10:00", "-480")

@@ -89,7 +89,7 @@ func newHub(rdb redis.UniversalClient, tokens *db.Tokens, log *slog.Logger, m *m
 // Start subscribes to the live channel and returns once Redis has confirmed,
 // so no event published afterwards is missed.
 func (h *Hub) Start(ctx context.Context) error {
-	h.pubsub = h.rdb.Subscribe(ctx, db.LiveChannel)
+	h.pubsub = h.rdb.Subscribe(ctx, db.LiveChannelOf(h.rdb))
 	if _, err := h.pubsub.Receive(ctx); err != nil {
 		h.pubsub.Close()
 		return err

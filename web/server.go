@@ -120,6 +120,29 @@ func (s *Server) routes(cfg Config) {
 	if cfg.Naive != nil {
 		api.Post("/bench/naive/:id/grab", h.NaiveGrab(cfg.Naive))
 	}
+	// red packets
+	api.Get("/redpackets", h.ListRedPackets)
+	api.Get("/redpackets/:id", h.GetRedPacket)
+	api.Post("/redpackets/:id/grab", requireUser, h.GrabRedPacket)
+	api.Get("/redpackets/:id/grabs", h.RedPacketGrabs)
+	admin.Post("/redpackets", h.CreateRedPacket)
+	admin.Get("/redpackets", h.AdminListRedPackets)
+	admin.Get("/redpackets/:id/stats", h.RedPacketStats)
+	// goods
+	api.Get("/slots", h.ListSlots)
+	api.Get("/slots/:id/goods", h.SlotGoods)
+	api.Get("/goods/:id", h.GetGoods)
+	api.Post("/goods/:id/grab", requireUser, h.Grab)
+	api.Get("/orders/:id", requireUser, h.GetOrder)
+	api.Post("/orders/:id/pay", requireUser, h.PayOrder)
+	api.Post("/orders/:id/cancel", requireUser, h.CancelOrder)
+	api.Get("/me/orders", requireUser, h.MyOrders)
+	admin.Get("/slots", h.AdminListSlots)
+	admin.Post("/slots", h.CreateSlot)
+	admin.Put("/slots/:id", h.UpdateSlot)
+	admin.Post("/goods", h.CreateGoods)
+	admin.Put("/goods/:id", h.UpdateGoods)
+	admin.Get("/goods/:id/stats", h.GoodsStats)
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
 
 	if cfg.Monitor != nil {
@@ -135,6 +158,24 @@ func (s *Server) routes(cfg Config) {
 	pages.Post("/logout", h.Logout)
 	staff := pages.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
 	staff.Get("/", h.AdminDashboard)
+	// red packets
+	pages.Get("/redpackets", h.RedPacketsPage)
+	pages.Get("/redpackets/:id", h.RedPacketPage)
+	staff.Get("/redpackets", h.AdminRedPacketsPage)
+	staff.Post("/redpackets", h.AdminCreateRedPacketForm)
+	staff.Get("/redpackets/:id", h.AdminRedPacketPage)
+	// goods
+	pages.Get("/slots", h.SlotsPage)
+	pages.Get("/slots/:id", h.SlotsPage)
+	pages.Get("/goods/:id", h.GoodsPage)
+	pages.Get("/me/orders", requireUser, h.MyOrdersPage)
+	staff.Get("/slots", h.AdminSlotsPage)
+	staff.Post("/slots", h.AdminCreateSlot)
+	staff.Get("/slots/:id", h.AdminSlotPage)
+	staff.Post("/slots/:id", h.AdminUpdateSlot)
+	staff.Post("/slots/:id/goods", h.AdminCreateGoods)
+	staff.Get("/goods/:id", h.AdminGoodsPage)
+	staff.Post("/goods/:id", h.AdminUpdateGoods)
 	// coupons
 	staff.Get("/coupons", h.AdminCouponsPage)
 	staff.Post("/coupons", h.AdminCreateCouponForm)

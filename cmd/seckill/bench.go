@@ -139,6 +139,7 @@ var benchScenarios = []struct {
 	name string
 	run  func(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error
 }{
+	{"redpacket", benchRedPacket},
 	{"idle-ws", benchIdleWebSockets},
 }
 

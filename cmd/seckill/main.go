@@ -151,6 +151,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Store.OrderTTL = m.Config.OrderTTL
 	m.Store.WebhookAllowPrivate = m.Config.WebhookAllowPrivate
 	m.Store.BcryptCost = m.BcryptCost
+	m.Store.ScheduleRedPacketExpiry = tasks.ScheduleRedPacketExpiry(m.Client)
 	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, db.WebhookKey(m.Config.WebhookSecret, secret)
 	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
 
@@ -220,6 +221,8 @@ func (m *Main) Open(ctx context.Context) error {
 // areas are the background work of every promotion.
 func (m *Main) areas() []tasks.Area {
 	return []tasks.Area{
+		&tasks.RedPackets{Store: m.Store},
+		&tasks.Goods{Store: m.Store, Log: m.Log},
 		&tasks.Coupons{Store: m.Store},
 	}
 }

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// register creates a shopper with a known password and returns its name and token.
+func (a *testApp) register(prefix string) (name, token string) {
+	a.t.Helper()
+	name = fmt.Sprintf("%s%d", prefix, userSeq.Add(1))
+	var out authAnswer
+	if st := a.call("POST", "/api/auth/register", "", map[string]string{"username": name, "password": "password123"}, &out); st != 201 {
+		a.t.Fatalf("register %s: %d", name, st)
+	}
+	return name, out.Token
+}
+
+// waitText polls the element's text until it is want, for changes that arrive live.
+func waitText(t *testing.T, ctx context.Context, sel, want string, within time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	var got string
+	var err error
+	for time.Now().Before(deadline) {
+		// A short timeout per read: the page may be between documents (a form post).
+		rctx, cancel := context.WithTimeout(ctx, time.Second)
+		err = chromedp.Run(rctx, chromedp.Text(sel, &got, chromedp.ByQuery))
+		cancel()
+		if err == nil && strings.TrimSpace(got) == want {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("%s reads %q (%v), want %q", sel, got, err, want)
+}
+
+func browse(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
+	t.Helper()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+}
+
+// A shopper waits for the start on a disabled Grab button, grabs, sees the
+// result and the stock bar move without reloading, and pays in My orders.
+func TestGoodsBrowserShopper(t *testing.T) {
+	a := startApp(t)
+	mt, g := a.liveGoods(5, 1)
+	soonSlot := a.createSlot(mt, 4*time.Second, time.Hour)
+	soon := a.createGoods(mt, soonSlot.ID, 3, 1)
+	name, token := a.register("shopper")
+	ctx := newBrowser(t)
+	browse(t, ctx, "log in", browserLogin(ctx, a.URL, name, "password123"))
+
+	// Before the start the button is disabled under a countdown, then it opens by itself.
+	var disabled bool
+	browse(t, ctx, "open upcoming goods",
+		chromedp.Navigate(fmt.Sprintf("%s/goods/%d", a.URL, soon.ID)),
+		chromedp.WaitVisible(`[data-testid=start-countdown]`),
+		chromedp.JavascriptAttribute(`[data-testid=grab-button]`, "disabled", &disabled),
+	)
+	if !disabled {
+		t.Fatal("grab button enabled before the start")
+	}
+	browse(t, ctx, "wait for the start and grab",
+		chromedp.WaitEnabled(`[data-testid=grab-button]`),
+		chromedp.Click(`[data-testid=grab-button]`),
+		chromedp.WaitVisible(`[data-testid=grab-success]`),
+	)
+
+	// The slot menu lists the live slot's goods with their stock bars.
+	browse(t, ctx, "slot menu",
+		chromedp.Navigate(a.URL+"/slots/"+fmt.Sprint(g.SlotID)),
+		chromedp.WaitVisible(fmt.Sprintf(`[data-testid=goods-card-%d] [data-testid=stock-bar-%d]`, g.ID, g.ID)),
+		chromedp.WaitVisible(fmt.Sprintf(`[data-testid=slot-tab-%d] [data-countdown]`, soonSlot.ID)),
+	)
+
+	remaining := fmt.Sprintf(`[data-testid=remaining-%d]`, g.ID)
+	browse(t, ctx, "open live goods",
+		chromedp.Navigate(fmt.Sprintf("%s/goods/%d", a.URL, g.ID)),
+		chromedp.WaitEnabled(`[data-testid=grab-button]`),
+		chromedp.WaitVisible(`html[data-live=on]`),
+		chromedp.Evaluate(`window.__sameDocument = true`, nil),
+	)
+	waitText(t, ctx, remaining, "5", 2*time.Second)
+	browse(t, ctx, "grab", chromedp.Click(`[data-testid=grab-button]`), chromedp.WaitVisible(`[data-testid=grab-success]`))
+	waitText(t, ctx, remaining, "4", 5*time.Second)
+	// Someone else's grab moves the bar too, live.
+	other, _ := a.newUser()
+	a.grab(other, g.ID)
+	waitText(t, ctx, remaining, "3", 5*time.Second)
+	var width string
+	var same bool
+	browse(t, ctx, "bar and document",
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('[data-stock-for="%d"] [data-bar]').style.width`, g.ID), &width),
+		chromedp.Evaluate(`window.__sameDocument === true`, &same),
+	)
+	if width != "60%" || !same {
+		t.Fatalf("bar width %q (want 60%%), same document %v", width, same)
+	}
+	// A second grab is refused at once with the reason.
+	browse(t, ctx, "regrab", chromedp.Evaluate(`document.querySelector('[data-testid=grab-button]').disabled = false`, nil),
+		chromedp.Click(`[data-testid=grab-button]`), chromedp.WaitVisible(`[data-testid=grab-error][data-code=limit_reached]`))
+
+	// My orders: pay, and the status changes in place.
+	var mine struct{ Orders []orderJSON }
+	a.call("GET", "/api/me/orders", token, nil, &mine)
+	var orderID int64
+	for _, o := range mine.Orders {
+		if o.GoodsID == g.ID {
+			orderID = o.ID
+		}
+	}
+	browse(t, ctx, "pay in My orders",
+		chromedp.Navigate(a.URL+"/me/orders"),
+		chromedp.WaitVisible(fmt.Sprintf(`[data-testid=order-countdown-%d]`, orderID)),
+		chromedp.Click(fmt.Sprintf(`[data-testid=pay-%d]`, orderID)),
+	)
+	waitText(t, ctx, fmt.Sprintf(`[data-testid=order-status-%d]`, orderID), "Paid", 5*time.Second)
+	if got := a.order(token, orderID); got.Status != "paid" {
+		t.Fatalf("order is %q after paying in the browser", got.Status)
+	}
+	// A change made elsewhere (cancelling the other order over the API) shows live.
+	var soonOrder int64
+	for _, o := range mine.Orders {
+		if o.GoodsID == soon.ID {
+			soonOrder = o.ID
+		}
+	}
+	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/cancel", soonOrder), token, nil, nil); st != 200 {
+		t.Fatalf("cancel: %d", st)
+	}
+	waitText(t, ctx, fmt.Sprintf(`[data-testid=order-status-%d]`, soonOrder), "Cancelled", 5*time.Second)
+}
+
+// A merchant creates a slot and goods through the forms (with inline
+// validation), then watches the slot's sales dashboard and reconciliation live.
+func TestGoodsBrowserMerchant(t *testing.T) {
+	a := startApp(t)
+	name := fmt.Sprintf("shop%d", userSeq.Add(1))
+	if st := a.call("POST", "/api/admin/users", a.adminToken(), map[string]string{"username": name, "password": "password123", "role": "merchant"}, nil); st != 201 {
+		t.Fatalf("create merchant: %d", st)
+	}
+	mt := a.login(name, "password123")
+	ctx := newBrowser(t)
+	browse(t, ctx, "log in", browserLogin(ctx, a.URL, name, "password123"))
+
+	browse(t, ctx, "create a slot",
+		chromedp.Navigate(a.URL+"/admin/slots"),
+		chromedp.WaitVisible(`[data-testid=slot-form]`),
+		chromedp.SendKeys(`[data-testid=slot-form] [data-testid=input-title]`, "Lunch rush"),
+		chromedp.Click(`[data-testid=slot-submit]`),
+		chromedp.WaitVisible(`[data-testid=admin-slot]`),
+	)
+	waitText(t, ctx, `[data-testid=flash]`, "Slot “Lunch rush” created. Add its goods below.", time.Second)
+	gf := `[data-testid=goods-form] `
+	browse(t, ctx, "goods form refuses zero stock inline",
+		chromedp.SendKeys(gf+`[data-testid=input-title]`, "Rice bowl"),
+		chromedp.SendKeys(gf+`[data-testid=input-price_cents]`, "38.00"),
+		chromedp.SendKeys(gf+`[data-testid=input-seckill_price_cents]`, "19.50"),
+		chromedp.SendKeys(gf+`[data-testid=input-stock]`, "0"),
+		chromedp.Click(`[data-testid=goods-submit]`),
+	)
+	waitText(t, ctx, gf+`[data-testid=error-stock]`, "must be at least 1", 2*time.Second)
+	browse(t, ctx, "fix and add the goods",
+		chromedp.SetValue(gf+`[data-testid=input-stock]`, "25"),
+		chromedp.Click(`[data-testid=goods-submit]`),
+		chromedp.WaitVisible(`[data-testid=sales-table]`),
+	)
+	var mySlots struct{ Slots []slotJSON }
+	a.call("GET", "/api/admin/slots", mt, nil, &mySlots)
+	if len(mySlots.Slots) != 1 || mySlots.Slots[0].Title != "Lunch rush" || mySlots.Slots[0].EndAt.Sub(mySlots.Slots[0].StartAt) != 2*time.Hour {
+		t.Fatalf("slots after the form: %+v", mySlots.Slots)
+	}
+	var gs struct{ Goods []goodsJSON }
+	a.call("GET", fmt.Sprintf("/api/slots/%d/goods", mySlots.Slots[0].ID), "", nil, &gs)
+	if len(gs.Goods) != 1 || gs.Goods[0].Title != "Rice bowl" || gs.Goods[0].PriceCents != 3800 || gs.Goods[0].SeckillPriceCents != 1950 ||
+		gs.Goods[0].Stock != 25 || gs.Goods[0].LimitPerUser != 1 {
+		t.Fatalf("goods after the form: %+v", gs.Goods)
+	}
+	// The server refuses what the browser cannot check, beside the field.
+	// form.submit() skips static/goods.js's own check, so this reaches the server.
+	browse(t, ctx, "edit the slot to end before it starts",
+		chromedp.SetValue(`[data-testid=slot-edit-form] [data-testid=input-end_at]`, "2000-01-01T00:00"),
+		chromedp.Evaluate(`document.querySelector('[data-testid=slot-edit-form]').submit()`, nil),
+	)
+	waitText(t, ctx, `[data-testid=slot-edit-form] [data-testid=error-end_at]`, "must be after the start", 3*time.Second)
+
+	// Live dashboard of a slot on sale now.
+	sl := a.createSlot(mt, -time.Minute, time.Hour)
+	g := a.createGoods(mt, sl.ID, 10, 1)
+	browse(t, ctx, "open the dashboard",
+		chromedp.Navigate(fmt.Sprintf("%s/admin/slots/%d", a.URL, sl.ID)),
+		chromedp.WaitVisible(fmt.Sprintf(`[data-testid=sales-%d]`, g.ID)),
+		chromedp.WaitVisible(`html[data-live=on]`),
+	)
+	ut, _ := a.newUser()
+	o := a.grab(ut, g.ID)
+	waitText(t, ctx, fmt.Sprintf(`[data-testid=sales-remaining-%d]`, g.ID), "9", 5*time.Second)
+	a.call("POST", fmt.Sprintf("/api/orders/%d/pay", o.ID), ut, nil, nil)
+	waitText(t, ctx, fmt.Sprintf(`[data-testid=sales-paid-%d]`, g.ID), "1", 5*time.Second)
+
+	// Reconciliation: both sides, in line once flushed and synced.
+	if err := a.Store.SyncStock(context.Background(), 0); err != nil {
+		t.Fatal(err)
+	}
+	browse(t, ctx, "reconciliation", chromedp.Navigate(fmt.Sprintf("%s/admin/goods/%d", a.URL, g.ID)), chromedp.WaitVisible(`[data-testid=reconcile-table]`))
+	waitText(t, ctx, `[data-testid=reconcile-paid] [data-side=db]`, "1", 5*time.Second)
+	waitText(t, ctx, `[data-testid=drift-summary]`, "in line", 5*time.Second)
+}

@@ -1,0 +1,48 @@
+package db_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/seckill/seckill/db"
+)
+
+// BenchmarkGrab measures the grab path against the Redis the tests use (run
+// with REDIS_URL for a real one): "script" is the one Lua round trip alone,
+// "with-expiry" adds the Asynq enqueue of the order's expiry, as served.
+// Every grab is a new user, so each one takes a unit.
+func BenchmarkGrab(b *testing.B) {
+	for _, withExpiry := range []bool{false, true} {
+		name := "script"
+		if withExpiry {
+			name = "with-expiry"
+		}
+		b.Run(name, func(b *testing.B) {
+			e := newGoodsEnv(b)
+			e.s.Now = time.Now
+			if withExpiry {
+				e.s.Tasks = asynq.NewClientFromRedisClient(e.s.Redis)
+			}
+			sl := e.slot(-time.Minute, time.Hour)
+			goods := make([]*db.Goods, b.N/db.MaxGoodsStock+1)
+			for i := range goods {
+				goods[i] = e.goods(sl, db.MaxGoodsStock, 1)
+			}
+			var next atomic.Int64
+			b.ReportAllocs()
+			b.SetParallelism(16) // 16 goroutines per CPU: the work is mostly waiting on Redis
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					i := next.Add(1)
+					if _, err := e.s.GrabGoods(e.ctx, i, goods[(i-1)/db.MaxGoodsStock].ID); err != nil {
+						b.Errorf("grab %d: %v", i, err)
+						return
+					}
+				}
+			})
+		})
+	}
+}

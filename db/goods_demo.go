@@ -1,0 +1,59 @@
+package db
+
+import (
+	"context"
+	"time"
+)
+
+// The demo merchant that owns the demo slots.
+const (
+	DemoMerchant         = "demo_merchant"
+	DemoMerchantPassword = "merchant123"
+)
+
+// seedGoodsDemo adds a live slot with a few goods and an upcoming slot,
+// unless the demo merchant already has a slot that is live or to come.
+func (s *Store) seedGoodsDemo(ctx context.Context) error {
+	m, err := s.CreateUser(ctx, DemoMerchant, DemoMerchantPassword, RoleMerchant)
+	if ErrorCode(err) == ECONFLICT {
+		m, err = s.userBy(ctx, `username = ?`, DemoMerchant)
+	}
+	if err != nil {
+		return err
+	}
+	var n int
+	if err := s.SQL.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM slots WHERE merchant_id = ? AND end_ms > ?`, m.ID, s.Now().UnixMilli()).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	by := Claims{UserID: m.ID, Username: m.Username, Role: m.Role}
+	now := s.Now().UTC().Truncate(time.Minute)
+	slots := []struct {
+		title      string
+		start, end time.Time
+		goods      []GoodsInput
+	}{
+		{"Flash sale: on now", now.Add(-5 * time.Minute), now.Add(3 * time.Hour), []GoodsInput{
+			{Title: "Noise-cancelling headphones", Description: "Over-ear, 30 hours of battery.", PriceCents: 129900, SeckillPriceCents: 49900, Stock: 20},
+			{Title: "Mechanical keyboard", Description: "Hot-swappable, brown switches.", PriceCents: 59900, SeckillPriceCents: 19900, Stock: 50, LimitPerUser: 2},
+			{Title: "Espresso beans, 1 kg", Description: "Medium roast, fresh this week.", PriceCents: 16800, SeckillPriceCents: 6800, Stock: 100, LimitPerUser: 3},
+			{Title: "Smart watch", Description: "Only five at this price.", PriceCents: 199900, SeckillPriceCents: 99900, Stock: 5},
+		}},
+		{"Flash sale: coming up", now.Add(30 * time.Minute), now.Add(150 * time.Minute), []GoodsInput{
+			{Title: "4K monitor, 27 inch", Description: "IPS panel, USB-C.", PriceCents: 259900, SeckillPriceCents: 149900, Stock: 10},
+			{Title: "Running shoes", Description: "Light, all sizes.", PriceCents: 79900, SeckillPriceCents: 29900, Stock: 30},
+		}},
+	}
+	for _, sl := range slots {
+		slot, err := s.CreateSlot(ctx, by, SlotInput{Title: sl.title, StartAt: sl.start, EndAt: sl.end})
+		if err != nil {
+			return err
+		}
+		for _, g := range sl.goods {
+			g.SlotID = slot.ID
+			if _, err := s.CreateGoods(ctx, by, g); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

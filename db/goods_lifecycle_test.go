@@ -1,0 +1,295 @@
+package db_test
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/db"
+)
+
+// Preheat loads goods once: a second run never resets the stock, and goods
+// created inside the window are loaded at once.
+func TestPreheatIdempotent(t *testing.T) {
+	e := newGoodsEnv(t)
+	far := e.goods(e.slot(time.Hour, time.Hour), 10, 1)
+	if n, err := e.s.PreheatGoods(e.ctx); err != nil || n != 0 {
+		t.Fatalf("preheat an hour early loaded %d (%v), want 0", n, err)
+	}
+	if e.stats(far.ID).Loaded {
+		t.Fatal("goods an hour away is loaded")
+	}
+	near := e.goods(e.slot(db.PreheatWindow/2, time.Hour), 10, 1)
+	if !e.stats(near.ID).Loaded {
+		t.Fatal("goods created inside the preheat window is not loaded at once")
+	}
+	e.clk.Advance(time.Hour - db.PreheatWindow)
+	if n, err := e.s.PreheatGoods(e.ctx); err != nil || n != 1 {
+		t.Fatalf("preheat in the window loaded %d (%v), want 1", n, err)
+	}
+	e.clk.Advance(db.PreheatWindow)
+	for u := int64(1); u <= 3; u++ {
+		e.grab(u, far.ID)
+	}
+	for i := 0; i < 2; i++ {
+		if n, err := e.s.PreheatGoods(e.ctx); err != nil || n != 0 {
+			t.Fatalf("preheat again loaded %d (%v), want 0", n, err)
+		}
+	}
+	if left := e.remaining(far.ID); left != 7 {
+		t.Fatalf("remaining after preheating again: %d, want 7", left)
+	}
+	active, _ := e.s.ActiveGoods(e.ctx)
+	if !slices.Contains(active, far.ID) || !slices.Contains(active, near.ID) {
+		t.Fatalf("active goods %v, want both", active)
+	}
+}
+
+// A flush killed between moving a batch and committing it, or between
+// committing and releasing it, then run again: every order in SQLite exactly once.
+func TestOrderFlushCrash(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.liveGoods(db.FlushBatchSize+200, 1)
+	var ids []int64
+	for u := int64(1); u <= db.FlushBatchSize+200; u++ {
+		ids = append(ids, e.grab(u, g.ID).ID)
+	}
+	// Crash after the move: the batch sits in processing, uncommitted.
+	if n, err := e.s.MoveOrderBatch(e.ctx, g.ID); err != nil || n != db.FlushBatchSize {
+		t.Fatalf("move: %d %v", n, err)
+	}
+	if _, err := e.s.PayOrder(e.ctx, 1, ids[0]); err != nil { // a change queued behind the stuck batch
+		t.Fatal(err)
+	}
+	e.flush()
+	// Crash after the commit: applied, but the batch was never released.
+	e.s.CancelOrder(e.ctx, 2, ids[1])
+	if n, err := e.s.MoveOrderBatch(e.ctx, g.ID); err != nil || n != 1 {
+		t.Fatalf("second move: %d %v", n, err)
+	}
+	if _, err := e.s.ApplyOrderBatch(e.ctx, g.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.flush()
+
+	var rows, distinct int
+	e.s.SQL.R.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT id) FROM orders WHERE goods_id = ?`, g.ID).Scan(&rows, &distinct)
+	if rows != len(ids) || distinct != len(ids) {
+		t.Fatalf("SQLite has %d rows (%d distinct), want each of %d orders once", rows, distinct, len(ids))
+	}
+	for i, want := range map[int]string{0: db.OrderPaid, 1: db.OrderCancelled, 2: db.OrderUnpaid} {
+		var status string
+		var version int
+		e.s.SQL.R.QueryRow(`SELECT status, version FROM orders WHERE id = ?`, ids[i]).Scan(&status, &version)
+		if status != want {
+			t.Fatalf("order %d: %q (v%d), want %q", ids[i], status, version, want)
+		}
+	}
+	if st := e.stats(g.ID); st.Pending != 0 {
+		t.Fatalf("%d records left in the queue", st.Pending)
+	}
+}
+
+// Redis restored from an old snapshot: its stock counter is back up after
+// units were sold. The durable guard refuses the extra live orders, the
+// flush goes on, the refused orders are voided, and the stats show the drift.
+func TestOldSnapshotDurableGuard(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.liveGoods(10, 1)
+	for u := int64(1); u <= 5; u++ {
+		e.grab(u, g.ID) // units 10..6
+	}
+	e.flush()
+	// The "restore": the counter goes back to where it was before units 8..6 were sold.
+	if err := e.s.Redis.IncrBy(e.ctx, db.GoodsKey(g.ID, "fresh"), 3).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var extra []*db.Order
+	for u := int64(6); u <= 13; u++ {
+		extra = append(extra, e.grab(u, g.ID)) // units 8,7,6 (taken already), then 5..1
+	}
+	if _, err := e.s.GrabGoods(e.ctx, 99, g.ID); db.ErrorCode(err) != db.ESOLDOUT {
+		t.Fatalf("grab after everything: %v, want sold out", err)
+	}
+	before := e.stats(g.ID)
+	if before.Unpaid != 13 {
+		t.Fatalf("Redis believes %d unpaid, want 13", before.Unpaid)
+	}
+	e.flush()
+
+	var live, conflicts int
+	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM orders WHERE goods_id = ? AND status IN ('unpaid','paid')`, g.ID).Scan(&live)
+	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ? AND reason = ?`, g.ID, db.ConflictUnitTaken).Scan(&conflicts)
+	if live != 10 || conflicts != 3 {
+		t.Fatalf("SQLite: %d live orders and %d conflicts, want 10 and 3", live, conflicts)
+	}
+	st := e.stats(g.ID)
+	if st.DB.Conflicts != 3 || !slices.Contains(st.Drift, "conflicts") || st.DB.Unpaid != 10 {
+		t.Fatalf("stats do not show the drift: %+v", st)
+	}
+	// The refused orders were voided in Redis: failed, unit not returned, user free to try again.
+	for _, o := range extra[:3] {
+		got, err := e.s.Order(e.ctx, o.UserID, o.ID)
+		if err != nil || got.Status != db.OrderFailed {
+			t.Fatalf("refused order %d: %+v %v, want failed", o.ID, got, err)
+		}
+		if _, err := e.s.PayOrder(e.ctx, o.UserID, o.ID); db.ErrorCode(err) != db.EEXPIRED {
+			t.Fatalf("paying a refused order: %v, want expired", err)
+		}
+	}
+	if st.Unpaid != 10 || st.Failed != 3 || st.Remaining != 0 {
+		t.Fatalf("Redis after voiding: %+v", st)
+	}
+	e.checkBalance(g.ID, "after voiding")
+	e.flush() // the void records reach the conflict rows, and nothing else changes
+	var failed int
+	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ? AND status = 'failed' AND handled = 1`, g.ID).Scan(&failed)
+	if failed != 3 {
+		t.Fatalf("%d conflict rows failed and handled, want 3", failed)
+	}
+	list, err := e.s.GoodsConflicts(e.ctx, e.merchant, g.ID)
+	if err != nil || len(list) != 3 {
+		t.Fatalf("conflict list: %+v %v", list, err)
+	}
+}
+
+// An order whose expiry was never enqueued is expired by the sweep.
+func TestSweepOverdueOrders(t *testing.T) {
+	e := newGoodsEnv(t) // no Asynq client: nothing is enqueued, as after a crash
+	g := e.liveGoods(5, 1)
+	o := e.grab(1, g.ID)
+	paid := e.grab(2, g.ID)
+	e.s.PayOrder(e.ctx, 2, paid.ID)
+	if n, err := e.s.SweepOverdueOrders(e.ctx); err != nil || n != 0 {
+		t.Fatalf("sweep before the deadline expired %d (%v)", n, err)
+	}
+	e.clk.Advance(e.s.OrderTTL)
+	if n, err := e.s.SweepOverdueOrders(e.ctx); err != nil || n != 1 {
+		t.Fatalf("sweep after the deadline expired %d (%v), want 1", n, err)
+	}
+	if got, _ := e.s.Order(e.ctx, 1, o.ID); got.Status != db.OrderExpired {
+		t.Fatalf("swept order is %q", got.Status)
+	}
+	if got, _ := e.s.Order(e.ctx, 2, paid.ID); got.Status != db.OrderPaid {
+		t.Fatalf("paid order is %q", got.Status)
+	}
+	if left := e.remaining(g.ID); left != 4 {
+		t.Fatalf("remaining %d, want 4", left)
+	}
+}
+
+// The stock sync writes Redis's stock to SQLite and retires goods once their
+// slot is over and every order is settled and flushed; reads then come from SQLite.
+func TestStockSyncAndRetire(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.liveGoods(5, 1)
+	a, b := e.grab(1, g.ID), e.grab(2, g.ID)
+	e.s.PayOrder(e.ctx, 1, a.ID)
+	if err := e.s.SyncStock(e.ctx, g.SlotID); err != nil {
+		t.Fatal(err)
+	}
+	var remaining int64
+	e.s.SQL.R.QueryRow(`SELECT remaining FROM goods WHERE id = ?`, g.ID).Scan(&remaining)
+	if remaining != 3 {
+		t.Fatalf("SQLite remaining %d, want 3", remaining)
+	}
+	e.clk.Advance(2 * time.Hour) // slot over, b still unpaid (and overdue)
+	e.flush()
+	e.s.SyncStock(e.ctx, 0)
+	if active, _ := e.s.ActiveGoods(e.ctx); !slices.Contains(active, g.ID) {
+		t.Fatal("goods retired while an order is still unpaid")
+	}
+	e.s.SweepOverdueOrders(e.ctx)
+	e.s.SyncStock(e.ctx, 0) // the expiry is not flushed yet
+	if active, _ := e.s.ActiveGoods(e.ctx); !slices.Contains(active, g.ID) {
+		t.Fatal("goods retired before its last change was flushed")
+	}
+	e.flush()
+	e.s.SyncStock(e.ctx, 0)
+	if active, _ := e.s.ActiveGoods(e.ctx); slices.Contains(active, g.ID) {
+		t.Fatal("finished goods still active")
+	}
+	e.s.SQL.R.QueryRow(`SELECT remaining FROM goods WHERE id = ?`, g.ID).Scan(&remaining)
+	if remaining != 4 {
+		t.Fatalf("final SQLite remaining %d, want 4", remaining)
+	}
+	mine, err := e.s.MyOrders(e.ctx, 2)
+	if err != nil || len(mine) != 1 || mine[0].ID != b.ID || mine[0].Status != db.OrderExpired {
+		t.Fatalf("my orders from SQLite: %+v %v", mine, err)
+	}
+	if o, err := e.s.PayOrder(e.ctx, 1, a.ID); err != nil || o.Status != db.OrderPaid {
+		t.Fatalf("paying a settled paid order again: %+v %v", o, err)
+	}
+	_, err = e.s.CancelOrder(e.ctx, 2, b.ID)
+	wantCode(t, "cancel a settled expired order", err, db.EEXPIRED)
+}
+
+// After Redis loses everything, goods are rebuilt from SQLite: units held by
+// live orders stay taken, the sequence goes on, the limit marks hold.
+func TestRebuildAfterRedisLoss(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.liveGoods(4, 1)
+	o1, o2, o3 := e.grab(1, g.ID), e.grab(2, g.ID), e.grab(3, g.ID) // units 4, 3, 2
+	e.s.CancelOrder(e.ctx, 1, o1.ID)                                // unit 4 back
+	e.s.PayOrder(e.ctx, 3, o3.ID)
+	e.flush()
+	if err := e.s.Redis.FlushDB(e.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := e.s.PreheatGoods(e.ctx); err != nil || n != 1 {
+		t.Fatalf("preheat after the loss loaded %d (%v)", n, err)
+	}
+	if left := e.remaining(g.ID); left != 2 {
+		t.Fatalf("remaining %d, want 2 (units 4 and 1)", left)
+	}
+	_, err := e.s.GrabGoods(e.ctx, 2, g.ID)
+	wantCode(t, "user 2 holds an order", err, db.ELIMITREACHED)
+	a, b := e.grab(5, g.ID), e.grab(6, g.ID)
+	units := []int64{a.Unit, b.Unit}
+	slices.Sort(units)
+	if !slices.Equal(units, []int64{1, 4}) || a.ID <= o3.ID || b.ID <= o3.ID {
+		t.Fatalf("after rebuild: units %v ids %d %d, want units 1 and 4 and fresh IDs", units, a.ID, b.ID)
+	}
+	if _, err := e.s.PayOrder(e.ctx, 2, o2.ID); err != nil {
+		t.Fatalf("pay an order restored from SQLite: %v", err)
+	}
+	e.flush()
+	if st := e.stats(g.ID); st.DB.Conflicts != 0 || st.DB.Paid != 2 || st.DB.Unpaid != 2 {
+		t.Fatalf("stats after rebuild: %+v", st)
+	}
+}
+
+// Slots and goods can be edited before the sale; once it starts only the words can change.
+func TestEditSlotsAndGoods(t *testing.T) {
+	e := newGoodsEnv(t)
+	sl := e.slot(time.Minute, time.Hour) // inside the window: loaded
+	g := e.goods(sl, 5, 1)
+	in := db.GoodsInput{Title: "Phone 2", Description: "new", PriceCents: 100, SeckillPriceCents: 50, Stock: 8, LimitPerUser: 2}
+	if got, err := e.s.UpdateGoods(e.ctx, e.merchant, g.ID, in); err != nil || got.Remaining != 8 || got.LimitPerUser != 2 {
+		t.Fatalf("edit before the sale: %+v %v", got, err)
+	}
+	other := db.Claims{UserID: e.merchant.UserID + 100, Role: db.RoleMerchant}
+	_, err := e.s.UpdateGoods(e.ctx, other, g.ID, in)
+	wantCode(t, "another merchant's goods", err, db.ENOTFOUND)
+	newStart := e.clk.Now().Add(30 * time.Second)
+	if _, err := e.s.UpdateSlot(e.ctx, e.merchant, sl.ID, db.SlotInput{Title: "Earlier", StartAt: newStart, EndAt: sl.EndAt}); err != nil {
+		t.Fatal(err)
+	}
+	e.clk.Advance(31 * time.Second)
+	o := e.grab(1, g.ID)
+	if o.AmountCents != 50 || o.Unit != 8 {
+		t.Fatalf("order after edits: %+v, want the new price and stock", o)
+	}
+	in.Stock = 20
+	_, err = e.s.UpdateGoods(e.ctx, e.merchant, g.ID, in)
+	wantCode(t, "stock edit during the sale", err, db.ECONFLICT)
+	in.Stock, in.Title = 8, "Phone 3"
+	if got, err := e.s.UpdateGoods(e.ctx, e.merchant, g.ID, in); err != nil || got.Title != "Phone 3" || got.Remaining != 7 {
+		t.Fatalf("title edit during the sale: %+v %v", got, err)
+	}
+	_, err = e.s.UpdateSlot(e.ctx, e.merchant, sl.ID, db.SlotInput{Title: "x", StartAt: newStart, EndAt: sl.EndAt.Add(time.Hour)})
+	wantCode(t, "moving a live slot", err, db.ECONFLICT)
+	if got, err := e.s.UpdateSlot(e.ctx, e.merchant, sl.ID, db.SlotInput{Title: "Renamed", StartAt: newStart, EndAt: sl.EndAt}); err != nil || got.Title != "Renamed" {
+		t.Fatalf("renaming a live slot: %+v %v", got, err)
+	}
+}

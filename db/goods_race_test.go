@@ -1,0 +1,150 @@
+package db_test
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/seckill/seckill/db"
+)
+
+// 1,000 distinct users released at once on stock 100: exactly 100 orders,
+// no user twice, every unit sold once, remaining 0.
+func TestGrabRaceDistinctUsers(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.liveGoods(100, 1)
+	const users = 1000
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	orders := map[int64]*db.Order{}
+	var soldOut, other atomic.Int64
+	for u := int64(1); u <= users; u++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			o, err := e.s.GrabGoods(e.ctx, u, g.ID)
+			switch db.ErrorCode(err) {
+			case "":
+				mu.Lock()
+				orders[o.ID] = o
+				mu.Unlock()
+			case db.ESOLDOUT:
+				soldOut.Add(1)
+			default:
+				other.Add(1)
+				t.Errorf("user %d: %v", u, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if len(orders) != 100 || soldOut.Load() != users-100 || other.Load() != 0 {
+		t.Fatalf("%d orders, %d sold out, %d other errors; want 100, 900, 0", len(orders), soldOut.Load(), other.Load())
+	}
+	byUser, byUnit := map[int64]bool{}, map[int64]bool{}
+	for _, o := range orders {
+		if byUser[o.UserID] || byUnit[o.Unit] || o.Unit < 1 || o.Unit > 100 {
+			t.Fatalf("order %+v repeats a user or unit, or has a unit outside 1..100", o)
+		}
+		byUser[o.UserID], byUnit[o.Unit] = true, true
+	}
+	if left := e.remaining(g.ID); left != 0 {
+		t.Fatalf("remaining %d, want 0", left)
+	}
+	e.flush()
+	st := e.stats(g.ID)
+	if st.Unpaid != 100 || st.DB.Unpaid != 100 || len(st.Drift) != 1 || st.Drift[0] != "remaining" {
+		// remaining differs only until the stock sync runs
+		t.Fatalf("stats after flush: %+v", st)
+	}
+	if err := e.s.SyncStock(e.ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.stats(g.ID); len(st.Drift) != 0 || st.DB.Stock != 0 {
+		t.Fatalf("stats after sync: drift %v, db stock %d", st.Drift, st.DB.Stock)
+	}
+}
+
+// One user firing 50 grabs at once gets exactly limit orders.
+func TestGrabRaceOneUser(t *testing.T) {
+	for _, limit := range []int64{1, 3, 7} {
+		e := newGoodsEnv(t)
+		g := e.liveGoods(100, limit)
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var ok, limited atomic.Int64
+		for i := 0; i < 50; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-start
+				_, err := e.s.GrabGoods(e.ctx, 42, g.ID)
+				switch db.ErrorCode(err) {
+				case "":
+					ok.Add(1)
+				case db.ELIMITREACHED:
+					limited.Add(1)
+				default:
+					t.Errorf("grab: %v", err)
+				}
+			}()
+		}
+		close(start)
+		wg.Wait()
+		if ok.Load() != limit || limited.Load() != 50-limit {
+			t.Fatalf("limit %d: %d orders and %d refused, want %d and %d", limit, ok.Load(), limited.Load(), limit, 50-limit)
+		}
+		if left := e.remaining(g.ID); left != 100-limit {
+			t.Fatalf("limit %d: remaining %d, want %d", limit, left, 100-limit)
+		}
+	}
+}
+
+// Pay and expire released together, 200 rounds: exactly one wins each round
+// and remaining + unpaid + paid == stock after every round.
+func TestPayVersusExpire(t *testing.T) {
+	e := newGoodsEnv(t)
+	const rounds = 200
+	g := e.liveGoods(rounds, 1)
+	expirer, _ := e.twin()
+	var paidWins, expireWins int
+	for r := int64(1); r <= rounds; r++ {
+		o := e.grab(r, g.ID)
+		before, after := o.ExpiresAt.Add(-1), o.ExpiresAt // pay just in time; expire just due
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var payErr, expErr error
+		wg.Add(2)
+		go func() { defer wg.Done(); <-start; _, payErr = e.s.PayAt(e.ctx, r, o.ID, before) }()
+		go func() { defer wg.Done(); <-start; expErr = expirer.ExpireAt(e.ctx, o.ID, after) }()
+		close(start)
+		wg.Wait()
+		if expErr != nil {
+			t.Fatalf("round %d: expire: %v", r, expErr)
+		}
+		got, err := e.s.Order(e.ctx, r, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case payErr == nil && got.Status == db.OrderPaid:
+			paidWins++
+		case db.ErrorCode(payErr) == db.EEXPIRED && got.Status == db.OrderExpired:
+			expireWins++
+		default:
+			t.Fatalf("round %d: pay %v, final status %q: not exactly one winner", r, payErr, got.Status)
+		}
+		e.checkBalance(g.ID, "round")
+	}
+	t.Logf("pay won %d rounds, expire won %d", paidWins, expireWins)
+	e.flush()
+	st := e.stats(g.ID)
+	if st.Paid != int64(paidWins) || st.Expired != int64(expireWins) || st.DB.Paid != st.Paid || st.DB.Expired != st.Expired || st.Unpaid != 0 {
+		t.Fatalf("stats %+v, want %d paid and %d expired on both sides", st, paidWins, expireWins)
+	}
+	if st.RevenueCents != int64(paidWins)*4999 || st.DB.RevenueCents != st.RevenueCents {
+		t.Fatalf("revenue %d / db %d, want %d", st.RevenueCents, st.DB.RevenueCents, int64(paidWins)*4999)
+	}
+}

@@ -1,0 +1,276 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// goodsLua is the prelude of every goods script: names for the keys of
+// goodsScriptKeys and helpers over order records.
+//
+// An order record is "seq|user|unit|amount|status|created|expires|version|updated"
+// (times in unix ms); the same string goes to the flush queue on each change.
+const goodsLua = `
+local K_INFO, K_FRESH, K_FREE, K_HELD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local K_ORDERS, K_MINE, K_DEADLINES, K_PENDING, K_COUNTS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
+
+local function remaining()
+	return (tonumber(redis.call('GET', K_FRESH)) or 0) + redis.call('LLEN', K_FREE)
+end
+
+local function split(rec)
+	local f = {}
+	for v in string.gmatch(rec, '[^|]+') do f[#f + 1] = v end
+	return f
+end
+
+-- save writes the order's new status, bumps its version and queues it for the flush.
+local function save(f, status, now)
+	f[5] = status
+	f[8] = tostring(tonumber(f[8]) + 1)
+	f[9] = now
+	local rec = table.concat(f, '|')
+	redis.call('HSET', K_ORDERS, f[1], rec)
+	redis.call('RPUSH', K_PENDING, rec)
+	return rec
+end
+
+-- close ends an unpaid order as expired, cancelled or failed: the user's limit
+-- mark is cleared and, unless giveBack is false, the unit returns to stock.
+local function close(f, status, now, giveBack)
+	if giveBack then redis.call('RPUSH', K_FREE, f[3]) end
+	if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, f[2]) end
+	redis.call('ZREM', K_DEADLINES, f[1])
+	redis.call('HINCRBY', K_COUNTS, 'unpaid', -1)
+	redis.call('HINCRBY', K_COUNTS, status, 1)
+	return save(f, status, now)
+end
+`
+
+// loadGoodsScript puts goods into Redis unless it is there already: a second
+// preheat never resets stock. After a Redis loss it rebuilds the goods from
+// SQLite's live orders, so no unit they hold is sold again.
+//
+// KEYS: goodsScriptKeys
+// ARGV: 1 start ms, 2 end ms, 3 seckill price, 4 limit, 5 stock, 6 slot ID,
+// 7 fresh units, 8 last sequence, then JSON: 9 free units, 10 held marks,
+// 11 live order records, 12 mine lists, 13 counts
+// Returns 1 when loaded, 0 when the goods was loaded already (nothing changed).
+var loadGoodsScript = redis.NewScript(goodsLua + `
+if redis.call('EXISTS', K_INFO) == 1 then return 0 end
+redis.call('DEL', K_FRESH, K_FREE, K_HELD, K_ORDERS, K_MINE, K_DEADLINES, K_COUNTS)
+redis.call('SET', K_FRESH, ARGV[7])
+if (tonumber(redis.call('GET', K_SEQ)) or 0) < tonumber(ARGV[8]) then redis.call('SET', K_SEQ, ARGV[8]) end
+for _, unit in ipairs(cjson.decode(ARGV[9])) do redis.call('RPUSH', K_FREE, unit) end
+for uid, n in pairs(cjson.decode(ARGV[10])) do redis.call('HSET', K_HELD, uid, n) end
+for _, rec in ipairs(cjson.decode(ARGV[11])) do
+	local f = split(rec)
+	redis.call('HSET', K_ORDERS, f[1], rec)
+	if f[5] == 'unpaid' then redis.call('ZADD', K_DEADLINES, f[7], f[1]) end
+end
+for uid, seqs in pairs(cjson.decode(ARGV[12])) do redis.call('HSET', K_MINE, uid, seqs) end
+for k, n in pairs(cjson.decode(ARGV[13])) do redis.call('HSET', K_COUNTS, k, n) end
+redis.call('HSET', K_INFO, 'start', ARGV[1], 'end', ARGV[2], 'price', ARGV[3], 'limit', ARGV[4], 'stock', ARGV[5], 'slot', ARGV[6])
+return 1
+`)
+
+// loadGoods loads the goods into Redis once and marks it active; it reports whether this call loaded it.
+func (s *Store) loadGoods(ctx context.Context, g *Goods) (bool, error) {
+	st, err := s.rebuildState(ctx, g)
+	if err != nil {
+		return false, err
+	}
+	j := func(v any) string { b, _ := json.Marshal(v); return string(b) }
+	args := []any{g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
+		st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts)}
+	n, err := loadGoodsScript.Run(ctx, s.Redis, goodsScriptKeys(g.ID), args...).Int()
+	if err != nil {
+		return false, fmt.Errorf("load goods %d: %w", g.ID, err)
+	}
+	if err := s.Redis.SAdd(ctx, activeGoodsKey, g.ID).Err(); err != nil {
+		return false, fmt.Errorf("activate goods %d: %w", g.ID, err)
+	}
+	if n == 1 {
+		if _, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET preheated_ms = COALESCE(preheated_ms, ?) WHERE id = ?`, s.Now().UnixMilli(), g.ID); err != nil {
+			return true, err
+		}
+	}
+	return n == 1, nil
+}
+
+// goodsState is what Redis must hold for goods given SQLite's orders.
+type goodsState struct {
+	fresh   int64
+	seq     int64
+	free    []string
+	held    map[string]string
+	records []string
+	mine    map[string]string
+	counts  map[string]string
+}
+
+// rebuildState derives the goods' Redis state from SQLite: for new goods all
+// stock is fresh; otherwise units held by live orders stay taken.
+func (s *Store) rebuildState(ctx context.Context, g *Goods) (*goodsState, error) {
+	st := &goodsState{fresh: g.Stock, free: []string{}, held: map[string]string{}, records: []string{}, mine: map[string]string{}, counts: map[string]string{}}
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, user_id, unit, amount_cents, status, created_ms, expires_ms, version, updated_ms
+		FROM orders WHERE goods_id = ? AND status IN ('unpaid', 'paid') ORDER BY id`, g.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	taken := map[int64]bool{}
+	held := map[int64]int{}
+	var mine = map[int64][]string{}
+	for rows.Next() {
+		var o Order
+		var created, expires, updated int64
+		if err := rows.Scan(&o.ID, &o.UserID, &o.Unit, &o.AmountCents, &o.Status, &created, &expires, &o.Version, &updated); err != nil {
+			return nil, err
+		}
+		_, seq, _ := SplitOrderID(o.ID)
+		st.records = append(st.records, strings.Join([]string{fmt.Sprint(seq), fmt.Sprint(o.UserID), fmt.Sprint(o.Unit), fmt.Sprint(o.AmountCents),
+			o.Status, fmt.Sprint(created), fmt.Sprint(expires), fmt.Sprint(o.Version), fmt.Sprint(updated)}, "|"))
+		taken[o.Unit] = true
+		held[o.UserID]++
+		mine[o.UserID] = append(mine[o.UserID], fmt.Sprint(seq))
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	for uid, n := range held {
+		st.held[fmt.Sprint(uid)] = fmt.Sprint(n)
+	}
+	for uid, seqs := range mine {
+		st.mine[fmt.Sprint(uid)] = strings.Join(seqs, ",")
+	}
+	if len(taken) > 0 {
+		low := g.Stock + 1
+		for u := range taken {
+			low = min(low, u)
+		}
+		st.fresh = max(low-1, 0)
+		for u := g.Stock; u > st.fresh; u-- {
+			if !taken[u] {
+				st.free = append(st.free, strconv.FormatInt(u, 10))
+			}
+		}
+	}
+	var maxID sql.NullInt64
+	if err := s.SQL.R.QueryRowContext(ctx, `SELECT MAX(id) FROM (SELECT id FROM orders WHERE goods_id = ?1 UNION ALL SELECT id FROM order_conflicts WHERE goods_id = ?1)`, g.ID).Scan(&maxID); err != nil {
+		return nil, err
+	}
+	if maxID.Valid {
+		_, st.seq, _ = SplitOrderID(maxID.Int64)
+	}
+	crows, err := s.SQL.R.QueryContext(ctx, `SELECT status, COUNT(*), COALESCE(SUM(amount_cents), 0) FROM orders WHERE goods_id = ? GROUP BY status`, g.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer crows.Close()
+	for crows.Next() {
+		var status string
+		var n, sum int64
+		if err := crows.Scan(&status, &n, &sum); err != nil {
+			return nil, err
+		}
+		st.counts[status] = fmt.Sprint(n)
+		if status == OrderPaid {
+			st.counts["revenue"] = fmt.Sprint(sum)
+		}
+	}
+	return st, crows.Err()
+}
+
+// refreshGoodsScript gives loaded goods new terms (window, price, limit,
+// stock) before its sale starts; no unit can have been sold yet, so the stock
+// is set afresh.
+//
+// KEYS: goodsScriptKeys
+// ARGV: 1 now ms, 2 start ms, 3 end ms, 4 seckill price, 5 limit, 6 stock
+// Returns 1 when changed, 0 when the goods is not loaded, -1 when the sale has begun (nothing changed).
+var refreshGoodsScript = redis.NewScript(goodsLua + `
+if redis.call('EXISTS', K_INFO) == 0 then return 0 end
+if tonumber(ARGV[1]) >= tonumber(redis.call('HGET', K_INFO, 'start')) or redis.call('HLEN', K_ORDERS) > 0 then return -1 end
+redis.call('HSET', K_INFO, 'start', ARGV[2], 'end', ARGV[3], 'price', ARGV[4], 'limit', ARGV[5], 'stock', ARGV[6])
+redis.call('SET', K_FRESH, ARGV[6])
+redis.call('DEL', K_FREE)
+return 1
+`)
+
+// refreshGoods brings Redis in line with goods whose terms or window changed
+// before the sale, loading it when it is now due.
+func (s *Store) refreshGoods(ctx context.Context, g *Goods) error {
+	n, err := refreshGoodsScript.Run(ctx, s.Redis, goodsScriptKeys(g.ID), s.Now().UnixMilli(),
+		g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock).Int()
+	switch {
+	case err != nil:
+		return fmt.Errorf("refresh goods %d: %w", g.ID, err)
+	case n < 0:
+		return Errorf(ECONFLICT, "the sale of goods %d has started", g.ID)
+	case n == 0 && PreheatDue(s.Now(), g.StartAt, g.EndAt):
+		_, err = s.loadGoods(ctx, g)
+		return err
+	}
+	return nil
+}
+
+// PreheatGoods loads every goods whose slot opens within PreheatWindow into
+// Redis. Goods already there are left alone, so running it again (or in two
+// workers at once) never resets stock. It returns how many goods it loaded.
+func (s *Store) PreheatGoods(ctx context.Context) (int, error) {
+	now := s.Now().UnixMilli()
+	gs, err := s.queryGoods(ctx, `s.start_ms <= ? AND s.end_ms > ? ORDER BY g.id`, now+PreheatWindow.Milliseconds(), now)
+	if err != nil || len(gs) == 0 {
+		return 0, err
+	}
+	pipe := s.Redis.Pipeline()
+	exists := make([]*redis.IntCmd, len(gs))
+	ids := make([]any, len(gs))
+	for i := range gs {
+		exists[i] = pipe.Exists(ctx, goodsInfoKey(gs[i].ID))
+		ids[i] = gs[i].ID
+	}
+	// Re-adding every due goods heals a load whose activation was lost.
+	pipe.SAdd(ctx, activeGoodsKey, ids...)
+	if _, err := pipe.Exec(ctx); err != nil {
+		return 0, fmt.Errorf("preheat: %w", err)
+	}
+	loaded := 0
+	for i := range gs {
+		if exists[i].Val() == 1 {
+			continue
+		}
+		ok, err := s.loadGoods(ctx, &gs[i])
+		if err != nil {
+			return loaded, err
+		}
+		if ok {
+			loaded++
+		}
+	}
+	return loaded, nil
+}
+
+// activeGoods lists the goods IDs in the active set, in order.
+func (s *Store) activeGoods(ctx context.Context) ([]int64, error) {
+	members, err := s.Redis.SMembers(ctx, activeGoodsKey).Result()
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]int64, 0, len(members))
+	for _, m := range members {
+		if id, err := strconv.ParseInt(m, 10, 64); err == nil {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
+	return ids, nil
+}

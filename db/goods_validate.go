@@ -1,0 +1,143 @@
+package db
+
+import (
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Bounds on what a merchant may enter for a slot or goods.
+const (
+	MaxSlotLength    = 7 * 24 * time.Hour
+	MaxGoodsStock    = 1_000_000
+	MaxLimitPerUser  = 1_000
+	MaxPriceCents    = 1_000_000_000_000 // ten billion in the currency: far past any real price
+	MaxTitleLength   = 100
+	MaxDescriptionLn = 2_000
+)
+
+// FieldErrors maps an input field (its JSON name) to what is wrong with it.
+type FieldErrors map[string]string
+
+// InvalidFields is an EINVALID error that also says which fields are wrong,
+// so forms can show each message beside its input.
+type InvalidFields struct{ Fields FieldErrors }
+
+func (e *InvalidFields) Error() string { return EINVALID + ": " + e.message() }
+
+// Unwrap makes ErrorCode and ErrorMessage see an ordinary EINVALID error.
+func (e *InvalidFields) Unwrap() error { return &Error{Code: EINVALID, Message: e.message()} }
+
+func (e *InvalidFields) message() string {
+	names := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + ": " + e.Fields[k]
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Err returns nil when there are no field errors, else an *InvalidFields.
+func (f FieldErrors) Err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	return &InvalidFields{Fields: f}
+}
+
+// SlotInput is what a merchant enters for a time slot.
+type SlotInput struct {
+	Title   string
+	StartAt time.Time
+	EndAt   time.Time
+}
+
+// ValidateSlot checks a slot against the rules at time now.
+func ValidateSlot(now time.Time, in SlotInput) FieldErrors {
+	f := FieldErrors{}
+	checkTitle(f, "title", in.Title)
+	switch {
+	case in.StartAt.IsZero():
+		f["start_at"] = "is required"
+	case in.StartAt.Year() < 2000 || in.StartAt.Year() > 9999:
+		f["start_at"] = "is out of range"
+	}
+	switch {
+	case in.EndAt.IsZero():
+		f["end_at"] = "is required"
+	case in.EndAt.Year() < 2000 || in.EndAt.Year() > 9999:
+		f["end_at"] = "is out of range"
+	case f["start_at"] != "":
+	case !in.EndAt.After(in.StartAt):
+		f["end_at"] = "must be after the start"
+	case in.EndAt.Sub(in.StartAt) > MaxSlotLength:
+		f["end_at"] = "a slot lasts at most 7 days"
+	case !in.EndAt.After(now):
+		f["end_at"] = "is already past"
+	}
+	return f
+}
+
+// GoodsInput is what a merchant enters for goods in a slot. LimitPerUser 0 means 1.
+type GoodsInput struct {
+	SlotID            int64
+	Title             string
+	Description       string
+	PriceCents        int64
+	SeckillPriceCents int64
+	Stock             int64
+	LimitPerUser      int64
+}
+
+// ValidateGoods checks goods against the rules; it fills in the default limit.
+func ValidateGoods(in *GoodsInput) FieldErrors {
+	f := FieldErrors{}
+	if in.SlotID <= 0 {
+		f["slot_id"] = "must be a positive integer"
+	}
+	checkTitle(f, "title", in.Title)
+	if utf8.RuneCountInString(in.Description) > MaxDescriptionLn {
+		f["description"] = "is longer than 2000 characters"
+	}
+	checkMoney(f, "price_cents", in.PriceCents)
+	checkMoney(f, "seckill_price_cents", in.SeckillPriceCents)
+	switch {
+	case in.Stock < 1:
+		f["stock"] = "must be at least 1"
+	case in.Stock > MaxGoodsStock:
+		f["stock"] = "must be at most 1,000,000"
+	}
+	switch {
+	case in.LimitPerUser < 0:
+		f["limit_per_user"] = "must not be negative"
+	case in.LimitPerUser > MaxLimitPerUser:
+		f["limit_per_user"] = "must be at most 1000"
+	case in.LimitPerUser == 0:
+		in.LimitPerUser = 1
+	}
+	return f
+}
+
+func checkTitle(f FieldErrors, field, s string) {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		f[field] = "is required"
+	case utf8.RuneCountInString(s) > MaxTitleLength:
+		f[field] = "is longer than 100 characters"
+	}
+}
+
+func checkMoney(f FieldErrors, field string, cents int64) {
+	switch {
+	case cents < 0:
+		f[field] = "must not be negative"
+	case cents > MaxPriceCents:
+		f[field] = "is too large"
+	}
+}

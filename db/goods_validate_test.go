@@ -1,0 +1,89 @@
+package db
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestValidateSlot(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	ok := SlotInput{Title: "Noon", StartAt: now.Add(time.Hour), EndAt: now.Add(3 * time.Hour)}
+	for _, tc := range []struct {
+		name string
+		edit func(*SlotInput)
+		want string // "field: message" pairs, sorted; "" when valid
+	}{
+		{"valid", func(*SlotInput) {}, ""},
+		{"already live", func(s *SlotInput) { s.StartAt = now.Add(-time.Hour) }, ""},
+		{"blank title", func(s *SlotInput) { s.Title = "  " }, "title: is required"},
+		{"long title", func(s *SlotInput) { s.Title = strings.Repeat("x", 101) }, "title: is longer than 100 characters"},
+		{"no start", func(s *SlotInput) { s.StartAt = time.Time{} }, "start_at: is required"},
+		{"no end", func(s *SlotInput) { s.EndAt = time.Time{} }, "end_at: is required"},
+		{"end before start", func(s *SlotInput) { s.EndAt = s.StartAt.Add(-time.Minute) }, "end_at: must be after the start"},
+		{"end equals start", func(s *SlotInput) { s.EndAt = s.StartAt }, "end_at: must be after the start"},
+		{"too long", func(s *SlotInput) { s.EndAt = s.StartAt.Add(8 * 24 * time.Hour) }, "end_at: a slot lasts at most 7 days"},
+		{"over", func(s *SlotInput) { s.StartAt, s.EndAt = now.Add(-2*time.Hour), now }, "end_at: is already past"},
+	} {
+		in := ok
+		tc.edit(&in)
+		if got := fieldString(ValidateSlot(now, in)); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+func TestValidateGoods(t *testing.T) {
+	ok := GoodsInput{SlotID: 1, Title: "Phone", PriceCents: 100, SeckillPriceCents: 50, Stock: 10}
+	for _, tc := range []struct {
+		name  string
+		edit  func(*GoodsInput)
+		want  string
+		limit int64
+	}{
+		{"valid, limit defaults to 1", func(*GoodsInput) {}, "", 1},
+		{"free goods", func(g *GoodsInput) { g.PriceCents, g.SeckillPriceCents = 0, 0 }, "", 1},
+		{"limit kept", func(g *GoodsInput) { g.LimitPerUser = 3 }, "", 3},
+		{"no slot", func(g *GoodsInput) { g.SlotID = 0 }, "slot_id: must be a positive integer", 1},
+		{"zero stock", func(g *GoodsInput) { g.Stock = 0 }, "stock: must be at least 1", 1},
+		{"negative stock", func(g *GoodsInput) { g.Stock = -5 }, "stock: must be at least 1", 1},
+		{"huge stock", func(g *GoodsInput) { g.Stock = MaxGoodsStock + 1 }, "stock: must be at most 1,000,000", 1},
+		{"negative price", func(g *GoodsInput) { g.PriceCents = -1 }, "price_cents: must not be negative", 1},
+		{"negative seckill price", func(g *GoodsInput) { g.SeckillPriceCents = -1 }, "seckill_price_cents: must not be negative", 1},
+		{"huge price", func(g *GoodsInput) { g.PriceCents = 1 << 62 }, "price_cents: is too large", 1},
+		{"negative limit", func(g *GoodsInput) { g.LimitPerUser = -1 }, "limit_per_user: must not be negative", 0},
+		{"huge limit", func(g *GoodsInput) { g.LimitPerUser = 1001 }, "limit_per_user: must be at most 1000", 0},
+		{"long description", func(g *GoodsInput) { g.Description = strings.Repeat("é", 2001) }, "description: is longer than 2000 characters", 1},
+		{"several", func(g *GoodsInput) { g.Title, g.Stock = "", 0 }, "stock: must be at least 1; title: is required", 1},
+	} {
+		in := ok
+		tc.edit(&in)
+		got := fieldString(ValidateGoods(&in))
+		if got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+		if tc.limit != 0 && in.LimitPerUser != tc.limit {
+			t.Errorf("%s: limit %d, want %d", tc.name, in.LimitPerUser, tc.limit)
+		}
+	}
+}
+
+func TestInvalidFieldsIsInvalid(t *testing.T) {
+	err := FieldErrors{"stock": "must be at least 1"}.Err()
+	var fe *InvalidFields
+	if ErrorCode(err) != EINVALID || ErrorMessage(err) != "stock: must be at least 1" || !errors.As(err, &fe) {
+		t.Fatalf("got %q %q", ErrorCode(err), ErrorMessage(err))
+	}
+	if (FieldErrors{}).Err() != nil {
+		t.Fatal("no field errors must be no error")
+	}
+}
+
+func fieldString(f FieldErrors) string {
+	if err := f.Err(); err != nil {
+		return ErrorMessage(err)
+	}
+	return fmt.Sprint("")
+}

@@ -1,0 +1,534 @@
+package db
+
+import (
+	"context"
+	"crypto/rand"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Order statuses. failed marks an order the durable unit guard refused.
+const (
+	OrderUnpaid    = "unpaid"
+	OrderPaid      = "paid"
+	OrderExpired   = "expired"
+	OrderCancelled = "cancelled"
+	OrderFailed    = "failed"
+)
+
+// Order is one unit of goods grabbed by a user.
+type Order struct {
+	ID          int64     `json:"id"`
+	GoodsID     int64     `json:"goods_id"`
+	UserID      int64     `json:"user_id"`
+	AmountCents int64     `json:"amount_cents"`
+	Status      string    `json:"status"`
+	Unit        int64     `json:"unit"`
+	CreatedAt   time.Time `json:"created_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	GoodsTitle  string    `json:"goods_title,omitempty"`
+	Version     int64     `json:"-"`
+}
+
+// StockEvent is the live event for a goods' remaining stock.
+type StockEvent struct {
+	Type      string `json:"type"` // "stock"
+	GoodsID   int64  `json:"goods_id"`
+	Remaining int64  `json:"remaining"`
+}
+
+// OrderEvent is the live event a user gets on each change of one of their orders.
+type OrderEvent struct {
+	Type  string `json:"type"` // "order"
+	Order *Order `json:"order"`
+}
+
+// parseOrderRecord reads a record written by the goods scripts (see goodsLua).
+func parseOrderRecord(goodsID int64, rec string) (*Order, error) {
+	f := strings.Split(rec, "|")
+	if len(f) != 9 {
+		return nil, fmt.Errorf("order record %q of goods %d: want 9 fields", rec, goodsID)
+	}
+	n := make([]int64, 9)
+	for _, i := range []int{0, 1, 2, 3, 5, 6, 7, 8} {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("order record %q of goods %d: field %d: %w", rec, goodsID, i+1, err)
+		}
+		n[i] = v
+	}
+	return &Order{
+		ID: OrderID(goodsID, n[0]), GoodsID: goodsID, UserID: n[1], Unit: n[2], AmountCents: n[3], Status: f[4],
+		CreatedAt: msTime(n[5]), ExpiresAt: msTime(n[6]), Version: n[7], UpdatedAt: msTime(n[8]),
+	}, nil
+}
+
+// grabMemoTTL is how long a grab's answer is remembered for retries of the same request.
+const grabMemoTTL = 5 * time.Minute
+
+// grabScript decides a grab: the slot window, the per-user limit, the stock
+// (a unit given back first, else a fresh one; refused at 0), then records the
+// order, the user's limit mark and list, the expiry deadline and the flush
+// record. The answer is remembered under the request ID, so when go-redis
+// retries a command whose reply was lost the same order comes back.
+//
+// KEYS: goodsScriptKeys, then 11 the request's memo key
+// ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 memo TTL ms
+// Returns {code, record, remaining, slot ID} where code is
+// ok | not_loaded | not_started | ended | limit_reached | sold_out
+// (record and the rest only with ok).
+var grabScript = redis.NewScript(goodsLua + `
+local memo = redis.call('GET', KEYS[11])
+if memo then return {'ok', memo, remaining(), redis.call('HGET', K_INFO, 'slot')} end
+local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot')
+if not info[1] then return {'not_loaded'} end
+local now = tonumber(ARGV[2])
+if now < tonumber(info[1]) then return {'not_started'} end
+if now >= tonumber(info[2]) then return {'ended'} end
+local uid = ARGV[1]
+if (tonumber(redis.call('HGET', K_HELD, uid)) or 0) >= tonumber(info[4]) then return {'limit_reached'} end
+local unit = redis.call('RPOP', K_FREE)
+if not unit then
+	unit = redis.call('GET', K_FRESH)
+	if not unit or tonumber(unit) <= 0 then return {'sold_out'} end
+	redis.call('DECR', K_FRESH)
+end
+local seq = redis.call('INCR', K_SEQ)
+local rec = table.concat({seq, uid, unit, info[3], 'unpaid', ARGV[2], ARGV[3], 1, ARGV[2]}, '|')
+redis.call('HSET', K_ORDERS, seq, rec)
+redis.call('HINCRBY', K_HELD, uid, 1)
+local mine = redis.call('HGET', K_MINE, uid)
+redis.call('HSET', K_MINE, uid, mine and (mine .. ',' .. seq) or seq)
+redis.call('ZADD', K_DEADLINES, ARGV[3], seq)
+redis.call('RPUSH', K_PENDING, rec)
+redis.call('HINCRBY', K_COUNTS, 'unpaid', 1)
+redis.call('SET', KEYS[11], rec, 'PX', ARGV[4])
+return {'ok', rec, remaining(), info[5]}
+`)
+
+// GrabGoods decides a grab in one Redis round trip with no SQL, then
+// schedules the order's expiry; that enqueue is the only other work.
+func (s *Store) GrabGoods(ctx context.Context, userID, goodsID int64) (*Order, error) {
+	if goodsID <= 0 || goodsID > MaxGoodsID {
+		return nil, Errorf(ENOTFOUND, "goods %d not found", goodsID)
+	}
+	o, err := s.grab(ctx, userID, goodsID, newRequestID())
+	if err != nil {
+		return nil, err
+	}
+	s.scheduleExpiry(ctx, o)
+	return o, nil
+}
+
+func newRequestID() string {
+	var b [12]byte
+	rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// grab runs the grab script under requestID; goods not in Redis are loaded
+// when their sale is live (a preheat missed or Redis was emptied) and tried once more.
+func (s *Store) grab(ctx context.Context, userID, goodsID int64, requestID string) (*Order, error) {
+	now := s.Now()
+	keys := append(goodsScriptKeys(goodsID), grabMemoKey(goodsID, requestID))
+	for attempt := 0; ; attempt++ {
+		res, err := grabScript.Run(ctx, s.Redis, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
+		if err != nil {
+			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
+		}
+		switch code, _ := res[0].(string); code {
+		case "ok":
+			o, err := parseOrderRecord(goodsID, res[1].(string))
+			if err != nil {
+				return nil, err
+			}
+			slot, _ := strconv.ParseInt(fmt.Sprint(res[3]), 10, 64)
+			s.pushStock(goodsID, slot, res[2].(int64))
+			s.pushOrder(o)
+			return o, nil
+		case "not_started":
+			return nil, ErrNotStarted
+		case "ended":
+			return nil, ErrEnded
+		case "limit_reached":
+			return nil, ErrLimitReached
+		case "sold_out":
+			return nil, ErrSoldOut
+		case "not_loaded":
+			if attempt > 0 {
+				return nil, fmt.Errorf("grab goods %d: still not loaded after loading", goodsID)
+			}
+			g, err := s.goodsRow(ctx, goodsID)
+			if err != nil {
+				return nil, err
+			}
+			switch g.State {
+			case SlotUpcoming:
+				return nil, ErrNotStarted
+			case SlotEnded:
+				return nil, ErrEnded
+			}
+			if _, err := s.loadGoods(ctx, g); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("grab goods %d: unexpected answer %v", goodsID, res)
+		}
+	}
+}
+
+// payScript pays an unpaid order of the user's. An order past its deadline
+// is expired here instead (the expiry task may not have run yet), so pay and
+// expire can never both win.
+//
+// KEYS: goodsScriptKeys
+// ARGV: 1 sequence, 2 user ID, 3 now ms
+// Returns {code, record, remaining} where code is
+// ok | unchanged (already paid) | expired (expired, cancelled or failed) |
+// lapsed (past its deadline: expired now) | not_found.
+var payScript = redis.NewScript(goodsLua + `
+local rec = redis.call('HGET', K_ORDERS, ARGV[1])
+if not rec then return {'not_found'} end
+local f = split(rec)
+if f[2] ~= ARGV[2] then return {'not_found'} end
+if f[5] == 'paid' then return {'unchanged', rec, remaining()} end
+if f[5] ~= 'unpaid' then return {'expired', rec, remaining()} end
+if tonumber(ARGV[3]) >= tonumber(f[7]) then
+	rec = close(f, 'expired', ARGV[3], true)
+	return {'lapsed', rec, remaining()}
+end
+redis.call('ZREM', K_DEADLINES, f[1])
+redis.call('HINCRBY', K_COUNTS, 'unpaid', -1)
+redis.call('HINCRBY', K_COUNTS, 'paid', 1)
+redis.call('HINCRBY', K_COUNTS, 'revenue', f[4])
+return {'ok', save(f, 'paid', ARGV[3]), remaining()}
+`)
+
+// PayOrder pays the user's order and deletes its expiry task. Paying again
+// answers the paid order unchanged; an expired or cancelled order is refused.
+func (s *Store) PayOrder(ctx context.Context, userID, orderID int64) (*Order, error) {
+	return s.payOrder(ctx, userID, orderID, s.Now())
+}
+
+func (s *Store) payOrder(ctx context.Context, userID, orderID int64, now time.Time) (*Order, error) {
+	o, code, err := s.runOrderScript(ctx, payScript, userID, orderID, now)
+	if err != nil {
+		return nil, err
+	}
+	switch code {
+	case "ok":
+		s.deleteExpiry(ctx, o.ID)
+		return o, nil
+	case "unchanged", OrderPaid:
+		return o, nil
+	default: // expired, lapsed, or a final status from SQLite
+		return nil, ErrExpired
+	}
+}
+
+// cancelScript cancels an unpaid order of the user's and returns its unit to stock.
+//
+// KEYS: goodsScriptKeys
+// ARGV: 1 sequence, 2 user ID, 3 now ms
+// Returns {code, record, remaining} where code is
+// ok | unchanged (already cancelled) | paid | expired (expired or failed) |
+// lapsed (past its deadline: expired now) | not_found.
+var cancelScript = redis.NewScript(goodsLua + `
+local rec = redis.call('HGET', K_ORDERS, ARGV[1])
+if not rec then return {'not_found'} end
+local f = split(rec)
+if f[2] ~= ARGV[2] then return {'not_found'} end
+if f[5] == 'cancelled' then return {'unchanged', rec, remaining()} end
+if f[5] == 'paid' then return {'paid', rec, remaining()} end
+if f[5] ~= 'unpaid' then return {'expired', rec, remaining()} end
+if tonumber(ARGV[3]) >= tonumber(f[7]) then
+	return {'lapsed', close(f, 'expired', ARGV[3], true), remaining()}
+end
+return {'ok', close(f, 'cancelled', ARGV[3], true), remaining()}
+`)
+
+// CancelOrder cancels the user's unpaid order and puts its unit back in stock.
+func (s *Store) CancelOrder(ctx context.Context, userID, orderID int64) (*Order, error) {
+	o, code, err := s.runOrderScript(ctx, cancelScript, userID, orderID, s.Now())
+	if err != nil {
+		return nil, err
+	}
+	switch code {
+	case "ok":
+		s.deleteExpiry(ctx, o.ID)
+		return o, nil
+	case "unchanged", OrderCancelled:
+		return o, nil
+	case OrderPaid:
+		return nil, Errorf(ECONFLICT, "a paid order cannot be cancelled")
+	default:
+		return nil, ErrExpired
+	}
+}
+
+// expireScript expires an unpaid order whose deadline has passed: the unit
+// goes back to stock and the user's limit mark is cleared. Anything else is
+// left alone, so the task may run any number of times.
+//
+// KEYS: goodsScriptKeys
+// ARGV: 1 sequence, 2 now ms
+// Returns {code, record, remaining} where code is
+// ok | paid | closed (already expired, cancelled or failed) | not_due | not_found.
+var expireScript = redis.NewScript(goodsLua + `
+local rec = redis.call('HGET', K_ORDERS, ARGV[1])
+if not rec then return {'not_found'} end
+local f = split(rec)
+if f[5] == 'paid' then return {'paid', rec, remaining()} end
+if f[5] ~= 'unpaid' then return {'closed', rec, remaining()} end
+if tonumber(ARGV[2]) < tonumber(f[7]) then return {'not_due', rec, remaining()} end
+return {'ok', close(f, 'expired', ARGV[2], true), remaining()}
+`)
+
+// ErrNotDue is returned when an order's expiry runs before its deadline.
+var ErrNotDue = &Error{Code: ECONFLICT, Message: "the order is not due to expire yet"}
+
+// ExpireOrder expires the order if it is still unpaid at its deadline; an
+// order paid, closed or unknown is left alone (nil), one not yet due is ErrNotDue.
+func (s *Store) ExpireOrder(ctx context.Context, orderID int64) error {
+	return s.expireOrder(ctx, orderID, s.Now())
+}
+
+func (s *Store) expireOrder(ctx context.Context, orderID int64, now time.Time) error {
+	_, code, err := s.runOrderScript(ctx, expireScript, 0, orderID, now)
+	if ErrorCode(err) == ENOTFOUND {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	if code == "not_due" {
+		return ErrNotDue
+	}
+	return nil
+}
+
+// voidScript ends an unpaid order the durable unit guard refused: its unit
+// was never really free (Redis had been restored from an old snapshot), so it
+// is not returned to stock; the user's limit mark is cleared.
+//
+// KEYS: goodsScriptKeys
+// ARGV: 1 sequence, 2 now ms
+// Returns {code, record, remaining} where code is ok | paid | closed | not_found.
+var voidScript = redis.NewScript(goodsLua + `
+local rec = redis.call('HGET', K_ORDERS, ARGV[1])
+if not rec then return {'not_found'} end
+local f = split(rec)
+if f[5] == 'paid' then return {'paid', rec, remaining()} end
+if f[5] ~= 'unpaid' then return {'closed', rec, remaining()} end
+return {'ok', close(f, 'failed', ARGV[2], false), remaining()}
+`)
+
+// runOrderScript runs one of the order scripts for orderID (owned by userID
+// unless it is 0) and pushes the change live. A "not_found" from Redis looks
+// in SQLite, for orders of goods no longer active.
+func (s *Store) runOrderScript(ctx context.Context, script *redis.Script, userID, orderID int64, now time.Time) (*Order, string, error) {
+	goodsID, seq, ok := SplitOrderID(orderID)
+	if !ok {
+		return nil, "", Errorf(ENOTFOUND, "order %d not found", orderID)
+	}
+	args := []any{seq, userID, now.UnixMilli()}
+	if userID == 0 {
+		args = []any{seq, now.UnixMilli()}
+	}
+	res, err := script.Run(ctx, s.Redis, goodsScriptKeys(goodsID), args...).Slice()
+	if err != nil {
+		return nil, "", fmt.Errorf("order %d: %w", orderID, err)
+	}
+	code, _ := res[0].(string)
+	if code == "not_found" {
+		return s.settledOrder(ctx, userID, orderID)
+	}
+	o, err := parseOrderRecord(goodsID, res[1].(string))
+	if err != nil {
+		return nil, "", err
+	}
+	if code == "ok" || code == "lapsed" {
+		slot, _ := s.Redis.HGet(ctx, goodsInfoKey(goodsID), "slot").Int64()
+		s.pushStock(goodsID, slot, res[2].(int64))
+		s.pushOrder(o)
+	}
+	return o, code, nil
+}
+
+// settledOrder answers an order script for an order Redis no longer holds
+// (its goods finished): SQLite has its final status.
+func (s *Store) settledOrder(ctx context.Context, userID, orderID int64) (*Order, string, error) {
+	o, err := s.sqlOrder(ctx, orderID)
+	if err != nil || (userID != 0 && o.UserID != userID) {
+		return nil, "not_found", Errorf(ENOTFOUND, "order %d not found", orderID)
+	}
+	if o.Status == OrderUnpaid {
+		// Redis lost it and the goods is not loaded again yet: nothing may change until it is.
+		return nil, "", Errorf(ECONFLICT, "order %d is being restored; try again shortly", orderID)
+	}
+	return o, o.Status, nil // paid, expired, cancelled or failed: final
+}
+
+// Order returns one of the user's orders; other users' orders are not found.
+func (s *Store) Order(ctx context.Context, userID, orderID int64) (*Order, error) {
+	goodsID, seq, ok := SplitOrderID(orderID)
+	if !ok {
+		return nil, Errorf(ENOTFOUND, "order %d not found", orderID)
+	}
+	rec, err := s.Redis.HGet(ctx, goodsOrdersKey(goodsID), strconv.FormatInt(seq, 10)).Result()
+	var o *Order
+	switch {
+	case err == nil:
+		o, err = parseOrderRecord(goodsID, rec)
+	case errors.Is(err, redis.Nil):
+		o, err = s.sqlOrder(ctx, orderID)
+	}
+	if ErrorCode(err) == ENOTFOUND || (err == nil && o.UserID != userID) {
+		return nil, Errorf(ENOTFOUND, "order %d not found", orderID)
+	} else if err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+const orderColumns = `o.id, o.goods_id, o.user_id, o.unit, o.amount_cents, o.status, o.created_ms, o.expires_ms, o.updated_ms, o.version, COALESCE(g.title, '')`
+
+func scanOrder(row interface{ Scan(...any) error }) (*Order, error) {
+	var o Order
+	var created, expires, updated int64
+	if err := row.Scan(&o.ID, &o.GoodsID, &o.UserID, &o.Unit, &o.AmountCents, &o.Status, &created, &expires, &updated, &o.Version, &o.GoodsTitle); err != nil {
+		return nil, err
+	}
+	o.CreatedAt, o.ExpiresAt, o.UpdatedAt = msTime(created), msTime(expires), msTime(updated)
+	return &o, nil
+}
+
+func (s *Store) sqlOrder(ctx context.Context, id int64) (*Order, error) {
+	o, err := scanOrder(s.SQL.R.QueryRowContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id WHERE o.id = ?`, id))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, Errorf(ENOTFOUND, "order %d not found", id)
+	}
+	return o, err
+}
+
+// MyOrders lists the user's orders, newest first: SQLite's durable record
+// overlaid with Redis's live state, so an order not flushed yet shows too.
+func (s *Store) MyOrders(ctx context.Context, userID int64) ([]Order, error) {
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id
+		WHERE o.user_id = ? ORDER BY o.id DESC LIMIT 200`, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	byID := map[int64]*Order{}
+	titles := map[int64]string{}
+	for rows.Next() {
+		o, err := scanOrder(rows)
+		if err != nil {
+			return nil, err
+		}
+		byID[o.ID] = o
+		titles[o.GoodsID] = o.GoodsTitle
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	live, err := s.liveOrdersOf(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	for _, o := range live {
+		if old, ok := byID[o.ID]; ok {
+			o.GoodsTitle = old.GoodsTitle
+		} else if t, ok := titles[o.GoodsID]; ok {
+			o.GoodsTitle = t
+		} else if g, err := s.goodsRow(ctx, o.GoodsID); err == nil {
+			o.GoodsTitle, titles[o.GoodsID] = g.Title, g.Title
+		}
+		byID[o.ID] = o
+	}
+	out := make([]Order, 0, len(byID))
+	for _, o := range byID {
+		out = append(out, *o)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if !out[i].CreatedAt.Equal(out[j].CreatedAt) {
+			return out[i].CreatedAt.After(out[j].CreatedAt)
+		}
+		return out[i].ID > out[j].ID
+	})
+	return out, nil
+}
+
+// liveOrdersOf reads the user's orders on every active goods from Redis in two round trips.
+func (s *Store) liveOrdersOf(ctx context.Context, userID int64) ([]*Order, error) {
+	active, err := s.activeGoods(ctx)
+	if err != nil || len(active) == 0 {
+		return nil, err
+	}
+	uid := strconv.FormatInt(userID, 10)
+	pipe := s.Redis.Pipeline()
+	mine := make([]*redis.StringCmd, len(active))
+	for i, g := range active {
+		mine[i] = pipe.HGet(ctx, goodsMineKey(g), uid)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return nil, err
+	}
+	pipe = s.Redis.Pipeline()
+	type ref struct {
+		goods int64
+		cmd   *redis.SliceCmd
+	}
+	var refs []ref
+	for i, g := range active {
+		seqs := strings.Split(mine[i].Val(), ",")
+		if mine[i].Val() == "" {
+			continue
+		}
+		fields := make([]string, len(seqs))
+		copy(fields, seqs)
+		refs = append(refs, ref{g, pipe.HMGet(ctx, goodsOrdersKey(g), fields...)})
+	}
+	if len(refs) == 0 {
+		return nil, nil
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return nil, err
+	}
+	var out []*Order
+	for _, r := range refs {
+		for _, v := range r.cmd.Val() {
+			if rec, ok := v.(string); ok {
+				if o, err := parseOrderRecord(r.goods, rec); err == nil && o.UserID == userID {
+					out = append(out, o)
+				}
+			}
+		}
+	}
+	return out, nil
+}
+
+// pushStock sends the goods' remaining stock to watchers of the goods and of its slot.
+func (s *Store) pushStock(goodsID, slotID, remaining int64) {
+	ev := StockEvent{Type: "stock", GoodsID: goodsID, Remaining: remaining}
+	s.Events.PublishCoalesced(TopicGoods(goodsID), ev)
+	if slotID > 0 {
+		// Keyed by slot and goods: coalesced apart from the goods topic and from the slot's other goods.
+		s.Events.PublishCoalescedKey(TopicSlot(slotID), TopicSlot(slotID)+"/"+TopicGoods(goodsID), ev)
+	}
+}
+
+// pushOrder sends the order to its owner. It is coalesced per order so it
+// leaves the request path at once and a later change always arrives last.
+func (s *Store) pushOrder(o *Order) {
+	s.Events.PublishCoalescedKey(TopicUser(o.UserID), "order:"+strconv.FormatInt(o.ID, 10), OrderEvent{Type: "order", Order: o})
+}

@@ -1,0 +1,154 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/mattn/go-sqlite3"
+)
+
+// flushOrders moves every active goods' order records to SQLite through the
+// crash-safe flush queue, then voids the orders the durable guard refused.
+func (s *Store) flushOrders(ctx context.Context) error {
+	ids, err := s.activeGoods(ctx)
+	if err != nil {
+		return fmt.Errorf("list active goods: %w", err)
+	}
+	var errs []error
+	for _, id := range ids {
+		if _, err := s.Flush(ctx, goodsQueue(id), s.applyOrders(ctx, id)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	errs = append(errs, s.voidConflicts(ctx))
+	return errors.Join(errs...)
+}
+
+// applyOrders writes a batch of one goods' order records. It is idempotent:
+// a record already applied (same or older version) changes nothing, so a
+// batch replayed after a crash neither loses nor doubles an order.
+func (s *Store) applyOrders(ctx context.Context, goodsID int64) func(tx *sql.Tx, recs []string) error {
+	return func(tx *sql.Tx, recs []string) error {
+		for _, rec := range recs {
+			o, err := parseOrderRecord(goodsID, rec)
+			if err != nil {
+				// A record that cannot be read would block the queue forever; keep the rest moving.
+				s.Log.Error("skipping unreadable order record", "goods", goodsID, "err", err)
+				continue
+			}
+			if err := s.applyOrder(ctx, tx, o); err != nil {
+				return fmt.Errorf("apply order %d: %w", o.ID, err)
+			}
+		}
+		return nil
+	}
+}
+
+// Reasons an order lands in order_conflicts.
+const (
+	ConflictUnitTaken = "unit_taken" // another live order holds the unit: Redis sold it twice
+	ConflictIDTaken   = "id_taken"   // another order has this ID: Redis's sequence went back
+)
+
+func (s *Store) applyOrder(ctx context.Context, tx *sql.Tx, o *Order) error {
+	same := func(table string) (found, isSame bool, err error) {
+		var user, unit, created int64
+		err = tx.QueryRowContext(ctx, `SELECT user_id, unit, created_ms FROM `+table+` WHERE id = ?`, o.ID).Scan(&user, &unit, &created)
+		if errors.Is(err, sql.ErrNoRows) {
+			return false, false, nil
+		} else if err != nil {
+			return false, false, err
+		}
+		return true, user == o.UserID && unit == o.Unit && created == o.CreatedAt.UnixMilli(), nil
+	}
+	inOrders, sameOrder, err := same("orders")
+	if err != nil {
+		return err
+	}
+	if sameOrder {
+		_, err := tx.ExecContext(ctx, `UPDATE orders SET status = ?, updated_ms = ?, version = ? WHERE id = ? AND version < ?`,
+			o.Status, o.UpdatedAt.UnixMilli(), o.Version, o.ID, o.Version)
+		if isUniqueViolation(err) {
+			return s.recordConflict(ctx, tx, o, ConflictUnitTaken)
+		}
+		return err
+	}
+	inConflicts, sameConflict, err := same("order_conflicts")
+	if err != nil {
+		return err
+	}
+	if sameConflict {
+		_, err := tx.ExecContext(ctx, `UPDATE order_conflicts SET status = ?, updated_ms = ?, version = ? WHERE id = ? AND version < ?`,
+			o.Status, o.UpdatedAt.UnixMilli(), o.Version, o.ID, o.Version)
+		return err
+	}
+	if inOrders || inConflicts {
+		return s.recordConflict(ctx, tx, o, ConflictIDTaken)
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO orders (id, goods_id, user_id, unit, amount_cents, status, created_ms, expires_ms, updated_ms, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, o.GoodsID, o.UserID, o.Unit, o.AmountCents, o.Status,
+		o.CreatedAt.UnixMilli(), o.ExpiresAt.UnixMilli(), o.UpdatedAt.UnixMilli(), o.Version)
+	if isUniqueViolation(err) {
+		return s.recordConflict(ctx, tx, o, ConflictUnitTaken)
+	}
+	return err
+}
+
+// recordConflict keeps an order the durable store refused, for the
+// reconciliation view and for voidConflicts; the flush goes on.
+func (s *Store) recordConflict(ctx context.Context, tx *sql.Tx, o *Order, reason string) error {
+	s.Log.Warn("durable store refused an order from Redis", "order", o.ID, "goods", o.GoodsID, "unit", o.Unit, "reason", reason)
+	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO order_conflicts (id, goods_id, user_id, unit, amount_cents, status,
+		created_ms, expires_ms, updated_ms, version, reason, detected_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		o.ID, o.GoodsID, o.UserID, o.Unit, o.AmountCents, o.Status, o.CreatedAt.UnixMilli(), o.ExpiresAt.UnixMilli(),
+		o.UpdatedAt.UnixMilli(), o.Version, reason, s.Now().UnixMilli())
+	return err
+}
+
+func isUniqueViolation(err error) bool {
+	var se sqlite3.Error
+	return errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
+}
+
+// voidConflicts ends, in Redis, the unpaid orders the durable guard refused:
+// their unit was sold already, so the user must not pay for it. A paid one is
+// left for the merchant to settle (it shows in the reconciliation view).
+// It runs after each flush; a crash in between only delays it to the next.
+func (s *Store) voidConflicts(ctx context.Context) error {
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id FROM order_conflicts WHERE handled = 0 ORDER BY id LIMIT 500`)
+	if err != nil {
+		return err
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			rows.Close()
+			return err
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		goodsID, seq, ok := SplitOrderID(id)
+		if ok {
+			res, err := voidScript.Run(ctx, s.Redis, goodsScriptKeys(goodsID), seq, s.Now().UnixMilli()).Slice()
+			if err != nil {
+				return fmt.Errorf("void order %d: %w", id, err)
+			}
+			if res[0] == "ok" {
+				if o, err := parseOrderRecord(goodsID, res[1].(string)); err == nil {
+					slot, _ := s.Redis.HGet(ctx, goodsInfoKey(goodsID), "slot").Int64()
+					s.pushStock(goodsID, slot, res[2].(int64))
+					s.pushOrder(o)
+				}
+			}
+		}
+		if _, err := s.SQL.W.ExecContext(ctx, `UPDATE order_conflicts SET handled = 1 WHERE id = ?`, id); err != nil {
+			return err
+		}
+	}
+	return nil
+}

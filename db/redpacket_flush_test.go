@@ -1,0 +1,177 @@
+package db_test
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/dbtest"
+)
+
+// internalStore is a store over this test's own Redis and SQLite.
+func internalStore(t *testing.T) *db.Store {
+	t.Helper()
+	return db.NewStore(dbtest.SQLite(t), dbtest.Redis(t).Client)
+}
+
+func addUsers(t *testing.T, s *db.Store, n int) []int64 {
+	t.Helper()
+	ids := make([]int64, n)
+	err := s.SQL.Tx(context.Background(), func(tx *sql.Tx) error {
+		for i := range ids {
+			res, err := tx.Exec(`INSERT INTO users (username, password_hash, role, created_at) VALUES (?, 'x', 'user', '')`, fmt.Sprintf("in_%d", i))
+			if err != nil {
+				return err
+			}
+			ids[i], _ = res.LastInsertId()
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
+}
+
+// A flush interrupted between applying a batch and committing it, and one
+// interrupted after committing but before releasing the batch, are both
+// repaired by the next flush: every claim lands in SQLite exactly once.
+func TestRedPacketFlushInterruptedMidBatch(t *testing.T) {
+	ctx := context.Background()
+	s := internalStore(t)
+	const n = 1234 // three batches of db.FlushBatchSize
+	ids := addUsers(t, s, n+1)
+	p, err := s.CreateRedPacket(ctx, ids[n], db.NewRedPacket{Title: "flush", TotalCents: 99_999, Count: n, Mode: db.RedPacketRandom})
+	if err != nil {
+		t.Fatal(err)
+	}
+	won := map[int64]int64{}
+	for _, uid := range ids[:n] {
+		g, err := s.GrabRedPacket(ctx, p.ID, uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		won[uid] = g.AmountCents
+	}
+
+	// Crash 1: the second batch is applied inside its transaction, then the process dies before commit.
+	crash := errors.New("crash before commit")
+	batches := 0
+	_, err = s.Flush(ctx, db.RedPacketFlushQueue(p.ID), func(tx *sql.Tx, recs []string) error {
+		if err := db.ApplyRedPacketClaims(s, ctx, tx, p.ID, recs); err != nil {
+			return err
+		}
+		if batches++; batches == 2 {
+			return crash
+		}
+		return nil
+	})
+	if !errors.Is(err, crash) {
+		t.Fatalf("interrupted flush: %v", err)
+	}
+	if got := s.Redis.LLen(ctx, db.KeyRedPacketProcessing(p.ID)).Val(); got != db.FlushBatchSize {
+		t.Fatalf("processing holds %d claims after the crash, want the batch of %d", got, db.FlushBatchSize)
+	}
+	if err := db.FlushRedPackets(s, ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkClaimsOnce(t, s, p.ID, won)
+
+	// Crash 2: a batch committed, but the process died before deleting it from processing.
+	replay, _ := s.SQL.R.Query(`SELECT user_id, seq, amount_cents, grabbed_at FROM redpacket_shares WHERE redpacket_id = ? AND user_id IS NOT NULL LIMIT 300`, p.ID)
+	for replay.Next() {
+		var uid, seq, amount int64
+		var at string
+		replay.Scan(&uid, &seq, &amount, &at)
+		s.Redis.RPush(ctx, db.KeyRedPacketProcessing(p.ID), fmt.Sprintf("%d:%d:%d:%d", uid, seq, amount, mustTime(t, at).UnixMilli()))
+	}
+	replay.Close()
+	s.Redis.SAdd(ctx, db.KeyRedPacketsFlushing, p.ID)
+	if err := db.FlushRedPackets(s, ctx); err != nil {
+		t.Fatal(err)
+	}
+	checkClaimsOnce(t, s, p.ID, won)
+}
+
+func checkClaimsOnce(t *testing.T, s *db.Store, id int64, won map[int64]int64) {
+	t.Helper()
+	rows, err := s.SQL.R.Query(`SELECT user_id, amount_cents FROM redpacket_shares WHERE redpacket_id = ? AND user_id IS NOT NULL`, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[int64]int64{}
+	for rows.Next() {
+		var uid, amount int64
+		rows.Scan(&uid, &amount)
+		if _, dup := got[uid]; dup {
+			t.Fatalf("user %d claimed twice in SQLite", uid)
+		}
+		got[uid] = amount
+	}
+	if len(got) != len(won) {
+		t.Fatalf("SQLite holds %d claims, want %d", len(got), len(won))
+	}
+	for uid, a := range won {
+		if got[uid] != a {
+			t.Fatalf("user %d: SQLite %d cents, grab %d", uid, got[uid], a)
+		}
+	}
+	var status string
+	var claimed int64
+	s.SQL.R.QueryRow(`SELECT status, claimed_count FROM redpackets WHERE id = ?`, id).Scan(&status, &claimed)
+	if status != db.RedPacketFinished || claimed != int64(len(won)) {
+		t.Fatalf("packet %s with claimed_count %d, want finished with %d", status, claimed, len(won))
+	}
+	if n := s.Redis.Exists(context.Background(), db.KeyRedPacketClaimed(id), db.KeyRedPacketProcessing(id)).Val(); n != 0 {
+		t.Fatal("claims left in Redis after the flush")
+	}
+}
+
+// go-redis runs a script again when its reply was lost: the same request
+// gets the same share back, not already_grabbed, and takes nothing more.
+func TestRedPacketGrabReplayedRequest(t *testing.T) {
+	ctx := context.Background()
+	s := internalStore(t)
+	owner := addUsers(t, s, 1)[0]
+	p, err := s.CreateRedPacket(ctx, owner, db.NewRedPacket{Title: "replay", TotalCents: 300, Count: 3, Mode: db.RedPacketFixed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := db.RedPacketKeys(p.ID)
+	now := time.Now().UnixMilli()
+	first, err := db.GrabRedPacketScript.Run(ctx, s.Redis, keys, 42, "req-1", now).Int64Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := db.GrabRedPacketScript.Run(ctx, s.Redis, keys, 42, "req-1", now+5).Int64Slice()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(first) != fmt.Sprint(again) || first[0] != 0 || first[1] != 100 || first[3] != 2 {
+		t.Fatalf("first run %v, replay %v: want the same grab of 100 cents with 2 left", first, again)
+	}
+	other, _ := db.GrabRedPacketScript.Run(ctx, s.Redis, keys, 42, "req-2", now).Int64Slice()
+	if other[0] != 1 {
+		t.Fatalf("a new request by the same user: %v, want already_grabbed", other)
+	}
+	if l := s.Redis.LLen(ctx, db.KeyRedPacketClaimed(p.ID)).Val(); l != 1 {
+		t.Fatalf("claimed list holds %d records, want 1", l)
+	}
+	if rc, _ := s.Redis.HGet(ctx, db.KeyRedPacketMeta(p.ID), "remaining_cents").Int64(); rc != 200 {
+		t.Fatalf("remaining_cents %d, want 200", rc)
+	}
+}
+
+func mustTime(t *testing.T, s string) time.Time {
+	t.Helper()
+	at, err := time.Parse("2006-01-02T15:04:05.000Z", s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return at
+}

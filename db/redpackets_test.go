@@ -1,0 +1,416 @@
+package db_test
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/dbtest"
+)
+
+// rpStore is a store over this test's own Redis and SQLite with a clock the test moves.
+type rpStore struct {
+	*db.Store
+	t     testing.TB
+	redis *db.Redis
+	mu    sync.Mutex
+	now   time.Time
+}
+
+func newRPStore(t testing.TB) *rpStore {
+	t.Helper()
+	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	s := &rpStore{Store: db.NewStore(sq, r.Client), t: t, redis: r, now: time.Now().UTC()}
+	s.Store.Now = func() time.Time { s.mu.Lock(); defer s.mu.Unlock(); return s.now }
+	return s
+}
+
+func (s *rpStore) advance(d time.Duration) { s.mu.Lock(); s.now = s.now.Add(d); s.mu.Unlock() }
+
+// users adds n accounts straight to SQLite (no password hashing) and returns their IDs.
+func (s *rpStore) users(n int) []int64 {
+	s.t.Helper()
+	ids := make([]int64, n)
+	err := s.SQL.Tx(context.Background(), func(tx *sql.Tx) error {
+		for i := range ids {
+			res, err := tx.Exec(`INSERT INTO users (username, password_hash, role, created_at) VALUES (?, 'x', 'user', '')`, fmt.Sprintf("rp_%d_%d", time.Now().UnixNano(), i))
+			if err != nil {
+				return err
+			}
+			ids[i], _ = res.LastInsertId()
+		}
+		return nil
+	})
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	return ids
+}
+
+func (s *rpStore) create(in db.NewRedPacket) *db.RedPacket {
+	s.t.Helper()
+	owner := s.users(1)[0]
+	p, err := s.CreateRedPacket(context.Background(), owner, in)
+	if err != nil {
+		s.t.Fatalf("create %+v: %v", in, err)
+	}
+	return p
+}
+
+// durableClaims reads the flushed claims: user → amount.
+func (s *rpStore) durableClaims(id int64) map[int64]int64 {
+	s.t.Helper()
+	rows, err := s.SQL.R.Query(`SELECT user_id, amount_cents FROM redpacket_shares WHERE redpacket_id = ? AND user_id IS NOT NULL`, id)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer rows.Close()
+	got := map[int64]int64{}
+	for rows.Next() {
+		var uid, amount int64
+		rows.Scan(&uid, &amount)
+		if _, dup := got[uid]; dup {
+			s.t.Fatalf("user %d holds two shares of packet %d", uid, id)
+		}
+		got[uid] = amount
+	}
+	return got
+}
+
+// 2,000 distinct users released at once on a packet of 500 shares: exactly
+// 500 win, nobody twice, the amounts sum to the total, every loser is told
+// sold_out, and after the flush SQLite holds the same 500 claims.
+func TestRedPacketGrabRace(t *testing.T) {
+	ctx := context.Background()
+	s := newRPStore(t)
+	const shares, users, total = 500, 2000, 123_456
+	p := s.create(db.NewRedPacket{Title: "race", TotalCents: total, Count: shares, Mode: db.RedPacketRandom})
+	ids := s.users(users)
+
+	start := make(chan struct{})
+	grabs := make([]*db.RedPacketGrab, users)
+	errs := make([]error, users)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			<-start
+			grabs[i], errs[i] = s.GrabRedPacket(ctx, p.ID, ids[i])
+		}(i)
+	}
+	close(start)
+	wg.Wait()
+
+	won := map[int64]int64{}
+	var sum int64
+	for i, g := range grabs {
+		switch {
+		case errs[i] == nil:
+			if g.AmountCents < 1 {
+				t.Fatalf("user %d won %d cents", ids[i], g.AmountCents)
+			}
+			won[ids[i]] = g.AmountCents
+			sum += g.AmountCents
+		case db.ErrorCode(errs[i]) != db.ESOLDOUT:
+			t.Fatalf("user %d: %v, want a share or sold_out", ids[i], errs[i])
+		}
+	}
+	if len(won) != shares || sum != total {
+		t.Fatalf("%d winners sharing %d cents, want %d sharing %d", len(won), sum, shares, total)
+	}
+	for uid := range won {
+		if _, err := s.GrabRedPacket(ctx, p.ID, uid); db.ErrorCode(err) != db.EALREADY {
+			t.Fatalf("second grab by winner %d: %v, want already_grabbed", uid, err)
+		}
+		break
+	}
+
+	if err := s.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	got := s.durableClaims(p.ID)
+	if len(got) != shares {
+		t.Fatalf("SQLite holds %d claims, want %d", len(got), shares)
+	}
+	for uid, amount := range won {
+		if got[uid] != amount {
+			t.Fatalf("user %d: SQLite says %d cents, the grab said %d", uid, got[uid], amount)
+		}
+	}
+	after, err := s.RedPacket(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Status != db.RedPacketFinished || after.RemainingCount != 0 || after.RemainingCents != 0 {
+		t.Fatalf("after every share is claimed and flushed: %+v, want finished with nothing left", after)
+	}
+	if n := s.redis.Client.SCard(ctx, "redpackets:flushing").Val(); n != 0 {
+		t.Fatalf("finished packet still in the flush set (%d members)", n)
+	}
+}
+
+// A packet is finished only once every claim is flushed, not when the last share is grabbed.
+func TestRedPacketFinishedAfterFlush(t *testing.T) {
+	ctx := context.Background()
+	s := newRPStore(t)
+	p := s.create(db.NewRedPacket{Title: "two", TotalCents: 200, Count: 2, Mode: db.RedPacketFixed})
+	for _, uid := range s.users(2) {
+		if g, err := s.GrabRedPacket(ctx, p.ID, uid); err != nil || g.AmountCents != 100 {
+			t.Fatalf("grab: %+v %v, want 100 cents", g, err)
+		}
+	}
+	got, _ := s.RedPacket(ctx, p.ID)
+	if got.Status != db.RedPacketActive || got.RemainingCount != 0 {
+		t.Fatalf("before the flush: %+v, want active with 0 left", got)
+	}
+	st, _ := s.RedPacketStats(ctx, p.ID, 0, db.RoleAdmin)
+	if st.Claimed != 2 || st.Flushed != 0 {
+		t.Fatalf("stats before the flush %+v, want 2 claimed and 0 flushed", st)
+	}
+	s.FlushAll(ctx)
+	got, _ = s.RedPacket(ctx, p.ID)
+	st, _ = s.RedPacketStats(ctx, p.ID, 0, db.RoleAdmin)
+	if got.Status != db.RedPacketFinished || st.Flushed != 2 {
+		t.Fatalf("after the flush: %+v %+v, want finished with 2 flushed", got, st)
+	}
+}
+
+// Expiry refunds exactly the unclaimed shares, once, however often it runs,
+// and claims made before it still reach SQLite.
+func TestRedPacketExpiryRefunds(t *testing.T) {
+	ctx := context.Background()
+	s := newRPStore(t)
+	const total = 10_000
+	p := s.create(db.NewRedPacket{Title: "expiring", TotalCents: total, Count: 10, Mode: db.RedPacketRandom, ExpiresIn: "1m"})
+	ids := s.users(5)
+	var claimed int64
+	for _, uid := range ids[:4] {
+		g, err := s.GrabRedPacket(ctx, p.ID, uid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		claimed += g.AmountCents
+	}
+	if err := s.ExpireRedPacket(ctx, p.ID); err == nil {
+		t.Fatal("expiry before expires_at succeeded; want an error so the task retries")
+	}
+	if got, _ := s.RedPacket(ctx, p.ID); got.Status != db.RedPacketActive || got.RemainingCount != 6 {
+		t.Fatalf("early expiry changed the packet: %+v", got)
+	}
+
+	s.advance(time.Minute)
+	if _, err := s.GrabRedPacket(ctx, p.ID, ids[4]); db.ErrorCode(err) != db.EEXPIRED {
+		t.Fatalf("grab at expires_at: %v, want expired", err)
+	}
+	if got, _ := s.RedPacket(ctx, p.ID); got.Status != db.RedPacketExpired {
+		t.Fatalf("past expires_at before the task ran: status %q, want expired", got.Status)
+	}
+	for i := 0; i < 3; i++ { // at-least-once delivery: running again changes nothing
+		if err := s.ExpireRedPacket(ctx, p.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.FlushAll(ctx)
+	st, err := s.RedPacketStats(ctx, p.ID, 0, db.RoleAdmin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.RefundedCents+claimed != total || st.Claimed != 4 || st.Flushed != 4 || st.RemainingCount != 0 || st.RemainingCents != 0 {
+		t.Fatalf("stats %+v with %d cents claimed, want refunded + claimed == %d, 4 claimed and flushed, none left", st, claimed, total)
+	}
+	var refundedRows int
+	s.SQL.R.QueryRow(`SELECT COUNT(*) FROM redpacket_shares WHERE redpacket_id = ? AND refunded = 1`, p.ID).Scan(&refundedRows)
+	if refundedRows != 6 {
+		t.Fatalf("%d shares marked refunded, want 6", refundedRows)
+	}
+	if got, _ := s.RedPacket(ctx, p.ID); got.Status != db.RedPacketExpired {
+		t.Fatalf("status %q after expiry and flush, want expired", got.Status)
+	}
+	if _, err := s.GrabRedPacket(ctx, p.ID, ids[4]); db.ErrorCode(err) != db.EEXPIRED {
+		t.Fatalf("grab after the refund: %v, want expired", err)
+	}
+}
+
+// Grabs racing the expiry: every share ends up either claimed or refunded, never both, never neither.
+func TestRedPacketExpiryRacesGrabs(t *testing.T) {
+	ctx := context.Background()
+	s := newRPStore(t)
+	const total = 50_000
+	p := s.create(db.NewRedPacket{Title: "race expiry", TotalCents: total, Count: 300, Mode: db.RedPacketRandom, ExpiresIn: "1s"})
+	ids := s.users(400)
+	var claimed atomic.Int64
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for _, uid := range ids {
+		wg.Add(1)
+		go func(uid int64) {
+			defer wg.Done()
+			<-start
+			if g, err := s.GrabRedPacket(ctx, p.ID, uid); err == nil {
+				claimed.Add(g.AmountCents)
+			} else if c := db.ErrorCode(err); c != db.EEXPIRED && c != db.ESOLDOUT {
+				t.Errorf("grab: %v", err)
+			}
+		}(uid)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		s.advance(time.Second)
+		if err := s.ExpireRedPacket(ctx, p.ID); err != nil {
+			t.Errorf("expire: %v", err)
+		}
+	}()
+	close(start)
+	wg.Wait()
+	s.FlushAll(ctx)
+	st, _ := s.RedPacketStats(ctx, p.ID, 0, db.RoleAdmin)
+	if st.RefundedCents+claimed.Load() != total || st.Flushed != st.Claimed {
+		t.Fatalf("stats %+v, %d claimed: want refunded + claimed == %d and every claim flushed", st, claimed.Load(), total)
+	}
+}
+
+// A Redis that lost the packet (an embedded one restarted) gets it back from
+// SQLite: flushed claims still count, their users cannot grab again, and the
+// unclaimed shares are on offer.
+func TestRedPacketRestoreFromSQLite(t *testing.T) {
+	ctx := context.Background()
+	s := newRPStore(t)
+	p := s.create(db.NewRedPacket{Title: "restore", TotalCents: 1000, Count: 5, Mode: db.RedPacketFixed})
+	ids := s.users(3)
+	for _, uid := range ids[:2] {
+		if _, err := s.GrabRedPacket(ctx, p.ID, uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s.FlushAll(ctx)
+	s.redis.Client.FlushDB(ctx)
+	if _, err := s.GrabRedPacket(ctx, p.ID, ids[2]); db.ErrorCode(err) != db.ENOTFOUND {
+		t.Fatalf("grab with Redis empty: %v, want not_found", err)
+	}
+	if err := s.SweepRedPackets(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.GrabRedPacket(ctx, p.ID, ids[0]); db.ErrorCode(err) != db.EALREADY {
+		t.Fatalf("restored claimant grabs again: %v, want already_grabbed", err)
+	}
+	if g, err := s.GrabRedPacket(ctx, p.ID, ids[2]); err != nil || g.AmountCents != 200 {
+		t.Fatalf("new grab after restore: %+v %v", g, err)
+	}
+	got, _ := s.RedPacket(ctx, p.ID)
+	if got.RemainingCount != 2 || got.RemainingCents != 400 {
+		t.Fatalf("after restore and a grab: %+v, want 2 shares and 400 cents left", got)
+	}
+	s.FlushAll(ctx)
+	if n := len(s.durableClaims(p.ID)); n != 3 {
+		t.Fatalf("%d durable claims, want 3", n)
+	}
+}
+
+// Grabs list who got how much in grab order, flushed or not, and name the largest as luckiest.
+func TestRedPacketGrabsList(t *testing.T) {
+	ctx := context.Background()
+	s := newRPStore(t)
+	s.RedPacketRand = sequence{4, 0, 0} // shares 5, 1, 1, 93 of 100
+	p := s.create(db.NewRedPacket{Title: "list", TotalCents: 100, Count: 4, Mode: db.RedPacketRandom})
+	ids := s.users(4)
+	g, _ := s.RedPacketGrabs(ctx, p.ID)
+	if len(g.Grabs) != 0 || g.LuckiestUserID != nil {
+		t.Fatalf("no grabs yet: %+v", g)
+	}
+	for i, uid := range ids {
+		if _, err := s.GrabRedPacket(ctx, p.ID, uid); err != nil {
+			t.Fatal(err)
+		}
+		if i == 1 {
+			s.FlushAll(ctx) // half flushed, half still in Redis
+		}
+	}
+	g, err := s.RedPacketGrabs(ctx, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []int64{5, 1, 1, 93}
+	if len(g.Grabs) != 4 {
+		t.Fatalf("%d grabs, want 4", len(g.Grabs))
+	}
+	for i, c := range g.Grabs {
+		if c.UserID != ids[i] || c.AmountCents != want[i] || c.Username == "" || c.GrabbedAt.IsZero() {
+			t.Fatalf("grab %d = %+v, want user %d with %d cents and a name", i, c, ids[i], want[i])
+		}
+	}
+	if g.LuckiestUserID == nil || *g.LuckiestUserID != ids[3] {
+		t.Fatalf("luckiest %v, want %d", g.LuckiestUserID, ids[3])
+	}
+}
+
+type sequence []int64
+
+func (s sequence) Int64N(n int64) int64 {
+	d := s[0]
+	copy(s, s[1:])
+	return d % n
+}
+
+// A merchant sees only its own packets; an admin sees all.
+func TestRedPacketOwnership(t *testing.T) {
+	ctx := context.Background()
+	s := newRPStore(t)
+	p := s.create(db.NewRedPacket{Title: "mine", TotalCents: 100, Count: 1, Mode: db.RedPacketFixed})
+	other := s.users(1)[0]
+	if _, err := s.RedPacketStats(ctx, p.ID, other, db.RoleMerchant); db.ErrorCode(err) != db.ENOTFOUND {
+		t.Fatalf("another merchant's stats: %v, want not_found", err)
+	}
+	if list, _ := s.OwnRedPackets(ctx, other, db.RoleMerchant); len(list) != 0 {
+		t.Fatalf("another merchant lists %d packets, want 0", len(list))
+	}
+	if list, _ := s.OwnRedPackets(ctx, other, db.RoleAdmin); len(list) != 1 {
+		t.Fatalf("admin lists %d packets, want 1", len(list))
+	}
+}
+
+// The largest packet: 100,000 shares in one transaction and pipelined pushes.
+func TestRedPacketLargestPacket(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	ctx := context.Background()
+	s := newRPStore(t)
+	p := s.create(db.NewRedPacket{Title: "big", TotalCents: 1_000_000, Count: db.MaxRedPacketCount, Mode: db.RedPacketFixed})
+	var rows, sum int64
+	s.SQL.R.QueryRow(`SELECT COUNT(*), SUM(amount_cents) FROM redpacket_shares WHERE redpacket_id = ?`, p.ID).Scan(&rows, &sum)
+	got, _ := s.RedPacket(ctx, p.ID)
+	if rows != db.MaxRedPacketCount || sum != 1_000_000 || got.RemainingCount != db.MaxRedPacketCount || got.RemainingCents != 1_000_000 {
+		t.Fatalf("SQLite %d shares / %d cents, Redis %+v; want %d shares of 10 cents everywhere", rows, sum, got, db.MaxRedPacketCount)
+	}
+}
+
+// Refused input creates nothing, in SQLite or Redis.
+func TestRedPacketCreateRefusedChangesNothing(t *testing.T) {
+	ctx := context.Background()
+	s := newRPStore(t)
+	owner := s.users(1)[0]
+	for _, in := range []db.NewRedPacket{
+		{Title: "x", TotalCents: 100, Count: 0, Mode: db.RedPacketRandom},
+		{Title: "x", TotalCents: 5, Count: 10, Mode: db.RedPacketRandom},
+		{Title: "x", TotalCents: 101, Count: 10, Mode: db.RedPacketFixed},
+		{Title: "x", TotalCents: 100, Count: 10, Mode: "lucky"},
+		{Title: "x", TotalCents: 100, Count: 10, Mode: db.RedPacketRandom, ExpiresIn: "soon"},
+	} {
+		if _, err := s.CreateRedPacket(ctx, owner, in); db.ErrorCode(err) != db.EINVALID {
+			t.Fatalf("create %+v: %v, want invalid", in, err)
+		}
+	}
+	var n int
+	s.SQL.R.QueryRow(`SELECT (SELECT COUNT(*) FROM redpackets) + (SELECT COUNT(*) FROM redpacket_shares)`).Scan(&n)
+	if keys := s.redis.Client.Keys(ctx, "*").Val(); n != 0 || len(keys) != 0 {
+		t.Fatalf("refused creations left %d rows and keys %v", n, keys)
+	}
+}

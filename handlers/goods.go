@@ -1,0 +1,261 @@
+package handlers
+
+import (
+	"context"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db"
+)
+
+// slotBody is the JSON of POST /api/admin/slots and PUT /api/admin/slots/{id}.
+type slotBody struct {
+	Title   string `json:"title"`
+	StartAt string `json:"start_at"`
+	EndAt   string `json:"end_at"`
+}
+
+// input parses the RFC 3339 times; a bad one is an invalid field.
+func (b slotBody) input() (db.SlotInput, error) {
+	in := db.SlotInput{Title: b.Title}
+	f := db.FieldErrors{}
+	for _, t := range []struct {
+		name string
+		raw  string
+		dst  *time.Time
+	}{{"start_at", b.StartAt, &in.StartAt}, {"end_at", b.EndAt, &in.EndAt}} {
+		v, err := time.Parse(time.RFC3339, t.raw)
+		if err != nil {
+			f[t.name] = "must be an RFC 3339 time like 2030-01-02T10:00:00Z"
+		}
+		*t.dst = v.UTC()
+	}
+	return in, f.Err()
+}
+
+// goodsBody is the JSON of POST /api/admin/goods and PUT /api/admin/goods/{id}.
+type goodsBody struct {
+	SlotID            int64  `json:"slot_id"`
+	Title             string `json:"title"`
+	Description       string `json:"description"`
+	PriceCents        int64  `json:"price_cents"`
+	SeckillPriceCents int64  `json:"seckill_price_cents"`
+	Stock             int64  `json:"stock"`
+	LimitPerUser      int64  `json:"limit_per_user"`
+}
+
+func (b goodsBody) input() db.GoodsInput {
+	return db.GoodsInput{SlotID: b.SlotID, Title: b.Title, Description: b.Description, PriceCents: b.PriceCents,
+		SeckillPriceCents: b.SeckillPriceCents, Stock: b.Stock, LimitPerUser: b.LimitPerUser}
+}
+
+// CreateSlot adds a time slot: POST /api/admin/slots.
+func (h *Handlers) CreateSlot(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	var b slotBody
+	if err := bind(c, &b); err != nil {
+		return err
+	}
+	in, err := b.input()
+	if err != nil {
+		return err
+	}
+	sl, err := h.Store.CreateSlot(c.UserContext(), cl, in)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"slot": sl})
+}
+
+// UpdateSlot edits a slot: PUT /api/admin/slots/{id}.
+func (h *Handlers) UpdateSlot(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	var b slotBody
+	if err := bind(c, &b); err != nil {
+		return err
+	}
+	in, err := b.input()
+	if err != nil {
+		return err
+	}
+	sl, err := h.Store.UpdateSlot(c.UserContext(), cl, id, in)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"slot": sl})
+}
+
+// ListSlots answers the live and upcoming slots: GET /api/slots.
+func (h *Handlers) ListSlots(c *fiber.Ctx) error {
+	slots, err := h.Store.Slots(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"slots": slots})
+}
+
+// AdminListSlots answers the caller's own slots, ended ones too: GET /api/admin/slots.
+func (h *Handlers) AdminListSlots(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	slots, err := h.Store.MerchantSlots(c.UserContext(), cl)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"slots": slots})
+}
+
+// SlotGoods answers a slot's goods with live remaining stock: GET /api/slots/{id}/goods.
+func (h *Handlers) SlotGoods(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	gs, err := h.Store.SlotGoods(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"goods": gs})
+}
+
+// CreateGoods adds goods to a slot: POST /api/admin/goods.
+func (h *Handlers) CreateGoods(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	var b goodsBody
+	if err := bind(c, &b); err != nil {
+		return err
+	}
+	g, err := h.Store.CreateGoods(c.UserContext(), cl, b.input())
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"goods": g})
+}
+
+// UpdateGoods edits goods: PUT /api/admin/goods/{id}.
+func (h *Handlers) UpdateGoods(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	var b goodsBody
+	if err := bind(c, &b); err != nil {
+		return err
+	}
+	g, err := h.Store.UpdateGoods(c.UserContext(), cl, id, b.input())
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"goods": g})
+}
+
+// GetGoods answers one goods with live remaining stock: GET /api/goods/{id}.
+func (h *Handlers) GetGoods(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	g, err := h.Store.Goods(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"goods": g})
+}
+
+// GoodsStats answers Redis's live counts beside SQLite's: GET /api/admin/goods/{id}/stats.
+func (h *Handlers) GoodsStats(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	st, err := h.Store.GoodsStats(c.UserContext(), cl, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(st)
+}
+
+// Grab takes one unit of goods for the caller: POST /api/goods/{id}/grab.
+// The caller comes from the signed token, so nothing is looked up first.
+func (h *Handlers) Grab(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := h.Store.GrabGoods(c.UserContext(), cl.UserID, id)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"order": o})
+}
+
+// GetOrder answers one of the caller's orders: GET /api/orders/{id}.
+func (h *Handlers) GetOrder(c *fiber.Ctx) error {
+	return h.orderAction(c, h.Store.Order)
+}
+
+// PayOrder pays one of the caller's orders: POST /api/orders/{id}/pay.
+func (h *Handlers) PayOrder(c *fiber.Ctx) error {
+	return h.orderAction(c, h.Store.PayOrder)
+}
+
+// CancelOrder cancels one of the caller's unpaid orders: POST /api/orders/{id}/cancel.
+func (h *Handlers) CancelOrder(c *fiber.Ctx) error {
+	return h.orderAction(c, h.Store.CancelOrder)
+}
+
+func (h *Handlers) orderAction(c *fiber.Ctx, act func(ctx context.Context, userID, orderID int64) (*db.Order, error)) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	o, err := act(c.UserContext(), cl.UserID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"order": o})
+}
+
+// MyOrders answers the caller's orders, newest first: GET /api/me/orders.
+func (h *Handlers) MyOrders(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	orders, err := h.Store.MyOrders(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"orders": orders})
+}

@@ -1,0 +1,275 @@
+package handlers
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/views"
+)
+
+// SlotsPage is the shopper's slot menu: GET /slots and /slots/{id}.
+func (h *Handlers) SlotsPage(c *fiber.Ctx) error {
+	ctx := c.UserContext()
+	slots, err := h.Store.Slots(ctx)
+	if err != nil {
+		return err
+	}
+	v := views.SlotsView{Slots: slots}
+	if c.Params("id") != "" {
+		id, err := paramID(c, "id")
+		if err != nil {
+			return err
+		}
+		if v.Current, err = h.Store.Slot(ctx, id); err != nil {
+			return err
+		}
+	} else if len(slots) > 0 {
+		v.Current = &slots[0] // the earliest is live if any is
+	}
+	if v.Current != nil {
+		if v.Goods, err = h.Store.SlotGoods(ctx, v.Current.ID); err != nil {
+			return err
+		}
+	}
+	return render(c, fiber.StatusOK, views.SlotsPage(h.page(c, "Seckill"), v))
+}
+
+// GoodsPage shows one goods with the Grab button: GET /goods/{id}.
+func (h *Handlers) GoodsPage(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	g, err := h.Store.Goods(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	v := views.GoodsView{Goods: *g}
+	if cl, ok := ClaimsOf(c); ok {
+		orders, err := h.Store.MyOrders(c.UserContext(), cl.UserID)
+		if err != nil {
+			return err
+		}
+		for _, o := range orders {
+			if o.GoodsID == id {
+				v.Orders = append(v.Orders, o)
+			}
+		}
+	}
+	return render(c, fiber.StatusOK, views.GoodsPage(h.page(c, g.Title), v))
+}
+
+// MyOrdersPage lists the caller's orders with Pay buttons: GET /me/orders.
+func (h *Handlers) MyOrdersPage(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	orders, err := h.Store.MyOrders(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.OrdersPage(h.page(c, "My orders"), views.OrdersView{Orders: orders}))
+}
+
+// AdminSlotsPage lists the merchant's slots with the form to add one: GET /admin/slots.
+func (h *Handlers) AdminSlotsPage(c *fiber.Ctx) error {
+	start := time.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+	form := views.SlotForm{StartAt: views.DateTimeLocal(start), EndAt: views.DateTimeLocal(start.Add(2 * time.Hour))}
+	return h.adminSlots(c, fiber.StatusOK, form)
+}
+
+func (h *Handlers) adminSlots(c *fiber.Ctx, status int, form views.SlotForm) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	slots, err := h.Store.MerchantSlots(c.UserContext(), cl)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.AdminSlotsPage(h.page(c, "Time slots"), views.AdminSlotsView{Slots: slots, Form: form}))
+}
+
+func slotFormOf(c *fiber.Ctx) views.SlotForm {
+	return views.SlotForm{Title: c.FormValue("title"), StartAt: c.FormValue("start_at"), EndAt: c.FormValue("end_at")}
+}
+
+func goodsFormOf(c *fiber.Ctx) views.GoodsForm {
+	return views.GoodsForm{Title: c.FormValue("title"), Description: c.FormValue("description"), Price: c.FormValue("price_cents"),
+		SeckillPrice: c.FormValue("seckill_price_cents"), Stock: c.FormValue("stock"), Limit: c.FormValue("limit_per_user")}
+}
+
+// formFailed reports whether err is one a form shows to the user (anything but an internal error).
+func formFailed(err error) bool { return err != nil && db.ErrorCode(err) != db.EINTERNAL }
+
+// AdminCreateSlot handles the new-slot form: POST /admin/slots.
+func (h *Handlers) AdminCreateSlot(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	form := slotFormOf(c)
+	in, parseErrs := slotFormInput(form, c.FormValue("tz_offset"))
+	normalizeSlotForm(&form, in)
+	var sl *db.Slot
+	if len(parseErrs) == 0 {
+		sl, err = h.Store.CreateSlot(c.UserContext(), cl, in)
+	}
+	if len(parseErrs) > 0 || formFailed(err) {
+		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
+		return h.adminSlots(c, fiber.StatusUnprocessableEntity, form)
+	} else if err != nil {
+		return err
+	}
+	return redirectWithFlash(c, "/admin/slots/"+strconv.FormatInt(sl.ID, 10), "Slot “"+sl.Title+"” created. Add its goods below.")
+}
+
+// AdminSlotPage is one slot's live sales dashboard and forms: GET /admin/slots/{id}.
+func (h *Handlers) AdminSlotPage(c *fiber.Ctx) error {
+	return h.adminSlot(c, fiber.StatusOK, nil, &views.GoodsForm{Limit: "1"})
+}
+
+func (h *Handlers) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm, goodsForm *views.GoodsForm) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	sl, sales, err := h.Store.SlotSales(c.UserContext(), cl, id)
+	if err != nil {
+		return err
+	}
+	v := views.AdminSlotView{Slot: *sl, Sales: sales, SlotForm: views.SlotFormOf(*sl), GoodsForm: views.GoodsForm{Limit: "1"}}
+	if slotForm != nil {
+		v.SlotForm = *slotForm
+	}
+	if goodsForm != nil {
+		v.GoodsForm = *goodsForm
+	}
+	return render(c, status, views.AdminSlotPage(h.page(c, sl.Title), v))
+}
+
+// AdminUpdateSlot handles the edit-slot form: POST /admin/slots/{id}.
+func (h *Handlers) AdminUpdateSlot(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	form := slotFormOf(c)
+	in, parseErrs := slotFormInput(form, c.FormValue("tz_offset"))
+	normalizeSlotForm(&form, in)
+	if len(parseErrs) == 0 {
+		_, err = h.Store.UpdateSlot(c.UserContext(), cl, id, in)
+	}
+	if len(parseErrs) > 0 || (formFailed(err) && db.ErrorCode(err) != db.ENOTFOUND) {
+		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
+		return h.adminSlot(c, fiber.StatusUnprocessableEntity, &form, nil)
+	} else if err != nil {
+		return err
+	}
+	return redirectWithFlash(c, "/admin/slots/"+strconv.FormatInt(id, 10), "Slot saved.")
+}
+
+// AdminCreateGoods handles the add-goods form: POST /admin/slots/{id}/goods.
+func (h *Handlers) AdminCreateGoods(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	form := goodsFormOf(c)
+	in, parseErrs := goodsFormInput(form, id)
+	var g *db.Goods
+	if len(parseErrs) == 0 {
+		g, err = h.Store.CreateGoods(c.UserContext(), cl, in)
+	}
+	if len(parseErrs) > 0 || (formFailed(err) && db.ErrorCode(err) != db.ENOTFOUND) {
+		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
+		return h.adminSlot(c, fiber.StatusUnprocessableEntity, nil, &form)
+	} else if err != nil {
+		return err
+	}
+	return redirectWithFlash(c, "/admin/slots/"+strconv.FormatInt(id, 10), "“"+g.Title+"” added with "+strconv.FormatInt(g.Stock, 10)+" in stock.")
+}
+
+// AdminGoodsPage is one goods' reconciliation and edit form: GET /admin/goods/{id}.
+func (h *Handlers) AdminGoodsPage(c *fiber.Ctx) error {
+	return h.adminGoods(c, fiber.StatusOK, nil)
+}
+
+func (h *Handlers) adminGoods(c *fiber.Ctx, status int, form *views.GoodsForm) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	g, err := h.Store.OwnedGoods(ctx, cl, id)
+	if err != nil {
+		return err
+	}
+	st, err := h.Store.GoodsStats(ctx, cl, id)
+	if err != nil {
+		return err
+	}
+	conflicts, err := h.Store.GoodsConflicts(ctx, cl, id)
+	if err != nil {
+		return err
+	}
+	v := views.AdminGoodsView{Goods: *g, Stats: *st, Conflicts: conflicts, Form: views.GoodsFormOf(*g)}
+	if form != nil {
+		v.Form = *form
+	}
+	return render(c, status, views.AdminGoodsPage(h.page(c, g.Title), v))
+}
+
+// AdminUpdateGoods handles the edit-goods form: POST /admin/goods/{id}.
+func (h *Handlers) AdminUpdateGoods(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	form := goodsFormOf(c)
+	in, parseErrs := goodsFormInput(form, 0)
+	if len(parseErrs) == 0 {
+		_, err = h.Store.UpdateGoods(c.UserContext(), cl, id, in)
+	}
+	if len(parseErrs) > 0 || (formFailed(err) && db.ErrorCode(err) != db.ENOTFOUND) {
+		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
+		return h.adminGoods(c, fiber.StatusUnprocessableEntity, &form)
+	} else if err != nil {
+		return err
+	}
+	return redirectWithFlash(c, "/admin/goods/"+strconv.FormatInt(id, 10), "Goods saved.")
+}
+
+// normalizeSlotForm shows parsed times back in UTC, as the page expects them
+// (static/goods.js turns them into the browser's local time).
+func normalizeSlotForm(form *views.SlotForm, in db.SlotInput) {
+	if !in.StartAt.IsZero() {
+		form.StartAt = views.DateTimeLocal(in.StartAt)
+	}
+	if !in.EndAt.IsZero() {
+		form.EndAt = views.DateTimeLocal(in.EndAt)
+	}
+}

@@ -1,0 +1,240 @@
+// Seckill goods pages: live stock bars, the Grab button, My orders (pay,
+// cancel, live status), the merchant's live sales dashboard and
+// reconciliation view, and inline validation of the admin forms.
+(function () {
+  "use strict";
+  const S = window.seckill;
+  const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
+
+  const LABELS = { unpaid: "Awaiting payment", paid: "Paid", expired: "Expired", cancelled: "Cancelled", failed: "Failed" };
+  const GRAB_ERRORS = {
+    sold_out: "Sold out — every unit has been grabbed.",
+    limit_reached: "You already hold as many of these as one customer may.",
+    not_started: "The sale has not started yet.",
+    ended: "The sale has ended.",
+    unauthorized: "Please log in to grab.",
+    rate_limited: "Too many tries — wait a moment.",
+  };
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    Object.entries(attrs || {}).forEach(([k, v]) => e.setAttribute(k, v));
+    children.forEach((c) => e.append(c));
+    return e;
+  }
+
+  // ---- Live stock bars -------------------------------------------------
+  function showStock(goodsID, remaining) {
+    $$(`[data-stock-for="${goodsID}"]`).forEach((box) => {
+      const total = Number(box.dataset.stockTotal) || 1;
+      const pct = Math.max(0, Math.min(100, Math.floor((remaining * 100) / total)));
+      box.querySelector("[data-remaining]").textContent = remaining;
+      box.querySelector("[data-bar]").style.width = pct + "%";
+    });
+  }
+  S.live.on("stock", (ev) => showStock(ev.goods_id, ev.remaining));
+
+  // Every page section names its live topic. After (re)subscribing, fetch the
+  // current figures once, so nothing that happened before is missed.
+  $$("[data-live-topic]").forEach((sec) => S.live.subscribe(sec.dataset.liveTopic));
+  S.live.on("subscribed", async (ev) => {
+    const [kind, id] = String(ev.topic).split(":");
+    if (kind === "goods") {
+      const r = await S.api("GET", `/api/goods/${id}`);
+      if (r.ok) showStock(r.body.goods.id, r.body.goods.remaining);
+    } else if (kind === "slot") {
+      const r = await S.api("GET", `/api/slots/${id}/goods`);
+      if (r.ok) r.body.goods.forEach((g) => showStock(g.id, g.remaining));
+    }
+  });
+
+  // ---- Grab ------------------------------------------------------------
+  const grabBtn = document.querySelector("[data-grab]");
+  const grabOut = document.querySelector("[data-testid=grab-result]");
+  if (grabBtn) {
+    document.addEventListener("countdown-done", (e) => {
+      if (e.target.matches("[data-testid=start-countdown]") && grabBtn.dataset.state === "upcoming") {
+        grabBtn.dataset.state = "live";
+        grabBtn.disabled = false;
+      }
+    });
+    grabBtn.addEventListener("click", async () => {
+      grabBtn.disabled = true;
+      grabOut.className = "grab-result pending";
+      grabOut.textContent = "Grabbing…";
+      let r;
+      try {
+        r = await S.api("POST", `/api/goods/${grabBtn.dataset.grab}/grab`);
+      } catch (e) {
+        r = { status: 0, body: null };
+      }
+      grabOut.textContent = "";
+      if (r.status === 201) {
+        const o = r.body.order;
+        grabOut.className = "grab-result ok";
+        grabOut.append(
+          el("strong", { "data-testid": "grab-success" }, "You got it! "),
+          `Order #${o.id} for ${S.money(o.amount_cents)}. Pay within `,
+          el("span", { class: "countdown", "data-countdown": o.expires_at }, S.countdown(o.expires_at)),
+          " — ",
+          el("a", { href: "/me/orders", "data-testid": "grab-pay-link" }, "pay in My orders"),
+        );
+        return;
+      }
+      const code = (r.body && r.body.error && r.body.error.code) || "";
+      grabOut.className = "grab-result bad";
+      grabOut.append(el("span", { "data-testid": "grab-error", "data-code": code },
+        GRAB_ERRORS[code] || (r.body && r.body.error && r.body.error.message) || "Something went wrong — try again."));
+      // Try again makes sense only when the refusal may pass.
+      if (!["sold_out", "limit_reached", "ended"].includes(code)) {
+        setTimeout(() => { grabBtn.disabled = false; }, code === "not_started" ? 1000 : 300);
+      }
+    });
+  }
+
+  // ---- Orders ----------------------------------------------------------
+  function showOrder(o) {
+    $$(`[data-order-status="${o.id}"]`).forEach((b) => {
+      b.className = "badge " + o.status;
+      b.textContent = LABELS[o.status] || o.status;
+    });
+    const row = document.querySelector(`[data-order-row="${o.id}"]`);
+    if (row && o.status !== "unpaid") {
+      $$("[data-pay],[data-cancel],[data-countdown]", row).forEach((x) => x.remove());
+    }
+    if (!row && o.status === "unpaid" && document.querySelector("[data-testid=orders-page]")) {
+      location.reload(); // an order made elsewhere: show it with its buttons
+    }
+  }
+  S.live.on("order", (ev) => showOrder(ev.order));
+
+  async function orderAction(id, verb) {
+    const msg = document.querySelector(`[data-order-msg="${id}"]`);
+    $$(`[data-order-row="${id}"] button`).forEach((b) => { b.disabled = true; });
+    const r = await S.api("POST", `/api/orders/${id}/${verb}`);
+    if (r.ok) {
+      showOrder(r.body.order);
+      if (msg) msg.textContent = verb === "pay" ? "Thank you!" : "Cancelled.";
+      return;
+    }
+    const code = (r.body && r.body.error && r.body.error.code) || "";
+    if (msg) msg.textContent = code === "expired" ? "Too late: this order has expired." : (r.body && r.body.error ? r.body.error.message : "Something went wrong.");
+    const fresh = await S.api("GET", `/api/orders/${id}`);
+    if (fresh.ok) showOrder(fresh.body.order);
+    $$(`[data-order-row="${id}"] button`).forEach((b) => { b.disabled = false; });
+  }
+  document.addEventListener("click", (e) => {
+    const pay = e.target.closest("[data-pay]");
+    if (pay) orderAction(pay.dataset.pay, "pay");
+    const cancel = e.target.closest("[data-cancel]");
+    if (cancel) orderAction(cancel.dataset.cancel, "cancel");
+  });
+
+  // ---- Merchant: live sales dashboard and reconciliation -------------
+  // One fetch of a goods' stats at a time; events meanwhile ask for one more.
+  const inFlight = {}, again = {};
+  async function refreshStats(id, show) {
+    if (inFlight[id]) { again[id] = true; return; }
+    inFlight[id] = true;
+    try {
+      const r = await S.api("GET", `/api/admin/goods/${id}/stats`);
+      if (r.ok) show(id, r.body);
+    } finally {
+      inFlight[id] = false;
+      if (again[id]) { again[id] = false; refreshStats(id, show); }
+    }
+  }
+
+  function showSales(id, st) {
+    const row = document.querySelector(`[data-sales-for="${id}"]`);
+    if (!row) return;
+    const vals = { sold: st.unpaid + st.paid, remaining: st.remaining, unpaid: st.unpaid, paid: st.paid, expired: st.expired, revenue_cents: st.revenue_cents };
+    Object.entries(vals).forEach(([k, v]) => {
+      const cell = row.querySelector(`[data-k="${k}"]`);
+      if (cell) cell.textContent = cell.hasAttribute("data-money") ? S.money(v) : v;
+    });
+  }
+  if (document.querySelector("[data-dashboard]")) {
+    S.live.on("stock", (ev) => refreshStats(ev.goods_id, showSales));
+  }
+
+  function showReconcile(id, st) {
+    const pairs = { remaining: [st.remaining, st.db.stock], unpaid: [st.unpaid, st.db.unpaid], paid: [st.paid, st.db.paid], expired: [st.expired, st.db.expired], cancelled: [st.cancelled, st.db.cancelled] };
+    Object.entries(pairs).forEach(([k, [live, durable]]) => {
+      const row = document.querySelector(`[data-row="${k}"]`);
+      if (!row) return;
+      row.querySelector("[data-side=redis]").textContent = live;
+      row.querySelector("[data-side=db]").textContent = durable;
+      const d = live - durable;
+      row.querySelector("[data-side=diff]").textContent = d === 0 ? "" : (d > 0 ? "+" : "") + d;
+      row.classList.toggle("drift", (st.drift || []).includes(k));
+    });
+    const c = document.querySelector("[data-row=conflicts]");
+    if (c) {
+      c.querySelector("[data-side=redis]").textContent = st.failed + " voided";
+      c.querySelector("[data-side=db]").textContent = st.db.conflicts;
+      c.classList.toggle("drift", (st.drift || []).includes("conflicts"));
+    }
+    const sum = document.querySelector("[data-drift-summary]");
+    if (sum) sum.textContent = st.drift && st.drift.length ? "differs: " + st.drift.join(", ") : "in line";
+    const p = document.querySelector("[data-k=pending]");
+    if (p) p.textContent = st.pending;
+  }
+  const rec = document.querySelector("[data-reconcile]");
+  if (rec) {
+    const id = rec.dataset.reconcile;
+    S.live.on("stock", (ev) => { if (String(ev.goods_id) === id) refreshStats(id, showReconcile); });
+    // The durable side changes with the flush, which sends no event: look again every 2 s.
+    setInterval(() => { if (!document.hidden) refreshStats(id, showReconcile); }, 2000);
+  }
+
+  // ---- Admin forms: local times and inline validation -----------------
+  function pad(n) { return String(n).padStart(2, "0"); }
+  function localValue(d) {
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  }
+  // The server renders times in UTC; show them in the browser's time.
+  $$("input[data-utc]").forEach((inp) => {
+    if (!inp.dataset.utc) return;
+    const d = new Date(inp.dataset.utc + ":00Z");
+    if (!isNaN(d)) inp.value = localValue(d);
+  });
+
+  function fieldError(form, name, msg) {
+    const box = form.querySelector(`[data-error-for="${name}"]`);
+    if (box) box.textContent = msg;
+    const f = box && box.closest(".field");
+    if (f) f.classList.toggle("invalid", !!msg);
+  }
+  function check(form) {
+    let ok = true;
+    $$("input[name],textarea[name]", form).forEach((inp) => {
+      if (inp.type === "hidden") return;
+      let msg = "";
+      const v = inp.validity;
+      if (v.valueMissing) msg = "is required";
+      else if (v.patternMismatch) msg = "must be an amount like 49.99";
+      else if (v.rangeUnderflow) msg = `must be at least ${inp.min}`;
+      else if (v.rangeOverflow) msg = `must be at most ${inp.max}`;
+      else if (v.stepMismatch || v.badInput) msg = "must be a whole number";
+      else if (v.tooLong) msg = `is longer than ${inp.maxLength} characters`;
+      fieldError(form, inp.name, msg);
+      if (msg) ok = false;
+    });
+    const start = form.querySelector("[name=start_at]"), end = form.querySelector("[name=end_at]");
+    if (start && end && start.value && end.value && new Date(end.value) <= new Date(start.value)) {
+      fieldError(form, "end_at", "must be after the start");
+      ok = false;
+    }
+    return ok;
+  }
+  $$("form[data-validate]").forEach((form) => {
+    form.addEventListener("input", (e) => { if (e.target.name) fieldError(form, e.target.name, ""); });
+    form.addEventListener("submit", (e) => {
+      if (!check(form)) { e.preventDefault(); return; }
+      const start = form.querySelector("[name=start_at]");
+      const tz = form.querySelector("[data-tz-offset]");
+      if (tz) tz.value = String(start && start.value ? new Date(start.value).getTimezoneOffset() : new Date().getTimezoneOffset());
+    });
+  });
+})();

@@ -1,0 +1,61 @@
+package tasks
+
+import (
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/hibiken/asynq"
+	"github.com/seckill/seckill/db"
+)
+
+type fakeGoodsStore struct {
+	expired []int64
+	synced  []int64
+	err     error
+}
+
+func (f *fakeGoodsStore) ExpireOrder(_ context.Context, id int64) error {
+	f.expired = append(f.expired, id)
+	return f.err
+}
+func (f *fakeGoodsStore) PreheatGoods(context.Context) (int, error) { return 0, f.err }
+func (f *fakeGoodsStore) SyncStock(_ context.Context, slot int64) error {
+	f.synced = append(f.synced, slot)
+	return f.err
+}
+func (f *fakeGoodsStore) SweepOverdueOrders(context.Context) (int, error) { return 0, f.err }
+
+func TestGoodsHandlers(t *testing.T) {
+	store := &fakeGoodsStore{}
+	g := &Goods{Store: store, Log: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	mux := asynq.NewServeMux()
+	g.Register(mux)
+	ctx := context.Background()
+
+	if err := mux.ProcessTask(ctx, NewOrderExpireTask(db.OrderID(3, 9))); err != nil || len(store.expired) != 1 || store.expired[0] != db.OrderID(3, 9) {
+		t.Fatalf("expire: %v %v", err, store.expired)
+	}
+	if err := mux.ProcessTask(ctx, NewGoodsSyncTask(7)); err != nil || len(store.synced) != 1 || store.synced[0] != 7 {
+		t.Fatalf("sync: %v %v", err, store.synced)
+	}
+	for _, bad := range []*asynq.Task{
+		asynq.NewTask(TypeOrderExpire, []byte("{")),
+		asynq.NewTask(TypeOrderExpire, []byte(`{"order_id": 0}`)),
+		asynq.NewTask(TypeGoodsSync, []byte(`{"slot_id": "x"}`)),
+	} {
+		if err := mux.ProcessTask(ctx, bad); !errors.Is(err, asynq.SkipRetry) {
+			t.Errorf("%s %q: %v, want SkipRetry", bad.Type(), bad.Payload(), err)
+		}
+	}
+	// An expiry that is not due yet fails so that Asynq retries it.
+	store.err = db.ErrNotDue
+	if err := mux.ProcessTask(ctx, NewOrderExpireTask(db.OrderID(3, 10))); !errors.Is(err, db.ErrNotDue) {
+		t.Fatalf("not due: %v", err)
+	}
+	if p := g.Periodic(); len(p) != 3 {
+		t.Fatalf("periodic tasks %d, want preheat, sync and sweep", len(p))
+	}
+}

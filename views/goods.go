@@ -1,0 +1,161 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/seckill/seckill/db"
+)
+
+// SlotsView is the shopper's slot menu: the live slot and the next ones, and
+// the goods of the chosen slot.
+type SlotsView struct {
+	Slots   []db.Slot
+	Current *db.Slot
+	Goods   []db.Goods
+}
+
+// GoodsView is one goods for the shopper, with the caller's orders of it.
+type GoodsView struct {
+	Goods  db.Goods
+	Orders []db.Order
+}
+
+// OrdersView is the shopper's "My orders".
+type OrdersView struct {
+	Orders []db.Order
+}
+
+// SlotForm is the state of a slot form: the values typed and what is wrong with them.
+type SlotForm struct {
+	Title   string
+	StartAt string // datetime-local value, UTC ("2006-01-02T15:04")
+	EndAt   string
+	Errors  db.FieldErrors
+	Error   string
+}
+
+// GoodsForm is the state of a goods form; prices are in yuan as typed ("49.99").
+type GoodsForm struct {
+	Title        string
+	Description  string
+	Price        string
+	SeckillPrice string
+	Stock        string
+	Limit        string
+	Errors       db.FieldErrors
+	Error        string
+}
+
+// AdminSlotsView lists the merchant's slots with the form to add one.
+type AdminSlotsView struct {
+	Slots []db.Slot
+	Form  SlotForm
+}
+
+// AdminSlotView is one slot's live sales dashboard, with its edit and add-goods forms.
+type AdminSlotView struct {
+	Slot      db.Slot
+	Sales     []db.GoodsSales
+	SlotForm  SlotForm
+	GoodsForm GoodsForm
+}
+
+// AdminGoodsView is the reconciliation of one goods, with its edit form.
+type AdminGoodsView struct {
+	Goods     db.Goods
+	Stats     db.GoodsStats
+	Conflicts []db.OrderConflict
+	Form      GoodsForm
+}
+
+// DateTimeLocal formats t (UTC) for a datetime-local input.
+func DateTimeLocal(t time.Time) string { return t.UTC().Format("2006-01-02T15:04") }
+
+// CentsInput formats cents for a price input ("49.99").
+func CentsInput(cents int64) string {
+	sign := ""
+	if cents < 0 {
+		sign, cents = "-", -cents
+	}
+	return fmt.Sprintf("%s%d.%02d", sign, cents/100, cents%100)
+}
+
+// SlotFormOf fills a slot form from a slot.
+func SlotFormOf(s db.Slot) SlotForm {
+	return SlotForm{Title: s.Title, StartAt: DateTimeLocal(s.StartAt), EndAt: DateTimeLocal(s.EndAt)}
+}
+
+// GoodsFormOf fills a goods form from goods.
+func GoodsFormOf(g db.Goods) GoodsForm {
+	return GoodsForm{Title: g.Title, Description: g.Description, Price: CentsInput(g.PriceCents),
+		SeckillPrice: CentsInput(g.SeckillPriceCents), Stock: i64(g.Stock), Limit: i64(g.LimitPerUser)}
+}
+
+func i64(n int64) string                { return strconv.FormatInt(n, 10) }
+func rfc(t time.Time) string            { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
+func when(t time.Time) string           { return t.UTC().Format("Jan 2 15:04 UTC") }
+func goodsURL(id int64) templ.SafeURL   { return templ.SafeURL("/goods/" + i64(id)) }
+func slotURL(id int64) templ.SafeURL    { return templ.SafeURL("/slots/" + i64(id)) }
+func adminSlot(id int64) templ.SafeURL  { return templ.SafeURL("/admin/slots/" + i64(id)) }
+func adminGoods(id int64) templ.SafeURL { return templ.SafeURL("/admin/goods/" + i64(id)) }
+
+// stockPercent is the remaining share of stock, 0–100, for the stock bar.
+func stockPercent(remaining, stock int64) int64 {
+	if stock <= 0 || remaining <= 0 {
+		return 0
+	}
+	return min(100, remaining*100/stock)
+}
+
+func barStyle(remaining, stock int64) templ.SafeCSS {
+	return templ.SafeCSS(fmt.Sprintf("width:%d%%", stockPercent(remaining, stock)))
+}
+
+// statusLabel is how an order status reads to a shopper.
+func statusLabel(status string) string {
+	switch status {
+	case db.OrderUnpaid:
+		return "Awaiting payment"
+	case db.OrderPaid:
+		return "Paid"
+	case db.OrderExpired:
+		return "Expired"
+	case db.OrderCancelled:
+		return "Cancelled"
+	case db.OrderFailed:
+		return "Failed"
+	}
+	return status
+}
+
+func fieldErr(errs db.FieldErrors, name string) string { return errs[name] }
+
+func driftClass(drift []string, name string) string {
+	for _, d := range drift {
+		if d == name {
+			return "drift"
+		}
+	}
+	return ""
+}
+
+func joinDrift(d []string) string {
+	out := ""
+	for i, s := range d {
+		if i > 0 {
+			out += ", "
+		}
+		out += s
+	}
+	return out
+}
+
+func diffText(live, durable int64) string {
+	if live == durable {
+		return ""
+	}
+	return fmt.Sprintf("%+d", live-durable)
+}

@@ -1,0 +1,97 @@
+package views
+
+import (
+	"fmt"
+	"github.com/a-h/templ"
+	"time"
+)
+
+// RedPacketCard is a red packet as lists and headers show it.
+type RedPacketCard struct {
+	ID             int64
+	Title          string
+	TotalCents     int64
+	Count          int64
+	Mode           string
+	RemainingCount int64
+	RemainingCents int64
+	Status         string
+	ExpiresAt      time.Time
+}
+
+// Path is the shopper page of the packet.
+func (c RedPacketCard) Path() string { return fmt.Sprintf("/redpackets/%d", c.ID) }
+
+// AdminPath is the merchant page of the packet.
+func (c RedPacketCard) AdminPath() string { return fmt.Sprintf("/admin/redpackets/%d", c.ID) }
+
+// RedPacketGrabRow is one grab in a packet's list.
+type RedPacketGrabRow struct {
+	UserID      int64
+	Username    string
+	AmountCents int64
+	GrabbedAt   time.Time
+	Luckiest    bool
+	Mine        bool
+}
+
+// RedPacketDetail is the shopper page of a packet.
+type RedPacketDetail struct {
+	Packet        RedPacketCard
+	Grabs         []RedPacketGrabRow
+	MyAmountCents int64 // 0 when the visitor has not grabbed
+	LoggedIn      bool
+	UserID        int64 // the visitor, 0 when anonymous
+}
+
+// RedPacketForm is the state of the merchant's create form; Field names the input the Error belongs to.
+type RedPacketForm struct {
+	Title     string
+	Total     string // yuan, e.g. "88.88"
+	Count     string
+	Mode      string
+	ExpiresIn string
+	Field     string
+	Error     string
+}
+
+// ErrorFor returns the error message when it belongs to the field.
+func (f RedPacketForm) ErrorFor(field string) string {
+	if f.Field == field {
+		return f.Error
+	}
+	return ""
+}
+
+// RedPacketStats are the merchant's figures for a packet.
+type RedPacketStats struct {
+	Count, Claimed, Flushed, RemainingCount, RemainingCents, RefundedCents int64
+}
+
+// AdminRedPacketDetail is the merchant page of a packet.
+type AdminRedPacketDetail struct {
+	Packet RedPacketCard
+	Stats  RedPacketStats
+	Grabs  []RedPacketGrabRow
+}
+
+func rpInt(n int64) string { return fmt.Sprint(n) }
+
+func rpRFC3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+func rpClock(t time.Time) string { return t.Local().Format("15:04:05") }
+
+func rpModeText(mode string) string {
+	if mode == "fixed" {
+		return "equal"
+	}
+	return "random"
+}
+
+func rpBarStyle(claimed, count int64) templ.SafeCSS {
+	pct := int64(0)
+	if count > 0 {
+		pct = 100 * claimed / count
+	}
+	return templ.SafeCSS(fmt.Sprintf("width: %d%%;", pct))
+}
