@@ -20,5 +20,8 @@ func (s *Store) SeedDemo(ctx context.Context) error {
 	if err := s.SeedRedPacketDemo(ctx); err != nil {
 		return err
 	}
+	if err := s.SeedDemoCoupons(ctx); err != nil {
+		return err
+	}
 	return nil
 }

@@ -79,6 +79,7 @@ func (s *Store) FlushAll(ctx context.Context) error {
 		// promotions' flush steps, one line each
 		s.flushRedPackets,
 		s.flushOrders,
+		s.flushCoupons,
 	}
 	var errs []error
 	for _, step := range steps {

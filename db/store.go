@@ -30,6 +30,11 @@ type Store struct {
 	// red packets
 	RedPacketRand           Int64Source                                             // splits packets; nil means math/rand/v2
 	ScheduleRedPacketExpiry func(ctx context.Context, id int64, at time.Time) error // enqueues the expiry task; nil schedules nothing
+
+	// coupons: reminder delivery
+	SMTPURL            string        // mail server for email reminders; empty: email is not configured
+	WebhookSecret      []byte        // key of the webhook signature (WEBHOOK_SECRET or derived)
+	ReminderRetryDelay time.Duration // first retry of a failed email or webhook, doubling after; 0: 10s
 }
 
 // NewStore returns a store over the given parts with defaults filled in.

@@ -101,6 +101,22 @@ func (s *Server) routes(cfg Config) {
 	api.Put("/me/settings", requireUser, h.UpdateSettings)
 	admin := api.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
 	admin.Post("/users", requireRole(db.RoleAdmin), h.CreateUser)
+	// coupons
+	admin.Post("/coupons", h.CreateCoupon)
+	admin.Get("/coupons", h.AdminCoupons)
+	admin.Put("/coupons/:id", h.UpdateCoupon)
+	admin.Get("/coupons/:id/stats", h.CouponStats)
+	api.Get("/coupons", h.ListCoupons)
+	api.Get("/coupons/:id", h.GetCoupon)
+	api.Post("/coupons/:id/grab", requireUser, h.GrabCoupon)
+	api.Get("/coupons/:id/reminders", requireUser, h.CouponReminders)
+	api.Put("/coupons/:id/reminders", requireUser, h.BookReminder)
+	api.Delete("/coupons/:id/reminders", requireUser, h.CancelReminder)
+	api.Get("/me/coupons", requireUser, h.MyCoupons)
+	api.Get("/me/reminders", requireUser, h.MyReminders)
+	api.Get("/me/notifications", requireUser, h.MyNotifications)
+	api.Get("/me/notifications/unread", requireUser, h.UnreadNotifications)
+	api.Post("/me/notifications/read", requireUser, h.ReadNotifications)
 	if cfg.Naive != nil {
 		api.Post("/bench/naive/:id/grab", h.NaiveGrab(cfg.Naive))
 	}
@@ -160,6 +176,17 @@ func (s *Server) routes(cfg Config) {
 	staff.Post("/slots/:id/goods", h.AdminCreateGoods)
 	staff.Get("/goods/:id", h.AdminGoodsPage)
 	staff.Post("/goods/:id", h.AdminUpdateGoods)
+	// coupons
+	staff.Get("/coupons", h.AdminCouponsPage)
+	staff.Post("/coupons", h.AdminCreateCouponForm)
+	staff.Get("/coupons/:id", h.AdminCouponPage)
+	staff.Post("/coupons/:id", h.AdminCouponWindowForm)
+	pages.Get("/coupons", h.CouponsPage)
+	pages.Get("/me/coupons", requireUser, h.MyCouponsPage)
+	pages.Get("/me/reminders", requireUser, h.MyRemindersPage)
+	pages.Get("/me/notifications", requireUser, h.NotificationsPage)
+	pages.Get("/settings", requireUser, h.SettingsPage)
+	pages.Post("/settings", requireUser, h.SettingsForm)
 }
 
 // Listen serves on ln until Shutdown.

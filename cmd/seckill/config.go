@@ -28,6 +28,7 @@ type Config struct {
 	SMTPURL             string
 	WebhookSecret       string
 	WebhookAllowPrivate bool
+	ReminderRetryDelay  time.Duration
 	Demo                bool
 }
 
@@ -85,6 +86,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	str(&c.SMTPURL, "smtp-url", "SMTP_URL", "SMTP server for email reminders, like smtp://user:pass@host:587")
 	str(&c.WebhookSecret, "webhook-secret", "WEBHOOK_SECRET", "key for webhook signatures; unset: derived from the session secret")
 	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "allow webhook URLs on private addresses")
+	dur(&c.ReminderRetryDelay, "reminder-retry-delay", "REMINDER_RETRY_DELAY", "wait before retrying a failed email or webhook reminder, doubling each time; unset: 10s")
 	boolean(&c.Demo, "demo", "DEMO", "seed demo data into an empty database")
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%v\n%s", err, usage(fs))
@@ -121,6 +123,9 @@ func (c Config) validate() []string {
 	}
 	if c.FlushInterval < 10*time.Millisecond || c.FlushInterval > time.Minute {
 		errs = append(errs, fmt.Sprintf("FLUSH_INTERVAL=%s must be between 10ms and 1m", c.FlushInterval))
+	}
+	if c.ReminderRetryDelay != 0 && (c.ReminderRetryDelay < 10*time.Millisecond || c.ReminderRetryDelay > time.Hour) {
+		errs = append(errs, fmt.Sprintf("REMINDER_RETRY_DELAY=%s must be between 10ms and 1h", c.ReminderRetryDelay))
 	}
 	if c.SessionSecret != "" && len(c.SessionSecret) < 16 {
 		errs = append(errs, "SESSION_SECRET must be at least 16 characters")

@@ -153,6 +153,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Store.BcryptCost = m.BcryptCost
 	m.Store.Pipe = db.NewPipeliner(m.Redis.Client, 4)
 	m.Store.ScheduleRedPacketExpiry = tasks.ScheduleRedPacketExpiry(m.Client)
+	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, db.WebhookKey(m.Config.WebhookSecret, secret)
+	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
 
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -222,6 +224,7 @@ func (m *Main) areas() []tasks.Area {
 	return []tasks.Area{
 		&tasks.RedPackets{Store: m.Store},
 		&tasks.Goods{Store: m.Store, Log: m.Log},
+		&tasks.Coupons{Store: m.Store},
 	}
 }
 

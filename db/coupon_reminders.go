@@ -1,0 +1,363 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hibiken/asynq"
+)
+
+// BookedReminder is one booked reminder with the time it is due.
+type BookedReminder struct {
+	CouponID      int64     `json:"coupon_id,omitempty"`
+	Title         string    `json:"title,omitempty"`
+	MinutesBefore int       `json:"minutes_before"`
+	Channel       string    `json:"channel"`
+	RemindAt      time.Time `json:"remind_at"`
+}
+
+// expand decodes a stored bitmap into reminders due before start.
+func expand(bits int64, start time.Time) ([]BookedReminder, error) {
+	rs, err := DecodeReminders(bits)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]BookedReminder, len(rs))
+	for i, r := range rs {
+		out[i] = BookedReminder{MinutesBefore: r.MinutesBefore, Channel: r.Channel, RemindAt: RemindAt(start, r.MinutesBefore)}
+	}
+	return out, nil
+}
+
+// ChannelProblem says why the user cannot book reminders on a channel, or "" when they can.
+func (s *Store) ChannelProblem(ctx context.Context, userID int64, channel string) (string, error) {
+	switch channel {
+	case ChannelApp:
+		return "", nil
+	case ChannelSMS, ChannelWechat:
+		return channel + " reminders are not available: no provider is configured", nil
+	}
+	st, err := s.UserSettings(ctx, userID)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case channel == ChannelEmail && s.SMTPURL == "":
+		return "email reminders are not available: no mail server is configured", nil
+	case channel == ChannelEmail && st.Email == "":
+		return "set your email address in settings first", nil
+	case channel == ChannelWebhook && st.WebhookURL == "":
+		return "set your webhook URL in settings first", nil
+	}
+	return "", nil
+}
+
+// ReminderChannels maps every channel to why the user cannot book it ("" when they can).
+func (s *Store) ReminderChannels(ctx context.Context, userID int64) (map[string]string, error) {
+	out := map[string]string{}
+	for _, ch := range Channels {
+		p, err := s.ChannelProblem(ctx, userID, ch)
+		if err != nil {
+			return nil, err
+		}
+		out[ch] = p
+	}
+	return out, nil
+}
+
+// BookReminder sets the user's reminder minutes before the template's grab
+// window on channel and returns all the user's reminders for the template.
+func (s *Store) BookReminder(ctx context.Context, userID, couponID int64, minutes int, channel string) ([]BookedReminder, error) {
+	bit, err := ReminderBit(minutes, channel)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.couponRow(ctx, couponID)
+	if err != nil {
+		return nil, err
+	}
+	if !s.Now().Before(RemindAt(c.GrabStartAt, minutes)) {
+		return nil, Errorf(ETOOLATE, "it is too late for a reminder %d minutes before the start", minutes)
+	}
+	if problem, err := s.ChannelProblem(ctx, userID, channel); err != nil {
+		return nil, err
+	} else if problem != "" {
+		return nil, Errorf(ENOTCONFIGURED, "%s", problem)
+	}
+	// The task first: one with no bookings does nothing when it runs, while
+	// a booking whose task was never scheduled would never be sent.
+	if err := s.scheduleReminder(ctx, c.ID, c.GrabStartAt, minutes); err != nil {
+		return nil, err
+	}
+	// Start time and shop come from the template row inside the statement, so
+	// a booking racing a reschedule stores the time the tasks were moved to.
+	var bits int64
+	var start string
+	err = s.SQL.W.QueryRowContext(ctx, `INSERT INTO coupon_reminders (user_id, template_id, bits, grab_start_at, shop_id, updated_at)
+		SELECT ?, id, ?, grab_start_at, shop_id, ? FROM coupons WHERE id = ?
+		ON CONFLICT (user_id, template_id) DO UPDATE SET bits = bits | excluded.bits, updated_at = excluded.updated_at
+		RETURNING bits, grab_start_at`, userID, bit, s.Now().UTC().Format(time.RFC3339Nano), c.ID).Scan(&bits, &start)
+	if err != nil {
+		return nil, fmt.Errorf("book reminder: %w", err)
+	}
+	st, _ := time.Parse(time.RFC3339, start)
+	return expand(bits, st)
+}
+
+// CancelReminder clears one reminder and returns the user's remaining ones for the template.
+func (s *Store) CancelReminder(ctx context.Context, userID, couponID int64, minutes int, channel string) ([]BookedReminder, error) {
+	bit, err := ReminderBit(minutes, channel)
+	if err != nil {
+		return nil, err
+	}
+	c, err := s.couponRow(ctx, couponID)
+	if err != nil {
+		return nil, err
+	}
+	var bits int64
+	var start string
+	err = s.SQL.W.QueryRowContext(ctx, `UPDATE coupon_reminders SET bits = bits & ~?, updated_at = ? WHERE user_id = ? AND template_id = ? RETURNING bits, grab_start_at`,
+		bit, s.Now().UTC().Format(time.RFC3339Nano), userID, couponID).Scan(&bits, &start)
+	if errors.Is(err, sql.ErrNoRows) {
+		return []BookedReminder{}, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("cancel reminder: %w", err)
+	}
+	if bits == 0 {
+		if _, err := s.SQL.W.ExecContext(ctx, `DELETE FROM coupon_reminders WHERE user_id = ? AND template_id = ? AND bits = 0`, userID, couponID); err != nil {
+			return nil, err
+		}
+	}
+	st, err := time.Parse(time.RFC3339, start)
+	if err != nil {
+		st = c.GrabStartAt
+	}
+	return expand(bits, st)
+}
+
+// CouponReminders lists the user's reminders for one template.
+func (s *Store) CouponReminders(ctx context.Context, userID, couponID int64) ([]BookedReminder, error) {
+	c, err := s.couponRow(ctx, couponID)
+	if err != nil {
+		return nil, err
+	}
+	var bits int64
+	err = s.SQL.R.QueryRowContext(ctx, `SELECT bits FROM coupon_reminders WHERE user_id = ? AND template_id = ?`, userID, couponID).Scan(&bits)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return nil, err
+	}
+	return expand(bits, c.GrabStartAt)
+}
+
+// UserReminders lists every reminder the user has booked, soonest first.
+func (s *Store) UserReminders(ctx context.Context, userID int64) ([]BookedReminder, error) {
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT r.template_id, r.bits, r.grab_start_at, c.title FROM coupon_reminders r
+		JOIN coupons c ON c.id = r.template_id WHERE r.user_id = ? AND r.bits != 0 ORDER BY r.template_id`, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []BookedReminder{}
+	for rows.Next() {
+		var id, bits int64
+		var start, title string
+		if err := rows.Scan(&id, &bits, &start, &title); err != nil {
+			return nil, err
+		}
+		st, _ := time.Parse(time.RFC3339, start)
+		rs, err := expand(bits, st)
+		if err != nil {
+			return nil, fmt.Errorf("reminders of user %d for coupon %d: %w", userID, id, err)
+		}
+		for _, r := range rs {
+			r.CouponID, r.Title = id, title
+			out = append(out, r)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].RemindAt.Before(out[j].RemindAt) })
+	return out, rows.Err()
+}
+
+// scheduleReminder makes sure the fan-out task of (template, start, lead
+// time) exists; its task ID makes every booking after the first a no-op.
+func (s *Store) scheduleReminder(ctx context.Context, couponID int64, start time.Time, minutes int) error {
+	if s.Tasks == nil {
+		return fmt.Errorf("schedule reminder: no task client")
+	}
+	p := CouponRemindPayload{CouponID: couponID, GrabStartAt: start.UTC(), MinutesBefore: minutes}
+	_, err := s.Tasks.EnqueueContext(ctx, NewCouponRemindTask(p))
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		return fmt.Errorf("schedule reminder of coupon %d at %d minutes: %w", couponID, minutes, err)
+	}
+	return nil
+}
+
+// BookingCount is how many users booked one (lead time, channel) of a template.
+type BookingCount struct {
+	MinutesBefore int    `json:"minutes_before"`
+	Channel       string `json:"channel"`
+	Count         int64  `json:"count"`
+}
+
+// bookingCounts counts bookings per bit of a template in one scan.
+func (s *Store) bookingCounts(ctx context.Context, couponID int64) ([]BookingCount, error) {
+	q := "SELECT "
+	for bit := 0; bit < reminderBits; bit++ {
+		if bit > 0 {
+			q += ", "
+		}
+		q += fmt.Sprintf("COALESCE(SUM((bits >> %d) & 1), 0)", bit)
+	}
+	q += " FROM coupon_reminders WHERE template_id = ?"
+	counts := make([]int64, reminderBits)
+	dest := make([]any, reminderBits)
+	for i := range counts {
+		dest[i] = &counts[i]
+	}
+	if err := s.SQL.R.QueryRowContext(ctx, q, couponID).Scan(dest...); err != nil {
+		return nil, fmt.Errorf("count bookings of coupon %d: %w", couponID, err)
+	}
+	out := []BookingCount{}
+	for _, m := range LeadTimeList() {
+		for ch, name := range Channels {
+			out = append(out, BookingCount{MinutesBefore: m, Channel: name, Count: counts[ch*LeadTimes+m/LeadStep-1]})
+		}
+	}
+	return out, nil
+}
+
+// UpdateCouponWindow moves a template's grab window. Bookings follow the new
+// start: the old fan-out tasks are deleted (one still running finds the start
+// changed and does nothing) and new ones scheduled for every booked lead time.
+func (s *Store) UpdateCouponWindow(ctx context.Context, actor Claims, couponID int64, start, end time.Time) (*Coupon, error) {
+	c, err := s.ownCoupon(ctx, actor, couponID)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	if CouponState(c.GrabStartAt, c.GrabEndAt, now) == StateEnded {
+		return nil, Errorf(EENDED, "the grab window of this coupon has ended")
+	}
+	if err := NormaliseCouponWindow(&start, &end, now); err != nil {
+		return nil, err
+	}
+	old := c.GrabStartAt
+	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE coupons SET grab_start_at = ?, grab_end_at = ? WHERE id = ?`, formatTime(start), formatTime(end), c.ID); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE coupon_reminders SET grab_start_at = ? WHERE template_id = ?`, formatTime(start), c.ID)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("update coupon window: %w", err)
+	}
+	c.GrabStartAt, c.GrabEndAt = start, end
+	if err := s.loadCoupon(ctx, c); err != nil {
+		return nil, err
+	}
+	if err := s.Redis.HSet(ctx, couponMetaKey(c.ID), "start", start.UnixMilli(), "end", end.UnixMilli()).Err(); err != nil {
+		return nil, fmt.Errorf("update coupon window in redis: %w", err)
+	}
+	if !old.Equal(start) {
+		if err := s.rescheduleReminders(ctx, c, old); err != nil {
+			return nil, err
+		}
+	}
+	return c, s.fillLive(ctx, []*Coupon{c})
+}
+
+func (s *Store) rescheduleReminders(ctx context.Context, c *Coupon, oldStart time.Time) error {
+	for _, m := range LeadTimeList() {
+		id := CouponRemindTaskID(CouponRemindPayload{CouponID: c.ID, GrabStartAt: oldStart.UTC(), MinutesBefore: m})
+		if err := s.Queue.DeleteTask(couponRemindQueue, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
+			s.Log.Warn("delete old reminder task", "task", id, "err", err)
+		}
+	}
+	counts, err := s.bookingCounts(ctx, c.ID)
+	if err != nil {
+		return err
+	}
+	booked := map[int]bool{}
+	for _, bc := range counts {
+		if bc.Count > 0 {
+			booked[bc.MinutesBefore] = true
+		}
+	}
+	if !s.Now().Before(c.GrabStartAt) {
+		return nil // the window is open: a reminder would come too late
+	}
+	// A lead time whose new reminder time has passed fires at once: the start is still ahead.
+	for _, m := range LeadTimeList() {
+		if booked[m] {
+			if err := s.scheduleReminder(ctx, c.ID, c.GrabStartAt, m); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// ensureWindow is how far ahead EnsureReminderTasks looks: past the longest
+// lead time, so every reminder's task is back before it is due.
+const ensureWindow = MaxLeadTime*time.Minute + 5*time.Minute
+
+// EnsureReminderTasks schedules again the fan-out tasks of templates opening
+// within the next hour or so, for every lead time someone booked. It is a
+// no-op while Redis holds them (their IDs are taken); after Redis lost them
+// (an embedded Redis restarted, a restore from an old snapshot) it brings them
+// back, and a reminder whose time passed meanwhile goes out at once; the
+// recorded deliveries keep anyone from getting it twice.
+func (s *Store) EnsureReminderTasks(ctx context.Context) error {
+	now := s.Now()
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, grab_start_at FROM coupons WHERE grab_start_at > ? AND grab_start_at <= ?`,
+		formatTime(now), formatTime(now.Add(ensureWindow)))
+	if err != nil {
+		return err
+	}
+	type upcoming struct {
+		id    int64
+		start time.Time
+	}
+	var cs []upcoming
+	for rows.Next() {
+		var u upcoming
+		var start string
+		if err := rows.Scan(&u.id, &start); err != nil {
+			rows.Close()
+			return err
+		}
+		u.start, _ = time.Parse(time.RFC3339, start)
+		cs = append(cs, u)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var errs []error
+	for _, c := range cs {
+		var booked int64
+		dr, err := s.SQL.R.QueryContext(ctx, `SELECT DISTINCT bits FROM coupon_reminders WHERE template_id = ?`, c.id)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		for dr.Next() {
+			var b int64
+			if dr.Scan(&b) == nil {
+				booked |= b
+			}
+		}
+		dr.Close()
+		for _, m := range LeadTimeList() {
+			if booked&LeadTimeMask(m) != 0 {
+				errs = append(errs, s.scheduleReminder(ctx, c.id, c.start, m))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,143 @@
+package db
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// Coupon kinds.
+const (
+	CouponAmountOff  = "amount_off"
+	CouponPercentOff = "percent_off"
+)
+
+// Limits of a coupon template.
+const (
+	MaxCouponStock       = 10_000_000
+	MaxCouponLimit       = 1000
+	DefaultCouponDays    = 7
+	MaxCouponDays        = 3650
+	maxCouponTitle       = 100
+	userCouponIDMultiple = 100_000_000 // > MaxCouponStock, so (template, unit) → ID is one to one
+)
+
+// CouponInput is what a merchant sends to create a coupon template.
+type CouponInput struct {
+	Title         string    `json:"title"`
+	Kind          string    `json:"kind"`
+	Value         int64     `json:"value"`
+	MinSpendCents int64     `json:"min_spend_cents"`
+	Stock         int64     `json:"stock"`
+	LimitPerUser  int64     `json:"limit_per_user"`
+	GrabStartAt   time.Time `json:"grab_start_at"`
+	GrabEndAt     time.Time `json:"grab_end_at"`
+	ValidDays     int       `json:"valid_days"`
+}
+
+// NormaliseCouponInput fills defaults (limit 1, 7 valid days), trims the
+// title and drops sub-second parts of times, then checks every rule.
+func NormaliseCouponInput(in *CouponInput, now time.Time) error {
+	fe := FieldErrors{}
+	in.Title = strings.TrimSpace(in.Title)
+	if in.LimitPerUser == 0 {
+		in.LimitPerUser = 1
+	}
+	if in.ValidDays == 0 {
+		in.ValidDays = DefaultCouponDays
+	}
+	in.GrabStartAt = in.GrabStartAt.Truncate(time.Second).UTC()
+	in.GrabEndAt = in.GrabEndAt.Truncate(time.Second).UTC()
+	if in.Title == "" || utf8.RuneCountInString(in.Title) > maxCouponTitle {
+		addField(fe, "title", "must be 1–100 characters")
+	}
+	switch in.Kind {
+	case CouponAmountOff:
+		if in.Value < 1 {
+			addField(fe, "value", "must be at least 1 cent for an amount off")
+		}
+	case CouponPercentOff:
+		if in.Value < 1 || in.Value > 99 {
+			addField(fe, "value", "must be 1–99 for a percentage off")
+		}
+	default:
+		addField(fe, "kind", "must be amount_off or percent_off")
+	}
+	if in.MinSpendCents < 0 {
+		addField(fe, "min_spend_cents", "must not be negative")
+	}
+	if in.Kind == CouponAmountOff && in.MinSpendCents > 0 && in.Value > in.MinSpendCents {
+		addField(fe, "value", "must not exceed the minimum spend")
+	}
+	if in.Stock < 1 || in.Stock > MaxCouponStock {
+		addField(fe, "stock", "must be 1–10,000,000")
+	}
+	if in.LimitPerUser < 1 || in.LimitPerUser > MaxCouponLimit {
+		addField(fe, "limit_per_user", "must be 1–1000")
+	}
+	if in.ValidDays < 1 || in.ValidDays > MaxCouponDays {
+		addField(fe, "valid_days", "must be 1–3650")
+	}
+	checkWindow(fe, in.GrabStartAt, in.GrabEndAt, now)
+	return fe.Err()
+}
+
+// NormaliseCouponWindow checks a new grab window for an existing template.
+func NormaliseCouponWindow(start, end *time.Time, now time.Time) error {
+	fe := FieldErrors{}
+	*start, *end = start.Truncate(time.Second).UTC(), end.Truncate(time.Second).UTC()
+	checkWindow(fe, *start, *end, now)
+	return fe.Err()
+}
+
+func checkWindow(fe FieldErrors, start, end, now time.Time) {
+	if start.IsZero() || start.Year() < 2000 || start.Year() > 9999 {
+		addField(fe, "grab_start_at", "must be an RFC 3339 time")
+	}
+	if end.IsZero() || end.Year() < 2000 || end.Year() > 9999 {
+		addField(fe, "grab_end_at", "must be an RFC 3339 time")
+	} else if !end.After(start) {
+		addField(fe, "grab_end_at", "must be after the grab start")
+	} else if !end.After(now) {
+		addField(fe, "grab_end_at", "must be in the future")
+	}
+}
+
+// Window states of a coupon template.
+const (
+	StateUpcoming = "upcoming"
+	StateLive     = "live"
+	StateEnded    = "ended"
+)
+
+// CouponState says where now falls in the grab window [start, end).
+func CouponState(start, end, now time.Time) string {
+	switch {
+	case now.Before(start):
+		return StateUpcoming
+	case now.Before(end):
+		return StateLive
+	}
+	return StateEnded
+}
+
+// UserCouponID is the ID of the unit-th coupon grabbed from a template,
+// decided in Redis so the flush can write it again harmlessly.
+func UserCouponID(couponID, unit int64) int64 { return couponID*userCouponIDMultiple + unit }
+
+// CouponValidUntil is when a coupon grabbed at grabbedAt stops being usable.
+func CouponValidUntil(grabbedAt time.Time, days int) time.Time {
+	return grabbedAt.UTC().AddDate(0, 0, days)
+}
+
+// RemindAt is when a reminder minutes before start is due.
+func RemindAt(start time.Time, minutes int) time.Time {
+	return start.Add(-time.Duration(minutes) * time.Minute)
+}
+
+// addField keeps the first problem found with a field.
+func addField(fe FieldErrors, field, msg string) {
+	if _, ok := fe[field]; !ok {
+		fe[field] = msg
+	}
+}

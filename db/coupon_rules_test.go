@@ -1,0 +1,101 @@
+package db_test
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/db"
+)
+
+func TestNormaliseCouponInput(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	good := func() db.CouponInput {
+		return db.CouponInput{Title: " Ten off ", Kind: db.CouponAmountOff, Value: 1000, MinSpendCents: 5000, Stock: 100,
+			GrabStartAt: now.Add(time.Hour), GrabEndAt: now.Add(2 * time.Hour)}
+	}
+	in := good()
+	in.GrabStartAt = in.GrabStartAt.Add(300 * time.Millisecond)
+	if err := db.NormaliseCouponInput(&in, now); err != nil {
+		t.Fatal(err)
+	}
+	if in.Title != "Ten off" || in.LimitPerUser != 1 || in.ValidDays != 7 || in.GrabStartAt.Nanosecond() != 0 {
+		t.Fatalf("defaults not filled: %+v", in)
+	}
+	tests := []struct {
+		name  string
+		edit  func(*db.CouponInput)
+		field string
+	}{
+		{"empty title", func(c *db.CouponInput) { c.Title = "  " }, "title"},
+		{"unknown kind", func(c *db.CouponInput) { c.Kind = "free" }, "kind"},
+		{"zero amount", func(c *db.CouponInput) { c.Value = 0 }, "value"},
+		{"amount above min spend", func(c *db.CouponInput) { c.Value = 6000 }, "value"},
+		{"percent 0", func(c *db.CouponInput) { c.Kind, c.Value = db.CouponPercentOff, 0 }, "value"},
+		{"percent 100", func(c *db.CouponInput) { c.Kind, c.Value = db.CouponPercentOff, 100 }, "value"},
+		{"negative min spend", func(c *db.CouponInput) { c.MinSpendCents = -1 }, "min_spend_cents"},
+		{"no stock", func(c *db.CouponInput) { c.Stock = 0 }, "stock"},
+		{"too much stock", func(c *db.CouponInput) { c.Stock = db.MaxCouponStock + 1 }, "stock"},
+		{"negative limit", func(c *db.CouponInput) { c.LimitPerUser = -1 }, "limit_per_user"},
+		{"negative days", func(c *db.CouponInput) { c.ValidDays = -3 }, "valid_days"},
+		{"no start", func(c *db.CouponInput) { c.GrabStartAt = time.Time{} }, "grab_start_at"},
+		{"end before start", func(c *db.CouponInput) { c.GrabEndAt = c.GrabStartAt }, "grab_end_at"},
+		{"already ended", func(c *db.CouponInput) { c.GrabStartAt, c.GrabEndAt = now.Add(-2*time.Hour), now.Add(-time.Hour) }, "grab_end_at"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := good()
+			tt.edit(&in)
+			err := db.NormaliseCouponInput(&in, now)
+			var fe *db.InvalidFields
+			if !errors.As(err, &fe) || fe.Fields[tt.field] == "" {
+				t.Fatalf("error = %v, want a message on %s", err, tt.field)
+			}
+			if db.ErrorCode(err) != db.EINVALID {
+				t.Fatalf("code = %s, want invalid", db.ErrorCode(err))
+			}
+		})
+	}
+	pct := good()
+	pct.Kind, pct.Value = db.CouponPercentOff, 99
+	if err := db.NormaliseCouponInput(&pct, now); err != nil {
+		t.Fatalf("99%% off refused: %v", err)
+	}
+}
+
+func TestCouponState(t *testing.T) {
+	start := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
+	end := start.Add(time.Hour)
+	for _, tt := range []struct {
+		now  time.Time
+		want string
+	}{
+		{start.Add(-time.Second), db.StateUpcoming},
+		{start, db.StateLive},
+		{end.Add(-time.Nanosecond), db.StateLive},
+		{end, db.StateEnded},
+	} {
+		if got := db.CouponState(start, end, tt.now); got != tt.want {
+			t.Errorf("state at %s = %s, want %s", tt.now, got, tt.want)
+		}
+	}
+}
+
+func TestUserCouponIDAndValidity(t *testing.T) {
+	if got := db.UserCouponID(3, 17); got != 300000017 {
+		t.Fatalf("UserCouponID(3, 17) = %d", got)
+	}
+	if a, b := db.UserCouponID(1, db.MaxCouponStock), db.UserCouponID(2, 1); a >= b {
+		t.Fatalf("IDs of different templates overlap: %d >= %d", a, b)
+	}
+	if max := db.UserCouponID(90_000_000, db.MaxCouponStock); max >= 1<<53 {
+		t.Fatalf("IDs leave the JSON-safe range: %d", max)
+	}
+	g := time.Date(2030, 1, 30, 8, 0, 0, 0, time.UTC)
+	if got := db.CouponValidUntil(g, 7); !got.Equal(g.Add(7 * 24 * time.Hour)) {
+		t.Fatalf("valid until = %s", got)
+	}
+	if got := db.RemindAt(g, 15); !got.Equal(g.Add(-15 * time.Minute)) {
+		t.Fatalf("remind at = %s", got)
+	}
+}

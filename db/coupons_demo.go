@@ -1,0 +1,31 @@
+package db
+
+import (
+	"context"
+	"time"
+)
+
+// SeedDemoCoupons adds, when there are no coupons yet, one coupon opening ten
+// minutes from now (so a new user can book the 5-minute reminder and watch it
+// arrive) and one that is live now, both owned by the first admin.
+func (s *Store) SeedDemoCoupons(ctx context.Context) error {
+	var n, owner int64
+	if err := s.SQL.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM coupons`).Scan(&n); err != nil || n > 0 {
+		return err
+	}
+	if err := s.SQL.R.QueryRowContext(ctx, `SELECT id FROM users WHERE role IN ('admin', 'merchant') ORDER BY role = 'admin' DESC, id LIMIT 1`).Scan(&owner); err != nil {
+		return err
+	}
+	now := s.Now().Truncate(time.Minute)
+	for _, in := range []CouponInput{
+		{Title: "Weekend ¥20 off", Kind: CouponAmountOff, Value: 2000, MinSpendCents: 10000, Stock: 200, LimitPerUser: 1,
+			GrabStartAt: now.Add(10 * time.Minute), GrabEndAt: now.Add(2 * time.Hour), ValidDays: 7},
+		{Title: "15% off everything", Kind: CouponPercentOff, Value: 15, Stock: 500, LimitPerUser: 2,
+			GrabStartAt: now.Add(-time.Minute), GrabEndAt: now.Add(7 * 24 * time.Hour), ValidDays: 14},
+	} {
+		if _, err := s.CreateCoupon(ctx, owner, in); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,492 @@
+package handlers
+
+import (
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/views"
+)
+
+// --- JSON API ---
+
+// CreateCoupon adds a coupon template: POST /api/admin/coupons.
+func (h *Handlers) CreateCoupon(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	var in db.CouponInput
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	cp, err := h.Store.CreateCoupon(c.UserContext(), cl.UserID, in)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"coupon": cp})
+}
+
+// AdminCoupons lists the caller's templates with their figures: GET /api/admin/coupons.
+func (h *Handlers) AdminCoupons(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	st, err := h.Store.ShopCouponStats(c.UserContext(), cl)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"coupons": st})
+}
+
+// CouponStats answers one template's figures: GET /api/admin/coupons/{id}/stats.
+func (h *Handlers) CouponStats(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	st, err := h.Store.CouponStats(c.UserContext(), cl, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(st)
+}
+
+type couponWindow struct {
+	GrabStartAt time.Time `json:"grab_start_at"`
+	GrabEndAt   time.Time `json:"grab_end_at"`
+}
+
+// UpdateCoupon moves a template's grab window, and its reminders with it: PUT /api/admin/coupons/{id}.
+func (h *Handlers) UpdateCoupon(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in couponWindow
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	cp, err := h.Store.UpdateCouponWindow(c.UserContext(), cl, id, in.GrabStartAt, in.GrabEndAt)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"coupon": cp})
+}
+
+// ListCoupons answers the live and upcoming templates: GET /api/coupons.
+func (h *Handlers) ListCoupons(c *fiber.Ctx) error {
+	cs, err := h.Store.Coupons(c.UserContext())
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"coupons": cs})
+}
+
+// GetCoupon answers one template with live remaining stock: GET /api/coupons/{id}.
+func (h *Handlers) GetCoupon(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	cp, err := h.Store.Coupon(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"coupon": cp})
+}
+
+// GrabCoupon grabs one coupon of a template: POST /api/coupons/{id}/grab.
+// A client may send X-Request-ID to make its own retries safe.
+func (h *Handlers) GrabCoupon(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	reqID := c.Get("X-Request-ID")
+	if len(reqID) > 64 {
+		return db.Errorf(db.EINVALID, "X-Request-ID must be at most 64 characters")
+	}
+	uc, err := h.Store.GrabCoupon(c.UserContext(), cl.UserID, id, reqID)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"user_coupon": uc})
+}
+
+// MyCoupons lists the caller's coupons: GET /api/me/coupons.
+func (h *Handlers) MyCoupons(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	ucs, err := h.Store.UserCoupons(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"coupons": ucs})
+}
+
+type reminderBody struct {
+	MinutesBefore int    `json:"minutes_before"`
+	Channel       string `json:"channel"`
+}
+
+// CouponReminders lists the caller's reminders for a template: GET /api/coupons/{id}/reminders.
+func (h *Handlers) CouponReminders(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	rs, err := h.Store.CouponReminders(c.UserContext(), cl.UserID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"reminders": rs})
+}
+
+// BookReminder books one reminder: PUT /api/coupons/{id}/reminders.
+func (h *Handlers) BookReminder(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	var in reminderBody
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	rs, err := h.Store.BookReminder(c.UserContext(), cl.UserID, id, in.MinutesBefore, in.Channel)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"reminders": rs})
+}
+
+// CancelReminder clears one reminder: DELETE /api/coupons/{id}/reminders?minutes_before=&channel=.
+func (h *Handlers) CancelReminder(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	minutes, err := strconv.Atoi(c.Query("minutes_before"))
+	if err != nil {
+		return db.Errorf(db.EINVALID, "minutes_before must be one of 5, 10, … 60")
+	}
+	rs, err := h.Store.CancelReminder(c.UserContext(), cl.UserID, id, minutes, c.Query("channel"))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"reminders": rs})
+}
+
+// MyReminders lists every reminder the caller booked: GET /api/me/reminders.
+func (h *Handlers) MyReminders(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	rs, err := h.Store.UserReminders(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"reminders": rs})
+}
+
+// MyNotifications lists the caller's inbox: GET /api/me/notifications.
+func (h *Handlers) MyNotifications(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	ns, err := h.Store.Notifications(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"notifications": ns})
+}
+
+// UnreadNotifications counts the caller's unread notifications: GET /api/me/notifications/unread.
+func (h *Handlers) UnreadNotifications(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	n, err := h.Store.UnreadNotifications(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"unread": n})
+}
+
+// ReadNotifications marks the caller's inbox read: POST /api/me/notifications/read.
+func (h *Handlers) ReadNotifications(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	if err := h.Store.MarkNotificationsRead(c.UserContext(), cl.UserID); err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"unread": 0})
+}
+
+// --- pages ---
+
+// CouponsPage is the shopper's coupon centre.
+func (h *Handlers) CouponsPage(c *fiber.Ctx) error {
+	var uid int64
+	if cl, ok := ClaimsOf(c); ok {
+		uid = cl.UserID
+	}
+	centre, err := h.Store.CouponCentre(c.UserContext(), uid)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.CouponsPage(h.page(c, "Coupon centre"), centre))
+}
+
+// MyCouponsPage lists the caller's coupons.
+func (h *Handlers) MyCouponsPage(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	ucs, err := h.Store.UserCoupons(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.MyCouponsPage(h.page(c, "My coupons"), ucs))
+}
+
+// MyRemindersPage lists the caller's reminders.
+func (h *Handlers) MyRemindersPage(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	rs, err := h.Store.UserReminders(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.MyRemindersPage(h.page(c, "My reminders"), rs))
+}
+
+// NotificationsPage is the caller's inbox.
+func (h *Handlers) NotificationsPage(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	ns, err := h.Store.Notifications(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.NotificationsPage(h.page(c, "Inbox"), ns))
+}
+
+// SettingsPage shows the caller's reminder addresses.
+func (h *Handlers) SettingsPage(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	st, err := h.Store.UserSettings(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.SettingsPage(h.page(c, "Settings"), views.SettingsForm{Email: st.Email, WebhookURL: st.WebhookURL}))
+}
+
+// SettingsForm saves the caller's reminder addresses from the settings form.
+func (h *Handlers) SettingsForm(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	form := views.SettingsForm{Email: c.FormValue("email"), WebhookURL: c.FormValue("webhook_url")}
+	_, err = h.Store.UpdateSettings(c.UserContext(), cl.UserID, db.SettingsUpdate{Email: &form.Email, WebhookURL: &form.WebhookURL})
+	if err != nil {
+		if db.ErrorCode(err) == db.EINTERNAL {
+			return err
+		}
+		form.Error = db.ErrorMessage(err)
+		return render(c, fiber.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Settings"), form))
+	}
+	return redirectWithFlash(c, "/settings", "Settings saved.")
+}
+
+// AdminCouponsPage lists the merchant's templates beside the form to create one.
+func (h *Handlers) AdminCouponsPage(c *fiber.Ctx) error {
+	return h.adminCoupons(c, fiber.StatusOK, views.CouponForm{Kind: db.CouponAmountOff, LimitPerUser: "1", ValidDays: "7"})
+}
+
+func (h *Handlers) adminCoupons(c *fiber.Ctx, status int, form views.CouponForm) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	st, err := h.Store.ShopCouponStats(c.UserContext(), cl)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.AdminCouponsPage(h.page(c, "Coupons"), st, form))
+}
+
+// AdminCreateCouponForm creates a template from the admin form, showing each problem beside its field.
+func (h *Handlers) AdminCreateCouponForm(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	form := views.CouponForm{
+		Title: c.FormValue("title"), Kind: c.FormValue("kind"), Value: c.FormValue("value"), MinSpend: c.FormValue("min_spend"),
+		Stock: c.FormValue("stock"), LimitPerUser: c.FormValue("limit_per_user"), ValidDays: c.FormValue("valid_days"),
+		GrabStartAt: c.FormValue("grab_start_at"), GrabEndAt: c.FormValue("grab_end_at"), TZOffset: c.FormValue("tz_offset"),
+	}
+	in, fields := parseCouponForm(form)
+	if len(fields) == 0 {
+		cp, err := h.Store.CreateCoupon(c.UserContext(), cl.UserID, in)
+		if err == nil {
+			return redirectWithFlash(c, "/admin/coupons/"+strconv.FormatInt(cp.ID, 10), "Coupon “"+cp.Title+"” created.")
+		}
+		var fe *db.InvalidFields
+		if !errors.As(err, &fe) {
+			return err
+		}
+		fields = fe.Fields
+	}
+	form.Errors = fields
+	return h.adminCoupons(c, fiber.StatusUnprocessableEntity, form)
+}
+
+// AdminCouponPage shows one template's figures, bookings and deliveries.
+func (h *Handlers) AdminCouponPage(c *fiber.Ctx) error {
+	return h.adminCoupon(c, fiber.StatusOK, "")
+}
+
+func (h *Handlers) adminCoupon(c *fiber.Ctx, status int, formErr string) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	st, err := h.Store.CouponStats(c.UserContext(), cl, id)
+	if err != nil {
+		return err
+	}
+	return render(c, status, views.AdminCouponPage(h.page(c, st.Coupon.Title), st, formErr))
+}
+
+// AdminCouponWindowForm moves a template's grab window from the admin form.
+func (h *Handlers) AdminCouponWindowForm(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	start, err1 := parseFormTime(c.FormValue("grab_start_at"), c.FormValue("tz_offset"))
+	end, err2 := parseFormTime(c.FormValue("grab_end_at"), c.FormValue("tz_offset"))
+	if err1 != nil || err2 != nil {
+		return h.adminCoupon(c, fiber.StatusUnprocessableEntity, "enter both times")
+	}
+	if _, err := h.Store.UpdateCouponWindow(c.UserContext(), cl, id, start, end); err != nil {
+		if code := db.ErrorCode(err); code == db.EINTERNAL || code == db.ENOTFOUND {
+			return err
+		}
+		return h.adminCoupon(c, fiber.StatusUnprocessableEntity, db.ErrorMessage(err))
+	}
+	return redirectWithFlash(c, "/admin/coupons/"+strconv.FormatInt(id, 10), "Grab window moved; reminders follow the new start.")
+}
+
+// parseCouponForm turns the admin form into an input, collecting fields that are not numbers or times.
+func parseCouponForm(f views.CouponForm) (db.CouponInput, map[string]string) {
+	fields := map[string]string{}
+	in := db.CouponInput{Title: f.Title, Kind: f.Kind}
+	var err error
+	if f.Kind == db.CouponPercentOff {
+		if in.Value, err = strconv.ParseInt(strings.TrimSpace(f.Value), 10, 64); err != nil {
+			fields["value"] = "enter a whole percentage, 1–99"
+		}
+	} else if in.Value, err = parseYuan(f.Value); err != nil {
+		fields["value"] = "enter an amount like 10 or 9.90"
+	}
+	if strings.TrimSpace(f.MinSpend) != "" {
+		if in.MinSpendCents, err = parseYuan(f.MinSpend); err != nil {
+			fields["min_spend_cents"] = "enter an amount like 50 or 49.90"
+		}
+	}
+	ints := []struct {
+		raw, field string
+		dst        *int64
+	}{{f.Stock, "stock", &in.Stock}, {f.LimitPerUser, "limit_per_user", &in.LimitPerUser}}
+	for _, n := range ints {
+		if v, err := strconv.ParseInt(strings.TrimSpace(n.raw), 10, 64); err == nil {
+			*n.dst = v
+		} else if strings.TrimSpace(n.raw) != "" || n.field == "stock" {
+			fields[n.field] = "enter a whole number"
+		}
+	}
+	if strings.TrimSpace(f.ValidDays) != "" {
+		if in.ValidDays, err = strconv.Atoi(strings.TrimSpace(f.ValidDays)); err != nil {
+			fields["valid_days"] = "enter a whole number of days"
+		}
+	}
+	if in.GrabStartAt, err = parseFormTime(f.GrabStartAt, f.TZOffset); err != nil {
+		fields["grab_start_at"] = "enter the start date and time"
+	}
+	if in.GrabEndAt, err = parseFormTime(f.GrabEndAt, f.TZOffset); err != nil {
+		fields["grab_end_at"] = "enter the end date and time"
+	}
+	return in, fields
+}
+
+// parseFormTime reads a datetime-local value in the browser's zone: tzOffset
+// is JavaScript's getTimezoneOffset() in minutes (UTC when absent).
+func parseFormTime(v, tzOffset string) (time.Time, error) {
+	t, err := time.Parse("2006-01-02T15:04", strings.TrimSpace(v))
+	if err != nil {
+		if t, err = time.Parse(time.RFC3339, strings.TrimSpace(v)); err != nil {
+			return time.Time{}, err
+		}
+		return t, nil
+	}
+	off, _ := strconv.Atoi(tzOffset)
+	if off < -24*60 || off > 24*60 {
+		off = 0
+	}
+	return t.Add(time.Duration(off) * time.Minute), nil
+}

@@ -1,0 +1,90 @@
+package views
+
+import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/seckill/seckill/db"
+)
+
+// SettingsForm is the state of the settings form.
+type SettingsForm struct {
+	Email      string
+	WebhookURL string
+	Error      string
+}
+
+// CouponForm is the state of the merchant's create-coupon form; Errors holds a message per field.
+type CouponForm struct {
+	Title, Kind, Value, MinSpend, Stock, LimitPerUser, ValidDays string
+	GrabStartAt, GrabEndAt, TZOffset                             string
+	Errors                                                       map[string]string
+}
+
+// CouponTerms describes what a coupon takes off, e.g. "¥10.00 off orders of ¥50.00 or more".
+func CouponTerms(kind string, value, minSpend int64) string {
+	off := Money(value) + " off"
+	if kind == db.CouponPercentOff {
+		off = strconv.FormatInt(value, 10) + "% off"
+	}
+	if minSpend > 0 {
+		return off + " orders of " + Money(minSpend) + " or more"
+	}
+	return off + " any order"
+}
+
+// rfc3339 is the machine form of a time, for data attributes and <time>.
+func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+
+// clock is the server-side rendering of a time; app scripts show it in the browser's zone.
+func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
+
+func testid(parts ...any) string {
+	s := ""
+	for i, p := range parts {
+		if i > 0 {
+			s += "-"
+		}
+		s += fmt.Sprint(p)
+	}
+	return s
+}
+
+// reminderBooked reports whether rs holds (minutes, channel).
+func reminderBooked(rs []db.BookedReminder, minutes int, channel string) bool {
+	for _, r := range rs {
+		if r.MinutesBefore == minutes && r.Channel == channel {
+			return true
+		}
+	}
+	return false
+}
+
+// pickerProblem says why a picker cell is disabled, or "" when it may be toggled.
+func pickerProblem(centre *db.CouponCentre, c *db.Coupon, minutes int, channel string) string {
+	if !centre.Now.Before(db.RemindAt(c.GrabStartAt, minutes)) {
+		return "too late for this reminder"
+	}
+	return centre.Channels[channel]
+}
+
+func channelLabel(ch string) string {
+	switch ch {
+	case db.ChannelApp:
+		return "In app"
+	case db.ChannelEmail:
+		return "Email"
+	case db.ChannelWebhook:
+		return "Webhook"
+	case db.ChannelSMS:
+		return "SMS"
+	case db.ChannelWechat:
+		return "WeChat"
+	}
+	return ch
+}
+
+func deliveryCount(st *db.CouponStats, channel, status string) int64 {
+	return st.Deliveries[channel][status]
+}
