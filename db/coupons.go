@@ -324,7 +324,7 @@ func (s *Store) GrabCoupon(ctx context.Context, userID, couponID int64, requestI
 	keys := []string{couponMetaKey(couponID), couponStockKey(couponID), couponUsersKey(couponID),
 		couponReqKey(couponID, userID, requestID), couponQueue(couponID).Pending}
 	for loaded := false; ; loaded = true {
-		res, err := grabCoupon.Run(ctx, s.Redis, keys, userID, s.Now().UnixMilli(), int(GrabMemoTTL/time.Second)).Int64Slice()
+		res, err := s.eval(ctx, grabCoupon, keys, userID, s.Now().UnixMilli(), int(GrabMemoTTL/time.Second)).Int64Slice()
 		if err != nil {
 			return nil, fmt.Errorf("grab coupon %d: %w", couponID, err)
 		}

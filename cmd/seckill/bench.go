@@ -165,6 +165,7 @@ var benchScenarios = []struct {
 	{"redis", benchRedisLimit},
 	{"naive", benchNaive},
 	{"redpacket", benchRedPacket},
+	{"coupon", benchCoupon},
 	{"idle-ws", benchIdleWebSockets},
 }
 

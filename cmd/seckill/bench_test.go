@@ -37,7 +37,7 @@ func TestBenchSmoke(t *testing.T) {
 	if err := r.WriteFiles(o.Out); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{"HTTP goods grab": false, "Redis limit (EVALSHA)": false, "naive SQLite grab": false, "HTTP red packet grab": false}
+	want := map[string]bool{"HTTP goods grab": false, "Redis limit (EVALSHA)": false, "naive SQLite grab": false, "HTTP red packet grab": false, "HTTP coupon grab": false}
 	for _, res := range r.Results {
 		if _, ok := want[res.Name]; ok {
 			want[res.Name] = res.Requests == int64(o.Requests)
