@@ -362,17 +362,12 @@ func (s *Store) GrabCoupon(ctx context.Context, userID, couponID int64, requestI
 // flushCoupons moves grabbed coupons of every template from Redis to SQLite,
 // and forgets the queues of templates that ended a while ago and are empty.
 func (s *Store) flushCoupons(ctx context.Context) error {
-	ids, err := s.Redis.SMembers(ctx, couponQueuesKey).Result()
+	ids, err := s.flushSetIDs(ctx, couponQueuesKey)
 	if err != nil {
-		return fmt.Errorf("list coupon queues: %w", err)
+		return err
 	}
 	var errs []error
-	for _, raw := range ids {
-		id, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil {
-			s.Redis.SRem(ctx, couponQueuesKey, raw)
-			continue
-		}
+	for _, id := range ids {
 		q := couponQueue(id)
 		if _, err := s.Flush(ctx, q, func(tx *sql.Tx, recs []string) error { return s.applyCouponGrabs(ctx, tx, id, recs) }); err != nil {
 			errs = append(errs, err)
@@ -381,7 +376,7 @@ func (s *Store) flushCoupons(ctx context.Context) error {
 		end, err := s.Redis.HGet(ctx, couponMetaKey(id), "end").Int64()
 		if (errors.Is(err, redis.Nil) || (err == nil && s.Now().Add(-time.Minute).UnixMilli() > end)) &&
 			s.Redis.Exists(ctx, q.Pending, q.Processing).Val() == 0 {
-			s.Redis.SRem(ctx, couponQueuesKey, raw)
+			s.Redis.SRem(ctx, couponQueuesKey, id)
 		}
 	}
 	return errors.Join(errs...)

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -86,4 +87,23 @@ func (s *Store) FlushAll(ctx context.Context) error {
 		errs = append(errs, step(ctx))
 	}
 	return errors.Join(errs...)
+}
+
+// flushSetIDs reads a set of item IDs whose queues may hold records, dropping
+// members that are not IDs so they are not read again.
+func (s *Store) flushSetIDs(ctx context.Context, set string) ([]int64, error) {
+	raw, err := s.Redis.SMembers(ctx, set).Result()
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", set, err)
+	}
+	ids := make([]int64, 0, len(raw))
+	for _, m := range raw {
+		id, err := strconv.ParseInt(m, 10, 64)
+		if err != nil {
+			s.Redis.SRem(ctx, set, m)
+			continue
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }

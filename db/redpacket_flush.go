@@ -16,17 +16,12 @@ import (
 // SQLite; a packet leaves the flush set once it is finished or expired and
 // its lists are empty, since no grab can add to them after that.
 func (s *Store) flushRedPackets(ctx context.Context) error {
-	ids, err := s.Redis.SMembers(ctx, keyRedPacketsFlushing).Result()
+	ids, err := s.flushSetIDs(ctx, keyRedPacketsFlushing)
 	if err != nil {
-		return fmt.Errorf("list red packets to flush: %w", err)
+		return err
 	}
 	var errs []error
-	for _, raw := range ids {
-		id, err := strconv.ParseInt(raw, 10, 64)
-		if err != nil {
-			s.Redis.SRem(ctx, keyRedPacketsFlushing, raw)
-			continue
-		}
+	for _, id := range ids {
 		n, err := s.Flush(ctx, redPacketFlushQueue(id), func(tx *sql.Tx, recs []string) error {
 			return s.applyRedPacketClaims(ctx, tx, id, recs)
 		})

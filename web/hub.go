@@ -308,19 +308,24 @@ func (h *Hub) keepalive() {
 		case <-h.stop:
 			return
 		case now := <-t.C:
-			h.mu.RLock()
-			all := make([]*wsClient, 0, len(h.clients))
-			for c := range h.clients {
-				all = append(all, c)
-			}
-			h.mu.RUnlock()
-			for _, c := range all {
+			for _, c := range h.snapshot() {
 				if now.UnixNano()-c.lastSeen.Load() > int64(2*h.PingInterval) || !h.enqueue(c, ping) {
 					h.remove(c)
 				}
 			}
 		}
 	}
+}
+
+// snapshot lists the connected clients, to act on each without holding the lock.
+func (h *Hub) snapshot() []*wsClient {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	all := make([]*wsClient, 0, len(h.clients))
+	for c := range h.clients {
+		all = append(all, c)
+	}
+	return all
 }
 
 // Clients returns how many clients are connected to this process.
@@ -337,13 +342,7 @@ func (h *Hub) Close() {
 	}
 	h.pubsub.Close()
 	<-h.done
-	h.mu.RLock()
-	all := make([]*wsClient, 0, len(h.clients))
-	for c := range h.clients {
-		all = append(all, c)
-	}
-	h.mu.RUnlock()
-	for _, c := range all {
+	for _, c := range h.snapshot() {
 		h.remove(c)
 	}
 	close(h.stop)
