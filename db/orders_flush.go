@@ -31,6 +31,11 @@ func (s *Store) flushOrders(ctx context.Context) error {
 // batch replayed after a crash neither loses nor doubles an order.
 func (s *Store) applyOrders(ctx context.Context, goodsID int64) func(tx *sql.Tx, recs []string) error {
 	return func(tx *sql.Tx, recs []string) error {
+		st, err := prepareOrderStmts(ctx, tx)
+		if err != nil {
+			return err
+		}
+		defer st.close()
 		for _, rec := range recs {
 			o, err := parseOrderRecord(goodsID, rec)
 			if err != nil {
@@ -38,11 +43,52 @@ func (s *Store) applyOrders(ctx context.Context, goodsID int64) func(tx *sql.Tx,
 				s.Log.Error("skipping unreadable order record", "goods", goodsID, "err", err)
 				continue
 			}
-			if err := s.applyOrder(ctx, tx, o); err != nil {
+			if err := s.applyOrder(ctx, tx, st, o); err != nil {
 				return fmt.Errorf("apply order %d: %w", o.ID, err)
 			}
 		}
 		return nil
+	}
+}
+
+// orderStmts are the statements applyOrder runs, prepared once per batch
+// rather than once per order.
+type orderStmts struct {
+	find   map[string]*sql.Stmt // table → select of an order's identity
+	update map[string]*sql.Stmt // table → versioned status update
+	insert *sql.Stmt
+}
+
+func prepareOrderStmts(ctx context.Context, tx *sql.Tx) (*orderStmts, error) {
+	st := &orderStmts{find: map[string]*sql.Stmt{}, update: map[string]*sql.Stmt{}}
+	var err error
+	for _, table := range []string{"orders", "order_conflicts"} {
+		if st.find[table], err = tx.PrepareContext(ctx, `SELECT user_id, unit, created_ms FROM `+table+` WHERE id = ?`); err != nil {
+			st.close()
+			return nil, err
+		}
+		if st.update[table], err = tx.PrepareContext(ctx, `UPDATE `+table+` SET status = ?, updated_ms = ?, version = ? WHERE id = ? AND version < ?`); err != nil {
+			st.close()
+			return nil, err
+		}
+	}
+	st.insert, err = tx.PrepareContext(ctx, `INSERT INTO orders (id, goods_id, user_id, unit, amount_cents, status, created_ms, expires_ms, updated_ms, version)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+	if err != nil {
+		st.close()
+		return nil, err
+	}
+	return st, nil
+}
+
+func (st *orderStmts) close() {
+	for _, m := range []map[string]*sql.Stmt{st.find, st.update} {
+		for _, s := range m {
+			s.Close()
+		}
+	}
+	if st.insert != nil {
+		st.insert.Close()
 	}
 }
 
@@ -52,10 +98,10 @@ const (
 	ConflictIDTaken   = "id_taken"   // another order has this ID: Redis's sequence went back
 )
 
-func (s *Store) applyOrder(ctx context.Context, tx *sql.Tx, o *Order) error {
+func (s *Store) applyOrder(ctx context.Context, tx *sql.Tx, st *orderStmts, o *Order) error {
 	same := func(table string) (found, isSame bool, err error) {
 		var user, unit, created int64
-		err = tx.QueryRowContext(ctx, `SELECT user_id, unit, created_ms FROM `+table+` WHERE id = ?`, o.ID).Scan(&user, &unit, &created)
+		err = st.find[table].QueryRowContext(ctx, o.ID).Scan(&user, &unit, &created)
 		if errors.Is(err, sql.ErrNoRows) {
 			return false, false, nil
 		} else if err != nil {
@@ -68,8 +114,7 @@ func (s *Store) applyOrder(ctx context.Context, tx *sql.Tx, o *Order) error {
 		return err
 	}
 	if sameOrder {
-		_, err := tx.ExecContext(ctx, `UPDATE orders SET status = ?, updated_ms = ?, version = ? WHERE id = ? AND version < ?`,
-			o.Status, o.UpdatedAt.UnixMilli(), o.Version, o.ID, o.Version)
+		_, err := st.update["orders"].ExecContext(ctx, o.Status, o.UpdatedAt.UnixMilli(), o.Version, o.ID, o.Version)
 		if isUniqueViolation(err) {
 			return s.recordConflict(ctx, tx, o, ConflictUnitTaken)
 		}
@@ -80,15 +125,13 @@ func (s *Store) applyOrder(ctx context.Context, tx *sql.Tx, o *Order) error {
 		return err
 	}
 	if sameConflict {
-		_, err := tx.ExecContext(ctx, `UPDATE order_conflicts SET status = ?, updated_ms = ?, version = ? WHERE id = ? AND version < ?`,
-			o.Status, o.UpdatedAt.UnixMilli(), o.Version, o.ID, o.Version)
+		_, err := st.update["order_conflicts"].ExecContext(ctx, o.Status, o.UpdatedAt.UnixMilli(), o.Version, o.ID, o.Version)
 		return err
 	}
 	if inOrders || inConflicts {
 		return s.recordConflict(ctx, tx, o, ConflictIDTaken)
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO orders (id, goods_id, user_id, unit, amount_cents, status, created_ms, expires_ms, updated_ms, version)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, o.GoodsID, o.UserID, o.Unit, o.AmountCents, o.Status,
+	_, err = st.insert.ExecContext(ctx, o.ID, o.GoodsID, o.UserID, o.Unit, o.AmountCents, o.Status,
 		o.CreatedAt.UnixMilli(), o.ExpiresAt.UnixMilli(), o.UpdatedAt.UnixMilli(), o.Version)
 	if isUniqueViolation(err) {
 		return s.recordConflict(ctx, tx, o, ConflictUnitTaken)
