@@ -19,6 +19,10 @@ generate: ## regenerate templ views (*_templ.go)
 build: ## build the binary into bin/seckill
 	$(GO) build -o bin/seckill ./cmd/seckill
 
+BENCH_FLAGS ?= -users 20000 -n 40000 -c 200 -stock 1000 -ws 100 -idle-ws 5000
+bench: ## load bench: grabs over HTTP vs the Redis limit and a naive SQLite baseline (report in docs/bench)
+	$(GO) run ./cmd/seckill bench $(BENCH_FLAGS) -out docs/bench
+
 lint: ## gofmt and go vet
 	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || (gofmt -l $$(git ls-files '*.go'); exit 1)
 	$(GO) vet ./...

@@ -14,14 +14,16 @@ import (
 // durable record in SQLite, schedules later work in Asynq and publishes live
 // events. It knows nothing of HTTP or HTML.
 type Store struct {
-	SQL    *SQLite
-	Redis  redis.UniversalClient
-	Pipe   *Pipeliner // coalesces concurrent grab scripts into pipelines; nil runs them one by one
-	Events *Events
-	Tasks  *asynq.Client    // schedules delayed work
-	Queue  *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
-	Log    *slog.Logger
-	Now    func() time.Time
+	SQL   *SQLite
+	Redis redis.UniversalClient
+	Pipe  *Pipeliner // coalesces concurrent grab scripts into pipelines; nil runs them one by one
+	// Background runs follow-up work (expiry enqueues) after the answer; nil runs it inline.
+	Background *Background
+	Events     *Events
+	Tasks      *asynq.Client    // schedules delayed work
+	Queue      *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
+	Log        *slog.Logger
+	Now        func() time.Time
 
 	OrderTTL            time.Duration
 	WebhookAllowPrivate bool

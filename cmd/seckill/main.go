@@ -152,6 +152,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Store.WebhookAllowPrivate = m.Config.WebhookAllowPrivate
 	m.Store.BcryptCost = m.BcryptCost
 	m.Store.Pipe = db.NewPipeliner(m.Redis.Client, 4)
+	m.Store.Background = db.NewBackground(16, 1<<14)
 	m.Store.ScheduleRedPacketExpiry = tasks.ScheduleRedPacketExpiry(m.Client)
 	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, db.WebhookKey(m.Config.WebhookSecret, secret)
 	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
@@ -282,6 +283,9 @@ func (m *Main) Close() error {
 		if m.served != nil {
 			<-m.served
 		}
+	}
+	if m.Store != nil && m.Store.Background != nil {
+		m.Store.Background.Close() // enqueue the expiries of orders already answered
 	}
 	if m.Scheduler != nil {
 		m.Scheduler.Shutdown()

@@ -35,6 +35,7 @@ func (r *Report) WriteChart(path string) error {
 	for _, res := range r.Results {
 		maxTP = math.Max(maxTP, res.Throughput)
 	}
+	maxTP *= 1.1 // headroom for the value labels
 	axes(img, left, 0, maxTP, false)
 	n := len(r.Results)
 	for i, res := range r.Results {
@@ -47,10 +48,13 @@ func (r *Report) WriteChart(path string) error {
 
 	right := image.Rect(660, 60, 1160, 440)
 	text(img, right.Min.X, 50, "latency ms (log): p50 p90 p99 p99.9 max")
-	lo, hi := 0.01, 1.0
+	lo, hi := math.Inf(1), 1.0
 	for _, res := range r.Results {
 		hi = math.Max(hi, res.Latency.Max)
+		lo = math.Min(lo, res.Latency.P50)
 	}
+	lo = math.Max(0.001, math.Min(lo, hi)/2)
+	hi *= 1.5
 	axes(img, right, lo, hi, true)
 	logY := func(v float64) int {
 		v = math.Max(v, lo)
