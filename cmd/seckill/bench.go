@@ -235,7 +235,9 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 	}
 	// Open the client's connections before measuring, so no scenario pays for TCP set-up.
 	bench.Run(ctx, bench.Load{Name: "warm-up", Concurrency: max(o.Conc, 1), Requests: int64(4 * o.Conc)},
-		func(ctx context.Context, _ int, _ int64) string { return t.benchCall(ctx, "GET", "/healthz", "", nil, nil) })
+		func(ctx context.Context, _ int, _ int64) string {
+			return t.benchCall(ctx, "GET", "/healthz", "", nil, nil)
+		})
 	admin, err := t.Store.User(ctx, 1)
 	if err == nil {
 		t.admin = t.Tokens.Sign(admin)
