@@ -95,7 +95,10 @@ func (h *Hub) Start(ctx context.Context) error {
 		return err
 	}
 	var err error
-	if h.poll, err = newPoller(h.readable); err != nil {
+	if h.poll, err = newPoller(h.readable, func(c *wsClient) {
+		for h.readOne(c, time.Time{}) {
+		}
+	}); err != nil {
 		h.pubsub.Close()
 		return err
 	}
@@ -229,33 +232,42 @@ type clientOp struct {
 	Topic string `json:"topic"`
 }
 
-// readFrame reads and handles one frame, then asks the poller for the next.
+// readFrame reads and handles one frame the poller saw arrive, then asks the poller for the next.
 func (h *Hub) readFrame(c *wsClient) {
-	c.conn.SetReadDeadline(time.Now().Add(readWindow))
+	if !h.readOne(c, time.Now().Add(readWindow)) {
+		return
+	}
+	if err := h.poll.rearm(c); err != nil {
+		h.remove(c)
+	}
+}
+
+// readOne reads and handles one frame, waiting until deadline (zero: for
+// ever); false when the client is gone.
+func (h *Hub) readOne(c *wsClient, deadline time.Time) bool {
+	c.conn.SetReadDeadline(deadline)
 	hdr, err := ws.ReadHeader(c.conn)
 	if err != nil || hdr.Length > maxFrame || !hdr.Masked {
 		h.remove(c)
-		return
+		return false
 	}
 	payload := make([]byte, hdr.Length)
 	if _, err := io.ReadFull(c.conn, payload); err != nil {
 		h.remove(c)
-		return
+		return false
 	}
 	ws.Cipher(payload, hdr.Mask, 0)
 	c.lastSeen.Store(time.Now().UnixNano())
 	switch hdr.OpCode {
 	case ws.OpClose:
 		h.remove(c)
-		return
+		return false
 	case ws.OpPing:
 		h.enqueue(c, ws.MustCompileFrame(ws.NewPongFrame(payload)))
 	case ws.OpText, ws.OpBinary:
 		h.handleOp(c, payload)
 	}
-	if err := h.poll.rearm(c); err != nil {
-		h.remove(c)
-	}
+	return true
 }
 
 func (h *Hub) handleOp(c *wsClient, payload []byte) {

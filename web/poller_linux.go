@@ -31,7 +31,9 @@ type poller interface {
 	close()
 }
 
-func newPoller(onReady func(*wsClient)) (poller, error) {
+// newPoller watches sockets with epoll and calls onReady when one has data;
+// readLoop is for platforms without epoll.
+func newPoller(onReady, _ func(*wsClient)) (poller, error) {
 	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll: %w", err)

@@ -3,8 +3,8 @@
 package web
 
 // goroutinePoller reads each socket from its own goroutine where epoll is
-// missing; it costs a goroutine per client but behaves the same.
-type goroutinePoller struct{ onReady func(*wsClient) }
+// missing: it costs a goroutine per client but behaves the same.
+type goroutinePoller struct{ readLoop func(*wsClient) }
 
 type poller interface {
 	add(c *wsClient) error
@@ -13,12 +13,12 @@ type poller interface {
 	close()
 }
 
-func newPoller(onReady func(*wsClient)) (poller, error) { return &goroutinePoller{onReady}, nil }
+func newPoller(_, readLoop func(*wsClient)) (poller, error) { return &goroutinePoller{readLoop}, nil }
 
 func (p *goroutinePoller) add(c *wsClient) error {
-	go p.onReady(c)
+	go p.readLoop(c)
 	return nil
 }
-func (p *goroutinePoller) rearm(c *wsClient) error { go p.onReady(c); return nil }
-func (p *goroutinePoller) remove(*wsClient)        {}
-func (p *goroutinePoller) close()                  {}
+func (p *goroutinePoller) rearm(*wsClient) error { return nil }
+func (p *goroutinePoller) remove(*wsClient)      {}
+func (p *goroutinePoller) close()                {}
