@@ -3,6 +3,7 @@ package db
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -177,7 +178,7 @@ func (e *Events) publishLoop() {
 			}
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if _, err := pipe.Exec(ctx); err != nil {
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.ErrClosed) {
 			slog.Warn("publish live events", "err", err)
 		}
 		cancel()
