@@ -36,6 +36,8 @@ type Config struct {
 	Monitor http.Handler
 	// Ready reports whether Redis and the database answer.
 	Ready func(ctx context.Context) error
+	// PingInterval is how often the hub pings sockets (0: 30s); one silent for two intervals is dropped.
+	PingInterval time.Duration
 	// Naive, when set, mounts the load bench's SQLite-transaction baseline grab.
 	Naive *db.NaiveBaseline
 }
@@ -59,6 +61,9 @@ func New(cfg Config) *Server {
 	s.metrics = newMetrics(cfg.Registry)
 	s.handlers = &handlers.Handlers{Store: cfg.Store, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
 	s.Hub = newHub(cfg.Store.Redis, cfg.Tokens, cfg.Log, s.metrics)
+	if cfg.PingInterval > 0 {
+		s.Hub.PingInterval = cfg.PingInterval
+	}
 	s.App = fiber.New(fiber.Config{
 		AppName:               "seckill",
 		ErrorHandler:          s.errorHandler,

@@ -46,11 +46,15 @@ func startApp(t testing.TB, opts ...func(*Config)) *testApp {
 	return startMain(t, cfg, ModeServe)
 }
 
-// startMain opens a process of the given mode on cfg.
-func startMain(t testing.TB, cfg Config, mode string) *testApp {
+// startMain opens a process of the given mode on cfg; tweaks adjust the
+// process's test knobs before it opens.
+func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *testApp {
 	t.Helper()
 	m := NewMain(cfg, mode)
 	m.BcryptCost = bcrypt.MinCost
+	for _, tw := range tweaks {
+		tw(m)
+	}
 	if !testing.Verbose() {
 		m.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}

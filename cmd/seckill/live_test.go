@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/seckill/seckill/db/dbtest"
 )
 
 // dialWS opens a WebSocket to the app, with a token when given.
@@ -146,4 +148,38 @@ func TestSlowClientIsDropped(t *testing.T) {
 		t.Fatalf("%d clients connected, want only the fast one", n)
 	}
 	t.Logf("slow client dropped after %d events of 16 KiB", seq)
+}
+
+// The hub pings every socket; one that never answers is dropped after two
+// intervals, while a client that answers (gorilla pongs as it reads) stays.
+func TestSilentSocketIsDroppedByKeepalive(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Addr, cfg.DBPath, cfg.RedisURL = "127.0.0.1:0", filepath.Join(t.TempDir(), "k.db"), dbtest.RedisURL(t)
+	cfg.AdminPassword, cfg.SessionSecret = testAdminPassword, "test-session-secret-0123456789"
+	a := startMain(t, cfg, ModeServe, func(m *Main) { m.PingInterval = 150 * time.Millisecond })
+
+	alive := dialWS(t, a.URL, "")
+	subscribe(t, alive, "goods:5")
+	var got atomic.Int64
+	go func() {
+		for {
+			var ev struct {
+				Remaining int64 `json:"remaining"`
+			}
+			if alive.ReadJSON(&ev) != nil {
+				return
+			}
+			got.Store(ev.Remaining)
+		}
+	}()
+	u, _ := url.Parse(wsURL(a.URL))
+	silent, err := rawWebSocket(u, "goods:5") // subscribes, then never reads or pongs
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer silent.Close()
+	eventually(t, 5*time.Second, "both sockets connected", func() bool { return a.Web.Hub.Clients() == 2 })
+	eventually(t, 10*time.Second, "the silent socket to be dropped", func() bool { return a.Web.Hub.Clients() == 1 })
+	a.Store.Events.Publish(context.Background(), "goods:5", map[string]any{"type": "stock", "goods_id": 5, "remaining": 42})
+	eventually(t, 5*time.Second, "the answering client to keep receiving", func() bool { return got.Load() == 42 })
 }

@@ -96,6 +96,8 @@ type Main struct {
 
 	// Naive mounts the load bench's naive SQLite baseline grab.
 	Naive bool
+	// PingInterval overrides the live hub's keepalive interval (tests shorten it).
+	PingInterval time.Duration
 	// BcryptCost overrides the password hashing cost (tests lower it).
 	BcryptCost int
 	// AdminPassword is the bootstrap admin's password, when this process set it.
@@ -202,7 +204,7 @@ func (m *Main) Open(ctx context.Context) error {
 		wcfg := web.Config{
 			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
-			Ready:   m.ready,
+			Ready:   m.ready, PingInterval: m.PingInterval,
 		}
 		if m.Naive {
 			wcfg.Naive = &db.NaiveBaseline{SQL: m.SQL}
