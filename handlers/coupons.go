@@ -418,8 +418,8 @@ func (h *Handlers) AdminCouponWindowForm(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	start, err1 := parseFormTime(c.FormValue("grab_start_at"), c.FormValue("tz_offset"))
-	end, err2 := parseFormTime(c.FormValue("grab_end_at"), c.FormValue("tz_offset"))
+	start, err1 := parseLocalTime(c.FormValue("grab_start_at"), tzOffsetMinutes(c.FormValue("tz_offset")))
+	end, err2 := parseLocalTime(c.FormValue("grab_end_at"), tzOffsetMinutes(c.FormValue("tz_offset")))
 	if err1 != nil || err2 != nil {
 		return h.adminCoupon(c, fiber.StatusUnprocessableEntity, "enter both times")
 	}
@@ -465,28 +465,11 @@ func parseCouponForm(f views.CouponForm) (db.CouponInput, map[string]string) {
 			fields["valid_days"] = "enter a whole number of days"
 		}
 	}
-	if in.GrabStartAt, err = parseFormTime(f.GrabStartAt, f.TZOffset); err != nil {
+	if in.GrabStartAt, err = parseLocalTime(f.GrabStartAt, tzOffsetMinutes(f.TZOffset)); err != nil {
 		fields["grab_start_at"] = "enter the start date and time"
 	}
-	if in.GrabEndAt, err = parseFormTime(f.GrabEndAt, f.TZOffset); err != nil {
+	if in.GrabEndAt, err = parseLocalTime(f.GrabEndAt, tzOffsetMinutes(f.TZOffset)); err != nil {
 		fields["grab_end_at"] = "enter the end date and time"
 	}
 	return in, fields
-}
-
-// parseFormTime reads a datetime-local value in the browser's zone: tzOffset
-// is JavaScript's getTimezoneOffset() in minutes (UTC when absent).
-func parseFormTime(v, tzOffset string) (time.Time, error) {
-	t, err := time.Parse("2006-01-02T15:04", strings.TrimSpace(v))
-	if err != nil {
-		if t, err = time.Parse(time.RFC3339, strings.TrimSpace(v)); err != nil {
-			return time.Time{}, err
-		}
-		return t, nil
-	}
-	off, _ := strconv.Atoi(tzOffset)
-	if off < -24*60 || off > 24*60 {
-		off = 0
-	}
-	return t.Add(time.Duration(off) * time.Minute), nil
 }

@@ -2,37 +2,18 @@ package handlers
 
 import (
 	"errors"
-	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/views"
 )
 
-// parseLocalTime reads a datetime-local value typed in a browser whose clock
-// is offsetMin minutes behind UTC (JavaScript's getTimezoneOffset).
-func parseLocalTime(s string, offsetMin int) (time.Time, error) {
-	for _, layout := range []string{"2006-01-02T15:04", "2006-01-02T15:04:05", time.RFC3339} {
-		if t, err := time.Parse(layout, strings.TrimSpace(s)); err == nil {
-			if layout == time.RFC3339 {
-				return t.UTC(), nil
-			}
-			return t.Add(time.Duration(offsetMin) * time.Minute).UTC(), nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("must be a date and time")
-}
-
 // slotFormInput parses a posted slot form; what cannot be parsed becomes a field error.
 func slotFormInput(form views.SlotForm, tzOffset string) (db.SlotInput, db.FieldErrors) {
 	errs := db.FieldErrors{}
 	in := db.SlotInput{Title: form.Title}
-	off, err := strconv.Atoi(tzOffset)
-	if err != nil || off < -24*60 || off > 24*60 {
-		off = 0
-	}
+	off := tzOffsetMinutes(tzOffset)
 	if t, err := parseLocalTime(form.StartAt, off); err == nil {
 		in.StartAt = t
 	} else if form.StartAt != "" {
