@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/db/dbtest"
+)
+
+// What SIGTERM does: the context main hands to run ends, and the process
+// stops accepting, closes its sockets and its database, and returns cleanly.
+func TestRunShutsDownCleanly(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	dbPath := filepath.Join(t.TempDir(), "run.db")
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, []string{"serve", "-addr", addr, "-db-path", dbPath, "-redis-url", dbtest.RedisURL(t),
+			"-admin-password", "admin-password", "-session-secret", "test-session-secret-0123456789"})
+	}()
+	base := "http://" + addr
+	eventually(t, 30*time.Second, "the server to answer", func() bool {
+		res, err := http.Get(base + "/healthz")
+		if err == nil {
+			res.Body.Close()
+		}
+		return err == nil && res.StatusCode == 200
+	})
+	ws := dialWS(t, base, "")
+	subscribe(t, ws, "goods:1")
+
+	stop() // as SIGINT or SIGTERM would
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("run returned %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("run did not return after the signal")
+	}
+	ws.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, _, err := ws.ReadMessage(); err == nil {
+		t.Fatal("the WebSocket is still open after shutdown")
+	}
+	if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
+		c.Close()
+		t.Fatal("the server still accepts connections after shutdown")
+	}
+	// SQLite folds and removes the write-ahead log when its last connection closes cleanly.
+	if _, err := os.Stat(dbPath + "-wal"); !os.IsNotExist(err) {
+		t.Fatalf("the database was not closed: %s-wal remains (%v)", dbPath, err)
+	}
+}
