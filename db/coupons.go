@@ -2,9 +2,7 @@ package db
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"strconv"
@@ -266,13 +264,6 @@ func (s *Store) loadCoupon(ctx context.Context, c *Coupon) error {
 
 // GrabMemoTTL is how long a successful grab is remembered under its request ID.
 const GrabMemoTTL = 5 * time.Minute
-
-// NewRequestID returns a random ID for one grab request.
-func NewRequestID() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
-}
 
 // Grab script results.
 const (

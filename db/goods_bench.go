@@ -7,7 +7,7 @@ import "context"
 // the rate the grab could reach with no HTTP and no other work.
 func (s *Store) GrabScriptOnly(ctx context.Context, userID, goodsID int64) (string, error) {
 	now := s.Now()
-	keys := append(goodsScriptKeys(goodsID), grabMemoKey(goodsID, newRequestID()))
+	keys := append(goodsScriptKeys(goodsID), grabMemoKey(goodsID, NewRequestID()))
 	for attempt := 0; ; attempt++ {
 		res, err := grabScript.Run(ctx, s.Redis, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
 		if err != nil {
@@ -17,11 +17,7 @@ func (s *Store) GrabScriptOnly(ctx context.Context, userID, goodsID int64) (stri
 		if code != "not_loaded" || attempt > 0 {
 			return code, nil
 		}
-		g, err := s.goodsRow(ctx, goodsID)
-		if err != nil {
-			return "", err
-		}
-		if _, err := s.loadGoods(ctx, g); err != nil {
+		if err := s.loadLiveGoods(ctx, goodsID); err != nil {
 			return "", err
 		}
 	}

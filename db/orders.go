@@ -2,9 +2,7 @@ package db
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -122,18 +120,12 @@ func (s *Store) GrabGoods(ctx context.Context, userID, goodsID int64) (*Order, e
 	if goodsID <= 0 || goodsID > MaxGoodsID {
 		return nil, Errorf(ENOTFOUND, "goods %d not found", goodsID)
 	}
-	o, err := s.grab(ctx, userID, goodsID, newRequestID())
+	o, err := s.grab(ctx, userID, goodsID, NewRequestID())
 	if err != nil {
 		return nil, err
 	}
 	s.Background.Go(func() { s.scheduleExpiry(ctx, o) })
 	return o, nil
-}
-
-func newRequestID() string {
-	var b [12]byte
-	rand.Read(b[:])
-	return hex.EncodeToString(b[:])
 }
 
 // grab runs the grab script under requestID; goods not in Redis are loaded
@@ -168,23 +160,31 @@ func (s *Store) grab(ctx context.Context, userID, goodsID int64, requestID strin
 			if attempt > 0 {
 				return nil, fmt.Errorf("grab goods %d: still not loaded after loading", goodsID)
 			}
-			g, err := s.goodsRow(ctx, goodsID)
-			if err != nil {
-				return nil, err
-			}
-			switch g.State {
-			case SlotUpcoming:
-				return nil, ErrNotStarted
-			case SlotEnded:
-				return nil, ErrEnded
-			}
-			if _, err := s.loadGoods(ctx, g); err != nil {
+			if err := s.loadLiveGoods(ctx, goodsID); err != nil {
 				return nil, err
 			}
 		default:
 			return nil, fmt.Errorf("grab goods %d: unexpected answer %v", goodsID, res)
 		}
 	}
+}
+
+// loadLiveGoods loads goods a grab found missing from Redis, when its sale is
+// live; the only SQL a grab can meet, and only after a missed preheat or a
+// Redis that lost its data.
+func (s *Store) loadLiveGoods(ctx context.Context, goodsID int64) error {
+	g, err := s.goodsRow(ctx, goodsID)
+	if err != nil {
+		return err
+	}
+	switch g.State {
+	case SlotUpcoming:
+		return ErrNotStarted
+	case SlotEnded:
+		return ErrEnded
+	}
+	_, err = s.loadGoods(ctx, g)
+	return err
 }
 
 // payScript pays an unpaid order of the user's. An order past its deadline

@@ -2,8 +2,6 @@ package db
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"fmt"
 	"time"
 
@@ -53,9 +51,7 @@ return {0, amount, tonumber(ARGV[3]), redis.call('LLEN', KEYS[2])}
 // GrabRedPacket opens a packet for a user: one Lua script decides it, with
 // no SQL; the claim reaches SQLite through the batch flush.
 func (s *Store) GrabRedPacket(ctx context.Context, id, userID int64) (*RedPacketGrab, error) {
-	var b [12]byte
-	rand.Read(b[:])
-	req := hex.EncodeToString(b[:])
+	req := NewRequestID()
 	keys := []string{keyRedPacketMeta(id), keyRedPacketUnclaimed(id), keyRedPacketClaimedBy(id), keyRedPacketClaimed(id)}
 	res, err := s.eval(ctx, grabRedPacket, keys, userID, req, s.Now().UnixMilli()).Int64Slice()
 	if err != nil {

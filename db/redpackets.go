@@ -167,12 +167,7 @@ func (s *Store) CreateRedPacket(ctx context.Context, ownerID int64, in NewRedPac
 		return nil, fmt.Errorf("load red packet %d into redis: %w", p.ID, err)
 	}
 	s.Redis.Del(ctx, keyRedPacketLoading(p.ID))
-	if s.ScheduleRedPacketExpiry != nil {
-		if err := s.ScheduleRedPacketExpiry(ctx, p.ID, p.ExpiresAt); err != nil {
-			// The packet is live; the sweep expires overdue packets whose task never came.
-			s.Log.Warn("schedule red packet expiry", "redpacket", p.ID, "err", err)
-		}
-	}
+	s.scheduleRedPacketExpiry(ctx, p)
 	return p, nil
 }
 

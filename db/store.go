@@ -1,7 +1,6 @@
 package db
 
 import (
-	"context"
 	"log/slog"
 	"time"
 
@@ -30,8 +29,7 @@ type Store struct {
 	BcryptCost          int // 0 means bcrypt's default; tests lower it
 
 	// red packets
-	RedPacketRand           Int64Source                                             // splits packets; nil means math/rand/v2
-	ScheduleRedPacketExpiry func(ctx context.Context, id int64, at time.Time) error // enqueues the expiry task; nil schedules nothing
+	RedPacketRand Int64Source // splits packets; nil means math/rand/v2
 
 	// coupons: reminder delivery
 	SMTPURL            string        // mail server for email reminders; empty: email is not configured

@@ -3,7 +3,6 @@ package tasks
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -11,43 +10,23 @@ import (
 	"github.com/seckill/seckill/db"
 )
 
-// Red packet task types.
+// Red packet task types. The Store enqueues the expiry itself at creation,
+// so that one is defined in db.
 const (
 	// TypeRedPacketExpire refunds a packet's unclaimed shares at its expiry.
-	TypeRedPacketExpire = "redpacket:expire"
+	TypeRedPacketExpire = db.TaskRedPacketExpire
 	// TypeRedPacketSweep expires overdue packets whose task was lost and reloads packets Redis lost.
 	TypeRedPacketSweep = "redpacket:sweep"
 )
 
-type redPacketPayload struct {
-	RedPacketID int64 `json:"redpacket_id"`
-}
-
-// NewRedPacketExpireTask runs at the packet's expiry. Its task ID comes from
-// the packet ID, so scheduling it twice keeps one; it keeps retries because
-// the refund must happen.
+// NewRedPacketExpireTask runs at the packet's expiry (see db.NewRedPacketExpireTask).
 func NewRedPacketExpireTask(id int64, at time.Time) *asynq.Task {
-	payload, _ := json.Marshal(redPacketPayload{RedPacketID: id})
-	return asynq.NewTask(TypeRedPacketExpire, payload,
-		asynq.ProcessAt(db.DueAt(at)), asynq.TaskID(fmt.Sprintf("redpacket:expire:%d", id)),
-		asynq.Queue(QueueCritical), asynq.MaxRetry(10), asynq.Timeout(time.Minute), asynq.Retention(24*time.Hour))
+	return db.NewRedPacketExpireTask(id, at)
 }
 
 // NewRedPacketSweepTask repairs red packets left behind by a crash.
 func NewRedPacketSweepTask() *asynq.Task {
 	return asynq.NewTask(TypeRedPacketSweep, nil, asynq.Queue(QueueDefault), asynq.MaxRetry(1), asynq.Timeout(2*time.Minute), asynq.Unique(time.Minute))
-}
-
-// ScheduleRedPacketExpiry returns the Store's hook that enqueues a packet's
-// expiry task; a task already scheduled for the packet counts as success.
-func ScheduleRedPacketExpiry(c *asynq.Client) func(ctx context.Context, id int64, at time.Time) error {
-	return func(ctx context.Context, id int64, at time.Time) error {
-		_, err := c.EnqueueContext(ctx, NewRedPacketExpireTask(id, at))
-		if errors.Is(err, asynq.ErrTaskIDConflict) {
-			return nil
-		}
-		return err
-	}
 }
 
 // RedPacketStore is what the red packet tasks need.
@@ -73,7 +52,7 @@ func (r *RedPackets) Periodic() []Periodic {
 }
 
 func (r *RedPackets) expire(ctx context.Context, t *asynq.Task) error {
-	var p redPacketPayload
+	var p db.RedPacketExpirePayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.RedPacketID <= 0 {
 		return fmt.Errorf("red packet expiry payload %q: %w", t.Payload(), asynq.SkipRetry)
 	}

@@ -155,7 +155,6 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Store.BcryptCost = m.BcryptCost
 	m.Store.Pipe = db.NewPipeliner(m.Redis.Client, 4)
 	m.Store.Background = db.NewBackground(16, 1<<14)
-	m.Store.ScheduleRedPacketExpiry = tasks.ScheduleRedPacketExpiry(m.Client)
 	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, db.WebhookKey(m.Config.WebhookSecret, secret)
 	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
 
