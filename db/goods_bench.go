@@ -7,7 +7,7 @@ import "context"
 // the rate the grab could reach with no HTTP and no other work.
 func (s *Store) GrabScriptOnly(ctx context.Context, userID, goodsID int64) (string, error) {
 	now := s.Now()
-	keys := append(goodsScriptKeys(goodsID), grabMemoKey(goodsID, NewRequestID()))
+	keys := goodsScriptKeys(goodsID, grabMemoKey(goodsID, NewRequestID()))
 	for attempt := 0; ; attempt++ {
 		res, err := grabScript.Run(ctx, s.Redis, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
 		if err != nil {

@@ -18,10 +18,12 @@ func goodsTag(id int64) string { return "{goods:" + strconv.FormatInt(id, 10) + 
 //	8 deadlines zset: sequence of each unpaid order, scored by its expiry (unix ms)
 //	9 pending   list: order records waiting for the batch flush
 //	10 counts   hash: unpaid, paid, expired, cancelled, failed, revenue
-func goodsScriptKeys(id int64) []string {
+//
+// extra keys (a script's own, such as the grab's memo) follow these.
+func goodsScriptKeys(id int64, extra ...string) []string {
 	t := goodsTag(id)
-	return []string{t + ":info", t + ":fresh", t + ":free", t + ":held", t + ":seq",
-		t + ":orders", t + ":mine", t + ":deadlines", t + ":pending", t + ":counts"}
+	return append(append(make([]string, 0, 10+len(extra)), t+":info", t+":fresh", t+":free", t+":held", t+":seq",
+		t+":orders", t+":mine", t+":deadlines", t+":pending", t+":counts"), extra...)
 }
 
 func goodsInfoKey(id int64) string      { return goodsTag(id) + ":info" }

@@ -132,7 +132,7 @@ func (s *Store) GrabGoods(ctx context.Context, userID, goodsID int64) (*Order, e
 // when their sale is live (a preheat missed or Redis was emptied) and tried once more.
 func (s *Store) grab(ctx context.Context, userID, goodsID int64, requestID string) (*Order, error) {
 	now := s.Now()
-	keys := append(goodsScriptKeys(goodsID), grabMemoKey(goodsID, requestID))
+	keys := goodsScriptKeys(goodsID, grabMemoKey(goodsID, requestID))
 	for attempt := 0; ; attempt++ {
 		res, err := s.eval(ctx, grabScript, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
 		if err != nil {

@@ -6,6 +6,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -22,7 +24,18 @@ type Tokens struct {
 	secret []byte
 	ttl    time.Duration
 	now    func() time.Time
+
+	// verified remembers the claims of tokens whose signature checked out,
+	// so a shopper's repeated grabs skip the HMAC, base64 and JSON (a tenth
+	// of the grab path's CPU). Only genuine tokens get in, expiry is still
+	// checked on every use, and the map is emptied when it reaches
+	// verifiedCap, which bounds its memory.
+	verified sync.Map // token → Claims
+	cached   atomic.Int64
 }
+
+// verifiedCap bounds the verified-token cache (about 250 bytes an entry).
+const verifiedCap = 1 << 16
 
 // NewTokens returns a signer keyed with secret whose tokens live for ttl.
 func NewTokens(secret []byte, ttl time.Duration) *Tokens {
@@ -43,6 +56,9 @@ func (t *Tokens) SignClaims(c Claims) string {
 
 // Verify checks the signature and expiry and returns the claims.
 func (t *Tokens) Verify(token string) (Claims, error) {
+	if v, ok := t.verified.Load(token); ok {
+		return t.unexpired(v.(Claims))
+	}
 	var c Claims
 	payload, sig, ok := strings.Cut(token, ".")
 	if !ok || !hmac.Equal([]byte(sig), []byte(t.mac(payload))) {
@@ -52,6 +68,16 @@ func (t *Tokens) Verify(token string) (Claims, error) {
 	if err != nil || json.Unmarshal(body, &c) != nil || c.UserID <= 0 {
 		return Claims{}, Errorf(EUNAUTHORIZED, "invalid token")
 	}
+	if t.cached.Add(1) > verifiedCap {
+		t.verified.Clear()
+		t.cached.Store(1)
+	}
+	// Clone: Fiber hands out strings that alias its reused request buffers.
+	t.verified.Store(strings.Clone(token), c)
+	return t.unexpired(c)
+}
+
+func (t *Tokens) unexpired(c Claims) (Claims, error) {
 	if t.now().Unix() >= c.Expires {
 		return Claims{}, Errorf(EUNAUTHORIZED, "token expired")
 	}

@@ -39,3 +39,36 @@ func TestTokens(t *testing.T) {
 		}
 	}
 }
+
+// The verified-token cache must never widen what Verify accepts: once a
+// token is cached, a forged one is still refused, an expired one still
+// lapses, and emptying the full cache loses nothing but speed.
+func TestTokensCache(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tk := NewTokens([]byte("0123456789abcdef0123"), time.Hour)
+	tk.now = func() time.Time { return now }
+	good := tk.Sign(&User{ID: 7, Username: "ann", Role: RoleMerchant})
+	for i := 0; i < 3; i++ {
+		if _, err := tk.Verify(good); err != nil {
+			t.Fatalf("verify %d: %v", i, err)
+		}
+	}
+	forged := tk.SignClaims(Claims{UserID: 7, Username: "ann", Role: RoleAdmin, Expires: now.Add(time.Hour).Unix()})
+	forged = forged[:len(forged)-2] + "AA"
+	if _, err := tk.Verify(forged); err == nil {
+		t.Fatal("a forged token passed once a genuine one was cached")
+	}
+	for i := 0; i < verifiedCap+10; i++ { // overflow: the cache empties and refills
+		tk.Verify(tk.SignClaims(Claims{UserID: int64(i + 1), Expires: now.Add(time.Hour).Unix()}))
+	}
+	if n := tk.cached.Load(); n > verifiedCap {
+		t.Fatalf("cache holds %d entries, cap %d", n, verifiedCap)
+	}
+	if c, err := tk.Verify(good); err != nil || c.UserID != 7 || c.Role != RoleMerchant {
+		t.Fatalf("after overflow: %+v %v", c, err)
+	}
+	tk.now = func() time.Time { return now.Add(time.Hour) }
+	if _, err := tk.Verify(good); ErrorCode(err) != EUNAUTHORIZED {
+		t.Fatalf("cached token past expiry: %v", err)
+	}
+}

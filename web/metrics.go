@@ -1,6 +1,12 @@
 package web
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // metrics are the web process's Prometheus series.
 type metrics struct {
@@ -8,6 +14,37 @@ type metrics struct {
 	latency  *prometheus.HistogramVec
 	sockets  prometheus.Gauge
 	dropped  prometheus.Counter
+
+	// series holds each route's resolved counter and histogram, so a request
+	// pays one map read instead of hashing labels and copying strings.
+	series sync.Map // routeKey → *routeSeries
+}
+
+type routeKey struct {
+	method, route string
+	status        int
+}
+
+type routeSeries struct {
+	requests prometheus.Counter
+	latency  prometheus.Observer
+}
+
+// observe records one request. method and route may point into Fiber's
+// reused buffers: they are copied only when a new series is made.
+func (m *metrics) observe(method, route string, status int, seconds float64) {
+	k := routeKey{method, route, status}
+	v, ok := m.series.Load(k)
+	if !ok {
+		k.method, k.route = strings.Clone(method), strings.Clone(route)
+		v, _ = m.series.LoadOrStore(k, &routeSeries{
+			requests: m.requests.WithLabelValues(k.method, k.route, strconv.Itoa(status)),
+			latency:  m.latency.WithLabelValues(k.method, k.route),
+		})
+	}
+	rs := v.(*routeSeries)
+	rs.requests.Inc()
+	rs.latency.Observe(seconds)
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {

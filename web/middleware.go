@@ -3,7 +3,6 @@ package web
 import (
 	"crypto/rand"
 	"encoding/base64"
-	"strconv"
 	"strings"
 	"time"
 
@@ -100,9 +99,6 @@ func (s *Server) observe(c *fiber.Ctx) error {
 			status = statusOf[db.ErrorCode(err)]
 		}
 	}
-	// Fiber's strings point into reused buffers; labels outlive the request, so copy them.
-	method, route := strings.Clone(c.Method()), strings.Clone(c.Route().Path)
-	s.metrics.requests.WithLabelValues(method, route, strconv.Itoa(status)).Inc()
-	s.metrics.latency.WithLabelValues(method, route).Observe(time.Since(start).Seconds())
+	s.metrics.observe(c.Method(), c.Route().Path, status, time.Since(start).Seconds())
 	return err
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,5 +194,35 @@ func TestMonitorIsForAdmins(t *testing.T) {
 	}
 	if res := get(a.adminToken()); res.StatusCode != 200 {
 		t.Fatalf("admin: %d, want 200", res.StatusCode)
+	}
+}
+
+// Each request is answered as its own token's bearer, however many bearers
+// share the server's reused connection buffers: the verified-token cache
+// must key on a copy of the token, never on bytes the next request overwrites.
+func TestTokenIdentityUnderConcurrentBearers(t *testing.T) {
+	a := startApp(t)
+	users, err := a.Store.SeedUsers(context.Background(), "bearer_", "password123", 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var wrong atomic.Int64
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 200; i++ {
+				u := users[(g*31+i*7)%len(users)]
+				var me authAnswer
+				if st := a.call("GET", "/api/me", a.Tokens.Sign(u), nil, &me); st != 200 || me.User.ID != u.ID {
+					wrong.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if n := wrong.Load(); n > 0 {
+		t.Fatalf("%d of 1600 requests were not answered as their own bearer", n)
 	}
 }
