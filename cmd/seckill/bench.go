@@ -95,8 +95,9 @@ type benchTarget struct {
 	tokens []string
 	admin  string // a token of the bootstrap admin
 	naive  *db.NaiveBaseline
-	client *http.Client     // set-up and metrics
-	fast   *fasthttp.Client // the load itself
+	client *http.Client     // metrics
+	fast   *fasthttp.Client // set-up calls
+	load   *bench.Client    // the load itself: one connection per worker
 }
 
 // runBench is `seckill bench`: it loads a server and writes the report.
@@ -233,10 +234,19 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 	for _, u := range users {
 		t.tokens = append(t.tokens, t.Tokens.Sign(u))
 	}
-	// Open the client's connections before measuring, so no scenario pays for TCP set-up.
-	bench.Run(ctx, bench.Load{Name: "warm-up", Concurrency: max(o.Conc, 1), Requests: int64(4 * o.Conc)},
-		func(ctx context.Context, _ int, _ int64) string {
-			return t.benchCall(ctx, "GET", "/healthz", "", nil, nil)
+	if t.load, err = bench.NewClient(t.URL, o.Conc); err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	closers = append(closers, t.load.Close)
+	// Open the load's connections before measuring, so no scenario pays for TCP set-up.
+	bench.Run(ctx, bench.Load{Name: "warm-up", Concurrency: o.Conc, Requests: int64(4 * o.Conc)},
+		func(ctx context.Context, w int, _ int64) string {
+			st, _, err := t.load.Do(w, "GET", "/healthz", "", nil)
+			if err != nil {
+				return "transport"
+			}
+			return strconv.Itoa(st)
 		})
 	admin, err := t.Store.User(ctx, 1)
 	if err == nil {

@@ -25,8 +25,8 @@ func benchCoupon(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.
 	}
 	id := created.Coupon.ID
 	res := bench.Run(ctx, bench.Load{Name: "HTTP coupon grab", Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress},
-		func(ctx context.Context, _ int, i int64) string {
-			return t.benchCall(ctx, "POST", fmt.Sprintf("/api/coupons/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil, nil)
+		func(ctx context.Context, w int, i int64) string {
+			return t.loadCall(w, fmt.Sprintf("/api/coupons/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil)
 		})
 	r.Results = append(r.Results, res)
 

@@ -63,8 +63,8 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.R
 	var mu sync.Mutex
 	var done []time.Time
 	res := bench.Run(ctx, bench.Load{Name: "HTTP goods grab", Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress},
-		func(ctx context.Context, _ int, i int64) string {
-			code := t.benchCall(ctx, "POST", fmt.Sprintf("/api/goods/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil, nil)
+		func(ctx context.Context, w int, i int64) string {
+			code := t.loadCall(w, fmt.Sprintf("/api/goods/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil)
 			if code == "ok" {
 				now := time.Now()
 				mu.Lock()
@@ -146,8 +146,8 @@ func benchNaive(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.R
 		return err
 	}
 	res := bench.Run(ctx, bench.Load{Name: "naive SQLite grab", Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress},
-		func(ctx context.Context, _ int, i int64) string {
-			return t.benchCall(ctx, "POST", fmt.Sprintf("/api/bench/naive/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil, nil)
+		func(ctx context.Context, w int, i int64) string {
+			return t.loadCall(w, fmt.Sprintf("/api/bench/naive/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil)
 		})
 	r.Results = append(r.Results, res)
 	stock, orders, perUser, err := t.naive.Counts(ctx, id)

@@ -15,8 +15,7 @@ import (
 
 // benchCall sends one JSON request as the bearer of token and decodes a 2xx
 // answer into out; it returns "ok", the contract error code, or "transport".
-// It uses fasthttp's client, whose low cost per request keeps the load
-// generator from eating the CPU the server under test needs.
+// Set-up steps use it; the load itself goes through loadCall.
 func (t *benchTarget) benchCall(ctx context.Context, method, path, token string, body, out any) string {
 	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
 	defer fasthttp.ReleaseRequest(req)
@@ -34,8 +33,24 @@ func (t *benchTarget) benchCall(ctx context.Context, method, path, token string,
 	if err := t.fast.DoTimeout(req, res, 30*time.Second); err != nil {
 		return "transport"
 	}
-	raw := res.Body()
-	if st := res.StatusCode(); st/100 == 2 {
+	return outcome(res.StatusCode(), res.Body(), out)
+}
+
+// loadCall is one request of the load: a bodiless POST to path as the
+// bearer of token on worker w's own connection (see bench.Client).
+func (t *benchTarget) loadCall(w int, path, token string, out any) string {
+	st, raw, err := t.load.Do(w, "POST", path, token, nil)
+	if err != nil {
+		return "transport"
+	}
+	return outcome(st, raw, out)
+}
+
+// outcome turns an answer into "ok" (decoding a 2xx body into out) or the
+// contract's error code. The error body leads with its code; reading it
+// without a full JSON decode keeps the generator's cost per request low.
+func outcome(status int, raw []byte, out any) string {
+	if status/100 == 2 {
 		if out != nil {
 			if err := json.Unmarshal(raw, out); err != nil {
 				return "bad_json"
@@ -43,15 +58,13 @@ func (t *benchTarget) benchCall(ctx context.Context, method, path, token string,
 		}
 		return "ok"
 	}
-	// The contract's error body leads with its code; reading it without a
-	// full JSON decode keeps the generator's cost per request low.
 	if i := bytes.Index(raw, codePrefix); i >= 0 {
 		rest := raw[i+len(codePrefix):]
 		if j := bytes.IndexByte(rest, '"'); j > 0 {
 			return string(rest[:j])
 		}
 	}
-	return fmt.Sprintf("http_%d", res.StatusCode())
+	return fmt.Sprintf("http_%d", status)
 }
 
 var codePrefix = []byte(`"code":"`)

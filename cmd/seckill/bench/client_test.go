@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+)
+
+// The load client sends method, path, bearer and body as written, reads the
+// status and body, keeps each worker on one connection, and redials after
+// the server closes one.
+func TestClient(t *testing.T) {
+	var conns atomic.Int64
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		if r.URL.Path == "/close" {
+			w.Header().Set("Connection", "close")
+		}
+		if r.URL.Path == "/stream" { // no Content-Length: chunked
+			w.(http.Flusher).Flush()
+		}
+		w.WriteHeader(http.StatusConflict)
+		fmt.Fprintf(w, `{"m":%q,"p":%q,"a":%q,"b":%q}`, r.Method, r.URL.Path, r.Header.Get("Authorization"), body)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			conns.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+
+	c, err := NewClient(srv.URL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for i := 0; i < 5; i++ {
+		for w := 0; w < 2; w++ {
+			st, body, err := c.Do(w, "POST", "/api/x/grab", "tok", []byte(`{"n":1}`))
+			want := `{"m":"POST","p":"/api/x/grab","a":"Bearer tok","b":"{\"n\":1}"}`
+			if err != nil || st != 409 || string(body) != want {
+				t.Fatalf("worker %d: %d %s %v", w, st, body, err)
+			}
+		}
+	}
+	if n := conns.Load(); n != 2 {
+		t.Fatalf("%d connections for 2 workers, want 2 kept alive", n)
+	}
+	if st, _, err := c.Do(0, "GET", "/close", "", nil); err != nil || st != 409 {
+		t.Fatalf("close: %d %v", st, err)
+	}
+	if st, body, err := c.Do(0, "GET", "/again", "", nil); err != nil || st != 409 || len(body) == 0 {
+		t.Fatalf("after close: %d %s %v", st, body, err)
+	}
+	if n := conns.Load(); n != 3 {
+		t.Fatalf("%d connections, want a redial after Connection: close", n)
+	}
+	if _, _, err := c.Do(1, "GET", "/stream", "", nil); err == nil {
+		t.Fatal("a chunked answer was read as if it had a length")
+	}
+	if _, err := NewClient("ftp://x", 1); err == nil {
+		t.Fatal("a non-http base was accepted")
+	}
+}
