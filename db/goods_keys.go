@@ -1,6 +1,9 @@
 package db
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Every Redis key of one goods carries the tag {goods:ID}, so each script
 // touches one Redis Cluster slot.
@@ -21,10 +24,35 @@ func goodsTag(id int64) string { return "{goods:" + strconv.FormatInt(id, 10) + 
 //
 // extra keys (a script's own, such as the grab's memo) follow these.
 func goodsScriptKeys(id int64, extra ...string) []string {
+	// Every grab builds these, so they are cut from one string: two
+	// allocations instead of eleven.
 	t := goodsTag(id)
-	return append(append(make([]string, 0, 10+len(extra)), t+":info", t+":fresh", t+":free", t+":held", t+":seq",
-		t+":orders", t+":mine", t+":deadlines", t+":pending", t+":counts"), extra...)
+	var b strings.Builder
+	b.Grow(10*len(t) + goodsKeySuffixBytes)
+	keys := make([]string, 0, 10+len(extra))
+	ends := [10]int{}
+	for i, suffix := range goodsKeySuffixes {
+		b.WriteString(t)
+		b.WriteString(suffix)
+		ends[i] = b.Len()
+	}
+	all, start := b.String(), 0
+	for _, end := range ends {
+		keys = append(keys, all[start:end])
+		start = end
+	}
+	return append(keys, extra...)
 }
+
+var goodsKeySuffixes = [10]string{":info", ":fresh", ":free", ":held", ":seq", ":orders", ":mine", ":deadlines", ":pending", ":counts"}
+
+// goodsKeySuffixBytes is the suffixes' total length, to size the builder.
+var goodsKeySuffixBytes = func() (n int) {
+	for _, s := range goodsKeySuffixes {
+		n += len(s)
+	}
+	return n
+}()
 
 func goodsInfoKey(id int64) string      { return goodsTag(id) + ":info" }
 func goodsFreshKey(id int64) string     { return goodsTag(id) + ":fresh" }
