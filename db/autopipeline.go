@@ -2,39 +2,54 @@ package db
 
 import (
 	"context"
-	"strings"
+	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
 
-// Pipeliner coalesces concurrent script calls into pipelined round trips, as
-// auto-pipelining clients do: under a spike, hundreds of grabs waiting at the
-// same moment go to Redis as one write and come back as one read, which saves
-// Redis and Go a system call and a wake-up per grab. A lone call still goes
-// out at once; nothing waits for a batch to fill.
+// Pipeliner coalesces concurrent commands into pipelined round trips, as
+// auto-pipelining clients do: under a spike, hundreds of grabs (and the
+// expiry enqueues their orders make) waiting at the same moment go to Redis
+// as one write and come back as one read, which saves Redis and Go a system
+// call and a wake-up per command. A lone command still goes out at once;
+// nothing waits for a batch to fill.
+//
+// Client returns a go-redis client whose every command takes this path, so
+// scripts (with go-redis's own EVALSHA-then-EVAL fallback) and Asynq's
+// enqueues use it unchanged. Blocking commands must not go through it.
 type Pipeliner struct {
-	rdb  redis.UniversalClient
-	reqs chan *pipeReq
-	wg   sync.WaitGroup
-	once sync.Once
+	rdb    redis.UniversalClient // sends the batches
+	client *redis.Client         // routes its commands into the batches
+	reqs   chan *pipeReq
+	wg     sync.WaitGroup
+
+	mu     sync.RWMutex // held to read while queueing, to write while closing
+	closed bool
 }
+
+// ErrPipelinerClosed answers commands sent after Close.
+var ErrPipelinerClosed = errors.New("redis pipeliner closed")
 
 type pipeReq struct {
-	ctx    context.Context
-	script *redis.Script
-	keys   []string
-	args   []any
-	cmd    *redis.Cmd
-	done   chan struct{}
+	cmd  redis.Cmder
+	done chan struct{}
 }
 
-// MaxPipeline is the most calls one round trip carries.
+// MaxPipeline is the most commands one round trip carries.
 const MaxPipeline = 256
 
-// NewPipeliner starts lanes goroutines that each send one pipeline at a time.
+// NewPipeliner starts lanes goroutines that each send one pipeline at a time
+// on rdb, which must be a *redis.Client (its options make Client's).
 func NewPipeliner(rdb redis.UniversalClient, lanes int) *Pipeliner {
-	p := &Pipeliner{rdb: rdb, reqs: make(chan *pipeReq, MaxPipeline*lanes)}
+	plain, ok := rdb.(*redis.Client)
+	if !ok {
+		panic(fmt.Sprintf("db.NewPipeliner: %T is not a *redis.Client", rdb))
+	}
+	opt := *plain.Options()
+	p := &Pipeliner{rdb: rdb, client: redis.NewClient(&opt), reqs: make(chan *pipeReq, MaxPipeline*lanes)}
+	p.client.AddHook(pipeHook{p})
 	for i := 0; i < lanes; i++ {
 		p.wg.Add(1)
 		go p.lane()
@@ -42,32 +57,62 @@ func NewPipeliner(rdb redis.UniversalClient, lanes int) *Pipeliner {
 	return p
 }
 
+// Client is a client whose commands go through the pipeliner.
+func (p *Pipeliner) Client() *redis.Client { return p.client }
+
 var reqPool = sync.Pool{New: func() any { return &pipeReq{done: make(chan struct{}, 1)} }}
 
-// Run runs the script like script.Run, sharing the round trip with concurrent calls.
-func (p *Pipeliner) Run(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+// Do sends cmd in the next pipeline and waits for its reply.
+func (p *Pipeliner) Do(cmd redis.Cmder) error {
+	p.mu.RLock()
+	if p.closed {
+		p.mu.RUnlock()
+		cmd.SetErr(ErrPipelinerClosed)
+		return cmd.Err()
+	}
 	r := reqPool.Get().(*pipeReq)
-	r.ctx, r.script, r.keys, r.args = ctx, script, keys, args
+	r.cmd = cmd
 	p.reqs <- r
+	p.mu.RUnlock()
 	<-r.done
-	cmd := r.cmd
-	r.ctx, r.script, r.keys, r.args, r.cmd = nil, nil, nil, nil, nil
+	r.cmd = nil
 	reqPool.Put(r)
-	return cmd
+	return cmd.Err()
+}
+
+// pipeHook hands each command of Client to the pipeliner instead of sending it.
+type pipeHook struct{ p *Pipeliner }
+
+func (h pipeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h pipeHook) ProcessHook(redis.ProcessHook) redis.ProcessHook {
+	return func(_ context.Context, cmd redis.Cmder) error { return h.p.Do(cmd) }
+}
+
+func (h pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
 }
 
 // eval runs a hot-path script through the store's pipeliner when it has one.
 func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	if s.Pipe != nil {
-		return s.Pipe.Run(ctx, script, keys, args...)
+		return script.Run(ctx, s.Pipe.client, keys, args...)
 	}
 	return script.Run(ctx, s.Redis, keys, args...)
 }
 
-// Close stops the lanes after the calls already queued.
+// Close stops the lanes after the commands already queued and closes Client.
 func (p *Pipeliner) Close() {
-	p.once.Do(func() { close(p.reqs) })
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return
+	}
+	p.closed = true
+	close(p.reqs)
+	p.mu.Unlock()
 	p.wg.Wait()
+	p.client.Close()
 }
 
 func (p *Pipeliner) lane() {
@@ -91,28 +136,15 @@ func (p *Pipeliner) lane() {
 	}
 }
 
-// send runs the batch in one pipeline by SHA; scripts Redis does not know yet
-// (a fresh or restarted server) are loaded and those calls sent again by body.
+// send runs the batch as one pipeline; each command gets its own reply or
+// error (a NOSCRIPT among them is retried by go-redis's Script.Run).
 func (p *Pipeliner) send(batch []*pipeReq) {
 	ctx := context.Background()
 	pipe := p.rdb.Pipeline()
 	for _, r := range batch {
-		r.cmd = r.script.EvalSha(ctx, pipe, r.keys, r.args...)
+		pipe.Process(ctx, r.cmd)
 	}
 	pipe.Exec(ctx)
-	var retry []*pipeReq
-	for _, r := range batch {
-		if err := r.cmd.Err(); err != nil && strings.HasPrefix(err.Error(), "NOSCRIPT") {
-			retry = append(retry, r)
-		}
-	}
-	if len(retry) > 0 {
-		pipe = p.rdb.Pipeline()
-		for _, r := range retry {
-			r.cmd = r.script.Eval(ctx, pipe, r.keys, r.args...)
-		}
-		pipe.Exec(ctx)
-	}
 	for _, r := range batch {
 		r.done <- struct{}{}
 	}

@@ -2,6 +2,7 @@ package db_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -32,7 +33,7 @@ func TestPipelinerAnswersEachCall(t *testing.T) {
 			defer wg.Done()
 			<-start
 			for i := 0; i < each; i++ {
-				v, err := p.Run(ctx, incrBy, []string{"{p}:n"}, 1).Int64()
+				v, err := incrBy.Run(ctx, p.Client(), []string{"{p}:n"}, 1).Int64()
 				if err != nil {
 					t.Error(err)
 					return
@@ -76,7 +77,22 @@ func BenchmarkScriptPipelined(b *testing.B) {
 	b.SetParallelism(64)
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
-			p.Run(ctx, incrBy, []string{"{b}:n"}, 1)
+			incrBy.Run(ctx, p.Client(), []string{"{b}:n"}, 1)
 		}
 	})
+}
+
+// A command after Close is refused with an error, never a panic or a hang.
+func TestPipelinerAfterClose(t *testing.T) {
+	r := dbtest.Redis(t)
+	p := db.NewPipeliner(r.Client, 2)
+	ctx := context.Background()
+	if err := p.Client().Set(ctx, "{p}:k", "v", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	p.Close()
+	p.Close()
+	if err := p.Client().Get(ctx, "{p}:k").Err(); !errors.Is(err, db.ErrPipelinerClosed) {
+		t.Fatalf("after close: %v", err)
+	}
 }

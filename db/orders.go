@@ -94,11 +94,11 @@ if now < tonumber(info[1]) then return {'not_started'} end
 if now >= tonumber(info[2]) then return {'ended'} end
 local uid = ARGV[1]
 if (tonumber(redis.call('HGET', K_HELD, uid)) or 0) >= tonumber(info[4]) then return {'limit_reached'} end
-local unit = redis.call('RPOP', K_FREE)
+local unit, left = redis.call('RPOP', K_FREE), nil
 if not unit then
 	unit = redis.call('GET', K_FRESH)
 	if not unit or tonumber(unit) <= 0 then return {'sold_out'} end
-	redis.call('DECR', K_FRESH)
+	left = redis.call('DECR', K_FRESH) -- the free list is empty, so this is all that is left
 end
 local seq = redis.call('INCR', K_SEQ)
 local rec = table.concat({seq, uid, unit, info[3], 'unpaid', ARGV[2], ARGV[3], 1, ARGV[2]}, '|')
@@ -110,7 +110,7 @@ redis.call('ZADD', K_DEADLINES, ARGV[3], seq)
 redis.call('RPUSH', K_PENDING, rec)
 redis.call('HINCRBY', K_COUNTS, 'unpaid', 1)
 redis.call('SET', KEYS[11], rec, 'PX', ARGV[4])
-return {'ok', rec, remaining(), info[5]}
+return {'ok', rec, left or remaining(), info[5]}
 `)
 
 // GrabGoods decides a grab in one Redis round trip with no SQL, then

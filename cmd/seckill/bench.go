@@ -70,7 +70,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
-	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,redpacket,coupon,redis,naive,idle-ws or all")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,redis,floor,naive,redpacket,coupon,idle-ws or all")
 	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
 	fs.BoolVar(&o.FlushRedis, "flush-redis", false, "empty the REDIS_URL database first (the in-process bench needs an empty one)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run (server included when in-process)")
@@ -154,7 +154,21 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 	}
 	r.AddRatio("HTTP goods grab / Redis limit", "HTTP goods grab", "Redis limit (EVALSHA)")
 	r.AddRatio("HTTP goods grab / naive SQLite grab", "HTTP goods grab", "naive SQLite grab")
+	r.AddRatio("HTTP goods grab / HTTP floor", "HTTP goods grab", httpFloor)
+	r.AddRatio("HTTP floor / naive SQLite grab (the most ours / naive can be)", httpFloor, "naive SQLite grab")
 	return r, nil
+}
+
+// httpFloor names the floor scenario's result.
+const httpFloor = "HTTP floor (GET /healthz)"
+
+// benchHTTPFloor loads the cheapest route the server has, outside every
+// middleware, with the same client and concurrency: no grab over HTTP can
+// beat it, so it bounds what ours / naive can reach on this machine.
+func benchHTTPFloor(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
+	r.Results = append(r.Results, bench.Run(ctx, bench.Load{Name: httpFloor, Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress},
+		func(ctx context.Context, w int, _ int64) string { return t.healthz(w) }))
+	return nil
 }
 
 // benchScenarios are run in this order; each adds results, measures and checks to the report.
@@ -164,6 +178,7 @@ var benchScenarios = []struct {
 }{
 	{"goods", benchGoods},
 	{"redis", benchRedisLimit},
+	{"floor", benchHTTPFloor},
 	{"naive", benchNaive},
 	{"redpacket", benchRedPacket},
 	{"coupon", benchCoupon},
@@ -241,13 +256,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 	closers = append(closers, t.load.Close)
 	// Open the load's connections before measuring, so no scenario pays for TCP set-up.
 	bench.Run(ctx, bench.Load{Name: "warm-up", Concurrency: o.Conc, Requests: int64(4 * o.Conc)},
-		func(ctx context.Context, w int, _ int64) string {
-			st, _, err := t.load.Do(w, "GET", "/healthz", "", nil)
-			if err != nil {
-				return "transport"
-			}
-			return strconv.Itoa(st)
-		})
+		func(ctx context.Context, w int, _ int64) string { return t.healthz(w) })
 	admin, err := t.Store.User(ctx, 1)
 	if err == nil {
 		t.admin = t.Tokens.Sign(admin)

@@ -46,6 +46,15 @@ func (t *benchTarget) loadCall(w int, path, token string, out any) string {
 	return outcome(st, raw, out)
 }
 
+// healthz is one GET /healthz on worker w's connection: "ok" or what went wrong.
+func (t *benchTarget) healthz(w int) string {
+	st, _, err := t.load.Do(w, "GET", "/healthz", "", nil)
+	if err != nil {
+		return "transport"
+	}
+	return outcome(st, nil, nil)
+}
+
 // outcome turns an answer into "ok" (decoding a 2xx body into out) or the
 // contract's error code. The error body leads with its code; reading it
 // without a full JSON decode keeps the generator's cost per request low.

@@ -141,19 +141,21 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Tokens = db.NewTokens(secret, 7*24*time.Hour)
 
-	// Asynq gets its own connection pool to the same Redis, so its shutdown closes only what it owns.
+	// The inspector gets its own connection pool to the same Redis, so its
+	// shutdown closes only what it owns. Enqueues share the grabs'
+	// pipeliner: a spike's orders schedule their expiries in batches.
 	connOpt, err := asynq.ParseRedisURI(m.Redis.URL)
 	if err != nil {
 		return err
 	}
-	m.Client = asynq.NewClient(connOpt)
 	m.Inspector = asynq.NewInspector(connOpt)
 	m.Store = db.NewStore(m.SQL, m.Redis.Client)
+	m.Store.Pipe = db.NewPipeliner(m.Redis.Client, 4)
+	m.Client = asynq.NewClientFromRedisClient(m.Store.Pipe.Client())
 	m.Store.Tasks, m.Store.Queue, m.Store.Log = m.Client, m.Inspector, m.Log
 	m.Store.OrderTTL = m.Config.OrderTTL
 	m.Store.WebhookAllowPrivate = m.Config.WebhookAllowPrivate
 	m.Store.BcryptCost = m.BcryptCost
-	m.Store.Pipe = db.NewPipeliner(m.Redis.Client, 4)
 	m.Store.Background = db.NewBackground(16, 1<<14)
 	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, db.WebhookKey(m.Config.WebhookSecret, secret)
 	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
@@ -298,16 +300,13 @@ func (m *Main) Close() error {
 		m.stopFlush()
 		<-m.flushDone
 	}
-	if m.Client != nil {
-		errs = append(errs, m.Client.Close())
-	}
 	if m.Inspector != nil {
 		errs = append(errs, m.Inspector.Close())
 	}
 	if m.Store != nil {
 		m.Store.Events.Close()
 		if m.Store.Pipe != nil {
-			m.Store.Pipe.Close()
+			m.Store.Pipe.Close() // after the last enqueue: it carries Client's commands
 		}
 	}
 	if m.SQL != nil {
