@@ -39,6 +39,7 @@ type benchOptions struct {
 	IdleWS     int
 	Out        string
 	Scenarios  string
+	Rounds     int
 	Smoke      bool
 	CPUProfile string
 	RedisURL   string // in-process target's Redis: REDIS_URL, else embedded
@@ -71,6 +72,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
 	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,redis,floor,naive,redpacket,coupon,idle-ws or all")
+	fs.IntVar(&o.Rounds, "rounds", 5, "run the scenarios in turns, each with n/rounds requests a turn, so a noisy machine slows them alike")
 	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
 	fs.BoolVar(&o.FlushRedis, "flush-redis", false, "empty the REDIS_URL database first (the in-process bench needs an empty one)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run (server included when in-process)")
@@ -78,10 +80,10 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 		return nil, err
 	}
 	if o.Smoke {
-		o.Users, o.Conc, o.Stock, o.Requests, o.Watchers, o.IdleWS = 60, 8, 20, 120, 2, 50
+		o.Users, o.Conc, o.Stock, o.Requests, o.Watchers, o.IdleWS, o.Rounds = 60, 8, 20, 120, 2, 50, 2
 	}
-	if o.Users < 1 || o.Conc < 1 || o.Stock < 1 || o.Requests < 1 || o.Watchers < 0 || o.IdleWS < 0 {
-		return nil, fmt.Errorf("bench: -users, -c, -stock and -n must be positive")
+	if o.Users < 1 || o.Conc < 1 || o.Stock < 1 || o.Requests < 1 || o.Rounds < 1 || o.Watchers < 0 || o.IdleWS < 0 {
+		return nil, fmt.Errorf("bench: -users, -c, -stock, -n and -rounds must be positive")
 	}
 	return o, nil
 }
@@ -140,16 +142,41 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 		StartedAt: time.Now(), Machine: bench.Machine(), Target: t.URL + " (" + o.redisLabel + ")",
 		Settings: map[string]string{
 			"users": strconv.Itoa(o.Users), "c": strconv.Itoa(o.Conc), "stock": strconv.Itoa(o.Stock),
-			"n": strconv.Itoa(o.Requests), "ws": strconv.Itoa(o.Watchers), "rate": fmt.Sprint(o.Rate),
+			"n": strconv.Itoa(o.Requests), "rounds": strconv.Itoa(o.Rounds), "ws": strconv.Itoa(o.Watchers), "rate": fmt.Sprint(o.Rate),
 		},
 		Extra: map[string]string{},
 	}
+	var ready []*scenario
 	for _, s := range benchScenarios {
 		if !o.wants(s.name) {
 			continue
 		}
-		if err := s.run(ctx, o, t, r); err != nil {
+		sc, err := s.prepare(ctx, o, t)
+		if err != nil {
 			return nil, fmt.Errorf("scenario %s: %w", s.name, err)
+		}
+		if sc != nil { // nil: not possible against this target
+			ready = append(ready, sc)
+		}
+	}
+	loads, ops := make([]bench.Load, len(ready)), make([]bench.Op, len(ready))
+	for i, sc := range ready {
+		loads[i] = bench.Load{Name: sc.name, Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress}
+		ops[i] = sc.op
+	}
+	results := bench.RunRounds(ctx, o.Rounds, loads, ops)
+	for i, sc := range ready {
+		r.Results = append(r.Results, results[i])
+		if sc.finish == nil {
+			continue
+		}
+		if err := sc.finish(ctx, results[i], r); err != nil {
+			return nil, fmt.Errorf("scenario %s: %w", sc.name, err)
+		}
+	}
+	if o.wants("idle-ws") {
+		if err := benchIdleWebSockets(ctx, o, t, r); err != nil {
+			return nil, fmt.Errorf("scenario idle-ws: %w", err)
 		}
 	}
 	r.AddRatio("HTTP goods grab / Redis limit", "HTTP goods grab", "Redis limit (EVALSHA)")
@@ -159,22 +186,19 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 	return r, nil
 }
 
-// httpFloor names the floor scenario's result.
-const httpFloor = "HTTP floor (GET /healthz)"
-
-// benchHTTPFloor loads the cheapest route the server has, outside every
-// middleware, with the same client and concurrency: no grab over HTTP can
-// beat it, so it bounds what ours / naive can reach on this machine.
-func benchHTTPFloor(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
-	r.Results = append(r.Results, bench.Run(ctx, bench.Load{Name: httpFloor, Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress},
-		func(ctx context.Context, w int, _ int64) string { return t.healthz(w) }))
-	return nil
+// scenario is one load of the bench, prepared (fixtures made, watchers
+// open) before any load runs: its request, and what to check once every
+// round is done.
+type scenario struct {
+	name   string
+	op     bench.Op
+	finish func(ctx context.Context, res bench.Result, r *bench.Report) error // adds measures and checks; may be nil
 }
 
-// benchScenarios are run in this order; each adds results, measures and checks to the report.
+// benchScenarios are prepared and run in this order, in turns (see -rounds).
 var benchScenarios = []struct {
-	name string
-	run  func(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error
+	name    string
+	prepare func(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error)
 }{
 	{"goods", benchGoods},
 	{"redis", benchRedisLimit},
@@ -182,7 +206,16 @@ var benchScenarios = []struct {
 	{"naive", benchNaive},
 	{"redpacket", benchRedPacket},
 	{"coupon", benchCoupon},
-	{"idle-ws", benchIdleWebSockets},
+}
+
+// httpFloor names the floor scenario's result.
+const httpFloor = "HTTP floor (GET /healthz)"
+
+// benchHTTPFloor loads the cheapest route the server has, outside every
+// middleware, with the same client and concurrency: no grab over HTTP can
+// beat it, so it bounds what ours / naive can reach on this machine.
+func benchHTTPFloor(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+	return &scenario{name: httpFloor, op: func(ctx context.Context, w int, _ int64) string { return t.healthz(w) }}, nil
 }
 
 func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func(), error) {

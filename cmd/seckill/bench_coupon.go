@@ -10,7 +10,7 @@ import (
 
 // benchCoupon grabs a live coupon template over HTTP, then checks no
 // oversell, nobody over the limit and SQLite equal to Redis after the flush.
-func benchCoupon(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
+func benchCoupon(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
 	now := time.Now().UTC()
 	var created struct {
 		Coupon struct {
@@ -21,42 +21,44 @@ func benchCoupon(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.
 		"title": "bench coupon", "kind": "amount_off", "value": 500, "min_spend_cents": 2000, "stock": o.Stock,
 		"limit_per_user": 1, "grab_start_at": now.Add(-time.Minute), "grab_end_at": now.Add(2 * time.Hour),
 	}, &created); err != nil {
-		return err
+		return nil, err
 	}
 	id := created.Coupon.ID
-	res := bench.Run(ctx, bench.Load{Name: "HTTP coupon grab", Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress},
-		func(ctx context.Context, w int, i int64) string {
+	return &scenario{name: "HTTP coupon grab",
+		op: func(ctx context.Context, w int, i int64) string {
 			return t.loadCall(w, fmt.Sprintf("/api/coupons/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil)
-		})
-	r.Results = append(r.Results, res)
+		},
+		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
 
-	var st struct {
-		Stock     int64 `json:"stock"`
-		Remaining int64 `json:"remaining"`
-		Grabbed   int64 `json:"grabbed"`
-		DB        struct {
-			Grabbed int64 `json:"grabbed"`
-		} `json:"db"`
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/admin/coupons/%d/stats", id), t.admin, nil, &st); err != nil {
-			return err
-		}
-		if st.DB.Grabbed == st.Grabbed || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	var perUser int64
-	if err := t.Store.SQL.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM user_coupons WHERE coupon_id = ? GROUP BY user_id)`, id).Scan(&perUser); err != nil {
-		return err
-	}
-	ok := res.Codes["ok"]
-	r.Checks = append(r.Checks,
-		bench.Check{Name: "coupon: no oversell", OK: ok <= int64(o.Stock) && st.Grabbed == ok && st.Remaining+st.Grabbed == st.Stock, Detail: fmt.Sprintf("%d grabbed + %d left = stock %d", st.Grabbed, st.Remaining, st.Stock)},
-		bench.Check{Name: "coupon: nobody over the limit", OK: perUser <= 1, Detail: fmt.Sprintf("most coupons by one user in SQLite: %d (limit 1)", perUser)},
-		bench.Check{Name: "coupon: SQLite equals Redis after the flush", OK: st.DB.Grabbed == st.Grabbed, Detail: fmt.Sprintf("SQLite %d, Redis %d", st.DB.Grabbed, st.Grabbed)},
-	)
-	return nil
+			var st struct {
+				Stock     int64 `json:"stock"`
+				Remaining int64 `json:"remaining"`
+				Grabbed   int64 `json:"grabbed"`
+				DB        struct {
+					Grabbed int64 `json:"grabbed"`
+				} `json:"db"`
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/admin/coupons/%d/stats", id), t.admin, nil, &st); err != nil {
+					return err
+				}
+				if st.DB.Grabbed == st.Grabbed || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			var perUser int64
+			if err := t.Store.SQL.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM user_coupons WHERE coupon_id = ? GROUP BY user_id)`, id).Scan(&perUser); err != nil {
+				return err
+			}
+			ok := res.Codes["ok"]
+			r.Checks = append(r.Checks,
+				bench.Check{Name: "coupon: no oversell", OK: ok <= int64(o.Stock) && st.Grabbed == ok && st.Remaining+st.Grabbed == st.Stock, Detail: fmt.Sprintf("%d grabbed + %d left = stock %d", st.Grabbed, st.Remaining, st.Stock)},
+				bench.Check{Name: "coupon: nobody over the limit", OK: perUser <= 1, Detail: fmt.Sprintf("most coupons by one user in SQLite: %d (limit 1)", perUser)},
+				bench.Check{Name: "coupon: SQLite equals Redis after the flush", OK: st.DB.Grabbed == st.Grabbed, Detail: fmt.Sprintf("SQLite %d, Redis %d", st.DB.Grabbed, st.Grabbed)},
+			)
+			return nil
+		},
+	}, nil
 }

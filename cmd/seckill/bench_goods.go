@@ -51,19 +51,19 @@ type goodsStats struct {
 
 // benchGoods grabs seckill goods over HTTP with WebSocket watchers, then
 // checks no oversell, nobody over the limit, and SQLite equal to Redis.
-func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
+func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
 	id, err := t.benchGoodsFixture(ctx, "HTTP goods", o.Stock)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	w, err := t.watch(o.Watchers, db.TopicGoods(id), "remaining")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var mu sync.Mutex
 	var done []time.Time
-	res := bench.Run(ctx, bench.Load{Name: "HTTP goods grab", Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress},
-		func(ctx context.Context, w int, i int64) string {
+	return &scenario{name: "HTTP goods grab",
+		op: func(ctx context.Context, w int, i int64) string {
 			code := t.loadCall(w, fmt.Sprintf("/api/goods/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil)
 			if code == "ok" {
 				now := time.Now()
@@ -72,38 +72,40 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.R
 				mu.Unlock()
 			}
 			return code
-		})
-	r.Results = append(r.Results, res)
-	time.Sleep(2 * db.CoalesceWindow) // let the last coalesced stock event arrive
-	w.close()
-	if p50, p99, n := w.lag(int64(o.Stock), done); n > 0 {
-		r.Extra["WebSocket stock event lag"] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms (%d grab×subscriber pairs, %d subscribers, events coalesced per %s)", p50, p99, n, o.Watchers, db.CoalesceWindow)
-	}
+		},
+		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
+			time.Sleep(2 * db.CoalesceWindow) // let the last coalesced stock event arrive
+			w.close()
+			if p50, p99, n := w.lag(int64(o.Stock), done); n > 0 {
+				r.Extra["WebSocket stock event lag"] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms (%d grab×subscriber pairs, %d subscribers, events coalesced per %s)", p50, p99, n, o.Watchers, db.CoalesceWindow)
+			}
 
-	var st goodsStats
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/admin/goods/%d/stats", id), t.admin, nil, &st); err != nil {
-			return err
-		}
-		if (st.Pending == 0 && st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid) || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	perUser, err := maxOrdersPerUser(ctx, t.Store, id)
-	if err != nil {
-		return err
-	}
-	ok := res.Codes["ok"]
-	r.Checks = append(r.Checks,
-		bench.Check{Name: "goods: no oversell", OK: ok <= int64(o.Stock) && st.Unpaid+st.Paid == ok, Detail: fmt.Sprintf("%d orders for stock %d (Redis: %d unpaid + %d paid)", ok, o.Stock, st.Unpaid, st.Paid)},
-		bench.Check{Name: "goods: stock adds up", OK: st.Remaining+st.Unpaid+st.Paid == st.Stock, Detail: fmt.Sprintf("remaining %d + unpaid %d + paid %d = stock %d", st.Remaining, st.Unpaid, st.Paid, st.Stock)},
-		bench.Check{Name: "goods: nobody over the limit", OK: perUser <= 1, Detail: fmt.Sprintf("most orders by one user in SQLite: %d (limit 1)", perUser)},
-		bench.Check{Name: "goods: SQLite equals Redis after the flush", OK: st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid && st.DB.Conflicts == 0,
-			Detail: fmt.Sprintf("SQLite %d live orders, Redis %d, %d refused", st.DB.Unpaid+st.DB.Paid, st.Unpaid+st.Paid, st.DB.Conflicts)},
-	)
-	return nil
+			var st goodsStats
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/admin/goods/%d/stats", id), t.admin, nil, &st); err != nil {
+					return err
+				}
+				if (st.Pending == 0 && st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid) || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			perUser, err := maxOrdersPerUser(ctx, t.Store, id)
+			if err != nil {
+				return err
+			}
+			ok := res.Codes["ok"]
+			r.Checks = append(r.Checks,
+				bench.Check{Name: "goods: no oversell", OK: ok <= int64(o.Stock) && st.Unpaid+st.Paid == ok, Detail: fmt.Sprintf("%d orders for stock %d (Redis: %d unpaid + %d paid)", ok, o.Stock, st.Unpaid, st.Paid)},
+				bench.Check{Name: "goods: stock adds up", OK: st.Remaining+st.Unpaid+st.Paid == st.Stock, Detail: fmt.Sprintf("remaining %d + unpaid %d + paid %d = stock %d", st.Remaining, st.Unpaid, st.Paid, st.Stock)},
+				bench.Check{Name: "goods: nobody over the limit", OK: perUser <= 1, Detail: fmt.Sprintf("most orders by one user in SQLite: %d (limit 1)", perUser)},
+				bench.Check{Name: "goods: SQLite equals Redis after the flush", OK: st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid && st.DB.Conflicts == 0,
+					Detail: fmt.Sprintf("SQLite %d live orders, Redis %d, %d refused", st.DB.Unpaid+st.DB.Paid, st.Unpaid+st.Paid, st.DB.Conflicts)},
+			)
+			return nil
+		},
+	}, nil
 }
 
 // maxOrdersPerUser is the most live orders one user holds on the goods in SQLite.
@@ -116,47 +118,51 @@ func maxOrdersPerUser(ctx context.Context, s *db.Store, goodsID int64) (int64, e
 
 // benchRedisLimit runs the same grab script straight from Go at the same
 // concurrency, with no HTTP: the most the grab could do on this machine.
-func benchRedisLimit(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
+func benchRedisLimit(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
 	if t.Store.Redis == nil {
-		return nil // remote target: the bench has no Redis of its own
+		return nil, nil // remote target: the bench has no Redis of its own
 	}
 	id, err := t.benchGoodsFixture(ctx, "Redis limit", o.Stock)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res := bench.Run(ctx, bench.Load{Name: "Redis limit (EVALSHA)", Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress},
-		func(ctx context.Context, _ int, i int64) string {
+	return &scenario{name: "Redis limit (EVALSHA)",
+		op: func(ctx context.Context, _ int, i int64) string {
 			code, err := t.Store.GrabScriptOnly(ctx, t.Users[i%int64(len(t.Users))].ID, id)
 			if err != nil {
 				return "transport"
 			}
 			return code
-		})
-	r.Results = append(r.Results, res)
-	return nil
+		},
+		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
+			return nil
+		},
+	}, nil
 }
 
 // benchNaive grabs through the SQLite-transaction baseline behind the same server.
-func benchNaive(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
+func benchNaive(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
 	if t.naive == nil {
-		return nil // only an in-process server mounts the baseline
+		return nil, nil // only an in-process server mounts the baseline
 	}
 	id, err := t.naive.CreateGoods(ctx, int64(o.Stock))
 	if err != nil {
-		return err
+		return nil, err
 	}
-	res := bench.Run(ctx, bench.Load{Name: "naive SQLite grab", Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress},
-		func(ctx context.Context, w int, i int64) string {
+	return &scenario{name: "naive SQLite grab",
+		op: func(ctx context.Context, w int, i int64) string {
 			return t.loadCall(w, fmt.Sprintf("/api/bench/naive/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil)
-		})
-	r.Results = append(r.Results, res)
-	stock, orders, perUser, err := t.naive.Counts(ctx, id)
-	if err != nil {
-		return err
-	}
-	r.Checks = append(r.Checks,
-		bench.Check{Name: "naive: no oversell", OK: orders == res.Codes["ok"] && stock+orders == int64(o.Stock) && stock >= 0, Detail: fmt.Sprintf("%d orders + %d left = %d", orders, stock, o.Stock)},
-		bench.Check{Name: "naive: nobody over the limit", OK: perUser <= 1, Detail: fmt.Sprintf("most orders by one user: %d", perUser)},
-	)
-	return nil
+		},
+		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
+			stock, orders, perUser, err := t.naive.Counts(ctx, id)
+			if err != nil {
+				return err
+			}
+			r.Checks = append(r.Checks,
+				bench.Check{Name: "naive: no oversell", OK: orders == res.Codes["ok"] && stock+orders == int64(o.Stock) && stock >= 0, Detail: fmt.Sprintf("%d orders + %d left = %d", orders, stock, o.Stock)},
+				bench.Check{Name: "naive: nobody over the limit", OK: perUser <= 1, Detail: fmt.Sprintf("most orders by one user: %d", perUser)},
+			)
+			return nil
+		},
+	}, nil
 }

@@ -11,7 +11,7 @@ import (
 
 // benchRedPacket grabs a packet of Stock shares over HTTP, then checks that
 // nobody won twice, the amounts add up and SQLite holds every claim.
-func benchRedPacket(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
+func benchRedPacket(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
 	total := int64(o.Stock) * 100
 	var created struct {
 		RedPacket struct {
@@ -21,13 +21,13 @@ func benchRedPacket(ctx context.Context, o *benchOptions, t *benchTarget, r *ben
 	if err := t.mustCall(ctx, "POST", "/api/admin/redpackets", t.admin, map[string]any{
 		"title": "bench packet", "total_cents": total, "count": o.Stock, "mode": "random", "expires_in": "1h",
 	}, &created); err != nil {
-		return err
+		return nil, err
 	}
 	id := created.RedPacket.ID
 	var mu sync.Mutex
 	var won int64
-	res := bench.Run(ctx, bench.Load{Name: "HTTP red packet grab", Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress},
-		func(ctx context.Context, w int, i int64) string {
+	return &scenario{name: "HTTP red packet grab",
+		op: func(ctx context.Context, w int, i int64) string {
 			var g struct {
 				Grab struct {
 					AmountCents int64 `json:"amount_cents"`
@@ -40,54 +40,56 @@ func benchRedPacket(ctx context.Context, o *benchOptions, t *benchTarget, r *ben
 				mu.Unlock()
 			}
 			return code
-		})
-	r.Results = append(r.Results, res)
+		},
+		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
 
-	var stats struct {
-		Count, Claimed, Flushed, RemainingCount, RemainingCents int64
-	}
-	var raw struct {
-		Count          int64 `json:"count"`
-		Claimed        int64 `json:"claimed"`
-		Flushed        int64 `json:"flushed"`
-		RemainingCount int64 `json:"remaining_count"`
-		RemainingCents int64 `json:"remaining_cents"`
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/admin/redpackets/%d/stats", id), t.admin, nil, &raw); err != nil {
-			return err
-		}
-		stats.Count, stats.Claimed, stats.Flushed, stats.RemainingCount, stats.RemainingCents = raw.Count, raw.Claimed, raw.Flushed, raw.RemainingCount, raw.RemainingCents
-		if stats.Flushed == stats.Claimed || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	var grabs struct {
-		Grabs []struct {
-			UserID      int64 `json:"user_id"`
-			AmountCents int64 `json:"amount_cents"`
-		} `json:"grabs"`
-	}
-	if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/redpackets/%d/grabs", id), t.admin, nil, &grabs); err != nil {
-		return err
-	}
-	users := map[int64]bool{}
-	twice, sum := 0, int64(0)
-	for _, g := range grabs.Grabs {
-		if users[g.UserID] {
-			twice++
-		}
-		users[g.UserID] = true
-		sum += g.AmountCents
-	}
-	ok := res.Codes["ok"]
-	r.Checks = append(r.Checks,
-		bench.Check{Name: "red packet: one grab per user", OK: twice == 0, Detail: fmt.Sprintf("%d users twice among %d grabs", twice, len(grabs.Grabs))},
-		bench.Check{Name: "red packet: no share given twice", OK: ok <= int64(o.Stock) && stats.Claimed == ok, Detail: fmt.Sprintf("%d won, %d claimed, %d shares", ok, stats.Claimed, o.Stock)},
-		bench.Check{Name: "red packet: amounts add up", OK: sum == won && sum+stats.RemainingCents == total, Detail: fmt.Sprintf("won %d + left %d = total %d (grabs list %d)", won, stats.RemainingCents, total, sum)},
-		bench.Check{Name: "red packet: SQLite equals Redis after the flush", OK: stats.Flushed == stats.Claimed && int64(len(grabs.Grabs)) == stats.Claimed, Detail: fmt.Sprintf("%d flushed of %d claimed", stats.Flushed, stats.Claimed)},
-	)
-	return nil
+			var stats struct {
+				Count, Claimed, Flushed, RemainingCount, RemainingCents int64
+			}
+			var raw struct {
+				Count          int64 `json:"count"`
+				Claimed        int64 `json:"claimed"`
+				Flushed        int64 `json:"flushed"`
+				RemainingCount int64 `json:"remaining_count"`
+				RemainingCents int64 `json:"remaining_cents"`
+			}
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/admin/redpackets/%d/stats", id), t.admin, nil, &raw); err != nil {
+					return err
+				}
+				stats.Count, stats.Claimed, stats.Flushed, stats.RemainingCount, stats.RemainingCents = raw.Count, raw.Claimed, raw.Flushed, raw.RemainingCount, raw.RemainingCents
+				if stats.Flushed == stats.Claimed || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			var grabs struct {
+				Grabs []struct {
+					UserID      int64 `json:"user_id"`
+					AmountCents int64 `json:"amount_cents"`
+				} `json:"grabs"`
+			}
+			if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/redpackets/%d/grabs", id), t.admin, nil, &grabs); err != nil {
+				return err
+			}
+			users := map[int64]bool{}
+			twice, sum := 0, int64(0)
+			for _, g := range grabs.Grabs {
+				if users[g.UserID] {
+					twice++
+				}
+				users[g.UserID] = true
+				sum += g.AmountCents
+			}
+			ok := res.Codes["ok"]
+			r.Checks = append(r.Checks,
+				bench.Check{Name: "red packet: one grab per user", OK: twice == 0, Detail: fmt.Sprintf("%d users twice among %d grabs", twice, len(grabs.Grabs))},
+				bench.Check{Name: "red packet: no share given twice", OK: ok <= int64(o.Stock) && stats.Claimed == ok, Detail: fmt.Sprintf("%d won, %d claimed, %d shares", ok, stats.Claimed, o.Stock)},
+				bench.Check{Name: "red packet: amounts add up", OK: sum == won && sum+stats.RemainingCents == total, Detail: fmt.Sprintf("won %d + left %d = total %d (grabs list %d)", won, stats.RemainingCents, total, sum)},
+				bench.Check{Name: "red packet: SQLite equals Redis after the flush", OK: stats.Flushed == stats.Claimed && int64(len(grabs.Grabs)) == stats.Claimed, Detail: fmt.Sprintf("%d flushed of %d claimed", stats.Flushed, stats.Claimed)},
+			)
+			return nil
+		},
+	}, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,5 +56,42 @@ func TestRunAndReport(t *testing.T) {
 	r.Checks = append(r.Checks, Check{Name: "sums", OK: false})
 	if !r.Failed() {
 		t.Fatal("a violated check must fail the run")
+	}
+}
+
+// Rounds split each load's requests into turns: every request number is
+// used once, every load gets all its requests, and the loads alternate.
+func TestRunRounds(t *testing.T) {
+	var mu sync.Mutex
+	var order []string
+	seen := map[string]map[int64]bool{"a": {}, "b": {}}
+	op := func(name string) Op {
+		return func(ctx context.Context, w int, i int64) string {
+			mu.Lock()
+			defer mu.Unlock()
+			if seen[name][i] {
+				t.Errorf("%s: request %d twice", name, i)
+			}
+			seen[name][i] = true
+			if len(order) == 0 || order[len(order)-1] != name {
+				order = append(order, name)
+			}
+			return "ok"
+		}
+	}
+	res := RunRounds(context.Background(), 3, []Load{{Name: "a", Concurrency: 4, Requests: 100}, {Name: "b", Concurrency: 2, Requests: 31}}, []Op{op("a"), op("b")})
+	if res[0].Requests != 100 || res[1].Requests != 31 || len(seen["a"]) != 100 || len(seen["b"]) != 31 {
+		t.Fatalf("requests: %d %d, distinct %d %d", res[0].Requests, res[1].Requests, len(seen["a"]), len(seen["b"]))
+	}
+	for i := int64(0); i < 100; i++ {
+		if !seen["a"][i] {
+			t.Fatalf("a: request %d never ran", i)
+		}
+	}
+	if strings.Join(order, "") != "ababab" {
+		t.Fatalf("turns %v, want a and b alternating three times", order)
+	}
+	if res[0].Seconds <= 0 || res[0].Throughput <= 0 {
+		t.Fatalf("result %+v", res[0])
 	}
 }

@@ -101,22 +101,68 @@ func (r *recorder) takeSlice() (n int64, p99 float64) {
 
 // Run drives op as load describes and returns what it measured.
 func Run(ctx context.Context, load Load, op Op) Result {
-	if load.Concurrency < 1 {
-		load.Concurrency = 1
+	return RunRounds(ctx, 1, []Load{load}, []Op{op})[0]
+}
+
+// RunRounds drives several loads in turns: in each of rounds rounds every
+// load runs its share of requests (or of its duration), one load after
+// another. A slow spell of a shared machine then falls on all of them alike,
+// so the ratios between them hold. Each result covers all of its load's
+// rounds; request numbers run on across rounds.
+func RunRounds(ctx context.Context, rounds int, loads []Load, ops []Op) []Result {
+	rounds = max(rounds, 1)
+	runs := make([]*loadRun, len(loads))
+	for i, l := range loads {
+		runs[i] = newLoadRun(l)
 	}
+	for k := 0; k < rounds; k++ {
+		for i, lr := range runs {
+			lr.round(ctx, ops[i], k, rounds)
+		}
+	}
+	out := make([]Result, len(runs))
+	for i, lr := range runs {
+		out[i] = lr.result()
+	}
+	return out
+}
+
+// loadRun is one load's measurements across its rounds.
+type loadRun struct {
+	load     Load
+	rec      *recorder
+	issued   int64         // requests issued in earlier rounds
+	elapsed  time.Duration // time spent in earlier rounds
+	timeline []Point
+}
+
+func newLoadRun(load Load) *loadRun {
+	load.Concurrency = max(load.Concurrency, 1)
 	if load.Requests <= 0 && load.Duration <= 0 {
 		load.Requests = 1000
 	}
+	return &loadRun{load: load, rec: newRecorder()}
+}
+
+// round runs round k of rounds: requests [k·n/rounds, (k+1)·n/rounds), or a
+// rounds-th of the duration.
+func (lr *loadRun) round(ctx context.Context, op Op, k, rounds int) {
+	load := lr.load
+	limit := int64(0) // request numbers below limit belong to this round (0: no limit)
+	if load.Requests > 0 {
+		limit = load.Requests * int64(k+1) / int64(rounds)
+	}
 	if load.Duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, load.Duration)
+		ctx, cancel = context.WithTimeout(ctx, load.Duration/time.Duration(rounds))
 		defer cancel()
 	}
-	rec := newRecorder()
-	var issued atomic.Int64
+	base := lr.issued
+	issued := atomic.Int64{}
+	issued.Store(base)
 	next := func() (int64, bool) {
 		i := issued.Add(1) - 1
-		return i, (load.Requests <= 0 || i < load.Requests) && ctx.Err() == nil
+		return i, (limit <= 0 || i < limit) && ctx.Err() == nil
 	}
 
 	// Open loop: a pacer schedules requests at the rate and workers take them;
@@ -129,9 +175,9 @@ func Run(ctx context.Context, load Load, op Op) Result {
 			defer close(schedule)
 			start := time.Now()
 			interval := time.Duration(float64(time.Second) / load.Rate)
-			for k := int64(0); ; k++ {
-				at := start.Add(time.Duration(k) * interval)
-				if load.Requests > 0 && k >= load.Requests {
+			for j := int64(0); ; j++ {
+				at := start.Add(time.Duration(j) * interval)
+				if limit > 0 && base+j >= limit {
 					return
 				}
 				if d := time.Until(at); d > 0 {
@@ -150,7 +196,6 @@ func Run(ctx context.Context, load Load, op Op) Result {
 
 	start := time.Now()
 	stopTimeline := make(chan struct{})
-	var timeline []Point
 	var tlDone sync.WaitGroup
 	tlDone.Add(1)
 	go func() {
@@ -162,9 +207,10 @@ func Run(ctx context.Context, load Load, op Op) Result {
 			case <-stopTimeline:
 				return
 			case now := <-t.C:
-				n, p99 := rec.takeSlice()
-				timeline = append(timeline, Point{At: now.Sub(start).Seconds(), Throughput: float64(n) / sliceEvery.Seconds(), P99: p99})
-				progress(load, rec, start)
+				n, p99 := lr.rec.takeSlice()
+				at := (lr.elapsed + now.Sub(start)).Seconds()
+				lr.timeline = append(lr.timeline, Point{At: at, Throughput: float64(n) / sliceEvery.Seconds(), P99: p99})
+				lr.progress(k, rounds, lr.elapsed+now.Sub(start))
 			}
 		}
 	}()
@@ -191,52 +237,62 @@ func Run(ctx context.Context, load Load, op Op) Result {
 					began = time.Now()
 				}
 				code := op(context.WithoutCancel(ctx), w, i)
-				rec.record(time.Since(began), code)
+				lr.rec.record(time.Since(began), code)
 			}
 		}(w)
 	}
 	wg.Wait()
-	elapsed := time.Since(start)
 	close(stopTimeline)
 	tlDone.Wait()
-	progress(load, rec, start)
+	lr.elapsed += time.Since(start)
+	if lr.issued = limit; limit <= 0 {
+		lr.issued = lr.rec.n
+	}
+	lr.progress(k, rounds, lr.elapsed)
 	if load.Progress != nil {
 		fmt.Fprintln(load.Progress)
 	}
+}
 
-	h := rec.all
+func (lr *loadRun) result() Result {
+	h := lr.rec.all
 	ms := func(q float64) float64 { return float64(h.ValueAtQuantile(q)) / 1000 }
 	res := Result{
-		Name: load.Name, Mode: "closed", Concurrency: load.Concurrency,
-		Requests: rec.n, Seconds: elapsed.Seconds(), Throughput: float64(rec.n) / elapsed.Seconds(),
+		Name: lr.load.Name, Mode: "closed", Concurrency: lr.load.Concurrency,
+		Requests: lr.rec.n, Seconds: lr.elapsed.Seconds(), Throughput: float64(lr.rec.n) / lr.elapsed.Seconds(),
 		Latency: Percentiles{P50: ms(50), P90: ms(90), P99: ms(99), P999: ms(99.9), Max: float64(h.Max()) / 1000},
-		Codes:   rec.codes, Timeline: timeline,
+		Codes:   lr.rec.codes, Timeline: lr.timeline,
 	}
-	if load.Rate > 0 {
-		res.Mode = fmt.Sprintf("open %.0f/s", load.Rate)
+	if lr.load.Rate > 0 {
+		res.Mode = fmt.Sprintf("open %.0f/s", lr.load.Rate)
 	}
 	return res
 }
 
 // progress draws a one-line bar: by requests when bounded, else by time.
-func progress(load Load, rec *recorder, start time.Time) {
+func (lr *loadRun) progress(k, rounds int, spent time.Duration) {
+	load := lr.load
 	if load.Progress == nil {
 		return
 	}
-	rec.mu.Lock()
-	n := rec.n
-	rec.mu.Unlock()
+	lr.rec.mu.Lock()
+	n := lr.rec.n
+	lr.rec.mu.Unlock()
 	frac := 0.0
 	if load.Requests > 0 {
 		frac = float64(n) / float64(load.Requests)
 	} else if load.Duration > 0 {
-		frac = time.Since(start).Seconds() / load.Duration.Seconds()
+		frac = spent.Seconds() / load.Duration.Seconds()
 	}
 	frac = min(frac, 1)
 	const width = 30
 	done := int(frac * width)
-	rate := float64(n) / max(time.Since(start).Seconds(), 1e-9)
-	fmt.Fprintf(load.Progress, "\r%-22s [%s%s] %3.0f%% %9d req %9.0f/s", load.Name, strings.Repeat("=", done), strings.Repeat(" ", width-done), frac*100, n, rate)
+	rate := float64(n) / max(spent.Seconds(), 1e-9)
+	name := load.Name
+	if rounds > 1 {
+		name = fmt.Sprintf("%s %d/%d", name, k+1, rounds)
+	}
+	fmt.Fprintf(load.Progress, "\r%-28s [%s%s] %3.0f%% %9d req %9.0f/s", name, strings.Repeat("=", done), strings.Repeat(" ", width-done), frac*100, n, rate)
 }
 
 // SortedCodes lists a result's codes by count, largest first.
