@@ -19,7 +19,7 @@ generate: ## regenerate templ views (*_templ.go)
 build: ## build the binary into bin/seckill
 	$(GO) build -o bin/seckill ./cmd/seckill
 
-BENCH_FLAGS ?= -users 20000 -n 40000 -c 200 -stock 1000 -ws 100 -idle-ws 5000
+BENCH_FLAGS ?= -users 20000 -n 200000 -c 200 -stock 1000 -ws 100 -idle-ws 5000
 bench: ## load bench: grabs over HTTP vs the Redis limit and a naive SQLite baseline (report in docs/bench)
 	$(GO) run ./cmd/seckill bench $(BENCH_FLAGS) -out docs/bench
 
