@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
+	"github.com/seckill/seckill/db"
 )
 
 // benchCoupon grabs a live coupon template over HTTP, then checks no
@@ -29,24 +30,9 @@ func benchCoupon(ctx context.Context, o *benchOptions, t *benchTarget) (*scenari
 			return t.loadCall(w, fmt.Sprintf("/api/coupons/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil)
 		},
 		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
-
-			var st struct {
-				Stock     int64 `json:"stock"`
-				Remaining int64 `json:"remaining"`
-				Grabbed   int64 `json:"grabbed"`
-				DB        struct {
-					Grabbed int64 `json:"grabbed"`
-				} `json:"db"`
-			}
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/admin/coupons/%d/stats", id), t.admin, nil, &st); err != nil {
-					return err
-				}
-				if st.DB.Grabbed == st.Grabbed || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
+			var st db.CouponStats
+			if err := t.waitFlushed(ctx, fmt.Sprintf("/api/admin/coupons/%d/stats", id), &st, func() bool { return st.DB.Grabbed == st.Grabbed }); err != nil {
+				return err
 			}
 			var perUser int64
 			if err := t.Store.SQL.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM user_coupons WHERE coupon_id = ? GROUP BY user_id)`, id).Scan(&perUser); err != nil {

@@ -35,20 +35,6 @@ func (t *benchTarget) benchGoodsFixture(ctx context.Context, title string, stock
 	return goods.Goods.ID, err
 }
 
-// goodsStats is the admin stats endpoint's answer.
-type goodsStats struct {
-	Stock     int64 `json:"stock"`
-	Remaining int64 `json:"remaining"`
-	Unpaid    int64 `json:"unpaid"`
-	Paid      int64 `json:"paid"`
-	Pending   int64 `json:"pending"`
-	DB        struct {
-		Unpaid    int64 `json:"unpaid"`
-		Paid      int64 `json:"paid"`
-		Conflicts int64 `json:"conflicts"`
-	} `json:"db"`
-}
-
 // benchGoods grabs seckill goods over HTTP with WebSocket watchers, then
 // checks no oversell, nobody over the limit, and SQLite equal to Redis.
 func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
@@ -80,16 +66,9 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario
 				r.Extra["WebSocket stock event lag"] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms (%d grab×subscriber pairs, %d subscribers, events coalesced per %s)", p50, p99, n, o.Watchers, db.CoalesceWindow)
 			}
 
-			var st goodsStats
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/admin/goods/%d/stats", id), t.admin, nil, &st); err != nil {
-					return err
-				}
-				if (st.Pending == 0 && st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid) || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
+			var st db.GoodsStats
+			if err := t.waitFlushed(ctx, fmt.Sprintf("/api/admin/goods/%d/stats", id), &st, func() bool { return (st.Pending == 0 && st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid) }); err != nil {
+				return err
 			}
 			perUser, err := maxOrdersPerUser(ctx, t.Store, id)
 			if err != nil {
@@ -133,9 +112,6 @@ func benchRedisLimit(ctx context.Context, o *benchOptions, t *benchTarget) (*sce
 				return "transport"
 			}
 			return code
-		},
-		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
-			return nil
 		},
 	}, nil
 }

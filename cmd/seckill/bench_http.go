@@ -86,6 +86,21 @@ func (t *benchTarget) mustCall(ctx context.Context, method, path, token string, 
 	return nil
 }
 
+// waitFlushed polls the admin stats at path into out until flushed says the
+// batch flush has caught up, for 30 s at most: the checks then show what is missing.
+func (t *benchTarget) waitFlushed(ctx context.Context, path string, out any, flushed func() bool) error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if err := t.mustCall(ctx, "GET", path, t.admin, nil, out); err != nil {
+			return err
+		}
+		if flushed() || time.Now().After(deadline) {
+			return nil
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
 // watchers are WebSocket clients recording when each stock-like event arrived.
 type watchers struct {
 	mu     sync.Mutex

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
+	"github.com/seckill/seckill/db"
 )
 
 // benchRedPacket grabs a packet of Stock shares over HTTP, then checks that
@@ -42,27 +42,9 @@ func benchRedPacket(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 			return code
 		},
 		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
-
-			var stats struct {
-				Count, Claimed, Flushed, RemainingCount, RemainingCents int64
-			}
-			var raw struct {
-				Count          int64 `json:"count"`
-				Claimed        int64 `json:"claimed"`
-				Flushed        int64 `json:"flushed"`
-				RemainingCount int64 `json:"remaining_count"`
-				RemainingCents int64 `json:"remaining_cents"`
-			}
-			deadline := time.Now().Add(30 * time.Second)
-			for {
-				if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/admin/redpackets/%d/stats", id), t.admin, nil, &raw); err != nil {
-					return err
-				}
-				stats.Count, stats.Claimed, stats.Flushed, stats.RemainingCount, stats.RemainingCents = raw.Count, raw.Claimed, raw.Flushed, raw.RemainingCount, raw.RemainingCents
-				if stats.Flushed == stats.Claimed || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(100 * time.Millisecond)
+			var stats db.RedPacketStats
+			if err := t.waitFlushed(ctx, fmt.Sprintf("/api/admin/redpackets/%d/stats", id), &stats, func() bool { return stats.Flushed == stats.Claimed }); err != nil {
+				return err
 			}
 			var grabs struct {
 				Grabs []struct {
