@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"errors"
 	"log/slog"
 	"strings"
@@ -47,8 +48,37 @@ type ErrorBody struct {
 	} `json:"error"`
 }
 
+// sentinelBodies are the API error bodies of db's sentinel errors, encoded
+// once: in a spike nearly every answer is one of these refusals.
+var sentinelBodies = func() map[*db.Error][]byte {
+	m := map[*db.Error][]byte{}
+	for _, e := range []*db.Error{db.ErrSoldOut, db.ErrLimitReached, db.ErrAlreadyGrabbed, db.ErrNotStarted,
+		db.ErrEnded, db.ErrExpired, db.ErrTooLate, db.ErrNotFound, db.ErrUnauthorized, db.ErrForbidden} {
+		m[e] = errorBody(e.Code, e.Message)
+	}
+	return m
+}()
+
+func errorBody(code, msg string) []byte {
+	var body ErrorBody
+	body.Error.Code, body.Error.Message = code, msg
+	b, _ := json.Marshal(body)
+	return b
+}
+
+// isAPI tells whether the request gets the contract's JSON errors rather than pages.
+func isAPI(c *fiber.Ctx) bool {
+	return strings.HasPrefix(c.Path(), "/api") || strings.HasPrefix(c.Path(), "/ws")
+}
+
 // errorHandler answers every error: the contract's JSON under /api, a friendly page elsewhere.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	if e, ok := err.(*db.Error); ok && isAPI(c) {
+		if body, ok := sentinelBodies[e]; ok {
+			c.Status(statusOf[e.Code]).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+			return c.Send(body)
+		}
+	}
 	code, msg := db.ErrorCode(err), db.ErrorMessage(err)
 	var fe *fiber.Error
 	if errors.As(err, &fe) {
@@ -68,10 +98,9 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if code == db.EINTERNAL {
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
 	}
-	if strings.HasPrefix(c.Path(), "/api") || strings.HasPrefix(c.Path(), "/ws") {
-		var body ErrorBody
-		body.Error.Code, body.Error.Message = code, msg
-		return c.Status(status).JSON(body)
+	if isAPI(c) {
+		c.Status(status).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+		return c.Send(errorBody(code, msg))
 	}
 	if status == fiber.StatusUnauthorized {
 		return c.Redirect("/login?next="+c.OriginalURL(), fiber.StatusSeeOther)
