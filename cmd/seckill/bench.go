@@ -211,9 +211,10 @@ var benchScenarios = []struct {
 // httpFloor names the floor scenario's result.
 const httpFloor = "HTTP floor (GET /healthz)"
 
-// benchHTTPFloor loads the cheapest route the server has, outside every
-// middleware, with the same client and concurrency: no grab over HTTP can
-// beat it, so it bounds what ours / naive can reach on this machine.
+// benchHTTPFloor loads the cheapest route the server has (behind panic
+// recovery only, before metrics and auth) with the same client and
+// concurrency: no grab over HTTP can beat it, so it bounds what ours / naive
+// can reach on this machine.
 func benchHTTPFloor(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
 	return &scenario{name: httpFloor, op: func(ctx context.Context, w int, _ int64) string { return t.healthz(w) }}, nil
 }
