@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/valyala/fasthttp"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
 	"github.com/seckill/seckill/db"
@@ -90,16 +89,16 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 
 // benchTarget is the server under load and what the bench may do to it.
 type benchTarget struct {
-	URL    string
-	Store  *db.Store
-	Tokens *db.Tokens
-	Users  []*db.User
-	tokens []string
-	admin  string // a token of the bootstrap admin
-	naive  *db.NaiveBaseline
-	client *http.Client     // metrics
-	fast   *fasthttp.Client // set-up calls
-	load   *bench.Client    // the load itself: one connection per worker
+	URL       string
+	Store     *db.Store
+	Tokens    *db.Tokens
+	Users     []*db.User
+	tokens    []string
+	admin     string // a token of the bootstrap admin
+	naive     *db.NaiveBaseline
+	client    *http.Client  // metrics
+	load      *bench.Client // one connection per worker of the load, and one for set-up calls
+	setupConn int           // load's connection for set-up calls
 }
 
 // runBench is `seckill bench`: it loads a server and writes the report.
@@ -222,7 +221,6 @@ func benchHTTPFloor(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func(), error) {
 	t := &benchTarget{
 		client: &http.Client{Timeout: 30 * time.Second},
-		fast:   &fasthttp.Client{MaxConnsPerHost: o.Conc * 2, MaxIdleConnDuration: time.Minute},
 	}
 	closers := []func(){}
 	closeAll := func() {
@@ -283,7 +281,8 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 	for _, u := range users {
 		t.tokens = append(t.tokens, t.Tokens.Sign(u))
 	}
-	if t.load, err = bench.NewClient(t.URL, o.Conc); err != nil {
+	t.setupConn = o.Conc
+	if t.load, err = bench.NewClient(t.URL, o.Conc+1); err != nil {
 		closeAll()
 		return nil, nil, err
 	}

@@ -18,7 +18,7 @@ func benchCoupon(ctx context.Context, o *benchOptions, t *benchTarget) (*scenari
 			ID int64 `json:"id"`
 		} `json:"coupon"`
 	}
-	if err := t.mustCall(ctx, "POST", "/api/admin/coupons", t.admin, map[string]any{
+	if err := t.mustCall("POST", "/api/admin/coupons", t.admin, map[string]any{
 		"title": "bench coupon", "kind": "amount_off", "value": 500, "min_spend_cents": 2000, "stock": o.Stock,
 		"limit_per_user": 1, "grab_start_at": now.Add(-time.Minute), "grab_end_at": now.Add(2 * time.Hour),
 	}, &created); err != nil {

@@ -18,7 +18,7 @@ func (t *benchTarget) benchGoodsFixture(ctx context.Context, title string, stock
 			ID int64 `json:"id"`
 		} `json:"slot"`
 	}
-	if err := t.mustCall(ctx, "POST", "/api/admin/slots", t.admin, map[string]any{
+	if err := t.mustCall("POST", "/api/admin/slots", t.admin, map[string]any{
 		"title": "bench " + title, "start_at": now.Add(-time.Minute), "end_at": now.Add(2 * time.Hour),
 	}, &slot); err != nil {
 		return 0, err
@@ -28,7 +28,7 @@ func (t *benchTarget) benchGoodsFixture(ctx context.Context, title string, stock
 			ID int64 `json:"id"`
 		} `json:"goods"`
 	}
-	err := t.mustCall(ctx, "POST", "/api/admin/goods", t.admin, map[string]any{
+	err := t.mustCall("POST", "/api/admin/goods", t.admin, map[string]any{
 		"slot_id": slot.Slot.ID, "title": title, "description": "load bench", "price_cents": 9900,
 		"seckill_price_cents": 990, "stock": stock, "limit_per_user": 1,
 	}, &goods)

@@ -10,30 +10,22 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
-	"github.com/valyala/fasthttp"
 )
 
 // benchCall sends one JSON request as the bearer of token and decodes a 2xx
 // answer into out; it returns "ok", the contract error code, or "transport".
-// Set-up steps use it; the load itself goes through loadCall.
-func (t *benchTarget) benchCall(ctx context.Context, method, path, token string, body, out any) string {
-	req, res := fasthttp.AcquireRequest(), fasthttp.AcquireResponse()
-	defer fasthttp.ReleaseRequest(req)
-	defer fasthttp.ReleaseResponse(res)
-	req.SetRequestURI(t.URL + path)
-	req.Header.SetMethod(method)
-	req.Header.SetContentType("application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
+// Set-up steps, one at a time, use it on a connection of their own; the load
+// itself goes through loadCall.
+func (t *benchTarget) benchCall(method, path, token string, body, out any) string {
+	var b []byte
 	if body != nil {
-		b, _ := json.Marshal(body)
-		req.SetBody(b)
+		b, _ = json.Marshal(body)
 	}
-	if err := t.fast.DoTimeout(req, res, 30*time.Second); err != nil {
+	st, raw, err := t.load.Do(t.setupConn, method, path, token, b)
+	if err != nil {
 		return "transport"
 	}
-	return outcome(res.StatusCode(), res.Body(), out)
+	return outcome(st, raw, out)
 }
 
 // loadCall is one request of the load: a bodiless POST to path as the
@@ -79,8 +71,8 @@ func outcome(status int, raw []byte, out any) string {
 var codePrefix = []byte(`"code":"`)
 
 // mustCall is benchCall for set-up steps, where anything but success is an error.
-func (t *benchTarget) mustCall(ctx context.Context, method, path, token string, body, out any) error {
-	if code := t.benchCall(ctx, method, path, token, body, out); code != "ok" {
+func (t *benchTarget) mustCall(method, path, token string, body, out any) error {
+	if code := t.benchCall(method, path, token, body, out); code != "ok" {
 		return fmt.Errorf("%s %s: %s", method, path, code)
 	}
 	return nil
@@ -91,7 +83,7 @@ func (t *benchTarget) mustCall(ctx context.Context, method, path, token string, 
 func (t *benchTarget) waitFlushed(ctx context.Context, path string, out any, flushed func() bool) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
-		if err := t.mustCall(ctx, "GET", path, t.admin, nil, out); err != nil {
+		if err := t.mustCall("GET", path, t.admin, nil, out); err != nil {
 			return err
 		}
 		if flushed() || time.Now().After(deadline) {

@@ -18,7 +18,7 @@ func benchRedPacket(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 			ID int64 `json:"id"`
 		} `json:"redpacket"`
 	}
-	if err := t.mustCall(ctx, "POST", "/api/admin/redpackets", t.admin, map[string]any{
+	if err := t.mustCall("POST", "/api/admin/redpackets", t.admin, map[string]any{
 		"title": "bench packet", "total_cents": total, "count": o.Stock, "mode": "random", "expires_in": "1h",
 	}, &created); err != nil {
 		return nil, err
@@ -52,7 +52,7 @@ func benchRedPacket(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 					AmountCents int64 `json:"amount_cents"`
 				} `json:"grabs"`
 			}
-			if err := t.mustCall(ctx, "GET", fmt.Sprintf("/api/redpackets/%d/grabs", id), t.admin, nil, &grabs); err != nil {
+			if err := t.mustCall("GET", fmt.Sprintf("/api/redpackets/%d/grabs", id), t.admin, nil, &grabs); err != nil {
 				return err
 			}
 			users := map[int64]bool{}
