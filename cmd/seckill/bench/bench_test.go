@@ -94,4 +94,7 @@ func TestRunRounds(t *testing.T) {
 	if res[0].Seconds <= 0 || res[0].Throughput <= 0 {
 		t.Fatalf("result %+v", res[0])
 	}
+	if len(res[1].Timeline) < 3 { // every turn closes its last, short slice
+		t.Fatalf("timeline of %d points for 3 turns", len(res[1].Timeline))
+	}
 }

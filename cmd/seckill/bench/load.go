@@ -202,14 +202,20 @@ func (lr *loadRun) round(ctx context.Context, op Op, k, rounds int) {
 		defer tlDone.Done()
 		t := time.NewTicker(sliceEvery)
 		defer t.Stop()
+		last := start
+		slice := func(now time.Time) { // closes the slice since last, which the round's end may cut short
+			if n, p99 := lr.rec.takeSlice(); now.After(last) {
+				lr.timeline = append(lr.timeline, Point{At: (lr.elapsed + now.Sub(start)).Seconds(), Throughput: float64(n) / now.Sub(last).Seconds(), P99: p99})
+			}
+			last = now
+		}
 		for {
 			select {
 			case <-stopTimeline:
+				slice(time.Now())
 				return
 			case now := <-t.C:
-				n, p99 := lr.rec.takeSlice()
-				at := (lr.elapsed + now.Sub(start)).Seconds()
-				lr.timeline = append(lr.timeline, Point{At: at, Throughput: float64(n) / sliceEvery.Seconds(), P99: p99})
+				slice(now)
 				lr.progress(k, rounds, lr.elapsed+now.Sub(start))
 			}
 		}
