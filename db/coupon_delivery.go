@@ -206,8 +206,7 @@ func (e *Events) publishAll(ctx context.Context, msgs []LiveMessage) error {
 	channel := LiveChannelOf(e.rdb)
 	pipe := e.rdb.Pipeline()
 	for _, m := range msgs {
-		body, _ := json.Marshal(m)
-		pipe.Publish(ctx, channel, body)
+		pipe.Publish(ctx, channel, m.Encode())
 	}
 	_, err := pipe.Exec(ctx)
 	return err

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -32,10 +33,28 @@ func TopicRedPacket(id int64) string { return fmt.Sprintf("redpacket:%d", id) }
 func TopicCoupon(id int64) string    { return fmt.Sprintf("coupon:%d", id) }
 func TopicUser(id int64) string      { return fmt.Sprintf("user:%d", id) }
 
-// LiveMessage is what travels over LiveChannel: the topic and the event as sent to clients.
+// LiveMessage is what travels over LiveChannel: the topic and the event as
+// sent to clients. On the wire it is the topic, a newline and the event's
+// JSON, so every web process's hub routes it without decoding JSON (each one
+// receives every event, subscribed or not).
 type LiveMessage struct {
-	Topic string          `json:"topic"`
-	Event json.RawMessage `json:"event"`
+	Topic string
+	Event json.RawMessage
+}
+
+// Encode returns the message's wire form. Topics never hold a newline.
+func (m LiveMessage) Encode() []byte {
+	b := make([]byte, 0, len(m.Topic)+1+len(m.Event))
+	return append(append(append(b, m.Topic...), '\n'), m.Event...)
+}
+
+// DecodeLiveMessage reads a message's wire form.
+func DecodeLiveMessage(payload string) (LiveMessage, error) {
+	topic, event, ok := strings.Cut(payload, "\n")
+	if !ok || topic == "" {
+		return LiveMessage{}, fmt.Errorf("live message %.40q: no topic line", payload)
+	}
+	return LiveMessage{Topic: topic, Event: json.RawMessage(event)}, nil
 }
 
 // CoalesceWindow is the shortest gap between two coalesced events on one topic.
@@ -94,8 +113,7 @@ func (e *Events) Publish(ctx context.Context, topic string, event any) error {
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
-	msg, _ := json.Marshal(LiveMessage{Topic: topic, Event: body})
-	return e.rdb.Publish(ctx, LiveChannelOf(e.rdb), msg).Err()
+	return e.rdb.Publish(ctx, LiveChannelOf(e.rdb), LiveMessage{Topic: topic, Event: body}.Encode()).Err()
 }
 
 // PublishCoalesced sends at most one event per topic per window: the first at
@@ -161,8 +179,7 @@ func (e *Events) publishLoop() {
 				slog.Error("encode live event", "topic", ev.topic, "err", err)
 				return
 			}
-			msg, _ := json.Marshal(LiveMessage{Topic: ev.topic, Event: body})
-			pipe.Publish(context.Background(), channel, msg)
+			pipe.Publish(context.Background(), channel, LiveMessage{Topic: ev.topic, Event: body}.Encode())
 		}
 		add(first)
 	drain:

@@ -41,9 +41,11 @@ func TestPublishCoalescedKey(t *testing.T) {
 	for !done() {
 		select {
 		case m := <-sub.Channel():
-			var lm db.LiveMessage
 			var se db.StockEvent
-			json.Unmarshal([]byte(m.Payload), &lm)
+			lm, err := db.DecodeLiveMessage(m.Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
 			json.Unmarshal(lm.Event, &se)
 			last[lm.Topic+"/"+string(rune('0'+se.GoodsID))] = se.Remaining
 			got++
@@ -53,5 +55,25 @@ func TestPublishCoalescedKey(t *testing.T) {
 	}
 	if got > 12 {
 		t.Fatalf("%d messages for 33 events: not coalesced", got)
+	}
+}
+
+// The wire form of a live message is the topic, a newline and the event's
+// JSON; the event may itself hold newlines, the topic never does.
+func TestLiveMessageWire(t *testing.T) {
+	for _, m := range []db.LiveMessage{
+		{Topic: "goods:7", Event: []byte(`{"type":"stock","remaining":3}`)},
+		{Topic: "user:1", Event: []byte("{\n  \"a\": \"x\\ny\"\n}")},
+		{Topic: "slot:2", Event: []byte(`{}`)},
+	} {
+		got, err := db.DecodeLiveMessage(string(m.Encode()))
+		if err != nil || got.Topic != m.Topic || string(got.Event) != string(m.Event) {
+			t.Errorf("%q: round trip gave %q %q %v", m.Topic, got.Topic, got.Event, err)
+		}
+	}
+	for _, bad := range []string{"", "no-newline", "\n{}"} {
+		if _, err := db.DecodeLiveMessage(bad); err == nil {
+			t.Errorf("%q was read as a message", bad)
+		}
 	}
 }

@@ -119,20 +119,26 @@ func (h *Hub) Start(ctx context.Context) error {
 func (h *Hub) run() {
 	defer close(h.done)
 	for msg := range h.pubsub.Channel(redis.WithChannelSize(4096)) {
-		var m db.LiveMessage
-		if err := json.Unmarshal([]byte(msg.Payload), &m); err != nil {
+		m, err := db.DecodeLiveMessage(msg.Payload)
+		if err != nil {
 			h.log.Warn("bad live message", "err", err)
 			continue
 		}
-		h.dispatch(m.Topic, ws.MustCompileFrame(ws.NewTextFrame(m.Event)))
+		h.dispatch(m.Topic, m.Event)
 	}
 }
 
-// dispatch queues the framed event for every subscriber without ever waiting on one.
-func (h *Hub) dispatch(topic string, frame []byte) {
+// dispatch frames the event once and queues it for every subscriber of the
+// topic without ever waiting on one; a topic nobody here follows costs nothing.
+func (h *Hub) dispatch(topic string, event []byte) {
 	var slow []*wsClient
 	h.mu.RLock()
-	for c := range h.topics[topic] {
+	subs := h.topics[topic]
+	var frame []byte
+	if len(subs) > 0 {
+		frame = ws.MustCompileFrame(ws.NewTextFrame(event))
+	}
+	for c := range subs {
 		if !h.enqueue(c, frame) {
 			slow = append(slow, c)
 		}
