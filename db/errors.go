@@ -21,6 +21,8 @@ const (
 	ETOOLATE       = "too_late"
 	ENOTCONFIGURED = "not_configured"
 	ERATELIMITED   = "rate_limited"
+	ETOOLARGE      = "too_large"
+	EUNAVAILABLE   = "unavailable"
 	EINTERNAL      = "internal"
 )
 
@@ -49,6 +51,8 @@ var (
 	ErrNotFound       = &Error{Code: ENOTFOUND, Message: "not found"}
 	ErrUnauthorized   = &Error{Code: EUNAUTHORIZED, Message: "please log in"}
 	ErrForbidden      = &Error{Code: EFORBIDDEN, Message: "you may not do that"}
+	ErrRateLimited    = &Error{Code: ERATELIMITED, Message: "too many requests; slow down and try again shortly"}
+	ErrUnavailable    = &Error{Code: EUNAVAILABLE, Message: "the service is briefly unavailable; try again shortly"}
 )
 
 // ErrorCode returns the code of a domain error, or EINTERNAL for any other error.

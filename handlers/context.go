@@ -6,6 +6,7 @@ package handlers
 import (
 	"encoding/json"
 	"errors"
+	"net/netip"
 	"net/url"
 	"strconv"
 	"time"
@@ -23,6 +24,7 @@ const SessionCookie = "seckill_session"
 const (
 	claimsKey = "seckill.claims"
 	csrfKey   = "seckill.csrf"
+	ipKey     = "seckill.ip"
 )
 
 // Handlers holds what every handler needs; each area adds its methods in its own file.
@@ -39,6 +41,15 @@ func SetClaims(c *fiber.Ctx, cl db.Claims) { c.Locals(claimsKey, cl) }
 
 // SetCSRF records the CSRF token that forms on this page must carry.
 func SetCSRF(c *fiber.Ctx, token string) { c.Locals(csrfKey, token) }
+
+// SetClientIP records the caller's address as web resolved it (TRUSTED_PROXIES).
+func SetClientIP(c *fiber.Ctx, ip netip.Addr) { c.Locals(ipKey, ip) }
+
+// ClientIP returns the caller's address: the TCP peer, or what a trusted proxy forwarded.
+func ClientIP(c *fiber.Ctx) netip.Addr {
+	ip, _ := c.Locals(ipKey).(netip.Addr)
+	return ip
+}
 
 // ClaimsOf returns the caller's claims, if the request carried a valid token.
 func ClaimsOf(c *fiber.Ctx) (db.Claims, bool) {

@@ -26,6 +26,8 @@ var statusOf = map[string]int{
 	db.ETOOLATE:       fiber.StatusConflict,
 	db.ENOTCONFIGURED: fiber.StatusConflict,
 	db.ERATELIMITED:   fiber.StatusTooManyRequests,
+	db.ETOOLARGE:      fiber.StatusRequestEntityTooLarge,
+	db.EUNAVAILABLE:   fiber.StatusServiceUnavailable,
 	db.EINTERNAL:      fiber.StatusInternalServerError,
 }
 

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -20,6 +21,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/static"
+	"github.com/seckill/seckill/web/ratelimit"
 )
 
 // MonitorPath is where Asynqmon is mounted.
@@ -40,6 +42,19 @@ type Config struct {
 	PingInterval time.Duration
 	// Naive, when set, mounts the load bench's SQLite-transaction baseline grab.
 	Naive *db.NaiveBaseline
+	// TrustedProxies are the peers whose X-Forwarded-For is believed.
+	TrustedProxies []netip.Prefix
+	// MetricsToken, when set, lets a Bearer of it read /metrics besides admins.
+	MetricsToken string
+	// Limits are the abuse limits (DESIGN.md §5).
+	Limits Limits
+}
+
+// Limits are the rate limits of DESIGN.md §5; a zero Rate is off.
+type Limits struct {
+	Grab ratelimit.Rate // grabs per shopper
+	Auth ratelimit.Rate // login and sign-up attempts per account and per client address
+	IP   ratelimit.Rate // API requests per client address
 }
 
 // Server is the HTTP side of seckill.
@@ -53,11 +68,12 @@ type Server struct {
 	metrics  *metrics
 	handlers *handlers.Handlers
 	ready    func(ctx context.Context) error
+	trusted  []netip.Prefix
 }
 
 // New builds the application with every route mounted.
 func New(cfg Config) *Server {
-	s := &Server{store: cfg.Store, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready}
+	s := &Server{store: cfg.Store, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies}
 	s.metrics = newMetrics(cfg.Registry)
 	s.handlers = &handlers.Handlers{Store: cfg.Store, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
 	s.Hub = newHub(cfg.Store.Redis, cfg.Tokens, cfg.Log, s.metrics)
@@ -95,7 +111,7 @@ func (s *Server) routes(cfg Config) {
 	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(mustSub(static.Files, ".")), MaxAge: 3600}))
 
-	app.Use(s.observe, s.authenticate)
+	app.Use(s.identify, s.observe, s.authenticate)
 	app.Get("/ws", s.Hub.Handle)
 
 	api := app.Group("/api")

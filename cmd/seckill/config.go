@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/web/ratelimit"
 )
 
 // Config is every setting of the binary; each comes from an environment
@@ -30,6 +32,12 @@ type Config struct {
 	WebhookAllowPrivate bool
 	ReminderRetryDelay  time.Duration
 	Demo                bool
+	// Abuse limits (DESIGN.md §5): zero rates are off.
+	RateGrab       ratelimit.Rate
+	RateAuth       ratelimit.Rate
+	RateIP         ratelimit.Rate
+	TrustedProxies string // comma-separated CIDRs whose X-Forwarded-For is believed
+	MetricsToken   string
 }
 
 // DefaultConfig is what runs when nothing is set.
@@ -40,6 +48,9 @@ func DefaultConfig() Config {
 		OrderTTL:      30 * time.Minute,
 		FlushInterval: time.Second,
 		AdminUsername: "admin",
+		RateGrab:      ratelimit.Rate{N: 10, Per: time.Second},
+		RateAuth:      ratelimit.Rate{N: 10, Per: time.Minute},
+		RateIP:        ratelimit.Rate{N: 300, Per: time.Second},
 	}
 }
 
@@ -75,6 +86,20 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 		}
 		fs.BoolVar(p, name, *p, usage+" ($"+env+")")
 	}
+	rate := func(p *ratelimit.Rate, name, env, usage string) {
+		if v := getenv(env); v != "" {
+			r, err := ratelimit.ParseRate(v)
+			if err != nil {
+				errs = append(errs, fmt.Sprintf("%s: %v", env, err))
+			}
+			*p = r
+		}
+		fs.Func(name, usage+" ($"+env+"; default "+p.String()+")", func(v string) error {
+			r, err := ratelimit.ParseRate(v)
+			*p = r
+			return err
+		})
+	}
 	str(&c.Addr, "addr", "ADDR", "listen address")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis URL; unset runs an embedded in-memory Redis")
 	str(&c.DBPath, "db-path", "DB_PATH", "SQLite database file")
@@ -88,6 +113,11 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "allow webhook URLs on private addresses")
 	dur(&c.ReminderRetryDelay, "reminder-retry-delay", "REMINDER_RETRY_DELAY", "wait before retrying a failed email or webhook reminder, doubling each time; unset: 10s")
 	boolean(&c.Demo, "demo", "DEMO", "seed demo data into an empty database")
+	rate(&c.RateGrab, "rate-grab", "RATE_GRAB", "grabs per shopper, N/s or N/m, 0 = off")
+	rate(&c.RateAuth, "rate-auth", "RATE_AUTH", "login and sign-up attempts per account and per client address, 0 = off")
+	rate(&c.RateIP, "rate-ip", "RATE_IP", "API requests per client address, 0 = off")
+	str(&c.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "comma-separated CIDRs whose X-Forwarded-For is believed; unset: none")
+	str(&c.MetricsToken, "metrics-token", "METRICS_TOKEN", "bearer token that may read /metrics besides admins")
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%v\n%s", err, usage(fs))
 	}
@@ -136,6 +166,12 @@ func (c Config) validate() []string {
 	if c.AdminPassword != "" && (len(c.AdminPassword) < 8 || len(c.AdminPassword) > 72) {
 		errs = append(errs, "ADMIN_PASSWORD must be 8–72 bytes")
 	}
+	if _, err := ParseTrustedProxies(c.TrustedProxies); err != nil {
+		errs = append(errs, fmt.Sprintf("TRUSTED_PROXIES=%q: %v", c.TrustedProxies, err))
+	}
+	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
+		errs = append(errs, "METRICS_TOKEN must be at least 16 characters")
+	}
 	if c.SMTPURL != "" {
 		if u, err := url.Parse(c.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
 			errs = append(errs, fmt.Sprintf("SMTP_URL=%q must look like smtp://user:pass@host:587", c.SMTPURL))
@@ -151,4 +187,32 @@ func usage(fs *flag.FlagSet) string {
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
 	return b.String()
+}
+
+// ParseTrustedProxies reads TRUSTED_PROXIES: comma-separated CIDRs or single addresses.
+func ParseTrustedProxies(s string) ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, f := range strings.Split(s, ",") {
+		f = strings.TrimSpace(f)
+		if f == "" {
+			continue
+		}
+		if !strings.Contains(f, "/") {
+			a, err := netip.ParseAddr(f)
+			if err != nil {
+				return nil, fmt.Errorf("%q is not an address or CIDR", f)
+			}
+			out = append(out, netip.PrefixFrom(a.Unmap(), a.Unmap().BitLen()))
+			continue
+		}
+		p, err := netip.ParsePrefix(f)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a CIDR like 10.0.0.0/8", f)
+		}
+		if p.Addr().Is4In6() {
+			p = netip.PrefixFrom(p.Addr().Unmap(), p.Bits()-96)
+		}
+		out = append(out, p.Masked())
+	}
+	return out, nil
 }

@@ -13,7 +13,7 @@ func TestConfigDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := Config{Addr: ":3000", DBPath: "data/seckill.db", OrderTTL: 30 * time.Minute, FlushInterval: time.Second, AdminUsername: "admin"}
+	want := DefaultConfig()
 	if got != want {
 		t.Fatalf("defaults (-want +got):\n- %+v\n+ %+v", want, got)
 	}

@@ -209,7 +209,10 @@ func (m *Main) Open(ctx context.Context) error {
 			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready, PingInterval: m.PingInterval,
+			MetricsToken: m.Config.MetricsToken,
+			Limits:       web.Limits{Grab: m.Config.RateGrab, Auth: m.Config.RateAuth, IP: m.Config.RateIP},
 		}
+		wcfg.TrustedProxies, _ = ParseTrustedProxies(m.Config.TrustedProxies) // validated by ParseConfig
 		if m.Naive {
 			wcfg.Naive = &db.NaiveBaseline{SQL: m.SQL}
 		}
