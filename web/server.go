@@ -69,12 +69,14 @@ type Server struct {
 	handlers *handlers.Handlers
 	ready    func(ctx context.Context) error
 	trusted  []netip.Prefix
+	limits   *limiters
 }
 
 // New builds the application with every route mounted.
 func New(cfg Config) *Server {
 	s := &Server{store: cfg.Store, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies}
 	s.metrics = newMetrics(cfg.Registry)
+	s.limits = newLimiters(cfg.Limits, nil)
 	s.handlers = &handlers.Handlers{Store: cfg.Store, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
 	s.Hub = newHub(cfg.Store.Redis, cfg.Tokens, cfg.Log, s.metrics)
 	if cfg.PingInterval > 0 {
@@ -114,9 +116,9 @@ func (s *Server) routes(cfg Config) {
 	app.Use(s.identify, s.observe, s.authenticate)
 	app.Get("/ws", s.Hub.Handle)
 
-	api := app.Group("/api")
-	api.Post("/auth/register", h.Register)
-	api.Post("/auth/login", h.Login)
+	api := app.Group("/api", s.limitIP)
+	api.Post("/auth/register", s.limitAuth, h.Register)
+	api.Post("/auth/login", s.limitAuth, h.Login)
 	api.Get("/me", requireUser, h.Me)
 	api.Get("/me/settings", requireUser, h.GetSettings)
 	api.Put("/me/settings", requireUser, h.UpdateSettings)
@@ -129,7 +131,7 @@ func (s *Server) routes(cfg Config) {
 	admin.Get("/coupons/:id/stats", h.CouponStats)
 	api.Get("/coupons", h.ListCoupons)
 	api.Get("/coupons/:id", h.GetCoupon)
-	api.Post("/coupons/:id/grab", requireUser, h.GrabCoupon)
+	api.Post("/coupons/:id/grab", s.limitGrab, h.GrabCoupon)
 	api.Get("/coupons/:id/reminders", requireUser, h.CouponReminders)
 	api.Put("/coupons/:id/reminders", requireUser, h.BookReminder)
 	api.Delete("/coupons/:id/reminders", requireUser, h.CancelReminder)
@@ -144,7 +146,7 @@ func (s *Server) routes(cfg Config) {
 	// red packets
 	api.Get("/redpackets", h.ListRedPackets)
 	api.Get("/redpackets/:id", h.GetRedPacket)
-	api.Post("/redpackets/:id/grab", requireUser, h.GrabRedPacket)
+	api.Post("/redpackets/:id/grab", s.limitGrab, h.GrabRedPacket)
 	api.Get("/redpackets/:id/grabs", h.RedPacketGrabs)
 	admin.Post("/redpackets", h.CreateRedPacket)
 	admin.Get("/redpackets", h.AdminListRedPackets)
@@ -153,7 +155,7 @@ func (s *Server) routes(cfg Config) {
 	api.Get("/slots", h.ListSlots)
 	api.Get("/slots/:id/goods", h.SlotGoods)
 	api.Get("/goods/:id", h.GetGoods)
-	api.Post("/goods/:id/grab", requireUser, h.Grab)
+	api.Post("/goods/:id/grab", s.limitGrab, h.Grab)
 	api.Get("/orders/:id", requireUser, h.GetOrder)
 	api.Post("/orders/:id/pay", requireUser, h.PayOrder)
 	api.Post("/orders/:id/cancel", requireUser, h.CancelOrder)
@@ -173,9 +175,9 @@ func (s *Server) routes(cfg Config) {
 	pages := app.Group("", s.csrf)
 	pages.Get("/", h.Home)
 	pages.Get("/login", h.LoginPage)
-	pages.Post("/login", h.LoginForm)
+	pages.Post("/login", s.limitAuth, h.LoginForm)
 	pages.Get("/register", h.RegisterPage)
-	pages.Post("/register", h.RegisterForm)
+	pages.Post("/register", s.limitAuth, h.RegisterForm)
 	pages.Post("/logout", h.Logout)
 	staff := pages.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
 	staff.Get("/", h.AdminDashboard)
@@ -210,6 +212,16 @@ func (s *Server) routes(cfg Config) {
 	pages.Post("/settings", requireUser, h.SettingsForm)
 }
 
+// Start subscribes the hub to live events and joins the count of web
+// processes that share the rate limits.
+func (s *Server) Start(ctx context.Context) error {
+	if err := s.Hub.Start(ctx); err != nil {
+		return err
+	}
+	s.startMembers(ctx)
+	return nil
+}
+
 // Listen serves on ln until Shutdown.
 func (s *Server) Listen(ln net.Listener) error { return s.App.Listener(ln) }
 
@@ -217,6 +229,7 @@ func (s *Server) Listen(ln net.Listener) error { return s.App.Listener(ln) }
 func (s *Server) Shutdown(ctx context.Context) error {
 	err := s.App.ShutdownWithContext(ctx)
 	s.Hub.Close()
+	s.stopMembers()
 	return err
 }
 

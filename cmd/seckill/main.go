@@ -217,7 +217,7 @@ func (m *Main) Open(ctx context.Context) error {
 			wcfg.Naive = &db.NaiveBaseline{SQL: m.SQL}
 		}
 		m.Web = web.New(wcfg)
-		if err := m.Web.Hub.Start(ctx); err != nil {
+		if err := m.Web.Start(ctx); err != nil {
 			return fmt.Errorf("subscribe to live events: %w", err)
 		}
 		if m.listener, err = net.Listen("tcp", m.Config.Addr); err != nil {
