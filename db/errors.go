@@ -3,6 +3,7 @@ package db
 import (
 	"errors"
 	"fmt"
+	"time"
 )
 
 // Error codes shared by every service; web maps each one to an HTTP status.
@@ -30,6 +31,8 @@ const (
 type Error struct {
 	Code    string
 	Message string
+	// RetryAfter is when a rate_limited or unavailable request may be tried again (0: a second).
+	RetryAfter time.Duration
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }

@@ -47,3 +47,9 @@ func GoodsKey(goodsID int64, name string) string { return goodsTag(goodsID) + ":
 
 // ActiveGoods lists the goods the flush, sync and sweep visit.
 func (s *Store) ActiveGoods(ctx context.Context) ([]int64, error) { return s.activeGoods(ctx) }
+
+// Hold takes one of the pool's slots until the returned func is called.
+func (p *HashPool) Hold() func() {
+	p.slots <- struct{}{}
+	return p.release
+}

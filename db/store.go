@@ -26,7 +26,8 @@ type Store struct {
 
 	OrderTTL            time.Duration
 	WebhookAllowPrivate bool
-	BcryptCost          int // 0 means bcrypt's default; tests lower it
+	BcryptCost          int       // 0 means bcrypt's default; tests lower it
+	Hashes              *HashPool // runs bcrypt with bounded concurrency
 
 	// red packets
 	RedPacketRand Int64Source // splits packets; nil means math/rand/v2
@@ -46,6 +47,7 @@ func NewStore(sqlite *SQLite, rdb redis.UniversalClient) *Store {
 		Log:      slog.Default(),
 		Now:      time.Now,
 		OrderTTL: 30 * time.Minute,
+		Hashes:   DefaultHashPool(),
 	}
 }
 

@@ -68,8 +68,10 @@ func (s *Store) CreateUser(ctx context.Context, username, password, role string)
 	if !ValidRole(role) {
 		return nil, Errorf(EINVALID, "role must be user, merchant or admin")
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.bcryptCost())
-	if err != nil {
+	hash, err := s.Hashes.Generate(ctx, password, s.bcryptCost())
+	if ErrorCode(err) == EUNAVAILABLE {
+		return nil, err
+	} else if err != nil {
 		return nil, fmt.Errorf("hash password: %w", err)
 	}
 	u := &User{Username: username, Role: role, CreatedAt: s.Now().UTC()}
@@ -100,7 +102,7 @@ func (s *Store) EnsureUser(ctx context.Context, username, password, role string)
 	if ErrorCode(err) != ECONFLICT {
 		return u, err
 	}
-	hash, err := bcrypt.GenerateFromPassword([]byte(password), s.bcryptCost())
+	hash, err := s.Hashes.Generate(ctx, password, s.bcryptCost())
 	if err != nil {
 		return nil, err
 	}
@@ -118,12 +120,16 @@ func (s *Store) Authenticate(ctx context.Context, username, password string) (*U
 		Scan(&u.ID, &u.Username, &u.Role, &hash, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Spend the same time as a real check so timing does not reveal usernames.
-		bcrypt.CompareHashAndPassword([]byte("$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3y6wYy4Y1r5rVj3l8N6G/zC"), []byte(password))
+		if _, err := s.Hashes.Compare(ctx, "$2a$10$7EqJtq98hPqEX7fNZaFWoOhi5BWX4Z3y6wYy4Y1r5rVj3l8N6G/zC", password); err != nil {
+			return nil, err
+		}
 		return nil, Errorf(EUNAUTHORIZED, "wrong username or password")
 	} else if err != nil {
 		return nil, err
 	}
-	if bcrypt.CompareHashAndPassword([]byte(hash), []byte(password)) != nil {
+	if ok, err := s.Hashes.Compare(ctx, hash, password); err != nil {
+		return nil, err
+	} else if !ok {
 		return nil, Errorf(EUNAUTHORIZED, "wrong username or password")
 	}
 	u.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)

@@ -35,7 +35,7 @@ func (h *Handlers) Login(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	u, err := h.Store.Authenticate(c.UserContext(), in.Username, in.Password)
+	u, err := h.Store.SignIn(c.UserContext(), in.Username, in.Password, ClientIP(c))
 	if err != nil {
 		return err
 	}
@@ -108,13 +108,19 @@ func (h *Handlers) LoginPage(c *fiber.Ctx) error {
 // LoginForm handles the login form post.
 func (h *Handlers) LoginForm(c *fiber.Ctx) error {
 	form := views.AuthForm{Username: c.FormValue("username"), Next: safeNext(c.FormValue("next"))}
-	u, err := h.Store.Authenticate(c.UserContext(), form.Username, c.FormValue("password"))
+	u, err := h.Store.SignIn(c.UserContext(), form.Username, c.FormValue("password"), ClientIP(c))
 	if err != nil {
-		if db.ErrorCode(err) == db.EINTERNAL {
+		status := fiber.StatusUnauthorized
+		switch db.ErrorCode(err) {
+		case db.EINTERNAL:
 			return err
+		case db.ERATELIMITED:
+			status = fiber.StatusTooManyRequests
+		case db.EUNAVAILABLE:
+			status = fiber.StatusServiceUnavailable
 		}
 		form.Error = db.ErrorMessage(err)
-		return render(c, fiber.StatusUnauthorized, views.LoginPage(h.page(c, "Log in"), form))
+		return render(c, status, views.LoginPage(h.page(c, "Log in"), form))
 	}
 	h.setSession(c, h.Tokens.Sign(u))
 	next := form.Next

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"strconv"
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
@@ -55,7 +56,7 @@ type ErrorBody struct {
 var sentinelBodies = func() map[*db.Error][]byte {
 	m := map[*db.Error][]byte{}
 	for _, e := range []*db.Error{db.ErrSoldOut, db.ErrLimitReached, db.ErrAlreadyGrabbed, db.ErrNotStarted,
-		db.ErrEnded, db.ErrExpired, db.ErrTooLate, db.ErrNotFound, db.ErrUnauthorized, db.ErrForbidden} {
+		db.ErrEnded, db.ErrExpired, db.ErrTooLate, db.ErrNotFound, db.ErrUnauthorized, db.ErrForbidden, db.ErrRateLimited} {
 		m[e] = errorBody(e.Code, e.Message)
 	}
 	return m
@@ -75,6 +76,7 @@ func isAPI(c *fiber.Ctx) bool {
 
 // errorHandler answers every error: the contract's JSON under /api, a friendly page elsewhere.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	setRetryAfter(c, err)
 	if e, ok := err.(*db.Error); ok && isAPI(c) {
 		if body, ok := sentinelBodies[e]; ok {
 			c.Status(statusOf[e.Code]).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
@@ -112,4 +114,16 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		return c.Status(status).SendString(msg)
 	}
 	return nil
+}
+
+// setRetryAfter tells a refused client when to come back (rate_limited,
+// unavailable), unless the refusal already said so.
+func setRetryAfter(c *fiber.Ctx, err error) {
+	var e *db.Error
+	if !errors.As(err, &e) || (e.Code != db.ERATELIMITED && e.Code != db.EUNAVAILABLE) {
+		return
+	}
+	if len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
+		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retrySeconds(e.RetryAfter)))
+	}
 }
