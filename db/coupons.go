@@ -283,19 +283,24 @@ const (
 // memos stay bounded by the stock, not by the crowd).
 //
 // KEYS[1] meta hash, KEYS[2] stock, KEYS[3] users hash, KEYS[4] request memo, KEYS[5] pending flush queue
-// ARGV[1] user ID, ARGV[2] now (unix ms), ARGV[3] memo TTL (seconds)
+// ARGV[1] user ID, ARGV[2] now (unix ms), ARGV[3] memo TTL (seconds),
+// ARGV[4] "1" when the grab carries an Idempotency-Key: refusals are remembered too
 // Returns {code, unit, grabbed at (unix ms), valid days, remaining}; code is
 // 0 grabbed, 1 template not in Redis, 2 not started, 3 ended, 4 limit reached, 5 sold out.
 var grabCoupon = redis.NewScript(`
 local memo = redis.call('GET', KEYS[4])
 if memo then return cjson.decode(memo) end
+local function refuse(res)
+	if ARGV[4] == '1' then redis.call('SET', KEYS[4], cjson.encode(res), 'EX', tonumber(ARGV[3])) end
+	return res
+end
 local meta = redis.call('HMGET', KEYS[1], 'start', 'end', 'limit', 'days', 'total')
 if not meta[1] then return {1, 0, 0, 0, 0} end
 local now = tonumber(ARGV[2])
-if now < tonumber(meta[1]) then return {2, 0, 0, 0, 0} end
-if now >= tonumber(meta[2]) then return {3, 0, 0, 0, 0} end
-if tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0') >= tonumber(meta[3]) then return {4, 0, 0, 0, 0} end
-if tonumber(redis.call('GET', KEYS[2]) or '0') <= 0 then return {5, 0, 0, 0, 0} end
+if now < tonumber(meta[1]) then return refuse({2, 0, 0, 0, 0}) end
+if now >= tonumber(meta[2]) then return refuse({3, 0, 0, 0, 0}) end
+if tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0') >= tonumber(meta[3]) then return refuse({4, 0, 0, 0, 0}) end
+if tonumber(redis.call('GET', KEYS[2]) or '0') <= 0 then return refuse({5, 0, 0, 0, 0}) end
 local left = redis.call('DECR', KEYS[2])
 redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
 local unit = tonumber(meta[5]) - left
@@ -309,13 +314,16 @@ return res
 // SQL. requestID identifies the attempt (empty: a new one); the coupon
 // reaches SQLite through the batch flush.
 func (s *Store) GrabCoupon(ctx context.Context, userID, couponID int64, requestID string) (*UserCoupon, error) {
-	if requestID == "" {
+	keyed := "0"
+	if req, ok := keyedRequestID(ctx, "coupon", userID); ok {
+		requestID, keyed = req, "1"
+	} else if requestID == "" {
 		requestID = NewRequestID()
 	}
 	keys := []string{couponMetaKey(couponID), couponStockKey(couponID), couponUsersKey(couponID),
 		couponReqKey(couponID, userID, requestID), couponQueue(couponID).Pending}
 	for loaded := false; ; loaded = true {
-		res, err := s.eval(ctx, grabCoupon, keys, userID, s.Now().UnixMilli(), int(GrabMemoTTL/time.Second)).Int64Slice()
+		res, err := s.eval(ctx, grabCoupon, keys, userID, s.Now().UnixMilli(), int(GrabMemoTTL/time.Second), keyed).Int64Slice()
 		if err != nil {
 			return nil, fmt.Errorf("grab coupon %d: %w", couponID, err)
 		}

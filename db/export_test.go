@@ -10,7 +10,7 @@ import (
 
 // GrabWithRequestID runs the grab script under a chosen request ID, as a go-redis retry would.
 func (s *Store) GrabWithRequestID(ctx context.Context, userID, goodsID int64, requestID string) (*Order, error) {
-	return s.grab(ctx, userID, goodsID, requestID)
+	return s.grab(ctx, userID, goodsID, requestID, false)
 }
 
 // PayAt pays as if the clock read now.

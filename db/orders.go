@@ -84,7 +84,9 @@ const grabMemoTTL = 5 * time.Minute
 // Returns {code, record, remaining, slot ID} where code is
 // ok | not_loaded | not_started | ended | limit_reached | sold_out
 // (record and the rest only with ok).
-var grabScript = redis.NewScript(goodsLua + `
+var grabScript = redis.NewScript(goodsLua + grabLua)
+
+const grabLua = `
 local memo = redis.call('GET', KEYS[11])
 if memo then return {'ok', memo, remaining(), redis.call('HGET', K_INFO, 'slot')} end
 local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot')
@@ -111,7 +113,11 @@ redis.call('RPUSH', K_PENDING, rec)
 redis.call('HINCRBY', K_COUNTS, 'unpaid', 1)
 redis.call('SET', KEYS[11], rec, 'PX', ARGV[4])
 return {'ok', rec, left or remaining(), info[5]}
-`)
+`
+
+// grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
+// answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
+var grabScriptKeyed = redis.NewScript(goodsLua + memoize(grabLua, "res[1] ~= 'not_loaded'"))
 
 // GrabGoods decides a grab in one Redis round trip with no SQL, then
 // schedules the order's expiry off the request path; that enqueue is the
@@ -120,7 +126,11 @@ func (s *Store) GrabGoods(ctx context.Context, userID, goodsID int64) (*Order, e
 	if goodsID <= 0 || goodsID > MaxGoodsID {
 		return nil, Errorf(ENOTFOUND, "goods %d not found", goodsID)
 	}
-	o, err := s.grab(ctx, userID, goodsID, NewRequestID())
+	req, keyed := keyedRequestID(ctx, "goods", userID)
+	if !keyed {
+		req = NewRequestID()
+	}
+	o, err := s.grab(ctx, userID, goodsID, req, keyed)
 	if err != nil {
 		return nil, err
 	}
@@ -130,11 +140,15 @@ func (s *Store) GrabGoods(ctx context.Context, userID, goodsID int64) (*Order, e
 
 // grab runs the grab script under requestID; goods not in Redis are loaded
 // when their sale is live (a preheat missed or Redis was emptied) and tried once more.
-func (s *Store) grab(ctx context.Context, userID, goodsID int64, requestID string) (*Order, error) {
+func (s *Store) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed bool) (*Order, error) {
 	now := s.Now()
 	keys := goodsScriptKeys(goodsID, grabMemoKey(goodsID, requestID))
+	script := grabScript
+	if keyed {
+		script = grabScriptKeyed
+	}
 	for attempt := 0; ; attempt++ {
-		res, err := s.eval(ctx, grabScript, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
+		res, err := s.eval(ctx, script, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
 		if err != nil {
 			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
 		}
@@ -196,7 +210,9 @@ func (s *Store) loadLiveGoods(ctx context.Context, goodsID int64) error {
 // Returns {code, record, remaining} where code is
 // ok | unchanged (already paid) | expired (expired, cancelled or failed) |
 // lapsed (past its deadline: expired now) | not_found.
-var payScript = redis.NewScript(goodsLua + `
+var payScript = redis.NewScript(goodsLua + payLua)
+
+const payLua = `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
 if not rec then return {'not_found'} end
 local f = split(rec)
@@ -212,7 +228,11 @@ redis.call('HINCRBY', K_COUNTS, 'unpaid', -1)
 redis.call('HINCRBY', K_COUNTS, 'paid', 1)
 redis.call('HINCRBY', K_COUNTS, 'revenue', f[4])
 return {'ok', save(f, 'paid', ARGV[3]), remaining()}
-`)
+`
+
+// payScriptKeyed is payScript with an Idempotency-Key: KEYS[11] keeps the
+// answer, ARGV[4] is its TTL in ms.
+var payScriptKeyed = redis.NewScript(goodsLua + memoize(payLua, "true"))
 
 // PayOrder pays the user's order and deletes its expiry task. Paying again
 // answers the paid order unchanged; an expired or cancelled order is refused.
@@ -243,7 +263,9 @@ func (s *Store) payOrder(ctx context.Context, userID, orderID int64, now time.Ti
 // Returns {code, record, remaining} where code is
 // ok | unchanged (already cancelled) | paid | expired (expired or failed) |
 // lapsed (past its deadline: expired now) | not_found.
-var cancelScript = redis.NewScript(goodsLua + `
+var cancelScript = redis.NewScript(goodsLua + cancelLua)
+
+const cancelLua = `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
 if not rec then return {'not_found'} end
 local f = split(rec)
@@ -255,7 +277,11 @@ if tonumber(ARGV[3]) >= tonumber(f[7]) then
 	return {'lapsed', close(f, 'expired', ARGV[3], true), remaining()}
 end
 return {'ok', close(f, 'cancelled', ARGV[3], true), remaining()}
-`)
+`
+
+// cancelScriptKeyed is cancelScript with an Idempotency-Key: KEYS[11] keeps
+// the answer, ARGV[4] is its TTL in ms.
+var cancelScriptKeyed = redis.NewScript(goodsLua + memoize(cancelLua, "true"))
 
 // CancelOrder cancels the user's unpaid order and puts its unit back in stock.
 func (s *Store) CancelOrder(ctx context.Context, userID, orderID int64) (*Order, error) {
@@ -335,6 +361,12 @@ return {'ok', close(f, 'failed', ARGV[2], false), remaining()}
 // runOrderScript runs one of the order scripts for orderID (owned by userID
 // unless it is 0) and pushes the change live. A "not_found" from Redis looks
 // in SQLite, for orders of goods no longer active.
+// keyedOrderScripts are the order scripts that honour an Idempotency-Key, each with its keyed variant.
+var keyedOrderScripts = map[*redis.Script]struct {
+	script *redis.Script
+	op     string
+}{payScript: {payScriptKeyed, "pay"}, cancelScript: {cancelScriptKeyed, "cancel"}}
+
 func (s *Store) runOrderScript(ctx context.Context, script *redis.Script, userID, orderID int64, now time.Time) (*Order, string, error) {
 	goodsID, seq, ok := SplitOrderID(orderID)
 	if !ok {
@@ -344,7 +376,14 @@ func (s *Store) runOrderScript(ctx context.Context, script *redis.Script, userID
 	if userID == 0 {
 		args = []any{seq, now.UnixMilli()}
 	}
-	res, err := script.Run(ctx, s.Redis, goodsScriptKeys(goodsID), args...).Slice()
+	keys := goodsScriptKeys(goodsID)
+	if k, ok := keyedOrderScripts[script]; ok {
+		if req, keyed := keyedRequestID(ctx, k.op, userID); keyed {
+			script, keys = k.script, goodsScriptKeys(goodsID, grabMemoKey(goodsID, req+":"+strconv.FormatInt(seq, 10)))
+			args = append(args, IdempotencyTTL.Milliseconds())
+		}
+	}
+	res, err := script.Run(ctx, s.Redis, keys, args...).Slice()
 	if err != nil {
 		return nil, "", fmt.Errorf("order %d: %w", orderID, err)
 	}

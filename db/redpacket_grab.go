@@ -51,7 +51,13 @@ return {0, amount, tonumber(ARGV[3]), redis.call('LLEN', KEYS[2])}
 // GrabRedPacket opens a packet for a user: one Lua script decides it, with
 // no SQL; the claim reaches SQLite through the batch flush.
 func (s *Store) GrabRedPacket(ctx context.Context, id, userID int64) (*RedPacketGrab, error) {
-	req := NewRequestID()
+	// A packet's answers never turn from refusal to success (shares do not
+	// come back while it is open), so a keyed grab needs only its request ID
+	// remembered in the claim to answer a retry as it answered first.
+	req, keyed := keyedRequestID(ctx, "redpacket", userID)
+	if !keyed {
+		req = NewRequestID()
+	}
 	keys := []string{keyRedPacketMeta(id), keyRedPacketUnclaimed(id), keyRedPacketClaimedBy(id), keyRedPacketClaimed(id)}
 	res, err := s.eval(ctx, grabRedPacket, keys, userID, req, s.Now().UnixMilli()).Int64Slice()
 	if err != nil {

@@ -4,6 +4,7 @@
 package handlers
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/netip"
@@ -84,6 +85,22 @@ func bind(c *fiber.Ctx, v any) error {
 		return db.Errorf(db.EINVALID, "body is not valid JSON")
 	}
 	return nil
+}
+
+// HeaderIdempotencyKey names the header that makes a grab, pay or cancel safe to retry.
+const HeaderIdempotencyKey = "Idempotency-Key"
+
+// opContext is the request's context, carrying its Idempotency-Key when it
+// has one (1–64 printable characters; anything else is invalid).
+func opContext(c *fiber.Ctx) (context.Context, error) {
+	key := c.Get(HeaderIdempotencyKey)
+	if key == "" {
+		return c.UserContext(), nil
+	}
+	if !db.ValidIdempotencyKey(key) {
+		return nil, db.Errorf(db.EINVALID, "Idempotency-Key must be 1–64 printable characters")
+	}
+	return db.WithIdempotencyKey(c.UserContext(), key), nil
 }
 
 // render writes a templ component as the HTML response.

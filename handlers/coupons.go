@@ -109,7 +109,8 @@ func (h *Handlers) GetCoupon(c *fiber.Ctx) error {
 }
 
 // GrabCoupon grabs one coupon of a template: POST /api/coupons/{id}/grab.
-// A client may send X-Request-ID to make its own retries safe.
+// A client makes its retries safe with Idempotency-Key (X-Request-ID, the
+// older header, still keeps a success from being applied twice).
 func (h *Handlers) GrabCoupon(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
@@ -123,7 +124,11 @@ func (h *Handlers) GrabCoupon(c *fiber.Ctx) error {
 	if len(reqID) > 64 {
 		return db.Errorf(db.EINVALID, "X-Request-ID must be at most 64 characters")
 	}
-	uc, err := h.Store.GrabCoupon(c.UserContext(), cl.UserID, id, reqID)
+	ctx, err := opContext(c)
+	if err != nil {
+		return err
+	}
+	uc, err := h.Store.GrabCoupon(ctx, cl.UserID, id, reqID)
 	if err != nil {
 		return err
 	}

@@ -209,7 +209,11 @@ func (h *Handlers) Grab(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	o, err := h.Store.GrabGoods(c.UserContext(), cl.UserID, id)
+	ctx, err := opContext(c)
+	if err != nil {
+		return err
+	}
+	o, err := h.Store.GrabGoods(ctx, cl.UserID, id)
 	if err != nil {
 		return err
 	}
@@ -240,7 +244,11 @@ func (h *Handlers) orderAction(c *fiber.Ctx, act func(ctx context.Context, userI
 	if err != nil {
 		return err
 	}
-	o, err := act(c.UserContext(), cl.UserID, id)
+	ctx, err := opContext(c)
+	if err != nil {
+		return err
+	}
+	o, err := act(ctx, cl.UserID, id)
 	if err != nil {
 		return err
 	}

@@ -72,7 +72,11 @@ func (h *Handlers) GrabRedPacket(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Store.GrabRedPacket(c.UserContext(), id, cl.UserID)
+	ctx, err := opContext(c)
+	if err != nil {
+		return err
+	}
+	g, err := h.Store.GrabRedPacket(ctx, id, cl.UserID)
 	if err != nil {
 		return err
 	}

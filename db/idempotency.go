@@ -1,0 +1,73 @@
+package db
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"strconv"
+	"time"
+)
+
+// Idempotency keys (DESIGN.md §6): a client sends the same Idempotency-Key
+// when it retries a grab, pay or cancel whose answer it lost, and gets the
+// first answer again with nothing changed. The key travels in the context;
+// a keyed operation runs a variant of its script that keeps its whole answer
+// (refusals too) beside the item for IdempotencyTTL, in the same round trip
+// and the same Redis slot as the change itself, so the answer and the change
+// are stored together or not at all.
+
+// IdempotencyTTL is how long a keyed answer is kept.
+const IdempotencyTTL = 5 * time.Minute
+
+type idempotencyCtxKey struct{}
+
+// WithIdempotencyKey returns a context whose grab, pay or cancel is keyed by key.
+func WithIdempotencyKey(ctx context.Context, key string) context.Context {
+	if key == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, idempotencyCtxKey{}, key)
+}
+
+// ValidIdempotencyKey reports whether key is 1–64 printable ASCII characters.
+func ValidIdempotencyKey(key string) bool {
+	if len(key) == 0 || len(key) > 64 {
+		return false
+	}
+	for i := 0; i < len(key); i++ {
+		if key[i] < 0x20 || key[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// keyedRequestID is the request ID under which a keyed operation of one user
+// is remembered (hex, so it fits every script's record format), and whether
+// the context carries a key at all.
+func keyedRequestID(ctx context.Context, op string, userID int64) (string, bool) {
+	key, _ := ctx.Value(idempotencyCtxKey{}).(string)
+	if key == "" {
+		return "", false
+	}
+	sum := sha256.Sum256([]byte(op + "\x00" + strconv.FormatInt(userID, 10) + "\x00" + key))
+	return "k" + hex.EncodeToString(sum[:16]), true
+}
+
+// memoize wraps a script body (top-level Lua ending in returns) so its whole
+// answer is kept under the last key for ARGV[#ARGV] milliseconds, and a later
+// run with the same last key returns that answer without running the body.
+// keep is a Lua condition on res that says which answers are kept (not, say,
+// "not loaded yet, load and ask again").
+func memoize(body, keep string) string {
+	return "local function body()\n" + body + "\nend\n" + `
+local memo = redis.call('GET', KEYS[#KEYS])
+if memo then
+	local ok, res = pcall(cjson.decode, memo)
+	if ok and type(res) == 'table' then return res end
+end
+local res = body()
+if ` + keep + ` then redis.call('SET', KEYS[#KEYS], cjson.encode(res), 'PX', ARGV[#ARGV]) end
+return res
+`
+}
