@@ -133,3 +133,6 @@ func attemptedUsername(c *fiber.Ctx) string {
 	}
 	return strings.ToLower(name)
 }
+
+// LimitShare is the number of web processes this one believes share the limits.
+func (s *Server) LimitShare() int { return s.limits.grab.Share() }

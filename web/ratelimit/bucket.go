@@ -117,3 +117,6 @@ func (l *Limiter[K]) Len() int {
 	}
 	return n
 }
+
+// Share is the number of processes the limit is divided among.
+func (l *Limiter[K]) Share() int { return int(l.share.Load()) }
