@@ -54,7 +54,9 @@ func send(t testing.TB, method, url string, headers map[string]string, body any)
 	return answer{res.StatusCode, res.Header, raw}
 }
 
-func bearer(token string) map[string]string { return map[string]string{"Authorization": "Bearer " + token} }
+func bearer(token string) map[string]string {
+	return map[string]string{"Authorization": "Bearer " + token}
+}
 
 // wantRateLimited checks a refusal is the contract's 429 with a Retry-After in seconds.
 func wantRateLimited(t testing.TB, what string, r answer) {
