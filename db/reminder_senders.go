@@ -18,7 +18,6 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"syscall"
 	"time"
 )
 
@@ -75,28 +74,22 @@ func permanent(err error) bool {
 }
 
 // newWebhookClient returns a client that does not follow redirects and,
-// unless private addresses are allowed, refuses to connect to them whatever
-// the name resolves to at sending time.
+// unless private addresses are allowed, connects only to addresses
+// GlobalUnicast accepts, whatever the name resolves to at sending time. It
+// has no proxy: a proxy would connect for it, past that check.
 func (s *Store) newWebhookClient() *http.Client {
-	dialer := &net.Dialer{Timeout: WebhookTimeout}
-	if !s.WebhookAllowPrivate {
-		dialer.Control = func(_, address string, _ syscall.RawConn) error {
-			host, _, _ := net.SplitHostPort(address)
-			if ip := net.ParseIP(host); ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() {
-				return fmt.Errorf("webhook address %s is private", address)
-			}
-			return nil
-		}
-	}
+	dialer := webhookDialer(s.WebhookAllowPrivate)
 	return &http.Client{
-		Timeout:       WebhookTimeout,
-		Transport:     &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second},
+		Timeout: WebhookTimeout,
+		Transport: &http.Transport{DialContext: dialer.DialContext, MaxIdleConnsPerHost: 4, IdleConnTimeout: 30 * time.Second,
+			TLSHandshakeTimeout: WebhookTimeout, MaxResponseHeaderBytes: 64 << 10},
 		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 	}
 }
 
 // postWebhook sends one signed reminder. 5xx, 429 and network errors may be
-// retried; any other non-2xx answer is permanent.
+// retried; any other non-2xx answer (redirects too) and an address the
+// dialer refuses are permanent.
 func (s *Store) postWebhook(ctx context.Context, client *http.Client, target, deliveryID string, body []byte) error {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, target, bytes.NewReader(body))
 	if err != nil {
@@ -108,7 +101,8 @@ func (s *Store) postWebhook(ctx context.Context, client *http.Client, target, de
 	req.Header.Set("X-Seckill-Delivery", deliveryID)
 	res, err := client.Do(req)
 	if err != nil {
-		return &deliveryError{err: fmt.Errorf("post webhook: %w", err)}
+		// An address refused at dial time stays refused: retrying cannot help.
+		return &deliveryError{err: fmt.Errorf("post webhook: %w", err), permanent: errors.Is(err, errNotGlobal)}
 	}
 	io.Copy(io.Discard, io.LimitReader(res.Body, 64<<10))
 	res.Body.Close()

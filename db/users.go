@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/mail"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -204,31 +205,44 @@ func (s *Store) UpdateSettings(ctx context.Context, userID int64, upd SettingsUp
 	return s.UserSettings(ctx, userID)
 }
 
-// ValidateWebhookURL refuses URLs that are not http(s) and, unless allowPrivate,
-// hosts that resolve to loopback, private or link-local addresses.
+// MaxWebhookURL is the longest webhook URL accepted, in bytes.
+const MaxWebhookURL = 2048
+
+// ValidateWebhookURL accepts an http or https URL with a host and no user
+// information, at most MaxWebhookURL bytes long, whose host (an IP literal or
+// a name) resolves only to addresses GlobalUnicast accepts; allowPrivate
+// (WEBHOOK_ALLOW_PRIVATE) skips the address check.
 func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) error {
+	if len(raw) > MaxWebhookURL {
+		return Errorf(EINVALID, "webhook URL is longer than %d bytes", MaxWebhookURL)
+	}
 	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
 		return Errorf(EINVALID, "webhook URL must be an http or https URL")
+	}
+	if u.User != nil {
+		return Errorf(EINVALID, "webhook URL must not carry a user name or password")
 	}
 	if allowPrivate {
 		return nil
 	}
 	host := u.Hostname()
-	ips := []net.IP{net.ParseIP(host)}
-	if ips[0] == nil {
-		addrs, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	addrs := []netip.Addr{}
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = append(addrs, a)
+	} else {
+		ctx, cancel := context.WithTimeout(ctx, WebhookTimeout)
+		defer cancel()
+		addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		if err != nil || len(addrs) == 0 {
 			return Errorf(EINVALID, "webhook host %q does not resolve", host)
 		}
-		ips = ips[:0]
-		for _, a := range addrs {
-			ips = append(ips, a.IP)
-		}
 	}
-	for _, ip := range ips {
-		if ip.IsLoopback() || ip.IsPrivate() || ip.IsUnspecified() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() {
-			return Errorf(EINVALID, "webhook URL points at a private address")
+	for _, a := range addrs {
+		if !GlobalUnicast(a) {
+			// The address itself stays out of the message: it would show
+			// anyone how internal names resolve.
+			return Errorf(EINVALID, "webhook URL must point at a public Internet address")
 		}
 	}
 	return nil

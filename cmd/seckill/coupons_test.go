@@ -246,7 +246,7 @@ func TestCouponsHTTPContract(t *testing.T) {
 	}
 	// email and webhook become bookable once the user has an address (webhook) and the server a mail relay (email).
 	a.wantError("PUT", "/api/me/settings", shopper, map[string]string{"webhook_url": "http://127.0.0.1:9/hook"}, 400, "invalid")
-	a.couponSettings(shopper, map[string]string{"email": "shopper@example.com", "webhook_url": "https://203.0.113.10/hook"})
+	a.couponSettings(shopper, map[string]string{"email": "shopper@example.com", "webhook_url": "https://93.184.215.14/hook"})
 	a.couponBook(shopper, upcoming.ID, 15, "webhook")
 	a.wantError("PUT", path, shopper, map[string]any{"minutes_before": 15, "channel": "email"}, 409, "not_configured")
 
