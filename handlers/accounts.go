@@ -21,6 +21,7 @@ func (h *Handlers) Register(c *fiber.Ctx) error {
 		return err
 	}
 	u, err := h.Store.CreateUser(c.UserContext(), in.Username, in.Password, db.RoleUser)
+	h.auditSignIn(c, db.AuditRegister, in.Username, u, err)
 	if err != nil {
 		return err
 	}
@@ -36,6 +37,7 @@ func (h *Handlers) Login(c *fiber.Ctx) error {
 		return err
 	}
 	u, err := h.Store.SignIn(c.UserContext(), in.Username, in.Password, ClientIP(c))
+	h.auditSignIn(c, db.AuditLogin, in.Username, u, err)
 	if err != nil {
 		return err
 	}
@@ -109,6 +111,7 @@ func (h *Handlers) LoginPage(c *fiber.Ctx) error {
 func (h *Handlers) LoginForm(c *fiber.Ctx) error {
 	form := views.AuthForm{Username: c.FormValue("username"), Next: safeNext(c.FormValue("next"))}
 	u, err := h.Store.SignIn(c.UserContext(), form.Username, c.FormValue("password"), ClientIP(c))
+	h.auditSignIn(c, db.AuditLogin, form.Username, u, err)
 	if err != nil {
 		status := fiber.StatusUnauthorized
 		switch db.ErrorCode(err) {
@@ -139,6 +142,7 @@ func (h *Handlers) RegisterPage(c *fiber.Ctx) error {
 func (h *Handlers) RegisterForm(c *fiber.Ctx) error {
 	form := views.AuthForm{Username: c.FormValue("username")}
 	u, err := h.Store.CreateUser(c.UserContext(), form.Username, c.FormValue("password"), db.RoleUser)
+	h.auditSignIn(c, db.AuditRegister, form.Username, u, err)
 	if err != nil {
 		if db.ErrorCode(err) == db.EINTERNAL {
 			return err

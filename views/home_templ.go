@@ -83,7 +83,7 @@ func AdminDashboard(p Page) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<section data-testid=\"admin-dashboard\"><h1>Merchant dashboard</h1><div class=\"grid\"><a class=\"card tile\" href=\"/admin/slots\"><h2>Time slots &amp; goods</h2><p class=\"muted\">Create slots and goods, watch sales live.</p></a> <a class=\"card tile\" href=\"/admin/redpackets\"><h2>Red packets</h2><p class=\"muted\">Create packets, watch claims.</p></a> <a class=\"card tile\" href=\"/admin/coupons\"><h2>Coupons</h2><p class=\"muted\">Templates, grabs and reminder bookings.</p></a> ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 2, "<section data-testid=\"admin-dashboard\"><h1>Merchant dashboard</h1><div class=\"grid\"><a class=\"card tile\" href=\"/admin/slots\"><h2>Time slots &amp; goods</h2><p class=\"muted\">Create slots and goods, watch sales live.</p></a> <a class=\"card tile\" href=\"/admin/redpackets\"><h2>Red packets</h2><p class=\"muted\">Create packets, watch claims.</p></a> <a class=\"card tile\" href=\"/admin/coupons\"><h2>Coupons</h2><p class=\"muted\">Templates, grabs and reminder bookings.</p></a> <a class=\"card tile\" href=\"/admin/audit\" data-testid=\"audit-link\"><h2>Audit log</h2><p class=\"muted\">Changes and sign-ins, who and when.</p></a> ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -95,7 +95,7 @@ func AdminDashboard(p Page) templ.Component {
 				var templ_7745c5c3_Var5 string
 				templ_7745c5c3_Var5, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL(p.MonitorPath)).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/home.templ`, Line: 28, Col: 61}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/home.templ`, Line: 29, Col: 61}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var5)
 				if templ_7745c5c3_Err != nil {

@@ -122,7 +122,8 @@ func (s *Server) routes(cfg Config) {
 	api.Get("/me", requireUser, h.Me)
 	api.Get("/me/settings", requireUser, h.GetSettings)
 	api.Put("/me/settings", requireUser, h.UpdateSettings)
-	admin := api.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
+	admin := api.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin), s.audit)
+	admin.Get("/audit", h.AuditLog)
 	admin.Post("/users", requireRole(db.RoleAdmin), h.CreateUser)
 	// coupons
 	admin.Post("/coupons", h.CreateCoupon)
@@ -179,8 +180,9 @@ func (s *Server) routes(cfg Config) {
 	pages.Get("/register", h.RegisterPage)
 	pages.Post("/register", s.limitAuth, h.RegisterForm)
 	pages.Post("/logout", h.Logout)
-	staff := pages.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
+	staff := pages.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin), s.audit)
 	staff.Get("/", h.AdminDashboard)
+	staff.Get("/audit", h.AuditPage)
 	// red packets
 	pages.Get("/redpackets", h.RedPacketsPage)
 	pages.Get("/redpackets/:id", h.RedPacketPage)

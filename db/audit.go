@@ -1,0 +1,130 @@
+package db
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+	"unicode/utf8"
+)
+
+// Actions of the sign-in entries; a failed attempt appends "_failed".
+const (
+	AuditLogin    = "auth.login"
+	AuditRegister = "auth.register"
+)
+
+// Audit log limits: how long a detail may be, and the page sizes of AuditEntries.
+const (
+	AuditDetailMax    = 1000
+	AuditDefaultLimit = 50
+	AuditMaxLimit     = 200
+	auditFieldMax     = 200 // actor, action and target
+)
+
+// AuditEntry is one line of the append-only audit log. IP is kept for
+// operators (the HTML page) and is not part of the JSON contract.
+type AuditEntry struct {
+	ID      int64     `json:"id"`
+	At      time.Time `json:"at"`
+	ActorID int64     `json:"actor_id"` // 0 when nobody is known (a failed sign-in)
+	Actor   string    `json:"actor"`
+	Action  string    `json:"action"`
+	Target  string    `json:"target"`
+	Detail  string    `json:"detail"`
+	IP      string    `json:"-"`
+}
+
+// Audit appends e to the audit log; At left zero means now. Long fields are
+// cut (the detail to AuditDetailMax bytes) rather than refused, because an
+// entry is written after the change it records has been made.
+func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
+	if e.Action == "" {
+		return Errorf(EINVALID, "audit entry needs an action")
+	}
+	if e.At.IsZero() {
+		e.At = s.Now()
+	}
+	var actorID sql.NullInt64
+	if e.ActorID > 0 {
+		actorID = sql.NullInt64{Int64: e.ActorID, Valid: true}
+	}
+	_, err := s.SQL.W.ExecContext(ctx, `INSERT INTO audit_log (at, actor_id, actor, action, target, detail, ip) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		e.At.UTC().Format(time.RFC3339Nano), actorID, truncateUTF8(e.Actor, auditFieldMax), truncateUTF8(e.Action, auditFieldMax),
+		truncateUTF8(e.Target, auditFieldMax), truncateUTF8(e.Detail, AuditDetailMax), truncateUTF8(e.IP, auditFieldMax))
+	if err != nil {
+		return fmt.Errorf("append audit entry %s: %w", e.Action, err)
+	}
+	return nil
+}
+
+// AuditSignIn appends the outcome of a sign-in or sign-up attempt (action
+// AuditLogin or AuditRegister): u is the account on success; err, when not
+// nil, makes it action+"_failed" with the tried username as actor.
+func (s *Store) AuditSignIn(ctx context.Context, action, username string, u *User, ip string, err error) error {
+	e := AuditEntry{Actor: username, Action: action, IP: ip}
+	if err != nil {
+		e.Action += "_failed"
+		e.Detail = ErrorMessage(err)
+	} else if u != nil {
+		e.ActorID, e.Actor, e.Target = u.ID, u.Username, fmt.Sprintf("user:%d", u.ID)
+	}
+	return s.Audit(ctx, e)
+}
+
+// AuditEntries returns up to limit entries with IDs below before (0: from
+// the newest), newest first. An admin sees every entry; a merchant sees only
+// the entries it is the actor of (its own changes and sign-ins), never other
+// merchants' or the admins'. limit 0 means AuditDefaultLimit.
+func (s *Store) AuditEntries(ctx context.Context, caller Claims, before int64, limit int) ([]AuditEntry, error) {
+	if before < 0 {
+		return nil, Errorf(EINVALID, "before must be an entry id")
+	}
+	if limit == 0 {
+		limit = AuditDefaultLimit
+	} else if limit < 0 || limit > AuditMaxLimit {
+		return nil, Errorf(EINVALID, "limit must be 1–%d", AuditMaxLimit)
+	}
+	if before == 0 {
+		before = 1<<63 - 1
+	}
+	q := `SELECT id, at, COALESCE(actor_id, 0), actor, action, target, detail, ip FROM audit_log WHERE id < ?`
+	args := []any{before}
+	switch caller.Role {
+	case RoleAdmin:
+	case RoleMerchant:
+		q += ` AND actor_id = ?`
+		args = append(args, caller.UserID)
+	default:
+		return nil, ErrForbidden
+	}
+	q += ` ORDER BY id DESC LIMIT ?`
+	args = append(args, limit)
+	rows, err := s.SQL.R.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list audit entries: %w", err)
+	}
+	defer rows.Close()
+	entries := []AuditEntry{}
+	for rows.Next() {
+		var e AuditEntry
+		var at string
+		if err := rows.Scan(&e.ID, &at, &e.ActorID, &e.Actor, &e.Action, &e.Target, &e.Detail, &e.IP); err != nil {
+			return nil, err
+		}
+		e.At, _ = time.Parse(time.RFC3339Nano, at)
+		entries = append(entries, e)
+	}
+	return entries, rows.Err()
+}
+
+// truncateUTF8 cuts s to at most n bytes without splitting a character.
+func truncateUTF8(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n]
+}

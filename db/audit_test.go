@@ -1,0 +1,138 @@
+package db_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/dbtest"
+)
+
+// auditStore is a store over a fresh SQLite only (the audit log needs no
+// Redis) whose clock moves one second per entry.
+func auditStore(t *testing.T) (*db.Store, *clock) {
+	t.Helper()
+	clk := &clock{now: time.Date(2030, 1, 2, 3, 4, 5, 600, time.UTC)}
+	return &db.Store{SQL: dbtest.SQLite(t), Now: clk.Now}, clk
+}
+
+// The audit log refuses UPDATE and DELETE, even as raw SQL on the writer.
+func TestAuditAppendOnly(t *testing.T) {
+	s, _ := auditStore(t)
+	ctx := context.Background()
+	if err := s.Audit(ctx, db.AuditEntry{ActorID: 1, Actor: "admin", Action: "goods.create", Target: "goods:1"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{
+		`UPDATE audit_log SET actor = 'someone else'`,
+		`DELETE FROM audit_log`,
+	} {
+		_, err := s.SQL.W.ExecContext(ctx, q)
+		if err == nil || !strings.Contains(err.Error(), "append-only") {
+			t.Errorf("%s: got %v, want the append-only refusal", q, err)
+		}
+	}
+	got, err := s.AuditEntries(ctx, db.Claims{UserID: 1, Role: db.RoleAdmin}, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Actor != "admin" || got[0].Target != "goods:1" {
+		t.Fatalf("entries after refused changes: %+v, want the one entry unchanged", got)
+	}
+}
+
+// Entries page newest first by id; a merchant sees only its own; bad paging is invalid.
+func TestAuditEntriesPaging(t *testing.T) {
+	s, clk := auditStore(t)
+	ctx := context.Background()
+	start := clk.Now()
+	for i := 1; i <= 7; i++ {
+		actor := int64(1) // the admin
+		if i%2 == 0 {
+			actor = 2 // the merchant
+		}
+		if err := s.Audit(ctx, db.AuditEntry{ActorID: actor, Actor: fmt.Sprint("user", actor), Action: "goods.update", Target: fmt.Sprintf("goods:%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+		clk.Advance(time.Second)
+	}
+	admin := db.Claims{UserID: 1, Role: db.RoleAdmin}
+	merchant := db.Claims{UserID: 2, Role: db.RoleMerchant}
+	targets := func(es []db.AuditEntry) string {
+		var b []string
+		for _, e := range es {
+			b = append(b, e.Target)
+		}
+		return strings.Join(b, " ")
+	}
+	tests := []struct {
+		name   string
+		caller db.Claims
+		before int64
+		limit  int
+		want   string
+	}{
+		{"admin newest page", admin, 0, 3, "goods:7 goods:6 goods:5"},
+		{"admin older page", admin, 5, 3, "goods:4 goods:3 goods:2"},
+		{"admin last page", admin, 2, 3, "goods:1"},
+		{"admin default limit", admin, 0, 0, "goods:7 goods:6 goods:5 goods:4 goods:3 goods:2 goods:1"},
+		{"merchant own only", merchant, 0, 0, "goods:6 goods:4 goods:2"},
+		{"merchant older page", merchant, 4, 10, "goods:2"},
+	}
+	for _, tt := range tests {
+		got, err := s.AuditEntries(ctx, tt.caller, tt.before, tt.limit)
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if g := targets(got); g != tt.want {
+			t.Errorf("%s: (-want +got)\n- %s\n+ %s", tt.name, tt.want, g)
+		}
+	}
+	first, _ := s.AuditEntries(ctx, admin, 2, 1)
+	if len(first) != 1 || !first[0].At.Equal(start) || first[0].ID != 1 || first[0].ActorID != 1 {
+		t.Errorf("first entry %+v, want id 1 at %s by actor 1", first, start)
+	}
+
+	for _, bad := range []struct {
+		before int64
+		limit  int
+	}{{0, -1}, {0, db.AuditMaxLimit + 1}, {-1, 10}} {
+		if _, err := s.AuditEntries(ctx, admin, bad.before, bad.limit); db.ErrorCode(err) != db.EINVALID {
+			t.Errorf("before=%d limit=%d: got %v, want invalid", bad.before, bad.limit, err)
+		}
+	}
+	if _, err := s.AuditEntries(ctx, db.Claims{UserID: 3, Role: db.RoleUser}, 0, 0); db.ErrorCode(err) != db.EFORBIDDEN {
+		t.Errorf("shopper: got %v, want forbidden", err)
+	}
+}
+
+// A detail is cut to AuditDetailMax bytes without splitting a character; a failed sign-in has no actor id.
+func TestAuditTruncatesAndSignIns(t *testing.T) {
+	s, _ := auditStore(t)
+	ctx := context.Background()
+	if err := s.Audit(ctx, db.AuditEntry{Action: "x.y", Detail: "a" + strings.Repeat("é", db.AuditDetailMax)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AuditSignIn(ctx, db.AuditLogin, "nobody", nil, "10.0.0.1", db.Errorf(db.EUNAUTHORIZED, "wrong username or password")); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.AuditSignIn(ctx, db.AuditLogin, "alice", &db.User{ID: 9, Username: "alice"}, "10.0.0.2", nil); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.AuditEntries(ctx, db.Claims{Role: db.RoleAdmin}, 0, 0)
+	if err != nil || len(got) != 3 {
+		t.Fatalf("entries: %v %+v", err, got)
+	}
+	if d := got[2].Detail; len(d) > db.AuditDetailMax || len(d) < db.AuditDetailMax-1 || !strings.HasSuffix(d, "é") {
+		t.Errorf("detail of %d bytes (suffix %q), want at most %d ending in a whole character", len(d), d[len(d)-2:], db.AuditDetailMax)
+	}
+	if e := got[1]; e.Action != "auth.login_failed" || e.Actor != "nobody" || e.ActorID != 0 || e.IP != "10.0.0.1" {
+		t.Errorf("failed login entry %+v", e)
+	}
+	if e := got[0]; e.Action != "auth.login" || e.Actor != "alice" || e.ActorID != 9 || e.Target != "user:9" || e.IP != "10.0.0.2" {
+		t.Errorf("login entry %+v", e)
+	}
+}

@@ -1,0 +1,83 @@
+package handlers
+
+import (
+	"strconv"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/views"
+)
+
+// AuditLog answers a page of the audit log, newest first: GET /api/admin/audit?before=&limit=.
+func (h *Handlers) AuditLog(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	before, err := queryInt(c, "before")
+	if err != nil {
+		return err
+	}
+	limit, err := queryInt(c, "limit")
+	if err != nil {
+		return err
+	}
+	entries, err := h.Store.AuditEntries(c.UserContext(), cl, before, int(limit))
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"entries": entries})
+}
+
+// AuditPage shows the audit log with a link to older entries: GET /admin/audit?before=.
+func (h *Handlers) AuditPage(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	before, err := queryInt(c, "before")
+	if err != nil {
+		return err
+	}
+	// One more than a page tells whether there is an older one.
+	entries, err := h.Store.AuditEntries(c.UserContext(), cl, before, db.AuditDefaultLimit+1)
+	if err != nil {
+		return err
+	}
+	var v views.AuditView
+	if len(entries) > db.AuditDefaultLimit {
+		entries = entries[:db.AuditDefaultLimit]
+		v.OlderBefore = entries[len(entries)-1].ID
+	}
+	for _, e := range entries {
+		v.Entries = append(v.Entries, views.AuditRow{ID: e.ID, At: e.At, ActorID: e.ActorID, Actor: e.Actor,
+			Action: e.Action, Target: e.Target, Detail: e.Detail, IP: e.IP})
+	}
+	return render(c, fiber.StatusOK, views.AuditPage(h.page(c, "Audit log"), v))
+}
+
+// auditSignIn records a sign-in or sign-up attempt (db.AuditLogin or
+// db.AuditRegister) and its outcome err; a failed append is logged and never
+// changes the answer.
+func (h *Handlers) auditSignIn(c *fiber.Ctx, action, username string, u *db.User, err error) {
+	ip := ""
+	if a := ClientIP(c); a.IsValid() {
+		ip = a.String()
+	}
+	if aerr := h.Store.AuditSignIn(c.UserContext(), action, username, u, ip, err); aerr != nil {
+		h.Store.Log.Error("audit sign-in", "action", action, "err", aerr)
+	}
+}
+
+// queryInt parses an optional integer query parameter; left out is 0.
+func queryInt(c *fiber.Ctx, name string) (int64, error) {
+	s := c.Query(name)
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, db.Errorf(db.EINVALID, "%s must be an integer", name)
+	}
+	return n, nil
+}
