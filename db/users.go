@@ -163,10 +163,8 @@ func (s *Store) UserSettings(ctx context.Context, userID int64) (*Settings, erro
 func (s *Store) UpdateSettings(ctx context.Context, userID int64, upd SettingsUpdate) (*Settings, error) {
 	if upd.Email != nil {
 		e := strings.TrimSpace(*upd.Email)
-		if e != "" {
-			if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
-				return nil, Errorf(EINVALID, "email is not an address")
-			}
+		if err := ValidateEmail(e); err != nil {
+			return nil, err
 		}
 		upd.Email = &e
 	}
@@ -198,9 +196,31 @@ func (s *Store) UpdateSettings(ctx context.Context, userID int64, upd SettingsUp
 	return s.UserSettings(ctx, userID)
 }
 
-// ValidateWebhookURL refuses URLs that are not http(s) and, unless allowPrivate,
-// hosts that resolve to loopback, private or link-local addresses.
+// ValidateEmail checks a reminder address: empty (none), or one plain
+// address of at most MaxEmailBytes without control characters.
+func ValidateEmail(e string) error {
+	if e == "" {
+		return nil
+	}
+	if len(e) > MaxEmailBytes {
+		return Errorf(EINVALID, "email must be at most %d bytes", MaxEmailBytes)
+	}
+	if fe := CheckText("email", e, MaxEmailBytes, false); fe != nil {
+		return fe
+	}
+	if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
+		return Errorf(EINVALID, "email is not an address")
+	}
+	return nil
+}
+
+// ValidateWebhookURL refuses URLs that are longer than MaxWebhookURLChars,
+// hold control characters, are not http(s) and, unless allowPrivate, whose
+// hosts resolve to loopback, private or link-local addresses.
 func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) error {
+	if fe := CheckText("webhook_url", raw, MaxWebhookURLChars, false); fe != nil {
+		return fe
+	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
 		return Errorf(EINVALID, "webhook URL must be an http or https URL")
