@@ -18,6 +18,7 @@ const (
 	MaxCouponLimit       = 1000
 	DefaultCouponDays    = 7
 	MaxCouponDays        = 3650
+	MaxCouponCents       = 100_000_000 // one million in the currency, for amount_off and min_spend_cents
 	maxCouponTitle       = 100
 	userCouponIDMultiple = 100_000_000 // > MaxCouponStock, so (template, unit) → ID is one to one
 )
@@ -50,11 +51,15 @@ func NormaliseCouponInput(in *CouponInput, now time.Time) error {
 	in.GrabEndAt = in.GrabEndAt.Truncate(time.Second).UTC()
 	if in.Title == "" || utf8.RuneCountInString(in.Title) > maxCouponTitle {
 		addField(fe, "title", "must be 1–100 characters")
+	} else if p := TextProblem(in.Title, maxCouponTitle, false); p != "" {
+		addField(fe, "title", p)
 	}
 	switch in.Kind {
 	case CouponAmountOff:
 		if in.Value < 1 {
 			addField(fe, "value", "must be at least 1 cent for an amount off")
+		} else if in.Value > MaxCouponCents {
+			addField(fe, "value", "must be at most 100,000,000 cents for an amount off")
 		}
 	case CouponPercentOff:
 		if in.Value < 1 || in.Value > 99 {
@@ -65,6 +70,8 @@ func NormaliseCouponInput(in *CouponInput, now time.Time) error {
 	}
 	if in.MinSpendCents < 0 {
 		addField(fe, "min_spend_cents", "must not be negative")
+	} else if in.MinSpendCents > MaxCouponCents {
+		addField(fe, "min_spend_cents", "must be at most 100,000,000 cents")
 	}
 	if in.Kind == CouponAmountOff && in.MinSpendCents > 0 && in.Value > in.MinSpendCents {
 		addField(fe, "value", "must not exceed the minimum spend")
@@ -90,14 +97,22 @@ func NormaliseCouponWindow(start, end *time.Time, now time.Time) error {
 	return fe.Err()
 }
 
+// checkWindow bounds a grab window as a slot is bounded: it ends after it
+// starts and after now, lasts at most MaxSlotLength and opens within
+// MaxScheduleAhead.
 func checkWindow(fe FieldErrors, start, end, now time.Time) {
-	if start.IsZero() || start.Year() < 2000 || start.Year() > 9999 {
+	startOK := !start.IsZero() && start.Year() >= 2000 && start.Year() <= 9999
+	if !startOK {
 		addField(fe, "grab_start_at", "must be an RFC 3339 time")
+	} else if start.After(now.Add(MaxScheduleAhead)) {
+		addField(fe, "grab_start_at", "must be within a year from now")
 	}
 	if end.IsZero() || end.Year() < 2000 || end.Year() > 9999 {
 		addField(fe, "grab_end_at", "must be an RFC 3339 time")
 	} else if !end.After(start) {
 		addField(fe, "grab_end_at", "must be after the grab start")
+	} else if startOK && end.Sub(start) > MaxSlotLength {
+		addField(fe, "grab_end_at", "a grab window lasts at most 7 days")
 	} else if !end.After(now) {
 		addField(fe, "grab_end_at", "must be in the future")
 	}

@@ -41,6 +41,26 @@ func TestNormaliseCouponInput(t *testing.T) {
 		{"no start", func(c *db.CouponInput) { c.GrabStartAt = time.Time{} }, "grab_start_at"},
 		{"end before start", func(c *db.CouponInput) { c.GrabEndAt = c.GrabStartAt }, "grab_end_at"},
 		{"already ended", func(c *db.CouponInput) { c.GrabStartAt, c.GrabEndAt = now.Add(-2*time.Hour), now.Add(-time.Hour) }, "grab_end_at"},
+		{"NUL in title", func(c *db.CouponInput) { c.Title = "Ten\x00off" }, "title"},
+		{"ESC in title", func(c *db.CouponInput) { c.Title = "\x1b[31mTen off" }, "title"},
+		{"bidi override in title", func(c *db.CouponInput) { c.Title = "Ten \u202eoff" }, "title"},
+		{"newline in title", func(c *db.CouponInput) { c.Title = "Ten\noff" }, "title"},
+		{"amount over a million", func(c *db.CouponInput) { c.Value, c.MinSpendCents = db.MaxCouponCents+1, 0 }, "value"},
+		{"min spend over a million", func(c *db.CouponInput) { c.MinSpendCents = db.MaxCouponCents + 1 }, "min_spend_cents"},
+		{"min spend 2^62", func(c *db.CouponInput) { c.MinSpendCents = 1 << 62 }, "min_spend_cents"},
+		{"min spend 2^63-1", func(c *db.CouponInput) { c.MinSpendCents = 1<<63 - 1 }, "min_spend_cents"},
+		{"too many days", func(c *db.CouponInput) { c.ValidDays = db.MaxCouponDays + 1 }, "valid_days"},
+		{"limit over 1000", func(c *db.CouponInput) { c.LimitPerUser = db.MaxCouponLimit + 1 }, "limit_per_user"},
+		{"window longer than a slot", func(c *db.CouponInput) { c.GrabEndAt = c.GrabStartAt.Add(db.MaxSlotLength + time.Second) }, "grab_end_at"},
+		{"ends in year 9999", func(c *db.CouponInput) { c.GrabEndAt = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) }, "grab_end_at"},
+		{"opens in year 9999", func(c *db.CouponInput) {
+			c.GrabStartAt = time.Date(9999, 12, 30, 0, 0, 0, 0, time.UTC)
+			c.GrabEndAt = c.GrabStartAt.Add(time.Hour)
+		}, "grab_start_at"},
+		{"opens over a year ahead", func(c *db.CouponInput) {
+			c.GrabStartAt = now.Add(db.MaxScheduleAhead + time.Second)
+			c.GrabEndAt = c.GrabStartAt.Add(time.Hour)
+		}, "grab_start_at"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,6 +80,45 @@ func TestNormaliseCouponInput(t *testing.T) {
 	pct.Kind, pct.Value = db.CouponPercentOff, 99
 	if err := db.NormaliseCouponInput(&pct, now); err != nil {
 		t.Fatalf("99%% off refused: %v", err)
+	}
+	edge := good()
+	edge.Value, edge.MinSpendCents, edge.ValidDays = db.MaxCouponCents, db.MaxCouponCents, db.MaxCouponDays
+	edge.GrabStartAt = now.Add(db.MaxScheduleAhead)
+	edge.GrabEndAt = edge.GrabStartAt.Add(db.MaxSlotLength)
+	if err := db.NormaliseCouponInput(&edge, now); err != nil {
+		t.Fatalf("the largest allowed coupon refused: %v", err)
+	}
+}
+
+func TestNormaliseCouponWindow(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name       string
+		start, end time.Time
+		want       string // the field at fault, "" when valid
+	}{
+		{"valid", now.Add(time.Hour), now.Add(2 * time.Hour), ""},
+		{"live, a week long", now.Add(-time.Hour), now.Add(db.MaxSlotLength - time.Hour), ""},
+		{"end before start", now.Add(2 * time.Hour), now.Add(time.Hour), "grab_end_at"},
+		{"over a week", now.Add(time.Hour), now.Add(time.Hour + db.MaxSlotLength + time.Second), "grab_end_at"},
+		{"to year 9999", now.Add(time.Hour), time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC), "grab_end_at"},
+		{"over a year ahead", now.Add(db.MaxScheduleAhead + time.Hour), now.Add(db.MaxScheduleAhead + 2*time.Hour), "grab_start_at"},
+		{"no start", time.Time{}, now.Add(time.Hour), "grab_start_at"},
+	} {
+		start, end := tt.start, tt.end
+		err := db.NormaliseCouponWindow(&start, &end, now)
+		var fe *db.InvalidFields
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("%s: refused: %v", tt.name, err)
+		case tt.want != "" && (!errors.As(err, &fe) || fe.Fields[tt.want] == ""):
+			t.Errorf("%s: error = %v, want a message on %s", tt.name, err, tt.want)
+		}
+	}
+	start, end := time.Time{}, now.Add(time.Hour)
+	var fe *db.InvalidFields
+	if err := db.NormaliseCouponWindow(&start, &end, now); !errors.As(err, &fe) || fe.Fields["grab_end_at"] != "" {
+		t.Errorf("a missing start also blamed the end: %v", err)
 	}
 }
 

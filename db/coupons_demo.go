@@ -21,7 +21,7 @@ func (s *Store) SeedDemoCoupons(ctx context.Context) error {
 		{Title: "Weekend ¥20 off", Kind: CouponAmountOff, Value: 2000, MinSpendCents: 10000, Stock: 200, LimitPerUser: 1,
 			GrabStartAt: now.Add(10 * time.Minute), GrabEndAt: now.Add(2 * time.Hour), ValidDays: 7},
 		{Title: "15% off everything", Kind: CouponPercentOff, Value: 15, Stock: 500, LimitPerUser: 2,
-			GrabStartAt: now.Add(-time.Minute), GrabEndAt: now.Add(7 * 24 * time.Hour), ValidDays: 14},
+			GrabStartAt: now.Add(-time.Minute), GrabEndAt: now.Add(MaxSlotLength - time.Minute), ValidDays: 14},
 	} {
 		if _, err := s.CreateCoupon(ctx, owner, in); err != nil {
 			return err

@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strings"
 	"time"
-	"unicode/utf8"
 )
 
 // Bounds on what a merchant may enter for a slot or goods.
@@ -12,7 +11,7 @@ const (
 	MaxSlotLength    = 7 * 24 * time.Hour
 	MaxGoodsStock    = 1_000_000
 	MaxLimitPerUser  = 1_000
-	MaxPriceCents    = 1_000_000_000_000 // ten billion in the currency: far past any real price
+	MaxPriceCents    = 100_000_000 // one million in the currency
 	MaxTitleLength   = 100
 	MaxDescriptionLn = 2_000
 )
@@ -66,6 +65,8 @@ func ValidateSlot(now time.Time, in SlotInput) FieldErrors {
 		f["start_at"] = "is required"
 	case in.StartAt.Year() < 2000 || in.StartAt.Year() > 9999:
 		f["start_at"] = "is out of range"
+	case in.StartAt.After(now.Add(MaxScheduleAhead)):
+		f["start_at"] = "must be within a year from now"
 	}
 	switch {
 	case in.EndAt.IsZero():
@@ -101,11 +102,14 @@ func ValidateGoods(in *GoodsInput) FieldErrors {
 		f["slot_id"] = "must be a positive integer"
 	}
 	checkTitle(f, "title", in.Title)
-	if utf8.RuneCountInString(in.Description) > MaxDescriptionLn {
-		f["description"] = "is longer than 2000 characters"
+	if p := TextProblem(in.Description, MaxDescriptionLn, true); p != "" {
+		f["description"] = p
 	}
 	checkMoney(f, "price_cents", in.PriceCents)
 	checkMoney(f, "seckill_price_cents", in.SeckillPriceCents)
+	if f["price_cents"] == "" && f["seckill_price_cents"] == "" && in.SeckillPriceCents > in.PriceCents {
+		f["seckill_price_cents"] = "must not be above the list price"
+	}
 	switch {
 	case in.Stock < 1:
 		f["stock"] = "must be at least 1"
@@ -124,12 +128,10 @@ func ValidateGoods(in *GoodsInput) FieldErrors {
 }
 
 func checkTitle(f FieldErrors, field, s string) {
-	s = strings.TrimSpace(s)
-	switch {
-	case s == "":
+	if strings.TrimSpace(s) == "" {
 		f[field] = "is required"
-	case utf8.RuneCountInString(s) > MaxTitleLength:
-		f[field] = "is longer than 100 characters"
+	} else if p := TextProblem(s, MaxTitleLength, false); p != "" {
+		f[field] = p
 	}
 }
 

@@ -26,6 +26,18 @@ func TestValidateSlot(t *testing.T) {
 		{"end equals start", func(s *SlotInput) { s.EndAt = s.StartAt }, "end_at: must be after the start"},
 		{"too long", func(s *SlotInput) { s.EndAt = s.StartAt.Add(8 * 24 * time.Hour) }, "end_at: a slot lasts at most 7 days"},
 		{"over", func(s *SlotInput) { s.StartAt, s.EndAt = now.Add(-2*time.Hour), now }, "end_at: is already past"},
+		{"NUL in title", func(s *SlotInput) { s.Title = "No\x00on" }, "title: must not contain control characters (found U+0000)"},
+		{"newline in title", func(s *SlotInput) { s.Title = "No\non" }, "title: must be a single line"},
+		{"a year ahead", func(s *SlotInput) {
+			s.StartAt, s.EndAt = now.Add(MaxScheduleAhead), now.Add(MaxScheduleAhead+time.Hour)
+		}, ""},
+		{"too far ahead", func(s *SlotInput) {
+			s.StartAt, s.EndAt = now.Add(MaxScheduleAhead+time.Second), now.Add(MaxScheduleAhead+time.Hour)
+		}, "start_at: must be within a year from now"},
+		{"year 9999", func(s *SlotInput) {
+			s.StartAt = time.Date(9999, 12, 30, 0, 0, 0, 0, time.UTC)
+			s.EndAt = s.StartAt.Add(time.Hour)
+		}, "start_at: must be within a year from now"},
 	} {
 		in := ok
 		tc.edit(&in)
@@ -53,6 +65,16 @@ func TestValidateGoods(t *testing.T) {
 		{"negative price", func(g *GoodsInput) { g.PriceCents = -1 }, "price_cents: must not be negative", 1},
 		{"negative seckill price", func(g *GoodsInput) { g.SeckillPriceCents = -1 }, "seckill_price_cents: must not be negative", 1},
 		{"huge price", func(g *GoodsInput) { g.PriceCents = 1 << 62 }, "price_cents: is too large", 1},
+		{"top price", func(g *GoodsInput) { g.PriceCents, g.SeckillPriceCents = MaxPriceCents, MaxPriceCents }, "", 1},
+		{"price over a million", func(g *GoodsInput) { g.PriceCents = MaxPriceCents + 1 }, "price_cents: is too large", 1},
+		{"seckill price over a million", func(g *GoodsInput) { g.PriceCents, g.SeckillPriceCents = MaxPriceCents, MaxPriceCents+1 }, "seckill_price_cents: is too large", 1},
+		{"seckill price equals list price", func(g *GoodsInput) { g.SeckillPriceCents = g.PriceCents }, "", 1},
+		{"seckill price above list price", func(g *GoodsInput) { g.SeckillPriceCents = g.PriceCents + 1 }, "seckill_price_cents: must not be above the list price", 1},
+		{"ESC in title", func(g *GoodsInput) { g.Title = "\x1b[2JPhone" }, "title: must not contain control characters (found U+001B)", 1},
+		{"override in title", func(g *GoodsInput) { g.Title = "Phone\u202e" }, "title: must not contain control characters (found U+202E)", 1},
+		{"invalid UTF-8 title", func(g *GoodsInput) { g.Title = "Ph\xffone" }, "title: is not valid UTF-8 text", 1},
+		{"lines in description", func(g *GoodsInput) { g.Description = "Fast.\r\nSmall.\n\t- 5G" }, "", 1},
+		{"NUL in description", func(g *GoodsInput) { g.Description = "Fast\x00" }, "description: must not contain control characters (found U+0000)", 1},
 		{"negative limit", func(g *GoodsInput) { g.LimitPerUser = -1 }, "limit_per_user: must not be negative", 0},
 		{"huge limit", func(g *GoodsInput) { g.LimitPerUser = 1001 }, "limit_per_user: must be at most 1000", 0},
 		{"long description", func(g *GoodsInput) { g.Description = strings.Repeat("é", 2001) }, "description: is longer than 2000 characters", 1},

@@ -16,7 +16,7 @@ const (
 // Limits of a red packet.
 const (
 	MaxRedPacketCount  = 100_000
-	MaxRedPacketCents  = 10_000_000_000 // ¥100 million keeps 2*remaining far from overflow
+	MaxRedPacketCents  = 100_000_000 // one million in the currency, like any amount
 	MaxRedPacketTitle  = 100
 	MaxRedPacketExpiry = 30 * 24 * time.Hour
 	// DefaultRedPacketExpiry applies when expires_in is left out.
@@ -66,6 +66,8 @@ func (in *NewRedPacket) Validate() (time.Duration, error) {
 		return 0, fieldErrorf("title", "title is required")
 	} else if utf8.RuneCountInString(in.Title) > MaxRedPacketTitle {
 		return 0, fieldErrorf("title", "title must be at most %d characters", MaxRedPacketTitle)
+	} else if fe := CheckText("title", in.Title, MaxRedPacketTitle, false); fe != nil {
+		return 0, fe
 	}
 	if in.TotalCents < 1 || in.TotalCents > MaxRedPacketCents {
 		return 0, fieldErrorf("total_cents", "total must be between 1 cent and %d cents", int64(MaxRedPacketCents))

@@ -9,6 +9,10 @@ const (
 	SlotEnded    = "ended"
 )
 
+// MaxScheduleAhead is how far ahead a sale window (a slot, a coupon's grab
+// window) may open: a start in year 9999 is a typo or abuse, not a plan.
+const MaxScheduleAhead = 366 * 24 * time.Hour
+
 // PreheatWindow is how long before its slot opens a goods is loaded into Redis.
 const PreheatWindow = 10 * time.Minute
 

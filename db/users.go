@@ -170,10 +170,8 @@ func (s *Store) UserSettings(ctx context.Context, userID int64) (*Settings, erro
 func (s *Store) UpdateSettings(ctx context.Context, userID int64, upd SettingsUpdate) (*Settings, error) {
 	if upd.Email != nil {
 		e := strings.TrimSpace(*upd.Email)
-		if e != "" {
-			if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
-				return nil, Errorf(EINVALID, "email is not an address")
-			}
+		if err := ValidateEmail(e); err != nil {
+			return nil, err
 		}
 		upd.Email = &e
 	}
@@ -205,16 +203,37 @@ func (s *Store) UpdateSettings(ctx context.Context, userID int64, upd SettingsUp
 	return s.UserSettings(ctx, userID)
 }
 
+// ValidateEmail checks a reminder address: empty (none), or one plain
+// address of at most MaxEmailBytes without control characters.
+func ValidateEmail(e string) error {
+	if e == "" {
+		return nil
+	}
+	if len(e) > MaxEmailBytes {
+		return Errorf(EINVALID, "email must be at most %d bytes", MaxEmailBytes)
+	}
+	if fe := CheckText("email", e, MaxEmailBytes, false); fe != nil {
+		return fe
+	}
+	if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
+		return Errorf(EINVALID, "email is not an address")
+	}
+	return nil
+}
+
 // MaxWebhookURL is the longest webhook URL accepted, in bytes.
 const MaxWebhookURL = 2048
 
 // ValidateWebhookURL accepts an http or https URL with a host and no user
-// information, at most MaxWebhookURL bytes long, whose host (an IP literal or
-// a name) resolves only to addresses GlobalUnicast accepts; allowPrivate
-// (WEBHOOK_ALLOW_PRIVATE) skips the address check.
+// information or control characters, at most MaxWebhookURL bytes long, whose
+// host (an IP literal or a name) resolves only to addresses GlobalUnicast
+// accepts; allowPrivate (WEBHOOK_ALLOW_PRIVATE) skips the address check.
 func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) error {
 	if len(raw) > MaxWebhookURL {
 		return Errorf(EINVALID, "webhook URL is longer than %d bytes", MaxWebhookURL)
+	}
+	if fe := CheckText("webhook_url", raw, MaxWebhookURL, false); fe != nil {
+		return fe
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {

@@ -34,19 +34,33 @@ func (b slotBody) input() (db.SlotInput, error) {
 }
 
 // goodsBody is the JSON of POST /api/admin/goods and PUT /api/admin/goods/{id}.
+// Prices are pointers so that a price left out is refused, not taken as free.
 type goodsBody struct {
 	SlotID            int64  `json:"slot_id"`
 	Title             string `json:"title"`
 	Description       string `json:"description"`
-	PriceCents        int64  `json:"price_cents"`
-	SeckillPriceCents int64  `json:"seckill_price_cents"`
+	PriceCents        *int64 `json:"price_cents"`
+	SeckillPriceCents *int64 `json:"seckill_price_cents"`
 	Stock             int64  `json:"stock"`
 	LimitPerUser      int64  `json:"limit_per_user"`
 }
 
-func (b goodsBody) input() db.GoodsInput {
-	return db.GoodsInput{SlotID: b.SlotID, Title: b.Title, Description: b.Description, PriceCents: b.PriceCents,
-		SeckillPriceCents: b.SeckillPriceCents, Stock: b.Stock, LimitPerUser: b.LimitPerUser}
+// input checks that both prices are present; a missing one is an invalid field.
+func (b goodsBody) input() (db.GoodsInput, error) {
+	in := db.GoodsInput{SlotID: b.SlotID, Title: b.Title, Description: b.Description, Stock: b.Stock, LimitPerUser: b.LimitPerUser}
+	f := db.FieldErrors{}
+	for _, p := range []struct {
+		name string
+		src  *int64
+		dst  *int64
+	}{{"price_cents", b.PriceCents, &in.PriceCents}, {"seckill_price_cents", b.SeckillPriceCents, &in.SeckillPriceCents}} {
+		if p.src == nil {
+			f[p.name] = "is required"
+			continue
+		}
+		*p.dst = *p.src
+	}
+	return in, f.Err()
 }
 
 // CreateSlot adds a time slot: POST /api/admin/slots.
@@ -140,7 +154,11 @@ func (h *Handlers) CreateGoods(c *fiber.Ctx) error {
 	if err := bind(c, &b); err != nil {
 		return err
 	}
-	g, err := h.Store.CreateGoods(c.UserContext(), cl, b.input())
+	in, err := b.input()
+	if err != nil {
+		return err
+	}
+	g, err := h.Store.CreateGoods(c.UserContext(), cl, in)
 	if err != nil {
 		return err
 	}
@@ -161,7 +179,11 @@ func (h *Handlers) UpdateGoods(c *fiber.Ctx) error {
 	if err := bind(c, &b); err != nil {
 		return err
 	}
-	g, err := h.Store.UpdateGoods(c.UserContext(), cl, id, b.input())
+	in, err := b.input()
+	if err != nil {
+		return err
+	}
+	g, err := h.Store.UpdateGoods(c.UserContext(), cl, id, in)
 	if err != nil {
 		return err
 	}

@@ -1595,7 +1595,7 @@ func SettingsPage(p Page, f SettingsForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 130, "\" autocomplete=\"email\" data-testid=\"settings-email\"></label> <label>Webhook URL <input name=\"webhook_url\" type=\"url\" value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 130, "\" maxlength=\"254\" autocomplete=\"email\" data-testid=\"settings-email\"></label> <label>Webhook URL <input name=\"webhook_url\" type=\"url\" value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1608,7 +1608,7 @@ func SettingsPage(p Page, f SettingsForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 131, "\" placeholder=\"https://example.com/hooks/seckill\" data-testid=\"settings-webhook\"></label> <small class=\"muted\">We POST JSON signed with HMAC-SHA256 in the X-Seckill-Signature header. Leave a field empty to stop that channel.</small> <button type=\"submit\" data-testid=\"settings-save\">Save</button></form></section>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 131, "\" maxlength=\"2048\" placeholder=\"https://example.com/hooks/seckill\" data-testid=\"settings-webhook\"></label> <small class=\"muted\">We POST JSON signed with HMAC-SHA256 in the X-Seckill-Signature header. Leave a field empty to stop that channel.</small> <button type=\"submit\" data-testid=\"settings-save\">Save</button></form></section>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
