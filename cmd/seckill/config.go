@@ -110,7 +110,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	str(&c.AdminPassword, "admin-password", "ADMIN_PASSWORD", "bootstrap admin password; unset: generated and kept beside the database")
 	str(&c.SMTPURL, "smtp-url", "SMTP_URL", "SMTP server for email reminders, like smtp://user:pass@host:587")
 	str(&c.WebhookSecret, "webhook-secret", "WEBHOOK_SECRET", "key for webhook signatures; unset: derived from the session secret")
-	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "allow webhook URLs on private addresses")
+	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "allow webhook URLs on non-global (loopback, private, reserved) addresses")
 	dur(&c.ReminderRetryDelay, "reminder-retry-delay", "REMINDER_RETRY_DELAY", "wait before retrying a failed email or webhook reminder, doubling each time; unset: 10s")
 	boolean(&c.Demo, "demo", "DEMO", "seed demo data into an empty database")
 	rate(&c.RateGrab, "rate-grab", "RATE_GRAB", "grabs per shopper, N/s or N/m, 0 = off")
