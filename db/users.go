@@ -230,7 +230,7 @@ const MaxWebhookURL = 2048
 // accepts; allowPrivate (WEBHOOK_ALLOW_PRIVATE) skips the address check.
 func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) error {
 	if len(raw) > MaxWebhookURL {
-		return Errorf(EINVALID, "webhook URL is longer than %d bytes", MaxWebhookURL)
+		return Errorf(EINVALID, "webhook_url is longer than %d bytes", MaxWebhookURL)
 	}
 	if fe := CheckText("webhook_url", raw, MaxWebhookURL, false); fe != nil {
 		return fe
