@@ -22,6 +22,7 @@ import (
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/web/ratelimit"
 )
 
 // benchOptions are the knobs of `seckill bench`.
@@ -70,7 +71,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
-	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,redis,floor,naive,redpacket,coupon,idle-ws or all")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,limits-off,attack,redis,floor,naive,redpacket,coupon,idle-ws or all")
 	fs.IntVar(&o.Rounds, "rounds", 5, "run the scenarios in turns, each with n/rounds requests a turn, so a noisy machine slows them alike")
 	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
 	fs.BoolVar(&o.FlushRedis, "flush-redis", false, "empty the REDIS_URL database first (the in-process bench needs an empty one)")
@@ -94,10 +95,12 @@ type benchTarget struct {
 	Tokens    *db.Tokens
 	Users     []*db.User
 	tokens    []string
-	admin     string // a token of the bootstrap admin
+	addrs     []string // the shoppers' client addresses (X-Forwarded-For)
+	admin     string   // a token of the bootstrap admin
 	naive     *db.NaiveBaseline
 	client    *http.Client  // metrics
 	load      *bench.Client // one connection per worker of the load, and one for set-up calls
+	unlimited *bench.Client // the load's connections to a twin web process with every limit off (in-process only)
 	setupConn int           // load's connection for set-up calls
 }
 
@@ -160,7 +163,7 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 	}
 	loads, ops := make([]bench.Load, len(ready)), make([]bench.Op, len(ready))
 	for i, sc := range ready {
-		loads[i] = bench.Load{Name: sc.name, Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress}
+		loads[i] = bench.Load{Name: sc.name, Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress, Turn: sc.turn}
 		ops[i] = sc.op
 	}
 	results := bench.RunRounds(ctx, o.Rounds, loads, ops)
@@ -179,6 +182,7 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 		}
 	}
 	r.AddRatio("HTTP goods grab / Redis limit", "HTTP goods grab", "Redis limit (EVALSHA)")
+	r.AddRatio("HTTP goods grab / same, limits off (the limits' cost)", "HTTP goods grab", limitsOff)
 	r.AddRatio("HTTP goods grab / naive SQLite grab", "HTTP goods grab", "naive SQLite grab")
 	r.AddRatio("HTTP goods grab / HTTP floor", "HTTP goods grab", httpFloor)
 	r.AddRatio("HTTP floor / naive SQLite grab (the most ours / naive can be)", httpFloor, "naive SQLite grab")
@@ -191,6 +195,7 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 type scenario struct {
 	name   string
 	op     bench.Op
+	turn   func(run func())                                                   // runs around each turn (may be nil)
 	finish func(ctx context.Context, res bench.Result, r *bench.Report) error // adds measures and checks; may be nil
 }
 
@@ -200,6 +205,8 @@ var benchScenarios = []struct {
 	prepare func(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error)
 }{
 	{"goods", benchGoods},
+	{"limits-off", benchLimitsOff},
+	{"attack", benchUnderAttack},
 	{"redis", benchRedisLimit},
 	{"floor", benchHTTPFloor},
 	{"naive", benchNaive},
@@ -244,6 +251,9 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 			return nil, nil, err
 		}
 		cfg.SessionSecret = "bench-session-secret-0123456789"
+		// The load comes through loopback as a proxy would, forwarding each
+		// shopper's own address; the abuse limits stay at their defaults.
+		cfg.TrustedProxies = "127.0.0.1/32,::1/128"
 		cfg.AdminPassword = "bench-admin-password"
 		m := NewMain(cfg, ModeServe)
 		m.Log = discardLogger()
@@ -255,6 +265,24 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		}
 		closers = append(closers, func() { m.Close() })
 		t.URL, t.Store, t.Tokens = m.URL(), m.Store, m.Tokens
+		// A twin web process on the same Redis and database with every
+		// abuse limit off: the limits' cost is measured against it.
+		twin := cfg
+		twin.RedisURL = m.Redis.URL
+		twin.RateGrab, twin.RateIP, twin.RateAuth = ratelimit.Rate{}, ratelimit.Rate{}, ratelimit.Rate{}
+		tm := NewMain(twin, ModeWeb)
+		tm.Log = discardLogger()
+		if err := tm.Open(ctx); err != nil {
+			tm.Close()
+			closeAll()
+			return nil, nil, fmt.Errorf("twin without limits: %w", err)
+		}
+		closers = append(closers, func() { tm.Close() })
+		if t.unlimited, err = bench.NewClient(tm.URL(), o.Conc); err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		closers = append(closers, t.unlimited.Close)
 		t.naive = &db.NaiveBaseline{SQL: m.SQL}
 		o.redisLabel = "in-process server, embedded Redis"
 		if !m.Redis.Embedded {
@@ -278,8 +306,9 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		return nil, nil, fmt.Errorf("seed users: %w", err)
 	}
 	t.Users = users
-	for _, u := range users {
+	for k, u := range users {
 		t.tokens = append(t.tokens, t.Tokens.Sign(u))
+		t.addrs = append(t.addrs, shopperAddr(k))
 	}
 	t.setupConn = o.Conc
 	if t.load, err = bench.NewClient(t.URL, o.Conc+1); err != nil {
@@ -290,6 +319,13 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 	// Open the load's connections before measuring, so no scenario pays for TCP set-up.
 	bench.Run(ctx, bench.Load{Name: "warm-up", Concurrency: o.Conc, Requests: int64(4 * o.Conc)},
 		func(ctx context.Context, w int, _ int64) string { return t.healthz(w) })
+	if t.unlimited != nil {
+		bench.Run(ctx, bench.Load{Name: "warm-up twin", Concurrency: o.Conc, Requests: int64(4 * o.Conc)},
+			func(ctx context.Context, w int, _ int64) string {
+				t.unlimited.Do(w, "GET", "/healthz", "", nil)
+				return "ok"
+			})
+	}
 	admin, err := t.Store.User(ctx, 1)
 	if err == nil {
 		t.admin = t.Tokens.Sign(admin)
@@ -328,7 +364,9 @@ func serverMemory(t *benchTarget) (float64, error) {
 	if t.naive != nil {
 		runtime.GC()
 	}
-	res, err := t.client.Get(t.URL + "/metrics")
+	req, _ := http.NewRequest("GET", t.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+t.admin)
+	res, err := t.client.Do(req)
 	if err != nil {
 		return 0, err
 	}
@@ -404,7 +442,7 @@ func benchWSClients(args []string) error {
 	}
 	conns := make([]net.Conn, 0, n)
 	for i := 0; i < n; i++ {
-		c, err := rawWebSocket(u, "goods:1")
+		c, err := rawWebSocket(u, "goods:1", shopperAddr(1<<20+i))
 		if err != nil {
 			return fmt.Errorf("socket %d: %w", i, err)
 		}
@@ -416,12 +454,13 @@ func benchWSClients(args []string) error {
 
 // rawWebSocket opens a WebSocket with a hand-written handshake and sends one
 // subscribe frame; it costs the client a socket and nothing else.
-func rawWebSocket(u *url.URL, topic string) (net.Conn, error) {
+// from is the client's address, forwarded as a proxy would (empty: none).
+func rawWebSocket(u *url.URL, topic, from string) (net.Conn, error) {
 	c, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n", u.RequestURI(), u.Host)
+	fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n%s\r\n", u.RequestURI(), u.Host, forwardedFor(from))
 	buf := make([]byte, 1024)
 	c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	n, err := c.Read(buf)
@@ -434,4 +473,12 @@ func rawWebSocket(u *url.URL, topic string) (net.Conn, error) {
 	frame := []byte{0x81, 0x80 | byte(len(payload)), 0, 0, 0, 0} // masked text frame, zero mask
 	_, err = c.Write(append(frame, payload...))
 	return c, err
+}
+
+// forwardedFor is the X-Forwarded-For header line for from, or nothing.
+func forwardedFor(from string) string {
+	if from == "" {
+		return ""
+	}
+	return "X-Forwarded-For: " + from + "\r\n"
 }

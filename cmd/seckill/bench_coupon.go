@@ -27,7 +27,7 @@ func benchCoupon(ctx context.Context, o *benchOptions, t *benchTarget) (*scenari
 	id := created.Coupon.ID
 	return &scenario{name: "HTTP coupon grab",
 		op: func(ctx context.Context, w int, i int64) string {
-			return t.loadCall(w, fmt.Sprintf("/api/coupons/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil)
+			return t.loadCall(w, fmt.Sprintf("/api/coupons/%d/grab", id), i, nil)
 		},
 		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
 			var st db.CouponStats

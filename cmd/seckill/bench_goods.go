@@ -50,7 +50,7 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario
 	var done []time.Time
 	return &scenario{name: "HTTP goods grab",
 		op: func(ctx context.Context, w int, i int64) string {
-			code := t.loadCall(w, fmt.Sprintf("/api/goods/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil)
+			code := t.loadCall(w, fmt.Sprintf("/api/goods/%d/grab", id), i, nil)
 			if code == "ok" {
 				now := time.Now()
 				mu.Lock()
@@ -127,7 +127,7 @@ func benchNaive(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario
 	}
 	return &scenario{name: "naive SQLite grab",
 		op: func(ctx context.Context, w int, i int64) string {
-			return t.loadCall(w, fmt.Sprintf("/api/bench/naive/%d/grab", id), t.tokens[i%int64(len(t.tokens))], nil)
+			return t.loadCall(w, fmt.Sprintf("/api/bench/naive/%d/grab", id), i, nil)
 		},
 		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
 			stock, orders, perUser, err := t.naive.Counts(ctx, id)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"sort"
 	"sync"
 	"time"
@@ -28,10 +29,11 @@ func (t *benchTarget) benchCall(method, path, token string, body, out any) strin
 	return outcome(st, raw, out)
 }
 
-// loadCall is one request of the load: a bodiless POST to path as the
-// bearer of token on worker w's own connection (see bench.Client).
-func (t *benchTarget) loadCall(w int, path, token string, out any) string {
-	st, raw, err := t.load.Do(w, "POST", path, token, nil)
+// loadCall is one request of the load: a bodiless POST to path by shopper
+// i (its token, from its own address) on worker w's own connection (see bench.Client).
+func (t *benchTarget) loadCall(w int, path string, i int64, out any) string {
+	k := i % int64(len(t.tokens))
+	st, raw, err := t.load.DoFrom(w, t.addrs[k], "POST", path, t.tokens[k], nil)
 	if err != nil {
 		return "transport"
 	}
@@ -110,7 +112,7 @@ type watchEvent struct {
 func (t *benchTarget) watch(n int, topic, field string) (*watchers, error) {
 	w := &watchers{}
 	for i := 0; i < n; i++ {
-		c, _, err := websocket.DefaultDialer.Dial(wsURL(t.URL), nil)
+		c, _, err := websocket.DefaultDialer.Dial(wsURL(t.URL), http.Header{"X-Forwarded-For": {shopperAddr(i)}})
 		if err != nil {
 			w.close()
 			return nil, err
@@ -180,4 +182,11 @@ func (w *watchers) lag(stock int64, grabsDone []time.Time) (p50, p99 float64, n 
 	sort.Float64s(lags)
 	q := func(p float64) float64 { return lags[min(len(lags)-1, int(p*float64(len(lags))))] }
 	return q(0.5), q(0.99), len(lags)
+}
+
+// shopperAddr is the client address the load gives shopper k, as a proxy in
+// front of the server would forward it: every shopper comes from an address
+// of its own, as in a real sale, so RATE_IP holds each one to its share.
+func shopperAddr(k int) string {
+	return fmt.Sprintf("10.%d.%d.%d", (k>>16)&255, (k>>8)&255, k&255)
 }

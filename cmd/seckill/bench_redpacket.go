@@ -33,7 +33,7 @@ func benchRedPacket(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 					AmountCents int64 `json:"amount_cents"`
 				} `json:"grab"`
 			}
-			code := t.loadCall(w, fmt.Sprintf("/api/redpackets/%d/grab", id), t.tokens[i%int64(len(t.tokens))], &g)
+			code := t.loadCall(w, fmt.Sprintf("/api/redpackets/%d/grab", id), i, &g)
 			if code == "ok" {
 				mu.Lock()
 				won += g.Grab.AmountCents

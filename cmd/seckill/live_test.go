@@ -173,7 +173,7 @@ func TestSilentSocketIsDroppedByKeepalive(t *testing.T) {
 		}
 	}()
 	u, _ := url.Parse(wsURL(a.URL))
-	silent, err := rawWebSocket(u, "goods:5") // subscribes, then never reads or pongs
+	silent, err := rawWebSocket(u, "goods:5", "") // subscribes, then never reads or pongs
 	if err != nil {
 		t.Fatal(err)
 	}

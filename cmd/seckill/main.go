@@ -53,6 +53,8 @@ func run(ctx context.Context, args []string) error {
 		return runBench(ctx, args)
 	case "bench-ws-clients":
 		return benchWSClients(args)
+	case "bench-slow-bodies":
+		return benchSlowBodies(args)
 	case ModeServe, ModeWeb, ModeWorker:
 	case "help":
 		_, err := ParseConfig([]string{"-h"}, os.Getenv)

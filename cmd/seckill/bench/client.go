@@ -56,6 +56,13 @@ var errUnsupported = errors.New("bench client: response without Content-Length")
 // Do sends one request on worker w's connection and returns the status and
 // body; the body is valid until w's next request. bearer may be empty.
 func (c *Client) Do(w int, method, path, bearer string, body []byte) (int, []byte, error) {
+	return c.DoFrom(w, "", method, path, bearer, body)
+}
+
+// DoFrom is Do on behalf of the client address from, sent as
+// X-Forwarded-For as a proxy would (empty: none). The server believes it
+// when the load's own address is among its TRUSTED_PROXIES.
+func (c *Client) DoFrom(w int, from, method, path, bearer string, body []byte) (int, []byte, error) {
 	cc := c.conns[w]
 	if cc.c == nil {
 		conn, err := net.DialTimeout("tcp", c.host, 10*time.Second)
@@ -72,6 +79,10 @@ func (c *Client) Do(w int, method, path, bearer string, body []byte) (int, []byt
 	if bearer != "" {
 		q = append(q, "\r\nAuthorization: Bearer "...)
 		q = append(q, bearer...)
+	}
+	if from != "" {
+		q = append(q, "\r\nX-Forwarded-For: "...)
+		q = append(q, from...)
 	}
 	q = append(q, "\r\nContent-Type: application/json\r\nContent-Length: "...)
 	q = strconv.AppendInt(q, int64(len(body)), 10)

@@ -28,6 +28,9 @@ type Load struct {
 	Duration    time.Duration // stop after this long (0: no limit)
 	Rate        float64       // > 0: open loop at this many requests a second; latency counts from the scheduled time
 	Progress    io.Writer     // nil: no progress bar
+	// Turn, when set, runs around each of the load's turns: it starts what
+	// must run alongside (an attack), calls run, then stops it.
+	Turn func(run func())
 }
 
 // Percentiles are latencies in milliseconds.
@@ -147,6 +150,14 @@ func newLoadRun(load Load) *loadRun {
 // round runs round k of rounds: requests [k·n/rounds, (k+1)·n/rounds), or a
 // rounds-th of the duration.
 func (lr *loadRun) round(ctx context.Context, op Op, k, rounds int) {
+	if lr.load.Turn != nil {
+		lr.load.Turn(func() { lr.turn(ctx, op, k, rounds) })
+		return
+	}
+	lr.turn(ctx, op, k, rounds)
+}
+
+func (lr *loadRun) turn(ctx context.Context, op Op, k, rounds int) {
 	load := lr.load
 	limit := int64(0) // request numbers below limit belong to this round (0: no limit)
 	if load.Requests > 0 {
