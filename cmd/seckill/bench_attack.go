@@ -234,38 +234,36 @@ func benchSlowBodies(args []string) error {
 		return err
 	}
 	var open atomic.Int64
-	hold := func(i int) error {
-		c, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
+	for i := 0; i < n; i++ {
+		c, err := dialSlowBody(u.Host, i)
 		if err != nil {
-			return err
+			return fmt.Errorf("slow body %d: %w", i, err)
 		}
-		fmt.Fprintf(c, "POST /api/auth/login HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 65536\r\nX-Forwarded-For: 172.18.%d.%d\r\n\r\n{", u.Host, i>>8&255, i&255)
 		open.Add(1)
 		go func() {
 			buf := make([]byte, 512)
 			for {
-				if _, err := c.Read(buf); err != nil { // closed by the server: come back
-					c.Close()
-					open.Add(-1)
-					for {
-						if c2, err := net.DialTimeout("tcp", u.Host, 5*time.Second); err == nil {
-							fmt.Fprintf(c2, "POST /api/auth/login HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 65536\r\nX-Forwarded-For: 172.18.%d.%d\r\n\r\n{", u.Host, i>>8&255, i&255)
-							c = c2
-							open.Add(1)
-							break
-						}
-						time.Sleep(100 * time.Millisecond)
-					}
+				if _, err := c.Read(buf); err == nil {
+					continue
+				}
+				c.Close() // the server gave up on it: come back
+				for c, err = dialSlowBody(u.Host, i); err != nil; c, err = dialSlowBody(u.Host, i) {
+					time.Sleep(100 * time.Millisecond)
 				}
 			}
 		}()
-		return nil
-	}
-	for i := 0; i < n; i++ {
-		if err := hold(i); err != nil {
-			return fmt.Errorf("slow body %d: %w", i, err)
-		}
 	}
 	fmt.Printf("ready %d\n", open.Load())
 	select {}
+}
+
+// dialSlowBody opens one connection that declares a 64 KiB login body from
+// its own forwarded address and sends one byte of it.
+func dialSlowBody(host string, i int) (net.Conn, error) {
+	c, err := net.DialTimeout("tcp", host, 5*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	_, err = fmt.Fprintf(c, "POST /api/auth/login HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 65536\r\nX-Forwarded-For: 172.18.%d.%d\r\n\r\n{", host, i>>8&255, i&255)
+	return c, err
 }
