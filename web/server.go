@@ -114,10 +114,12 @@ func (s *Server) routes(cfg Config) {
 	app.Use(s.identify, s.observe, s.authenticate)
 	app.Get("/ws", s.Hub.Handle)
 
-	api := app.Group("/api")
+	api := app.Group("/api", s.guardAPIWrites)
 	api.Post("/auth/register", h.Register)
 	api.Post("/auth/login", h.Login)
+	api.Post("/auth/logout", requireUser, h.LogoutAPI)
 	api.Get("/me", requireUser, h.Me)
+	api.Put("/me/password", requireUser, h.ChangePassword)
 	api.Get("/me/settings", requireUser, h.GetSettings)
 	api.Put("/me/settings", requireUser, h.UpdateSettings)
 	admin := api.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin))
