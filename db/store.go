@@ -19,10 +19,12 @@ type Store struct {
 	// Background runs follow-up work (expiry enqueues) after the answer; nil runs it inline.
 	Background *Background
 	Events     *Events
-	Tasks      *asynq.Client    // schedules delayed work
-	Queue      *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
-	Log        *slog.Logger
-	Now        func() time.Time
+	// Revocations ends sessions (password changes); nil writes to Redis alone.
+	Revocations *Revocations
+	Tasks       *asynq.Client    // schedules delayed work
+	Queue       *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
+	Log         *slog.Logger
+	Now         func() time.Time
 
 	OrderTTL            time.Duration
 	WebhookAllowPrivate bool

@@ -2,6 +2,7 @@ package db
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
@@ -17,6 +18,9 @@ type Claims struct {
 	Username string `json:"name"`
 	Role     string `json:"role"`
 	Expires  int64  `json:"exp"` // unix seconds
+	// SessionID names the login this token belongs to, so it can be ended.
+	SessionID string `json:"sid"`
+	IssuedAt  int64  `json:"iat"` // unix microseconds
 }
 
 // Tokens signs and verifies stateless bearer tokens with HMAC-SHA256.
@@ -32,6 +36,10 @@ type Tokens struct {
 	// verifiedCap, which bounds its memory.
 	verified sync.Map // token → Claims
 	cached   atomic.Int64
+
+	// Revocations, when set, refuses tokens of ended sessions; it is
+	// consulted on every use, cached or not, and costs no look-up.
+	Revocations *Revocations
 }
 
 // verifiedCap bounds the verified-token cache (about 250 bytes an entry).
@@ -42,22 +50,29 @@ func NewTokens(secret []byte, ttl time.Duration) *Tokens {
 	return &Tokens{secret: secret, ttl: ttl, now: time.Now}
 }
 
-// Sign returns a token for the user, valid for the signer's TTL.
+// Sign returns a token for a new session of the user, valid for the signer's TTL.
 func (t *Tokens) Sign(u *User) string {
 	return t.SignClaims(Claims{UserID: u.ID, Username: u.Username, Role: u.Role, Expires: t.now().Add(t.ttl).Unix()})
 }
 
-// SignClaims returns a token carrying exactly these claims.
+// SignClaims returns a token carrying these claims, with a new session ID
+// and the time of issue filled in when they are missing.
 func (t *Tokens) SignClaims(c Claims) string {
+	if c.SessionID == "" {
+		c.SessionID = newSessionID()
+	}
+	if c.IssuedAt == 0 {
+		c.IssuedAt = t.now().UnixMicro()
+	}
 	body, _ := json.Marshal(c)
 	payload := base64.RawURLEncoding.EncodeToString(body)
 	return payload + "." + t.mac(payload)
 }
 
-// Verify checks the signature and expiry and returns the claims.
+// Verify checks the signature, expiry and revocation and returns the claims.
 func (t *Tokens) Verify(token string) (Claims, error) {
 	if v, ok := t.verified.Load(token); ok {
-		return t.unexpired(v.(Claims))
+		return t.live(v.(Claims))
 	}
 	var c Claims
 	payload, sig, ok := strings.Cut(token, ".")
@@ -65,7 +80,7 @@ func (t *Tokens) Verify(token string) (Claims, error) {
 		return c, Errorf(EUNAUTHORIZED, "invalid token")
 	}
 	body, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil || json.Unmarshal(body, &c) != nil || c.UserID <= 0 {
+	if err != nil || json.Unmarshal(body, &c) != nil || c.UserID <= 0 || c.SessionID == "" {
 		return Claims{}, Errorf(EUNAUTHORIZED, "invalid token")
 	}
 	if t.cached.Add(1) > verifiedCap {
@@ -74,14 +89,29 @@ func (t *Tokens) Verify(token string) (Claims, error) {
 	}
 	// Clone: Fiber hands out strings that alias its reused request buffers.
 	t.verified.Store(strings.Clone(token), c)
-	return t.unexpired(c)
+	return t.live(c)
 }
 
-func (t *Tokens) unexpired(c Claims) (Claims, error) {
+// live refuses claims that have expired or whose session has ended.
+func (t *Tokens) live(c Claims) (Claims, error) {
 	if t.now().Unix() >= c.Expires {
 		return Claims{}, Errorf(EUNAUTHORIZED, "token expired")
 	}
+	if t.Revocations != nil && t.Revocations.Revoked(c) {
+		return Claims{}, Errorf(EUNAUTHORIZED, "session ended; log in again")
+	}
 	return c, nil
+}
+
+// CSRF returns the anti-forgery token of the session: pages of a logged-in
+// user carry it, and cookie-authenticated writes must send it back.
+func (t *Tokens) CSRF(c Claims) string { return t.MAC("csrf:" + c.SessionID) }
+
+// newSessionID returns a random session ID (128 bits, URL-safe).
+func newSessionID() string {
+	var b [16]byte
+	rand.Read(b[:])
+	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // MAC returns the hex-free base64 HMAC of msg under the signer's key, for other signed values (CSRF).

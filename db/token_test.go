@@ -1,6 +1,8 @@
 package db
 
 import (
+	"encoding/base64"
+	"encoding/json"
 	"testing"
 	"time"
 )
@@ -70,5 +72,48 @@ func TestTokensCache(t *testing.T) {
 	tk.now = func() time.Time { return now.Add(time.Hour) }
 	if _, err := tk.Verify(good); ErrorCode(err) != EUNAUTHORIZED {
 		t.Fatalf("cached token past expiry: %v", err)
+	}
+}
+
+// Every token names a session and when it was issued; one without a session
+// (minted before sessions could end) is refused, and the verified-token
+// cache never lets a revoked session through.
+func TestTokensRevoked(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	tk := NewTokens([]byte("0123456789abcdef0123"), time.Hour)
+	tk.now = func() time.Time { return now }
+	tk.Revocations = NewRevocations(nil, time.Hour)
+	a, b := tk.Sign(&User{ID: 7, Username: "ann"}), tk.Sign(&User{ID: 7, Username: "ann"})
+	ca, err := tk.Verify(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cb, _ := tk.Verify(b)
+	if ca.SessionID == "" || ca.SessionID == cb.SessionID || ca.IssuedAt != now.UnixMicro() {
+		t.Fatalf("claims %+v and %+v: want distinct sessions issued now", ca, cb)
+	}
+	if tk.CSRF(ca) == tk.CSRF(cb) {
+		t.Fatal("two sessions share a CSRF token")
+	}
+	body, _ := json.Marshal(Claims{UserID: 7, Expires: now.Add(time.Hour).Unix()})
+	payload := base64.RawURLEncoding.EncodeToString(body)
+	if _, err := tk.Verify(payload + "." + tk.mac(payload)); ErrorCode(err) != EUNAUTHORIZED {
+		t.Fatalf("token without a session: %v", err)
+	}
+
+	tk.Revocations.applySession(ca.SessionID, ca.Expires) // a (cached) is logged out
+	if _, err := tk.Verify(a); ErrorCode(err) != EUNAUTHORIZED {
+		t.Fatalf("cached token of an ended session: %v", err)
+	}
+	if _, err := tk.Verify(b); err != nil {
+		t.Fatalf("another session of the same user: %v", err)
+	}
+	tk.Revocations.applyUser(7, now.Add(time.Microsecond).UnixMicro()) // password changed
+	if _, err := tk.Verify(b); ErrorCode(err) != EUNAUTHORIZED {
+		t.Fatalf("session issued before the password change: %v", err)
+	}
+	now = now.Add(time.Second)
+	if _, err := tk.Verify(tk.Sign(&User{ID: 7, Username: "ann"})); err != nil {
+		t.Fatalf("session issued after the password change: %v", err)
 	}
 }

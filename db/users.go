@@ -50,6 +50,10 @@ func ValidateCredentials(username, password string) error {
 	if !usernameRE.MatchString(username) {
 		return Errorf(EINVALID, "username must be 3–32 letters, digits or underscores")
 	}
+	return validatePassword(password)
+}
+
+func validatePassword(password string) error {
 	if len(password) < 8 || len(password) > 72 {
 		return Errorf(EINVALID, "password must be 8–72 bytes")
 	}
@@ -97,20 +101,75 @@ func (s *Store) CreateUser(ctx context.Context, username, password, role string)
 	return u, nil
 }
 
-// EnsureUser creates the account or resets its password and role; used for the bootstrap admin.
+// EnsureUser creates the account or resets its password and role; used for
+// the bootstrap admin. A reset that changes either ends the account's sessions.
 func (s *Store) EnsureUser(ctx context.Context, username, password, role string) (*User, error) {
 	u, err := s.CreateUser(ctx, username, password, role)
 	if ErrorCode(err) != ECONFLICT {
 		return u, err
 	}
-	hash, err := s.Hashes.Generate(ctx, password, s.bcryptCost())
+	var id int64
+	var hash, oldRole string
+	if err := s.SQL.R.QueryRowContext(ctx, `SELECT id, password_hash, role FROM users WHERE username = ?`, username).Scan(&id, &hash, &oldRole); err != nil {
+		return nil, err
+	}
+	if same, err := s.Hashes.Compare(ctx, hash, password); err != nil {
+		return nil, err
+	} else if oldRole == role && same {
+		return s.User(ctx, id)
+	}
+	newHash, err := s.Hashes.Generate(ctx, password, s.bcryptCost())
 	if err != nil {
 		return nil, err
 	}
-	if _, err := s.SQL.W.ExecContext(ctx, `UPDATE users SET password_hash = ?, role = ? WHERE username = ?`, string(hash), role, username); err != nil {
+	if _, err := s.SQL.W.ExecContext(ctx, `UPDATE users SET password_hash = ?, role = ? WHERE id = ?`, string(newHash), role, id); err != nil {
 		return nil, err
 	}
-	return s.userBy(ctx, `username = ?`, username)
+	if err := s.revokeUser(ctx, id); err != nil {
+		return nil, err
+	}
+	return s.User(ctx, id)
+}
+
+// ChangePassword replaces the user's password after checking the current
+// one, and ends every session of the user issued until now: the caller needs
+// a fresh token.
+func (s *Store) ChangePassword(ctx context.Context, userID int64, current, next string) (*User, error) {
+	var hash string
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE id = ?`, userID).Scan(&hash)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, Errorf(EUNAUTHORIZED, "no such account")
+	} else if err != nil {
+		return nil, err
+	}
+	if ok, err := s.Hashes.Compare(ctx, hash, current); err != nil {
+		return nil, err
+	} else if !ok {
+		return nil, Errorf(EUNAUTHORIZED, "the current password is wrong")
+	}
+	if err := validatePassword(next); err != nil {
+		return nil, err
+	}
+	newHash, err := s.Hashes.Generate(ctx, next, s.bcryptCost())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.SQL.W.ExecContext(ctx, `UPDATE users SET password_hash = ? WHERE id = ?`, string(newHash), userID); err != nil {
+		return nil, err
+	}
+	if err := s.revokeUser(ctx, userID); err != nil {
+		return nil, err
+	}
+	return s.User(ctx, userID)
+}
+
+// revokeUser ends every session of the user issued until now.
+func (s *Store) revokeUser(ctx context.Context, userID int64) error {
+	r := s.Revocations
+	if r == nil {
+		r = NewRevocations(s.Redis, 0)
+	}
+	return r.RevokeUser(ctx, userID, s.Now())
 }
 
 // Authenticate returns the user whose username and password match.

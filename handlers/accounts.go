@@ -1,7 +1,11 @@
 package handlers
 
 import (
+	"net/url"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
@@ -154,16 +158,87 @@ func (h *Handlers) RegisterForm(c *fiber.Ctx) error {
 	return redirectWithFlash(c, "/", "Welcome, "+u.Username+"! Your account is ready.")
 }
 
-// Logout clears the session cookie.
+// LogoutAPI ends the caller's session on every process and clears the
+// cookie: POST /api/auth/logout.
+func (h *Handlers) LogoutAPI(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	h.clearSession(c)
+	if err := h.endSession(c, cl); err != nil {
+		return err
+	}
+	return c.SendStatus(fiber.StatusNoContent)
+}
+
+// Logout ends the session and clears its cookie: the HTML logout form.
 func (h *Handlers) Logout(c *fiber.Ctx) error {
-	c.Cookie(&fiber.Cookie{Name: SessionCookie, Value: "", Path: "/", Expires: time.Unix(1, 0), HTTPOnly: true, SameSite: "Lax"})
+	h.clearSession(c)
+	if cl, ok := ClaimsOf(c); ok {
+		if err := h.endSession(c, cl); err != nil {
+			return err
+		}
+	}
 	return redirectWithFlash(c, "/", "You are logged out.")
 }
 
-// safeNext keeps post-login redirects on this site.
-func safeNext(next string) string {
-	if len(next) > 1 && next[0] == '/' && next[1] != '/' && next[1] != '\\' {
-		return next
+type passwordChange struct {
+	Current string `json:"current_password"`
+	New     string `json:"new_password"`
+}
+
+// ChangePassword replaces the caller's password, ending all of the caller's
+// sessions, and answers a fresh token: PUT /api/me/password.
+func (h *Handlers) ChangePassword(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
 	}
-	return "/"
+	var in passwordChange
+	if err := bind(c, &in); err != nil {
+		return err
+	}
+	u, err := h.Store.ChangePassword(c.UserContext(), cl.UserID, in.Current, in.New)
+	if err != nil {
+		return err
+	}
+	token := h.Tokens.Sign(u)
+	if c.Cookies(SessionCookie) != "" {
+		h.setSession(c, token)
+	}
+	return c.JSON(fiber.Map{"user": u, "token": token})
+}
+
+// endSession revokes the session of cl.
+func (h *Handlers) endSession(c *fiber.Ctx, cl db.Claims) error {
+	if h.Tokens.Revocations == nil {
+		return db.Errorf(db.EINTERNAL, "sessions cannot be ended in this process")
+	}
+	return h.Tokens.Revocations.Revoke(c.UserContext(), cl)
+}
+
+func (h *Handlers) clearSession(c *fiber.Ctx) {
+	c.Cookie(&fiber.Cookie{Name: SessionCookie, Value: "", Path: "/", Expires: time.Unix(1, 0), HTTPOnly: true, SameSite: "Lax", Secure: c.Protocol() == "https"})
+}
+
+// safeNext keeps post-login redirects on this site: only a local path (and
+// query) is kept, anything else becomes "/". Browsers drop TAB, CR and LF
+// from URLs and read a backslash as a slash, so "/<TAB>/evil.example" or
+// "/\evil.example" would leave the site; such characters are refused
+// outright rather than cleaned.
+func safeNext(next string) string {
+	if len(next) == 0 || next[0] != '/' || strings.HasPrefix(next, "//") {
+		return "/"
+	}
+	for _, r := range next {
+		if r == '\\' || unicode.IsSpace(r) || unicode.IsControl(r) || r == utf8.RuneError {
+			return "/"
+		}
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.User != nil || u.Opaque != "" {
+		return "/"
+	}
+	return next
 }

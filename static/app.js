@@ -4,10 +4,18 @@
 (function () {
   "use strict";
 
+  // csrfHeaders are what the server needs on a write riding on the session
+  // cookie: the page's CSRF token (its <meta name="csrf-token">).
+  function csrfHeaders(method) {
+    if (/^(GET|HEAD|OPTIONS)$/i.test(method)) return {};
+    const meta = document.querySelector('meta[name="csrf-token"]');
+    return meta && meta.content ? { "X-CSRF-Token": meta.content } : {};
+  }
+
   // api calls the JSON API with the session cookie; it resolves to
   // {status, body} and never throws on HTTP errors.
   async function api(method, path, body) {
-    const opts = { method, headers: { "Accept": "application/json" }, credentials: "same-origin" };
+    const opts = { method, headers: Object.assign({ "Accept": "application/json" }, csrfHeaders(method)), credentials: "same-origin" };
     if (body !== undefined) {
       opts.headers["Content-Type"] = "application/json";
       opts.body = JSON.stringify(body);
@@ -82,7 +90,7 @@
     });
   }
 
-  window.seckill = { api, live, money, countdown };
+  window.seckill = { api, csrfHeaders, live, money, countdown };
   document.addEventListener("DOMContentLoaded", () => {
     connect();
     tickCountdowns();

@@ -31,7 +31,8 @@
     const id = btn.dataset.grab;
     const out = document.querySelector(`[data-testid="grab-result-${id}"]`);
     btn.disabled = true;
-    const opts = { method: "POST", headers: { "Accept": "application/json", "X-Request-ID": requestID() }, credentials: "same-origin" };
+    const headers = Object.assign({ "Accept": "application/json", "X-Request-ID": requestID() }, S.csrfHeaders("POST"));
+    const opts = { method: "POST", headers, credentials: "same-origin" };
     let status = 0, body = null;
     try {
       const res = await fetch(`/api/coupons/${id}/grab`, opts);

@@ -2,7 +2,9 @@ package web
 
 import (
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/base64"
+	"mime"
 	"strings"
 	"time"
 
@@ -60,31 +62,77 @@ func requireUser(c *fiber.Ctx) error {
 
 const csrfCookie = "seckill_csrf"
 
-// csrf protects HTML form posts: every page gets a token tied to a random
-// cookie (signed, so a planted cookie does not help), and every form post
-// outside /api must send it back in _csrf.
+// csrf protects HTML form posts. A logged-in user's pages carry the token of
+// the session (db.Tokens.CSRF); anonymous pages (login, sign-up) one tied to
+// a random cookie (signed, so a planted cookie does not help). Every form
+// post outside /api must send the token back in _csrf.
 func (s *Server) csrf(c *fiber.Ctx) error {
-	nonce := c.Cookies(csrfCookie)
-	if nonce == "" {
-		var b [18]byte
-		rand.Read(b[:])
-		nonce = base64.RawURLEncoding.EncodeToString(b[:])
-		c.Cookie(&fiber.Cookie{Name: csrfCookie, Value: nonce, Path: "/", HTTPOnly: true, SameSite: "Lax", Secure: c.Protocol() == "https"})
+	var want string
+	if cl, ok := handlers.ClaimsOf(c); ok {
+		want = s.tokens.CSRF(cl)
+	} else {
+		nonce := c.Cookies(csrfCookie)
+		if nonce == "" {
+			var b [18]byte
+			rand.Read(b[:])
+			nonce = base64.RawURLEncoding.EncodeToString(b[:])
+			c.Cookie(&fiber.Cookie{Name: csrfCookie, Value: nonce, Path: "/", HTTPOnly: true, SameSite: "Lax", Secure: c.Protocol() == "https"})
+		}
+		want = s.tokens.MAC("csrf-anonymous:" + nonce)
 	}
-	want := s.tokens.MAC("csrf:" + nonce)
 	handlers.SetCSRF(c, want)
-	switch c.Method() {
-	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+	if safeMethod(c.Method()) {
 		return c.Next()
 	}
 	got := c.FormValue("_csrf")
 	if got == "" {
-		got = c.Get("X-CSRF-Token")
+		got = c.Get(headerCSRF)
 	}
-	if got != want {
+	if !equalToken(got, want) {
 		return db.Errorf(db.EFORBIDDEN, "the form has expired; reload the page and try again")
 	}
 	return c.Next()
+}
+
+// headerCSRF carries the page's CSRF token (its <meta name="csrf-token">) on script calls.
+const headerCSRF = "X-CSRF-Token"
+
+// guardAPIWrites refuses /api writes a browser could be tricked into making.
+// One riding on the session cookie (not a Bearer header, which no other site
+// can make a browser send) needs the session's CSRF token in X-CSRF-Token or
+// an Origin of this very site; a body must be declared JSON, which a
+// cross-site form or a "simple" fetch cannot do.
+func (s *Server) guardAPIWrites(c *fiber.Ctx) error {
+	if safeMethod(c.Method()) {
+		return c.Next()
+	}
+	if cl, ok := handlers.ClaimsOf(c); ok && !bearer(c) && !equalToken(c.Get(headerCSRF), s.tokens.CSRF(cl)) && !ownOrigin(c) {
+		return db.Errorf(db.EFORBIDDEN, "cross-site request refused: send the page's %s header", headerCSRF)
+	}
+	if len(c.Body()) > 0 {
+		if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
+			return db.Errorf(db.EINVALID, "the body must be JSON sent with Content-Type: application/json")
+		}
+	}
+	return c.Next()
+}
+
+func safeMethod(m string) bool {
+	return m == fiber.MethodGet || m == fiber.MethodHead || m == fiber.MethodOptions
+}
+
+func bearer(c *fiber.Ctx) bool {
+	return strings.HasPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+}
+
+// ownOrigin reports whether the request's Origin is this site: its scheme and host.
+func ownOrigin(c *fiber.Ctx) bool {
+	o := c.Get(fiber.HeaderOrigin)
+	return o != "" && strings.EqualFold(o, c.Protocol()+"://"+string(c.Request().Host()))
+}
+
+func equalToken(got, want string) bool {
+	return got != "" && subtle.ConstantTimeCompare([]byte(got), []byte(want)) == 1
 }
 
 // observe records request counts and latency by route.

@@ -116,10 +116,12 @@ func (s *Server) routes(cfg Config) {
 	app.Use(s.identify, s.observe, s.authenticate)
 	app.Get("/ws", s.Hub.Handle)
 
-	api := app.Group("/api", s.limitIP)
+	api := app.Group("/api", s.limitIP, s.guardAPIWrites)
 	api.Post("/auth/register", s.limitAuth, h.Register)
 	api.Post("/auth/login", s.limitAuth, h.Login)
+	api.Post("/auth/logout", requireUser, h.LogoutAPI)
 	api.Get("/me", requireUser, h.Me)
+	api.Put("/me/password", requireUser, s.limitAuth, h.ChangePassword)
 	api.Get("/me/settings", requireUser, h.GetSettings)
 	api.Put("/me/settings", requireUser, h.UpdateSettings)
 	admin := api.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin), s.audit)

@@ -96,6 +96,9 @@ type Main struct {
 	Scheduler *asynq.Scheduler
 	Web       *web.Server
 
+	// Revocations are the ended sessions; web processes follow them in memory.
+	Revocations *db.Revocations
+
 	// Naive mounts the load bench's naive SQLite baseline grab.
 	Naive bool
 	// PingInterval overrides the live hub's keepalive interval (tests shorten it).
@@ -155,6 +158,9 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Store.Pipe = db.NewPipeliner(m.Redis.Client, 4)
 	m.Client = asynq.NewClientFromRedisClient(m.Store.Pipe.Client())
 	m.Store.Tasks, m.Store.Queue, m.Store.Log = m.Client, m.Inspector, m.Log
+	m.Revocations = db.NewRevocations(m.Redis.Client, 7*24*time.Hour)
+	m.Revocations.Log = m.Log
+	m.Tokens.Revocations, m.Store.Revocations = m.Revocations, m.Revocations
 	m.Store.OrderTTL = m.Config.OrderTTL
 	m.Store.WebhookAllowPrivate = m.Config.WebhookAllowPrivate
 	m.Store.BcryptCost = m.BcryptCost
@@ -217,6 +223,9 @@ func (m *Main) Open(ctx context.Context) error {
 		wcfg.TrustedProxies, _ = ParseTrustedProxies(m.Config.TrustedProxies) // validated by ParseConfig
 		if m.Naive {
 			wcfg.Naive = &db.NaiveBaseline{SQL: m.SQL}
+		}
+		if err := m.Revocations.Start(ctx); err != nil {
+			return fmt.Errorf("follow revocations: %w", err)
 		}
 		m.Web = web.New(wcfg)
 		if err := m.Web.Start(ctx); err != nil {
@@ -294,6 +303,9 @@ func (m *Main) Close() error {
 		if m.served != nil {
 			<-m.served
 		}
+	}
+	if m.Revocations != nil {
+		m.Revocations.Close()
 	}
 	if m.Store != nil && m.Store.Background != nil {
 		m.Store.Background.Close() // enqueue the expiries of orders already answered

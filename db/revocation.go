@@ -1,0 +1,287 @@
+package db
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Revocations are the sessions that have ended before their tokens expire:
+// single sessions (a logout) and every session of a user issued before a
+// moment (a password change). Redis holds the record; every web process keeps
+// a copy in memory, loaded at start, after each pub/sub reconnect and every
+// Refresh, and kept current by messages on RevocationChannel, so checking a
+// token costs no look-up.
+type Revocations struct {
+	// Refresh is how often the whole record is loaded again, a backstop for a
+	// lost message (0: one minute).
+	Refresh time.Duration
+	Log     *slog.Logger
+	Now     func() time.Time
+
+	rdb redis.UniversalClient
+	ttl time.Duration // tokens' lifetime: a user's cut-off older than this voids nothing
+
+	sessions sync.Map // session ID → its token's expiry (unix seconds)
+	users    sync.Map // user ID → sessions issued before this are void (unix µs)
+
+	pubsub *redis.PubSub
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+// RevocationChannel carries each new revocation to every web process.
+const RevocationChannel = "seckill:revocations"
+
+// revocationChannelOf is RevocationChannel, told apart per logical database
+// (pub/sub is server-wide), as LiveChannelOf does.
+func revocationChannelOf(rdb redis.UniversalClient) string {
+	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
+		return fmt.Sprintf("%s:%d", RevocationChannel, c.Options().DB)
+	}
+	return RevocationChannel
+}
+
+// Both keys share one hash tag, though every command touches only one of them.
+func revokedSessionsKey() string { return "{revocations}:sessions" } // zset: session ID scored by token expiry
+func revokedUsersKey() string    { return "{revocations}:users" }    // hash: user ID → cut-off (unix µs)
+
+// NewRevocations returns the record in rdb for tokens that live for ttl. It
+// can revoke at once; Start mirrors it in memory for Revoked.
+func NewRevocations(rdb redis.UniversalClient, ttl time.Duration) *Revocations {
+	return &Revocations{rdb: rdb, ttl: ttl, Now: time.Now, Log: slog.Default()}
+}
+
+// Revoked reports whether the session of these claims has ended, from memory alone.
+func (r *Revocations) Revoked(c Claims) bool {
+	if v, ok := r.users.Load(c.UserID); ok && c.IssuedAt < v.(int64) {
+		return true
+	}
+	_, ok := r.sessions.Load(c.SessionID)
+	return ok
+}
+
+// Revoke ends the session of these claims on every process.
+func (r *Revocations) Revoke(ctx context.Context, c Claims) error {
+	if c.SessionID == "" {
+		return Errorf(EINVALID, "the token has no session")
+	}
+	r.applySession(c.SessionID, c.Expires)
+	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+		p.ZAdd(ctx, revokedSessionsKey(), redis.Z{Score: float64(c.Expires), Member: c.SessionID})
+		p.ZRemRangeByScore(ctx, revokedSessionsKey(), "-inf", "("+strconv.FormatInt(r.Now().Unix(), 10))
+		p.Publish(ctx, revocationChannelOf(r.rdb), "s "+c.SessionID+" "+strconv.FormatInt(c.Expires, 10))
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("revoke session: %w", err)
+	}
+	return nil
+}
+
+// revokeUserScript raises a user's cut-off, never lowers it (clocks of
+// processes differ), and drops cut-offs too old to void any token.
+//
+// KEYS[1] the users hash
+// ARGV[1] user ID, ARGV[2] cut-off (unix µs), ARGV[3] drop cut-offs below this (unix µs)
+// Returns the user's cut-off now in force.
+var revokeUserScript = redis.NewScript(`
+local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
+local cut = tonumber(ARGV[2])
+if cut > cur then
+	redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+	cur = cut
+end
+local all = redis.call('HGETALL', KEYS[1])
+for i = 1, #all, 2 do
+	if tonumber(all[i+1]) < tonumber(ARGV[3]) then redis.call('HDEL', KEYS[1], all[i]) end
+end
+return tostring(cur)
+`)
+
+// RevokeUser ends every session of the user issued before at, on every process.
+func (r *Revocations) RevokeUser(ctx context.Context, userID int64, at time.Time) error {
+	cut := at.UnixMicro()
+	r.applyUser(userID, cut)
+	if err := revokeUserScript.Run(ctx, r.rdb, []string{revokedUsersKey()}, userID, cut, r.staleBefore(r.Now())).Err(); err != nil {
+		return fmt.Errorf("revoke sessions of user %d: %w", userID, err)
+	}
+	msg := "u " + strconv.FormatInt(userID, 10) + " " + strconv.FormatInt(cut, 10)
+	if err := r.rdb.Publish(ctx, revocationChannelOf(r.rdb), msg).Err(); err != nil {
+		return fmt.Errorf("announce revocation: %w", err)
+	}
+	return nil
+}
+
+// Start loads the record and follows new revocations until Close. It returns
+// once subscribed and loaded, so nothing revoked afterwards is missed.
+func (r *Revocations) Start(ctx context.Context) error {
+	r.pubsub = r.rdb.Subscribe(ctx, revocationChannelOf(r.rdb))
+	if _, err := r.pubsub.Receive(ctx); err != nil {
+		r.pubsub.Close()
+		return fmt.Errorf("subscribe to revocations: %w", err)
+	}
+	if err := r.Load(ctx); err != nil {
+		r.pubsub.Close()
+		return err
+	}
+	r.stop, r.done = make(chan struct{}), make(chan struct{})
+	go r.follow()
+	return nil
+}
+
+// follow applies announced revocations, and loads the whole record again
+// after a reconnect (messages sent meanwhile were lost) and every Refresh.
+func (r *Revocations) follow() {
+	defer close(r.done)
+	refresh := r.Refresh
+	if refresh <= 0 {
+		refresh = time.Minute
+	}
+	tick := time.NewTicker(refresh)
+	defer tick.Stop()
+	ch := r.pubsub.ChannelWithSubscriptions()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-tick.C:
+			r.reload()
+		case m, ok := <-ch:
+			if !ok {
+				return
+			}
+			switch m := m.(type) {
+			case *redis.Subscription: // resubscribed after a reconnect
+				if m.Kind == "subscribe" {
+					r.reload()
+				}
+			case *redis.Message:
+				if err := r.apply(m.Payload); err != nil {
+					r.Log.Warn("bad revocation message", "err", err)
+				}
+			}
+		}
+	}
+}
+
+func (r *Revocations) reload() {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Load(ctx); err != nil {
+		r.Log.Warn("load revocations", "err", err)
+	}
+}
+
+// Load adds the whole record in Redis to memory and forgets what has lapsed.
+// Memory only ever gains revocations before they lapse: a Redis that lost
+// its data cannot bring an ended session back on a process that knew of it.
+func (r *Revocations) Load(ctx context.Context) error {
+	now := r.Now()
+	key := revokedSessionsKey()
+	if err := r.rdb.ZRemRangeByScore(ctx, key, "-inf", "("+strconv.FormatInt(now.Unix(), 10)).Err(); err != nil {
+		return fmt.Errorf("load revocations: %w", err)
+	}
+	sessions, err := r.rdb.ZRangeWithScores(ctx, key, 0, -1).Result()
+	if err != nil {
+		return fmt.Errorf("load revocations: %w", err)
+	}
+	users, err := r.rdb.HGetAll(ctx, revokedUsersKey()).Result()
+	if err != nil {
+		return fmt.Errorf("load revocations: %w", err)
+	}
+	for _, z := range sessions {
+		r.applySession(z.Member.(string), int64(z.Score))
+	}
+	for k, v := range users {
+		id, err1 := strconv.ParseInt(k, 10, 64)
+		cut, err2 := strconv.ParseInt(v, 10, 64)
+		if err1 == nil && err2 == nil {
+			r.applyUser(id, cut)
+		}
+	}
+	r.forgetLapsed(now)
+	return nil
+}
+
+// forgetLapsed drops revocations whose tokens have all expired.
+func (r *Revocations) forgetLapsed(now time.Time) {
+	r.sessions.Range(func(k, v any) bool {
+		if v.(int64) < now.Unix() {
+			r.sessions.Delete(k)
+		}
+		return true
+	})
+	stale := r.staleBefore(now)
+	r.users.Range(func(k, v any) bool {
+		if v.(int64) < stale {
+			r.users.CompareAndDelete(k, v)
+		}
+		return true
+	})
+}
+
+// staleBefore is the cut-off below which a user's cut-off voids no live
+// token (unix µs); without a known token lifetime, none is stale.
+func (r *Revocations) staleBefore(now time.Time) int64 {
+	if r.ttl <= 0 {
+		return 0
+	}
+	return now.Add(-r.ttl).UnixMicro()
+}
+
+// apply adds one announced revocation: "s <session ID> <expiry>" or "u <user ID> <cut-off>".
+func (r *Revocations) apply(msg string) error {
+	f := strings.Fields(msg)
+	if len(f) != 3 {
+		return fmt.Errorf("revocation %q: want three fields", msg)
+	}
+	n, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil {
+		return fmt.Errorf("revocation %q: %w", msg, err)
+	}
+	switch f[0] {
+	case "s":
+		r.applySession(f[1], n)
+	case "u":
+		id, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil {
+			return fmt.Errorf("revocation %q: %w", msg, err)
+		}
+		r.applyUser(id, n)
+	default:
+		return fmt.Errorf("revocation %q: unknown kind", msg)
+	}
+	return nil
+}
+
+func (r *Revocations) applySession(sid string, expires int64) {
+	r.sessions.Store(sid, expires)
+}
+
+// applyUser raises the user's cut-off to cut.
+func (r *Revocations) applyUser(userID, cut int64) {
+	for {
+		v, loaded := r.users.LoadOrStore(userID, cut)
+		if !loaded || v.(int64) >= cut || r.users.CompareAndSwap(userID, v, cut) {
+			return
+		}
+	}
+}
+
+// Close stops following revocations; what is in memory stays.
+func (r *Revocations) Close() {
+	if r.pubsub == nil {
+		return
+	}
+	close(r.stop)
+	r.pubsub.Close()
+	<-r.done
+	r.pubsub = nil
+}
