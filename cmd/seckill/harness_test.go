@@ -56,6 +56,7 @@ func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *te
 	t.Helper()
 	m := NewMain(cfg, mode)
 	m.BcryptCost = bcrypt.MinCost
+	m.MaxConnsPerIP, m.MaxAnonSocketsPerIP = 0, 0 // every test connects from 127.0.0.1; abuse tests turn them on
 	for _, tw := range tweaks {
 		tw(m)
 	}
