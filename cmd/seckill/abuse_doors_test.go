@@ -6,16 +6,43 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/web/ratelimit"
 )
+
+// startAbuseApp starts a process like startApp, with a configuration option
+// and a tweak of Main's knobs (either may be nil).
+func startAbuseApp(t *testing.T, opt func(*Config), tweak func(*Main)) *testApp {
+	t.Helper()
+	cfg := DefaultConfig()
+	cfg.Addr = "127.0.0.1:0"
+	cfg.DBPath = filepath.Join(t.TempDir(), "seckill.db")
+	cfg.RedisURL = dbtest.RedisURL(t)
+	cfg.AdminPassword = testAdminPassword
+	cfg.SessionSecret = "test-session-secret-0123456789"
+	cfg.RateGrab, cfg.RateAuth, cfg.RateIP = ratelimit.Rate{}, ratelimit.Rate{}, ratelimit.Rate{}
+	if opt != nil {
+		opt(&cfg)
+	}
+	var tweaks []func(*Main)
+	if tweak != nil {
+		tweaks = append(tweaks, tweak)
+	}
+	return startMain(t, cfg, ModeServe, tweaks...)
+}
 
 // rawExchange writes req on a fresh connection to the app and reads one answer.
 func rawExchange(t *testing.T, a *testApp, req string) (*http.Response, string) {
@@ -175,4 +202,213 @@ func TestAbuseDoorsSlowBodiesAreCheap(t *testing.T) {
 	last.SetReadDeadline(time.Now().Add(20 * time.Second))
 	res, body := readAnswer(t, last)
 	wantJSONError(t, "the completed slow body", res, body, 401, "unauthorized")
+}
+
+// One address may hold MaxConnsPerIP connections; the next is closed at accept.
+func TestAbuseDoorsConnsPerAddress(t *testing.T) {
+	b := startAbuseApp(t, nil, func(m *Main) { m.MaxConnsPerIP = 3 })
+	host := strings.TrimPrefix(b.URL, "http://")
+	var held []net.Conn
+	for i := 0; i < 3; i++ {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		held = append(held, c)
+	}
+	// Each held connection is served (so it has been accepted and counted).
+	for _, c := range held {
+		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		if res, _ := readAnswer(t, c); res.StatusCode != 200 {
+			t.Fatalf("held connection: %d", res.StatusCode)
+		}
+	}
+	extra, err := net.Dial("tcp", host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer extra.Close()
+	io.WriteString(extra, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+	extra.SetReadDeadline(time.Now().Add(20 * time.Second))
+	if n, err := extra.Read(make([]byte, 64)); err == nil {
+		t.Fatalf("a fourth connection from one address was served (%d bytes)", n)
+	}
+	// Closing one frees its place once the server sees it go.
+	held[0].Close()
+	eventually(t, 20*time.Second, "a freed place", func() bool {
+		c, err := net.Dial("tcp", host)
+		if err != nil {
+			return false
+		}
+		defer c.Close()
+		io.WriteString(c, "GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n")
+		c.SetReadDeadline(time.Now().Add(20 * time.Second))
+		res, err := http.ReadResponse(bufio.NewReader(c), nil)
+		return err == nil && res.StatusCode == 200
+	})
+}
+
+// Every response but /healthz carries the security headers; pages have no inline script for the CSP to block.
+func TestAbuseDoorsSecurityHeaders(t *testing.T) {
+	a := startApp(t)
+	for _, path := range []string{"/", "/login", "/api/slots", "/api/no-such", "/static/app.css", "/readyz"} {
+		res, err := http.Get(a.URL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		for h, want := range map[string]string{
+			"Content-Security-Policy": "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors 'none'; base-uri 'self'; form-action 'self'; object-src 'none'",
+			"X-Content-Type-Options":  "nosniff",
+			"Referrer-Policy":         "same-origin",
+			"X-Frame-Options":         "DENY",
+		} {
+			if got := res.Header.Get(h); got != want {
+				t.Errorf("%s: %s = %q, want %q", path, h, got, want)
+			}
+		}
+		if hsts := res.Header.Get("Strict-Transport-Security"); hsts != "" {
+			t.Errorf("%s over plain HTTP: Strict-Transport-Security %q", path, hsts)
+		}
+		if bytes.Contains(body, []byte("<script>")) || bytes.Contains(body, []byte(" onclick=")) {
+			t.Errorf("%s has inline script the CSP would block", path)
+		}
+	}
+	// Behind a TLS-terminating proxy the request came over https: HSTS.
+	req, _ := http.NewRequest("GET", a.URL+"/", nil)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if got := res.Header.Get("Strict-Transport-Security"); got != "max-age=31536000" {
+		t.Errorf("over https: Strict-Transport-Security %q", got)
+	}
+	// Asynqmon sets its flags in an inline script: /monitor gets a CSP that allows it, for admins only.
+	req, _ = http.NewRequest("GET", a.URL+"/monitor/", nil)
+	req.Header.Set("Authorization", "Bearer "+a.adminToken())
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	csp := res.Header.Get("Content-Security-Policy")
+	if res.StatusCode != 200 || !bytes.Contains(body, []byte("<script>window.FLAG_ROOT_PATH")) {
+		t.Fatalf("monitor: %d, no inline flags script", res.StatusCode)
+	}
+	if !strings.Contains(csp, "script-src 'self' 'unsafe-inline'") || !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("monitor CSP %q does not let its inline script run or still lets it be framed", csp)
+	}
+}
+
+// /metrics answers an admin or a Bearer of METRICS_TOKEN, nobody else; /readyz never shows error text.
+func TestAbuseDoorsOpsEndpoints(t *testing.T) {
+	r := newStoppableRedis(t)
+	var logs syncBuffer
+	a := startAbuseApp(t, func(c *Config) { c.RedisURL = r.url; c.MetricsToken = "metrics-secret-token" },
+		func(m *Main) { m.Log = slog.New(slog.NewTextHandler(&logs, nil)) })
+	user, _ := a.newUser()
+	for _, tc := range []struct {
+		auth   string
+		status int
+		code   string
+	}{
+		{"", 401, "unauthorized"},
+		{"Bearer wrong-token", 401, "unauthorized"},
+		{"Bearer " + user, 403, "forbidden"},
+		{"Bearer metrics-secret-token", 200, ""},
+		{"Bearer " + a.adminToken(), 200, ""},
+	} {
+		req, _ := http.NewRequest("GET", a.URL+"/metrics", nil)
+		if tc.auth != "" {
+			req.Header.Set("Authorization", tc.auth)
+		}
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if tc.status == 200 {
+			if res.StatusCode != 200 || !bytes.Contains(b, []byte("seckill_http_requests_total")) {
+				t.Errorf("metrics with %q: %d", tc.auth, res.StatusCode)
+			}
+			continue
+		}
+		wantJSONError(t, "metrics with "+tc.auth, res, string(b), tc.status, tc.code)
+	}
+	// The admin's session cookie works too.
+	req, _ := http.NewRequest("GET", a.URL+"/metrics", nil)
+	req.AddCookie(&http.Cookie{Name: "seckill_session", Value: a.adminToken()})
+	if res, err := http.DefaultClient.Do(req); err != nil || res.StatusCode != 200 {
+		t.Errorf("metrics with the admin's cookie: %v %v", res.StatusCode, err)
+	}
+
+	if st, body := get(t, a.URL+"/readyz"); st != 200 || body != `{"database":"ok","redis":"ok"}` {
+		t.Errorf("readyz up: %d %s", st, body)
+	}
+	r.stop()
+	var body string
+	eventually(t, 10*time.Second, "readyz to turn 503", func() bool {
+		var st int
+		st, body = get(t, a.URL+"/readyz")
+		return st == 503
+	})
+	if body != `{"database":"ok","redis":"down"}` {
+		t.Errorf("readyz with Redis down: %s, want which part is down and no error text", body)
+	}
+	start := time.Now()
+	for i := 0; i < 50; i++ {
+		get(t, a.URL+"/readyz")
+	}
+	checkThrottled(t, logs.String(), "not ready", 50, time.Since(start))
+}
+
+// checkThrottled fails unless the lines logged with msg number at most one a
+// second of elapsed (plus the first) and, with the counts of lines they held
+// back, account for at least failures.
+func checkThrottled(t *testing.T, logs, msg string, failures int, elapsed time.Duration) {
+	t.Helper()
+	lines, counted := 0, 0
+	for _, l := range strings.Split(logs, "\n") {
+		if !strings.Contains(l, msg) {
+			continue
+		}
+		lines++
+		counted++
+		if _, after, ok := strings.Cut(l, "suppressed="); ok {
+			n, _ := strconv.Atoi(strings.Fields(after)[0])
+			counted += n
+		}
+	}
+	if max := int(elapsed/time.Second) + 2; lines < 1 || lines > max {
+		t.Errorf("%d failures in %s logged %d %q lines, want 1 to %d (once a second)", failures, elapsed, lines, msg, max)
+	}
+	if counted < failures {
+		t.Errorf("the %q lines account for %d failures, want at least %d", msg, counted, failures)
+	}
+	t.Logf("%d failures in %s: %d %q lines", failures, elapsed.Round(time.Millisecond), lines, msg)
+}
+
+// syncBuffer is a bytes.Buffer a logger and a test may share.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
