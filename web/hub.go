@@ -260,8 +260,11 @@ func (h *Hub) readFrame(c *wsClient) {
 func (h *Hub) readOne(c *wsClient, deadline time.Time) bool {
 	c.conn.SetReadDeadline(deadline)
 	hdr, err := ws.ReadHeader(c.conn)
-	if err == nil && hdr.Length > maxFrame {
-		h.closeWith(c, ws.StatusMessageTooBig, "frame too large")
+	// A client's ops are small: a message must come in one frame of at most
+	// maxFrame bytes; a bigger or fragmented one closes the socket with 1009
+	// before its payload is read.
+	if err == nil && (hdr.Length > maxFrame || !hdr.Fin || hdr.OpCode == ws.OpContinuation) {
+		h.closeWith(c, ws.StatusMessageTooBig, "a message must fit in one frame of 4 KiB")
 		return false
 	}
 	if err != nil || !hdr.Masked {
