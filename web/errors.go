@@ -1,13 +1,17 @@
 package web
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 )
 
@@ -32,15 +36,54 @@ var statusOf = map[string]int{
 	db.EINTERNAL:      fiber.StatusInternalServerError,
 }
 
-// fiberCodes turns Fiber's own errors (unknown route, wrong method, body too large) into domain codes.
+// fiberCodes turns Fiber's and fasthttp's own errors (unknown route, wrong
+// method, body or headers too large, malformed request) into domain codes.
 var fiberCodes = map[int]string{
-	fiber.StatusNotFound:              db.ENOTFOUND,
-	fiber.StatusMethodNotAllowed:      db.ENOTFOUND,
-	fiber.StatusRequestEntityTooLarge: db.EINVALID,
-	fiber.StatusBadRequest:            db.EINVALID,
-	fiber.StatusUnauthorized:          db.EUNAUTHORIZED,
-	fiber.StatusForbidden:             db.EFORBIDDEN,
-	fiber.StatusTooManyRequests:       db.ERATELIMITED,
+	fiber.StatusNotFound:                    db.ENOTFOUND,
+	fiber.StatusMethodNotAllowed:            db.ENOTFOUND,
+	fiber.StatusRequestEntityTooLarge:       db.ETOOLARGE,
+	fiber.StatusRequestHeaderFieldsTooLarge: db.ETOOLARGE,
+	fiber.StatusRequestTimeout:              db.EINVALID,
+	fiber.StatusBadRequest:                  db.EINVALID,
+	fiber.StatusUnauthorized:                db.EUNAUTHORIZED,
+	fiber.StatusForbidden:                   db.EFORBIDDEN,
+	fiber.StatusTooManyRequests:             db.ERATELIMITED,
+}
+
+// keepStatus are Fiber statuses answered as they are, with the code above:
+// the client learns which header or deadline it broke.
+var keepStatus = map[int]bool{
+	fiber.StatusRequestHeaderFieldsTooLarge: true,
+	fiber.StatusRequestTimeout:              true,
+}
+
+// unavailableText are the texts of errors that mean Redis or the database
+// did not answer, for errors that reach us flattened to a string.
+var unavailableText = []string{
+	"connection refused", "connection reset", "broken pipe", "i/o timeout", "no route to host",
+	"redis: connection pool timeout", "redis: client is closed",
+	"database is locked", "database table is locked", "database is busy", "SQLITE_BUSY",
+}
+
+// unavailable tells whether err means Redis or the database did not answer
+// (unreachable, closed, timed out, busy), which the client may retry, rather
+// than a bug.
+func unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var ne net.Error
+	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrClosed) ||
+		errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+		return true
+	}
+	msg := err.Error()
+	for _, t := range unavailableText {
+		if strings.Contains(msg, t) {
+			return true
+		}
+	}
+	return false
 }
 
 // ErrorBody is the contract's error shape.
@@ -71,8 +114,21 @@ func errorBody(code, msg string) []byte {
 
 // isAPI tells whether the request gets the contract's JSON errors rather than pages.
 func isAPI(c *fiber.Ctx) bool {
-	return strings.HasPrefix(c.Path(), "/api") || strings.HasPrefix(c.Path(), "/ws")
+	p := c.Path()
+	if strings.HasPrefix(p, "/api") || strings.HasPrefix(p, "/ws") || p == "/metrics" {
+		return true
+	}
+	// fasthttp could not parse the request (its headers were too large, say),
+	// so there is no path: its error quotes what it read of the request line.
+	if terr, ok := c.Context().UserValue(transportErrKey{}).(error); ok {
+		return strings.Contains(terr.Error(), " /api") || strings.Contains(terr.Error(), " /ws")
+	}
+	return false
 }
+
+// transportErrKey holds, on a fasthttp context, the error fasthttp met
+// reading the request, before Fiber's error handler sees a tidied copy.
+type transportErrKey struct{}
 
 // errorHandler answers every error: the contract's JSON under /api, a friendly page elsewhere.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
@@ -85,7 +141,9 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	}
 	code, msg := db.ErrorCode(err), db.ErrorMessage(err)
 	var fe *fiber.Error
-	if errors.As(err, &fe) {
+	if !errors.As(err, &fe) {
+		fe = nil
+	} else {
 		code = fiberCodes[fe.Code]
 		if code == "" {
 			code = db.EINVALID
@@ -97,10 +155,26 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		if code == db.EINTERNAL {
 			msg = "internal error"
 		}
+		if c.Context().UserValue(transportErrKey{}) != nil {
+			msg = transportMessage(fe.Code) // fasthttp's text quotes the raw request
+		}
 	}
 	status := statusOf[code]
-	if code == db.EINTERNAL {
+	if fe != nil && keepStatus[fe.Code] {
+		status = fe.Code
+	}
+	backendDown := code == db.EINTERNAL && unavailable(err)
+	if backendDown {
+		code, msg, status = db.EUNAVAILABLE, db.ErrUnavailable.Message, statusOf[db.EUNAVAILABLE]
+	}
+	switch {
+	case code == db.EINTERNAL:
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
+	case backendDown:
+		c.Set(fiber.HeaderRetryAfter, "1")
+		if ok, suppressed := s.unavailableLog.allow(); ok {
+			s.log.Warn("request failed: a backend does not answer", "method", c.Method(), "path", c.Path(), "err", err, "suppressed", suppressed)
+		}
 	}
 	if isAPI(c) {
 		c.Status(status).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
@@ -126,4 +200,17 @@ func setRetryAfter(c *fiber.Ctx, err error) {
 	if len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retrySeconds(e.RetryAfter)))
 	}
+}
+
+// transportMessage is what a client is told about a request fasthttp could not read.
+func transportMessage(status int) string {
+	switch status {
+	case fiber.StatusRequestHeaderFieldsTooLarge:
+		return "the request's headers are too large"
+	case fiber.StatusRequestEntityTooLarge:
+		return "the request's body is too large"
+	case fiber.StatusRequestTimeout:
+		return "the request took too long to arrive"
+	}
+	return "malformed request"
 }

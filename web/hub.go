@@ -5,9 +5,11 @@ import (
 	"crypto/sha1"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/netip"
 	"net/url"
 	"regexp"
 	"strings"
@@ -38,6 +40,8 @@ type Hub struct {
 	SendBuffer   int
 	PingInterval time.Duration
 	WriteTimeout time.Duration
+	// MaxAnonPerIP caps the anonymous sockets of one client address (0: no cap).
+	MaxAnonPerIP int
 
 	rdb     redis.UniversalClient
 	tokens  *db.Tokens
@@ -50,6 +54,7 @@ type Hub struct {
 	mu      sync.RWMutex
 	topics  map[string]map[*wsClient]struct{}
 	clients map[*wsClient]struct{}
+	anon    map[netip.Addr]int // anonymous sockets by client address
 	pubsub  *redis.PubSub
 	done    chan struct{}
 	stop    chan struct{}
@@ -60,6 +65,7 @@ type Hub struct {
 type wsClient struct {
 	conn     net.Conn
 	userID   int64
+	anonIP   netip.Addr          // set when the socket counts against its address's anonymous cap
 	topics   map[string]struct{} // guarded by Hub.mu
 	lastSeen atomic.Int64        // unix nanoseconds of the last frame read
 
@@ -72,7 +78,8 @@ type wsClient struct {
 const (
 	writers    = 32
 	readers    = 8
-	maxFrame   = 4096
+	maxFrame   = 4096            // a larger frame closes the socket with 1009
+	maxTopics  = 64              // public topics one socket may follow; beyond, subscribe answers limit_reached
 	readWindow = 5 * time.Second // a started frame must arrive whole within this
 )
 
@@ -81,7 +88,7 @@ func newHub(rdb redis.UniversalClient, tokens *db.Tokens, log *slog.Logger, m *m
 		SendBuffer: 64, PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second,
 		rdb: rdb, tokens: tokens, log: log, metrics: m,
 		ready: make(chan *wsClient, 1<<14), reads: make(chan *wsClient, 1<<12),
-		topics: map[string]map[*wsClient]struct{}{}, clients: map[*wsClient]struct{}{},
+		topics: map[string]map[*wsClient]struct{}{}, clients: map[*wsClient]struct{}{}, anon: map[netip.Addr]int{},
 		done: make(chan struct{}), stop: make(chan struct{}),
 	}
 }
@@ -253,7 +260,14 @@ func (h *Hub) readFrame(c *wsClient) {
 func (h *Hub) readOne(c *wsClient, deadline time.Time) bool {
 	c.conn.SetReadDeadline(deadline)
 	hdr, err := ws.ReadHeader(c.conn)
-	if err != nil || hdr.Length > maxFrame || !hdr.Masked {
+	// A client's ops are small: a message must come in one frame of at most
+	// maxFrame bytes; a bigger or fragmented one closes the socket with 1009
+	// before its payload is read.
+	if err == nil && (hdr.Length > maxFrame || !hdr.Fin || hdr.OpCode == ws.OpContinuation) {
+		h.closeWith(c, ws.StatusMessageTooBig, "a message must fit in one frame of 4 KiB")
+		return false
+	}
+	if err != nil || !hdr.Masked {
 		h.remove(c)
 		return false
 	}
@@ -282,16 +296,39 @@ func (h *Hub) handleOp(c *wsClient, payload []byte) {
 		h.reply(c, map[string]any{"type": "error", "error": map[string]string{"code": db.EINVALID, "message": "unknown op or topic"}})
 		return
 	}
+	full := false
 	h.mu.Lock()
 	if _, live := h.clients[c]; live {
-		if op.Op == "subscribe" {
-			h.subscribeLocked(c, op.Topic)
-		} else {
+		_, already := c.topics[op.Topic]
+		own := 0
+		if c.userID > 0 {
+			own = 1 // the user's own topic does not count
+		}
+		switch {
+		case op.Op == "unsubscribe":
 			h.unsubscribeLocked(c, op.Topic)
+		case already:
+		case len(c.topics)-own >= maxTopics:
+			full = true
+		default:
+			h.subscribeLocked(c, op.Topic)
 		}
 	}
 	h.mu.Unlock()
+	if full {
+		h.reply(c, map[string]any{"type": "error", "topic": op.Topic, "error": map[string]string{
+			"code": db.ELIMITREACHED, "message": fmt.Sprintf("a socket may follow at most %d topics", maxTopics)}})
+		return
+	}
 	h.reply(c, map[string]any{"type": op.Op + "d", "topic": op.Topic})
+}
+
+// closeWith sends a close frame with the status and drops the client. The
+// frame goes in one write, which never interleaves with a writer's.
+func (h *Hub) closeWith(c *wsClient, status ws.StatusCode, reason string) {
+	c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+	c.conn.Write(ws.MustCompileFrame(ws.NewCloseFrame(ws.NewCloseFrameBody(status, reason))))
+	h.remove(c)
 }
 
 func (h *Hub) reply(c *wsClient, v any) {
@@ -381,6 +418,17 @@ func (h *Hub) Handle(c *fiber.Ctx) error {
 	} else if cl, ok := handlers.ClaimsOf(c); ok {
 		userID = cl.UserID
 	}
+	var anonIP netip.Addr
+	if userID == 0 && h.MaxAnonPerIP > 0 {
+		anonIP = handlers.ClientIP(c)
+		h.mu.RLock()
+		n := h.anon[anonIP]
+		h.mu.RUnlock()
+		if n >= h.MaxAnonPerIP {
+			c.Set(fiber.HeaderRetryAfter, "10")
+			return db.Errorf(db.ERATELIMITED, "too many anonymous live connections from your address; log in or close some")
+		}
+	}
 	if !strings.EqualFold(c.Get(fiber.HeaderUpgrade), "websocket") || !strings.Contains(strings.ToLower(c.Get(fiber.HeaderConnection)), "upgrade") {
 		return db.Errorf(db.EINVALID, "this endpoint speaks WebSocket only")
 	}
@@ -401,15 +449,26 @@ func (h *Hub) Handle(c *fiber.Ctx) error {
 		if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
 			conn = u.UnsafeConn()
 		}
-		h.attach(conn, userID)
+		h.attach(conn, userID, anonIP)
 	})
 	return nil
 }
 
-func (h *Hub) attach(conn net.Conn, userID int64) {
-	c := &wsClient{conn: conn, userID: userID, topics: map[string]struct{}{}}
+// attach adopts an upgraded connection. An anonymous one over its address's
+// cap (upgrades racing past Handle's check) is closed at once.
+func (h *Hub) attach(conn net.Conn, userID int64, anonIP netip.Addr) {
+	c := &wsClient{conn: conn, userID: userID, topics: map[string]struct{}{}, anonIP: anonIP}
 	c.lastSeen.Store(time.Now().UnixNano())
 	h.mu.Lock()
+	if anonIP.IsValid() {
+		if h.anon[anonIP] >= h.MaxAnonPerIP {
+			h.mu.Unlock()
+			conn.Write(ws.MustCompileFrame(ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusPolicyViolation, "too many anonymous connections"))))
+			conn.Close()
+			return
+		}
+		h.anon[anonIP]++
+	}
 	h.clients[c] = struct{}{}
 	if userID > 0 {
 		h.subscribeLocked(c, db.TopicUser(userID))
@@ -434,6 +493,11 @@ func (h *Hub) remove(c *wsClient) {
 	c.mu.Unlock()
 	h.mu.Lock()
 	delete(h.clients, c)
+	if c.anonIP.IsValid() {
+		if h.anon[c.anonIP]--; h.anon[c.anonIP] <= 0 {
+			delete(h.anon, c.anonIP)
+		}
+	}
 	for t := range c.topics {
 		h.unsubscribeLocked(c, t)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -46,11 +47,12 @@ func newPoller(onReady, _ func(*wsClient)) (poller, error) {
 const armed = unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLHUP | unix.EPOLLERR | unix.EPOLLONESHOT
 
 func socketFD(conn net.Conn) (int32, error) {
-	tc, ok := conn.(*net.TCPConn)
+	// A *net.TCPConn, or the per-address limit's wrapper around one.
+	sc, ok := conn.(syscall.Conn)
 	if !ok {
-		return 0, fmt.Errorf("websocket over %T is not a TCP socket", conn)
+		return 0, fmt.Errorf("websocket over %T is not a socket", conn)
 	}
-	raw, err := tc.SyscallConn()
+	raw, err := sc.SyscallConn()
 	if err != nil {
 		return 0, err
 	}

@@ -5,11 +5,13 @@ package web
 
 import (
 	"context"
+	"crypto/subtle"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -22,6 +24,7 @@ import (
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/static"
 	"github.com/seckill/seckill/web/ratelimit"
+	"github.com/valyala/fasthttp"
 )
 
 // MonitorPath is where Asynqmon is mounted.
@@ -36,8 +39,9 @@ type Config struct {
 	Registry *prometheus.Registry
 	// Monitor is Asynqmon's handler, mounted at MonitorPath for admins.
 	Monitor http.Handler
-	// Ready reports whether Redis and the database answer.
-	Ready func(ctx context.Context) error
+	// Ready checks each part the process needs ("redis", "database"): a nil
+	// error means the part answers.
+	Ready func(ctx context.Context) map[string]error
 	// PingInterval is how often the hub pings sockets (0: 30s); one silent for two intervals is dropped.
 	PingInterval time.Duration
 	// Naive, when set, mounts the load bench's SQLite-transaction baseline grab.
@@ -48,7 +52,29 @@ type Config struct {
 	MetricsToken string
 	// Limits are the abuse limits (DESIGN.md §5).
 	Limits Limits
+	// MaxConnsPerIP caps the connections one client address may hold open
+	// (0: no cap); peers in TrustedProxies are exempt.
+	MaxConnsPerIP int
+	// MaxAnonSocketsPerIP caps the anonymous WebSocket connections of one
+	// client address (0: no cap).
+	MaxAnonSocketsPerIP int
 }
+
+// Defaults of the connection caps.
+const (
+	DefaultMaxConnsPerIP       = 256
+	DefaultMaxAnonSocketsPerIP = 16
+)
+
+// Timeouts of the HTTP server. ReadTimeout covers a whole request, headers
+// and body, from its first byte (fasthttp has no separate header timeout);
+// a new connection must start its request within it too. Upgraded
+// WebSocket connections set their own deadlines (hub.go).
+const (
+	readTimeout  = 10 * time.Second
+	writeTimeout = 30 * time.Second
+	idleTimeout  = 60 * time.Second
+)
 
 // Limits are the rate limits of DESIGN.md §5; a zero Rate is off.
 type Limits struct {
@@ -67,14 +93,20 @@ type Server struct {
 	log      *slog.Logger
 	metrics  *metrics
 	handlers *handlers.Handlers
-	ready    func(ctx context.Context) error
+	ready    func(ctx context.Context) map[string]error
 	trusted  []netip.Prefix
 	limits   *limiters
+	maxConns int
+	conns    *connLimitListener
+
+	unavailableLog *logThrottle // requests failed because a backend is down
+	readyLog       *logThrottle // readiness checks that failed
 }
 
 // New builds the application with every route mounted.
 func New(cfg Config) *Server {
-	s := &Server{store: cfg.Store, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies}
+	s := &Server{store: cfg.Store, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies,
+		maxConns: cfg.MaxConnsPerIP, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
 	s.handlers = &handlers.Handlers{Store: cfg.Store, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
@@ -82,35 +114,47 @@ func New(cfg Config) *Server {
 	if cfg.PingInterval > 0 {
 		s.Hub.PingInterval = cfg.PingInterval
 	}
+	s.Hub.MaxAnonPerIP = cfg.MaxAnonSocketsPerIP
 	s.App = fiber.New(fiber.Config{
 		AppName:               "seckill",
 		ErrorHandler:          s.errorHandler,
 		DisableStartupMessage: true,
-		ReadTimeout:           30 * time.Second,
-		IdleTimeout:           120 * time.Second,
-		BodyLimit:             1 << 20,
+		ReadTimeout:           readTimeout,
+		WriteTimeout:          writeTimeout,
+		IdleTimeout:           idleTimeout,
+		BodyLimit:             BodyLimit,
+		// Bodies are streamed and read by the bodies middleware, so one
+		// declared large and sent slowly costs what has arrived; there are
+		// no uploads, so multipart forms are parsed from that body too.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
 	})
+	srv := s.App.Server()
 	// The hub owns upgraded WebSocket connections for their whole life.
-	s.App.Server().KeepHijackedConns = true
+	srv.KeepHijackedConns = true
+	srv.HeaderReceived = headerReceived
+	// Errors fasthttp meets reading a request reach Fiber's error handler
+	// tidied into a status; keep the original, which quotes the request line
+	// when the request could not be parsed, so isAPI can still tell.
+	fiberErrors := srv.ErrorHandler
+	srv.ErrorHandler = func(ctx *fasthttp.RequestCtx, err error) {
+		ctx.SetUserValue(transportErrKey{}, err)
+		setSecurityHeaders(&ctx.Response.Header, string(ctx.Path()), ctx.IsTLS())
+		fiberErrors(ctx, err)
+	}
 	s.routes(cfg)
 	return s
 }
 
 func (s *Server) routes(cfg Config) {
 	app, h := s.App, s.handlers
-	app.Use(recover.New(recover.Config{EnableStackTrace: true}))
+	app.Use(bodies, recover.New(recover.Config{EnableStackTrace: true}))
 
 	// Operations: outside metrics and auth so probes stay cheap.
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
-	app.Get("/readyz", func(c *fiber.Ctx) error {
-		ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
-		defer cancel()
-		if err := s.ready(ctx); err != nil {
-			return c.Status(fiber.StatusServiceUnavailable).SendString("not ready: " + err.Error())
-		}
-		return c.SendString("ready")
-	})
-	app.Get("/metrics", adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
+	app.Use(securityHeaders)
+	app.Get("/readyz", s.readyz)
+	app.Get("/metrics", s.metricsGate(cfg.MetricsToken), adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(mustSub(static.Files, ".")), MaxAge: 3600}))
 
 	app.Use(s.identify, s.observe, s.authenticate)
@@ -226,8 +270,61 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// Listen serves on ln until Shutdown.
-func (s *Server) Listen(ln net.Listener) error { return s.App.Listener(ln) }
+// Listen serves on ln until Shutdown, closing at accept the connections of a
+// client address over MaxConnsPerIP.
+func (s *Server) Listen(ln net.Listener) error {
+	if s.maxConns > 0 {
+		s.conns = newConnLimitListener(ln, s.maxConns, s.trusted)
+		ln = s.conns
+	}
+	return s.App.Listener(ln)
+}
+
+// readyz answers 200 when every part answers, else 503, naming each part
+// "ok" or "down" and never the error's text, which is logged at most once a second.
+func (s *Server) readyz(c *fiber.Ctx) error {
+	ctx, cancel := context.WithTimeout(c.UserContext(), 2*time.Second)
+	defer cancel()
+	parts := s.ready(ctx)
+	state, status := make(map[string]string, len(parts)), fiber.StatusOK
+	for name, err := range parts {
+		state[name] = "ok"
+		if err != nil {
+			state[name], status = "down", fiber.StatusServiceUnavailable
+			if ok, suppressed := s.readyLog.allow(); ok {
+				s.log.Warn("not ready", "part", name, "err", err, "suppressed", suppressed)
+			}
+		}
+	}
+	return c.Status(status).JSON(state)
+}
+
+// metricsGate lets an admin (bearer or session cookie) or a Bearer of token
+// (when set) through: 401 for anyone else, 403 for a user who is not an admin.
+func (s *Server) metricsGate(token string) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		raw := ""
+		if h := c.Get(fiber.HeaderAuthorization); strings.HasPrefix(h, "Bearer ") {
+			raw = strings.TrimPrefix(h, "Bearer ")
+			if token != "" && subtle.ConstantTimeCompare([]byte(raw), []byte(token)) == 1 {
+				return c.Next()
+			}
+		} else {
+			raw = c.Cookies(handlers.SessionCookie)
+		}
+		if raw == "" {
+			return db.ErrUnauthorized
+		}
+		cl, err := s.tokens.Verify(raw)
+		if err != nil {
+			return db.ErrUnauthorized
+		}
+		if cl.Role != db.RoleAdmin {
+			return db.ErrForbidden
+		}
+		return c.Next()
+	}
+}
 
 // Shutdown stops accepting, drains requests in flight, then disconnects WebSocket clients.
 func (s *Server) Shutdown(ctx context.Context) error {

@@ -56,11 +56,12 @@ func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *te
 	t.Helper()
 	m := NewMain(cfg, mode)
 	m.BcryptCost = bcrypt.MinCost
-	for _, tw := range tweaks {
-		tw(m)
-	}
+	m.MaxConnsPerIP, m.MaxAnonSocketsPerIP = 0, 0 // every test connects from 127.0.0.1; abuse tests turn them on
 	if !testing.Verbose() {
 		m.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	for _, tw := range tweaks { // after the logger, so a tweak may capture the log
+		tw(m)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()

@@ -107,6 +107,10 @@ type Main struct {
 	BcryptCost int
 	// AdminPassword is the bootstrap admin's password, when this process set it.
 	AdminPassword string
+	// MaxConnsPerIP and MaxAnonSocketsPerIP cap the connections and the
+	// anonymous WebSocket connections of one client address (0: no cap).
+	MaxConnsPerIP       int
+	MaxAnonSocketsPerIP int
 
 	listener  net.Listener
 	served    chan error
@@ -120,6 +124,9 @@ func NewMain(cfg Config, mode string) *Main {
 		Config: cfg,
 		Mode:   mode,
 		Log:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo})),
+
+		MaxConnsPerIP:       web.DefaultMaxConnsPerIP,
+		MaxAnonSocketsPerIP: web.DefaultMaxAnonSocketsPerIP,
 	}
 }
 
@@ -217,8 +224,9 @@ func (m *Main) Open(ctx context.Context) error {
 			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready, PingInterval: m.PingInterval,
-			MetricsToken: m.Config.MetricsToken,
-			Limits:       web.Limits{Grab: m.Config.RateGrab, Auth: m.Config.RateAuth, IP: m.Config.RateIP},
+			MetricsToken:  m.Config.MetricsToken,
+			Limits:        web.Limits{Grab: m.Config.RateGrab, Auth: m.Config.RateAuth, IP: m.Config.RateIP},
+			MaxConnsPerIP: m.MaxConnsPerIP, MaxAnonSocketsPerIP: m.MaxAnonSocketsPerIP,
 		}
 		wcfg.TrustedProxies, _ = ParseTrustedProxies(m.Config.TrustedProxies) // validated by ParseConfig
 		if m.Naive {
@@ -249,15 +257,9 @@ func (m *Main) areas() []tasks.Area {
 	}
 }
 
-// ready reports whether Redis and the database answer.
-func (m *Main) ready(ctx context.Context) error {
-	if err := m.Redis.Client.Ping(ctx).Err(); err != nil {
-		return fmt.Errorf("redis: %w", err)
-	}
-	if err := m.SQL.Ping(ctx); err != nil {
-		return fmt.Errorf("database: %w", err)
-	}
-	return nil
+// ready checks whether Redis and the database answer, each on its own.
+func (m *Main) ready(ctx context.Context) map[string]error {
+	return map[string]error{"redis": m.Redis.Client.Ping(ctx).Err(), "database": m.SQL.Ping(ctx)}
 }
 
 // URL is the base address the web server listens on.

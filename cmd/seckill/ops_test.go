@@ -91,7 +91,15 @@ func TestMetrics(t *testing.T) {
 	a := startApp(t)
 	a.newUser()
 	a.call("GET", "/api/me", "", nil, nil)
-	st, body := get(t, a.URL+"/metrics")
+	req, _ := http.NewRequest("GET", a.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+a.adminToken())
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	st, body := res.StatusCode, string(raw)
 	if st != 200 {
 		t.Fatalf("metrics: %d", st)
 	}

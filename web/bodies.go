@@ -1,0 +1,94 @@
+package web
+
+import (
+	"errors"
+	"io"
+	"net"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db"
+	"github.com/valyala/fasthttp"
+)
+
+// BodyLimit is the largest JSON or form body a request may carry (DESIGN.md §6).
+const BodyLimit = 64 << 10
+
+// declaredTooLarge marks, on a request's headers, a body declared over
+// BodyLimit: the server answers 413 without reading it. A client that sends
+// the mark itself only has its own request refused.
+const declaredTooLarge = "X-Seckill-Declared-Too-Large"
+
+// headerReceived runs once a request's headers are read and before its body
+// is. fasthttp streams bodies here (StreamRequestBody), prefetching up to
+// 8 KiB and leaving the rest to bodies, so a client that declares a large
+// body and trickles it holds no buffer of the declared size. A body declared
+// over the limit is not read at all: its length is zeroed, the request is
+// marked for bodies to refuse, and the connection closes after the answer.
+func headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	if h.ContentLength() > BodyLimit {
+		h.SetContentLength(0)
+		h.Set(declaredTooLarge, "1")
+		h.Del(fiber.HeaderExpect) // no 100 Continue for a body we refuse
+		h.SetConnectionClose()
+	}
+	return fasthttp.RequestConfig{}
+}
+
+// errTooLarge is the answer to a body over BodyLimit.
+var errTooLarge = db.Errorf(db.ETOOLARGE, "the request body is larger than 64 KiB")
+
+// bodies reads the streamed request body into memory, at most BodyLimit
+// bytes, before any handler runs, so handlers see a plain body. A body over
+// the limit (declared, or chunked and found while reading) is refused with
+// 413; one that breaks off or arrives too slowly for ReadTimeout with 400 or
+// 408. Memory grows with what arrives, not with what was declared.
+func bodies(c *fiber.Ctx) error {
+	req := c.Request()
+	if req.Header.ConnectionClose() && len(req.Header.Peek(declaredTooLarge)) > 0 {
+		return errTooLarge
+	}
+	cl := req.Header.ContentLength()
+	if !req.IsBodyStream() || cl == 0 {
+		return c.Next()
+	}
+	size := 512
+	if cl > 0 {
+		size = min(cl, 8<<10)
+	}
+	body, err := readLimited(req.BodyStream(), size, BodyLimit)
+	if err != nil || len(body) > BodyLimit {
+		// Leave the rest of the body unread and the connection closed.
+		c.Set(fiber.HeaderConnection, "close")
+		var ne net.Error
+		switch {
+		case err == nil:
+			return errTooLarge
+		case errors.As(err, &ne) && ne.Timeout():
+			return fiber.ErrRequestTimeout
+		default:
+			return db.Errorf(db.EINVALID, "malformed request body")
+		}
+	}
+	req.SetBodyRaw(body)
+	return c.Next()
+}
+
+// readLimited reads r to its end, or to limit+1 bytes, in a buffer that
+// starts at size and grows as bytes arrive.
+func readLimited(r io.Reader, size, limit int) ([]byte, error) {
+	b := make([]byte, 0, size)
+	for len(b) <= limit {
+		if len(b) == cap(b) {
+			b = append(b, 0)[:len(b)]
+		}
+		n, err := r.Read(b[len(b):min(cap(b), limit+1)])
+		b = b[:len(b)+n]
+		if err == io.EOF {
+			return b, nil
+		}
+		if err != nil {
+			return b, err
+		}
+	}
+	return b, nil
+}
