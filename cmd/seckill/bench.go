@@ -258,7 +258,6 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		m := NewMain(cfg, ModeServe)
 		m.Log = discardLogger()
 		m.Naive = true
-		m.MaxConnsPerIP, m.MaxAnonSocketsPerIP = 0, 0 // the load comes from one address
 		if err := m.Open(ctx); err != nil {
 			m.Close()
 			closeAll()
