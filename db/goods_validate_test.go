@@ -2,7 +2,6 @@ package db
 
 import (
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -107,5 +106,5 @@ func fieldString(f FieldErrors) string {
 	if err := f.Err(); err != nil {
 		return ErrorMessage(err)
 	}
-	return fmt.Sprint("")
+	return ""
 }

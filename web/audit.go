@@ -142,9 +142,9 @@ func requestFields(c *fiber.Ctx) map[string]any {
 		}
 	default:
 		values := map[string][]string{}
-		c.Request().PostArgs().VisitAll(func(k, v []byte) {
+		for k, v := range c.Request().PostArgs().All() {
 			values[string(k)] = append(values[string(k)], string(v))
-		})
+		}
 		for k, vs := range values {
 			fields[k] = formValue(vs)
 		}

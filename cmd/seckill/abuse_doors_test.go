@@ -115,7 +115,7 @@ func TestAbuseDoorsHTTPLayerAnswersJSON(t *testing.T) {
 	wantJSONError(t, "broken chunked body", res, body, 400, "invalid")
 
 	// Pages still get pages.
-	res, body = rawExchange(t, a, "GET /login HTTP/1.1\r\nHost: "+host+"\r\nCookie: c="+strings.Repeat("a", 20<<10)+"\r\n\r\n")
+	res, _ = rawExchange(t, a, "GET /login HTTP/1.1\r\nHost: "+host+"\r\nCookie: c="+strings.Repeat("a", 20<<10)+"\r\n\r\n")
 	if res.StatusCode != 431 || strings.Contains(res.Header.Get("Content-Type"), "json") {
 		t.Errorf("page with a 20 KB cookie: %d %s, want 431 and no JSON", res.StatusCode, res.Header.Get("Content-Type"))
 	}
