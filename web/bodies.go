@@ -22,17 +22,28 @@ const declaredTooLarge = "X-Seckill-Declared-Too-Large"
 // is. fasthttp streams bodies here (StreamRequestBody), prefetching up to
 // 8 KiB and leaving the rest to bodies, so a client that declares a large
 // body and trickles it holds no buffer of the declared size. A body declared
-// over the limit is not read at all: its length is zeroed, the request is
-// marked for bodies to refuse, and the connection closes after the answer.
+// over the limit is marked for bodies to refuse without reading it. A client
+// that is already sending such a body would see its connection reset, not
+// the 413, if the server closed under it; so up to drainLimit the declared
+// length is kept and fasthttp, once the 413 is sent, reads the body and
+// throws it away in small pieces, keeping the connection. A larger body, or
+// one the client waits to send (Expect: 100-continue), is not read at all:
+// its length is zeroed and the connection closes after the answer.
 func headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	if h.ContentLength() > BodyLimit {
-		h.SetContentLength(0)
+	if cl := h.ContentLength(); cl > BodyLimit {
 		h.Set(declaredTooLarge, "1")
-		h.Del(fiber.HeaderExpect) // no 100 Continue for a body we refuse
-		h.SetConnectionClose()
+		if cl > drainLimit || len(h.Peek(fiber.HeaderExpect)) > 0 {
+			h.SetContentLength(0)
+			h.Del(fiber.HeaderExpect) // no 100 Continue for a body we refuse
+			h.SetConnectionClose()
+		}
 	}
 	return fasthttp.RequestConfig{}
 }
+
+// drainLimit is the largest refused body drained rather than cut off: what
+// fasthttp discards of an unread streamed body before it closes instead.
+const drainLimit = 256 << 10
 
 // errTooLarge is the answer to a body over BodyLimit.
 var errTooLarge = db.Errorf(db.ETOOLARGE, "the request body is larger than 64 KiB")
@@ -44,8 +55,8 @@ var errTooLarge = db.Errorf(db.ETOOLARGE, "the request body is larger than 64 Ki
 // 408. Memory grows with what arrives, not with what was declared.
 func bodies(c *fiber.Ctx) error {
 	req := c.Request()
-	if req.Header.ConnectionClose() && len(req.Header.Peek(declaredTooLarge)) > 0 {
-		return errTooLarge
+	if len(req.Header.Peek(declaredTooLarge)) > 0 {
+		return errTooLarge // the body is left unread (see headerReceived)
 	}
 	cl := req.Header.ContentLength()
 	if !req.IsBodyStream() || cl == 0 {

@@ -91,8 +91,8 @@ func TestAbuseDoorsHTTPLayerAnswersJSON(t *testing.T) {
 	res, body := rawExchange(t, a, "POST /api/auth/login HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\nContent-Length: 10000000\r\n\r\n")
 	wantJSONError(t, "10 MB declared body", res, body, 413, "too_large")
 
-	// Just over the limit, declared.
-	res, body = rawExchange(t, a, "POST /api/auth/login HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\nContent-Length: 65537\r\n\r\n")
+	// Just over the limit, declared by a client that waits for 100 Continue: refused at once.
+	res, body = rawExchange(t, a, "POST /api/auth/login HTTP/1.1\r\nHost: "+host+"\r\nContent-Type: application/json\r\nContent-Length: 65537\r\nExpect: 100-continue\r\n\r\n")
 	wantJSONError(t, "65537-byte declared body", res, body, 413, "too_large")
 
 	// A chunked body is cut off once it passes the limit. The chunk is
@@ -537,4 +537,22 @@ func TestAbuseDoorsRedisDownIsUnavailable(t *testing.T) {
 		}
 	}
 	checkThrottled(t, logs.String(), "a backend does not answer", burst+1, time.Since(start))
+}
+
+// A client that sends an over-limit body while it waits for the answer (as
+// Go's own client does) gets the 413, not a reset: the server drains what was
+// declared instead of closing under the client (a socket closed with unread
+// bytes is reset, and the reset throws the answer away).
+func TestAbuseDoorsOverLimitBodySentWholeGetsTheAnswer(t *testing.T) {
+	a := startApp(t)
+	body := `{"username":"` + strings.Repeat("a", 200<<10) + `","password":"x"}`
+	for i := 0; i < 10; i++ {
+		res, err := http.Post(a.URL+"/api/auth/login", "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatalf("attempt %d: %v (the connection was cut before the answer)", i, err)
+		}
+		raw, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		wantJSONError(t, "200 KiB body", res, string(raw), 413, "too_large")
+	}
 }
