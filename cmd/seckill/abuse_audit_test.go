@@ -155,17 +155,8 @@ func TestAuditRecordsSignIns(t *testing.T) {
 
 	// The HTML form, with a wrong password for a real account.
 	client := browserClient(t)
-	res, err := client.Get(a.URL + "/login")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	m := csrfMeta.FindSubmatch(page)
-	if m == nil {
-		t.Fatal("login page carries no CSRF token")
-	}
-	res, err = client.PostForm(a.URL+"/login", url.Values{"_csrf": {string(m[1])}, "username": {a.Config.AdminUsername}, "password": {"not-it"}})
+	token := pageCSRF(t, client, a.URL+"/login")
+	res, err := client.PostForm(a.URL+"/login", url.Values{"_csrf": {token}, "username": {a.Config.AdminUsername}, "password": {"not-it"}})
 	if err != nil || res.StatusCode != 401 {
 		t.Fatalf("form login with a wrong password: %v %v", res, err)
 	}

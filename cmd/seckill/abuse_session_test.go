@@ -59,17 +59,7 @@ func (a *testApp) cookieLogin(username, password string) *cookieSession {
 // pageCSRF reads the CSRF token of the home page as this session sees it.
 func (s *cookieSession) pageCSRF() string {
 	s.a.t.Helper()
-	res, err := s.client.Get(s.a.URL + "/")
-	if err != nil {
-		s.a.t.Fatal(err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	m := csrfMeta.FindSubmatch(page)
-	if m == nil {
-		s.a.t.Fatal("the page carries no CSRF token")
-	}
-	return string(m[1])
+	return pageCSRF(s.a.t, s.client, s.a.URL+"/")
 }
 
 var jsonHeaders = map[string]string{"Content-Type": "application/json"}
@@ -346,17 +336,8 @@ func TestSessionLoginNextStaysOnSite(t *testing.T) {
 		{"/\r\n/evil.example", "/"},
 	} {
 		c := browserClient(t)
-		res, err := c.Get(a.URL + "/login")
-		if err != nil {
-			t.Fatal(err)
-		}
-		page, _ := io.ReadAll(res.Body)
-		res.Body.Close()
-		m := csrfMeta.FindSubmatch(page)
-		if m == nil {
-			t.Fatal("login page carries no CSRF token")
-		}
-		res, err = c.PostForm(a.URL+"/login", url.Values{"_csrf": {string(m[1])}, "username": {name}, "password": {pw}, "next": {tc.next}})
+		token := pageCSRF(t, c, a.URL+"/login")
+		res, err := c.PostForm(a.URL+"/login", url.Values{"_csrf": {token}, "username": {name}, "password": {pw}, "next": {tc.next}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -117,6 +117,22 @@ func TestSettings(t *testing.T) {
 
 var csrfMeta = regexp.MustCompile(`name="csrf-token" content="([^"]+)"`)
 
+// pageCSRF loads the page at url with client and returns the CSRF token its forms carry.
+func pageCSRF(t testing.TB, client *http.Client, url string) string {
+	t.Helper()
+	res, err := client.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	m := csrfMeta.FindSubmatch(page)
+	if m == nil {
+		t.Fatalf("%s carries no CSRF token", url)
+	}
+	return string(m[1])
+}
+
 // browserClient is an HTTP client with cookies that does not follow redirects.
 func browserClient(t *testing.T) *http.Client {
 	jar, _ := cookiejar.New(nil)
@@ -143,17 +159,8 @@ func TestLoginFormNeedsCSRF(t *testing.T) {
 		t.Fatalf("form post with a wrong CSRF token: %d, want 403", res.StatusCode)
 	}
 
-	res, err = c.Get(a.URL + "/login")
-	if err != nil {
-		t.Fatal(err)
-	}
-	page, _ := io.ReadAll(res.Body)
-	res.Body.Close()
-	m := csrfMeta.FindSubmatch(page)
-	if m == nil {
-		t.Fatal("login page carries no CSRF token")
-	}
-	form.Set("_csrf", string(m[1]))
+	token := pageCSRF(t, c, a.URL+"/login")
+	form.Set("_csrf", token)
 	res, _ = c.PostForm(a.URL+"/login", form)
 	res.Body.Close()
 	if res.StatusCode != 303 || res.Header.Get("Location") != "/admin" {

@@ -429,14 +429,7 @@ func wsURL(base string) string {
 // benchWSClients is the hidden child mode: open n raw WebSocket connections,
 // subscribe each to a topic, say "ready", then hold them until killed.
 func benchWSClients(args []string) error {
-	if len(args) != 2 {
-		return fmt.Errorf("usage: seckill bench-ws-clients WS_URL N")
-	}
-	u, err := url.Parse(args[0])
-	if err != nil {
-		return err
-	}
-	n, err := strconv.Atoi(args[1])
+	u, n, err := childArgs("bench-ws-clients WS_URL N", args)
 	if err != nil {
 		return err
 	}
@@ -481,4 +474,17 @@ func forwardedFor(from string) string {
 		return ""
 	}
 	return "X-Forwarded-For: " + from + "\r\n"
+}
+
+// childArgs reads the URL and count a hidden child mode of the bench is started with.
+func childArgs(usage string, args []string) (*url.URL, int, error) {
+	if len(args) != 2 {
+		return nil, 0, fmt.Errorf("usage: seckill %s", usage)
+	}
+	u, err := url.Parse(args[0])
+	if err != nil {
+		return nil, 0, err
+	}
+	n, err := strconv.Atoi(args[1])
+	return u, n, err
 }

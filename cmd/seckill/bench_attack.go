@@ -5,7 +5,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
@@ -222,14 +221,7 @@ func startSlowBodies(ctx context.Context, base string, n int) (func(), error) {
 // declare a 64 KiB JSON body and send one byte of it, dialling again when the
 // server closes one, until killed.
 func benchSlowBodies(args []string) error {
-	if len(args) != 2 {
-		return fmt.Errorf("usage: seckill bench-slow-bodies URL N")
-	}
-	u, err := url.Parse(args[0])
-	if err != nil {
-		return err
-	}
-	n, err := strconv.Atoi(args[1])
+	u, n, err := childArgs("bench-slow-bodies URL N", args)
 	if err != nil {
 		return err
 	}
