@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
@@ -45,6 +46,9 @@ func headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 // fasthttp discards of an unread streamed body before it closes instead.
 const drainLimit = 256 << 10
 
+// errEncoded is the answer to a request body sent compressed.
+var errEncoded = db.Errorf(db.EINVALID, "send the request body without Content-Encoding")
+
 // errTooLarge is the answer to a body over BodyLimit.
 var errTooLarge = db.Errorf(db.ETOOLARGE, "the request body is larger than 64 KiB")
 
@@ -57,6 +61,12 @@ func bodies(c *fiber.Ctx) error {
 	req := c.Request()
 	if len(req.Header.Peek(declaredTooLarge)) > 0 {
 		return errTooLarge // the body is left unread (see headerReceived)
+	}
+	// Fiber would inflate a compressed body with no bound (a 64 KiB gzip
+	// can become a gigabyte), so request bodies come uncompressed.
+	if enc := req.Header.ContentEncoding(); len(enc) > 0 && !strings.EqualFold(string(enc), "identity") {
+		c.Set(fiber.HeaderConnection, "close")
+		return errEncoded
 	}
 	cl := req.Header.ContentLength()
 	if !req.IsBodyStream() || cl == 0 {

@@ -128,6 +128,10 @@ func New(cfg Config) *Server {
 		// no uploads, so multipart forms are parsed from that body too.
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
+		// X-Forwarded-Proto (c.Protocol: Secure cookies, HSTS, the same-origin
+		// check) is believed from trusted proxies only.
+		EnableTrustedProxyCheck: true,
+		TrustedProxies:          prefixStrings(cfg.TrustedProxies),
 	})
 	srv := s.App.Server()
 	// The hub owns upgraded WebSocket connections for their whole life.
@@ -340,4 +344,12 @@ func mustSub(f fs.FS, dir string) fs.FS {
 		panic(err)
 	}
 	return sub
+}
+
+func prefixStrings(ps []netip.Prefix) []string {
+	out := make([]string, len(ps))
+	for i, p := range ps {
+		out[i] = p.String()
+	}
+	return out
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -253,7 +254,7 @@ func TestAbuseDoorsConnsPerAddress(t *testing.T) {
 
 // Every response but /healthz carries the security headers; pages have no inline script for the CSP to block.
 func TestAbuseDoorsSecurityHeaders(t *testing.T) {
-	a := startApp(t)
+	a := startApp(t, func(c *Config) { c.TrustedProxies = "127.0.0.1" }) // a TLS-terminating proxy on loopback
 	for _, path := range []string{"/", "/login", "/api/slots", "/api/no-such", "/static/app.css", "/readyz"} {
 		res, err := http.Get(a.URL + path)
 		if err != nil {
@@ -278,7 +279,7 @@ func TestAbuseDoorsSecurityHeaders(t *testing.T) {
 			t.Errorf("%s has inline script the CSP would block", path)
 		}
 	}
-	// Behind a TLS-terminating proxy the request came over https: HSTS.
+	// Behind the trusted TLS-terminating proxy the request came over https: HSTS.
 	req, _ := http.NewRequest("GET", a.URL+"/", nil)
 	req.Header.Set("X-Forwarded-Proto", "https")
 	res, err := http.DefaultClient.Do(req)
@@ -554,5 +555,37 @@ func TestAbuseDoorsOverLimitBodySentWholeGetsTheAnswer(t *testing.T) {
 		raw, _ := io.ReadAll(res.Body)
 		res.Body.Close()
 		wantJSONError(t, "200 KiB body", res, string(raw), 413, "too_large")
+	}
+}
+
+// A compressed request body is refused before anything inflates it (a small
+// gzip can hold gigabytes), and X-Forwarded-Proto from an untrusted peer does
+// not make the server believe it was reached over TLS.
+func TestAbuseDoorsEncodedBodiesAndForwardedProto(t *testing.T) {
+	a := startApp(t)
+	var zipped bytes.Buffer
+	zw := gzip.NewWriter(&zipped)
+	zw.Write([]byte(`{"username":"` + strings.Repeat("a", 8<<20) + `","password":"x"}`))
+	zw.Close()
+	req, _ := http.NewRequest("POST", a.URL+"/api/auth/login", bytes.NewReader(zipped.Bytes()))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Encoding", "gzip")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	wantJSONError(t, fmt.Sprintf("gzip body of %d bytes inflating to 8 MiB", zipped.Len()), res, string(raw), 400, "invalid")
+
+	req, _ = http.NewRequest("GET", a.URL+"/login", nil)
+	req.Header.Set("X-Forwarded-Proto", "https")
+	res, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	if h := res.Header.Get("Strict-Transport-Security"); h != "" {
+		t.Fatalf("an untrusted X-Forwarded-Proto got HSTS %q", h)
 	}
 }

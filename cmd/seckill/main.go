@@ -303,6 +303,10 @@ func (m *Main) Close() error {
 		errs = append(errs, m.Web.Shutdown(ctx))
 		cancel()
 		if m.served != nil {
+			// fasthttp's Shutdown closes only the listeners Serve has
+			// registered; one closed right after Open may not be yet, and
+			// its Serve would accept forever. Closing it here ends either.
+			m.listener.Close()
 			<-m.served
 		}
 	}

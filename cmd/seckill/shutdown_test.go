@@ -61,3 +61,26 @@ func TestRunShutsDownCleanly(t *testing.T) {
 		t.Fatalf("the database was not closed: %s-wal remains (%v)", dbPath, err)
 	}
 }
+
+// A process closed the moment it opened still stops serving: its listener
+// may not be registered with the server yet when Shutdown runs.
+func TestCloseRightAfterOpen(t *testing.T) {
+	a := startApp(t)
+	cfg := a.Config
+	cfg.RedisURL = a.Redis.URL
+	for i := 0; i < 10; i++ {
+		m := NewMain(cfg, ModeWeb)
+		m.Log = discardLogger()
+		if err := m.Open(t.Context()); err != nil {
+			m.Close()
+			t.Fatal(err)
+		}
+		closed := make(chan struct{})
+		go func() { m.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(time.Minute): // a hang, not a slow machine
+			t.Fatalf("open %d: Close did not return", i)
+		}
+	}
+}
