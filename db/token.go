@@ -92,6 +92,13 @@ func (t *Tokens) Verify(token string) (Claims, error) {
 	return t.live(c)
 }
 
+// Live reports whether claims verified earlier still hold: unexpired, and
+// their session not ended (a memory check; for long-lived connections).
+func (t *Tokens) Live(c Claims) bool {
+	_, err := t.live(c)
+	return err == nil
+}
+
 // live refuses claims that have expired or whose session has ended.
 func (t *Tokens) live(c Claims) (Claims, error) {
 	if t.now().Unix() >= c.Expires {

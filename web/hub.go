@@ -65,6 +65,7 @@ type Hub struct {
 type wsClient struct {
 	conn     net.Conn
 	userID   int64
+	claims   db.Claims           // the token the socket was opened with (zero: anonymous)
 	anonIP   netip.Addr          // set when the socket counts against its address's anonymous cap
 	topics   map[string]struct{} // guarded by Hub.mu
 	lastSeen atomic.Int64        // unix nanoseconds of the last frame read
@@ -72,6 +73,7 @@ type wsClient struct {
 	mu        sync.Mutex
 	queue     [][]byte // framed messages waiting to be written
 	scheduled bool     // queued on Hub.ready or being written
+	ending    bool     // a Close frame is queued: nothing more is, and the socket goes once it is written
 	closed    bool
 }
 
@@ -117,8 +119,9 @@ func (h *Hub) Start(ctx context.Context) error {
 		h.workers.Add(1)
 		go h.readWorker()
 	}
-	h.workers.Add(1)
+	h.workers.Add(2)
 	go h.keepalive()
+	go h.endSessions()
 	go h.run()
 	return nil
 }
@@ -160,8 +163,13 @@ func (h *Hub) dispatch(topic string, event []byte) {
 
 // enqueue adds a frame to the client's queue; false when the queue is full.
 func (h *Hub) enqueue(c *wsClient, frame []byte) bool {
+	return h.enqueueFrame(c, frame, false)
+}
+
+// enqueueFrame queues frame; last marks it the socket's final frame (a Close).
+func (h *Hub) enqueueFrame(c *wsClient, frame []byte, last bool) bool {
 	c.mu.Lock()
-	if c.closed {
+	if c.closed || c.ending {
 		c.mu.Unlock()
 		return true
 	}
@@ -169,6 +177,7 @@ func (h *Hub) enqueue(c *wsClient, frame []byte) bool {
 		c.mu.Unlock()
 		return false
 	}
+	c.ending = last
 	c.queue = append(c.queue, frame)
 	schedule := !c.scheduled
 	c.scheduled = true
@@ -202,8 +211,12 @@ func (h *Hub) flush(c *wsClient) {
 		batch := c.queue
 		c.queue = nil
 		if len(batch) == 0 || c.closed {
+			done := c.ending && !c.closed
 			c.scheduled = false
 			c.mu.Unlock()
+			if done { // the Close frame went out
+				h.remove(c)
+			}
 			return
 		}
 		c.mu.Unlock()
@@ -372,6 +385,32 @@ func (h *Hub) keepalive() {
 	}
 }
 
+// sessionCheck is how often sockets are checked against ended sessions.
+const sessionCheck = time.Second
+
+// endSessions closes, within sessionCheck, the sockets whose session ended
+// (logout, password change) or whose token expired: a socket outlives the
+// request that opened it, so it is held to the same revocations. The check
+// is in memory, like every token check.
+func (h *Hub) endSessions() {
+	defer h.workers.Done()
+	t := time.NewTicker(sessionCheck)
+	defer t.Stop()
+	bye := ws.MustCompileFrame(ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusPolicyViolation, "session ended")))
+	for {
+		select {
+		case <-h.stop:
+			return
+		case <-t.C:
+			for _, c := range h.snapshot() {
+				if c.claims.UserID > 0 && !h.tokens.Live(c.claims) && !h.enqueueFrame(c, bye, true) {
+					h.remove(c)
+				}
+			}
+		}
+	}
+}
+
 // snapshot lists the connected clients, to act on each without holding the lock.
 func (h *Hub) snapshot() []*wsClient {
 	h.mu.RLock()
@@ -408,16 +447,17 @@ func (h *Hub) Close() {
 // Handle upgrades GET /ws to a WebSocket. The caller is known from ?token=,
 // the session cookie or a bearer token; anonymous clients may watch public topics.
 func (h *Hub) Handle(c *fiber.Ctx) error {
-	var userID int64
+	var claims db.Claims
 	if token := c.Query("token"); token != "" {
 		cl, err := h.tokens.Verify(token)
 		if err != nil {
 			return err
 		}
-		userID = cl.UserID
+		claims = cl
 	} else if cl, ok := handlers.ClaimsOf(c); ok {
-		userID = cl.UserID
+		claims = cl
 	}
+	userID := claims.UserID
 	var anonIP netip.Addr
 	if userID == 0 && h.MaxAnonPerIP > 0 {
 		anonIP = handlers.ClientIP(c)
@@ -449,15 +489,16 @@ func (h *Hub) Handle(c *fiber.Ctx) error {
 		if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
 			conn = u.UnsafeConn()
 		}
-		h.attach(conn, userID, anonIP)
+		h.attach(conn, claims, anonIP)
 	})
 	return nil
 }
 
 // attach adopts an upgraded connection. An anonymous one over its address's
 // cap (upgrades racing past Handle's check) is closed at once.
-func (h *Hub) attach(conn net.Conn, userID int64, anonIP netip.Addr) {
-	c := &wsClient{conn: conn, userID: userID, topics: map[string]struct{}{}, anonIP: anonIP}
+func (h *Hub) attach(conn net.Conn, claims db.Claims, anonIP netip.Addr) {
+	userID := claims.UserID
+	c := &wsClient{conn: conn, userID: userID, claims: claims, topics: map[string]struct{}{}, anonIP: anonIP}
 	c.lastSeen.Store(time.Now().UnixNano())
 	h.mu.Lock()
 	if anonIP.IsValid() {

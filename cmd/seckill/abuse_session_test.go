@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/gorilla/websocket"
 	"io"
 	"net/http"
 	"net/url"
@@ -345,5 +346,43 @@ func TestSessionLoginNextStaysOnSite(t *testing.T) {
 		if res.StatusCode != 303 || res.Header.Get("Location") != tc.want {
 			t.Errorf("next=%q: %d → %q, want 303 → %q", tc.next, res.StatusCode, res.Header.Get("Location"), tc.want)
 		}
+	}
+}
+
+// A live socket outlives the request that opened it, so it is held to the
+// same sessions: a logout closes it (1008, "session ended") on every process.
+func TestSessionLogoutClosesLiveSockets(t *testing.T) {
+	a := startApp(t)
+	peer := startPeer(t, a)
+	token, _ := a.newUser()
+	other, _ := a.newUser()
+	dial := func(base, tok string) *websocket.Conn {
+		c, _, err := websocket.DefaultDialer.Dial(strings.Replace(base, "http", "ws", 1)+"/ws?token="+tok, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		return c
+	}
+	here, there, bystander := dial(a.URL, token), dial(peer.URL, token), dial(a.URL, other)
+	if st := a.call("POST", "/api/auth/logout", token, nil, nil); st != 204 {
+		t.Fatalf("logout: %d", st)
+	}
+	for name, c := range map[string]*websocket.Conn{"same process": here, "other process": there} {
+		c.SetReadDeadline(time.Now().Add(20 * time.Second)) // a bound on a hang, not a latency target
+		var err error
+		for err == nil {
+			_, _, err = c.ReadMessage()
+		}
+		if !websocket.IsCloseError(err, websocket.ClosePolicyViolation) {
+			t.Fatalf("%s: socket of the ended session: %v, want close 1008", name, err)
+		}
+	}
+	// Another user's socket stays open: it still answers a subscribe.
+	bystander.WriteJSON(map[string]string{"op": "subscribe", "topic": "goods:1"})
+	bystander.SetReadDeadline(time.Now().Add(20 * time.Second))
+	var ack map[string]any
+	if err := bystander.ReadJSON(&ack); err != nil || ack["type"] != "subscribed" {
+		t.Fatalf("another user's socket: %v %v", ack, err)
 	}
 }
