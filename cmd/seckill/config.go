@@ -4,10 +4,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/netip"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -60,6 +62,8 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	fs := flag.NewFlagSet("seckill", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	var errs []string
+	// A bad environment value is an error only if no flag replaces it: flags win.
+	envErrs := map[string]string{} // flag name → what is wrong with its variable
 	str := func(p *string, name, env, usage string) {
 		if v := getenv(env); v != "" {
 			*p = v
@@ -70,7 +74,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 		if v := getenv(env); v != "" {
 			d, err := time.ParseDuration(v)
 			if err != nil {
-				errs = append(errs, fmt.Sprintf("%s=%q is not a duration (like 30m or 1s)", env, v))
+				envErrs[name] = fmt.Sprintf("%s=%q is not a duration (like 30m or 1s)", env, v)
 			}
 			*p = d
 		}
@@ -80,7 +84,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 		if v := getenv(env); v != "" {
 			b, err := strconv.ParseBool(v)
 			if err != nil {
-				errs = append(errs, fmt.Sprintf("%s=%q is not true or false", env, v))
+				envErrs[name] = fmt.Sprintf("%s=%q is not true or false", env, v)
 			}
 			*p = b
 		}
@@ -90,7 +94,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 		if v := getenv(env); v != "" {
 			r, err := ratelimit.ParseRate(v)
 			if err != nil {
-				errs = append(errs, fmt.Sprintf("%s: %v", env, err))
+				envErrs[name] = fmt.Sprintf("%s: %v", env, err)
 			}
 			*p = r
 		}
@@ -124,6 +128,10 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	if fs.NArg() > 0 {
 		return c, fmt.Errorf("unexpected argument %q\n%s", fs.Arg(0), usage(fs))
 	}
+	fs.Visit(func(f *flag.Flag) { delete(envErrs, f.Name) })
+	for _, name := range slices.Sorted(maps.Keys(envErrs)) {
+		errs = append(errs, envErrs[name])
+	}
 	errs = append(errs, c.validate()...)
 	if len(errs) > 0 {
 		return c, fmt.Errorf("bad configuration:\n  %s", strings.Join(errs, "\n  "))
@@ -147,6 +155,9 @@ func (c Config) validate() []string {
 	}
 	if strings.TrimSpace(c.DBPath) == "" {
 		errs = append(errs, "DB_PATH must not be empty")
+	} else if strings.Contains(c.DBPath, ":memory:") || strings.Contains(c.DBPath, "mode=memory") {
+		// The writer and the readers are separate connections: in memory each would get a database of its own.
+		errs = append(errs, fmt.Sprintf("DB_PATH=%q: an in-memory database cannot be shared by the writer and the readers; give a file (a temporary folder will do)", c.DBPath))
 	}
 	if c.OrderTTL < time.Second {
 		errs = append(errs, fmt.Sprintf("ORDER_TTL=%s must be at least 1s", c.OrderTTL))

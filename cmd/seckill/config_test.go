@@ -63,3 +63,23 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		}
 	}
 }
+
+// Flags win: a bad environment value that a flag replaces does not stop the start.
+func TestConfigFlagReplacesBadEnvironment(t *testing.T) {
+	bad := env(map[string]string{"ORDER_TTL": "soon", "RATE_GRAB": "lots", "DEMO": "maybe"})
+	if _, err := ParseConfig([]string{"-order-ttl", "2m", "-rate-grab", "5/s", "-demo=false"}, bad); err != nil {
+		t.Fatalf("flags replaced every bad variable, yet: %v", err)
+	}
+	_, err := ParseConfig([]string{"-order-ttl", "2m"}, bad)
+	if err == nil || strings.Contains(err.Error(), "ORDER_TTL") || !strings.Contains(err.Error(), "RATE_GRAB") || !strings.Contains(err.Error(), "DEMO") {
+		t.Fatalf("only the variables no flag replaced are errors, got %v", err)
+	}
+}
+
+func TestConfigRefusesInMemoryDatabase(t *testing.T) {
+	for _, p := range []string{":memory:", "file::memory:?cache=shared", "file:x?mode=memory"} {
+		if _, err := ParseConfig([]string{"-db-path", p}, env(nil)); err == nil || !strings.Contains(err.Error(), "in-memory") {
+			t.Errorf("DB_PATH=%s: %v, want refused as in-memory", p, err)
+		}
+	}
+}

@@ -105,7 +105,8 @@ type Main struct {
 	PingInterval time.Duration
 	// BcryptCost overrides the password hashing cost (tests lower it).
 	BcryptCost int
-	// AdminPassword is the bootstrap admin's password, when this process set it.
+	// AdminPassword is the bootstrap admin's password when it was generated
+	// (kept beside the database), so Announce may print it; a configured one is never printed.
 	AdminPassword string
 	// MaxConnsPerIP and MaxAnonSocketsPerIP cap the connections and the
 	// anonymous WebSocket connections of one client address (0: no cap).
@@ -287,6 +288,8 @@ func (m *Main) Announce() {
 		fmt.Printf("  shop:       %s/\n  merchant:   %s/admin\n  monitor:    %s%s\n  metrics:    %s/metrics\n", u, u, u, web.MonitorPath, u)
 		if m.AdminPassword != "" {
 			fmt.Printf("  admin login: %s / %s\n", m.Config.AdminUsername, m.AdminPassword)
+		} else {
+			fmt.Printf("  admin login: %s / the configured ADMIN_PASSWORD\n", m.Config.AdminUsername)
 		}
 		if m.Config.Demo {
 			fmt.Printf("  demo shopper: %s / %s\n", db.DemoShopper, db.DemoShopperPassword)
@@ -365,7 +368,9 @@ func (m *Main) bootstrapAdmin(ctx context.Context) error {
 	if _, err := m.Store.EnsureUser(ctx, m.Config.AdminUsername, pw, db.RoleAdmin); err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
 	}
-	m.AdminPassword = pw
+	if m.Config.AdminPassword == "" {
+		m.AdminPassword = pw
+	}
 	return nil
 }
 

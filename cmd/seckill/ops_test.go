@@ -5,7 +5,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -127,5 +129,31 @@ func TestPagesRender(t *testing.T) {
 	}
 	if st, _ := get(t, a.URL+"/static/app.css"); st != 200 {
 		t.Errorf("static css: %d", st)
+	}
+}
+
+// A configured ADMIN_PASSWORD is never printed; a generated one is, once, so the operator can log in.
+func TestAnnounceShowsOnlyAGeneratedAdminPassword(t *testing.T) {
+	announced := func(a *testApp) string {
+		r, w, _ := os.Pipe()
+		stdout := os.Stdout
+		os.Stdout = w
+		a.Announce()
+		os.Stdout = stdout
+		w.Close()
+		out, _ := io.ReadAll(r)
+		return string(out)
+	}
+	configured := startApp(t)
+	if out := announced(configured); strings.Contains(out, testAdminPassword) || !strings.Contains(out, "configured ADMIN_PASSWORD") {
+		t.Fatalf("configured password printed or not mentioned:\n%s", out)
+	}
+	generated := startApp(t, func(c *Config) { c.AdminPassword = "" })
+	kept, err := os.ReadFile(filepath.Join(filepath.Dir(generated.Config.DBPath), "admin.password"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out := announced(generated); !strings.Contains(out, strings.TrimSpace(string(kept))) {
+		t.Fatalf("generated password not printed:\n%s", out)
 	}
 }
