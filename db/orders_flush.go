@@ -173,7 +173,11 @@ func (s *Store) voidConflicts(ctx context.Context) error {
 		}
 		ids = append(ids, id)
 	}
+	err = rows.Err() // a read that broke off must not pass for the end of the list
 	rows.Close()
+	if err != nil {
+		return err
+	}
 	for _, id := range ids {
 		goodsID, seq, ok := SplitOrderID(id)
 		if ok {
