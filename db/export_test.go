@@ -53,3 +53,6 @@ func (p *HashPool) Hold() func() {
 	p.slots <- struct{}{}
 	return p.release
 }
+
+// FlushLockKey is the Redis key of the lock FlushAll takes.
+const FlushLockKey = flushLockKey
