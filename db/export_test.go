@@ -56,3 +56,6 @@ func (p *HashPool) Hold() func() {
 
 // FlushLockKey is the Redis key of the lock FlushAll takes.
 const FlushLockKey = flushLockKey
+
+// OnLiveLoad calls f each time a grab's load of missing goods starts reading SQLite.
+func (s *Store) OnLiveLoad(f func(goodsID int64)) { s.onLiveLoad = f }
