@@ -4,12 +4,15 @@ import "sync"
 
 // Background runs small jobs off the request path on a fixed pool, such as
 // enqueueing an order's expiry task after the grab has answered. When the
-// queue is full the job runs in the caller instead, so nothing is dropped;
-// a job lost to a crash is covered by the periodic sweeps.
+// queue is full, or the pool is closed, the job runs in the caller instead,
+// so nothing is dropped; a job lost to a crash is covered by the periodic sweeps.
 type Background struct {
 	jobs chan func()
 	wg   sync.WaitGroup
-	once sync.Once
+	// mu guards closed and the send on jobs: Go holds it shared while it
+	// sends, Close exclusively while it closes jobs, so no send meets a closed channel.
+	mu     sync.RWMutex
+	closed bool
 }
 
 // NewBackground starts workers goroutines taking jobs from a queue of size queue.
@@ -27,21 +30,36 @@ func NewBackground(workers, queue int) *Background {
 	return b
 }
 
-// Go runs job on the pool, or now when the pool is missing or full.
+// Go runs job on the pool, or now when the pool is missing, full or closed:
+// handlers still answering during shutdown keep their follow-up work.
 func (b *Background) Go(job func()) {
-	if b == nil {
-		job()
-		return
-	}
-	select {
-	case b.jobs <- job:
-	default:
+	if b == nil || !b.queue(job) {
 		job()
 	}
 }
 
-// Close runs the jobs already queued and stops the workers.
+// queue hands job to the workers and reports whether it did.
+func (b *Background) queue(job func()) bool {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.closed {
+		return false
+	}
+	select {
+	case b.jobs <- job:
+		return true
+	default:
+		return false
+	}
+}
+
+// Close runs the jobs already queued and stops the workers; later jobs run in their caller.
 func (b *Background) Close() {
-	b.once.Do(func() { close(b.jobs) })
+	b.mu.Lock()
+	if !b.closed {
+		b.closed = true
+		close(b.jobs)
+	}
+	b.mu.Unlock()
 	b.wg.Wait()
 }

@@ -53,3 +53,9 @@ func (p *HashPool) Hold() func() {
 	p.slots <- struct{}{}
 	return p.release
 }
+
+// FlushLockKey is the Redis key of the lock FlushAll takes.
+const FlushLockKey = flushLockKey
+
+// OnLiveLoad calls f each time a grab's load of missing goods starts reading SQLite.
+func (s *Store) OnLiveLoad(f func(goodsID int64)) { s.onLiveLoad = f }

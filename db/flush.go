@@ -67,15 +67,46 @@ func (s *Store) Flush(ctx context.Context, q FlushQueue, apply func(tx *sql.Tx, 
 // flushLockKey keeps one flusher at a time across worker processes.
 const flushLockKey = "seckill:flush:lock"
 
+// flushLockTTL frees the lock of a flusher that died holding it.
+const flushLockTTL = 30 * time.Second
+
+// takeFlushLock takes the flush lock under a token of this acquisition's own,
+// so that only this flusher can release it. It returns "" when another holds it.
+func (s *Store) takeFlushLock(ctx context.Context) (string, error) {
+	token := NewRequestID()
+	ok, err := s.Redis.SetNX(ctx, flushLockKey, token, flushLockTTL).Result()
+	if err != nil || !ok {
+		return "", err
+	}
+	return token, nil
+}
+
+// releaseFlushLock deletes the flush lock only while it still holds the
+// releaser's token: a flush that outlived the TTL must not free the lock a
+// second flusher has taken since.
+//
+// KEYS[1] lock key
+// ARGV[1] the releaser's token
+// Returns 1 when released, 0 when the lock had expired or another flusher holds it.
+var releaseFlushLock = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
 // FlushAll moves every promotion's pending records to SQLite. Only one
 // process flushes at a time; a call that finds the lock taken returns at once.
 // Each promotion adds its own flush step here.
 func (s *Store) FlushAll(ctx context.Context) error {
-	ok, err := s.Redis.SetNX(ctx, flushLockKey, "1", 30*time.Second).Result()
-	if err != nil || !ok {
+	token, err := s.takeFlushLock(ctx)
+	if err != nil || token == "" {
 		return err
 	}
-	defer s.Redis.Del(context.WithoutCancel(ctx), flushLockKey)
+	defer func() {
+		n, err := releaseFlushLock.Run(context.WithoutCancel(ctx), s.Redis, []string{flushLockKey}, token).Int()
+		if err != nil || n == 0 {
+			s.Log.Warn("flush outlived its lock; another flusher may have run alongside", "err", err)
+		}
+	}()
 	steps := []func(context.Context) error{
 		// promotions' flush steps, one line each
 		s.flushRedPackets,

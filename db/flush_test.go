@@ -8,6 +8,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/dbtest"
 )
@@ -104,5 +105,50 @@ func TestFlushWhileProducing(t *testing.T) {
 	sq.R.QueryRow(`SELECT COUNT(*) FROM flushed`).Scan(&rows)
 	if rows != 2000 {
 		t.Fatalf("flushed %d records, want 2000", rows)
+	}
+}
+
+// takeoverHook makes the flush lock expire and pass to another flusher right
+// after the first SET of it, as if that flush had outlived the lock's TTL.
+type takeoverHook struct {
+	owner string
+	done  bool
+}
+
+func (h *takeoverHook) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *takeoverHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *takeoverHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if args := cmd.Args(); !h.done && cmd.Name() == "set" && len(args) > 1 && args[1] == db.FlushLockKey {
+			h.done = true
+			if err := next(ctx, redis.NewStatusCmd(ctx, "set", db.FlushLockKey, h.owner)); err != nil {
+				return err
+			}
+		}
+		return err
+	}
+}
+
+// A flush that outlives its lock does not free the lock a second flusher has
+// taken since; a flush that keeps its lock releases it.
+func TestFlushLockReleasesOnlyItsOwn(t *testing.T) {
+	ctx := context.Background()
+	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	s := db.NewStore(sq, r.Client)
+	if err := s.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Client.Exists(ctx, db.FlushLockKey).Val(); n != 0 {
+		t.Fatal("the flush lock is still held after a flush that kept it")
+	}
+	r.Client.AddHook(&takeoverHook{owner: "flusher-b"})
+	if err := s.FlushAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := r.Client.Get(ctx, db.FlushLockKey).Result(); got != "flusher-b" {
+		t.Fatalf("after the first flusher released: lock holds %q (%v), want the second flusher's %q", got, err, "flusher-b")
 	}
 }

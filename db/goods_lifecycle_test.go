@@ -2,6 +2,8 @@ package db_test
 
 import (
 	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -256,6 +258,50 @@ func TestRebuildAfterRedisLoss(t *testing.T) {
 	e.flush()
 	if st := e.stats(g.ID); st.DB.Conflicts != 0 || st.DB.Paid != 2 || st.DB.Unpaid != 2 {
 		t.Fatalf("stats after rebuild: %+v", st)
+	}
+}
+
+// 200 grabs released at once on live goods Redis has lost share one rebuild
+// from SQLite, and the rebuilt goods still sells each unit once.
+func TestGrabRebuildsLostGoodsOnce(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.liveGoods(50, 1)
+	if err := e.s.Redis.FlushDB(e.ctx).Err(); err != nil {
+		t.Fatal(err)
+	}
+	var loads atomic.Int64
+	e.s.OnLiveLoad(func(int64) { loads.Add(1) })
+	const users = 200
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var ok, soldOut atomic.Int64
+	for u := int64(1); u <= users; u++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, err := e.s.GrabGoods(e.ctx, u, g.ID)
+			switch db.ErrorCode(err) {
+			case "":
+				ok.Add(1)
+			case db.ESOLDOUT:
+				soldOut.Add(1)
+			default:
+				t.Errorf("user %d: %v", u, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if n := loads.Load(); n != 1 {
+		t.Fatalf("%d rebuilds from SQLite, want 1", n)
+	}
+	if ok.Load() != 50 || soldOut.Load() != users-50 {
+		t.Fatalf("%d orders, %d sold out; want 50, %d", ok.Load(), soldOut.Load(), users-50)
+	}
+	e.checkBalance(g.ID, "after the rebuild")
+	if st := e.stats(g.ID); st.Unpaid != 50 || st.Remaining != 0 {
+		t.Fatalf("stats after the rebuild: unpaid %d remaining %d, want 50 and 0", st.Unpaid, st.Remaining)
 	}
 }
 

@@ -185,8 +185,33 @@ func (s *Store) grab(ctx context.Context, userID, goodsID int64, requestID strin
 
 // loadLiveGoods loads goods a grab found missing from Redis, when its sale is
 // live; the only SQL a grab can meet, and only after a missed preheat or a
-// Redis that lost its data.
+// Redis that lost its data. The grabs of one goods share one load, so a spike
+// that finds the goods missing meets SQLite once, not once per grab; the load
+// ignores the first grab's cancellation, which would fail all of them.
 func (s *Store) loadLiveGoods(ctx context.Context, goodsID int64) error {
+	if s.liveLoads == nil {
+		return s.loadLiveGoodsOnce(ctx, goodsID)
+	}
+	_, err, _ := s.liveLoads.Do(strconv.FormatInt(goodsID, 10), func() (any, error) {
+		return nil, s.loadLiveGoodsOnce(context.WithoutCancel(ctx), goodsID)
+	})
+	return err
+}
+
+// loadLiveGoodsOnce is one load of loadLiveGoods. A grab that saw the goods
+// missing may get here just after another's load ended; it finds the goods
+// loaded and reads nothing from SQLite.
+func (s *Store) loadLiveGoodsOnce(ctx context.Context, goodsID int64) error {
+	n, err := s.Redis.Exists(ctx, goodsInfoKey(goodsID)).Result()
+	if err != nil {
+		return fmt.Errorf("load goods %d: %w", goodsID, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	if s.onLiveLoad != nil {
+		s.onLiveLoad(goodsID)
+	}
 	g, err := s.goodsRow(ctx, goodsID)
 	if err != nil {
 		return err

@@ -7,6 +7,7 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 	"golang.org/x/crypto/bcrypt"
+	"golang.org/x/sync/singleflight"
 )
 
 // Store is the application's services: it decides grabs in Redis, keeps the
@@ -38,6 +39,9 @@ type Store struct {
 	SMTPURL            string        // mail server for email reminders; empty: email is not configured
 	WebhookSecret      []byte        // key of the webhook signature (WEBHOOK_SECRET or derived)
 	ReminderRetryDelay time.Duration // first retry of a failed email or webhook, doubling after; 0: 10s
+
+	liveLoads  *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
+	onLiveLoad func(goodsID int64) // tests: called as a load starts reading SQLite
 }
 
 // NewStore returns a store over the given parts with defaults filled in.
@@ -50,6 +54,8 @@ func NewStore(sqlite *SQLite, rdb redis.UniversalClient) *Store {
 		Now:      time.Now,
 		OrderTTL: 30 * time.Minute,
 		Hashes:   DefaultHashPool(),
+
+		liveLoads: new(singleflight.Group),
 	}
 }
 
