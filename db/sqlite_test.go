@@ -1,8 +1,10 @@
 package db_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/db"
 )
@@ -49,16 +51,65 @@ func TestConcurrentWritesDoNotLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	errs := make(chan error, 200)
-	for i := 0; i < 200; i++ {
+	if got := s.W.Stats().MaxOpenConnections; got != 1 {
+		t.Fatalf("writer pool allows %d connections, want 1", got)
+	}
+
+	// While a write transaction holds the writer, another write must wait in
+	// Go's pool for that connection, not open a second one and contend
+	// inside SQLite (where busy_timeout would be all that saves it).
+	tx, err := s.W.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(insertUser, "held"); err != nil {
+		t.Fatal(err)
+	}
+	queued := make(chan error, 1)
+	go func() {
+		_, err := s.W.Exec(insertUser, "queued")
+		queued <- err
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for s.W.Stats().WaitCount == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a second write did not queue for the writer connection (pool stats %+v)", s.W.Stats())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-queued; err != nil {
+		t.Fatalf("queued write: %v", err)
+	}
+
+	const writers = 200
+	start := make(chan struct{})
+	errs := make(chan error, writers)
+	for i := 0; i < writers; i++ {
 		go func(i int) {
-			_, err := s.W.Exec(`INSERT INTO users (username, password_hash, role, created_at) VALUES (?, 'x', 'user', 'now')`, "w"+string(rune('a'+i%26))+string(rune('a'+i/26)))
+			<-start
+			_, err := s.W.Exec(insertUser, fmt.Sprintf("w%d", i))
 			errs <- err
 		}(i)
 	}
-	for i := 0; i < 200; i++ {
+	close(start)
+	for i := 0; i < writers; i++ {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}
 	}
+	var n int
+	if err := s.R.QueryRow(`SELECT COUNT(*) FROM users WHERE username IN ('held', 'queued') OR username LIKE 'w%'`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != writers+2 {
+		t.Fatalf("%d users written, want %d", n, writers+2)
+	}
+	if st := s.W.Stats(); st.OpenConnections > 1 {
+		t.Fatalf("writer pool opened %d connections, want 1", st.OpenConnections)
+	}
 }
+
+const insertUser = `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, 'x', 'user', 'now')`

@@ -7,15 +7,25 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 )
 
-var announce sync.Once
+var (
+	announce sync.Once
+	claims   atomic.Int64 // makes each claim's owner unique within the process
+)
+
+// claimTTL bounds how long a crashed test run keeps a database claimed; a
+// claim lives at least this long, or until the test's deadline when that is later.
+const claimTTL = 30 * time.Minute
 
 // RedisURL returns a Redis URL for this test alone: an empty logical database
 // of the real server at REDIS_URL, or "" (embedded Redis) when REDIS_URL is unset.
@@ -32,28 +42,44 @@ func RedisURL(t testing.TB) string {
 	if base == "" {
 		return ""
 	}
-	ctx := context.Background()
 	opt, err := redis.ParseURL(base)
 	if err != nil {
 		t.Fatalf("REDIS_URL: %v", err)
 	}
-	admin := redis.NewClient(opt)
-	defer admin.Close()
-	// Packages run in parallel against one server, so each test takes its own
-	// logical database (.ci/run starts redis-server with many of them).
-	n, err := admin.Incr(ctx, "dbtest:next-db").Result()
-	if err != nil {
-		t.Fatalf("allocate redis db: %v", err)
-	}
-	var dbs int64 = 16
+	ctx, cancel := testContext(t)
+	defer cancel()
+	// Packages run in parallel against one server, so each test claims a
+	// logical database of its own (.ci/run starts redis-server with many of
+	// them); DB 0 keeps the claims and is never handed out.
+	adminOpt := *opt
+	adminOpt.DB = 0
+	admin := redis.NewClient(&adminOpt)
+	dbs := 16
 	if v, err := admin.ConfigGet(ctx, "databases").Result(); err == nil {
 		fmt.Sscan(v["databases"], &dbs)
 	}
-	idx := 1 + n%(dbs-1)
-	opt.DB = int(idx)
-	c := redis.NewClient(opt)
-	defer c.Close()
-	if err := c.FlushDB(ctx).Err(); err != nil {
+	ttl := claimTTL
+	if d, ok := deadline(t); ok && time.Until(d)+time.Minute > ttl {
+		ttl = time.Until(d) + time.Minute
+	}
+	c := &claimer{admin: admin, prefix: "dbtest:claim:", dbs: dbs, ttl: ttl}
+	owner := fmt.Sprintf("%d/%s/%d", os.Getpid(), t.Name(), claims.Add(1))
+	idx, err := c.claim(ctx, owner)
+	if err != nil {
+		admin.Close()
+		t.Fatalf("claim a redis db: %v", err)
+	}
+	// Registered before the test opens its clients, so it runs after they close.
+	t.Cleanup(func() {
+		defer admin.Close()
+		if err := c.release(context.Background(), idx, owner); err != nil {
+			t.Errorf("release redis db %d: %v", idx, err)
+		}
+	})
+	opt.DB = idx
+	db := redis.NewClient(opt)
+	defer db.Close()
+	if err := db.FlushDB(ctx).Err(); err != nil {
 		t.Fatalf("flush redis db %d: %v", idx, err)
 	}
 	u := strings.TrimRight(base, "/")
@@ -61,6 +87,79 @@ func RedisURL(t testing.TB) string {
 		u = u[:i]
 	}
 	return fmt.Sprintf("%s/%d", u, idx)
+}
+
+// deadline is the test's deadline, when t has one (a *testing.T under go test -timeout).
+func deadline(t testing.TB) (time.Time, bool) {
+	if d, ok := t.(interface{ Deadline() (time.Time, bool) }); ok {
+		return d.Deadline()
+	}
+	return time.Time{}, false
+}
+
+// testContext ends at the test's deadline, or after claimTTL when it has none.
+func testContext(t testing.TB) (context.Context, context.CancelFunc) {
+	if d, ok := deadline(t); ok {
+		return context.WithDeadline(context.Background(), d)
+	}
+	return context.WithTimeout(context.Background(), claimTTL)
+}
+
+// claimer hands out logical databases 1..dbs-1 of one server, each to one
+// owner at a time, through keys prefix+index in the admin client's database.
+type claimer struct {
+	admin  *redis.Client
+	prefix string
+	dbs    int
+	ttl    time.Duration
+	full   func() // when set, called each time every index was taken, before waiting
+}
+
+// claim takes a free index for owner, waiting (with backoff) while every
+// index is taken, until ctx ends.
+func (c *claimer) claim(ctx context.Context, owner string) (int, error) {
+	n := c.dbs - 1
+	if n < 1 {
+		return 0, fmt.Errorf("server has %d databases, need at least 2", c.dbs)
+	}
+	wait := 10 * time.Millisecond
+	for {
+		// Lowest free index first: SET NX alone decides between concurrent
+		// claims; a claim costs one round trip per database others hold.
+		for idx := 1; idx <= n; idx++ {
+			ok, err := c.admin.SetNX(ctx, c.prefix+strconv.Itoa(idx), owner, c.ttl).Result()
+			if err != nil {
+				return 0, fmt.Errorf("claim db %d: %w", idx, err)
+			}
+			if ok {
+				return idx, nil
+			}
+		}
+		if c.full != nil {
+			c.full()
+		}
+		select {
+		case <-ctx.Done():
+			return 0, fmt.Errorf("all %d databases stayed claimed: %w", n, ctx.Err())
+		case <-time.After(wait):
+		}
+		wait = min(2*wait, 500*time.Millisecond)
+	}
+}
+
+// releaseScript deletes a claim only while owner still holds it, so a claim
+// that expired and was taken by another test stays with that test.
+// KEYS[1] claim key; ARGV[1] owner. Returns 1 when deleted, 0 otherwise.
+var releaseScript = redis.NewScript(`
+if redis.call("GET", KEYS[1]) == ARGV[1] then
+	return redis.call("DEL", KEYS[1])
+end
+return 0
+`)
+
+// release gives idx back when owner still holds it.
+func (c *claimer) release(ctx context.Context, idx int, owner string) error {
+	return releaseScript.Run(ctx, c.admin, []string{c.prefix + strconv.Itoa(idx)}, owner).Err()
 }
 
 // Redis opens a Redis for this test alone and closes it when the test ends.
