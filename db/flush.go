@@ -81,17 +81,24 @@ func (s *Store) takeFlushLock(ctx context.Context) (string, error) {
 	return token, nil
 }
 
-// releaseFlushLock deletes the flush lock only while it still holds the
-// releaser's token: a flush that outlived the TTL must not free the lock a
-// second flusher has taken since.
+// releaseOwnedScript deletes a key only while it still holds the owner's
+// token: a lock holder that outlived the TTL must not free the lock another
+// has taken since.
 //
-// KEYS[1] lock key
-// ARGV[1] the releaser's token
-// Returns 1 when released, 0 when the lock had expired or another flusher holds it.
-var releaseFlushLock = redis.NewScript(`
+// KEYS[1] the key
+// ARGV[1] the owner's token
+// Returns 1 when deleted, 0 when the key had expired or another owner holds it.
+var releaseOwnedScript = redis.NewScript(`
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
 return 0
 `)
+
+// ReleaseOwned deletes key if it still holds owner (compare-and-delete) and
+// reports whether it did; locks and claims taken with SET NX are released with it.
+func ReleaseOwned(ctx context.Context, rdb redis.UniversalClient, key, owner string) (bool, error) {
+	n, err := releaseOwnedScript.Run(ctx, rdb, []string{key}, owner).Int()
+	return n == 1, err
+}
 
 // FlushAll moves every promotion's pending records to SQLite. Only one
 // process flushes at a time; a call that finds the lock taken returns at once.
@@ -102,8 +109,7 @@ func (s *Store) FlushAll(ctx context.Context) error {
 		return err
 	}
 	defer func() {
-		n, err := releaseFlushLock.Run(context.WithoutCancel(ctx), s.Redis, []string{flushLockKey}, token).Int()
-		if err != nil || n == 0 {
+		if released, err := ReleaseOwned(context.WithoutCancel(ctx), s.Redis, flushLockKey, token); err != nil || !released {
 			s.Log.Warn("flush outlived its lock; another flusher may have run alongside", "err", err)
 		}
 	}()

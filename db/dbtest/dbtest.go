@@ -147,19 +147,11 @@ func (c *claimer) claim(ctx context.Context, owner string) (int, error) {
 	}
 }
 
-// releaseScript deletes a claim only while owner still holds it, so a claim
-// that expired and was taken by another test stays with that test.
-// KEYS[1] claim key; ARGV[1] owner. Returns 1 when deleted, 0 otherwise.
-var releaseScript = redis.NewScript(`
-if redis.call("GET", KEYS[1]) == ARGV[1] then
-	return redis.call("DEL", KEYS[1])
-end
-return 0
-`)
-
-// release gives idx back when owner still holds it.
+// release gives idx back when owner still holds it, so a claim that expired
+// and was taken by another test stays with that test.
 func (c *claimer) release(ctx context.Context, idx int, owner string) error {
-	return releaseScript.Run(ctx, c.admin, []string{c.prefix + strconv.Itoa(idx)}, owner).Err()
+	_, err := db.ReleaseOwned(ctx, c.admin, c.prefix+strconv.Itoa(idx), owner)
+	return err
 }
 
 // Redis opens a Redis for this test alone and closes it when the test ends.
