@@ -16,9 +16,8 @@ import (
 // authenticate reads a bearer token or the session cookie; a valid one becomes
 // the caller's claims. It costs no look-up: the token is signed.
 func (s *Server) authenticate(c *fiber.Ctx) error {
-	token := ""
-	if h := c.Get(fiber.HeaderAuthorization); strings.HasPrefix(h, "Bearer ") {
-		token = strings.TrimPrefix(h, "Bearer ")
+	token, isBearer := requestToken(c)
+	if isBearer {
 		cl, err := s.tokens.Verify(token)
 		if err != nil {
 			return err // an explicit bad token is refused, never treated as anonymous
@@ -26,7 +25,7 @@ func (s *Server) authenticate(c *fiber.Ctx) error {
 		handlers.SetClaims(c, cl)
 		return c.Next()
 	}
-	if token = c.Cookies(handlers.SessionCookie); token != "" {
+	if token != "" {
 		if cl, err := s.tokens.Verify(token); err == nil {
 			handlers.SetClaims(c, cl)
 		} else if strings.HasPrefix(c.Path(), "/api") {
@@ -121,8 +120,17 @@ func safeMethod(m string) bool {
 	return m == fiber.MethodGet || m == fiber.MethodHead || m == fiber.MethodOptions
 }
 
+// requestToken is the request's Bearer token (isBearer) or else its session cookie ("" for neither).
+func requestToken(c *fiber.Ctx) (token string, isBearer bool) {
+	if h := c.Get(fiber.HeaderAuthorization); strings.HasPrefix(h, "Bearer ") {
+		return strings.TrimPrefix(h, "Bearer "), true
+	}
+	return c.Cookies(handlers.SessionCookie), false
+}
+
 func bearer(c *fiber.Ctx) bool {
-	return strings.HasPrefix(c.Get(fiber.HeaderAuthorization), "Bearer ")
+	_, isBearer := requestToken(c)
+	return isBearer
 }
 
 // ownOrigin reports whether the request's Origin is this site: its scheme and host.

@@ -5,13 +5,11 @@ package web
 
 import (
 	"context"
-	"crypto/subtle"
 	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
-	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -307,14 +305,9 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 // (when set) through: 401 for anyone else, 403 for a user who is not an admin.
 func (s *Server) metricsGate(token string) fiber.Handler {
 	return func(c *fiber.Ctx) error {
-		raw := ""
-		if h := c.Get(fiber.HeaderAuthorization); strings.HasPrefix(h, "Bearer ") {
-			raw = strings.TrimPrefix(h, "Bearer ")
-			if token != "" && subtle.ConstantTimeCompare([]byte(raw), []byte(token)) == 1 {
-				return c.Next()
-			}
-		} else {
-			raw = c.Cookies(handlers.SessionCookie)
+		raw, isBearer := requestToken(c)
+		if isBearer && equalToken(raw, token) {
+			return c.Next()
 		}
 		if raw == "" {
 			return db.ErrUnauthorized
