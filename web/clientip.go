@@ -43,10 +43,7 @@ func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
 
 // identify records the client's address for the limits and logs that follow.
 func (s *Server) identify(c *fiber.Ctx) error {
-	var peer netip.Addr
-	if ap, err := netip.ParseAddrPort(c.Context().RemoteAddr().String()); err == nil {
-		peer = ap.Addr()
-	}
+	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP()) // no text round trip on every request
 	xff := ""
 	if len(s.trusted) > 0 {
 		xff = c.Get(fiber.HeaderXForwardedFor)
