@@ -117,17 +117,11 @@ func (h *Handlers) LoginForm(c *fiber.Ctx) error {
 	u, err := h.Store.SignIn(c.UserContext(), form.Username, c.FormValue("password"), ClientIP(c))
 	h.auditSignIn(c, db.AuditLogin, form.Username, u, err)
 	if err != nil {
-		status := fiber.StatusUnauthorized
-		switch db.ErrorCode(err) {
-		case db.EINTERNAL:
-			return err
-		case db.ERATELIMITED:
-			status = fiber.StatusTooManyRequests
-		case db.EUNAVAILABLE:
-			status = fiber.StatusServiceUnavailable
+		if db.ErrorCode(err) != db.EUNAUTHORIZED {
+			return err // backing off, busy or broken: the error page, with its status and Retry-After
 		}
 		form.Error = db.ErrorMessage(err)
-		return render(c, status, views.LoginPage(h.page(c, "Log in"), form))
+		return render(c, fiber.StatusUnauthorized, views.LoginPage(h.page(c, "Log in"), form))
 	}
 	h.setSession(c, h.Tokens.Sign(u))
 	next := form.Next
