@@ -60,11 +60,7 @@ func (h *Handlers) AuditPage(c *fiber.Ctx) error {
 // db.AuditRegister) and its outcome err; a failed append is logged and never
 // changes the answer.
 func (h *Handlers) auditSignIn(c *fiber.Ctx, action, username string, u *db.User, err error) {
-	ip := ""
-	if a := ClientIP(c); a.IsValid() {
-		ip = a.String()
-	}
-	if aerr := h.Store.AuditSignIn(c.UserContext(), action, username, u, ip, err); aerr != nil {
+	if aerr := h.Store.AuditSignIn(c.UserContext(), action, username, u, ClientIPText(c), err); aerr != nil {
 		h.Store.Log.Error("audit sign-in", "action", action, "err", aerr)
 	}
 }

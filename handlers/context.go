@@ -52,6 +52,14 @@ func ClientIP(c *fiber.Ctx) netip.Addr {
 	return ip
 }
 
+// ClientIPText is ClientIP as text, empty when unknown (for the audit log).
+func ClientIPText(c *fiber.Ctx) string {
+	if ip := ClientIP(c); ip.IsValid() {
+		return ip.String()
+	}
+	return ""
+}
+
 // ClaimsOf returns the caller's claims, if the request carried a valid token.
 func ClaimsOf(c *fiber.Ctx) (db.Claims, bool) {
 	cl, ok := c.Locals(claimsKey).(db.Claims)

@@ -28,7 +28,7 @@ func (s *Server) audit(c *fiber.Ctx) error {
 		return err
 	}
 	cl, _ := handlers.ClaimsOf(c)
-	e := db.AuditEntry{ActorID: cl.UserID, Actor: cl.Username, IP: ipString(c)}
+	e := db.AuditEntry{ActorID: cl.UserID, Actor: cl.Username, IP: handlers.ClientIPText(c)}
 	fields := requestFields(c)
 	e.Action, e.Target = auditAction(c, fields)
 	if len(fields) > 0 {
@@ -183,10 +183,3 @@ func singular(collection string) string {
 	return strings.TrimSuffix(collection, "s")
 }
 
-// ipString is the caller's address as text, empty when unknown.
-func ipString(c *fiber.Ctx) string {
-	if ip := handlers.ClientIP(c); ip.IsValid() {
-		return ip.String()
-	}
-	return ""
-}
