@@ -182,4 +182,3 @@ func singular(collection string) string {
 	}
 	return strings.TrimSuffix(collection, "s")
 }
-
