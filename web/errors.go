@@ -132,6 +132,14 @@ type transportErrKey struct{}
 
 // errorHandler answers every error: the contract's JSON under /api, a friendly page elsewhere.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
+	if db.ErrorCode(err) == db.EINTERNAL && unavailable(err) {
+		// Not a bug: Redis or the database did not answer. The client may
+		// retry, and the log gets one line a second, not one per request.
+		if ok, suppressed := s.unavailableLog.allow(); ok {
+			s.log.Warn("request failed: a backend does not answer", "method", c.Method(), "path", c.Path(), "err", err, "suppressed", suppressed)
+		}
+		err = db.ErrUnavailable
+	}
 	setRetryAfter(c, err)
 	if e, ok := err.(*db.Error); ok && isAPI(c) {
 		if body, ok := sentinelBodies[e]; ok {
@@ -141,9 +149,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	}
 	code, msg := db.ErrorCode(err), db.ErrorMessage(err)
 	var fe *fiber.Error
-	if !errors.As(err, &fe) {
-		fe = nil
-	} else {
+	if errors.As(err, &fe) {
 		code = fiberCodes[fe.Code]
 		if code == "" {
 			code = db.EINVALID
@@ -163,18 +169,8 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if fe != nil && keepStatus[fe.Code] {
 		status = fe.Code
 	}
-	backendDown := code == db.EINTERNAL && unavailable(err)
-	if backendDown {
-		code, msg, status = db.EUNAVAILABLE, db.ErrUnavailable.Message, statusOf[db.EUNAVAILABLE]
-	}
-	switch {
-	case code == db.EINTERNAL:
+	if code == db.EINTERNAL {
 		s.log.Error("request failed", "method", c.Method(), "path", c.Path(), "err", err)
-	case backendDown:
-		c.Set(fiber.HeaderRetryAfter, "1")
-		if ok, suppressed := s.unavailableLog.allow(); ok {
-			s.log.Warn("request failed: a backend does not answer", "method", c.Method(), "path", c.Path(), "err", err, "suppressed", suppressed)
-		}
 	}
 	if isAPI(c) {
 		c.Status(status).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
