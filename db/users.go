@@ -74,10 +74,8 @@ func (s *Store) CreateUser(ctx context.Context, username, password, role string)
 		return nil, Errorf(EINVALID, "role must be user, merchant or admin")
 	}
 	hash, err := s.Hashes.Generate(ctx, password, s.bcryptCost())
-	if ErrorCode(err) == EUNAVAILABLE {
-		return nil, err
-	} else if err != nil {
-		return nil, fmt.Errorf("hash password: %w", err)
+	if err != nil {
+		return nil, fmt.Errorf("hash password: %w", err) // a full pool stays unavailable through the wrap
 	}
 	u := &User{Username: username, Role: role, CreatedAt: s.Now().UTC()}
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
