@@ -43,7 +43,7 @@ func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
 
 // identify records the client's address for the limits and logs that follow.
 func (s *Server) identify(c *fiber.Ctx) error {
-	peer, _ := netip.AddrFromSlice(c.Context().RemoteIP()) // no text round trip on every request
+	peer := peerAddr(c.Context().RemoteAddr())
 	xff := ""
 	if len(s.trusted) > 0 {
 		xff = c.Get(fiber.HeaderXForwardedFor)
