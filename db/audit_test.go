@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/dbtest"
 )
 
@@ -16,7 +17,7 @@ import (
 func auditStore(t *testing.T) (*db.Store, *clock) {
 	t.Helper()
 	clk := &clock{now: time.Date(2030, 1, 2, 3, 4, 5, 600, time.UTC)}
-	return &db.Store{SQL: dbtest.SQLite(t), Now: clk.Now}, clk
+	return &db.Store{Backend: &backend.Backend{SQL: dbtest.SQLite(t), Now: clk.Now}}, clk
 }
 
 // The audit log refuses UPDATE and DELETE, even as raw SQL on the writer.

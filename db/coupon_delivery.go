@@ -10,6 +10,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/seckill/seckill/db/live"
 )
 
 // Fan-out sizes: bookings per page (one SQLite transaction for the app
@@ -138,7 +140,7 @@ func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
 	start := formatTime(r.c.GrabStartAt)
 	msg := reminderText(r.c, r.minutes)
 	list, _ := json.Marshal(users)
-	var sent []LiveMessage
+	var sent []live.Message
 	err := r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		// Two set-based statements per page: the deliveries not recorded yet
 		// (a row there means an earlier run of this task sent it), then
@@ -155,18 +157,18 @@ func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
 		if err != nil {
 			return err
 		}
-		sent = make([]LiveMessage, 0, len(ids))
+		sent = make([]live.Message, 0, len(ids))
 		for uid, id := range ids {
 			ev, _ := json.Marshal(NotificationEvent{Type: "notification", Notification: &Notification{
 				ID: id, Kind: NotificationCouponReminder, CouponID: r.c.ID, Message: msg, CreatedAt: now}})
-			sent = append(sent, LiveMessage{Topic: TopicUser(uid), Event: ev})
+			sent = append(sent, live.Message{Topic: live.TopicUser(uid), Event: ev})
 		}
 		return nil
 	})
 	if err != nil {
 		return fmt.Errorf("record app reminders of coupon %d: %w", r.c.ID, err)
 	}
-	if err := r.s.Events.publishAll(ctx, sent); err != nil {
+	if err := r.s.Events.PublishAll(ctx, sent); err != nil {
 		r.s.Log.Warn("push reminders live", "coupon", r.c.ID, "err", err) // the inbox has them
 	}
 	return nil
@@ -196,20 +198,6 @@ func keys(m map[int64]int64) []int64 {
 		out = append(out, k)
 	}
 	return out
-}
-
-// publishAll sends already encoded events in one pipeline.
-func (e *Events) publishAll(ctx context.Context, msgs []LiveMessage) error {
-	if len(msgs) == 0 {
-		return nil
-	}
-	channel := LiveChannelOf(e.rdb)
-	pipe := e.rdb.Pipeline()
-	for _, m := range msgs {
-		pipe.Publish(ctx, channel, m.Encode())
-	}
-	_, err := pipe.Exec(ctx)
-	return err
 }
 
 // startExternal claims the page's deliveries on an email or webhook channel

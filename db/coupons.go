@@ -10,6 +10,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Coupon is a coupon template: what a merchant puts up for grabs.
@@ -61,8 +64,8 @@ func couponReqKey(id, userID int64, req string) string {
 }
 
 // couponQueue is the template's flush queue of grabbed coupons.
-func couponQueue(id int64) FlushQueue {
-	return FlushQueue{Pending: couponKey(id, "grabs"), Processing: couponKey(id, "grabs:processing")}
+func couponQueue(id int64) backend.FlushQueue {
+	return backend.FlushQueue{Pending: couponKey(id, "grabs"), Processing: couponKey(id, "grabs:processing")}
 }
 
 // couponQueuesKey lists the templates whose flush queues may hold records.
@@ -318,19 +321,19 @@ func (s *Store) GrabCoupon(ctx context.Context, userID, couponID int64, requestI
 	if req, ok := keyedRequestID(ctx, "coupon", userID); ok {
 		requestID, keyed = req, "1"
 	} else if requestID == "" {
-		requestID = NewRequestID()
+		requestID = rdb.NewRequestID()
 	}
 	keys := []string{couponMetaKey(couponID), couponStockKey(couponID), couponUsersKey(couponID),
 		couponReqKey(couponID, userID, requestID), couponQueue(couponID).Pending}
 	for loaded := false; ; loaded = true {
-		res, err := s.eval(ctx, grabCoupon, keys, userID, s.Now().UnixMilli(), int(GrabMemoTTL/time.Second), keyed).Int64Slice()
+		res, err := s.Eval(ctx, grabCoupon, keys, userID, s.Now().UnixMilli(), int(GrabMemoTTL/time.Second), keyed).Int64Slice()
 		if err != nil {
 			return nil, fmt.Errorf("grab coupon %d: %w", couponID, err)
 		}
 		switch res[0] {
 		case grabOK:
 			grabbed := time.UnixMilli(res[2]).UTC()
-			s.Events.PublishCoalesced(TopicCoupon(couponID), CouponEvent{Type: "coupon", CouponID: couponID, Remaining: res[4]})
+			s.Events.PublishCoalesced(live.TopicCoupon(couponID), CouponEvent{Type: "coupon", CouponID: couponID, Remaining: res[4]})
 			return &UserCoupon{ID: UserCouponID(couponID, res[1]), CouponID: couponID, UserID: userID, Status: "unused",
 				GrabbedAt: grabbed, ValidUntil: CouponValidUntil(grabbed, int(res[3]))}, nil
 		case grabNotStarted:
@@ -361,7 +364,7 @@ func (s *Store) GrabCoupon(ctx context.Context, userID, couponID int64, requestI
 // flushCoupons moves grabbed coupons of every template from Redis to SQLite,
 // and forgets the queues of templates that ended a while ago and are empty.
 func (s *Store) flushCoupons(ctx context.Context) error {
-	ids, err := s.flushSetIDs(ctx, couponQueuesKey)
+	ids, err := s.FlushSetIDs(ctx, couponQueuesKey)
 	if err != nil {
 		return err
 	}

@@ -10,13 +10,14 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // couponStore is a store on this test's Redis and SQLite, with an Asynq
 // client and inspector on the same Redis, and a merchant to own templates.
 type couponStore struct {
 	*db.Store
-	redis    *db.Redis
+	redis    *rdb.Redis
 	merchant int64
 }
 

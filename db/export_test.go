@@ -27,7 +27,7 @@ func (s *Store) ExpireAt(ctx context.Context, orderID int64, now time.Time) erro
 // and stops there, as a flush killed between the move and the commit would.
 func (s *Store) MoveOrderBatch(ctx context.Context, goodsID int64) (int, error) {
 	q := goodsQueue(goodsID)
-	recs, err := takeBatch.Run(ctx, s.Redis, []string{q.Pending, q.Processing}, FlushBatchSize).StringSlice()
+	recs, err := s.TakeBatch(ctx, q)
 	return len(recs), err
 }
 
@@ -53,9 +53,6 @@ func (p *HashPool) Hold() func() {
 	p.slots <- struct{}{}
 	return p.release
 }
-
-// FlushLockKey is the Redis key of the lock FlushAll takes.
-const FlushLockKey = flushLockKey
 
 // OnLiveLoad calls f each time a grab's load of missing goods starts reading SQLite.
 func (s *Store) OnLiveLoad(f func(goodsID int64)) { s.onLiveLoad = f }

@@ -1,13 +1,17 @@
 package db
 
-import "context"
+import (
+	"context"
+
+	"github.com/seckill/seckill/db/rdb"
+)
 
 // GrabScriptOnly runs the goods grab script and nothing else: no expiry task,
 // no live events, one plain EVALSHA. It is the load bench's "Redis limit",
 // the rate the grab could reach with no HTTP and no other work.
 func (s *Store) GrabScriptOnly(ctx context.Context, userID, goodsID int64) (string, error) {
 	now := s.Now()
-	keys := goodsScriptKeys(goodsID, grabMemoKey(goodsID, NewRequestID()))
+	keys := goodsScriptKeys(goodsID, grabMemoKey(goodsID, rdb.NewRequestID()))
 	for attempt := 0; ; attempt++ {
 		res, err := grabScript.Run(ctx, s.Redis, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
 		if err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/live"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -53,7 +54,7 @@ func newGoodsEnv(t testing.TB) *goodsEnv {
 // for racing operations that must see different times.
 func (e *goodsEnv) twin() (*db.Store, *clock) {
 	s2 := *e.s
-	s2.Events = db.NewEvents(e.s.Redis)
+	s2.Events = live.New(e.s.Redis)
 	clk := &clock{now: e.clk.Now()}
 	s2.Now = clk.Now
 	return &s2, clk

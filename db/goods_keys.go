@@ -3,6 +3,8 @@ package db
 import (
 	"strconv"
 	"strings"
+
+	"github.com/seckill/seckill/db/backend"
 )
 
 // Every Redis key of one goods carries the tag {goods:ID}, so each script
@@ -63,9 +65,9 @@ func goodsDeadlinesKey(id int64) string { return goodsTag(id) + ":deadlines" }
 func goodsCountsKey(id int64) string    { return goodsTag(id) + ":counts" }
 
 // goodsQueue is the goods' crash-safe flush queue of order records.
-func goodsQueue(id int64) FlushQueue {
+func goodsQueue(id int64) backend.FlushQueue {
 	t := goodsTag(id)
-	return FlushQueue{Pending: t + ":pending", Processing: t + ":processing"}
+	return backend.FlushQueue{Pending: t + ":pending", Processing: t + ":processing"}
 }
 
 // grabMemoKey remembers the answer to one grab request, so a retried command

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 )
 
 // Preheat loads goods once: a second run never resets the stock, and goods
@@ -51,13 +52,13 @@ func TestPreheatIdempotent(t *testing.T) {
 // committing and releasing it, then run again: every order in SQLite exactly once.
 func TestOrderFlushCrash(t *testing.T) {
 	e := newGoodsEnv(t)
-	g := e.liveGoods(db.FlushBatchSize+200, 1)
+	g := e.liveGoods(backend.FlushBatchSize+200, 1)
 	var ids []int64
-	for u := int64(1); u <= db.FlushBatchSize+200; u++ {
+	for u := int64(1); u <= backend.FlushBatchSize+200; u++ {
 		ids = append(ids, e.grab(u, g.ID).ID)
 	}
 	// Crash after the move: the batch sits in processing, uncommitted.
-	if n, err := e.s.MoveOrderBatch(e.ctx, g.ID); err != nil || n != db.FlushBatchSize {
+	if n, err := e.s.MoveOrderBatch(e.ctx, g.ID); err != nil || n != backend.FlushBatchSize {
 		t.Fatalf("move: %d %v", n, err)
 	}
 	if _, err := e.s.PayOrder(e.ctx, 1, ids[0]); err != nil { // a change queued behind the stuck batch

@@ -4,12 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+
+	"github.com/seckill/seckill/db/sqlite"
 )
 
 // NaiveBaseline is the grab as many simple systems do it: one SQLite
 // transaction that decrements stock where it is positive and inserts the
 // order. Only the load bench mounts it, as the reference ours must beat.
-type NaiveBaseline struct{ SQL *SQLite }
+type NaiveBaseline struct{ SQL *sqlite.DB }
 
 // naiveSchema lives outside the migrations: production never has these tables.
 const naiveSchema = `

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Order statuses. failed marks an order the durable unit guard refused.
@@ -128,7 +130,7 @@ func (s *Store) GrabGoods(ctx context.Context, userID, goodsID int64) (*Order, e
 	}
 	req, keyed := keyedRequestID(ctx, "goods", userID)
 	if !keyed {
-		req = NewRequestID()
+		req = rdb.NewRequestID()
 	}
 	o, err := s.grab(ctx, userID, goodsID, req, keyed)
 	if err != nil {
@@ -148,7 +150,7 @@ func (s *Store) grab(ctx context.Context, userID, goodsID int64, requestID strin
 		script = grabScriptKeyed
 	}
 	for attempt := 0; ; attempt++ {
-		res, err := s.eval(ctx, script, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
+		res, err := s.Eval(ctx, script, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
 		if err != nil {
 			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
 		}
@@ -585,15 +587,15 @@ func (s *Store) liveOrdersOf(ctx context.Context, userID int64) ([]*Order, error
 // pushStock sends the goods' remaining stock to watchers of the goods and of its slot.
 func (s *Store) pushStock(goodsID, slotID, remaining int64) {
 	ev := StockEvent{Type: "stock", GoodsID: goodsID, Remaining: remaining}
-	s.Events.PublishCoalesced(TopicGoods(goodsID), ev)
+	s.Events.PublishCoalesced(live.TopicGoods(goodsID), ev)
 	if slotID > 0 {
 		// Keyed by slot and goods: coalesced apart from the goods topic and from the slot's other goods.
-		s.Events.PublishCoalescedKey(TopicSlot(slotID), TopicSlot(slotID)+"/"+TopicGoods(goodsID), ev)
+		s.Events.PublishCoalescedKey(live.TopicSlot(slotID), live.TopicSlot(slotID)+"/"+live.TopicGoods(goodsID), ev)
 	}
 }
 
 // pushOrder sends the order to its owner. It is coalesced per order so it
 // leaves the request path at once and a later change always arrives last.
 func (s *Store) pushOrder(o *Order) {
-	s.Events.PublishCoalescedKey(TopicUser(o.UserID), "order:"+strconv.FormatInt(o.ID, 10), OrderEvent{Type: "order", Order: o})
+	s.Events.PublishCoalescedKey(live.TopicUser(o.UserID), "order:"+strconv.FormatInt(o.ID, 10), OrderEvent{Type: "order", Order: o})
 }

@@ -10,13 +10,14 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/live"
 )
 
 // flushRedPackets moves every packet's claims from its claimed list to
 // SQLite; a packet leaves the flush set once it is finished or expired and
 // its lists are empty, since no grab can add to them after that.
 func (s *Store) flushRedPackets(ctx context.Context) error {
-	ids, err := s.flushSetIDs(ctx, keyRedPacketsFlushing)
+	ids, err := s.FlushSetIDs(ctx, keyRedPacketsFlushing)
 	if err != nil {
 		return err
 	}
@@ -31,7 +32,7 @@ func (s *Store) flushRedPackets(ctx context.Context) error {
 		}
 		if n > 0 {
 			// Lets the merchant's page refresh its flushed count.
-			s.Events.PublishCoalesced(TopicRedPacket(id), RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: s.Redis.LLen(ctx, keyRedPacketUnclaimed(id)).Val()})
+			s.Events.PublishCoalesced(live.TopicRedPacket(id), RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: s.Redis.LLen(ctx, keyRedPacketUnclaimed(id)).Val()})
 		}
 		errs = append(errs, s.retireRedPacketQueue(ctx, id))
 	}
@@ -155,7 +156,7 @@ func (s *Store) ExpireRedPacket(ctx context.Context, id int64) error {
 			return fmt.Errorf("clear refunded shares of red packet %d: %w", id, err)
 		}
 	}
-	s.Events.PublishCoalesced(TopicRedPacket(id), RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: 0})
+	s.Events.PublishCoalesced(live.TopicRedPacket(id), RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: 0})
 	return nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/dbtest"
 )
 
@@ -43,7 +44,7 @@ func addUsers(t *testing.T, s *db.Store, n int) []int64 {
 func TestRedPacketFlushInterruptedMidBatch(t *testing.T) {
 	ctx := context.Background()
 	s := internalStore(t)
-	const n = 1234 // three batches of db.FlushBatchSize
+	const n = 1234 // three batches of backend.FlushBatchSize
 	ids := addUsers(t, s, n+1)
 	p, err := s.CreateRedPacket(ctx, ids[n], db.NewRedPacket{Title: "flush", TotalCents: 99_999, Count: n, Mode: db.RedPacketRandom})
 	if err != nil {
@@ -73,8 +74,8 @@ func TestRedPacketFlushInterruptedMidBatch(t *testing.T) {
 	if !errors.Is(err, crash) {
 		t.Fatalf("interrupted flush: %v", err)
 	}
-	if got := s.Redis.LLen(ctx, db.KeyRedPacketProcessing(p.ID)).Val(); got != db.FlushBatchSize {
-		t.Fatalf("processing holds %d claims after the crash, want the batch of %d", got, db.FlushBatchSize)
+	if got := s.Redis.LLen(ctx, db.KeyRedPacketProcessing(p.ID)).Val(); got != backend.FlushBatchSize {
+		t.Fatalf("processing holds %d claims after the crash, want the batch of %d", got, backend.FlushBatchSize)
 	}
 	if err := db.FlushRedPackets(s, ctx); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Grab results of grabRedPacket.
@@ -56,10 +58,10 @@ func (s *Store) GrabRedPacket(ctx context.Context, id, userID int64) (*RedPacket
 	// remembered in the claim to answer a retry as it answered first.
 	req, keyed := keyedRequestID(ctx, "redpacket", userID)
 	if !keyed {
-		req = NewRequestID()
+		req = rdb.NewRequestID()
 	}
 	keys := []string{keyRedPacketMeta(id), keyRedPacketUnclaimed(id), keyRedPacketClaimedBy(id), keyRedPacketClaimed(id)}
-	res, err := s.eval(ctx, grabRedPacket, keys, userID, req, s.Now().UnixMilli()).Int64Slice()
+	res, err := s.Eval(ctx, grabRedPacket, keys, userID, req, s.Now().UnixMilli()).Int64Slice()
 	if err != nil {
 		return nil, fmt.Errorf("grab red packet %d: %w", id, err)
 	}
@@ -79,6 +81,6 @@ func (s *Store) GrabRedPacket(ctx context.Context, id, userID int64) (*RedPacket
 	default:
 		return nil, fmt.Errorf("grab red packet %d: unknown code %d", id, res[0])
 	}
-	s.Events.PublishCoalesced(TopicRedPacket(id), RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: res[3]})
+	s.Events.PublishCoalesced(live.TopicRedPacket(id), RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: res[3]})
 	return &RedPacketGrab{RedPacketID: id, AmountCents: res[1], GrabbedAt: time.UnixMilli(res[2]).UTC()}, nil
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/backend"
 )
 
 // Red packet statuses.
@@ -71,7 +72,7 @@ type RedPacketStats struct {
 	RefundedCents  int64 `json:"refunded_cents"`
 }
 
-// RedPacketEvent is the live event on TopicRedPacket after a change.
+// RedPacketEvent is the live event on live.TopicRedPacket after a change.
 type RedPacketEvent struct {
 	Type           string `json:"type"` // always "redpacket"
 	RedPacketID    int64  `json:"redpacket_id"`
@@ -86,8 +87,8 @@ func keyRedPacketClaimedBy(id int64) string  { return redPacketTag(id) + ":claim
 func keyRedPacketClaimed(id int64) string    { return redPacketTag(id) + ":claimed" }
 func keyRedPacketProcessing(id int64) string { return redPacketTag(id) + ":processing" }
 func keyRedPacketLoading(id int64) string    { return redPacketTag(id) + ":loading" }
-func redPacketFlushQueue(id int64) FlushQueue {
-	return FlushQueue{Pending: keyRedPacketClaimed(id), Processing: keyRedPacketProcessing(id)}
+func redPacketFlushQueue(id int64) backend.FlushQueue {
+	return backend.FlushQueue{Pending: keyRedPacketClaimed(id), Processing: keyRedPacketProcessing(id)}
 }
 func redPacketKeys(id int64) []string {
 	return []string{keyRedPacketMeta(id), keyRedPacketUnclaimed(id), keyRedPacketClaimedBy(id), keyRedPacketClaimed(id), keyRedPacketProcessing(id)}

@@ -11,13 +11,14 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // rpStore is a store over this test's own Redis and SQLite with a clock the test moves.
 type rpStore struct {
 	*db.Store
 	t     testing.TB
-	redis *db.Redis
+	redis *rdb.Redis
 	mu    sync.Mutex
 	now   time.Time
 }

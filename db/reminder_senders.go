@@ -19,6 +19,8 @@ import (
 	"os"
 	"strings"
 	"time"
+
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Timeouts of one external delivery: a slow endpoint holds one sender for
@@ -183,7 +185,7 @@ func sendMail(ctx context.Context, smtpURL, to, subject, body string) error {
 	}
 	var msg strings.Builder
 	fmt.Fprintf(&msg, "From: %s\r\nTo: %s\r\nSubject: %s\r\nDate: %s\r\nMessage-ID: <%s@seckill>\r\n", from, to,
-		mime.QEncoding.Encode("utf-8", subject), time.Now().Format(time.RFC1123Z), NewRequestID())
+		mime.QEncoding.Encode("utf-8", subject), time.Now().Format(time.RFC1123Z), rdb.NewRequestID())
 	msg.WriteString("MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: 8bit\r\n\r\n")
 	msg.WriteString(strings.ReplaceAll(body, "\n", "\r\n"))
 	if _, err := io.WriteString(w, msg.String()); err != nil {

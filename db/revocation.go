@@ -40,7 +40,7 @@ type Revocations struct {
 const RevocationChannel = "seckill:revocations"
 
 // revocationChannelOf is RevocationChannel, told apart per logical database
-// (pub/sub is server-wide), as LiveChannelOf does.
+// (pub/sub is server-wide), as live.ChannelOf does.
 func revocationChannelOf(rdb redis.UniversalClient) string {
 	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
 		return fmt.Sprintf("%s:%d", RevocationChannel, c.Options().DB)

@@ -1,11 +1,12 @@
 package db
 
 import (
-	"log/slog"
+	"context"
 	"time"
 
-	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/sqlite"
 	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/sync/singleflight"
 )
@@ -14,18 +15,9 @@ import (
 // durable record in SQLite, schedules later work in Asynq and publishes live
 // events. It knows nothing of HTTP or HTML.
 type Store struct {
-	SQL   *SQLite
-	Redis redis.UniversalClient
-	Pipe  *Pipeliner // coalesces concurrent grab scripts into pipelines; nil runs them one by one
-	// Background runs follow-up work (expiry enqueues) after the answer; nil runs it inline.
-	Background *Background
-	Events     *Events
+	*backend.Backend
 	// Revocations ends sessions (password changes); nil writes to Redis alone.
 	Revocations *Revocations
-	Tasks       *asynq.Client    // schedules delayed work
-	Queue       *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
-	Log         *slog.Logger
-	Now         func() time.Time
 
 	OrderTTL            time.Duration
 	WebhookAllowPrivate bool
@@ -45,13 +37,9 @@ type Store struct {
 }
 
 // NewStore returns a store over the given parts with defaults filled in.
-func NewStore(sqlite *SQLite, rdb redis.UniversalClient) *Store {
+func NewStore(sqlite *sqlite.DB, rdb redis.UniversalClient) *Store {
 	return &Store{
-		SQL:      sqlite,
-		Redis:    rdb,
-		Events:   NewEvents(rdb),
-		Log:      slog.Default(),
-		Now:      time.Now,
+		Backend:  backend.New(sqlite, rdb),
 		OrderTTL: 30 * time.Minute,
 		Hashes:   DefaultHashPool(),
 
@@ -64,4 +52,9 @@ func (s *Store) bcryptCost() int {
 		return bcrypt.DefaultCost
 	}
 	return s.BcryptCost
+}
+
+// FlushAll moves every promotion's pending records to SQLite under the flush lock.
+func (s *Store) FlushAll(ctx context.Context) error {
+	return s.Backend.FlushAll(ctx, s.flushRedPackets, s.flushOrders, s.flushCoupons)
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/handlers"
 )
 
@@ -98,7 +99,7 @@ func newHub(rdb redis.UniversalClient, tokens *db.Tokens, log *slog.Logger, m *m
 // Start subscribes to the live channel and returns once Redis has confirmed,
 // so no event published afterwards is missed.
 func (h *Hub) Start(ctx context.Context) error {
-	h.pubsub = h.rdb.Subscribe(ctx, db.LiveChannelOf(h.rdb))
+	h.pubsub = h.rdb.Subscribe(ctx, live.ChannelOf(h.rdb))
 	if _, err := h.pubsub.Receive(ctx); err != nil {
 		h.pubsub.Close()
 		return err
@@ -129,7 +130,7 @@ func (h *Hub) Start(ctx context.Context) error {
 func (h *Hub) run() {
 	defer close(h.done)
 	for msg := range h.pubsub.Channel(redis.WithChannelSize(4096)) {
-		m, err := db.DecodeLiveMessage(msg.Payload)
+		m, err := live.Decode(msg.Payload)
 		if err != nil {
 			h.log.Warn("bad live message", "err", err)
 			continue
@@ -512,7 +513,7 @@ func (h *Hub) attach(conn net.Conn, claims db.Claims, anonIP netip.Addr) {
 	}
 	h.clients[c] = struct{}{}
 	if userID > 0 {
-		h.subscribeLocked(c, db.TopicUser(userID))
+		h.subscribeLocked(c, live.TopicUser(userID))
 	}
 	h.mu.Unlock()
 	h.metrics.sockets.Inc()

@@ -22,6 +22,7 @@ import (
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/sqlite"
 	"github.com/seckill/seckill/web/ratelimit"
 )
 
@@ -292,7 +293,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		if o.DBPath == "" || o.Secret == "" {
 			return nil, nil, fmt.Errorf("bench: with -url, give -db-path and -session-secret of that server to seed users")
 		}
-		sq, err := db.OpenSQLite(o.DBPath)
+		sq, err := sqlite.Open(o.DBPath)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/live"
 )
 
 // benchGoodsFixture creates a live slot and goods of the given stock through the admin API.
@@ -42,7 +43,7 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario
 	if err != nil {
 		return nil, err
 	}
-	w, err := t.watch(o.Watchers, db.TopicGoods(id), "remaining")
+	w, err := t.watch(o.Watchers, live.TopicGoods(id), "remaining")
 	if err != nil {
 		return nil, err
 	}
@@ -60,10 +61,10 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario
 			return code
 		},
 		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
-			time.Sleep(2 * db.CoalesceWindow) // let the last coalesced stock event arrive
+			time.Sleep(2 * live.CoalesceWindow) // let the last coalesced stock event arrive
 			w.close()
 			if p50, p99, n := w.lag(int64(o.Stock), done); n > 0 {
-				r.Extra["WebSocket stock event lag"] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms (%d grab×subscriber pairs, %d subscribers, events coalesced per %s)", p50, p99, n, o.Watchers, db.CoalesceWindow)
+				r.Extra["WebSocket stock event lag"] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms (%d grab×subscriber pairs, %d subscribers, events coalesced per %s)", p50, p99, n, o.Watchers, live.CoalesceWindow)
 			}
 
 			var st db.GoodsStats

@@ -23,6 +23,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/background"
+	"github.com/seckill/seckill/db/rdb"
+	"github.com/seckill/seckill/db/sqlite"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
@@ -85,8 +88,8 @@ type Main struct {
 	Mode   string
 	Log    *slog.Logger
 
-	Redis     *db.Redis
-	SQL       *db.SQLite
+	Redis     *rdb.Redis
+	SQL       *sqlite.DB
 	Store     *db.Store
 	Tokens    *db.Tokens
 	Registry  *prometheus.Registry
@@ -139,13 +142,13 @@ func (m *Main) runsWorker() bool { return m.Mode != ModeWeb }
 // Open builds every part and starts serving; Close undoes it.
 func (m *Main) Open(ctx context.Context) error {
 	var err error
-	if m.Redis, err = db.OpenRedis(ctx, m.Config.RedisURL); err != nil {
+	if m.Redis, err = rdb.Open(ctx, m.Config.RedisURL); err != nil {
 		return err
 	}
 	if m.Redis.Embedded {
 		m.Log.Warn("REDIS_URL is unset: using an embedded in-memory Redis, for trying seckill out; data in it is lost at exit")
 	}
-	if m.SQL, err = db.OpenSQLite(m.Config.DBPath); err != nil {
+	if m.SQL, err = sqlite.Open(m.Config.DBPath); err != nil {
 		return err
 	}
 	secret, err := m.sessionSecret()
@@ -163,7 +166,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Inspector = asynq.NewInspector(connOpt)
 	m.Store = db.NewStore(m.SQL, m.Redis.Client)
-	m.Store.Pipe = db.NewPipeliner(m.Redis.Client, 4)
+	m.Store.Pipe = rdb.NewPipeliner(m.Redis.Client, 4)
 	m.Client = asynq.NewClientFromRedisClient(m.Store.Pipe.Client())
 	m.Store.Tasks, m.Store.Queue, m.Store.Log = m.Client, m.Inspector, m.Log
 	m.Revocations = db.NewRevocations(m.Redis.Client, 7*24*time.Hour)
@@ -175,7 +178,7 @@ func (m *Main) Open(ctx context.Context) error {
 	// 64 enqueuers keep up with a sale where every grab wins (16 fell
 	// behind and pushed enqueues back onto the request path); 256 only
 	// contended (measured with bench -stock 100000 -rounds 1).
-	m.Store.Background = db.NewBackground(64, 1<<16)
+	m.Store.Background = background.New(64, 1<<16)
 	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, db.WebhookKey(m.Config.WebhookSecret, secret)
 	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
 

@@ -15,7 +15,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/rdb"
+	"github.com/seckill/seckill/db/sqlite"
 )
 
 var (
@@ -150,14 +151,14 @@ func (c *claimer) claim(ctx context.Context, owner string) (int, error) {
 // release gives idx back when owner still holds it, so a claim that expired
 // and was taken by another test stays with that test.
 func (c *claimer) release(ctx context.Context, idx int, owner string) error {
-	_, err := db.ReleaseOwned(ctx, c.admin, c.prefix+strconv.Itoa(idx), owner)
+	_, err := rdb.ReleaseOwned(ctx, c.admin, c.prefix+strconv.Itoa(idx), owner)
 	return err
 }
 
 // Redis opens a Redis for this test alone and closes it when the test ends.
-func Redis(t testing.TB) *db.Redis {
+func Redis(t testing.TB) *rdb.Redis {
 	t.Helper()
-	r, err := db.OpenRedis(context.Background(), RedisURL(t))
+	r, err := rdb.Open(context.Background(), RedisURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,9 +167,9 @@ func Redis(t testing.TB) *db.Redis {
 }
 
 // SQLite opens a migrated database file in a temp folder and closes it when the test ends.
-func SQLite(t testing.TB) *db.SQLite {
+func SQLite(t testing.TB) *sqlite.DB {
 	t.Helper()
-	s, err := db.OpenSQLite(filepath.Join(t.TempDir(), "test.db"))
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "test.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

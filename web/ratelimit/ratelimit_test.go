@@ -3,12 +3,13 @@ package ratelimit
 import (
 	"context"
 
-	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/dbtest"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 func TestParseRate(t *testing.T) {
@@ -159,7 +160,7 @@ func TestLimiterMemoryStaysBounded(t *testing.T) {
 
 func TestMembersCountLiveProcesses(t *testing.T) {
 	ctx := context.Background()
-	r, err := db.OpenRedis(ctx, dbtest.RedisURL(t))
+	r, err := rdb.Open(ctx, dbtest.RedisURL(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package db
+package rdb
 
 import (
 	"context"
@@ -45,7 +45,7 @@ const MaxPipeline = 256
 func NewPipeliner(rdb redis.UniversalClient, lanes int) *Pipeliner {
 	plain, ok := rdb.(*redis.Client)
 	if !ok {
-		panic(fmt.Sprintf("db.NewPipeliner: %T is not a *redis.Client", rdb))
+		panic(fmt.Sprintf("rdb.NewPipeliner: %T is not a *redis.Client", rdb))
 	}
 	opt := *plain.Options()
 	p := &Pipeliner{rdb: rdb, client: redis.NewClient(&opt), reqs: make(chan *pipeReq, MaxPipeline*lanes)}
@@ -91,14 +91,6 @@ func (h pipeHook) ProcessHook(redis.ProcessHook) redis.ProcessHook {
 
 func (h pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return next
-}
-
-// eval runs a hot-path script through the store's pipeliner when it has one.
-func (s *Store) eval(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
-	if s.Pipe != nil {
-		return script.Run(ctx, s.Pipe.client, keys, args...)
-	}
-	return script.Run(ctx, s.Redis, keys, args...)
 }
 
 // Close stops the lanes after the commands already queued and closes Client.

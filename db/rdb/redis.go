@@ -1,4 +1,4 @@
-package db
+package rdb
 
 import (
 	"context"
@@ -19,8 +19,8 @@ type Redis struct {
 	stop chan struct{}
 }
 
-// OpenRedis connects to url, or starts an embedded in-memory Redis when url is empty.
-func OpenRedis(ctx context.Context, url string) (*Redis, error) {
+// Open connects to url, or starts an embedded in-memory Redis when url is empty.
+func Open(ctx context.Context, url string) (*Redis, error) {
 	r := &Redis{URL: url}
 	if url == "" {
 		m := miniredis.NewMiniRedis()

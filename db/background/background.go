@@ -1,12 +1,12 @@
-package db
+package background
 
 import "sync"
 
-// Background runs small jobs off the request path on a fixed pool, such as
+// Pool runs small jobs off the request path on a fixed pool, such as
 // enqueueing an order's expiry task after the grab has answered. When the
 // queue is full, or the pool is closed, the job runs in the caller instead,
 // so nothing is dropped; a job lost to a crash is covered by the periodic sweeps.
-type Background struct {
+type Pool struct {
 	jobs chan func()
 	wg   sync.WaitGroup
 	// mu guards closed and the send on jobs: Go holds it shared while it
@@ -15,9 +15,9 @@ type Background struct {
 	closed bool
 }
 
-// NewBackground starts workers goroutines taking jobs from a queue of size queue.
-func NewBackground(workers, queue int) *Background {
-	b := &Background{jobs: make(chan func(), queue)}
+// New starts workers goroutines taking jobs from a queue of size queue.
+func New(workers, queue int) *Pool {
+	b := &Pool{jobs: make(chan func(), queue)}
 	for i := 0; i < workers; i++ {
 		b.wg.Add(1)
 		go func() {
@@ -32,14 +32,14 @@ func NewBackground(workers, queue int) *Background {
 
 // Go runs job on the pool, or now when the pool is missing, full or closed:
 // handlers still answering during shutdown keep their follow-up work.
-func (b *Background) Go(job func()) {
+func (b *Pool) Go(job func()) {
 	if b == nil || !b.queue(job) {
 		job()
 	}
 }
 
 // queue hands job to the workers and reports whether it did.
-func (b *Background) queue(job func()) bool {
+func (b *Pool) queue(job func()) bool {
 	b.mu.RLock()
 	defer b.mu.RUnlock()
 	if b.closed {
@@ -54,7 +54,7 @@ func (b *Background) queue(job func()) bool {
 }
 
 // Close runs the jobs already queued and stops the workers; later jobs run in their caller.
-func (b *Background) Close() {
+func (b *Pool) Close() {
 	b.mu.Lock()
 	if !b.closed {
 		b.closed = true

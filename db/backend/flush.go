@@ -1,4 +1,4 @@
-package db
+package backend
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // FlushQueue is a crash-safe pipe from Redis to SQLite. Grab scripts RPUSH
@@ -39,86 +40,68 @@ redis.call('RPUSH', KEYS[2], unpack(recs))
 return recs
 `)
 
+// TakeBatch moves the next batch of q to processing (or returns the batch a
+// crash left there) without applying it; Flush calls it, and tests use it to
+// stop a flush between the move and the commit.
+func (b *Backend) TakeBatch(ctx context.Context, q FlushQueue) ([]string, error) {
+	return takeBatch.Run(ctx, b.Redis, []string{q.Pending, q.Processing}, FlushBatchSize).StringSlice()
+}
+
 // FlushBatchSize is how many records one SQLite transaction takes.
 const FlushBatchSize = 500
 
 // Flush drains q into SQLite, batch by batch, and returns how many records it applied.
 // Two flushes of one queue must not run at once (the tasks make them unique).
-func (s *Store) Flush(ctx context.Context, q FlushQueue, apply func(tx *sql.Tx, records []string) error) (int, error) {
+func (b *Backend) Flush(ctx context.Context, q FlushQueue, apply func(tx *sql.Tx, records []string) error) (int, error) {
 	total := 0
 	for {
-		recs, err := takeBatch.Run(ctx, s.Redis, []string{q.Pending, q.Processing}, FlushBatchSize).StringSlice()
+		recs, err := b.TakeBatch(ctx, q)
 		if err != nil {
 			return total, fmt.Errorf("take batch from %s: %w", q.Pending, err)
 		}
 		if len(recs) == 0 {
 			return total, nil
 		}
-		if err := s.SQL.Tx(ctx, func(tx *sql.Tx) error { return apply(tx, recs) }); err != nil {
+		if err := b.SQL.Tx(ctx, func(tx *sql.Tx) error { return apply(tx, recs) }); err != nil {
 			return total, fmt.Errorf("apply batch from %s: %w", q.Pending, err)
 		}
-		if err := s.Redis.Del(ctx, q.Processing).Err(); err != nil {
+		if err := b.Redis.Del(ctx, q.Processing).Err(); err != nil {
 			return total, fmt.Errorf("release batch of %s: %w", q.Pending, err)
 		}
 		total += len(recs)
 	}
 }
 
-// flushLockKey keeps one flusher at a time across worker processes.
-const flushLockKey = "seckill:flush:lock"
+// FlushLockKey keeps one flusher at a time across worker processes.
+const FlushLockKey = "seckill:flush:lock"
 
 // flushLockTTL frees the lock of a flusher that died holding it.
 const flushLockTTL = 30 * time.Second
 
 // takeFlushLock takes the flush lock under a token of this acquisition's own,
 // so that only this flusher can release it. It returns "" when another holds it.
-func (s *Store) takeFlushLock(ctx context.Context) (string, error) {
-	token := NewRequestID()
-	ok, err := s.Redis.SetNX(ctx, flushLockKey, token, flushLockTTL).Result()
+func (b *Backend) takeFlushLock(ctx context.Context) (string, error) {
+	token := rdb.NewRequestID()
+	ok, err := b.Redis.SetNX(ctx, FlushLockKey, token, flushLockTTL).Result()
 	if err != nil || !ok {
 		return "", err
 	}
 	return token, nil
 }
 
-// releaseOwnedScript deletes a key only while it still holds the owner's
-// token: a lock holder that outlived the TTL must not free the lock another
-// has taken since.
-//
-// KEYS[1] the key
-// ARGV[1] the owner's token
-// Returns 1 when deleted, 0 when the key had expired or another owner holds it.
-var releaseOwnedScript = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`)
-
-// ReleaseOwned deletes key if it still holds owner (compare-and-delete) and
-// reports whether it did; locks and claims taken with SET NX are released with it.
-func ReleaseOwned(ctx context.Context, rdb redis.UniversalClient, key, owner string) (bool, error) {
-	n, err := releaseOwnedScript.Run(ctx, rdb, []string{key}, owner).Int()
-	return n == 1, err
-}
-
-// FlushAll moves every promotion's pending records to SQLite. Only one
-// process flushes at a time; a call that finds the lock taken returns at once.
-// Each promotion adds its own flush step here.
-func (s *Store) FlushAll(ctx context.Context) error {
-	token, err := s.takeFlushLock(ctx)
+// FlushAll runs every promotion's flush step (each moves its pending records
+// to SQLite). Only one process flushes at a time; a call that finds the lock
+// taken returns at once. A failing step does not stop the others.
+func (b *Backend) FlushAll(ctx context.Context, steps ...func(context.Context) error) error {
+	token, err := b.takeFlushLock(ctx)
 	if err != nil || token == "" {
 		return err
 	}
 	defer func() {
-		if released, err := ReleaseOwned(context.WithoutCancel(ctx), s.Redis, flushLockKey, token); err != nil || !released {
-			s.Log.Warn("flush outlived its lock; another flusher may have run alongside", "err", err)
+		if released, err := rdb.ReleaseOwned(context.WithoutCancel(ctx), b.Redis, FlushLockKey, token); err != nil || !released {
+			b.Log.Warn("flush outlived its lock; another flusher may have run alongside", "err", err)
 		}
 	}()
-	steps := []func(context.Context) error{
-		// promotions' flush steps, one line each
-		s.flushRedPackets,
-		s.flushOrders,
-		s.flushCoupons,
-	}
 	var errs []error
 	for _, step := range steps {
 		errs = append(errs, step(ctx))
@@ -126,10 +109,10 @@ func (s *Store) FlushAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// flushSetIDs reads a set of item IDs whose queues may hold records, dropping
+// FlushSetIDs reads a set of item IDs whose queues may hold records, dropping
 // members that are not IDs so they are not read again.
-func (s *Store) flushSetIDs(ctx context.Context, set string) ([]int64, error) {
-	raw, err := s.Redis.SMembers(ctx, set).Result()
+func (b *Backend) FlushSetIDs(ctx context.Context, set string) ([]int64, error) {
+	raw, err := b.Redis.SMembers(ctx, set).Result()
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", set, err)
 	}
@@ -137,7 +120,7 @@ func (s *Store) flushSetIDs(ctx context.Context, set string) ([]int64, error) {
 	for _, m := range raw {
 		id, err := strconv.ParseInt(m, 10, 64)
 		if err != nil {
-			s.Redis.SRem(ctx, set, m)
+			b.Redis.SRem(ctx, set, m)
 			continue
 		}
 		ids = append(ids, id)

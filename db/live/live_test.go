@@ -1,4 +1,4 @@
-package db_test
+package live_test
 
 import (
 	"context"
@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/live"
 )
 
 // Bursts on one topic under two coalescing keys (a slot's two goods) each end
@@ -15,16 +15,16 @@ import (
 func TestPublishCoalescedKey(t *testing.T) {
 	r := dbtest.Redis(t)
 	ctx := context.Background()
-	sub := r.Client.Subscribe(ctx, db.LiveChannelOf(r.Client))
+	sub := r.Client.Subscribe(ctx, live.ChannelOf(r.Client))
 	defer sub.Close()
 	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	ev := db.NewEvents(r.Client)
+	ev := live.New(r.Client)
 	for i := int64(10); i >= 0; i-- {
-		ev.PublishCoalescedKey("slot:1", "slot:1/goods:1", db.StockEvent{Type: "stock", GoodsID: 1, Remaining: i})
-		ev.PublishCoalescedKey("slot:1", "slot:1/goods:2", db.StockEvent{Type: "stock", GoodsID: 2, Remaining: 100 + i})
-		ev.PublishCoalesced("goods:1", db.StockEvent{Type: "stock", GoodsID: 1, Remaining: 50 + i})
+		ev.PublishCoalescedKey("slot:1", "slot:1/goods:1", stockEvent{Type: "stock", GoodsID: 1, Remaining: i})
+		ev.PublishCoalescedKey("slot:1", "slot:1/goods:2", stockEvent{Type: "stock", GoodsID: 2, Remaining: 100 + i})
+		ev.PublishCoalesced("goods:1", stockEvent{Type: "stock", GoodsID: 1, Remaining: 50 + i})
 	}
 	want := map[string]int64{"slot:1/1": 0, "slot:1/2": 100, "goods:1/1": 50}
 	last := map[string]int64{}
@@ -41,8 +41,8 @@ func TestPublishCoalescedKey(t *testing.T) {
 	for !done() {
 		select {
 		case m := <-sub.Channel():
-			var se db.StockEvent
-			lm, err := db.DecodeLiveMessage(m.Payload)
+			var se stockEvent
+			lm, err := live.Decode(m.Payload)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -61,19 +61,26 @@ func TestPublishCoalescedKey(t *testing.T) {
 // The wire form of a live message is the topic, a newline and the event's
 // JSON; the event may itself hold newlines, the topic never does.
 func TestLiveMessageWire(t *testing.T) {
-	for _, m := range []db.LiveMessage{
+	for _, m := range []live.Message{
 		{Topic: "goods:7", Event: []byte(`{"type":"stock","remaining":3}`)},
 		{Topic: "user:1", Event: []byte("{\n  \"a\": \"x\\ny\"\n}")},
 		{Topic: "slot:2", Event: []byte(`{}`)},
 	} {
-		got, err := db.DecodeLiveMessage(string(m.Encode()))
+		got, err := live.Decode(string(m.Encode()))
 		if err != nil || got.Topic != m.Topic || string(got.Event) != string(m.Event) {
 			t.Errorf("%q: round trip gave %q %q %v", m.Topic, got.Topic, got.Event, err)
 		}
 	}
 	for _, bad := range []string{"", "no-newline", "\n{}"} {
-		if _, err := db.DecodeLiveMessage(bad); err == nil {
+		if _, err := live.Decode(bad); err == nil {
 			t.Errorf("%q was read as a message", bad)
 		}
 	}
+}
+
+// stockEvent has the shape of the goods' stock event.
+type stockEvent struct {
+	Type      string `json:"type"`
+	GoodsID   int64  `json:"goods_id"`
+	Remaining int64  `json:"remaining"`
 }

@@ -1,18 +1,18 @@
-package db_test
+package background_test
 
 import (
 	"sync"
 	"sync/atomic"
 	"testing"
 
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/background"
 )
 
 // Hundreds of goroutines submitting while Close runs: no panic, and every
 // job runs exactly once, on the pool before Close returns or in its caller.
 func TestBackgroundGoDuringClose(t *testing.T) {
 	const submitters, each = 300, 4
-	b := db.NewBackground(4, 16)
+	b := background.New(4, 16)
 	var ran atomic.Int64
 	job := func() { ran.Add(1) }
 	start := make(chan struct{})

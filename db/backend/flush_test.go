@@ -1,4 +1,4 @@
-package db_test
+package backend_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/dbtest"
 )
 
@@ -18,11 +18,11 @@ import (
 func TestFlushCrashBetweenMoveAndCommit(t *testing.T) {
 	ctx := context.Background()
 	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
-	s := db.NewStore(sq, r.Client)
+	s := backend.New(sq, r.Client)
 	if _, err := sq.W.Exec(`CREATE TABLE flushed (rec TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 1)`); err != nil {
 		t.Fatal(err)
 	}
-	q := db.FlushQueue{Pending: "{t:1}:pending", Processing: "{t:1}:processing"}
+	q := backend.FlushQueue{Pending: "{t:1}:pending", Processing: "{t:1}:processing"}
 	const total = 1234
 	for i := 0; i < total; i++ {
 		r.Client.RPush(ctx, q.Pending, fmt.Sprint(i))
@@ -42,11 +42,11 @@ func TestFlushCrashBetweenMoveAndCommit(t *testing.T) {
 		return nil
 	}
 	n, err := s.Flush(ctx, q, apply)
-	if !errors.Is(err, crash) || n != db.FlushBatchSize {
-		t.Fatalf("first flush: n=%d err=%v, want %d and the crash", n, err, db.FlushBatchSize)
+	if !errors.Is(err, crash) || n != backend.FlushBatchSize {
+		t.Fatalf("first flush: n=%d err=%v, want %d and the crash", n, err, backend.FlushBatchSize)
 	}
-	if l := r.Client.LLen(ctx, q.Processing).Val(); l != db.FlushBatchSize {
-		t.Fatalf("processing holds %d, want the failed batch of %d", l, db.FlushBatchSize)
+	if l := r.Client.LLen(ctx, q.Processing).Val(); l != backend.FlushBatchSize {
+		t.Fatalf("processing holds %d, want the failed batch of %d", l, backend.FlushBatchSize)
 	}
 	// A record arriving meanwhile waits behind the replayed batch.
 	r.Client.RPush(ctx, q.Pending, "late")
@@ -67,9 +67,9 @@ func TestFlushCrashBetweenMoveAndCommit(t *testing.T) {
 func TestFlushWhileProducing(t *testing.T) {
 	ctx := context.Background()
 	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
-	s := db.NewStore(sq, r.Client)
+	s := backend.New(sq, r.Client)
 	sq.W.Exec(`CREATE TABLE flushed (rec TEXT PRIMARY KEY)`)
-	q := db.FlushQueue{Pending: "{t:2}:pending", Processing: "{t:2}:processing"}
+	q := backend.FlushQueue{Pending: "{t:2}:pending", Processing: "{t:2}:processing"}
 	apply := func(tx *sql.Tx, recs []string) error {
 		for _, rec := range recs {
 			if _, err := tx.Exec(`INSERT OR IGNORE INTO flushed (rec) VALUES (?)`, rec); err != nil {
@@ -122,9 +122,9 @@ func (h *takeoverHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 func (h *takeoverHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if args := cmd.Args(); !h.done && cmd.Name() == "set" && len(args) > 1 && args[1] == db.FlushLockKey {
+		if args := cmd.Args(); !h.done && cmd.Name() == "set" && len(args) > 1 && args[1] == backend.FlushLockKey {
 			h.done = true
-			if err := next(ctx, redis.NewStatusCmd(ctx, "set", db.FlushLockKey, h.owner)); err != nil {
+			if err := next(ctx, redis.NewStatusCmd(ctx, "set", backend.FlushLockKey, h.owner)); err != nil {
 				return err
 			}
 		}
@@ -137,18 +137,18 @@ func (h *takeoverHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 func TestFlushLockReleasesOnlyItsOwn(t *testing.T) {
 	ctx := context.Background()
 	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
-	s := db.NewStore(sq, r.Client)
+	s := backend.New(sq, r.Client)
 	if err := s.FlushAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := r.Client.Exists(ctx, db.FlushLockKey).Val(); n != 0 {
+	if n := r.Client.Exists(ctx, backend.FlushLockKey).Val(); n != 0 {
 		t.Fatal("the flush lock is still held after a flush that kept it")
 	}
 	r.Client.AddHook(&takeoverHook{owner: "flusher-b"})
 	if err := s.FlushAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := r.Client.Get(ctx, db.FlushLockKey).Result(); got != "flusher-b" {
+	if got, err := r.Client.Get(ctx, backend.FlushLockKey).Result(); got != "flusher-b" {
 		t.Fatalf("after the first flusher released: lock holds %q (%v), want the second flusher's %q", got, err, "flusher-b")
 	}
 }

@@ -1,4 +1,4 @@
-package db_test
+package rdb_test
 
 import (
 	"context"
@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // incrBy adds ARGV[1] to KEYS[1] and returns the new value.
@@ -19,7 +19,7 @@ var incrBy = redis.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`)
 // call is applied exactly once, including the first ones before Redis knows the script.
 func TestPipelinerAnswersEachCall(t *testing.T) {
 	r := dbtest.Redis(t)
-	p := db.NewPipeliner(r.Client, 4)
+	p := rdb.NewPipeliner(r.Client, 4)
 	defer p.Close()
 	ctx := context.Background()
 	const workers, each = 200, 20
@@ -71,7 +71,7 @@ func BenchmarkScriptDirect(b *testing.B) {
 
 func BenchmarkScriptPipelined(b *testing.B) {
 	r := dbtest.Redis(b)
-	p := db.NewPipeliner(r.Client, 4)
+	p := rdb.NewPipeliner(r.Client, 4)
 	defer p.Close()
 	ctx := context.Background()
 	b.SetParallelism(64)
@@ -85,14 +85,14 @@ func BenchmarkScriptPipelined(b *testing.B) {
 // A command after Close is refused with an error, never a panic or a hang.
 func TestPipelinerAfterClose(t *testing.T) {
 	r := dbtest.Redis(t)
-	p := db.NewPipeliner(r.Client, 2)
+	p := rdb.NewPipeliner(r.Client, 2)
 	ctx := context.Background()
 	if err := p.Client().Set(ctx, "{p}:k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
 	}
 	p.Close()
 	p.Close()
-	if err := p.Client().Get(ctx, "{p}:k").Err(); !errors.Is(err, db.ErrPipelinerClosed) {
+	if err := p.Client().Get(ctx, "{p}:k").Err(); !errors.Is(err, rdb.ErrPipelinerClosed) {
 		t.Fatalf("after close: %v", err)
 	}
 }

@@ -1,4 +1,4 @@
-package db
+package sqlite
 
 import (
 	"context"
@@ -19,14 +19,14 @@ var migrationFS embed.FS
 
 // SQLite is the durable store: one writer connection (so writes queue in Go
 // instead of failing with "database is locked") and a pool of readers.
-type SQLite struct {
+type DB struct {
 	Path string
 	W    *sql.DB // the single writer
 	R    *sql.DB // readers, WAL lets them run beside the writer
 }
 
-// OpenSQLite opens (creating when missing) the database at path and applies pending migrations.
-func OpenSQLite(path string) (*SQLite, error) {
+// Open opens (creating when missing) the database at path and applies pending migrations.
+func Open(path string) (*DB, error) {
 	if path == "" {
 		return nil, fmt.Errorf("database path required")
 	}
@@ -47,7 +47,7 @@ func OpenSQLite(path string) (*SQLite, error) {
 		return nil, err
 	}
 	r.SetMaxOpenConns(8)
-	s := &SQLite{Path: path, W: w, R: r}
+	s := &DB{Path: path, W: w, R: r}
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
@@ -56,7 +56,7 @@ func OpenSQLite(path string) (*SQLite, error) {
 }
 
 // Close closes both connection pools.
-func (s *SQLite) Close() error {
+func (s *DB) Close() error {
 	err1 := s.R.Close()
 	err2 := s.W.Close()
 	if err1 != nil {
@@ -66,13 +66,13 @@ func (s *SQLite) Close() error {
 }
 
 // Ping checks that the database answers a query.
-func (s *SQLite) Ping(ctx context.Context) error {
+func (s *DB) Ping(ctx context.Context) error {
 	var one int
 	return s.R.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
 }
 
 // Tx runs fn in one write transaction, committed when fn returns nil.
-func (s *SQLite) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+func (s *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.W.BeginTx(ctx, nil)
 	if err != nil {
 		return err
@@ -85,7 +85,7 @@ func (s *SQLite) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 }
 
 // migrate applies every embedded migration not yet recorded, in name order, each in its own transaction.
-func (s *SQLite) migrate(ctx context.Context) error {
+func (s *DB) migrate(ctx context.Context) error {
 	if _, err := s.W.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))`); err != nil {
 		return err
 	}

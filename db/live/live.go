@@ -1,4 +1,4 @@
-package db
+package live
 
 import (
 	"context"
@@ -13,17 +13,17 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// LiveChannel is the Redis pub/sub channel every web process listens on.
-const LiveChannel = "seckill:live"
+// Channel is the Redis pub/sub channel every web process listens on.
+const Channel = "seckill:live"
 
-// LiveChannelOf is LiveChannel for the logical database rdb uses. Pub/sub
+// ChannelOf is Channel for the logical database rdb uses. Pub/sub
 // ignores the database number, so without it deployments (and parallel
 // tests) on different databases of one server would see each other's events.
-func LiveChannelOf(rdb redis.UniversalClient) string {
+func ChannelOf(rdb redis.UniversalClient) string {
 	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
-		return fmt.Sprintf("%s:%d", LiveChannel, c.Options().DB)
+		return fmt.Sprintf("%s:%d", Channel, c.Options().DB)
 	}
-	return LiveChannel
+	return Channel
 }
 
 // Topic names; a user's own events go to TopicUser and need no subscription.
@@ -33,28 +33,28 @@ func TopicRedPacket(id int64) string { return fmt.Sprintf("redpacket:%d", id) }
 func TopicCoupon(id int64) string    { return fmt.Sprintf("coupon:%d", id) }
 func TopicUser(id int64) string      { return fmt.Sprintf("user:%d", id) }
 
-// LiveMessage is what travels over LiveChannel: the topic and the event as
+// Message is what travels over Channel: the topic and the event as
 // sent to clients. On the wire it is the topic, a newline and the event's
 // JSON, so every web process's hub routes it without decoding JSON (each one
 // receives every event, subscribed or not).
-type LiveMessage struct {
+type Message struct {
 	Topic string
 	Event json.RawMessage
 }
 
 // Encode returns the message's wire form. Topics never hold a newline.
-func (m LiveMessage) Encode() []byte {
+func (m Message) Encode() []byte {
 	b := make([]byte, 0, len(m.Topic)+1+len(m.Event))
 	return append(append(append(b, m.Topic...), '\n'), m.Event...)
 }
 
-// DecodeLiveMessage reads a message's wire form.
-func DecodeLiveMessage(payload string) (LiveMessage, error) {
+// Decode reads a message's wire form.
+func Decode(payload string) (Message, error) {
 	topic, event, ok := strings.Cut(payload, "\n")
 	if !ok || topic == "" {
-		return LiveMessage{}, fmt.Errorf("live message %.40q: no topic line", payload)
+		return Message{}, fmt.Errorf("live message %.40q: no topic line", payload)
 	}
-	return LiveMessage{Topic: topic, Event: json.RawMessage(event)}, nil
+	return Message{Topic: topic, Event: json.RawMessage(event)}, nil
 }
 
 // CoalesceWindow is the shortest gap between two coalesced events on one topic.
@@ -85,8 +85,8 @@ type keyedEvent struct {
 	event any
 }
 
-// NewEvents returns a publisher over rdb.
-func NewEvents(rdb redis.UniversalClient) *Events {
+// New returns a publisher over rdb.
+func New(rdb redis.UniversalClient) *Events {
 	return &Events{rdb: rdb, pending: map[string]keyedEvent{}, timers: map[string]*time.Timer{}, window: CoalesceWindow,
 		out: make(chan keyedEvent, outBuffer), stopped: make(chan struct{})}
 }
@@ -113,7 +113,7 @@ func (e *Events) Publish(ctx context.Context, topic string, event any) error {
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
-	return e.rdb.Publish(ctx, LiveChannelOf(e.rdb), LiveMessage{Topic: topic, Event: body}.Encode()).Err()
+	return e.rdb.Publish(ctx, ChannelOf(e.rdb), Message{Topic: topic, Event: body}.Encode()).Err()
 }
 
 // PublishCoalesced sends at most one event per topic per window: the first at
@@ -170,7 +170,7 @@ func (e *Events) send(topic string, event any) {
 
 func (e *Events) publishLoop() {
 	defer close(e.stopped)
-	channel := LiveChannelOf(e.rdb)
+	channel := ChannelOf(e.rdb)
 	for first := range e.out {
 		pipe := e.rdb.Pipeline()
 		add := func(ev keyedEvent) {
@@ -179,7 +179,7 @@ func (e *Events) publishLoop() {
 				slog.Error("encode live event", "topic", ev.topic, "err", err)
 				return
 			}
-			pipe.Publish(context.Background(), channel, LiveMessage{Topic: ev.topic, Event: body}.Encode())
+			pipe.Publish(context.Background(), channel, Message{Topic: ev.topic, Event: body}.Encode())
 		}
 		add(first)
 	drain:
@@ -200,4 +200,18 @@ func (e *Events) publishLoop() {
 		}
 		cancel()
 	}
+}
+
+// PublishAll sends already encoded events in one pipeline.
+func (e *Events) PublishAll(ctx context.Context, msgs []Message) error {
+	if len(msgs) == 0 {
+		return nil
+	}
+	channel := ChannelOf(e.rdb)
+	pipe := e.rdb.Pipeline()
+	for _, m := range msgs {
+		pipe.Publish(ctx, channel, m.Encode())
+	}
+	_, err := pipe.Exec(ctx)
+	return err
 }

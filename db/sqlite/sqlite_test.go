@@ -1,4 +1,4 @@
-package db_test
+package sqlite_test
 
 import (
 	"fmt"
@@ -6,13 +6,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/sqlite"
 )
 
 // Migrations run once: reopening the same file applies nothing again and keeps the data.
 func TestMigrationsApplyOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "m.db")
-	s, err := db.OpenSQLite(path)
+	s, err := sqlite.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +31,7 @@ func TestMigrationsApplyOnce(t *testing.T) {
 	}
 	s.Close()
 
-	s, err = db.OpenSQLite(path)
+	s, err = sqlite.Open(path)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
@@ -46,7 +46,7 @@ func TestMigrationsApplyOnce(t *testing.T) {
 
 // Concurrent writers never see "database is locked": writes queue on the one writer connection.
 func TestConcurrentWritesDoNotLock(t *testing.T) {
-	s, err := db.OpenSQLite(filepath.Join(t.TempDir(), "w.db"))
+	s, err := sqlite.Open(filepath.Join(t.TempDir(), "w.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,48 @@
+// Package backend is what every area's service runs on: the durable store,
+// Redis (with the pipeliner of the hot path), the background pool, live
+// events, Asynq, the log and the clock. Each area's Service embeds one
+// *Backend, so its methods read s.Redis, s.SQL and s.Now() directly.
+package backend
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/hibiken/asynq"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db/background"
+	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/rdb"
+	"github.com/seckill/seckill/db/sqlite"
+)
+
+// Backend holds the parts every service shares. Fields may be nil where a
+// part is optional: Pipe (scripts run one by one), Background (follow-up
+// work runs inline), Tasks and Queue (nothing scheduled: tests of pure Redis paths).
+type Backend struct {
+	SQL        *sqlite.DB
+	Redis      redis.UniversalClient
+	Pipe       *rdb.Pipeliner   // coalesces concurrent grab scripts into pipelines
+	Background *background.Pool // runs follow-up work (expiry enqueues) after the answer
+	Events     *live.Events
+	Tasks      *asynq.Client    // schedules delayed work
+	Queue      *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
+	Log        *slog.Logger
+	Now        func() time.Time
+}
+
+// New returns a backend over the given stores with live events, the default
+// log and the wall clock filled in.
+func New(sql *sqlite.DB, redis redis.UniversalClient) *Backend {
+	return &Backend{SQL: sql, Redis: redis, Events: live.New(redis), Log: slog.Default(), Now: time.Now}
+}
+
+// Eval runs a hot-path script through the pipeliner when there is one.
+func (b *Backend) Eval(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
+	if b.Pipe != nil {
+		return script.Run(ctx, b.Pipe.Client(), keys, args...)
+	}
+	return script.Run(ctx, b.Redis, keys, args...)
+}

@@ -1,0 +1,26 @@
+package rdb
+
+import (
+	"context"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// releaseOwnedScript deletes a key only while it still holds the owner's
+// token: a lock holder that outlived the TTL must not free the lock another
+// has taken since.
+//
+// KEYS[1] the key
+// ARGV[1] the owner's token
+// Returns 1 when deleted, 0 when the key had expired or another owner holds it.
+var releaseOwnedScript = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// ReleaseOwned deletes key if it still holds owner (compare-and-delete) and
+// reports whether it did; locks and claims taken with SET NX are released with it.
+func ReleaseOwned(ctx context.Context, rdb redis.UniversalClient, key, owner string) (bool, error) {
+	n, err := releaseOwnedScript.Run(ctx, rdb, []string{key}, owner).Int()
+	return n == 1, err
+}
