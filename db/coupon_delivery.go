@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/outbound"
 )
 
 // Fan-out sizes: bookings per page (one SQLite transaction for the app
@@ -64,7 +65,7 @@ func (s *Store) SendReminders(ctx context.Context, p CouponRemindPayload) error 
 	if !c.GrabStartAt.Equal(p.GrabStartAt) || !ValidLeadTime(p.MinutesBefore) {
 		return nil
 	}
-	run := &reminderRun{s: s, c: c, minutes: p.MinutesBefore, client: s.newWebhookClient(), sem: make(chan struct{}, reminderSenders)}
+	run := &reminderRun{s: s, c: c, minutes: p.MinutesBefore, client: outbound.Webhook{Secret: s.WebhookSecret, AllowPrivate: s.WebhookAllowPrivate}.Client(), sem: make(chan struct{}, reminderSenders)}
 	defer run.client.CloseIdleConnections()
 	err = run.fanOut(ctx)
 	run.wg.Wait()
@@ -295,14 +296,14 @@ func (s *Store) deliverExternal(ctx context.Context, client *http.Client, c *Cou
 		body, _ := json.Marshal(WebhookReminder{Type: NotificationCouponReminder, CouponID: c.ID, Title: c.Title,
 			GrabStartAt: c.GrabStartAt.UTC(), MinutesBefore: p.MinutesBefore, UserID: p.UserID})
 		id := fmt.Sprintf("%d-%d-%d-%d", c.ID, c.GrabStartAt.Unix(), p.MinutesBefore, p.UserID)
-		return s.postWebhook(ctx, client, addr, id, body)
+		return outbound.Webhook{Secret: s.WebhookSecret, AllowPrivate: s.WebhookAllowPrivate}.Post(ctx, client, addr, id, body)
 	case ChannelEmail:
 		subject := fmt.Sprintf("Reminder: “%s” opens in %d minutes", c.Title, p.MinutesBefore)
 		body := fmt.Sprintf("%s\n\nCoupon: %s\nGrab window opens: %s\n\nGrab it in the coupon centre.\n",
 			reminderText(c, p.MinutesBefore), c.Title, c.GrabStartAt.UTC().Format(time.RFC3339))
-		return sendMail(ctx, s.SMTPURL, addr, subject, body)
+		return outbound.SendMail(ctx, s.SMTPURL, addr, subject, body)
 	}
-	return &deliveryError{err: fmt.Errorf("channel %s has no sender", p.Channel), permanent: true}
+	return outbound.PermanentError(fmt.Errorf("channel %s has no sender", p.Channel))
 }
 
 // finishDelivery records the outcome of attempt number attempts. A failure
@@ -313,7 +314,7 @@ func (s *Store) finishDelivery(ctx context.Context, p CouponDeliverPayload, atte
 	if sendErr != nil {
 		msg = sendErr.Error()
 		status = deliveryFailed
-		if !permanent(sendErr) && attempts < maxDeliveryAttempts {
+		if !outbound.Permanent(sendErr) && attempts < maxDeliveryAttempts {
 			next := p
 			next.Attempt = attempts
 			_, err := s.Tasks.EnqueueContext(context.WithoutCancel(ctx), NewCouponDeliverTask(next, s.retryDelay(attempts)))
@@ -384,7 +385,7 @@ func (s *Store) RetryDelivery(ctx context.Context, p CouponDeliverPayload) error
 	if addrs[p.UserID] == "" || (p.Channel == ChannelEmail && s.SMTPURL == "") {
 		return skip("no address")
 	}
-	client := s.newWebhookClient()
+	client := outbound.Webhook{Secret: s.WebhookSecret, AllowPrivate: s.WebhookAllowPrivate}.Client()
 	defer client.CloseIdleConnections()
 	return s.finishDelivery(ctx, p, attempts, s.deliverExternal(ctx, client, c, p, addrs[p.UserID]))
 }

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seckill/seckill/db/outbound"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -278,52 +279,6 @@ func ValidateEmail(e string) error {
 	return nil
 }
 
-// MaxWebhookURL is the longest webhook URL accepted, in bytes.
-const MaxWebhookURL = 2048
-
-// ValidateWebhookURL accepts an http or https URL with a host and no user
-// information or control characters, at most MaxWebhookURL bytes long, whose
-// host (an IP literal or a name) resolves only to addresses GlobalUnicast
-// accepts; allowPrivate (WEBHOOK_ALLOW_PRIVATE) skips the address check.
-func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) error {
-	if len(raw) > MaxWebhookURL {
-		return Errorf(EINVALID, "webhook_url is longer than %d bytes", MaxWebhookURL)
-	}
-	if fe := CheckText("webhook_url", raw, MaxWebhookURL, false); fe != nil {
-		return fe
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return Errorf(EINVALID, "webhook URL must be an http or https URL")
-	}
-	if u.User != nil {
-		return Errorf(EINVALID, "webhook URL must not carry a user name or password")
-	}
-	if allowPrivate {
-		return nil
-	}
-	host := u.Hostname()
-	addrs := []netip.Addr{}
-	if a, err := netip.ParseAddr(host); err == nil {
-		addrs = append(addrs, a)
-	} else {
-		ctx, cancel := context.WithTimeout(ctx, WebhookTimeout)
-		defer cancel()
-		addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-		if err != nil || len(addrs) == 0 {
-			return Errorf(EINVALID, "webhook host %q does not resolve", host)
-		}
-	}
-	for _, a := range addrs {
-		if !GlobalUnicast(a) {
-			// The address itself stays out of the message: it would show
-			// anyone how internal names resolve.
-			return Errorf(EINVALID, "webhook URL must point at a public Internet address")
-		}
-	}
-	return nil
-}
-
 // SeedUsers creates n shoppers named prefix0…prefixN-1 in one transaction,
 // all with the given password hashed once; the load bench uses it to make
 // thousands of accounts in a moment. Existing names are left alone.
@@ -351,4 +306,50 @@ func (s *Store) SeedUsers(ctx context.Context, prefix, password string, n int) (
 		return nil
 	})
 	return users, err
+}
+
+// MaxWebhookURL is the longest webhook URL accepted, in bytes.
+const MaxWebhookURL = 2048
+
+// ValidateWebhookURL accepts an http or https URL with a host and no user
+// information or control characters, at most MaxWebhookURL bytes long, whose
+// host (an IP literal or a name) resolves only to addresses outbound.GlobalUnicast
+// accepts; allowPrivate (WEBHOOK_ALLOW_PRIVATE) skips the address check.
+func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) error {
+	if len(raw) > MaxWebhookURL {
+		return Errorf(EINVALID, "webhook_url is longer than %d bytes", MaxWebhookURL)
+	}
+	if fe := CheckText("webhook_url", raw, MaxWebhookURL, false); fe != nil {
+		return fe
+	}
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
+		return Errorf(EINVALID, "webhook URL must be an http or https URL")
+	}
+	if u.User != nil {
+		return Errorf(EINVALID, "webhook URL must not carry a user name or password")
+	}
+	if allowPrivate {
+		return nil
+	}
+	host := u.Hostname()
+	addrs := []netip.Addr{}
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = append(addrs, a)
+	} else {
+		ctx, cancel := context.WithTimeout(ctx, outbound.WebhookTimeout)
+		defer cancel()
+		addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+		if err != nil || len(addrs) == 0 {
+			return Errorf(EINVALID, "webhook host %q does not resolve", host)
+		}
+	}
+	for _, a := range addrs {
+		if !outbound.GlobalUnicast(a) {
+			// The address itself stays out of the message: it would show
+			// anyone how internal names resolve.
+			return Errorf(EINVALID, "webhook URL must point at a public Internet address")
+		}
+	}
+	return nil
 }

@@ -16,7 +16,7 @@ import (
 
 	"github.com/emersion/go-smtp"
 	"github.com/gorilla/websocket"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/outbound"
 )
 
 // couponJSON is a coupon template as the API answers it.
@@ -418,7 +418,7 @@ func TestCouponRemindersEndToEnd(t *testing.T) {
 	// Webhook.
 	select {
 	case hit := <-hits:
-		mac := db.SignWebhook([]byte("webhook-test-secret"), hit.Body)
+		mac := outbound.Sign([]byte("webhook-test-secret"), hit.Body)
 		if !hmac.Equal([]byte(hit.Signature), []byte(mac)) || hit.Type != "application/json" {
 			t.Fatalf("webhook signature %q (type %q), want %q", hit.Signature, hit.Type, mac)
 		}
@@ -533,7 +533,7 @@ func TestCouponWebhookRetries(t *testing.T) {
 		t.Fatalf("answers = %d %d %d", got[0].Status, got[1].Status, got[2].Status)
 	}
 	for _, h := range got {
-		if h.Signature != db.SignWebhook(a.Store.WebhookSecret, h.Body) || !strings.Contains(string(h.Body), fmt.Sprintf(`"user_id":%d`, flakyID)) {
+		if h.Signature != outbound.Sign(a.Store.WebhookSecret, h.Body) || !strings.Contains(string(h.Body), fmt.Sprintf(`"user_id":%d`, flakyID)) {
 			t.Fatalf("retry carried a different body or signature: %s %s", h.Signature, h.Body)
 		}
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/background"
+	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/sqlite"
 	"github.com/seckill/seckill/tasks"
@@ -179,7 +180,7 @@ func (m *Main) Open(ctx context.Context) error {
 	// behind and pushed enqueues back onto the request path); 256 only
 	// contended (measured with bench -stock 100000 -rounds 1).
 	m.Store.Background = background.New(64, 1<<16)
-	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, db.WebhookKey(m.Config.WebhookSecret, secret)
+	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, outbound.Key(m.Config.WebhookSecret, secret)
 	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
 
 	m.Registry = prometheus.NewRegistry()

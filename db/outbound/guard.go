@@ -1,4 +1,4 @@
-package db
+package outbound
 
 import (
 	"errors"
@@ -86,21 +86,21 @@ func prefixes(ps ...string) []netip.Prefix {
 	return out
 }
 
-// errNotGlobal is a webhook address refused by GlobalUnicast.
-var errNotGlobal = errors.New("not a global unicast address")
+// ErrNotGlobal is a webhook address refused by GlobalUnicast.
+var ErrNotGlobal = errors.New("not a global unicast address")
 
-// webhookDialer returns a dialer that, unless allowPrivate, refuses to
+// Dialer returns a dialer that, unless allowPrivate, refuses to
 // connect to an address GlobalUnicast refuses. The check runs on the address
 // actually dialled, after the name was resolved for this very connection, so
 // a host that resolves differently now than when its URL was accepted (DNS
 // rebinding) cannot reach an internal address.
-func webhookDialer(allowPrivate bool) *net.Dialer {
+func Dialer(allowPrivate bool) *net.Dialer {
 	d := &net.Dialer{Timeout: WebhookTimeout}
 	if !allowPrivate {
 		d.Control = func(_, address string, _ syscall.RawConn) error {
 			ap, err := netip.ParseAddrPort(address)
 			if err != nil || !GlobalUnicast(ap.Addr()) {
-				return fmt.Errorf("webhook address %s: %w", address, errNotGlobal)
+				return fmt.Errorf("webhook address %s: %w", address, ErrNotGlobal)
 			}
 			return nil
 		}

@@ -1,4 +1,4 @@
-package db_test
+package outbound_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/outbound"
 )
 
 // globalCases are addresses with what GlobalUnicast must say of them.
@@ -101,11 +102,11 @@ func TestWebhookGlobalUnicast(t *testing.T) {
 		if err != nil {
 			t.Fatalf("bad case %q: %v", c.addr, err)
 		}
-		if got := db.GlobalUnicast(a); got != c.want {
+		if got := outbound.GlobalUnicast(a); got != c.want {
 			t.Errorf("GlobalUnicast(%s) = %v, want %v", c.addr, got, c.want)
 		}
 	}
-	if db.GlobalUnicast(netip.Addr{}) {
+	if outbound.GlobalUnicast(netip.Addr{}) {
 		t.Error("GlobalUnicast(zero Addr) = true, want false")
 	}
 }
