@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 	"unicode/utf8"
+
+	"github.com/seckill/seckill/db/model"
 )
 
 // Actions of the sign-in entries; a failed attempt appends "_failed".
@@ -61,7 +63,7 @@ func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 // AuditSignIn appends the outcome of a sign-in or sign-up attempt (action
 // AuditLogin or AuditRegister): u is the account on success; err, when not
 // nil, makes it action+"_failed" with the tried username as actor.
-func (s *Store) AuditSignIn(ctx context.Context, action, username string, u *User, ip string, err error) error {
+func (s *Store) AuditSignIn(ctx context.Context, action, username string, u *model.User, ip string, err error) error {
 	e := AuditEntry{Actor: username, Action: action, IP: ip}
 	if err != nil {
 		e.Action += "_failed"
@@ -76,7 +78,7 @@ func (s *Store) AuditSignIn(ctx context.Context, action, username string, u *Use
 // the newest), newest first. An admin sees every entry; a merchant sees only
 // the entries it is the actor of (its own changes and sign-ins), never other
 // merchants' or the admins'. limit 0 means AuditDefaultLimit.
-func (s *Store) AuditEntries(ctx context.Context, caller Claims, before int64, limit int) ([]AuditEntry, error) {
+func (s *Store) AuditEntries(ctx context.Context, caller model.Claims, before int64, limit int) ([]AuditEntry, error) {
 	if before < 0 {
 		return nil, Errorf(EINVALID, "before must be an entry id")
 	}
@@ -91,8 +93,8 @@ func (s *Store) AuditEntries(ctx context.Context, caller Claims, before int64, l
 	q := `SELECT id, at, COALESCE(actor_id, 0), actor, action, target, detail, ip FROM audit_log WHERE id < ?`
 	args := []any{before}
 	switch caller.Role {
-	case RoleAdmin:
-	case RoleMerchant:
+	case model.RoleAdmin:
+	case model.RoleMerchant:
 		q += ` AND actor_id = ?`
 		args = append(args, caller.UserID)
 	default:

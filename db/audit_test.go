@@ -10,6 +10,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/model"
 )
 
 // auditStore is a store over a fresh SQLite only (the audit log needs no
@@ -36,7 +37,7 @@ func TestAuditAppendOnly(t *testing.T) {
 			t.Errorf("%s: got %v, want the append-only refusal", q, err)
 		}
 	}
-	got, err := s.AuditEntries(ctx, db.Claims{UserID: 1, Role: db.RoleAdmin}, 0, 0)
+	got, err := s.AuditEntries(ctx, model.Claims{UserID: 1, Role: model.RoleAdmin}, 0, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,8 +61,8 @@ func TestAuditEntriesPaging(t *testing.T) {
 		}
 		clk.Advance(time.Second)
 	}
-	admin := db.Claims{UserID: 1, Role: db.RoleAdmin}
-	merchant := db.Claims{UserID: 2, Role: db.RoleMerchant}
+	admin := model.Claims{UserID: 1, Role: model.RoleAdmin}
+	merchant := model.Claims{UserID: 2, Role: model.RoleMerchant}
 	targets := func(es []db.AuditEntry) string {
 		var b []string
 		for _, e := range es {
@@ -71,7 +72,7 @@ func TestAuditEntriesPaging(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		caller db.Claims
+		caller model.Claims
 		before int64
 		limit  int
 		want   string
@@ -105,7 +106,7 @@ func TestAuditEntriesPaging(t *testing.T) {
 			t.Errorf("before=%d limit=%d: got %v, want invalid", bad.before, bad.limit, err)
 		}
 	}
-	if _, err := s.AuditEntries(ctx, db.Claims{UserID: 3, Role: db.RoleUser}, 0, 0); db.ErrorCode(err) != db.EFORBIDDEN {
+	if _, err := s.AuditEntries(ctx, model.Claims{UserID: 3, Role: model.RoleUser}, 0, 0); db.ErrorCode(err) != db.EFORBIDDEN {
 		t.Errorf("shopper: got %v, want forbidden", err)
 	}
 }
@@ -120,10 +121,10 @@ func TestAuditTruncatesAndSignIns(t *testing.T) {
 	if err := s.AuditSignIn(ctx, db.AuditLogin, "nobody", nil, "10.0.0.1", db.Errorf(db.EUNAUTHORIZED, "wrong username or password")); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.AuditSignIn(ctx, db.AuditLogin, "alice", &db.User{ID: 9, Username: "alice"}, "10.0.0.2", nil); err != nil {
+	if err := s.AuditSignIn(ctx, db.AuditLogin, "alice", &model.User{ID: 9, Username: "alice"}, "10.0.0.2", nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.AuditEntries(ctx, db.Claims{Role: db.RoleAdmin}, 0, 0)
+	got, err := s.AuditEntries(ctx, model.Claims{Role: model.RoleAdmin}, 0, 0)
 	if err != nil || len(got) != 3 {
 		t.Fatalf("entries: %v %+v", err, got)
 	}

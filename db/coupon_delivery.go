@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 )
 
@@ -154,14 +155,14 @@ func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
 		}
 		freshList, _ := json.Marshal(keys(fresh))
 		ids, err := queryIDs(ctx, tx, `INSERT INTO notifications (user_id, kind, coupon_id, message, created_at)
-			SELECT value, ?, ?, ?, ? FROM json_each(?) RETURNING user_id, id`, NotificationCouponReminder, r.c.ID, msg, at, string(freshList))
+			SELECT value, ?, ?, ?, ? FROM json_each(?) RETURNING user_id, id`, model.NotificationCouponReminder, r.c.ID, msg, at, string(freshList))
 		if err != nil {
 			return err
 		}
 		sent = make([]live.Message, 0, len(ids))
 		for uid, id := range ids {
-			ev, _ := json.Marshal(NotificationEvent{Type: "notification", Notification: &Notification{
-				ID: id, Kind: NotificationCouponReminder, CouponID: r.c.ID, Message: msg, CreatedAt: now}})
+			ev, _ := json.Marshal(model.NotificationEvent{Type: "notification", Notification: &model.Notification{
+				ID: id, Kind: model.NotificationCouponReminder, CouponID: r.c.ID, Message: msg, CreatedAt: now}})
 			sent = append(sent, live.Message{Topic: live.TopicUser(uid), Event: ev})
 		}
 		return nil
@@ -293,7 +294,7 @@ func (s *Store) addresses(ctx context.Context, channel string, users []int64) (m
 func (s *Store) deliverExternal(ctx context.Context, client *http.Client, c *Coupon, p CouponDeliverPayload, addr string) error {
 	switch p.Channel {
 	case ChannelWebhook:
-		body, _ := json.Marshal(WebhookReminder{Type: NotificationCouponReminder, CouponID: c.ID, Title: c.Title,
+		body, _ := json.Marshal(WebhookReminder{Type: model.NotificationCouponReminder, CouponID: c.ID, Title: c.Title,
 			GrabStartAt: c.GrabStartAt.UTC(), MinutesBefore: p.MinutesBefore, UserID: p.UserID})
 		id := fmt.Sprintf("%d-%d-%d-%d", c.ID, c.GrabStartAt.Unix(), p.MinutesBefore, p.UserID)
 		return outbound.Webhook{Secret: s.WebhookSecret, AllowPrivate: s.WebhookAllowPrivate}.Post(ctx, client, addr, id, body)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/seckill/seckill/db/model"
 )
 
 // BookedReminder is one booked reminder with the time it is due.
@@ -233,7 +234,7 @@ func (s *Store) bookingCounts(ctx context.Context, couponID int64) ([]BookingCou
 // UpdateCouponWindow moves a template's grab window. Bookings follow the new
 // start: the old fan-out tasks are deleted (one still running finds the start
 // changed and does nothing) and new ones scheduled for every booked lead time.
-func (s *Store) UpdateCouponWindow(ctx context.Context, actor Claims, couponID int64, start, end time.Time) (*Coupon, error) {
+func (s *Store) UpdateCouponWindow(ctx context.Context, actor model.Claims, couponID int64, start, end time.Time) (*Coupon, error) {
 	c, err := s.ownCoupon(ctx, actor, couponID)
 	if err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/tasks"
 )
 
@@ -71,7 +72,7 @@ func TestReminderBookCancelList(t *testing.T) {
 	}
 	// email needs both a mail server and the user's address.
 	email := "b@example.com"
-	cs.UpdateSettings(ctx, uid, db.SettingsUpdate{Email: &email})
+	cs.UpdateSettings(ctx, uid, model.SettingsUpdate{Email: &email})
 	if _, err := cs.BookReminder(ctx, uid, c.ID, 5, "email"); db.ErrorCode(err) != db.ENOTCONFIGURED {
 		t.Errorf("email without SMTP_URL: %v", err)
 	}
@@ -207,7 +208,7 @@ func TestReminderFanOutApp(t *testing.T) {
 	if n, _ := cs.UnreadNotifications(ctx, users[200]); n != 0 {
 		t.Fatalf("unread after marking = %d, want 0", n)
 	}
-	st, err := cs.CouponStats(ctx, db.Claims{UserID: cs.merchant, Role: db.RoleMerchant}, c.ID)
+	st, err := cs.CouponStats(ctx, model.Claims{UserID: cs.merchant, Role: model.RoleMerchant}, c.ID)
 	if err != nil || st.BookingsOf(5, "app") != int64(len(users)-100) || st.BookingsOf(15, "app") != int64((len(users)+1)/2) || st.Deliveries["app"]["sent"] != int64(len(users)-100) {
 		t.Fatalf("stats = %+v, %v", st, err)
 	}
@@ -226,8 +227,8 @@ func TestReminderReschedule(t *testing.T) {
 	if n := len(scheduledReminders(t, cs.Store)); n != 2 {
 		t.Fatalf("%d tasks before the move, want 2", n)
 	}
-	actor := db.Claims{UserID: cs.merchant, Role: db.RoleMerchant}
-	if _, err := cs.UpdateCouponWindow(ctx, db.Claims{UserID: uid, Role: db.RoleMerchant}, c.ID, now.Add(4*time.Hour), now.Add(5*time.Hour)); db.ErrorCode(err) != db.ENOTFOUND {
+	actor := model.Claims{UserID: cs.merchant, Role: model.RoleMerchant}
+	if _, err := cs.UpdateCouponWindow(ctx, model.Claims{UserID: uid, Role: model.RoleMerchant}, c.ID, now.Add(4*time.Hour), now.Add(5*time.Hour)); db.ErrorCode(err) != db.ENOTFOUND {
 		t.Fatalf("another merchant moved the coupon: %v", err)
 	}
 	if _, err := cs.UpdateCouponWindow(ctx, actor, c.ID, now.Add(4*time.Hour), now.Add(3*time.Hour)); db.ErrorCode(err) != db.EINVALID {

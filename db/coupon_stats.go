@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/seckill/seckill/db/model"
 )
 
 // CouponStats is a template with its live and durable figures and its reminder bookings.
@@ -38,7 +40,7 @@ func (st *CouponStats) TotalBookings() int64 {
 }
 
 // CouponStats returns the figures of a template the actor manages.
-func (s *Store) CouponStats(ctx context.Context, actor Claims, id int64) (*CouponStats, error) {
+func (s *Store) CouponStats(ctx context.Context, actor model.Claims, id int64) (*CouponStats, error) {
 	c, err := s.ownCoupon(ctx, actor, id)
 	if err != nil {
 		return nil, err
@@ -50,7 +52,7 @@ func (s *Store) CouponStats(ctx context.Context, actor Claims, id int64) (*Coupo
 }
 
 // ShopCouponStats lists the figures of every template the actor manages, newest first.
-func (s *Store) ShopCouponStats(ctx context.Context, actor Claims) ([]*CouponStats, error) {
+func (s *Store) ShopCouponStats(ctx context.Context, actor model.Claims) ([]*CouponStats, error) {
 	cs, err := s.ShopCoupons(ctx, actor)
 	if err != nil {
 		return nil, err

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
 
@@ -135,8 +136,8 @@ func (s *Store) Coupons(ctx context.Context) ([]*Coupon, error) {
 }
 
 // ShopCoupons lists the templates a merchant owns (every template for an admin), newest first.
-func (s *Store) ShopCoupons(ctx context.Context, actor Claims) ([]*Coupon, error) {
-	if actor.Role == RoleAdmin {
+func (s *Store) ShopCoupons(ctx context.Context, actor model.Claims) ([]*Coupon, error) {
+	if actor.Role == model.RoleAdmin {
 		return s.couponsWhere(ctx, `1 ORDER BY id DESC LIMIT 500`)
 	}
 	return s.couponsWhere(ctx, `shop_id = ? ORDER BY id DESC LIMIT 500`, actor.UserID)
@@ -445,12 +446,12 @@ func (s *Store) UserCoupons(ctx context.Context, userID int64) ([]*UserCoupon, e
 }
 
 // ownCoupon returns the template if actor may manage it: its merchant, or an admin.
-func (s *Store) ownCoupon(ctx context.Context, actor Claims, id int64) (*Coupon, error) {
+func (s *Store) ownCoupon(ctx context.Context, actor model.Claims, id int64) (*Coupon, error) {
 	c, err := s.couponRow(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if actor.Role != RoleAdmin && c.ShopID != actor.UserID {
+	if actor.Role != model.RoleAdmin && c.ShopID != actor.UserID {
 		return nil, Errorf(ENOTFOUND, "coupon %d not found", id)
 	}
 	return c, nil

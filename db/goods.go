@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/model"
 )
 
 // Slot is a time window in which a merchant's goods are on seckill sale.
@@ -42,7 +43,9 @@ type Goods struct {
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // owns reports whether the caller may see and change an item of merchantID.
-func owns(by Claims, merchantID int64) bool { return by.Role == RoleAdmin || by.UserID == merchantID }
+func owns(by model.Claims, merchantID int64) bool {
+	return by.Role == model.RoleAdmin || by.UserID == merchantID
+}
 
 const slotColumns = `id, merchant_id, title, start_ms, end_ms`
 
@@ -75,7 +78,7 @@ func (s *Store) querySlots(ctx context.Context, where string, args ...any) ([]Sl
 }
 
 // CreateSlot adds a time slot owned by the caller.
-func (s *Store) CreateSlot(ctx context.Context, by Claims, in SlotInput) (*Slot, error) {
+func (s *Store) CreateSlot(ctx context.Context, by model.Claims, in SlotInput) (*Slot, error) {
 	in.Title = strings.TrimSpace(in.Title)
 	if err := ValidateSlot(s.Now(), in).Err(); err != nil {
 		return nil, err
@@ -96,7 +99,7 @@ func (s *Store) CreateSlot(ctx context.Context, by Claims, in SlotInput) (*Slot,
 
 // UpdateSlot changes a slot of the caller's. Once the sale has started only
 // the title may change; goods already loaded into Redis get the new window.
-func (s *Store) UpdateSlot(ctx context.Context, by Claims, id int64, in SlotInput) (*Slot, error) {
+func (s *Store) UpdateSlot(ctx context.Context, by model.Claims, id int64, in SlotInput) (*Slot, error) {
 	old, err := s.ownedSlot(ctx, by, id)
 	if err != nil {
 		return nil, err
@@ -149,7 +152,7 @@ func (s *Store) Slot(ctx context.Context, id int64) (*Slot, error) {
 	return sl, err
 }
 
-func (s *Store) ownedSlot(ctx context.Context, by Claims, id int64) (*Slot, error) {
+func (s *Store) ownedSlot(ctx context.Context, by model.Claims, id int64) (*Slot, error) {
 	sl, err := s.Slot(ctx, id)
 	if err != nil {
 		return nil, err
@@ -161,7 +164,7 @@ func (s *Store) ownedSlot(ctx context.Context, by Claims, id int64) (*Slot, erro
 }
 
 // OwnedSlot returns a slot the caller may manage.
-func (s *Store) OwnedSlot(ctx context.Context, by Claims, id int64) (*Slot, error) {
+func (s *Store) OwnedSlot(ctx context.Context, by model.Claims, id int64) (*Slot, error) {
 	return s.ownedSlot(ctx, by, id)
 }
 
@@ -171,8 +174,8 @@ func (s *Store) Slots(ctx context.Context) ([]Slot, error) {
 }
 
 // MerchantSlots lists the caller's slots (an admin's: everyone's), newest first.
-func (s *Store) MerchantSlots(ctx context.Context, by Claims) ([]Slot, error) {
-	if by.Role == RoleAdmin {
+func (s *Store) MerchantSlots(ctx context.Context, by model.Claims) ([]Slot, error) {
+	if by.Role == model.RoleAdmin {
 		return s.querySlots(ctx, `1 ORDER BY start_ms DESC, id DESC LIMIT 200`)
 	}
 	return s.querySlots(ctx, `merchant_id = ? ORDER BY start_ms DESC, id DESC LIMIT 200`, by.UserID)
@@ -221,7 +224,7 @@ func (s *Store) slotGoodsRows(ctx context.Context, slotID int64) ([]Goods, error
 
 // CreateGoods adds goods to one of the caller's slots; inside the preheat
 // window it is loaded into Redis at once.
-func (s *Store) CreateGoods(ctx context.Context, by Claims, in GoodsInput) (*Goods, error) {
+func (s *Store) CreateGoods(ctx context.Context, by model.Claims, in GoodsInput) (*Goods, error) {
 	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
 	if err := ValidateGoods(&in).Err(); err != nil {
 		return nil, err
@@ -264,7 +267,7 @@ func (s *Store) CreateGoods(ctx context.Context, by Claims, in GoodsInput) (*Goo
 
 // UpdateGoods changes goods of the caller's. Title and description may change
 // at any time; prices, stock and limit only before the sale starts.
-func (s *Store) UpdateGoods(ctx context.Context, by Claims, id int64, in GoodsInput) (*Goods, error) {
+func (s *Store) UpdateGoods(ctx context.Context, by model.Claims, id int64, in GoodsInput) (*Goods, error) {
 	old, err := s.OwnedGoods(ctx, by, id)
 	if err != nil {
 		return nil, err
@@ -309,7 +312,7 @@ func (s *Store) Goods(ctx context.Context, id int64) (*Goods, error) {
 }
 
 // OwnedGoods returns goods the caller may manage, with live remaining stock.
-func (s *Store) OwnedGoods(ctx context.Context, by Claims, id int64) (*Goods, error) {
+func (s *Store) OwnedGoods(ctx context.Context, by model.Claims, id int64) (*Goods, error) {
 	g, err := s.Goods(ctx, id)
 	if err != nil {
 		return nil, err

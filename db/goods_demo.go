@@ -3,6 +3,8 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/seckill/seckill/db/model"
 )
 
 // The demo merchant that owns the demo slots.
@@ -14,7 +16,7 @@ const (
 // seedGoodsDemo adds a live slot with a few goods and an upcoming slot,
 // unless the demo merchant already has a slot that is live or to come.
 func (s *Store) seedGoodsDemo(ctx context.Context) error {
-	m, err := s.CreateUser(ctx, DemoMerchant, DemoMerchantPassword, RoleMerchant)
+	m, err := s.CreateUser(ctx, DemoMerchant, DemoMerchantPassword, model.RoleMerchant)
 	if ErrorCode(err) == ECONFLICT {
 		m, err = s.userBy(ctx, `username = ?`, DemoMerchant)
 	}
@@ -25,7 +27,7 @@ func (s *Store) seedGoodsDemo(ctx context.Context) error {
 	if err := s.SQL.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM slots WHERE merchant_id = ? AND end_ms > ?`, m.ID, s.Now().UnixMilli()).Scan(&n); err != nil || n > 0 {
 		return err
 	}
-	by := Claims{UserID: m.ID, Username: m.Username, Role: m.Role}
+	by := model.Claims{UserID: m.ID, Username: m.Username, Role: m.Role}
 	now := s.Now().UTC().Truncate(time.Minute)
 	slots := []struct {
 		title      string

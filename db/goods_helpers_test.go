@@ -11,6 +11,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -29,7 +30,7 @@ type goodsEnv struct {
 	t        testing.TB
 	s        *db.Store
 	clk      *clock
-	merchant db.Claims
+	merchant model.Claims
 	ctx      context.Context
 }
 
@@ -43,11 +44,11 @@ func newGoodsEnv(t testing.TB) *goodsEnv {
 	clk := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}
 	s.Now = clk.Now
 	ctx := context.Background()
-	u, err := s.CreateUser(ctx, "merchant1", "password123", db.RoleMerchant)
+	u, err := s.CreateUser(ctx, "merchant1", "password123", model.RoleMerchant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &goodsEnv{t: t, s: s, clk: clk, merchant: db.Claims{UserID: u.ID, Username: u.Username, Role: u.Role}, ctx: ctx}
+	return &goodsEnv{t: t, s: s, clk: clk, merchant: model.Claims{UserID: u.ID, Username: u.Username, Role: u.Role}, ctx: ctx}
 }
 
 // twin is a second store over the same Redis and SQLite with its own clock,

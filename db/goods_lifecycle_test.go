@@ -9,6 +9,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/model"
 )
 
 // Preheat loads goods once: a second run never resets the stock, and goods
@@ -315,7 +316,7 @@ func TestEditSlotsAndGoods(t *testing.T) {
 	if got, err := e.s.UpdateGoods(e.ctx, e.merchant, g.ID, in); err != nil || got.Remaining != 8 || got.LimitPerUser != 2 {
 		t.Fatalf("edit before the sale: %+v %v", got, err)
 	}
-	other := db.Claims{UserID: e.merchant.UserID + 100, Role: db.RoleMerchant}
+	other := model.Claims{UserID: e.merchant.UserID + 100, Role: model.RoleMerchant}
 	_, err := e.s.UpdateGoods(e.ctx, other, g.ID, in)
 	wantCode(t, "another merchant's goods", err, db.ENOTFOUND)
 	newStart := e.clk.Now().Add(30 * time.Second)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/model"
 )
 
 // SyncStock brings SQLite's remaining stock in line with Redis for the
@@ -161,7 +162,7 @@ func StatsDrift(st GoodsStats) []string {
 }
 
 // GoodsStats returns the reconciliation of goods the caller manages.
-func (s *Store) GoodsStats(ctx context.Context, by Claims, id int64) (*GoodsStats, error) {
+func (s *Store) GoodsStats(ctx context.Context, by model.Claims, id int64) (*GoodsStats, error) {
 	g, err := s.OwnedGoods(ctx, by, id)
 	if err != nil {
 		return nil, err
@@ -224,7 +225,7 @@ type OrderConflict struct {
 }
 
 // GoodsConflicts lists the refused orders of goods the caller manages.
-func (s *Store) GoodsConflicts(ctx context.Context, by Claims, id int64) ([]OrderConflict, error) {
+func (s *Store) GoodsConflicts(ctx context.Context, by model.Claims, id int64) ([]OrderConflict, error) {
 	if _, err := s.OwnedGoods(ctx, by, id); err != nil {
 		return nil, err
 	}
@@ -255,7 +256,7 @@ type GoodsSales struct {
 }
 
 // SlotSales returns a slot the caller manages with the figures of each of its goods.
-func (s *Store) SlotSales(ctx context.Context, by Claims, slotID int64) (*Slot, []GoodsSales, error) {
+func (s *Store) SlotSales(ctx context.Context, by model.Claims, slotID int64) (*Slot, []GoodsSales, error) {
 	sl, err := s.ownedSlot(ctx, by, slotID)
 	if err != nil {
 		return nil, nil, err

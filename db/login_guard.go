@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/model"
 )
 
 // Failed sign-ins back off per account and per client address: after
@@ -59,7 +60,7 @@ func loginSubjects(username string, from netip.Addr) []string {
 // SignIn authenticates a login attempt from a client address. While the
 // account or the address is backing off after failures it answers
 // rate_limited with the wait, before any password is hashed.
-func (s *Store) SignIn(ctx context.Context, username, password string, from netip.Addr) (*User, error) {
+func (s *Store) SignIn(ctx context.Context, username, password string, from netip.Addr) (*model.User, error) {
 	if len(username) > 64 {
 		return nil, Errorf(EUNAUTHORIZED, "wrong username or password")
 	}

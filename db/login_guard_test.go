@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 func TestSignInBacksOffPerAccount(t *testing.T) {
 	e := newGoodsEnv(t)
 	ctx, from := e.ctx, netip.MustParseAddr("203.0.113.7")
-	if _, err := e.s.CreateUser(ctx, "victim", "right-password", db.RoleUser); err != nil {
+	if _, err := e.s.CreateUser(ctx, "victim", "right-password", model.RoleUser); err != nil {
 		t.Fatal(err)
 	}
 	for i := 1; i < 5; i++ {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/seckill/seckill/db/model"
 )
 
 // The demo merchant that owns the demo red packet (DEMO=true).
@@ -17,7 +19,7 @@ const (
 // packets an embedded Redis lost at restart, then creates an active demo
 // packet unless one with at least an hour to go already exists.
 func (s *Store) SeedRedPacketDemo(ctx context.Context) error {
-	owner, err := s.CreateUser(ctx, redPacketDemoMerchant, redPacketDemoPassword, RoleMerchant)
+	owner, err := s.CreateUser(ctx, redPacketDemoMerchant, redPacketDemoPassword, model.RoleMerchant)
 	if ErrorCode(err) == ECONFLICT {
 		owner, err = s.userBy(ctx, `username = ?`, redPacketDemoMerchant)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/model"
 )
 
 // Red packet statuses.
@@ -354,7 +355,7 @@ func (s *Store) ActiveRedPackets(ctx context.Context) ([]*RedPacket, error) {
 
 // OwnRedPackets lists the packets a merchant made (every packet for an admin), newest first.
 func (s *Store) OwnRedPackets(ctx context.Context, userID int64, role string) ([]*RedPacket, error) {
-	if role == RoleAdmin {
+	if role == model.RoleAdmin {
 		return s.redPacketList(ctx, `1 = 1`)
 	}
 	return s.redPacketList(ctx, `owner_id = ?`, userID)
@@ -367,7 +368,7 @@ func (s *Store) ownRedPacket(ctx context.Context, id, userID int64, role string)
 	if err != nil {
 		return nil, err
 	}
-	if role != RoleAdmin && p.OwnerID != userID {
+	if role != model.RoleAdmin && p.OwnerID != userID {
 		return nil, Errorf(ENOTFOUND, "red packet not found")
 	}
 	return p, nil

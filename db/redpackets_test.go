@@ -11,6 +11,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
 
@@ -170,13 +171,13 @@ func TestRedPacketFinishedAfterFlush(t *testing.T) {
 	if got.Status != db.RedPacketActive || got.RemainingCount != 0 {
 		t.Fatalf("before the flush: %+v, want active with 0 left", got)
 	}
-	st, _ := s.RedPacketStats(ctx, p.ID, 0, db.RoleAdmin)
+	st, _ := s.RedPacketStats(ctx, p.ID, 0, model.RoleAdmin)
 	if st.Claimed != 2 || st.Flushed != 0 {
 		t.Fatalf("stats before the flush %+v, want 2 claimed and 0 flushed", st)
 	}
 	s.FlushAll(ctx)
 	got, _ = s.RedPacket(ctx, p.ID)
-	st, _ = s.RedPacketStats(ctx, p.ID, 0, db.RoleAdmin)
+	st, _ = s.RedPacketStats(ctx, p.ID, 0, model.RoleAdmin)
 	if got.Status != db.RedPacketFinished || st.Flushed != 2 {
 		t.Fatalf("after the flush: %+v %+v, want finished with 2 flushed", got, st)
 	}
@@ -218,7 +219,7 @@ func TestRedPacketExpiryRefunds(t *testing.T) {
 		}
 	}
 	s.FlushAll(ctx)
-	st, err := s.RedPacketStats(ctx, p.ID, 0, db.RoleAdmin)
+	st, err := s.RedPacketStats(ctx, p.ID, 0, model.RoleAdmin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -272,7 +273,7 @@ func TestRedPacketExpiryRacesGrabs(t *testing.T) {
 	close(start)
 	wg.Wait()
 	s.FlushAll(ctx)
-	st, _ := s.RedPacketStats(ctx, p.ID, 0, db.RoleAdmin)
+	st, _ := s.RedPacketStats(ctx, p.ID, 0, model.RoleAdmin)
 	if st.RefundedCents+claimed.Load() != total || st.Flushed != st.Claimed {
 		t.Fatalf("stats %+v, %d claimed: want refunded + claimed == %d and every claim flushed", st, claimed.Load(), total)
 	}
@@ -366,13 +367,13 @@ func TestRedPacketOwnership(t *testing.T) {
 	s := newRPStore(t)
 	p := s.create(db.NewRedPacket{Title: "mine", TotalCents: 100, Count: 1, Mode: db.RedPacketFixed})
 	other := s.users(1)[0]
-	if _, err := s.RedPacketStats(ctx, p.ID, other, db.RoleMerchant); db.ErrorCode(err) != db.ENOTFOUND {
+	if _, err := s.RedPacketStats(ctx, p.ID, other, model.RoleMerchant); db.ErrorCode(err) != db.ENOTFOUND {
 		t.Fatalf("another merchant's stats: %v, want not_found", err)
 	}
-	if list, _ := s.OwnRedPackets(ctx, other, db.RoleMerchant); len(list) != 0 {
+	if list, _ := s.OwnRedPackets(ctx, other, model.RoleMerchant); len(list) != 0 {
 		t.Fatalf("another merchant lists %d packets, want 0", len(list))
 	}
-	if list, _ := s.OwnRedPackets(ctx, other, db.RoleAdmin); len(list) != 1 {
+	if list, _ := s.OwnRedPackets(ctx, other, model.RoleAdmin); len(list) != 1 {
 		t.Fatalf("admin lists %d packets, want 1", len(list))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/model"
 )
 
 // Revocations are the sessions that have ended before their tokens expire:
@@ -59,7 +60,7 @@ func NewRevocations(rdb redis.UniversalClient, ttl time.Duration) *Revocations {
 }
 
 // Revoked reports whether the session of these claims has ended, from memory alone.
-func (r *Revocations) Revoked(c Claims) bool {
+func (r *Revocations) Revoked(c model.Claims) bool {
 	if v, ok := r.users.Load(c.UserID); ok && c.IssuedAt < v.(int64) {
 		return true
 	}
@@ -68,7 +69,7 @@ func (r *Revocations) Revoked(c Claims) bool {
 }
 
 // Revoke ends the session of these claims on every process.
-func (r *Revocations) Revoke(ctx context.Context, c Claims) error {
+func (r *Revocations) Revoke(ctx context.Context, c model.Claims) error {
 	if c.SessionID == "" {
 		return Errorf(EINVALID, "the token has no session")
 	}

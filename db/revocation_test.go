@@ -8,6 +8,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/model"
 )
 
 // startRevocations mirrors the record in rdb, as one web process does.
@@ -24,7 +25,7 @@ func startRevocations(t *testing.T, rdb redis.UniversalClient, clk *clock, refre
 
 // waitRevoked waits until r refuses (or, with want false, still accepts) c;
 // a revocation travels by pub/sub, so the test waits on its arrival.
-func waitRevoked(t *testing.T, r *db.Revocations, c db.Claims, what string) {
+func waitRevoked(t *testing.T, r *db.Revocations, c model.Claims, what string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !r.Revoked(c) {
@@ -44,9 +45,9 @@ func TestRevocationsAcrossProcesses(t *testing.T) {
 	b := startRevocations(t, rdb, clk, 0)
 	ctx := context.Background()
 	exp := clk.Now().Add(time.Hour).Unix()
-	ann1 := db.Claims{UserID: 1, SessionID: "ann-1", IssuedAt: clk.Now().UnixMicro(), Expires: exp}
-	ann2 := db.Claims{UserID: 1, SessionID: "ann-2", IssuedAt: clk.Now().UnixMicro(), Expires: exp}
-	bob := db.Claims{UserID: 2, SessionID: "bob-1", IssuedAt: clk.Now().UnixMicro(), Expires: exp}
+	ann1 := model.Claims{UserID: 1, SessionID: "ann-1", IssuedAt: clk.Now().UnixMicro(), Expires: exp}
+	ann2 := model.Claims{UserID: 1, SessionID: "ann-2", IssuedAt: clk.Now().UnixMicro(), Expires: exp}
+	bob := model.Claims{UserID: 2, SessionID: "bob-1", IssuedAt: clk.Now().UnixMicro(), Expires: exp}
 
 	if err := a.Revoke(ctx, ann1); err != nil {
 		t.Fatal(err)
@@ -64,7 +65,7 @@ func TestRevocationsAcrossProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitRevoked(t, b, ann2, "password change on the other process")
-	after := db.Claims{UserID: 1, SessionID: "ann-3", IssuedAt: cut.UnixMicro(), Expires: exp}
+	after := model.Claims{UserID: 1, SessionID: "ann-3", IssuedAt: cut.UnixMicro(), Expires: exp}
 	if b.Revoked(after) || a.Revoked(after) {
 		t.Fatal("a session issued at the cut-off is void")
 	}
@@ -89,9 +90,9 @@ func TestRevocationsLoadAtStart(t *testing.T) {
 	ctx := context.Background()
 	w := db.NewRevocations(rdb, time.Hour)
 	w.Now = clk.Now
-	live := db.Claims{UserID: 1, SessionID: "live", IssuedAt: clk.Now().UnixMicro(), Expires: clk.Now().Add(time.Hour).Unix()}
-	lapsing := db.Claims{UserID: 2, SessionID: "lapsing", IssuedAt: clk.Now().UnixMicro(), Expires: clk.Now().Add(time.Minute).Unix()}
-	for _, c := range []db.Claims{live, lapsing} {
+	live := model.Claims{UserID: 1, SessionID: "live", IssuedAt: clk.Now().UnixMicro(), Expires: clk.Now().Add(time.Hour).Unix()}
+	lapsing := model.Claims{UserID: 2, SessionID: "lapsing", IssuedAt: clk.Now().UnixMicro(), Expires: clk.Now().Add(time.Minute).Unix()}
+	for _, c := range []model.Claims{live, lapsing} {
 		if err := w.Revoke(ctx, c); err != nil {
 			t.Fatal(err)
 		}
@@ -100,8 +101,8 @@ func TestRevocationsLoadAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := startRevocations(t, rdb, clk, 0)
-	old := db.Claims{UserID: 3, SessionID: "old", IssuedAt: clk.Now().Add(-time.Second).UnixMicro(), Expires: live.Expires}
-	for _, c := range []db.Claims{live, lapsing, old} {
+	old := model.Claims{UserID: 3, SessionID: "old", IssuedAt: clk.Now().Add(-time.Second).UnixMicro(), Expires: live.Expires}
+	for _, c := range []model.Claims{live, lapsing, old} {
 		if !r.Revoked(c) {
 			t.Errorf("session %s revoked before start is accepted", c.SessionID)
 		}
@@ -127,7 +128,7 @@ func TestRevocationsRefreshBackstop(t *testing.T) {
 	rdb := dbtest.Redis(t).Client
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	r := startRevocations(t, rdb, clk, 20*time.Millisecond)
-	c := db.Claims{UserID: 1, SessionID: "silent", IssuedAt: clk.Now().UnixMicro(), Expires: clk.Now().Add(time.Hour).Unix()}
+	c := model.Claims{UserID: 1, SessionID: "silent", IssuedAt: clk.Now().UnixMicro(), Expires: clk.Now().Add(time.Hour).Unix()}
 	if err := rdb.ZAdd(context.Background(), "{revocations}:sessions", redis.Z{Score: float64(c.Expires), Member: c.SessionID}).Err(); err != nil {
 		t.Fatal(err)
 	}

@@ -10,18 +10,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-)
 
-// Claims is what a signed token says about its bearer; checking it needs no look-up.
-type Claims struct {
-	UserID   int64  `json:"uid"`
-	Username string `json:"name"`
-	Role     string `json:"role"`
-	Expires  int64  `json:"exp"` // unix seconds
-	// SessionID names the login this token belongs to, so it can be ended.
-	SessionID string `json:"sid"`
-	IssuedAt  int64  `json:"iat"` // unix microseconds
-}
+	"github.com/seckill/seckill/db/model"
+)
 
 // Tokens signs and verifies stateless bearer tokens with HMAC-SHA256.
 type Tokens struct {
@@ -34,7 +25,7 @@ type Tokens struct {
 	// of the grab path's CPU). Only genuine tokens get in, expiry is still
 	// checked on every use, and the map is emptied when it reaches
 	// verifiedCap, which bounds its memory.
-	verified sync.Map // token → Claims
+	verified sync.Map // token → model.Claims
 	cached   atomic.Int64
 
 	// Revocations, when set, refuses tokens of ended sessions; it is
@@ -51,13 +42,13 @@ func NewTokens(secret []byte, ttl time.Duration) *Tokens {
 }
 
 // Sign returns a token for a new session of the user, valid for the signer's TTL.
-func (t *Tokens) Sign(u *User) string {
-	return t.SignClaims(Claims{UserID: u.ID, Username: u.Username, Role: u.Role, Expires: t.now().Add(t.ttl).Unix()})
+func (t *Tokens) Sign(u *model.User) string {
+	return t.SignClaims(model.Claims{UserID: u.ID, Username: u.Username, Role: u.Role, Expires: t.now().Add(t.ttl).Unix()})
 }
 
 // SignClaims returns a token carrying these claims, with a new session ID
 // and the time of issue filled in when they are missing.
-func (t *Tokens) SignClaims(c Claims) string {
+func (t *Tokens) SignClaims(c model.Claims) string {
 	if c.SessionID == "" {
 		c.SessionID = newSessionID()
 	}
@@ -70,18 +61,18 @@ func (t *Tokens) SignClaims(c Claims) string {
 }
 
 // Verify checks the signature, expiry and revocation and returns the claims.
-func (t *Tokens) Verify(token string) (Claims, error) {
+func (t *Tokens) Verify(token string) (model.Claims, error) {
 	if v, ok := t.verified.Load(token); ok {
-		return t.live(v.(Claims))
+		return t.live(v.(model.Claims))
 	}
-	var c Claims
+	var c model.Claims
 	payload, sig, ok := strings.Cut(token, ".")
 	if !ok || !hmac.Equal([]byte(sig), []byte(t.mac(payload))) {
 		return c, Errorf(EUNAUTHORIZED, "invalid token")
 	}
 	body, err := base64.RawURLEncoding.DecodeString(payload)
 	if err != nil || json.Unmarshal(body, &c) != nil || c.UserID <= 0 || c.SessionID == "" {
-		return Claims{}, Errorf(EUNAUTHORIZED, "invalid token")
+		return model.Claims{}, Errorf(EUNAUTHORIZED, "invalid token")
 	}
 	if t.cached.Add(1) > verifiedCap {
 		t.verified.Clear()
@@ -94,25 +85,25 @@ func (t *Tokens) Verify(token string) (Claims, error) {
 
 // Live reports whether claims verified earlier still hold: unexpired, and
 // their session not ended (a memory check; for long-lived connections).
-func (t *Tokens) Live(c Claims) bool {
+func (t *Tokens) Live(c model.Claims) bool {
 	_, err := t.live(c)
 	return err == nil
 }
 
 // live refuses claims that have expired or whose session has ended.
-func (t *Tokens) live(c Claims) (Claims, error) {
+func (t *Tokens) live(c model.Claims) (model.Claims, error) {
 	if t.now().Unix() >= c.Expires {
-		return Claims{}, Errorf(EUNAUTHORIZED, "token expired")
+		return model.Claims{}, Errorf(EUNAUTHORIZED, "token expired")
 	}
 	if t.Revocations != nil && t.Revocations.Revoked(c) {
-		return Claims{}, Errorf(EUNAUTHORIZED, "session ended; log in again")
+		return model.Claims{}, Errorf(EUNAUTHORIZED, "session ended; log in again")
 	}
 	return c, nil
 }
 
 // CSRF returns the anti-forgery token of the session: pages of a logged-in
 // user carry it, and cookie-authenticated writes must send it back.
-func (t *Tokens) CSRF(c Claims) string { return t.MAC("csrf:" + c.SessionID) }
+func (t *Tokens) CSRF(c model.Claims) string { return t.MAC("csrf:" + c.SessionID) }
 
 // newSessionID returns a random session ID (128 bits, URL-safe).
 func newSessionID() string {

@@ -5,14 +5,16 @@ import (
 	"encoding/json"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/model"
 )
 
 func TestTokens(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	tk := NewTokens([]byte("0123456789abcdef0123"), time.Hour)
 	tk.now = func() time.Time { return now }
-	good := tk.Sign(&User{ID: 7, Username: "ann", Role: RoleMerchant})
-	other := NewTokens([]byte("another-secret-0123456"), time.Hour).Sign(&User{ID: 7, Username: "ann", Role: RoleAdmin})
+	good := tk.Sign(&model.User{ID: 7, Username: "ann", Role: model.RoleMerchant})
+	other := NewTokens([]byte("another-secret-0123456"), time.Hour).Sign(&model.User{ID: 7, Username: "ann", Role: model.RoleAdmin})
 	for _, tc := range []struct {
 		name  string
 		token string
@@ -33,7 +35,7 @@ func TestTokens(t *testing.T) {
 		if (err == nil) != tc.ok {
 			t.Errorf("%s: err=%v, want ok=%v", tc.name, err, tc.ok)
 		}
-		if tc.ok && (c.UserID != 7 || c.Role != RoleMerchant || c.Username != "ann") {
+		if tc.ok && (c.UserID != 7 || c.Role != model.RoleMerchant || c.Username != "ann") {
 			t.Errorf("%s: claims %+v", tc.name, c)
 		}
 		if !tc.ok && ErrorCode(err) != EUNAUTHORIZED {
@@ -49,24 +51,24 @@ func TestTokensCache(t *testing.T) {
 	now := time.Unix(1_800_000_000, 0)
 	tk := NewTokens([]byte("0123456789abcdef0123"), time.Hour)
 	tk.now = func() time.Time { return now }
-	good := tk.Sign(&User{ID: 7, Username: "ann", Role: RoleMerchant})
+	good := tk.Sign(&model.User{ID: 7, Username: "ann", Role: model.RoleMerchant})
 	for i := 0; i < 3; i++ {
 		if _, err := tk.Verify(good); err != nil {
 			t.Fatalf("verify %d: %v", i, err)
 		}
 	}
-	forged := tk.SignClaims(Claims{UserID: 7, Username: "ann", Role: RoleAdmin, Expires: now.Add(time.Hour).Unix()})
+	forged := tk.SignClaims(model.Claims{UserID: 7, Username: "ann", Role: model.RoleAdmin, Expires: now.Add(time.Hour).Unix()})
 	forged = forged[:len(forged)-2] + "AA"
 	if _, err := tk.Verify(forged); err == nil {
 		t.Fatal("a forged token passed once a genuine one was cached")
 	}
 	for i := 0; i < verifiedCap+10; i++ { // overflow: the cache empties and refills
-		tk.Verify(tk.SignClaims(Claims{UserID: int64(i + 1), Expires: now.Add(time.Hour).Unix()}))
+		tk.Verify(tk.SignClaims(model.Claims{UserID: int64(i + 1), Expires: now.Add(time.Hour).Unix()}))
 	}
 	if n := tk.cached.Load(); n > verifiedCap {
 		t.Fatalf("cache holds %d entries, cap %d", n, verifiedCap)
 	}
-	if c, err := tk.Verify(good); err != nil || c.UserID != 7 || c.Role != RoleMerchant {
+	if c, err := tk.Verify(good); err != nil || c.UserID != 7 || c.Role != model.RoleMerchant {
 		t.Fatalf("after overflow: %+v %v", c, err)
 	}
 	tk.now = func() time.Time { return now.Add(time.Hour) }
@@ -83,7 +85,7 @@ func TestTokensRevoked(t *testing.T) {
 	tk := NewTokens([]byte("0123456789abcdef0123"), time.Hour)
 	tk.now = func() time.Time { return now }
 	tk.Revocations = NewRevocations(nil, time.Hour)
-	a, b := tk.Sign(&User{ID: 7, Username: "ann"}), tk.Sign(&User{ID: 7, Username: "ann"})
+	a, b := tk.Sign(&model.User{ID: 7, Username: "ann"}), tk.Sign(&model.User{ID: 7, Username: "ann"})
 	ca, err := tk.Verify(a)
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +97,7 @@ func TestTokensRevoked(t *testing.T) {
 	if tk.CSRF(ca) == tk.CSRF(cb) {
 		t.Fatal("two sessions share a CSRF token")
 	}
-	body, _ := json.Marshal(Claims{UserID: 7, Expires: now.Add(time.Hour).Unix()})
+	body, _ := json.Marshal(model.Claims{UserID: 7, Expires: now.Add(time.Hour).Unix()})
 	payload := base64.RawURLEncoding.EncodeToString(body)
 	if _, err := tk.Verify(payload + "." + tk.mac(payload)); ErrorCode(err) != EUNAUTHORIZED {
 		t.Fatalf("token without a session: %v", err)
@@ -113,7 +115,7 @@ func TestTokensRevoked(t *testing.T) {
 		t.Fatalf("session issued before the password change: %v", err)
 	}
 	now = now.Add(time.Second)
-	if _, err := tk.Verify(tk.Sign(&User{ID: 7, Username: "ann"})); err != nil {
+	if _, err := tk.Verify(tk.Sign(&model.User{ID: 7, Username: "ann"})); err != nil {
 		t.Fatalf("session issued after the password change: %v", err)
 	}
 }

@@ -13,36 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 	"golang.org/x/crypto/bcrypt"
 )
-
-// Roles a user can hold.
-const (
-	RoleUser     = "user"
-	RoleMerchant = "merchant"
-	RoleAdmin    = "admin"
-)
-
-// User is an account.
-type User struct {
-	ID        int64     `json:"id"`
-	Username  string    `json:"username"`
-	Role      string    `json:"role"`
-	CreatedAt time.Time `json:"-"`
-}
-
-// Settings are a user's delivery addresses for reminders.
-type Settings struct {
-	Email      string `json:"email"`
-	WebhookURL string `json:"webhook_url"`
-}
-
-// SettingsUpdate changes the fields that are not nil; an empty string clears one.
-type SettingsUpdate struct {
-	Email      *string `json:"email"`
-	WebhookURL *string `json:"webhook_url"`
-}
 
 var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,32}$`)
 
@@ -63,11 +37,11 @@ func validatePassword(password string) error {
 
 // ValidRole reports whether role is one of the known roles.
 func ValidRole(role string) bool {
-	return role == RoleUser || role == RoleMerchant || role == RoleAdmin
+	return role == model.RoleUser || role == model.RoleMerchant || role == model.RoleAdmin
 }
 
 // CreateUser adds an account; a taken username is a conflict.
-func (s *Store) CreateUser(ctx context.Context, username, password, role string) (*User, error) {
+func (s *Store) CreateUser(ctx context.Context, username, password, role string) (*model.User, error) {
 	if err := ValidateCredentials(username, password); err != nil {
 		return nil, err
 	}
@@ -78,7 +52,7 @@ func (s *Store) CreateUser(ctx context.Context, username, password, role string)
 	if err != nil {
 		return nil, fmt.Errorf("hash password: %w", err) // a full pool stays unavailable through the wrap
 	}
-	u := &User{Username: username, Role: role, CreatedAt: s.Now().UTC()}
+	u := &model.User{Username: username, Role: role, CreatedAt: s.Now().UTC()}
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE username = ?`, username).Scan(&n); err != nil {
@@ -102,7 +76,7 @@ func (s *Store) CreateUser(ctx context.Context, username, password, role string)
 
 // EnsureUser creates the account or resets its password and role; used for
 // the bootstrap admin. A reset that changes either ends the account's sessions.
-func (s *Store) EnsureUser(ctx context.Context, username, password, role string) (*User, error) {
+func (s *Store) EnsureUser(ctx context.Context, username, password, role string) (*model.User, error) {
 	u, err := s.CreateUser(ctx, username, password, role)
 	if ErrorCode(err) != ECONFLICT {
 		return u, err
@@ -133,7 +107,7 @@ func (s *Store) EnsureUser(ctx context.Context, username, password, role string)
 // ChangePassword replaces the user's password after checking the current
 // one, and ends every session of the user issued until now: the caller needs
 // a fresh token.
-func (s *Store) ChangePassword(ctx context.Context, userID int64, current, next string) (*User, error) {
+func (s *Store) ChangePassword(ctx context.Context, userID int64, current, next string) (*model.User, error) {
 	var hash string
 	err := s.SQL.R.QueryRowContext(ctx, `SELECT password_hash FROM users WHERE id = ?`, userID).Scan(&hash)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -172,8 +146,8 @@ func (s *Store) revokeUser(ctx context.Context, userID int64) error {
 }
 
 // Authenticate returns the user whose username and password match.
-func (s *Store) Authenticate(ctx context.Context, username, password string) (*User, error) {
-	var u User
+func (s *Store) Authenticate(ctx context.Context, username, password string) (*model.User, error) {
+	var u model.User
 	var hash, created string
 	err := s.SQL.R.QueryRowContext(ctx, `SELECT id, username, role, password_hash, created_at FROM users WHERE username = ?`, username).
 		Scan(&u.ID, &u.Username, &u.Role, &hash, &created)
@@ -196,12 +170,12 @@ func (s *Store) Authenticate(ctx context.Context, username, password string) (*U
 }
 
 // User returns the account with the given ID.
-func (s *Store) User(ctx context.Context, id int64) (*User, error) {
+func (s *Store) User(ctx context.Context, id int64) (*model.User, error) {
 	return s.userBy(ctx, `id = ?`, id)
 }
 
-func (s *Store) userBy(ctx context.Context, where string, arg any) (*User, error) {
-	var u User
+func (s *Store) userBy(ctx context.Context, where string, arg any) (*model.User, error) {
+	var u model.User
 	var created string
 	err := s.SQL.R.QueryRowContext(ctx, `SELECT id, username, role, created_at FROM users WHERE `+where, arg).
 		Scan(&u.ID, &u.Username, &u.Role, &created)
@@ -215,8 +189,8 @@ func (s *Store) userBy(ctx context.Context, where string, arg any) (*User, error
 }
 
 // UserSettings returns the user's reminder addresses.
-func (s *Store) UserSettings(ctx context.Context, userID int64) (*Settings, error) {
-	var st Settings
+func (s *Store) UserSettings(ctx context.Context, userID int64) (*model.Settings, error) {
+	var st model.Settings
 	err := s.SQL.R.QueryRowContext(ctx, `SELECT email, webhook_url FROM users WHERE id = ?`, userID).Scan(&st.Email, &st.WebhookURL)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, Errorf(ENOTFOUND, "user not found")
@@ -225,7 +199,7 @@ func (s *Store) UserSettings(ctx context.Context, userID int64) (*Settings, erro
 }
 
 // UpdateSettings validates and applies the given fields and returns the result.
-func (s *Store) UpdateSettings(ctx context.Context, userID int64, upd SettingsUpdate) (*Settings, error) {
+func (s *Store) UpdateSettings(ctx context.Context, userID int64, upd model.SettingsUpdate) (*model.Settings, error) {
 	if upd.Email != nil {
 		e := strings.TrimSpace(*upd.Email)
 		if err := ValidateEmail(e); err != nil {
@@ -282,13 +256,13 @@ func ValidateEmail(e string) error {
 // SeedUsers creates n shoppers named prefix0…prefixN-1 in one transaction,
 // all with the given password hashed once; the load bench uses it to make
 // thousands of accounts in a moment. Existing names are left alone.
-func (s *Store) SeedUsers(ctx context.Context, prefix, password string, n int) ([]*User, error) {
+func (s *Store) SeedUsers(ctx context.Context, prefix, password string, n int) ([]*model.User, error) {
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Now().UTC().Format(time.RFC3339Nano)
-	users := make([]*User, 0, n)
+	users := make([]*model.User, 0, n)
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		ins, err := tx.PrepareContext(ctx, `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, ?, 'user', ?)
 			ON CONFLICT (username) DO UPDATE SET username = excluded.username RETURNING id`)
@@ -297,7 +271,7 @@ func (s *Store) SeedUsers(ctx context.Context, prefix, password string, n int) (
 		}
 		defer ins.Close()
 		for i := 0; i < n; i++ {
-			u := &User{Username: fmt.Sprintf("%s%d", prefix, i), Role: RoleUser}
+			u := &model.User{Username: fmt.Sprintf("%s%d", prefix, i), Role: model.RoleUser}
 			if err := ins.QueryRowContext(ctx, u.Username, string(hash), now).Scan(&u.ID); err != nil {
 				return err
 			}

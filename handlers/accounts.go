@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
 
@@ -24,7 +25,7 @@ func (h *Handlers) Register(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	u, err := h.Store.CreateUser(c.UserContext(), in.Username, in.Password, db.RoleUser)
+	u, err := h.Store.CreateUser(c.UserContext(), in.Username, in.Password, model.RoleUser)
 	h.auditSignIn(c, db.AuditRegister, in.Username, u, err)
 	if err != nil {
 		return err
@@ -82,7 +83,7 @@ func (h *Handlers) UpdateSettings(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var in db.SettingsUpdate
+	var in model.SettingsUpdate
 	if err := bind(c, &in); err != nil {
 		return err
 	}
@@ -125,7 +126,7 @@ func (h *Handlers) LoginForm(c *fiber.Ctx) error {
 	}
 	h.setSession(c, h.Tokens.Sign(u))
 	next := form.Next
-	if next == "/" && u.Role != db.RoleUser {
+	if next == "/" && u.Role != model.RoleUser {
 		next = "/admin"
 	}
 	return redirectWithFlash(c, next, "Welcome back, "+u.Username+".")
@@ -139,7 +140,7 @@ func (h *Handlers) RegisterPage(c *fiber.Ctx) error {
 // RegisterForm handles the sign-up form post.
 func (h *Handlers) RegisterForm(c *fiber.Ctx) error {
 	form := views.AuthForm{Username: c.FormValue("username")}
-	u, err := h.Store.CreateUser(c.UserContext(), form.Username, c.FormValue("password"), db.RoleUser)
+	u, err := h.Store.CreateUser(c.UserContext(), form.Username, c.FormValue("password"), model.RoleUser)
 	h.auditSignIn(c, db.AuditRegister, form.Username, u, err)
 	if err != nil {
 		if db.ErrorCode(err) == db.EINTERNAL {
@@ -205,7 +206,7 @@ func (h *Handlers) ChangePassword(c *fiber.Ctx) error {
 }
 
 // endSession revokes the session of cl.
-func (h *Handlers) endSession(c *fiber.Ctx, cl db.Claims) error {
+func (h *Handlers) endSession(c *fiber.Ctx, cl model.Claims) error {
 	if h.Tokens.Revocations == nil {
 		return db.Errorf(db.EINTERNAL, "sessions cannot be ended in this process")
 	}

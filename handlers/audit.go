@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
 
@@ -59,7 +60,7 @@ func (h *Handlers) AuditPage(c *fiber.Ctx) error {
 // auditSignIn records a sign-in or sign-up attempt (db.AuditLogin or
 // db.AuditRegister) and its outcome err; a failed append is logged and never
 // changes the answer.
-func (h *Handlers) auditSignIn(c *fiber.Ctx, action, username string, u *db.User, err error) {
+func (h *Handlers) auditSignIn(c *fiber.Ctx, action, username string, u *model.User, err error) {
 	if aerr := h.Store.AuditSignIn(c.UserContext(), action, username, u, ClientIPText(c), err); aerr != nil {
 		h.Store.Log.Error("audit sign-in", "action", action, "err", aerr)
 	}

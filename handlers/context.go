@@ -15,6 +15,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
 
@@ -38,7 +39,7 @@ type Handlers struct {
 }
 
 // SetClaims records who is calling; web's auth middleware calls it.
-func SetClaims(c *fiber.Ctx, cl db.Claims) { c.Locals(claimsKey, cl) }
+func SetClaims(c *fiber.Ctx, cl model.Claims) { c.Locals(claimsKey, cl) }
 
 // SetCSRF records the CSRF token that forms on this page must carry.
 func SetCSRF(c *fiber.Ctx, token string) { c.Locals(csrfKey, token) }
@@ -61,17 +62,17 @@ func ClientIPText(c *fiber.Ctx) string {
 }
 
 // ClaimsOf returns the caller's claims, if the request carried a valid token.
-func ClaimsOf(c *fiber.Ctx) (db.Claims, bool) {
-	cl, ok := c.Locals(claimsKey).(db.Claims)
+func ClaimsOf(c *fiber.Ctx) (model.Claims, bool) {
+	cl, ok := c.Locals(claimsKey).(model.Claims)
 	return cl, ok
 }
 
 // caller returns the logged-in caller or an unauthorized error.
-func caller(c *fiber.Ctx) (db.Claims, error) {
+func caller(c *fiber.Ctx) (model.Claims, error) {
 	if cl, ok := ClaimsOf(c); ok {
 		return cl, nil
 	}
-	return db.Claims{}, db.ErrUnauthorized
+	return model.Claims{}, db.ErrUnauthorized
 }
 
 // paramID parses a positive integer route parameter.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
 
@@ -337,7 +338,7 @@ func (h *Handlers) SettingsForm(c *fiber.Ctx) error {
 		return err
 	}
 	form := views.SettingsForm{Email: c.FormValue("email"), WebhookURL: c.FormValue("webhook_url")}
-	_, err = h.Store.UpdateSettings(c.UserContext(), cl.UserID, db.SettingsUpdate{Email: &form.Email, WebhookURL: &form.WebhookURL})
+	_, err = h.Store.UpdateSettings(c.UserContext(), cl.UserID, model.SettingsUpdate{Email: &form.Email, WebhookURL: &form.WebhookURL})
 	if err != nil {
 		if db.ErrorCode(err) == db.EINTERNAL {
 			return err

@@ -6,10 +6,12 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import "github.com/a-h/templ"
-import templruntime "github.com/a-h/templ/runtime"
-
-import "github.com/seckill/seckill/db"
+import (
+	"github.com/a-h/templ"
+	templruntime "github.com/a-h/templ/runtime"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
+)
 
 // couponTabs links the shopper's coupon pages.
 func couponTabs(current string) templ.Component {
@@ -1353,7 +1355,7 @@ func MyRemindersPage(p Page, rs []db.BookedReminder) templ.Component {
 }
 
 // NotificationsPage is the user's inbox; new notifications arrive live.
-func NotificationsPage(p Page, ns []*db.Notification) templ.Component {
+func NotificationsPage(p Page, ns []*model.Notification) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

@@ -22,6 +22,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/handlers"
 )
 
@@ -66,7 +67,7 @@ type Hub struct {
 type wsClient struct {
 	conn     net.Conn
 	userID   int64
-	claims   db.Claims           // the token the socket was opened with (zero: anonymous)
+	claims   model.Claims        // the token the socket was opened with (zero: anonymous)
 	anonIP   netip.Addr          // set when the socket counts against its address's anonymous cap
 	topics   map[string]struct{} // guarded by Hub.mu
 	lastSeen atomic.Int64        // unix nanoseconds of the last frame read
@@ -448,7 +449,7 @@ func (h *Hub) Close() {
 // Handle upgrades GET /ws to a WebSocket. The caller is known from ?token=,
 // the session cookie or a bearer token; anonymous clients may watch public topics.
 func (h *Hub) Handle(c *fiber.Ctx) error {
-	var claims db.Claims
+	var claims model.Claims
 	if token := c.Query("token"); token != "" {
 		cl, err := h.tokens.Verify(token)
 		if err != nil {
@@ -497,7 +498,7 @@ func (h *Hub) Handle(c *fiber.Ctx) error {
 
 // attach adopts an upgraded connection. An anonymous one over its address's
 // cap (upgrades racing past Handle's check) is closed at once.
-func (h *Hub) attach(conn net.Conn, claims db.Claims, anonIP netip.Addr) {
+func (h *Hub) attach(conn net.Conn, claims model.Claims, anonIP netip.Addr) {
 	userID := claims.UserID
 	c := &wsClient{conn: conn, userID: userID, claims: claims, topics: map[string]struct{}{}, anonIP: anonIP}
 	c.lastSeen.Store(time.Now().UnixNano())

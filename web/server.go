@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/static"
 	"github.com/seckill/seckill/web/ratelimit"
@@ -170,9 +171,9 @@ func (s *Server) routes(cfg Config) {
 	api.Put("/me/password", requireUser, s.limitAuth, h.ChangePassword)
 	api.Get("/me/settings", requireUser, h.GetSettings)
 	api.Put("/me/settings", requireUser, h.UpdateSettings)
-	admin := api.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin), s.audit)
+	admin := api.Group("/admin", requireRole(model.RoleMerchant, model.RoleAdmin), s.audit)
 	admin.Get("/audit", h.AuditLog)
-	admin.Post("/users", requireRole(db.RoleAdmin), h.CreateUser)
+	admin.Post("/users", requireRole(model.RoleAdmin), h.CreateUser)
 	// coupons
 	admin.Post("/coupons", h.CreateCoupon)
 	admin.Get("/coupons", h.AdminCoupons)
@@ -218,7 +219,7 @@ func (s *Server) routes(cfg Config) {
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
 
 	if cfg.Monitor != nil {
-		app.Use(MonitorPath, requireRole(db.RoleAdmin), adaptor.HTTPHandler(cfg.Monitor))
+		app.Use(MonitorPath, requireRole(model.RoleAdmin), adaptor.HTTPHandler(cfg.Monitor))
 	}
 
 	pages := app.Group("", s.csrf)
@@ -228,7 +229,7 @@ func (s *Server) routes(cfg Config) {
 	pages.Get("/register", h.RegisterPage)
 	pages.Post("/register", s.limitAuth, h.RegisterForm)
 	pages.Post("/logout", h.Logout)
-	staff := pages.Group("/admin", requireRole(db.RoleMerchant, db.RoleAdmin), s.audit)
+	staff := pages.Group("/admin", requireRole(model.RoleMerchant, model.RoleAdmin), s.audit)
 	staff.Get("/", h.AdminDashboard)
 	staff.Get("/audit", h.AuditPage)
 	// red packets
@@ -316,7 +317,7 @@ func (s *Server) metricsGate(token string) fiber.Handler {
 		if err != nil {
 			return db.ErrUnauthorized
 		}
-		if cl.Role != db.RoleAdmin {
+		if cl.Role != model.RoleAdmin {
 			return db.ErrForbidden
 		}
 		return c.Next()

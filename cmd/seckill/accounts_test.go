@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 func TestAccountsOverHTTP(t *testing.T) {
@@ -55,9 +56,9 @@ func TestAccountsOverHTTP(t *testing.T) {
 	a.wantError("GET", "/api/me", "", nil, 401, "unauthorized")
 	a.wantError("GET", "/api/me", tok[:len(tok)-3]+"xyz", nil, 401, "unauthorized")
 	signer := db.NewTokens([]byte(a.Config.SessionSecret), time.Hour)
-	expired := signer.SignClaims(db.Claims{UserID: reg.User.ID, Username: "alice_1", Role: "user", Expires: time.Now().Add(-time.Minute).Unix()})
+	expired := signer.SignClaims(model.Claims{UserID: reg.User.ID, Username: "alice_1", Role: "user", Expires: time.Now().Add(-time.Minute).Unix()})
 	a.wantError("GET", "/api/me", expired, nil, 401, "unauthorized")
-	forged := db.NewTokens([]byte("some-other-secret-123456"), time.Hour).SignClaims(db.Claims{UserID: reg.User.ID, Role: "admin", Expires: time.Now().Add(time.Hour).Unix()})
+	forged := db.NewTokens([]byte("some-other-secret-123456"), time.Hour).SignClaims(model.Claims{UserID: reg.User.ID, Role: "admin", Expires: time.Now().Add(time.Hour).Unix()})
 	a.wantError("GET", "/api/me", forged, nil, 401, "unauthorized")
 
 	// Roles: a user may not use the admin API; an admin-made merchant can log in and may.

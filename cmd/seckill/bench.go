@@ -22,6 +22,7 @@ import (
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqlite"
 	"github.com/seckill/seckill/web/ratelimit"
 )
@@ -94,7 +95,7 @@ type benchTarget struct {
 	URL       string
 	Store     *db.Store
 	Tokens    *db.Tokens
-	Users     []*db.User
+	Users     []*model.User
 	tokens    []string
 	addrs     []string // the shoppers' client addresses (X-Forwarded-For)
 	admin     string   // a token of the bootstrap admin

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 // BenchmarkGrabHTTP measures POST /api/goods/{id}/grab through the whole
@@ -24,7 +25,7 @@ func BenchmarkGrabHTTP(b *testing.B) {
 	}
 	tokens := make([]string, b.N)
 	for i := range tokens { // users exist only in tokens: the grab path looks nothing up
-		tokens[i] = a.Tokens.SignClaims(db.Claims{UserID: int64(1_000_000 + i), Username: "bench", Role: db.RoleUser, Expires: time.Now().Add(time.Hour).Unix()})
+		tokens[i] = a.Tokens.SignClaims(model.Claims{UserID: int64(1_000_000 + i), Username: "bench", Role: model.RoleUser, Expires: time.Now().Add(time.Hour).Unix()})
 	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
 	var next atomic.Int64

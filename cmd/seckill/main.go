@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/background"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/sqlite"
@@ -369,7 +370,7 @@ func (m *Main) bootstrapAdmin(ctx context.Context) error {
 			return err
 		}
 	}
-	if _, err := m.Store.EnsureUser(ctx, m.Config.AdminUsername, pw, db.RoleAdmin); err != nil {
+	if _, err := m.Store.EnsureUser(ctx, m.Config.AdminUsername, pw, model.RoleAdmin); err != nil {
 		return fmt.Errorf("bootstrap admin: %w", err)
 	}
 	if m.Config.AdminPassword == "" {
