@@ -3,17 +3,16 @@ package db
 import (
 	"context"
 	"time"
+
+	"github.com/seckill/seckill/db/model"
 )
 
 // SeedDemoCoupons adds, when there are no coupons yet, one coupon opening ten
 // minutes from now (so a new user can book the 5-minute reminder and watch it
-// arrive) and one that is live now, both owned by the first admin.
-func (s *Store) SeedDemoCoupons(ctx context.Context) error {
-	var n, owner int64
+// arrive) and one that is live now, both owned by owner.
+func (s *Store) SeedCouponDemo(ctx context.Context, owner *model.User) error {
+	var n int64
 	if err := s.SQL.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM coupons`).Scan(&n); err != nil || n > 0 {
-		return err
-	}
-	if err := s.SQL.R.QueryRowContext(ctx, `SELECT id FROM users WHERE role IN ('admin', 'merchant') ORDER BY role = 'admin' DESC, id LIMIT 1`).Scan(&owner); err != nil {
 		return err
 	}
 	now := s.Now().Truncate(time.Minute)
@@ -23,7 +22,7 @@ func (s *Store) SeedDemoCoupons(ctx context.Context) error {
 		{Title: "15% off everything", Kind: CouponPercentOff, Value: 15, Stock: 500, LimitPerUser: 2,
 			GrabStartAt: now.Add(-time.Minute), GrabEndAt: now.Add(MaxSlotLength - time.Minute), ValidDays: 14},
 	} {
-		if _, err := s.CreateCoupon(ctx, owner, in); err != nil {
+		if _, err := s.CreateCoupon(ctx, owner.ID, in); err != nil {
 			return err
 		}
 	}

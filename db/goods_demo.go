@@ -7,22 +7,9 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// The demo merchant that owns the demo slots.
-const (
-	DemoMerchant         = "demo_merchant"
-	DemoMerchantPassword = "merchant123"
-)
-
-// seedGoodsDemo adds a live slot with a few goods and an upcoming slot,
-// unless the demo merchant already has a slot that is live or to come.
-func (s *Store) seedGoodsDemo(ctx context.Context) error {
-	m, err := s.CreateUser(ctx, DemoMerchant, DemoMerchantPassword, model.RoleMerchant)
-	if ErrorCode(err) == ECONFLICT {
-		m, err = s.userBy(ctx, `username = ?`, DemoMerchant)
-	}
-	if err != nil {
-		return err
-	}
+// SeedGoodsDemo adds a live slot with a few goods and an upcoming slot,
+// unless the merchant already has a slot that is live or to come.
+func (s *Store) SeedGoodsDemo(ctx context.Context, m *model.User) error {
 	var n int
 	if err := s.SQL.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM slots WHERE merchant_id = ? AND end_ms > ?`, m.ID, s.Now().UnixMilli()).Scan(&n); err != nil || n > 0 {
 		return err

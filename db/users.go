@@ -174,6 +174,11 @@ func (s *Store) User(ctx context.Context, id int64) (*model.User, error) {
 	return s.userBy(ctx, `id = ?`, id)
 }
 
+// UserByName returns the account with the given username.
+func (s *Store) UserByName(ctx context.Context, username string) (*model.User, error) {
+	return s.userBy(ctx, `username = ?`, username)
+}
+
 func (s *Store) userBy(ctx context.Context, where string, arg any) (*model.User, error) {
 	var u model.User
 	var created string

@@ -24,6 +24,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/background"
+	"github.com/seckill/seckill/db/demo"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/rdb"
@@ -192,7 +193,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	if m.Config.Demo {
-		if err := m.Store.SeedDemo(ctx); err != nil {
+		if err := demo.Seed(ctx, m.Store, demo.SeederFunc(m.Store.SeedGoodsDemo), demo.SeederFunc(m.Store.SeedRedPacketDemo), demo.SeederFunc(m.Store.SeedCouponDemo)); err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
 		}
 	}
@@ -297,7 +298,7 @@ func (m *Main) Announce() {
 			fmt.Printf("  admin login: %s / the configured ADMIN_PASSWORD\n", m.Config.AdminUsername)
 		}
 		if m.Config.Demo {
-			fmt.Printf("  demo shopper: %s / %s\n", db.DemoShopper, db.DemoShopperPassword)
+			fmt.Printf("  demo shopper: %s / %s\n", demo.Shopper, demo.ShopperPassword)
 		}
 	}
 	fmt.Println()
