@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/seckill/seckill/db/backend"
 )
 
 // Task types the goods area enqueues from the Store; package tasks handles
@@ -58,7 +59,7 @@ func (s *Store) scheduleExpiry(ctx context.Context, o *Order) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	_, err := s.Tasks.EnqueueContext(ctx, NewOrderExpireTask(o.ID), asynq.ProcessAt(DueAt(o.ExpiresAt)))
+	_, err := s.Tasks.EnqueueContext(ctx, NewOrderExpireTask(o.ID), asynq.ProcessAt(backend.DueAt(o.ExpiresAt)))
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		s.Log.Warn("enqueue order expiry; the sweep will expire it", "order", o.ID, "err", err)
 	}

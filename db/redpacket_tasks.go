@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/seckill/seckill/db/backend"
 )
 
 // TaskRedPacketExpire refunds a packet's unclaimed shares at its expiry. The
@@ -25,7 +26,7 @@ type RedPacketExpirePayload struct {
 func NewRedPacketExpireTask(id int64, at time.Time) *asynq.Task {
 	payload, _ := json.Marshal(RedPacketExpirePayload{RedPacketID: id})
 	return asynq.NewTask(TaskRedPacketExpire, payload,
-		asynq.ProcessAt(DueAt(at)), asynq.TaskID(fmt.Sprintf("redpacket:expire:%d", id)),
+		asynq.ProcessAt(backend.DueAt(at)), asynq.TaskID(fmt.Sprintf("redpacket:expire:%d", id)),
 		asynq.Queue(goodsTaskQueue), asynq.MaxRetry(10), asynq.Timeout(time.Minute), asynq.Retention(24*time.Hour))
 }
 
