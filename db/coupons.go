@@ -319,7 +319,7 @@ return res
 // reaches SQLite through the batch flush.
 func (s *Store) GrabCoupon(ctx context.Context, userID, couponID int64, requestID string) (*UserCoupon, error) {
 	keyed := "0"
-	if req, ok := keyedRequestID(ctx, "coupon", userID); ok {
+	if req, ok := KeyedRequestID(ctx, "coupon", userID); ok {
 		requestID, keyed = req, "1"
 	} else if requestID == "" {
 		requestID = rdb.NewRequestID()
@@ -362,9 +362,9 @@ func (s *Store) GrabCoupon(ctx context.Context, userID, couponID int64, requestI
 	}
 }
 
-// flushCoupons moves grabbed coupons of every template from Redis to SQLite,
+// FlushCoupons moves grabbed coupons of every template from Redis to SQLite,
 // and forgets the queues of templates that ended a while ago and are empty.
-func (s *Store) flushCoupons(ctx context.Context) error {
+func (s *Store) FlushCoupons(ctx context.Context) error {
 	ids, err := s.FlushSetIDs(ctx, couponQueuesKey)
 	if err != nil {
 		return err

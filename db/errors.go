@@ -3,6 +3,8 @@ package db
 import (
 	"errors"
 	"fmt"
+	"sort"
+	"strings"
 	"time"
 )
 
@@ -78,4 +80,66 @@ func ErrorMessage(err error) string {
 		return e.Message
 	}
 	return "internal error"
+}
+
+// FieldErrors maps an input field (its JSON name) to what is wrong with it.
+type FieldErrors map[string]string
+
+// InvalidFields is the one invalid-input error that names fields: an
+// EINVALID error that says which fields are wrong, so forms can show each
+// message beside its input.
+type InvalidFields struct{ Fields FieldErrors }
+
+func (e *InvalidFields) Error() string { return EINVALID + ": " + e.message() }
+
+// Unwrap makes ErrorCode and ErrorMessage see an ordinary EINVALID error.
+func (e *InvalidFields) Unwrap() error { return &Error{Code: EINVALID, Message: e.message()} }
+
+func (e *InvalidFields) message() string {
+	names := make([]string, 0, len(e.Fields))
+	for k := range e.Fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + ": " + e.Fields[k]
+	}
+	return strings.Join(parts, "; ")
+}
+
+// Err returns nil when there are no field errors, else an *InvalidFields.
+func (f FieldErrors) Err() error {
+	if len(f) == 0 {
+		return nil
+	}
+	return &InvalidFields{Fields: f}
+}
+
+// FieldErrorf is an invalid-input error on one field.
+func FieldErrorf(field, format string, args ...any) *InvalidFields {
+	return &InvalidFields{Fields: FieldErrors{field: fmt.Sprintf(format, args...)}}
+}
+
+// FieldsOf returns the fields an error names, or nil when it names none.
+func FieldsOf(err error) FieldErrors {
+	var fe *InvalidFields
+	if errors.As(err, &fe) {
+		return fe.Fields
+	}
+	return nil
+}
+
+// FieldOf returns the first field (by name) an error names, or "" when it names none.
+func FieldOf(err error) string {
+	f := FieldsOf(err)
+	names := make([]string, 0, len(f))
+	for k := range f {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	if len(names) == 0 {
+		return ""
+	}
+	return names[0]
 }

@@ -1,7 +1,6 @@
 package db
 
 import (
-	"sort"
 	"strings"
 	"time"
 )
@@ -15,39 +14,6 @@ const (
 	MaxTitleLength   = 100
 	MaxDescriptionLn = 2_000
 )
-
-// FieldErrors maps an input field (its JSON name) to what is wrong with it.
-type FieldErrors map[string]string
-
-// InvalidFields is an EINVALID error that also says which fields are wrong,
-// so forms can show each message beside its input.
-type InvalidFields struct{ Fields FieldErrors }
-
-func (e *InvalidFields) Error() string { return EINVALID + ": " + e.message() }
-
-// Unwrap makes ErrorCode and ErrorMessage see an ordinary EINVALID error.
-func (e *InvalidFields) Unwrap() error { return &Error{Code: EINVALID, Message: e.message()} }
-
-func (e *InvalidFields) message() string {
-	names := make([]string, 0, len(e.Fields))
-	for k := range e.Fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = k + ": " + e.Fields[k]
-	}
-	return strings.Join(parts, "; ")
-}
-
-// Err returns nil when there are no field errors, else an *InvalidFields.
-func (f FieldErrors) Err() error {
-	if len(f) == 0 {
-		return nil
-	}
-	return &InvalidFields{Fields: f}
-}
 
 // SlotInput is what a merchant enters for a time slot.
 type SlotInput struct {

@@ -42,10 +42,10 @@ func ValidIdempotencyKey(key string) bool {
 	return true
 }
 
-// keyedRequestID is the request ID under which a keyed operation of one user
+// KeyedRequestID is the request ID under which a keyed operation of one user
 // is remembered (hex, so it fits every script's record format), and whether
 // the context carries a key at all.
-func keyedRequestID(ctx context.Context, op string, userID int64) (string, bool) {
+func KeyedRequestID(ctx context.Context, op string, userID int64) (string, bool) {
 	key, _ := ctx.Value(idempotencyCtxKey{}).(string)
 	if key == "" {
 		return "", false
@@ -54,12 +54,12 @@ func keyedRequestID(ctx context.Context, op string, userID int64) (string, bool)
 	return "k" + hex.EncodeToString(sum[:16]), true
 }
 
-// memoize wraps a script body (top-level Lua ending in returns) so its whole
+// Memoize wraps a script body (top-level Lua ending in returns) so its whole
 // answer is kept under the last key for ARGV[#ARGV] milliseconds, and a later
 // run with the same last key returns that answer without running the body.
 // keep is a Lua condition on res that says which answers are kept (not, say,
 // "not loaded yet, load and ask again").
-func memoize(body, keep string) string {
+func Memoize(body, keep string) string {
 	return "local function body()\n" + body + "\nend\n" + `
 local memo = redis.call('GET', KEYS[#KEYS])
 if memo then

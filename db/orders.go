@@ -119,7 +119,7 @@ return {'ok', rec, left or remaining(), info[5]}
 
 // grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
-var grabScriptKeyed = redis.NewScript(goodsLua + memoize(grabLua, "res[1] ~= 'not_loaded'"))
+var grabScriptKeyed = redis.NewScript(goodsLua + Memoize(grabLua, "res[1] ~= 'not_loaded'"))
 
 // GrabGoods decides a grab in one Redis round trip with no SQL, then
 // schedules the order's expiry off the request path; that enqueue is the
@@ -128,7 +128,7 @@ func (s *Store) GrabGoods(ctx context.Context, userID, goodsID int64) (*Order, e
 	if goodsID <= 0 || goodsID > MaxGoodsID {
 		return nil, Errorf(ENOTFOUND, "goods %d not found", goodsID)
 	}
-	req, keyed := keyedRequestID(ctx, "goods", userID)
+	req, keyed := KeyedRequestID(ctx, "goods", userID)
 	if !keyed {
 		req = rdb.NewRequestID()
 	}
@@ -259,7 +259,7 @@ return {'ok', save(f, 'paid', ARGV[3]), remaining()}
 
 // payScriptKeyed is payScript with an Idempotency-Key: KEYS[11] keeps the
 // answer, ARGV[4] is its TTL in ms.
-var payScriptKeyed = redis.NewScript(goodsLua + memoize(payLua, "true"))
+var payScriptKeyed = redis.NewScript(goodsLua + Memoize(payLua, "true"))
 
 // PayOrder pays the user's order and deletes its expiry task. Paying again
 // answers the paid order unchanged; an expired or cancelled order is refused.
@@ -308,7 +308,7 @@ return {'ok', close(f, 'cancelled', ARGV[3], true), remaining()}
 
 // cancelScriptKeyed is cancelScript with an Idempotency-Key: KEYS[11] keeps
 // the answer, ARGV[4] is its TTL in ms.
-var cancelScriptKeyed = redis.NewScript(goodsLua + memoize(cancelLua, "true"))
+var cancelScriptKeyed = redis.NewScript(goodsLua + Memoize(cancelLua, "true"))
 
 // CancelOrder cancels the user's unpaid order and puts its unit back in stock.
 func (s *Store) CancelOrder(ctx context.Context, userID, orderID int64) (*Order, error) {
@@ -405,7 +405,7 @@ func (s *Store) runOrderScript(ctx context.Context, script *redis.Script, userID
 	}
 	keys := goodsScriptKeys(goodsID)
 	if k, ok := keyedOrderScripts[script]; ok {
-		if req, keyed := keyedRequestID(ctx, k.op, userID); keyed {
+		if req, keyed := KeyedRequestID(ctx, k.op, userID); keyed {
 			script, keys = k.script, goodsScriptKeys(goodsID, grabMemoKey(goodsID, req+":"+strconv.FormatInt(seq, 10)))
 			args = append(args, IdempotencyTTL.Milliseconds())
 		}

@@ -9,9 +9,9 @@ import (
 	"github.com/mattn/go-sqlite3"
 )
 
-// flushOrders moves every active goods' order records to SQLite through the
+// FlushOrders moves every active goods' order records to SQLite through the
 // crash-safe flush queue, then voids the orders the durable guard refused.
-func (s *Store) flushOrders(ctx context.Context) error {
+func (s *Store) FlushOrders(ctx context.Context) error {
 	ids, err := s.activeGoods(ctx)
 	if err != nil {
 		return fmt.Errorf("list active goods: %w", err)

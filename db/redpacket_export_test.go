@@ -15,4 +15,4 @@ var (
 var ApplyRedPacketClaims = (*Store).applyRedPacketClaims
 
 // FlushRedPackets is the red packet step of FlushAll, without its lock.
-var FlushRedPackets = (*Store).flushRedPackets
+var FlushRedPackets = (*Store).FlushRedPackets

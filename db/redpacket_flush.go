@@ -13,10 +13,10 @@ import (
 	"github.com/seckill/seckill/db/live"
 )
 
-// flushRedPackets moves every packet's claims from its claimed list to
+// FlushRedPackets moves every packet's claims from its claimed list to
 // SQLite; a packet leaves the flush set once it is finished or expired and
 // its lists are empty, since no grab can add to them after that.
-func (s *Store) flushRedPackets(ctx context.Context) error {
+func (s *Store) FlushRedPackets(ctx context.Context) error {
 	ids, err := s.FlushSetIDs(ctx, keyRedPacketsFlushing)
 	if err != nil {
 		return err

@@ -56,7 +56,7 @@ func (s *Store) GrabRedPacket(ctx context.Context, id, userID int64) (*RedPacket
 	// A packet's answers never turn from refusal to success (shares do not
 	// come back while it is open), so a keyed grab needs only its request ID
 	// remembered in the claim to answer a retry as it answered first.
-	req, keyed := keyedRequestID(ctx, "redpacket", userID)
+	req, keyed := KeyedRequestID(ctx, "redpacket", userID)
 	if !keyed {
 		req = rdb.NewRequestID()
 	}

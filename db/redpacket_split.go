@@ -1,7 +1,6 @@
 package db
 
 import (
-	"errors"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -32,70 +31,45 @@ type NewRedPacket struct {
 	ExpiresIn  string `json:"expires_in"` // a Go duration; empty means DefaultRedPacketExpiry
 }
 
-// FieldError is an invalid-input error that names the form field at fault,
-// so a form can show the message next to it.
-type FieldError struct {
-	Field string
-	Err   *Error
-}
-
-func (e *FieldError) Error() string { return e.Err.Error() }
-
-// Unwrap lets ErrorCode and ErrorMessage see the domain error inside.
-func (e *FieldError) Unwrap() error { return e.Err }
-
-func fieldErrorf(field, format string, args ...any) *FieldError {
-	return &FieldError{Field: field, Err: Errorf(EINVALID, format, args...)}
-}
-
-// FieldOf returns the form field an error names, or "" when it names none.
-func FieldOf(err error) string {
-	var fe *FieldError
-	if errors.As(err, &fe) {
-		return fe.Field
-	}
-	return ""
-}
-
 // Validate checks a new red packet against the rules and returns its expiry
 // duration; the error names the first field at fault. A packet that passes
 // can always be split.
 func (in *NewRedPacket) Validate() (time.Duration, error) {
 	in.Title = strings.TrimSpace(in.Title)
 	if in.Title == "" {
-		return 0, fieldErrorf("title", "title is required")
+		return 0, FieldErrorf("title", "title is required")
 	} else if utf8.RuneCountInString(in.Title) > MaxRedPacketTitle {
-		return 0, fieldErrorf("title", "title must be at most %d characters", MaxRedPacketTitle)
+		return 0, FieldErrorf("title", "title must be at most %d characters", MaxRedPacketTitle)
 	} else if fe := CheckText("title", in.Title, MaxRedPacketTitle, false); fe != nil {
 		return 0, fe
 	}
 	if in.TotalCents < 1 || in.TotalCents > MaxRedPacketCents {
-		return 0, fieldErrorf("total_cents", "total must be between 1 cent and %d cents", int64(MaxRedPacketCents))
+		return 0, FieldErrorf("total_cents", "total must be between 1 cent and %d cents", int64(MaxRedPacketCents))
 	}
 	if in.Count < 1 || in.Count > MaxRedPacketCount {
-		return 0, fieldErrorf("count", "count must be between 1 and %d", MaxRedPacketCount)
+		return 0, FieldErrorf("count", "count must be between 1 and %d", MaxRedPacketCount)
 	}
 	switch in.Mode {
 	case RedPacketRandom:
 		if in.TotalCents < in.Count {
-			return 0, fieldErrorf("total_cents", "a random packet needs at least 1 cent per share (%d cents for %d shares)", in.Count, in.Count)
+			return 0, FieldErrorf("total_cents", "a random packet needs at least 1 cent per share (%d cents for %d shares)", in.Count, in.Count)
 		}
 	case RedPacketFixed:
 		if in.TotalCents%in.Count != 0 {
-			return 0, fieldErrorf("total_cents", "a fixed packet needs a total divisible by the count (%d cents over %d shares leaves %d)", in.TotalCents, in.Count, in.TotalCents%in.Count)
+			return 0, FieldErrorf("total_cents", "a fixed packet needs a total divisible by the count (%d cents over %d shares leaves %d)", in.TotalCents, in.Count, in.TotalCents%in.Count)
 		}
 	default:
-		return 0, fieldErrorf("mode", "mode must be random or fixed")
+		return 0, FieldErrorf("mode", "mode must be random or fixed")
 	}
 	if in.ExpiresIn == "" {
 		return DefaultRedPacketExpiry, nil
 	}
 	d, err := time.ParseDuration(in.ExpiresIn)
 	if err != nil {
-		return 0, fieldErrorf("expires_in", "expires_in must be a duration such as 30m or 24h")
+		return 0, FieldErrorf("expires_in", "expires_in must be a duration such as 30m or 24h")
 	}
 	if d < time.Second || d > MaxRedPacketExpiry {
-		return 0, fieldErrorf("expires_in", "expires_in must be between 1s and %s", MaxRedPacketExpiry)
+		return 0, FieldErrorf("expires_in", "expires_in must be between 1s and %s", MaxRedPacketExpiry)
 	}
 	return d, nil
 }

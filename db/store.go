@@ -54,7 +54,7 @@ func (s *Store) bcryptCost() int {
 	return s.BcryptCost
 }
 
-// FlushAll moves every promotion's pending records to SQLite under the flush lock.
+// FlushAll moves every promotion's pending records to SQLite under the flush lock (tests; Main composes the steps).
 func (s *Store) FlushAll(ctx context.Context) error {
-	return s.Backend.FlushAll(ctx, s.flushRedPackets, s.flushOrders, s.flushCoupons)
+	return s.Backend.FlushAll(ctx, s.FlushRedPackets, s.FlushOrders, s.FlushCoupons)
 }

@@ -41,9 +41,9 @@ func TextProblem(s string, max int, multiline bool) string {
 }
 
 // CheckText is TextProblem as an invalid-input error naming field, or nil.
-func CheckText(field, s string, max int, multiline bool) *FieldError {
+func CheckText(field, s string, max int, multiline bool) *InvalidFields {
 	if p := TextProblem(s, max, multiline); p != "" {
-		return fieldErrorf(field, "%s %s", field, p)
+		return FieldErrorf(field, "%s", p)
 	}
 	return nil
 }

@@ -55,8 +55,8 @@ func TestCheckText(t *testing.T) {
 		t.Fatalf("fine text: %v", err)
 	}
 	err := CheckText("title", "a\x00b", 100, false)
-	if err == nil || err.Field != "title" || ErrorCode(err) != EINVALID ||
-		ErrorMessage(err) != "title must not contain control characters (found U+0000)" {
+	if err == nil || FieldOf(err) != "title" || ErrorCode(err) != EINVALID ||
+		ErrorMessage(err) != "title: must not contain control characters (found U+0000)" {
 		t.Fatalf("got %#v (%q), want an invalid error on title", err, ErrorMessage(err))
 	}
 }

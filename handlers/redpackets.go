@@ -173,7 +173,7 @@ func (h *Handlers) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 	var bad error
 	if in.TotalCents, bad = parseRedPacketYuan(form.Total); bad == nil {
 		if in.Count, err = strconv.ParseInt(form.Count, 10, 64); err != nil {
-			bad = &db.FieldError{Field: "count", Err: db.Errorf(db.EINVALID, "count must be a whole number")}
+			bad = db.FieldErrorf("count", "count must be a whole number")
 		}
 	}
 	var p *db.RedPacket
@@ -215,7 +215,7 @@ func (h *Handlers) AdminRedPacketPage(c *fiber.Ctx) error {
 
 // parseRedPacketYuan reads the form's total, in yuan with up to two decimals, as cents.
 func parseRedPacketYuan(s string) (int64, error) {
-	bad := &db.FieldError{Field: "total_cents", Err: db.Errorf(db.EINVALID, "total must be an amount such as 88.88")}
+	bad := db.FieldErrorf("total_cents", "total must be an amount such as 88.88")
 	cents, err := parseYuan(strings.TrimPrefix(strings.TrimSpace(s), "¥"))
 	if err != nil || cents < 0 {
 		return 0, bad

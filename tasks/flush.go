@@ -16,22 +16,18 @@ func NewFlushRunTask() *asynq.Task {
 	return asynq.NewTask(TypeFlushRun, nil, asynq.Queue(QueueCritical), asynq.MaxRetry(3), asynq.Timeout(time.Minute))
 }
 
-// Flusher moves pending records from Redis to SQLite.
-type Flusher interface {
-	FlushAll(ctx context.Context) error
-}
-
 // Flush runs the batch flush: every Interval in the worker (Asynq's scheduler
 // cannot tick faster than once a second) and as a task on demand.
 type Flush struct {
-	Store    Flusher
+	// Run moves every promotion's pending records from Redis to SQLite once.
+	Run      func(ctx context.Context) error
 	Interval time.Duration
 	Log      *slog.Logger
 }
 
 // Register adds the on-demand flush handler.
 func (f *Flush) Register(mux *asynq.ServeMux) {
-	mux.HandleFunc(TypeFlushRun, func(ctx context.Context, _ *asynq.Task) error { return f.Store.FlushAll(ctx) })
+	mux.HandleFunc(TypeFlushRun, func(ctx context.Context, _ *asynq.Task) error { return f.Run(ctx) })
 }
 
 // Periodic is empty: the interval flush is Loop, not a scheduled task.
@@ -56,7 +52,7 @@ func (f *Flush) Loop(ctx context.Context) {
 }
 
 func (f *Flush) run(ctx context.Context) {
-	if err := f.Store.FlushAll(ctx); err != nil && ctx.Err() == nil {
+	if err := f.Run(ctx); err != nil && ctx.Err() == nil {
 		f.Log.Error("batch flush", "err", err)
 	}
 }

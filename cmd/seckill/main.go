@@ -199,7 +199,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 
 	if m.runsWorker() {
-		flush := &tasks.Flush{Store: m.Store, Interval: m.Config.FlushInterval, Log: m.Log}
+		flush := &tasks.Flush{Run: m.flushAll, Interval: m.Config.FlushInterval, Log: m.Log}
 		areas := append(m.areas(), flush)
 		m.Worker = asynq.NewServer(connOpt, asynq.Config{
 			Concurrency:              20,
@@ -395,4 +395,10 @@ func keptSecret(path string, n int) (string, error) {
 		return "", fmt.Errorf("keep secret in %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// flushAll moves every promotion's pending records to SQLite under the flush
+// lock; each promotion adds its flush step here.
+func (m *Main) flushAll(ctx context.Context) error {
+	return m.Store.Backend.FlushAll(ctx, m.Store.FlushRedPackets, m.Store.FlushOrders, m.Store.FlushCoupons)
 }
