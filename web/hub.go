@@ -1,14 +1,16 @@
 package web
 
 import (
+	"bufio"
 	"context"
-	"crypto/sha1"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"net/http"
 	"net/netip"
 	"net/url"
 	"regexp"
@@ -17,8 +19,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gobwas/ws"
 	"github.com/gofiber/fiber/v2"
+	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/live"
@@ -32,26 +34,32 @@ var publicTopic = regexp.MustCompile(`^(goods|slot|redpacket|coupon):[1-9][0-9]{
 // Hub delivers live events to WebSocket clients. Events arrive through Redis
 // pub/sub, so a publish in any process reaches the clients of every process.
 //
-// An idle client costs no goroutine: sockets wait in one epoll set and are
-// read by a small pool when a frame arrives, and writes are done by a pool of
-// writers from each client's bounded queue. Each event is framed once for all
-// of its subscribers.
+// Sockets speak WebSocket through gorilla/websocket. An idle client costs no
+// goroutine and no write buffer, only a small read buffer: sockets wait in
+// one epoll set and are read by a small pool when data arrives, and writes are done by a pool of writers
+// from each client's bounded queue. Each event is framed once for all of its
+// subscribers (a websocket.PreparedMessage).
 type Hub struct {
-	// SendBuffer is how many events may wait for one client; a client that
+	// SendBuffer is how many messages may wait for one client; a client that
 	// falls further behind is dropped so it never holds up the others.
 	SendBuffer   int
 	PingInterval time.Duration
 	WriteTimeout time.Duration
+	// ReadWindow is how long a message, once started, may take to arrive whole.
+	ReadWindow time.Duration
 	// MaxAnonPerIP caps the anonymous sockets of one client address (0: no cap).
 	MaxAnonPerIP int
 
-	rdb     redis.UniversalClient
-	tokens  *db.Tokens
-	log     *slog.Logger
-	metrics *metrics
-	poll    poller
-	ready   chan *wsClient // clients with frames to write
-	reads   chan *wsClient // clients with a frame to read
+	rdb      redis.UniversalClient
+	tokens   *db.Tokens
+	log      *slog.Logger
+	metrics  *metrics
+	upgrader websocket.Upgrader
+	ping     *websocket.PreparedMessage // the keepalive, framed once
+	bye      *websocket.PreparedMessage // the Close of a socket whose session ended
+	poll     poller
+	ready    chan *wsClient // clients with messages to write
+	reads    chan *wsClient // clients with data to read
 
 	mu      sync.RWMutex
 	topics  map[string]map[*wsClient]struct{}
@@ -65,36 +73,82 @@ type Hub struct {
 
 // wsClient is one WebSocket connection.
 type wsClient struct {
-	conn     net.Conn
+	ws       *websocket.Conn
+	br       *bufio.Reader // ws's read buffer, to tell whether more has arrived than was read
 	userID   int64
 	claims   model.Claims        // the token the socket was opened with (zero: anonymous)
 	anonIP   netip.Addr          // set when the socket counts against its address's anonymous cap
 	topics   map[string]struct{} // guarded by Hub.mu
 	lastSeen atomic.Int64        // unix nanoseconds of the last frame read
 
+	inMessage bool // a data message is being read; touched only by the socket's one reader
+
 	mu        sync.Mutex
-	queue     [][]byte // framed messages waiting to be written
+	queue     []outMsg // messages waiting to be written
 	scheduled bool     // queued on Hub.ready or being written
-	ending    bool     // a Close frame is queued: nothing more is, and the socket goes once it is written
+	ending    bool     // a Close is queued: nothing more is, and the socket goes once it is written
 	closed    bool
+}
+
+// outMsg is one message waiting for a client's writer: a prepared message
+// (framed once, shared by many sockets) or one of its own.
+type outMsg struct {
+	pm   *websocket.PreparedMessage
+	typ  int // when pm is nil
+	data []byte
+}
+
+func (m outMsg) write(ws *websocket.Conn, deadline time.Time) error {
+	switch {
+	case m.pm != nil:
+		return ws.WritePreparedMessage(m.pm)
+	case m.typ == websocket.CloseMessage || m.typ == websocket.PingMessage || m.typ == websocket.PongMessage:
+		return ws.WriteControl(m.typ, m.data, deadline)
+	default:
+		return ws.WriteMessage(m.typ, m.data)
+	}
 }
 
 const (
 	writers    = 32
 	readers    = 8
-	maxFrame   = 4096            // a larger frame closes the socket with 1009
+	maxMessage = 4096            // a larger message, whole or in fragments, closes the socket with 1009
 	maxTopics  = 64              // public topics one socket may follow; beyond, subscribe answers limit_reached
-	readWindow = 5 * time.Second // a started frame must arrive whole within this
+	readWindow = 5 * time.Second // default ReadWindow
+	// readBuffer is each socket's read buffer, which it keeps while idle. The
+	// Upgrader adopts a hijacked reader only when it holds more than 256 bytes.
+	readBuffer = 512
 )
 
 func newHub(rdb redis.UniversalClient, tokens *db.Tokens, log *slog.Logger, m *metrics) *Hub {
 	return &Hub{
-		SendBuffer: 64, PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second,
+		SendBuffer: 64, PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second, ReadWindow: readWindow,
 		rdb: rdb, tokens: tokens, log: log, metrics: m,
+		upgrader: websocket.Upgrader{
+			HandshakeTimeout: 10 * time.Second,
+			// Writers borrow a buffer only for a message of a socket's own
+			// (events and control frames are written prepared), so an idle
+			// socket holds none. ReadBufferSize stays 0: the Upgrader then keeps
+			// the reader hijacked hands it, whose fill the hub can see.
+			WriteBufferPool: &sync.Pool{},
+			// Handle has checked the origin and answered a foreign one with the contract's error.
+			CheckOrigin: func(*http.Request) bool { return true },
+		},
+		ping:  mustPrepare(websocket.PingMessage, nil),
+		bye:   mustPrepare(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "session ended")),
 		ready: make(chan *wsClient, 1<<14), reads: make(chan *wsClient, 1<<12),
 		topics: map[string]map[*wsClient]struct{}{}, clients: map[*wsClient]struct{}{}, anon: map[netip.Addr]int{},
 		done: make(chan struct{}), stop: make(chan struct{}),
 	}
+}
+
+// mustPrepare frames a message once; it fails only for a message type that does not exist.
+func mustPrepare(typ int, data []byte) *websocket.PreparedMessage {
+	pm, err := websocket.NewPreparedMessage(typ, data)
+	if err != nil {
+		panic(err)
+	}
+	return pm
 }
 
 // Start subscribes to the live channel and returns once Redis has confirmed,
@@ -146,12 +200,12 @@ func (h *Hub) dispatch(topic string, event []byte) {
 	var slow []*wsClient
 	h.mu.RLock()
 	subs := h.topics[topic]
-	var frame []byte
+	var msg outMsg
 	if len(subs) > 0 {
-		frame = ws.MustCompileFrame(ws.NewTextFrame(event))
+		msg.pm = mustPrepare(websocket.TextMessage, event)
 	}
 	for c := range subs {
-		if !h.enqueue(c, frame) {
+		if !h.enqueue(c, msg) {
 			slow = append(slow, c)
 		}
 	}
@@ -163,13 +217,13 @@ func (h *Hub) dispatch(topic string, event []byte) {
 	}
 }
 
-// enqueue adds a frame to the client's queue; false when the queue is full.
-func (h *Hub) enqueue(c *wsClient, frame []byte) bool {
-	return h.enqueueFrame(c, frame, false)
+// enqueue adds a message to the client's queue; false when the queue is full.
+func (h *Hub) enqueue(c *wsClient, m outMsg) bool {
+	return h.enqueueLast(c, m, false)
 }
 
-// enqueueFrame queues frame; last marks it the socket's final frame (a Close).
-func (h *Hub) enqueueFrame(c *wsClient, frame []byte, last bool) bool {
+// enqueueLast queues m; last marks it the socket's final message (a Close).
+func (h *Hub) enqueueLast(c *wsClient, m outMsg, last bool) bool {
 	c.mu.Lock()
 	if c.closed || c.ending {
 		c.mu.Unlock()
@@ -180,7 +234,7 @@ func (h *Hub) enqueueFrame(c *wsClient, frame []byte, last bool) bool {
 		return false
 	}
 	c.ending = last
-	c.queue = append(c.queue, frame)
+	c.queue = append(c.queue, m)
 	schedule := !c.scheduled
 	c.scheduled = true
 	c.mu.Unlock()
@@ -206,7 +260,9 @@ func (h *Hub) writeWorker() {
 	}
 }
 
-// flush writes the client's queue until it is empty, in one system call per batch.
+// flush writes the client's queue until it is empty. It is the socket's only
+// writer (gorilla allows one at a time): a client is scheduled once until its
+// queue is drained.
 func (h *Hub) flush(c *wsClient) {
 	for {
 		c.mu.Lock()
@@ -216,20 +272,22 @@ func (h *Hub) flush(c *wsClient) {
 			done := c.ending && !c.closed
 			c.scheduled = false
 			c.mu.Unlock()
-			if done { // the Close frame went out
+			if done { // the Close went out
 				h.remove(c)
 			}
 			return
 		}
 		c.mu.Unlock()
-		bufs := net.Buffers(batch)
-		c.conn.SetWriteDeadline(time.Now().Add(h.WriteTimeout))
-		if _, err := bufs.WriteTo(c.conn); err != nil {
-			h.remove(c)
-			c.mu.Lock()
-			c.scheduled = false
-			c.mu.Unlock()
-			return
+		deadline := time.Now().Add(h.WriteTimeout)
+		c.ws.SetWriteDeadline(deadline)
+		for _, m := range batch {
+			if err := m.write(c.ws, deadline); err != nil {
+				h.remove(c)
+				c.mu.Lock()
+				c.scheduled = false
+				c.mu.Unlock()
+				return
+			}
 		}
 	}
 }
@@ -239,7 +297,7 @@ func (h *Hub) readable(c *wsClient) {
 	select {
 	case h.reads <- c:
 	default:
-		go h.readFrame(c)
+		go h.readReady(c)
 	}
 }
 
@@ -250,7 +308,7 @@ func (h *Hub) readWorker() {
 		case <-h.stop:
 			return
 		case c := <-h.reads:
-			h.readFrame(c)
+			h.readReady(c)
 		}
 	}
 }
@@ -260,9 +318,16 @@ type clientOp struct {
 	Topic string `json:"topic"`
 }
 
-// readFrame reads and handles one frame the poller saw arrive, then asks the poller for the next.
-func (h *Hub) readFrame(c *wsClient) {
-	if !h.readOne(c, time.Now().Add(readWindow)) {
+// readReady reads and handles what the poller saw arrive, then asks the poller
+// for the next.
+func (h *Hub) readReady(c *wsClient) {
+	if !h.readOne(c, time.Now().Add(h.ReadWindow)) {
+		return
+	}
+	if c.br.Buffered() > 0 {
+		// The next message came with this one, so the socket will not signal
+		// it: queue the client again, behind the others.
+		h.readable(c)
 		return
 	}
 	if err := h.poll.rearm(c); err != nil {
@@ -270,39 +335,52 @@ func (h *Hub) readFrame(c *wsClient) {
 	}
 }
 
-// readOne reads and handles one frame, waiting until deadline (zero: for
-// ever); false when the client is gone.
-func (h *Hub) readOne(c *wsClient, deadline time.Time) bool {
-	c.conn.SetReadDeadline(deadline)
-	hdr, err := ws.ReadHeader(c.conn)
-	// A client's ops are small: a message must come in one frame of at most
-	// maxFrame bytes; a bigger or fragmented one closes the socket with 1009
-	// before its payload is read.
-	if err == nil && (hdr.Length > maxFrame || !hdr.Fin || hdr.OpCode == ws.OpContinuation) {
-		h.closeWith(c, ws.StatusMessageTooBig, "a message must fit in one frame of 4 KiB")
-		return false
-	}
-	if err != nil || !hdr.Masked {
-		h.remove(c)
-		return false
-	}
-	payload := make([]byte, hdr.Length)
-	if _, err := io.ReadFull(c.conn, payload); err != nil {
-		h.remove(c)
-		return false
-	}
-	ws.Cipher(payload, hdr.Mask, 0)
+// yieldRead is what a control frame's handler panics with to end a read at
+// the frame's end when nothing more has arrived: gorilla's NextReader goes on
+// to wait for a data message, which on a socket that only answered a ping
+// would hold a reader for the whole read window and then fail the socket.
+// The frame has been consumed by then, so the connection's state is whole.
+type yieldRead struct{}
+
+// controlRead is called by each control frame's handler once the frame is read.
+func (c *wsClient) controlRead() {
 	c.lastSeen.Store(time.Now().UnixNano())
-	switch hdr.OpCode {
-	case ws.OpClose:
-		h.remove(c)
-		return false
-	case ws.OpPing:
-		h.enqueue(c, ws.MustCompileFrame(ws.NewPongFrame(payload)))
-	case ws.OpText, ws.OpBinary:
-		h.handleOp(c, payload)
+	if !c.inMessage && c.br.Buffered() == 0 {
+		panic(yieldRead{})
 	}
-	return true
+}
+
+// readOne reads and handles the next message, waiting until deadline (zero:
+// for ever); false when the client is gone or going.
+func (h *Hub) readOne(c *wsClient, deadline time.Time) (alive bool) {
+	defer func() {
+		if r := recover(); r != nil {
+			if _, ok := r.(yieldRead); !ok {
+				panic(r)
+			}
+			alive = true
+		}
+	}()
+	c.ws.SetReadDeadline(deadline)
+	_, r, err := c.ws.NextReader()
+	if err == nil {
+		// The read limit stops a message over maxMessage, whole or in
+		// fragments, as its frame header arrives: gorilla closes with 1009.
+		var payload []byte
+		c.inMessage = true
+		payload, err = io.ReadAll(r)
+		c.inMessage = false
+		if err == nil {
+			c.lastSeen.Store(time.Now().UnixNano())
+			h.handleOp(c, payload)
+			return true
+		}
+	}
+	// A Close's echo is queued by its handler; the writer closes the socket after it.
+	if !errors.As(err, new(*websocket.CloseError)) {
+		h.remove(c)
+	}
+	return false
 }
 
 func (h *Hub) handleOp(c *wsClient, payload []byte) {
@@ -338,17 +416,9 @@ func (h *Hub) handleOp(c *wsClient, payload []byte) {
 	h.reply(c, map[string]any{"type": op.Op + "d", "topic": op.Topic})
 }
 
-// closeWith sends a close frame with the status and drops the client. The
-// frame goes in one write, which never interleaves with a writer's.
-func (h *Hub) closeWith(c *wsClient, status ws.StatusCode, reason string) {
-	c.conn.SetWriteDeadline(time.Now().Add(time.Second))
-	c.conn.Write(ws.MustCompileFrame(ws.NewCloseFrame(ws.NewCloseFrameBody(status, reason))))
-	h.remove(c)
-}
-
 func (h *Hub) reply(c *wsClient, v any) {
 	b, _ := json.Marshal(v)
-	h.enqueue(c, ws.MustCompileFrame(ws.NewTextFrame(b)))
+	h.enqueue(c, outMsg{typ: websocket.TextMessage, data: b})
 }
 
 func (h *Hub) subscribeLocked(c *wsClient, topic string) {
@@ -372,14 +442,13 @@ func (h *Hub) keepalive() {
 	defer h.workers.Done()
 	t := time.NewTicker(h.PingInterval)
 	defer t.Stop()
-	ping := ws.MustCompileFrame(ws.NewPingFrame(nil))
 	for {
 		select {
 		case <-h.stop:
 			return
 		case now := <-t.C:
 			for _, c := range h.snapshot() {
-				if now.UnixNano()-c.lastSeen.Load() > int64(2*h.PingInterval) || !h.enqueue(c, ping) {
+				if now.UnixNano()-c.lastSeen.Load() > int64(2*h.PingInterval) || !h.enqueue(c, outMsg{pm: h.ping}) {
 					h.remove(c)
 				}
 			}
@@ -398,14 +467,13 @@ func (h *Hub) endSessions() {
 	defer h.workers.Done()
 	t := time.NewTicker(sessionCheck)
 	defer t.Stop()
-	bye := ws.MustCompileFrame(ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusPolicyViolation, "session ended")))
 	for {
 		select {
 		case <-h.stop:
 			return
 		case <-t.C:
 			for _, c := range h.snapshot() {
-				if c.claims.UserID > 0 && !h.tokens.Live(c.claims) && !h.enqueueFrame(c, bye, true) {
+				if c.claims.UserID > 0 && !h.tokens.Live(c.claims) && !h.enqueueLast(c, outMsg{pm: h.bye}, true) {
 					h.remove(c)
 				}
 			}
@@ -447,7 +515,9 @@ func (h *Hub) Close() {
 }
 
 // Handle upgrades GET /ws to a WebSocket. The caller is known from ?token=,
-// the session cookie or a bearer token; anonymous clients may watch public topics.
+// the session cookie or a bearer token; anonymous clients may watch public
+// topics. Every refusal is answered here, with the contract's error, before
+// the connection is handed to gorilla's Upgrader.
 func (h *Hub) Handle(c *fiber.Ctx) error {
 	var claims model.Claims
 	if token := c.Query("token"); token != "" {
@@ -471,43 +541,89 @@ func (h *Hub) Handle(c *fiber.Ctx) error {
 			return db.Errorf(db.ERATELIMITED, "too many anonymous live connections from your address; log in or close some")
 		}
 	}
-	if !strings.EqualFold(c.Get(fiber.HeaderUpgrade), "websocket") || !strings.Contains(strings.ToLower(c.Get(fiber.HeaderConnection)), "upgrade") {
+	r := &http.Request{Method: c.Method(), Host: string(c.Request().Host()), Header: http.Header{}}
+	for k, v := range c.Request().Header.All() {
+		r.Header.Add(string(k), string(v))
+	}
+	if !websocket.IsWebSocketUpgrade(r) {
 		return db.Errorf(db.EINVALID, "this endpoint speaks WebSocket only")
 	}
-	key := c.Get("Sec-WebSocket-Key")
-	if key == "" || c.Get("Sec-WebSocket-Version") != "13" {
+	if key, err := base64.StdEncoding.DecodeString(r.Header.Get("Sec-WebSocket-Key")); err != nil || len(key) != 16 || r.Header.Get("Sec-WebSocket-Version") != "13" {
 		return db.Errorf(db.EINVALID, "unsupported WebSocket handshake")
 	}
-	if !sameOrigin(c.Get(fiber.HeaderOrigin), string(c.Request().Host())) {
+	if !sameOrigin(r.Header.Get(fiber.HeaderOrigin), r.Host) {
 		return db.Errorf(db.EFORBIDDEN, "cross-origin WebSocket refused")
 	}
 	c.Status(fiber.StatusSwitchingProtocols)
-	c.Set(fiber.HeaderUpgrade, "websocket")
-	c.Set(fiber.HeaderConnection, "Upgrade")
-	c.Set("Sec-WebSocket-Accept", acceptKey(key))
+	c.Context().HijackSetNoResponse(true) // the Upgrader writes the 101
 	c.Context().Hijack(func(conn net.Conn) {
 		// The server keeps hijacked connections open; use the bare socket so
 		// fasthttp's buffers go back to it (clients send nothing before the 101).
 		if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
 			conn = u.UnsafeConn()
 		}
-		h.attach(conn, claims, anonIP)
+		br := bufio.NewReaderSize(conn, readBuffer)
+		ws, err := h.upgrader.Upgrade(&hijacked{conn, bufio.NewReadWriter(br, bufio.NewWriterSize(conn, 256))}, r, nil)
+		if err != nil {
+			conn.Close()
+			return
+		}
+		h.attach(ws, br, claims, anonIP)
 	})
 	return nil
 }
 
+// hijacked is the http.ResponseWriter the Upgrader asks for, over a
+// connection fasthttp has already handed over. Its reader becomes the
+// socket's read buffer.
+type hijacked struct {
+	conn net.Conn
+	rw   *bufio.ReadWriter
+}
+
+func (w *hijacked) Hijack() (net.Conn, *bufio.ReadWriter, error) { return w.conn, w.rw, nil }
+func (w *hijacked) Header() http.Header                          { return http.Header{} }
+
+// Write and WriteHeader carry only the Upgrader's own refusals, which Handle's
+// checks leave nothing to trigger; the connection is closed after one.
+func (w *hijacked) Write(p []byte) (int, error) { return len(p), nil }
+func (w *hijacked) WriteHeader(int)             {}
+
 // attach adopts an upgraded connection. An anonymous one over its address's
 // cap (upgrades racing past Handle's check) is closed at once.
-func (h *Hub) attach(conn net.Conn, claims model.Claims, anonIP netip.Addr) {
+func (h *Hub) attach(ws *websocket.Conn, br *bufio.Reader, claims model.Claims, anonIP netip.Addr) {
 	userID := claims.UserID
-	c := &wsClient{conn: conn, userID: userID, claims: claims, topics: map[string]struct{}{}, anonIP: anonIP}
+	c := &wsClient{ws: ws, br: br, userID: userID, claims: claims, topics: map[string]struct{}{}, anonIP: anonIP}
 	c.lastSeen.Store(time.Now().UnixNano())
+	ws.SetReadLimit(maxMessage)
+	// Prepared messages are framed for compression level 0 when made;
+	// asking for the same level (compression is off) lets every socket
+	// write that framing instead of a second one.
+	ws.SetCompressionLevel(0)
+	// Control frames are answered through the client's queue, by its
+	// writer, so a reader never waits on a socket's writes.
+	ws.SetPingHandler(func(data string) error {
+		h.enqueue(c, outMsg{typ: websocket.PongMessage, data: []byte(data)})
+		c.controlRead()
+		return nil
+	})
+	ws.SetPongHandler(func(string) error {
+		c.controlRead()
+		return nil
+	})
+	ws.SetCloseHandler(func(code int, _ string) error {
+		// Echo the code; the socket is closed once the echo is written.
+		if !h.enqueueLast(c, outMsg{typ: websocket.CloseMessage, data: websocket.FormatCloseMessage(code, "")}, true) {
+			h.remove(c)
+		}
+		return nil
+	})
 	h.mu.Lock()
 	if anonIP.IsValid() {
 		if h.anon[anonIP] >= h.MaxAnonPerIP {
 			h.mu.Unlock()
-			conn.Write(ws.MustCompileFrame(ws.NewCloseFrame(ws.NewCloseFrameBody(ws.StatusPolicyViolation, "too many anonymous connections"))))
-			conn.Close()
+			ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many anonymous connections"), time.Now().Add(time.Second))
+			ws.Close()
 			return
 		}
 		h.anon[anonIP]++
@@ -547,7 +663,7 @@ func (h *Hub) remove(c *wsClient) {
 	h.mu.Unlock()
 	h.metrics.sockets.Dec()
 	h.poll.remove(c)
-	c.conn.Close() // also frees a writer stuck on this client
+	c.ws.Close() // also frees a writer stuck on this client
 }
 
 // sameOrigin lets browsers connect only from this site; clients without an Origin header are not browsers.
@@ -557,10 +673,4 @@ func sameOrigin(origin, host string) bool {
 	}
 	u, err := url.Parse(origin)
 	return err == nil && strings.EqualFold(u.Host, host)
-}
-
-func acceptKey(key string) string {
-	h := sha1.New()
-	h.Write([]byte(key + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
-	return base64.StdEncoding.EncodeToString(h.Sum(nil))
 }

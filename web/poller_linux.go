@@ -64,7 +64,7 @@ func socketFD(conn net.Conn) (int32, error) {
 }
 
 func (p *epoller) add(c *wsClient) error {
-	fd, err := socketFD(c.conn)
+	fd, err := socketFD(c.ws.NetConn())
 	if err != nil {
 		return err
 	}

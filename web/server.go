@@ -43,6 +43,9 @@ type Config struct {
 	Ready func(ctx context.Context) map[string]error
 	// PingInterval is how often the hub pings sockets (0: 30s); one silent for two intervals is dropped.
 	PingInterval time.Duration
+	// SocketReadWindow is how long a WebSocket message, once started, may
+	// take to arrive whole (0: 5s).
+	SocketReadWindow time.Duration
 	// Naive, when set, mounts the load bench's SQLite-transaction baseline grab.
 	Naive *db.NaiveBaseline
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
@@ -112,6 +115,9 @@ func New(cfg Config) *Server {
 	s.Hub = newHub(cfg.Store.Redis, cfg.Tokens, cfg.Log, s.metrics)
 	if cfg.PingInterval > 0 {
 		s.Hub.PingInterval = cfg.PingInterval
+	}
+	if cfg.SocketReadWindow > 0 {
+		s.Hub.ReadWindow = cfg.SocketReadWindow
 	}
 	s.Hub.MaxAnonPerIP = cfg.MaxAnonSocketsPerIP
 	s.App = fiber.New(fiber.Config{

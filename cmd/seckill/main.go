@@ -109,6 +109,8 @@ type Main struct {
 	Naive bool
 	// PingInterval overrides the live hub's keepalive interval (tests shorten it).
 	PingInterval time.Duration
+	// SocketReadWindow overrides how long a started WebSocket message may take to arrive (tests shorten it).
+	SocketReadWindow time.Duration
 	// BcryptCost overrides the password hashing cost (tests lower it).
 	BcryptCost int
 	// AdminPassword is the bootstrap admin's password when it was generated
@@ -230,7 +232,7 @@ func (m *Main) Open(ctx context.Context) error {
 		wcfg := web.Config{
 			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
-			Ready:   m.ready, PingInterval: m.PingInterval,
+			Ready:   m.ready, PingInterval: m.PingInterval, SocketReadWindow: m.SocketReadWindow,
 			MetricsToken:  m.Config.MetricsToken,
 			Limits:        web.Limits{Grab: m.Config.RateGrab, Auth: m.Config.RateAuth, IP: m.Config.RateIP},
 			MaxConnsPerIP: m.MaxConnsPerIP, MaxAnonSocketsPerIP: m.MaxAnonSocketsPerIP,
