@@ -1,4 +1,8 @@
-package db
+// Package coupon is the coupon area: templates a merchant puts up for grabs,
+// the grab (one Lua script in Redis) and its batch flush to SQLite, reminder
+// bookings (one bitmap per user and template) and their delivery in the app,
+// by email and by webhook.
+package coupon
 
 import (
 	"context"
@@ -10,74 +14,25 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
 
-// Coupon is a coupon template: what a merchant puts up for grabs.
-type Coupon struct {
-	ID            int64     `json:"id"`
-	ShopID        int64     `json:"shop_id"`
-	Title         string    `json:"title"`
-	Kind          string    `json:"kind"`
-	Value         int64     `json:"value"`
-	MinSpendCents int64     `json:"min_spend_cents"`
-	Stock         int64     `json:"stock"`
-	LimitPerUser  int64     `json:"limit_per_user"`
-	GrabStartAt   time.Time `json:"grab_start_at"`
-	GrabEndAt     time.Time `json:"grab_end_at"`
-	ValidDays     int       `json:"valid_days"`
-	Remaining     int64     `json:"remaining"`
-	State         string    `json:"state"`
-}
-
-// UserCoupon is a coupon a user has grabbed.
-type UserCoupon struct {
-	ID         int64     `json:"id"`
-	CouponID   int64     `json:"coupon_id"`
-	UserID     int64     `json:"user_id"`
-	Status     string    `json:"status"`
-	GrabbedAt  time.Time `json:"grabbed_at"`
-	ValidUntil time.Time `json:"valid_until"`
-	// The template's terms, filled when listing a user's coupons.
-	Title         string `json:"title,omitempty"`
-	Kind          string `json:"kind,omitempty"`
-	Value         int64  `json:"value,omitempty"`
-	MinSpendCents int64  `json:"min_spend_cents,omitempty"`
-}
-
-// CouponEvent is the live event sent on a template's topic when its stock changes.
-type CouponEvent struct {
+// Event is the live event sent on a template's topic when its stock changes.
+type Event struct {
 	Type      string `json:"type"`
 	CouponID  int64  `json:"coupon_id"`
 	Remaining int64  `json:"remaining"`
 }
 
-// Redis keys of one template, all under the {coupon:ID} hash tag.
-func couponKey(id int64, part string) string { return fmt.Sprintf("{coupon:%d}:%s", id, part) }
-func couponMetaKey(id int64) string          { return couponKey(id, "meta") }
-func couponStockKey(id int64) string         { return couponKey(id, "stock") }
-func couponUsersKey(id int64) string         { return couponKey(id, "users") }
-func couponReqKey(id, userID int64, req string) string {
-	return couponKey(id, "req:"+strconv.FormatInt(userID, 10)+":"+req)
-}
-
-// couponQueue is the template's flush queue of grabbed coupons.
-func couponQueue(id int64) backend.FlushQueue {
-	return backend.FlushQueue{Pending: couponKey(id, "grabs"), Processing: couponKey(id, "grabs:processing")}
-}
-
-// couponQueuesKey lists the templates whose flush queues may hold records.
-const couponQueuesKey = "seckill:coupons:queues"
-
-const couponColumns = `id, shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_at, grab_end_at, valid_days`
+const columns = `id, shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_at, grab_end_at, valid_days`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-func scanCoupon(r rowScanner) (*Coupon, error) {
-	var c Coupon
+func scan(r rowScanner) (*model.Coupon, error) {
+	var c model.Coupon
 	var start, end string
 	if err := r.Scan(&c.ID, &c.ShopID, &c.Title, &c.Kind, &c.Value, &c.MinSpendCents, &c.Stock, &c.LimitPerUser, &start, &end, &c.ValidDays); err != nil {
 		return nil, err
@@ -89,10 +44,10 @@ func scanCoupon(r rowScanner) (*Coupon, error) {
 
 func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// CreateCoupon validates and stores a template owned by shopID and loads it into Redis.
-func (s *Store) CreateCoupon(ctx context.Context, shopID int64, in CouponInput) (*Coupon, error) {
+// Create validates and stores a template owned by shopID and loads it into Redis.
+func (s *Service) Create(ctx context.Context, shopID int64, in model.CouponInput) (*model.Coupon, error) {
 	now := s.Now()
-	if err := NormaliseCouponInput(&in, now); err != nil {
+	if err := NormaliseInput(&in, now); err != nil {
 		return nil, err
 	}
 	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO coupons (shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_at, grab_end_at, valid_days, created_at)
@@ -103,55 +58,55 @@ func (s *Store) CreateCoupon(ctx context.Context, shopID int64, in CouponInput) 
 		return nil, fmt.Errorf("insert coupon: %w", err)
 	}
 	id, _ := res.LastInsertId()
-	c := &Coupon{ID: id, ShopID: shopID, Title: in.Title, Kind: in.Kind, Value: in.Value, MinSpendCents: in.MinSpendCents,
+	c := &model.Coupon{ID: id, ShopID: shopID, Title: in.Title, Kind: in.Kind, Value: in.Value, MinSpendCents: in.MinSpendCents,
 		Stock: in.Stock, LimitPerUser: in.LimitPerUser, GrabStartAt: in.GrabStartAt, GrabEndAt: in.GrabEndAt, ValidDays: in.ValidDays}
-	if err := s.loadCoupon(ctx, c); err != nil {
+	if err := s.load(ctx, c); err != nil {
 		return nil, err
 	}
-	c.Remaining, c.State = c.Stock, CouponState(c.GrabStartAt, c.GrabEndAt, now)
+	c.Remaining, c.State = c.Stock, State(c.GrabStartAt, c.GrabEndAt, now)
 	return c, nil
 }
 
-// couponRow reads a template from SQLite without its live figures.
-func (s *Store) couponRow(ctx context.Context, id int64) (*Coupon, error) {
-	c, err := scanCoupon(s.SQL.R.QueryRowContext(ctx, `SELECT `+couponColumns+` FROM coupons WHERE id = ?`, id))
+// row reads a template from SQLite without its live figures.
+func (s *Service) row(ctx context.Context, id int64) (*model.Coupon, error) {
+	c, err := scan(s.SQL.R.QueryRowContext(ctx, `SELECT `+columns+` FROM coupons WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, Errorf(ENOTFOUND, "coupon %d not found", id)
+		return nil, db.Errorf(db.ENOTFOUND, "coupon %d not found", id)
 	}
 	return c, err
 }
 
-// Coupon returns a template with its live remaining stock.
-func (s *Store) Coupon(ctx context.Context, id int64) (*Coupon, error) {
-	c, err := s.couponRow(ctx, id)
+// Get returns a template with its live remaining stock.
+func (s *Service) Get(ctx context.Context, id int64) (*model.Coupon, error) {
+	c, err := s.row(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	return c, s.fillLive(ctx, []*Coupon{c})
+	return c, s.fillLive(ctx, []*model.Coupon{c})
 }
 
-// Coupons lists the templates that are live or upcoming, soonest first.
-func (s *Store) Coupons(ctx context.Context) ([]*Coupon, error) {
-	return s.couponsWhere(ctx, `grab_end_at > ? ORDER BY grab_start_at, id LIMIT 200`, formatTime(s.Now()))
+// List lists the templates that are live or upcoming, soonest first.
+func (s *Service) List(ctx context.Context) ([]*model.Coupon, error) {
+	return s.listWhere(ctx, `grab_end_at > ? ORDER BY grab_start_at, id LIMIT 200`, formatTime(s.Now()))
 }
 
-// ShopCoupons lists the templates a merchant owns (every template for an admin), newest first.
-func (s *Store) ShopCoupons(ctx context.Context, actor model.Claims) ([]*Coupon, error) {
+// Managed lists the templates a merchant owns (every template for an admin), newest first.
+func (s *Service) Managed(ctx context.Context, actor model.Claims) ([]*model.Coupon, error) {
 	if actor.Role == model.RoleAdmin {
-		return s.couponsWhere(ctx, `1 ORDER BY id DESC LIMIT 500`)
+		return s.listWhere(ctx, `1 ORDER BY id DESC LIMIT 500`)
 	}
-	return s.couponsWhere(ctx, `shop_id = ? ORDER BY id DESC LIMIT 500`, actor.UserID)
+	return s.listWhere(ctx, `shop_id = ? ORDER BY id DESC LIMIT 500`, actor.UserID)
 }
 
-func (s *Store) couponsWhere(ctx context.Context, where string, args ...any) ([]*Coupon, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+couponColumns+` FROM coupons WHERE `+where, args...)
+func (s *Service) listWhere(ctx context.Context, where string, args ...any) ([]*model.Coupon, error) {
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+columns+` FROM coupons WHERE `+where, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []*Coupon{}
+	out := []*model.Coupon{}
 	for rows.Next() {
-		c, err := scanCoupon(rows)
+		c, err := scan(rows)
 		if err != nil {
 			return nil, err
 		}
@@ -165,7 +120,7 @@ func (s *Store) couponsWhere(ctx context.Context, where string, args ...any) ([]
 
 // fillLive sets state and remaining stock: from Redis in one pipeline, or
 // from SQLite for a template Redis does not hold (it loads on first grab).
-func (s *Store) fillLive(ctx context.Context, cs []*Coupon) error {
+func (s *Service) fillLive(ctx context.Context, cs []*model.Coupon) error {
 	if len(cs) == 0 {
 		return nil
 	}
@@ -173,13 +128,13 @@ func (s *Store) fillLive(ctx context.Context, cs []*Coupon) error {
 	pipe := s.Redis.Pipeline()
 	gets := make([]*redis.StringCmd, len(cs))
 	for i, c := range cs {
-		gets[i] = pipe.Get(ctx, couponStockKey(c.ID))
+		gets[i] = pipe.Get(ctx, stockKey(c.ID))
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("read coupon stock: %w", err)
 	}
 	for i, c := range cs {
-		c.State = CouponState(c.GrabStartAt, c.GrabEndAt, now)
+		c.State = State(c.GrabStartAt, c.GrabEndAt, now)
 		if n, err := gets[i].Int64(); err == nil {
 			c.Remaining = n
 			continue
@@ -193,35 +148,35 @@ func (s *Store) fillLive(ctx context.Context, cs []*Coupon) error {
 	return nil
 }
 
-// loadCouponMeta puts a template's window, limit and stock in Redis unless it is there already.
+// loadMetaScript puts a template's window, limit and stock in Redis unless it is there already.
 //
 // KEYS[1] meta hash, KEYS[2] stock
 // ARGV[1] start (unix ms), ARGV[2] end (unix ms), ARGV[3] limit per user,
 // ARGV[4] valid days, ARGV[5] total stock, ARGV[6] remaining stock
 // Returns 1 when it loaded the template, 0 when Redis held it already.
-var loadCouponMeta = redis.NewScript(`
+var loadMetaScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
 redis.call('SET', KEYS[2], ARGV[6])
 redis.call('HSET', KEYS[1], 'start', ARGV[1], 'end', ARGV[2], 'limit', ARGV[3], 'days', ARGV[4], 'total', ARGV[5])
 return 1
 `)
 
-// loadCouponUsers restores per-user grab counts; a count already in Redis is
+// loadUsersScript restores per-user grab counts; a count already in Redis is
 // kept, as it is at least as new as SQLite's.
 //
 // KEYS[1] users hash
 // ARGV pairs of user ID and count
 // Returns 0.
-var loadCouponUsers = redis.NewScript(`
+var loadUsersScript = redis.NewScript(`
 for i = 1, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
 return 0
 `)
 
-// loadCoupon makes Redis hold the template: at creation, and again when
+// load makes Redis hold the template: at creation, and again when
 // Redis has lost it (an embedded Redis after a restart). Counts come from
 // SQLite, so grabs that were flushed keep counting against stock and limits.
-func (s *Store) loadCoupon(ctx context.Context, c *Coupon) error {
-	if n, err := s.Redis.Exists(ctx, couponMetaKey(c.ID)).Result(); err != nil {
+func (s *Service) load(ctx context.Context, c *model.Coupon) error {
+	if n, err := s.Redis.Exists(ctx, metaKey(c.ID)).Result(); err != nil {
 		return fmt.Errorf("check coupon %d in redis: %w", c.ID, err)
 	} else if n == 1 {
 		return nil
@@ -236,7 +191,7 @@ func (s *Store) loadCoupon(ctx context.Context, c *Coupon) error {
 		if len(args) == 0 {
 			return nil
 		}
-		err := loadCouponUsers.Run(ctx, s.Redis, []string{couponUsersKey(c.ID)}, args...).Err()
+		err := loadUsersScript.Run(ctx, s.Redis, []string{usersKey(c.ID)}, args...).Err()
 		args = args[:0]
 		return err
 	}
@@ -258,16 +213,16 @@ func (s *Store) loadCoupon(ctx context.Context, c *Coupon) error {
 	if err := errors.Join(rows.Err(), flush()); err != nil {
 		return fmt.Errorf("load coupon %d users: %w", c.ID, err)
 	}
-	err = loadCouponMeta.Run(ctx, s.Redis, []string{couponMetaKey(c.ID), couponStockKey(c.ID)},
+	err = loadMetaScript.Run(ctx, s.Redis, []string{metaKey(c.ID), stockKey(c.ID)},
 		c.GrabStartAt.UnixMilli(), c.GrabEndAt.UnixMilli(), c.LimitPerUser, c.ValidDays, c.Stock, c.Stock-grabbed).Err()
 	if err != nil {
 		return fmt.Errorf("load coupon %d: %w", c.ID, err)
 	}
-	return s.Redis.SAdd(ctx, couponQueuesKey, c.ID).Err()
+	return s.Redis.SAdd(ctx, queuesKey, c.ID).Err()
 }
 
-// GrabMemoTTL is how long a successful grab is remembered under its request ID.
-const GrabMemoTTL = 5 * time.Minute
+// grabMemoTTL is how long a successful grab is remembered under its request ID.
+const grabMemoTTL = 5 * time.Minute
 
 // Grab script results.
 const (
@@ -279,7 +234,7 @@ const (
 	grabSoldOut
 )
 
-// grabCoupon decides a grab in one round trip: the window, the user's count,
+// grabScript decides a grab in one round trip: the window, the user's count,
 // then stock; on success it counts the user, takes a unit and queues the
 // coupon for the flush. A success is remembered under the request ID, so a
 // command that go-redis sends again answers the same without grabbing twice;
@@ -291,7 +246,7 @@ const (
 // ARGV[4] "1" when the grab carries an Idempotency-Key: refusals are remembered too
 // Returns {code, unit, grabbed at (unix ms), valid days, remaining}; code is
 // 0 grabbed, 1 template not in Redis, 2 not started, 3 ended, 4 limit reached, 5 sold out.
-var grabCoupon = redis.NewScript(`
+var grabScript = redis.NewScript(`
 local memo = redis.call('GET', KEYS[4])
 if memo then return cjson.decode(memo) end
 local function refuse(res)
@@ -314,46 +269,46 @@ redis.call('SET', KEYS[4], cjson.encode(res), 'EX', tonumber(ARGV[3]))
 return res
 `)
 
-// GrabCoupon gives the user one coupon of the template: one Lua script, no
+// Grab gives the user one coupon of the template: one Lua script, no
 // SQL. requestID identifies the attempt (empty: a new one); the coupon
 // reaches SQLite through the batch flush.
-func (s *Store) GrabCoupon(ctx context.Context, userID, couponID int64, requestID string) (*UserCoupon, error) {
+func (s *Service) Grab(ctx context.Context, userID, couponID int64, requestID string) (*model.UserCoupon, error) {
 	keyed := "0"
-	if req, ok := KeyedRequestID(ctx, "coupon", userID); ok {
+	if req, ok := db.KeyedRequestID(ctx, "coupon", userID); ok {
 		requestID, keyed = req, "1"
 	} else if requestID == "" {
 		requestID = rdb.NewRequestID()
 	}
-	keys := []string{couponMetaKey(couponID), couponStockKey(couponID), couponUsersKey(couponID),
-		couponReqKey(couponID, userID, requestID), couponQueue(couponID).Pending}
+	keys := []string{metaKey(couponID), stockKey(couponID), usersKey(couponID),
+		memoKey(couponID, userID, requestID), grabQueue(couponID).Pending}
 	for loaded := false; ; loaded = true {
-		res, err := s.Eval(ctx, grabCoupon, keys, userID, s.Now().UnixMilli(), int(GrabMemoTTL/time.Second), keyed).Int64Slice()
+		res, err := s.Eval(ctx, grabScript, keys, userID, s.Now().UnixMilli(), int(grabMemoTTL/time.Second), keyed).Int64Slice()
 		if err != nil {
 			return nil, fmt.Errorf("grab coupon %d: %w", couponID, err)
 		}
 		switch res[0] {
 		case grabOK:
 			grabbed := time.UnixMilli(res[2]).UTC()
-			s.Events.PublishCoalesced(live.TopicCoupon(couponID), CouponEvent{Type: "coupon", CouponID: couponID, Remaining: res[4]})
-			return &UserCoupon{ID: UserCouponID(couponID, res[1]), CouponID: couponID, UserID: userID, Status: "unused",
-				GrabbedAt: grabbed, ValidUntil: CouponValidUntil(grabbed, int(res[3]))}, nil
+			s.Events.PublishCoalesced(live.TopicCoupon(couponID), Event{Type: "coupon", CouponID: couponID, Remaining: res[4]})
+			return &model.UserCoupon{ID: UserCouponID(couponID, res[1]), CouponID: couponID, UserID: userID, Status: "unused",
+				GrabbedAt: grabbed, ValidUntil: ValidUntil(grabbed, int(res[3]))}, nil
 		case grabNotStarted:
-			return nil, ErrNotStarted
+			return nil, db.ErrNotStarted
 		case grabEnded:
-			return nil, ErrEnded
+			return nil, db.ErrEnded
 		case grabLimit:
-			return nil, ErrLimitReached
+			return nil, db.ErrLimitReached
 		case grabSoldOut:
-			return nil, ErrSoldOut
+			return nil, db.ErrSoldOut
 		case grabNotLoaded:
 			if loaded {
 				return nil, fmt.Errorf("coupon %d did not load into redis", couponID)
 			}
-			c, err := s.couponRow(ctx, couponID)
+			c, err := s.row(ctx, couponID)
 			if err != nil {
 				return nil, err
 			}
-			if err := s.loadCoupon(ctx, c); err != nil {
+			if err := s.load(ctx, c); err != nil {
 				return nil, err
 			}
 		default:
@@ -362,32 +317,32 @@ func (s *Store) GrabCoupon(ctx context.Context, userID, couponID int64, requestI
 	}
 }
 
-// FlushCoupons moves grabbed coupons of every template from Redis to SQLite,
+// FlushGrabs moves grabbed coupons of every template from Redis to SQLite,
 // and forgets the queues of templates that ended a while ago and are empty.
-func (s *Store) FlushCoupons(ctx context.Context) error {
-	ids, err := s.FlushSetIDs(ctx, couponQueuesKey)
+func (s *Service) FlushGrabs(ctx context.Context) error {
+	ids, err := s.FlushSetIDs(ctx, queuesKey)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, id := range ids {
-		q := couponQueue(id)
-		if _, err := s.Flush(ctx, q, func(tx *sql.Tx, recs []string) error { return s.applyCouponGrabs(ctx, tx, id, recs) }); err != nil {
+		q := grabQueue(id)
+		if _, err := s.Flush(ctx, q, func(tx *sql.Tx, recs []string) error { return s.applyGrabs(ctx, tx, id, recs) }); err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		end, err := s.Redis.HGet(ctx, couponMetaKey(id), "end").Int64()
+		end, err := s.Redis.HGet(ctx, metaKey(id), "end").Int64()
 		if (errors.Is(err, redis.Nil) || (err == nil && s.Now().Add(-time.Minute).UnixMilli() > end)) &&
 			s.Redis.Exists(ctx, q.Pending, q.Processing).Val() == 0 {
-			s.Redis.SRem(ctx, couponQueuesKey, id)
+			s.Redis.SRem(ctx, queuesKey, id)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// applyCouponGrabs writes "unit:user:grabbed-ms" records; the ID comes from
+// applyGrabs writes "unit:user:grabbed-ms" records; the ID comes from
 // the unit, so a batch applied twice after a crash writes nothing new.
-func (s *Store) applyCouponGrabs(ctx context.Context, tx *sql.Tx, couponID int64, recs []string) error {
+func (s *Service) applyGrabs(ctx context.Context, tx *sql.Tx, couponID int64, recs []string) error {
 	var days int
 	if err := tx.QueryRowContext(ctx, `SELECT valid_days FROM coupons WHERE id = ?`, couponID).Scan(&days); err != nil {
 		return fmt.Errorf("coupon %d of queued grabs: %w", couponID, err)
@@ -412,7 +367,7 @@ func (s *Store) applyCouponGrabs(ctx context.Context, tx *sql.Tx, couponID int64
 		}
 		grabbed := time.UnixMilli(ms).UTC()
 		if _, err := stmt.ExecContext(ctx, UserCouponID(couponID, unit), couponID, user,
-			grabbed.Format(time.RFC3339Nano), CouponValidUntil(grabbed, days).Format(time.RFC3339Nano)); err != nil {
+			grabbed.Format(time.RFC3339Nano), ValidUntil(grabbed, days).Format(time.RFC3339Nano)); err != nil {
 			return fmt.Errorf("insert user coupon: %w", err)
 		}
 	}
@@ -420,7 +375,7 @@ func (s *Store) applyCouponGrabs(ctx context.Context, tx *sql.Tx, couponID int64
 }
 
 // UserCoupons lists the coupons the user has grabbed and that have reached SQLite, newest first.
-func (s *Store) UserCoupons(ctx context.Context, userID int64) ([]*UserCoupon, error) {
+func (s *Service) UserCoupons(ctx context.Context, userID int64) ([]*model.UserCoupon, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT u.id, u.coupon_id, u.status, u.grabbed_at, u.valid_until, c.title, c.kind, c.value, c.min_spend_cents
 		FROM user_coupons u JOIN coupons c ON c.id = u.coupon_id WHERE u.user_id = ? ORDER BY u.grabbed_at DESC, u.id DESC LIMIT 500`, userID)
 	if err != nil {
@@ -428,9 +383,9 @@ func (s *Store) UserCoupons(ctx context.Context, userID int64) ([]*UserCoupon, e
 	}
 	defer rows.Close()
 	now := s.Now()
-	out := []*UserCoupon{}
+	out := []*model.UserCoupon{}
 	for rows.Next() {
-		u := &UserCoupon{UserID: userID}
+		u := &model.UserCoupon{UserID: userID}
 		var grabbed, until string
 		if err := rows.Scan(&u.ID, &u.CouponID, &u.Status, &grabbed, &until, &u.Title, &u.Kind, &u.Value, &u.MinSpendCents); err != nil {
 			return nil, err
@@ -445,14 +400,14 @@ func (s *Store) UserCoupons(ctx context.Context, userID int64) ([]*UserCoupon, e
 	return out, rows.Err()
 }
 
-// ownCoupon returns the template if actor may manage it: its merchant, or an admin.
-func (s *Store) ownCoupon(ctx context.Context, actor model.Claims, id int64) (*Coupon, error) {
-	c, err := s.couponRow(ctx, id)
+// owned returns the template if actor may manage it: its merchant, or an admin.
+func (s *Service) owned(ctx context.Context, actor model.Claims, id int64) (*model.Coupon, error) {
+	c, err := s.row(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if actor.Role != model.RoleAdmin && c.ShopID != actor.UserID {
-		return nil, Errorf(ENOTFOUND, "coupon %d not found", id)
+		return nil, db.Errorf(db.ENOTFOUND, "coupon %d not found", id)
 	}
 	return c, nil
 }
