@@ -153,12 +153,12 @@ func (s *Service) fillLive(ctx context.Context, cs []*model.Coupon) error {
 // KEYS[1] meta hash, KEYS[2] stock
 // ARGV[1] start (unix ms), ARGV[2] end (unix ms), ARGV[3] limit per user,
 // ARGV[4] valid days, ARGV[5] total stock, ARGV[6] remaining stock
-// Returns 1 when it loaded the template, 0 when Redis held it already.
+// Returns "loaded", or "present" when Redis held the template already (nothing changed).
 var loadMetaScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'present' end
 redis.call('SET', KEYS[2], ARGV[6])
 redis.call('HSET', KEYS[1], 'start', ARGV[1], 'end', ARGV[2], 'limit', ARGV[3], 'days', ARGV[4], 'total', ARGV[5])
-return 1
+return 'loaded'
 `)
 
 // loadUsersScript restores per-user grab counts; a count already in Redis is
@@ -166,10 +166,10 @@ return 1
 //
 // KEYS[1] users hash
 // ARGV pairs of user ID and count
-// Returns 0.
+// Returns "ok".
 var loadUsersScript = redis.NewScript(`
 for i = 1, #ARGV, 2 do redis.call('HSETNX', KEYS[1], ARGV[i], ARGV[i + 1]) end
-return 0
+return 'ok'
 `)
 
 // load makes Redis hold the template: at creation, and again when
@@ -224,16 +224,6 @@ func (s *Service) load(ctx context.Context, c *model.Coupon) error {
 // grabMemoTTL is how long a successful grab is remembered under its request ID.
 const grabMemoTTL = 5 * time.Minute
 
-// Grab script results.
-const (
-	grabOK = iota
-	grabNotLoaded
-	grabNotStarted
-	grabEnded
-	grabLimit
-	grabSoldOut
-)
-
 // grabScript decides a grab in one round trip: the window, the user's count,
 // then stock; on success it counts the user, takes a unit and queues the
 // coupon for the flush. A success is remembered under the request ID, so a
@@ -244,28 +234,29 @@ const (
 // KEYS[1] meta hash, KEYS[2] stock, KEYS[3] users hash, KEYS[4] request memo, KEYS[5] pending flush queue
 // ARGV[1] user ID, ARGV[2] now (unix ms), ARGV[3] memo TTL (seconds),
 // ARGV[4] "1" when the grab carries an Idempotency-Key: refusals are remembered too
-// Returns {code, unit, grabbed at (unix ms), valid days, remaining}; code is
-// 0 grabbed, 1 template not in Redis, 2 not started, 3 ended, 4 limit reached, 5 sold out.
+// Returns "ok:<unit>:<grabbed at, unix ms>:<valid days>:<remaining>", or
+// not_loaded (the template is not in Redis) | not_started | ended |
+// limit_reached | sold_out.
 var grabScript = redis.NewScript(`
 local memo = redis.call('GET', KEYS[4])
-if memo then return cjson.decode(memo) end
+if memo then return memo end
 local function refuse(res)
-	if ARGV[4] == '1' then redis.call('SET', KEYS[4], cjson.encode(res), 'EX', tonumber(ARGV[3])) end
+	if ARGV[4] == '1' then redis.call('SET', KEYS[4], res, 'EX', tonumber(ARGV[3])) end
 	return res
 end
 local meta = redis.call('HMGET', KEYS[1], 'start', 'end', 'limit', 'days', 'total')
-if not meta[1] then return {1, 0, 0, 0, 0} end
+if not meta[1] then return 'not_loaded' end
 local now = tonumber(ARGV[2])
-if now < tonumber(meta[1]) then return refuse({2, 0, 0, 0, 0}) end
-if now >= tonumber(meta[2]) then return refuse({3, 0, 0, 0, 0}) end
-if tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0') >= tonumber(meta[3]) then return refuse({4, 0, 0, 0, 0}) end
-if tonumber(redis.call('GET', KEYS[2]) or '0') <= 0 then return refuse({5, 0, 0, 0, 0}) end
+if now < tonumber(meta[1]) then return refuse('not_started') end
+if now >= tonumber(meta[2]) then return refuse('ended') end
+if tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0') >= tonumber(meta[3]) then return refuse('limit_reached') end
+if tonumber(redis.call('GET', KEYS[2]) or '0') <= 0 then return refuse('sold_out') end
 local left = redis.call('DECR', KEYS[2])
 redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
 local unit = tonumber(meta[5]) - left
 redis.call('RPUSH', KEYS[5], unit .. ':' .. ARGV[1] .. ':' .. ARGV[2])
-local res = {0, unit, now, tonumber(meta[4]), left}
-redis.call('SET', KEYS[4], cjson.encode(res), 'EX', tonumber(ARGV[3]))
+local res = 'ok:' .. unit .. ':' .. ARGV[2] .. ':' .. meta[4] .. ':' .. left
+redis.call('SET', KEYS[4], res, 'EX', tonumber(ARGV[3]))
 return res
 `)
 
@@ -282,25 +273,20 @@ func (s *Service) Grab(ctx context.Context, userID, couponID int64, requestID st
 	keys := []string{metaKey(couponID), stockKey(couponID), usersKey(couponID),
 		memoKey(couponID, userID, requestID), grabQueue(couponID).Pending}
 	for loaded := false; ; loaded = true {
-		res, err := s.Eval(ctx, grabScript, keys, userID, s.Now().UnixMilli(), int(grabMemoTTL/time.Second), keyed).Int64Slice()
+		res, err := s.Eval(ctx, grabScript, keys, userID, s.Now().UnixMilli(), int(grabMemoTTL/time.Second), keyed).Text()
 		if err != nil {
 			return nil, fmt.Errorf("grab coupon %d: %w", couponID, err)
 		}
-		switch res[0] {
-		case grabOK:
-			grabbed := time.UnixMilli(res[2]).UTC()
-			s.Events.PublishCoalesced(live.TopicCoupon(couponID), Event{Type: "coupon", CouponID: couponID, Remaining: res[4]})
-			return &model.UserCoupon{ID: UserCouponID(couponID, res[1]), CouponID: couponID, UserID: userID, Status: "unused",
-				GrabbedAt: grabbed, ValidUntil: ValidUntil(grabbed, int(res[3]))}, nil
-		case grabNotStarted:
+		switch res {
+		case "not_started":
 			return nil, db.ErrNotStarted
-		case grabEnded:
+		case "ended":
 			return nil, db.ErrEnded
-		case grabLimit:
+		case "limit_reached":
 			return nil, db.ErrLimitReached
-		case grabSoldOut:
+		case "sold_out":
 			return nil, db.ErrSoldOut
-		case grabNotLoaded:
+		case "not_loaded":
 			if loaded {
 				return nil, fmt.Errorf("coupon %d did not load into redis", couponID)
 			}
@@ -311,10 +297,40 @@ func (s *Service) Grab(ctx context.Context, userID, couponID int64, requestID st
 			if err := s.load(ctx, c); err != nil {
 				return nil, err
 			}
-		default:
-			return nil, fmt.Errorf("grab coupon %d: unknown result %v", couponID, res)
+			continue
 		}
+		g, err := parseGrab(res)
+		if err != nil {
+			return nil, fmt.Errorf("grab coupon %d: %w", couponID, err)
+		}
+		s.Events.PublishCoalesced(live.TopicCoupon(couponID), Event{Type: "coupon", CouponID: couponID, Remaining: g.left})
+		return &model.UserCoupon{ID: UserCouponID(couponID, g.unit), CouponID: couponID, UserID: userID, Status: "unused",
+			GrabbedAt: g.at, ValidUntil: ValidUntil(g.at, g.days)}, nil
 	}
+}
+
+// grabbed is a successful grab as the script answered it.
+type grabbed struct {
+	unit, left int64
+	at         time.Time
+	days       int
+}
+
+// parseGrab reads the script's "ok:<unit>:<ms>:<days>:<remaining>".
+func parseGrab(res string) (grabbed, error) {
+	f := strings.Split(res, ":")
+	if len(f) != 5 || f[0] != "ok" {
+		return grabbed{}, fmt.Errorf("unexpected answer %q", res)
+	}
+	var n [4]int64
+	for i := range n {
+		v, err := strconv.ParseInt(f[i+1], 10, 64)
+		if err != nil {
+			return grabbed{}, fmt.Errorf("unexpected answer %q", res)
+		}
+		n[i] = v
+	}
+	return grabbed{unit: n[0], at: time.UnixMilli(n[1]).UTC(), days: int(n[2]), left: n[3]}, nil
 }
 
 // FlushGrabs moves grabbed coupons of every template from Redis to SQLite,
