@@ -27,22 +27,22 @@ type Event struct {
 	Remaining int64  `json:"remaining"`
 }
 
-const columns = `id, shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_at, grab_end_at, valid_days`
+const columns = `id, shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_ms, grab_end_ms, valid_days`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
 func scan(r rowScanner) (*model.Coupon, error) {
 	var c model.Coupon
-	var start, end string
+	var start, end int64
 	if err := r.Scan(&c.ID, &c.ShopID, &c.Title, &c.Kind, &c.Value, &c.MinSpendCents, &c.Stock, &c.LimitPerUser, &start, &end, &c.ValidDays); err != nil {
 		return nil, err
 	}
-	c.GrabStartAt, _ = time.Parse(time.RFC3339, start)
-	c.GrabEndAt, _ = time.Parse(time.RFC3339, end)
+	c.GrabStartAt, c.GrabEndAt = fromMS(start), fromMS(end)
 	return &c, nil
 }
 
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339) }
+// fromMS reads a time SQLite holds as unix milliseconds.
+func fromMS(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // Create validates and stores a template owned by shopID and loads it into Redis.
 func (s *Service) Create(ctx context.Context, shopID int64, in model.CouponInput) (*model.Coupon, error) {
@@ -50,10 +50,10 @@ func (s *Service) Create(ctx context.Context, shopID int64, in model.CouponInput
 	if err := NormaliseInput(&in, now); err != nil {
 		return nil, err
 	}
-	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO coupons (shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_at, grab_end_at, valid_days, created_at)
+	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO coupons (shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_ms, grab_end_ms, valid_days, created_ms)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 		shopID, in.Title, in.Kind, in.Value, in.MinSpendCents, in.Stock, in.LimitPerUser,
-		formatTime(in.GrabStartAt), formatTime(in.GrabEndAt), in.ValidDays, now.UTC().Format(time.RFC3339Nano))
+		in.GrabStartAt.UnixMilli(), in.GrabEndAt.UnixMilli(), in.ValidDays, now.UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("insert coupon: %w", err)
 	}
@@ -87,7 +87,7 @@ func (s *Service) Get(ctx context.Context, id int64) (*model.Coupon, error) {
 
 // List lists the templates that are live or upcoming, soonest first.
 func (s *Service) List(ctx context.Context) ([]*model.Coupon, error) {
-	return s.listWhere(ctx, `grab_end_at > ? ORDER BY grab_start_at, id LIMIT 200`, formatTime(s.Now()))
+	return s.listWhere(ctx, `grab_end_ms > ? ORDER BY grab_start_ms, id LIMIT 200`, s.Now().UnixMilli())
 }
 
 // Managed lists the templates a merchant owns (every template for an admin), newest first.
@@ -363,7 +363,7 @@ func (s *Service) applyGrabs(ctx context.Context, tx *sql.Tx, couponID int64, re
 	if err := tx.QueryRowContext(ctx, `SELECT valid_days FROM coupons WHERE id = ?`, couponID).Scan(&days); err != nil {
 		return fmt.Errorf("coupon %d of queued grabs: %w", couponID, err)
 	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO user_coupons (id, coupon_id, user_id, status, grabbed_at, valid_until) VALUES (?, ?, ?, 'unused', ?, ?)`)
+	stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO user_coupons (id, coupon_id, user_id, status, grabbed_ms, valid_until_ms) VALUES (?, ?, ?, 'unused', ?, ?)`)
 	if err != nil {
 		return err
 	}
@@ -383,7 +383,7 @@ func (s *Service) applyGrabs(ctx context.Context, tx *sql.Tx, couponID int64, re
 		}
 		grabbed := time.UnixMilli(ms).UTC()
 		if _, err := stmt.ExecContext(ctx, UserCouponID(couponID, unit), couponID, user,
-			grabbed.Format(time.RFC3339Nano), ValidUntil(grabbed, days).Format(time.RFC3339Nano)); err != nil {
+			grabbed.UnixMilli(), ValidUntil(grabbed, days).UnixMilli()); err != nil {
 			return fmt.Errorf("insert user coupon: %w", err)
 		}
 	}
@@ -392,8 +392,8 @@ func (s *Service) applyGrabs(ctx context.Context, tx *sql.Tx, couponID int64, re
 
 // UserCoupons lists the coupons the user has grabbed and that have reached SQLite, newest first.
 func (s *Service) UserCoupons(ctx context.Context, userID int64) ([]*model.UserCoupon, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT u.id, u.coupon_id, u.status, u.grabbed_at, u.valid_until, c.title, c.kind, c.value, c.min_spend_cents
-		FROM user_coupons u JOIN coupons c ON c.id = u.coupon_id WHERE u.user_id = ? ORDER BY u.grabbed_at DESC, u.id DESC LIMIT 500`, userID)
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT u.id, u.coupon_id, u.status, u.grabbed_ms, u.valid_until_ms, c.title, c.kind, c.value, c.min_spend_cents
+		FROM user_coupons u JOIN coupons c ON c.id = u.coupon_id WHERE u.user_id = ? ORDER BY u.grabbed_ms DESC, u.id DESC LIMIT 500`, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -402,12 +402,11 @@ func (s *Service) UserCoupons(ctx context.Context, userID int64) ([]*model.UserC
 	out := []*model.UserCoupon{}
 	for rows.Next() {
 		u := &model.UserCoupon{UserID: userID}
-		var grabbed, until string
+		var grabbed, until int64
 		if err := rows.Scan(&u.ID, &u.CouponID, &u.Status, &grabbed, &until, &u.Title, &u.Kind, &u.Value, &u.MinSpendCents); err != nil {
 			return nil, err
 		}
-		u.GrabbedAt, _ = time.Parse(time.RFC3339Nano, grabbed)
-		u.ValidUntil, _ = time.Parse(time.RFC3339Nano, until)
+		u.GrabbedAt, u.ValidUntil = fromMS(grabbed), fromMS(until)
 		if u.Status == "unused" && !now.Before(u.ValidUntil) {
 			u.Status = "expired"
 		}

@@ -140,8 +140,7 @@ func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
 		return nil
 	}
 	now := r.s.Now().UTC()
-	at := now.Format(time.RFC3339Nano)
-	start := formatTime(r.c.GrabStartAt)
+	at, start := now.UnixMilli(), r.c.GrabStartAt.UnixMilli()
 	list, _ := json.Marshal(users)
 	var sent map[int64]model.Notification
 	err := r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
@@ -149,7 +148,7 @@ func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
 		// (a row there means an earlier run of this task sent it), then
 		// their inbox rows.
 		fresh, err := queryUsers(ctx, tx, `INSERT OR IGNORE INTO reminder_deliveries
-			(template_id, grab_start_at, minutes_before, channel, user_id, status, attempts, created_at, sent_at)
+			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms, sent_ms)
 			SELECT ?, ?, ?, 'app', value, 'sent', 1, ?, ? FROM json_each(?) RETURNING user_id`, r.c.ID, start, r.minutes, at, at, string(list))
 		if err != nil || len(fresh) == 0 {
 			return err
@@ -196,13 +195,12 @@ func (r *reminderRun) startExternal(ctx context.Context, channel string, users [
 	if err != nil {
 		return err
 	}
-	start := formatTime(r.c.GrabStartAt)
-	at := r.s.Now().UTC().Format(time.RFC3339Nano)
+	start, at := r.c.GrabStartAt.UnixMilli(), r.s.Now().UnixMilli()
 	var claimed []int64
 	err = r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		claimed = claimed[:0]
 		st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO reminder_deliveries
-			(template_id, grab_start_at, minutes_before, channel, user_id, status, attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)`)
+			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms) VALUES (?, ?, ?, ?, ?, ?, 1, ?)`)
 		if err != nil {
 			return err
 		}
@@ -312,11 +310,11 @@ func (s *Service) finishDelivery(ctx context.Context, p tasks.CouponDeliverPaylo
 	}
 	var sentAt any
 	if status == deliverySent {
-		sentAt = s.Now().UTC().Format(time.RFC3339Nano)
+		sentAt = s.Now().UnixMilli()
 	}
-	_, err := s.SQL.W.ExecContext(context.WithoutCancel(ctx), `UPDATE reminder_deliveries SET status = ?, attempts = ?, last_error = ?, sent_at = ?
-		WHERE template_id = ? AND grab_start_at = ? AND minutes_before = ? AND channel = ? AND user_id = ?`,
-		status, attempts, msg, sentAt, p.CouponID, formatTime(p.GrabStartAt), p.MinutesBefore, p.Channel, p.UserID)
+	_, err := s.SQL.W.ExecContext(context.WithoutCancel(ctx), `UPDATE reminder_deliveries SET status = ?, attempts = ?, last_error = ?, sent_ms = ?
+		WHERE template_id = ? AND grab_start_ms = ? AND minutes_before = ? AND channel = ? AND user_id = ?`,
+		status, attempts, msg, sentAt, p.CouponID, p.GrabStartAt.UnixMilli(), p.MinutesBefore, p.Channel, p.UserID)
 	if err != nil {
 		return fmt.Errorf("record %s delivery: %w", p.Channel, err)
 	}
@@ -328,9 +326,9 @@ func (s *Service) finishDelivery(ctx context.Context, p tasks.CouponDeliverPaylo
 // Asynq delivers twice notifies once; a booking cancelled or a template
 // rescheduled since is skipped.
 func (s *Service) RetryDelivery(ctx context.Context, p tasks.CouponDeliverPayload) error {
-	key := []any{p.CouponID, formatTime(p.GrabStartAt), p.MinutesBefore, p.Channel, p.UserID}
+	key := []any{p.CouponID, p.GrabStartAt.UnixMilli(), p.MinutesBefore, p.Channel, p.UserID}
 	res, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET attempts = attempts + 1
-		WHERE template_id = ? AND grab_start_at = ? AND minutes_before = ? AND channel = ? AND user_id = ? AND status = 'retrying' AND attempts = ?`,
+		WHERE template_id = ? AND grab_start_ms = ? AND minutes_before = ? AND channel = ? AND user_id = ? AND status = 'retrying' AND attempts = ?`,
 		append(key, p.Attempt)...)
 	if err != nil {
 		return fmt.Errorf("claim delivery retry: %w", err)
@@ -341,7 +339,7 @@ func (s *Service) RetryDelivery(ctx context.Context, p tasks.CouponDeliverPayloa
 	attempts := p.Attempt + 1
 	skip := func(why string) error {
 		_, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET status = 'skipped', last_error = ?
-			WHERE template_id = ? AND grab_start_at = ? AND minutes_before = ? AND channel = ? AND user_id = ?`, append([]any{why}, key...)...)
+			WHERE template_id = ? AND grab_start_ms = ? AND minutes_before = ? AND channel = ? AND user_id = ?`, append([]any{why}, key...)...)
 		return err
 	}
 	c, err := s.row(ctx, p.CouponID)

@@ -89,17 +89,15 @@ func (s *Service) Book(ctx context.Context, userID, couponID int64, minutes int,
 	}
 	// Start time and shop come from the template row inside the statement, so
 	// a booking racing a reschedule stores the time the tasks were moved to.
-	var bits int64
-	var start string
-	err = s.SQL.W.QueryRowContext(ctx, `INSERT INTO coupon_reminders (user_id, template_id, bits, grab_start_at, shop_id, updated_at)
-		SELECT ?, id, ?, grab_start_at, shop_id, ? FROM coupons WHERE id = ?
-		ON CONFLICT (user_id, template_id) DO UPDATE SET bits = bits | excluded.bits, updated_at = excluded.updated_at
-		RETURNING bits, grab_start_at`, userID, bit, s.Now().UTC().Format(time.RFC3339Nano), c.ID).Scan(&bits, &start)
+	var bits, start int64
+	err = s.SQL.W.QueryRowContext(ctx, `INSERT INTO coupon_reminders (user_id, template_id, bits, grab_start_ms, shop_id, updated_ms)
+		SELECT ?, id, ?, grab_start_ms, shop_id, ? FROM coupons WHERE id = ?
+		ON CONFLICT (user_id, template_id) DO UPDATE SET bits = bits | excluded.bits, updated_ms = excluded.updated_ms
+		RETURNING bits, grab_start_ms`, userID, bit, s.Now().UnixMilli(), c.ID).Scan(&bits, &start)
 	if err != nil {
 		return nil, fmt.Errorf("book reminder: %w", err)
 	}
-	st, _ := time.Parse(time.RFC3339, start)
-	return expand(bits, st)
+	return expand(bits, fromMS(start))
 }
 
 // Cancel clears one reminder and returns the user's remaining ones for the template.
@@ -108,14 +106,12 @@ func (s *Service) Cancel(ctx context.Context, userID, couponID int64, minutes in
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.row(ctx, couponID)
-	if err != nil {
+	if _, err := s.row(ctx, couponID); err != nil {
 		return nil, err
 	}
-	var bits int64
-	var start string
-	err = s.SQL.W.QueryRowContext(ctx, `UPDATE coupon_reminders SET bits = bits & ~?, updated_at = ? WHERE user_id = ? AND template_id = ? RETURNING bits, grab_start_at`,
-		bit, s.Now().UTC().Format(time.RFC3339Nano), userID, couponID).Scan(&bits, &start)
+	var bits, start int64
+	err = s.SQL.W.QueryRowContext(ctx, `UPDATE coupon_reminders SET bits = bits & ~?, updated_ms = ? WHERE user_id = ? AND template_id = ? RETURNING bits, grab_start_ms`,
+		bit, s.Now().UnixMilli(), userID, couponID).Scan(&bits, &start)
 	if errors.Is(err, sql.ErrNoRows) {
 		return []model.BookedReminder{}, nil
 	} else if err != nil {
@@ -126,11 +122,7 @@ func (s *Service) Cancel(ctx context.Context, userID, couponID int64, minutes in
 			return nil, err
 		}
 	}
-	st, err := time.Parse(time.RFC3339, start)
-	if err != nil {
-		st = c.GrabStartAt
-	}
-	return expand(bits, st)
+	return expand(bits, fromMS(start))
 }
 
 // Reminders lists the user's reminders for one template.
@@ -149,7 +141,7 @@ func (s *Service) Reminders(ctx context.Context, userID, couponID int64) ([]mode
 
 // UserReminders lists every reminder the user has booked, soonest first.
 func (s *Service) UserReminders(ctx context.Context, userID int64) ([]model.BookedReminder, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT r.template_id, r.bits, r.grab_start_at, c.title FROM coupon_reminders r
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT r.template_id, r.bits, r.grab_start_ms, c.title FROM coupon_reminders r
 		JOIN coupons c ON c.id = r.template_id WHERE r.user_id = ? AND r.bits != 0 ORDER BY r.template_id`, userID)
 	if err != nil {
 		return nil, err
@@ -157,13 +149,12 @@ func (s *Service) UserReminders(ctx context.Context, userID int64) ([]model.Book
 	defer rows.Close()
 	out := []model.BookedReminder{}
 	for rows.Next() {
-		var id, bits int64
-		var start, title string
+		var id, bits, start int64
+		var title string
 		if err := rows.Scan(&id, &bits, &start, &title); err != nil {
 			return nil, err
 		}
-		st, _ := time.Parse(time.RFC3339, start)
-		rs, err := expand(bits, st)
+		rs, err := expand(bits, fromMS(start))
 		if err != nil {
 			return nil, fmt.Errorf("reminders of user %d for coupon %d: %w", userID, id, err)
 		}
@@ -234,10 +225,10 @@ func (s *Service) MoveWindow(ctx context.Context, actor model.Claims, couponID i
 	}
 	old := c.GrabStartAt
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE coupons SET grab_start_at = ?, grab_end_at = ? WHERE id = ?`, formatTime(start), formatTime(end), c.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE coupons SET grab_start_ms = ?, grab_end_ms = ? WHERE id = ?`, start.UnixMilli(), end.UnixMilli(), c.ID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE coupon_reminders SET grab_start_at = ? WHERE template_id = ?`, formatTime(start), c.ID)
+		_, err := tx.ExecContext(ctx, `UPDATE coupon_reminders SET grab_start_ms = ? WHERE template_id = ?`, start.UnixMilli(), c.ID)
 		return err
 	})
 	if err != nil {
@@ -301,8 +292,8 @@ const ensureWindow = model.MaxLeadTime*time.Minute + 5*time.Minute
 // recorded deliveries keep anyone from getting it twice.
 func (s *Service) EnsureReminderTasks(ctx context.Context) error {
 	now := s.Now()
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, grab_start_at FROM coupons WHERE grab_start_at > ? AND grab_start_at <= ?`,
-		formatTime(now), formatTime(now.Add(ensureWindow)))
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, grab_start_ms FROM coupons WHERE grab_start_ms > ? AND grab_start_ms <= ?`,
+		now.UnixMilli(), now.Add(ensureWindow).UnixMilli())
 	if err != nil {
 		return err
 	}
@@ -313,12 +304,12 @@ func (s *Service) EnsureReminderTasks(ctx context.Context) error {
 	var cs []upcoming
 	for rows.Next() {
 		var u upcoming
-		var start string
+		var start int64
 		if err := rows.Scan(&u.id, &start); err != nil {
 			rows.Close()
 			return err
 		}
-		u.start, _ = time.Parse(time.RFC3339, start)
+		u.start = fromMS(start)
 		cs = append(cs, u)
 	}
 	rows.Close()

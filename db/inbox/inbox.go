@@ -21,7 +21,7 @@ type Service struct {
 
 // List returns the user's latest notifications, newest first.
 func (s *Service) List(ctx context.Context, userID int64) ([]*model.Notification, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, kind, COALESCE(coupon_id, 0), message, created_at, read
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, kind, COALESCE(coupon_id, 0), message, created_ms, read
 		FROM notifications WHERE user_id = ? ORDER BY id DESC LIMIT 100`, userID)
 	if err != nil {
 		return nil, err
@@ -30,11 +30,11 @@ func (s *Service) List(ctx context.Context, userID int64) ([]*model.Notification
 	out := []*model.Notification{}
 	for rows.Next() {
 		var n model.Notification
-		var created string
+		var created int64
 		if err := rows.Scan(&n.ID, &n.Kind, &n.CouponID, &n.Message, &created, &n.Read); err != nil {
 			return nil, err
 		}
-		n.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+		n.CreatedAt = time.UnixMilli(created).UTC()
 		out = append(out, &n)
 	}
 	return out, rows.Err()
@@ -58,9 +58,9 @@ func (s *Service) MarkRead(ctx context.Context, userID int64) error {
 // user, each with its new ID.
 func Add(ctx context.Context, tx *sql.Tx, users []int64, n model.Notification) (map[int64]model.Notification, error) {
 	list, _ := json.Marshal(users)
-	rows, err := tx.QueryContext(ctx, `INSERT INTO notifications (user_id, kind, coupon_id, message, created_at)
+	rows, err := tx.QueryContext(ctx, `INSERT INTO notifications (user_id, kind, coupon_id, message, created_ms)
 		SELECT value, ?, ?, ?, ? FROM json_each(?) RETURNING user_id, id`,
-		n.Kind, n.CouponID, n.Message, n.CreatedAt.UTC().Format(time.RFC3339Nano), string(list))
+		n.Kind, n.CouponID, n.Message, n.CreatedAt.UnixMilli(), string(list))
 	if err != nil {
 		return nil, err
 	}
