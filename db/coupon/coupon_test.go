@@ -18,23 +18,23 @@ import (
 	"github.com/seckill/seckill/db/sqlite"
 )
 
-// couponStore is a coupon service on this test's Redis and SQLite, with an
+// testService is a coupon service on this test's Redis and SQLite, with an
 // Asynq client and inspector on the same Redis, the inbox it writes to, and a
 // merchant to own templates.
-type couponStore struct {
+type testService struct {
 	*coupon.Service
 	inbox    *inbox.Service
 	redis    *rdb.Redis
 	merchant int64
 }
 
-func newCouponStore(t testing.TB) *couponStore {
+func newService(t testing.TB) *testService {
 	t.Helper()
 	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
 	b := backend.New(sq, r.Client)
 	b.Tasks = asynq.NewClientFromRedisClient(r.Client)
 	b.Queue = asynq.NewInspectorFromRedisClient(r.Client)
-	cs := &couponStore{Service: &coupon.Service{Backend: b, Settings: sqlSettings{sq}}, inbox: &inbox.Service{Backend: b}, redis: r}
+	cs := &testService{Service: &coupon.Service{Backend: b, Settings: sqlSettings{sq}}, inbox: &inbox.Service{Backend: b}, redis: r}
 	cs.merchant = insertUsers(t, sq, "shop", 1)[0]
 	return cs
 }
@@ -50,7 +50,7 @@ func (s sqlSettings) UserSettings(ctx context.Context, userID int64) (*model.Set
 }
 
 // setEmail stores the user's email address for reminders.
-func setEmail(t testing.TB, cs *couponStore, userID int64, email string) {
+func setEmail(t testing.TB, cs *testService, userID int64, email string) {
 	t.Helper()
 	if _, err := cs.SQL.W.Exec(`UPDATE users SET email = ? WHERE id = ?`, email, userID); err != nil {
 		t.Fatal(err)
@@ -85,12 +85,12 @@ func insertUsers(t testing.TB, sq *sqlite.DB, prefix string, n int) []int64 {
 }
 
 // users adds n accounts for the test.
-func (cs *couponStore) users(t testing.TB, prefix string, n int) []int64 {
+func (cs *testService) users(t testing.TB, prefix string, n int) []int64 {
 	t.Helper()
 	return insertUsers(t, cs.SQL, prefix, n)
 }
 
-func (cs *couponStore) create(t testing.TB, stock, limit int64, start, end time.Time) *model.Coupon {
+func (cs *testService) create(t testing.TB, stock, limit int64, start, end time.Time) *model.Coupon {
 	t.Helper()
 	c, err := cs.Create(context.Background(), cs.merchant, model.CouponInput{
 		Title: "Ten off", Kind: model.CouponAmountOff, Value: 1000, MinSpendCents: 5000, Stock: stock, LimitPerUser: limit,
@@ -101,7 +101,7 @@ func (cs *couponStore) create(t testing.TB, stock, limit int64, start, end time.
 	return c
 }
 
-func (cs *couponStore) dbCount(t testing.TB, q string, args ...any) int64 {
+func (cs *testService) dbCount(t testing.TB, q string, args ...any) int64 {
 	t.Helper()
 	var n int64
 	if err := cs.SQL.R.QueryRow(q, args...).Scan(&n); err != nil {
@@ -114,7 +114,7 @@ func (cs *couponStore) dbCount(t testing.TB, q string, args ...any) int64 {
 // each a different user, and exactly those 100 reach SQLite.
 func TestCouponGrabRace(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	now := time.Now()
 	c := cs.create(t, 100, 1, now.Add(-time.Minute), now.Add(time.Hour))
 	users := cs.users(t, "racer", 1000)
@@ -161,7 +161,7 @@ func TestCouponGrabRace(t *testing.T) {
 // One user firing 60 grabs at once with a limit of 3 gets exactly 3.
 func TestCouponGrabLimitUnderParallelGrabs(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	now := time.Now()
 	c := cs.create(t, 100, 3, now.Add(-time.Minute), now.Add(time.Hour))
 	uid := cs.users(t, "greedy", 1)[0]
@@ -198,7 +198,7 @@ func TestCouponGrabLimitUnderParallelGrabs(t *testing.T) {
 // reply) answers the same coupon and takes no second unit.
 func TestCouponGrabRequestIDIsRemembered(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	now := time.Now()
 	c := cs.create(t, 10, 5, now.Add(-time.Minute), now.Add(time.Hour))
 	uid := cs.users(t, "retry", 1)[0]
@@ -230,7 +230,7 @@ func TestCouponGrabRequestIDIsRemembered(t *testing.T) {
 
 func TestCouponGrabWindowAndRules(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	now := time.Now()
 	uid := cs.users(t, "w", 1)[0]
 	soon := cs.create(t, 5, 1, now.Add(time.Hour), now.Add(2*time.Hour))
@@ -263,7 +263,7 @@ func TestCouponGrabWindowAndRules(t *testing.T) {
 // grab loads it back from SQLite with the flushed grabs still counting.
 func TestCouponReloadsAfterRedisLoss(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	now := time.Now()
 	c := cs.create(t, 5, 2, now.Add(-time.Minute), now.Add(time.Hour))
 	uid := cs.users(t, "r", 1)[0]

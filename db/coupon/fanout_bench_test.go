@@ -16,11 +16,11 @@ import (
 // measures the fan-out: bookings notified per second (inbox rows written,
 // deliveries recorded and live pushes published).
 //
-//	go test ./db/ -run XXX -bench ReminderFanOut -benchtime 3x
+//	go test ./db/coupon/ -run XXX -bench ReminderFanOut -benchtime 3x
 func BenchmarkReminderFanOut(b *testing.B) {
 	const bookings = 100_000
 	ctx := context.Background()
-	cs := newCouponStore(b)
+	cs := newService(b)
 	now := time.Now()
 	c := cs.create(b, 10, 1, now.Add(2*time.Hour), now.Add(3*time.Hour))
 	users := cs.users(b, "bench", bookings)

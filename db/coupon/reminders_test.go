@@ -25,7 +25,7 @@ func reminderPairs(rs []model.BookedReminder) []string {
 
 func TestReminderBookCancelList(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	now := time.Now()
 	c := cs.create(t, 10, 1, now.Add(2*time.Hour), now.Add(3*time.Hour))
 	uid := cs.users(t, "b", 1)[0]
@@ -119,7 +119,7 @@ type tasksInfo struct {
 // However many users book, each (template, lead time) has one task.
 func TestReminderOneTaskPerLeadTime(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	now := time.Now()
 	c := cs.create(t, 10, 1, now.Add(2*time.Hour), now.Add(3*time.Hour))
 	users := cs.users(t, "many", 300)
@@ -159,7 +159,7 @@ func TestReminderOneTaskPerLeadTime(t *testing.T) {
 // skips cancelled bookings, and does nothing more when it runs again.
 func TestReminderFanOutApp(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	now := time.Now()
 	c := cs.create(t, 10, 1, now.Add(2*time.Hour), now.Add(3*time.Hour))
 	users := cs.users(t, "fan", 2*coupon.ReminderPageSize+300)
@@ -218,7 +218,7 @@ func TestReminderFanOutApp(t *testing.T) {
 // the old start that runs anyway sends nothing.
 func TestReminderReschedule(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	now := time.Now().Truncate(time.Second)
 	c := cs.create(t, 10, 1, now.Add(2*time.Hour), now.Add(3*time.Hour))
 	uid := cs.users(t, "move", 1)[0]
@@ -269,7 +269,7 @@ func TestReminderReschedule(t *testing.T) {
 // hour; later ones come back when their hour comes.
 func TestEnsureReminderTasks(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	now := time.Now()
 	soon := cs.create(t, 10, 1, now.Add(30*time.Minute), now.Add(2*time.Hour))
 	later := cs.create(t, 10, 1, now.Add(3*time.Hour), now.Add(4*time.Hour))

@@ -10,7 +10,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-func TestNormaliseCouponInput(t *testing.T) {
+func TestNormaliseInput(t *testing.T) {
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	good := func() model.CouponInput {
 		return model.CouponInput{Title: " Ten off ", Kind: model.CouponAmountOff, Value: 1000, MinSpendCents: 5000, Stock: 100,
@@ -92,7 +92,7 @@ func TestNormaliseCouponInput(t *testing.T) {
 	}
 }
 
-func TestNormaliseCouponWindow(t *testing.T) {
+func TestNormaliseWindow(t *testing.T) {
 	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
 	for _, tt := range []struct {
 		name       string
@@ -124,7 +124,7 @@ func TestNormaliseCouponWindow(t *testing.T) {
 	}
 }
 
-func TestCouponState(t *testing.T) {
+func TestState(t *testing.T) {
 	start := time.Date(2030, 1, 1, 10, 0, 0, 0, time.UTC)
 	end := start.Add(time.Hour)
 	for _, tt := range []struct {

@@ -27,7 +27,7 @@ func countingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // bookWebhooks stores each URL as a new user's webhook straight in SQLite,
 // as a row saved before the rule changed or whose name resolved elsewhere
 // then, and books the user's 5-minute webhook reminder on c.
-func bookWebhooks(t *testing.T, cs *couponStore, c *model.Coupon, urls []string) []int64 {
+func bookWebhooks(t *testing.T, cs *testService, c *model.Coupon, urls []string) []int64 {
 	t.Helper()
 	users := cs.users(t, "hook", len(urls))
 	for i, u := range urls {
@@ -42,7 +42,7 @@ func bookWebhooks(t *testing.T, cs *couponStore, c *model.Coupon, urls []string)
 }
 
 // deliveryOf returns the status, attempts and last error of the user's webhook delivery on c.
-func deliveryOf(t *testing.T, cs *couponStore, c *model.Coupon, uid int64) (status string, attempts int, lastErr string) {
+func deliveryOf(t *testing.T, cs *testService, c *model.Coupon, uid int64) (status string, attempts int, lastErr string) {
 	t.Helper()
 	err := cs.SQL.R.QueryRow(`SELECT status, attempts, COALESCE(last_error, '') FROM reminder_deliveries
 		WHERE template_id = ? AND channel = 'webhook' AND user_id = ?`, c.ID, uid).Scan(&status, &attempts, &lastErr)
@@ -58,7 +58,7 @@ func deliveryOf(t *testing.T, cs *couponStore, c *model.Coupon, uid int64) (stat
 // delivery fails for good on its first attempt instead of being retried.
 func TestWebhookSSRFRefusedAtSendTime(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	srv, hits := countingServer(t)
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	now := time.Now()
@@ -92,7 +92,7 @@ func TestWebhookSSRFRefusedAtSendTime(t *testing.T) {
 // The same loopback endpoint is reached when private addresses are allowed,
 // so the test above fails for the rule and not for the endpoint.
 func TestWebhookSSRFAllowPrivateReachesLoopback(t *testing.T) {
-	cs := newCouponStore(t)
+	cs := newService(t)
 	cs.WebhookAllowPrivate = true
 	cs.WebhookSecret = []byte("k")
 	srv, hits := countingServer(t)
@@ -111,7 +111,7 @@ func TestWebhookSSRFAllowPrivateReachesLoopback(t *testing.T) {
 // A webhook endpoint answering with a redirect does not send the reminder
 // on: the target of the redirect gets nothing, and the delivery fails for good.
 func TestWebhookSSRFNoRedirect(t *testing.T) {
-	cs := newCouponStore(t)
+	cs := newService(t)
 	cs.WebhookAllowPrivate = true // both endpoints listen on loopback
 	target, targetHits := countingServer(t)
 	var redirects atomic.Int64
