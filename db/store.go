@@ -27,11 +27,6 @@ type Store struct {
 	// red packets
 	RedPacketRand Int64Source // splits packets; nil means math/rand/v2
 
-	// coupons: reminder delivery
-	SMTPURL            string        // mail server for email reminders; empty: email is not configured
-	WebhookSecret      []byte        // key of the webhook signature (WEBHOOK_SECRET or derived)
-	ReminderRetryDelay time.Duration // first retry of a failed email or webhook, doubling after; 0: 10s
-
 	liveLoads  *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
 	onLiveLoad func(goodsID int64) // tests: called as a load starts reading SQLite
 }
@@ -56,5 +51,5 @@ func (s *Store) bcryptCost() int {
 
 // FlushAll moves every promotion's pending records to SQLite under the flush lock (tests; Main composes the steps).
 func (s *Store) FlushAll(ctx context.Context) error {
-	return s.Backend.FlushAll(ctx, s.FlushRedPackets, s.FlushOrders, s.FlushCoupons)
+	return s.Backend.FlushAll(ctx, s.FlushRedPackets, s.FlushOrders)
 }

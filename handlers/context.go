@@ -15,6 +15,8 @@ import (
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/coupon"
+	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
@@ -32,6 +34,8 @@ const (
 // Handlers holds what every handler needs; each area adds its methods in its own file.
 type Handlers struct {
 	Store    *db.Store
+	Coupons  *coupon.Service
+	Inbox    *inbox.Service
 	Tokens   *db.Tokens
 	TokenTTL time.Duration
 	// MonitorPath is where Asynqmon is mounted, linked from the admin dashboard.

@@ -20,11 +20,11 @@ func (h *Handlers) CreateCoupon(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var in db.CouponInput
+	var in model.CouponInput
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	cp, err := h.Store.CreateCoupon(c.UserContext(), cl.UserID, in)
+	cp, err := h.Coupons.Create(c.UserContext(), cl.UserID, in)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (h *Handlers) AdminCoupons(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := h.Store.ShopCouponStats(c.UserContext(), cl)
+	st, err := h.Coupons.ManagedStats(c.UserContext(), cl)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (h *Handlers) CouponStats(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := h.Store.CouponStats(c.UserContext(), cl, id)
+	st, err := h.Coupons.Stats(c.UserContext(), cl, id)
 	if err != nil {
 		return err
 	}
@@ -80,7 +80,7 @@ func (h *Handlers) UpdateCoupon(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	cp, err := h.Store.UpdateCouponWindow(c.UserContext(), cl, id, in.GrabStartAt, in.GrabEndAt)
+	cp, err := h.Coupons.MoveWindow(c.UserContext(), cl, id, in.GrabStartAt, in.GrabEndAt)
 	if err != nil {
 		return err
 	}
@@ -89,7 +89,7 @@ func (h *Handlers) UpdateCoupon(c *fiber.Ctx) error {
 
 // ListCoupons answers the live and upcoming templates: GET /api/coupons.
 func (h *Handlers) ListCoupons(c *fiber.Ctx) error {
-	cs, err := h.Store.Coupons(c.UserContext())
+	cs, err := h.Coupons.List(c.UserContext())
 	if err != nil {
 		return err
 	}
@@ -102,7 +102,7 @@ func (h *Handlers) GetCoupon(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	cp, err := h.Store.Coupon(c.UserContext(), id)
+	cp, err := h.Coupons.Get(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
@@ -129,7 +129,7 @@ func (h *Handlers) GrabCoupon(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	uc, err := h.Store.GrabCoupon(ctx, cl.UserID, id, reqID)
+	uc, err := h.Coupons.Grab(ctx, cl.UserID, id, reqID)
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ func (h *Handlers) MyCoupons(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ucs, err := h.Store.UserCoupons(c.UserContext(), cl.UserID)
+	ucs, err := h.Coupons.UserCoupons(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -164,7 +164,7 @@ func (h *Handlers) CouponReminders(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rs, err := h.Store.CouponReminders(c.UserContext(), cl.UserID, id)
+	rs, err := h.Coupons.Reminders(c.UserContext(), cl.UserID, id)
 	if err != nil {
 		return err
 	}
@@ -185,7 +185,7 @@ func (h *Handlers) BookReminder(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	rs, err := h.Store.BookReminder(c.UserContext(), cl.UserID, id, in.MinutesBefore, in.Channel)
+	rs, err := h.Coupons.Book(c.UserContext(), cl.UserID, id, in.MinutesBefore, in.Channel)
 	if err != nil {
 		return err
 	}
@@ -204,9 +204,9 @@ func (h *Handlers) CancelReminder(c *fiber.Ctx) error {
 	}
 	minutes, err := strconv.Atoi(c.Query("minutes_before"))
 	if err != nil {
-		return db.Errorf(db.EINVALID, "minutes_before must be one of 5, 10, … 60")
+		return db.FieldErrorf("minutes_before", "must be one of 5, 10, … 60")
 	}
-	rs, err := h.Store.CancelReminder(c.UserContext(), cl.UserID, id, minutes, c.Query("channel"))
+	rs, err := h.Coupons.Cancel(c.UserContext(), cl.UserID, id, minutes, c.Query("channel"))
 	if err != nil {
 		return err
 	}
@@ -219,7 +219,7 @@ func (h *Handlers) MyReminders(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rs, err := h.Store.UserReminders(c.UserContext(), cl.UserID)
+	rs, err := h.Coupons.UserReminders(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (h *Handlers) MyNotifications(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ns, err := h.Store.Notifications(c.UserContext(), cl.UserID)
+	ns, err := h.Inbox.List(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -245,7 +245,7 @@ func (h *Handlers) UnreadNotifications(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	n, err := h.Store.UnreadNotifications(c.UserContext(), cl.UserID)
+	n, err := h.Inbox.Unread(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -258,7 +258,7 @@ func (h *Handlers) ReadNotifications(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if err := h.Store.MarkNotificationsRead(c.UserContext(), cl.UserID); err != nil {
+	if err := h.Inbox.MarkRead(c.UserContext(), cl.UserID); err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"unread": 0})
@@ -272,7 +272,7 @@ func (h *Handlers) CouponsPage(c *fiber.Ctx) error {
 	if cl, ok := ClaimsOf(c); ok {
 		uid = cl.UserID
 	}
-	centre, err := h.Store.CouponCentre(c.UserContext(), uid)
+	centre, err := h.Coupons.Centre(c.UserContext(), uid)
 	if err != nil {
 		return err
 	}
@@ -285,7 +285,7 @@ func (h *Handlers) MyCouponsPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ucs, err := h.Store.UserCoupons(c.UserContext(), cl.UserID)
+	ucs, err := h.Coupons.UserCoupons(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -298,7 +298,7 @@ func (h *Handlers) MyRemindersPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rs, err := h.Store.UserReminders(c.UserContext(), cl.UserID)
+	rs, err := h.Coupons.UserReminders(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -311,7 +311,7 @@ func (h *Handlers) NotificationsPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	ns, err := h.Store.Notifications(c.UserContext(), cl.UserID)
+	ns, err := h.Inbox.List(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -351,7 +351,7 @@ func (h *Handlers) SettingsForm(c *fiber.Ctx) error {
 
 // AdminCouponsPage lists the merchant's templates beside the form to create one.
 func (h *Handlers) AdminCouponsPage(c *fiber.Ctx) error {
-	return h.adminCoupons(c, fiber.StatusOK, views.CouponForm{Kind: db.CouponAmountOff, LimitPerUser: "1", ValidDays: "7"})
+	return h.adminCoupons(c, fiber.StatusOK, views.CouponForm{Kind: model.CouponAmountOff, LimitPerUser: "1", ValidDays: "7"})
 }
 
 func (h *Handlers) adminCoupons(c *fiber.Ctx, status int, form views.CouponForm) error {
@@ -359,7 +359,7 @@ func (h *Handlers) adminCoupons(c *fiber.Ctx, status int, form views.CouponForm)
 	if err != nil {
 		return err
 	}
-	st, err := h.Store.ShopCouponStats(c.UserContext(), cl)
+	st, err := h.Coupons.ManagedStats(c.UserContext(), cl)
 	if err != nil {
 		return err
 	}
@@ -379,7 +379,7 @@ func (h *Handlers) AdminCreateCouponForm(c *fiber.Ctx) error {
 	}
 	in, fields := parseCouponForm(form)
 	if len(fields) == 0 {
-		cp, err := h.Store.CreateCoupon(c.UserContext(), cl.UserID, in)
+		cp, err := h.Coupons.Create(c.UserContext(), cl.UserID, in)
 		if err == nil {
 			return redirectWithFlash(c, "/admin/coupons/"+strconv.FormatInt(cp.ID, 10), "Coupon “"+cp.Title+"” created.")
 		}
@@ -407,7 +407,7 @@ func (h *Handlers) adminCoupon(c *fiber.Ctx, status int, formErr string) error {
 	if err != nil {
 		return err
 	}
-	st, err := h.Store.CouponStats(c.UserContext(), cl, id)
+	st, err := h.Coupons.Stats(c.UserContext(), cl, id)
 	if err != nil {
 		return err
 	}
@@ -429,7 +429,7 @@ func (h *Handlers) AdminCouponWindowForm(c *fiber.Ctx) error {
 	if err1 != nil || err2 != nil {
 		return h.adminCoupon(c, fiber.StatusUnprocessableEntity, "enter both times")
 	}
-	if _, err := h.Store.UpdateCouponWindow(c.UserContext(), cl, id, start, end); err != nil {
+	if _, err := h.Coupons.MoveWindow(c.UserContext(), cl, id, start, end); err != nil {
 		if code := db.ErrorCode(err); code == db.EINTERNAL || code == db.ENOTFOUND {
 			return err
 		}
@@ -439,11 +439,11 @@ func (h *Handlers) AdminCouponWindowForm(c *fiber.Ctx) error {
 }
 
 // parseCouponForm turns the admin form into an input, collecting fields that are not numbers or times.
-func parseCouponForm(f views.CouponForm) (db.CouponInput, map[string]string) {
+func parseCouponForm(f views.CouponForm) (model.CouponInput, map[string]string) {
 	fields := map[string]string{}
-	in := db.CouponInput{Title: f.Title, Kind: f.Kind}
+	in := model.CouponInput{Title: f.Title, Kind: f.Kind}
 	var err error
-	if f.Kind == db.CouponPercentOff {
+	if f.Kind == model.CouponPercentOff {
 		if in.Value, err = strconv.ParseInt(strings.TrimSpace(f.Value), 10, 64); err != nil {
 			fields["value"] = "enter a whole percentage, 1–99"
 		}

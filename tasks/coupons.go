@@ -7,23 +7,65 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
-// Coupon task types. The Store enqueues the reminder fan-out (when a user
-// books) and delivery retries itself, so those two are defined in db.
+// Coupon task types: one fan-out per (template, start time, lead time),
+// enqueued when a user books; one per email or webhook delivery that failed
+// an attempt; and the periodic check that the fan-outs exist.
 const (
-	TypeCouponRemind  = db.TaskCouponRemind
-	TypeCouponDeliver = db.TaskCouponDeliver
+	TypeCouponRemind  = "coupon:remind"
+	TypeCouponDeliver = "coupon:deliver"
 	TypeCouponEnsure  = "coupon:ensure-reminders"
 )
 
+// Queues of the coupon tasks, so expiry and flushes never wait behind reminders.
+const (
+	CouponRemindQueue  = QueueDefault
+	CouponDeliverQueue = QueueLow
+)
+
+// CouponRemindPayload names one reminder time of one template. The start time
+// is part of it so a task left over from before a reschedule does nothing.
+type CouponRemindPayload struct {
+	CouponID      int64     `json:"coupon_id"`
+	GrabStartAt   time.Time `json:"grab_start_at"`
+	MinutesBefore int       `json:"minutes_before"`
+}
+
+// CouponRemindTaskID is unique per (template, start time, lead time), so
+// however many users book the same reminder time, one task exists.
+func CouponRemindTaskID(p CouponRemindPayload) string {
+	return fmt.Sprintf("coupon:remind:%d:%d:%d", p.CouponID, p.GrabStartAt.Unix(), p.MinutesBefore)
+}
+
 // NewCouponRemindTask is the fan-out of one reminder time, due at that time.
-func NewCouponRemindTask(p db.CouponRemindPayload) *asynq.Task { return db.NewCouponRemindTask(p) }
+// Completed tasks are kept a day so their ID stays taken and Asynqmon shows them.
+func NewCouponRemindTask(p CouponRemindPayload) *asynq.Task {
+	body, _ := json.Marshal(p)
+	return asynq.NewTask(TypeCouponRemind, body,
+		asynq.TaskID(CouponRemindTaskID(p)), asynq.ProcessAt(model.RemindAt(p.GrabStartAt, p.MinutesBefore)),
+		asynq.Queue(CouponRemindQueue), asynq.MaxRetry(10), asynq.Timeout(30*time.Minute), asynq.Retention(24*time.Hour))
+}
+
+// CouponDeliverPayload is one email or webhook reminder to retry; Attempt
+// counts the attempts already made.
+type CouponDeliverPayload struct {
+	CouponID      int64     `json:"coupon_id"`
+	GrabStartAt   time.Time `json:"grab_start_at"`
+	MinutesBefore int       `json:"minutes_before"`
+	Channel       string    `json:"channel"`
+	UserID        int64     `json:"user_id"`
+	Attempt       int       `json:"attempt"`
+}
 
 // NewCouponDeliverTask is the next attempt of one failed email or webhook, after delay.
-func NewCouponDeliverTask(p db.CouponDeliverPayload, delay time.Duration) *asynq.Task {
-	return db.NewCouponDeliverTask(p, delay)
+// Its ID names the attempt, so scheduling the same attempt twice makes one task.
+func NewCouponDeliverTask(p CouponDeliverPayload, delay time.Duration) *asynq.Task {
+	body, _ := json.Marshal(p)
+	id := fmt.Sprintf("coupon:deliver:%d:%d:%d:%s:%d:%d", p.CouponID, p.GrabStartAt.Unix(), p.MinutesBefore, p.Channel, p.UserID, p.Attempt)
+	return asynq.NewTask(TypeCouponDeliver, body,
+		asynq.TaskID(id), asynq.ProcessIn(delay), asynq.Queue(CouponDeliverQueue), asynq.MaxRetry(5), asynq.Timeout(time.Minute))
 }
 
 // NewCouponEnsureTask checks that every reminder due within the hour has its task.
@@ -34,9 +76,9 @@ func NewCouponEnsureTask() *asynq.Task {
 // CouponReminders sends what the coupon tasks ask for.
 type CouponReminders interface {
 	// SendReminders notifies every booking of the reminder time, at most once each.
-	SendReminders(ctx context.Context, p db.CouponRemindPayload) error
+	SendReminders(ctx context.Context, p CouponRemindPayload) error
 	// RetryDelivery makes the next attempt of one failed delivery.
-	RetryDelivery(ctx context.Context, p db.CouponDeliverPayload) error
+	RetryDelivery(ctx context.Context, p CouponDeliverPayload) error
 	// EnsureReminderTasks brings back fan-out tasks that Redis lost.
 	EnsureReminderTasks(ctx context.Context) error
 }
@@ -49,14 +91,14 @@ type Coupons struct {
 // Register adds the coupon task handlers.
 func (c *Coupons) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeCouponRemind, func(ctx context.Context, t *asynq.Task) error {
-		var p db.CouponRemindPayload
+		var p CouponRemindPayload
 		if err := json.Unmarshal(t.Payload(), &p); err != nil || p.CouponID <= 0 || p.MinutesBefore <= 0 {
 			return fmt.Errorf("coupon remind payload %q: %w", t.Payload(), asynq.SkipRetry)
 		}
 		return c.Store.SendReminders(ctx, p)
 	})
 	mux.HandleFunc(TypeCouponDeliver, func(ctx context.Context, t *asynq.Task) error {
-		var p db.CouponDeliverPayload
+		var p CouponDeliverPayload
 		if err := json.Unmarshal(t.Payload(), &p); err != nil || p.CouponID <= 0 || p.UserID <= 0 || p.Channel == "" {
 			return fmt.Errorf("coupon deliver payload %q: %w", t.Payload(), asynq.SkipRetry)
 		}

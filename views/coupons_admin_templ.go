@@ -9,7 +9,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/seckill/seckill/db"
+import "github.com/seckill/seckill/db/model"
 
 func fieldError(f CouponForm, field string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
@@ -65,7 +65,7 @@ func fieldError(f CouponForm, field string) templ.Component {
 }
 
 // AdminCouponsPage is the merchant's coupon list and the form to create one.
-func AdminCouponsPage(p Page, stats []*db.CouponStats, f CouponForm) templ.Component {
+func AdminCouponsPage(p Page, stats []*model.CouponStats, f CouponForm) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -585,7 +585,7 @@ func AdminCouponsPage(p Page, stats []*db.CouponStats, f CouponForm) templ.Compo
 
 // AdminCouponPage shows a template's figures, its bookings per lead time and
 // channel, recorded deliveries, and the form that moves its grab window.
-func AdminCouponPage(p Page, st *db.CouponStats, formErr string) templ.Component {
+func AdminCouponPage(p Page, st *model.CouponStats, formErr string) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -788,7 +788,7 @@ func AdminCouponPage(p Page, st *db.CouponStats, formErr string) templ.Component
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, ch := range db.Channels {
+			for _, ch := range model.Channels {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 65, "<th class=\"num\">")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -811,7 +811,7 @@ func AdminCouponPage(p Page, st *db.CouponStats, formErr string) templ.Component
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, m := range db.LeadTimeList() {
+			for _, m := range model.LeadTimeList() {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 68, "<tr><td>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -830,9 +830,9 @@ func AdminCouponPage(p Page, st *db.CouponStats, formErr string) templ.Component
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var48 string
-				templ_7745c5c3_Var48, templ_7745c5c3_Err = templruntime.NewAttributeExpression(rfc3339(db.RemindAt(st.Coupon.GrabStartAt, m))).Resolve(ctx)
+				templ_7745c5c3_Var48, templ_7745c5c3_Err = templruntime.NewAttributeExpression(rfc3339(model.RemindAt(st.Coupon.GrabStartAt, m))).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/coupons_admin.templ`, Line: 129, Col: 92}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/coupons_admin.templ`, Line: 129, Col: 95}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var48)
 				if templ_7745c5c3_Err != nil {
@@ -843,9 +843,9 @@ func AdminCouponPage(p Page, st *db.CouponStats, formErr string) templ.Component
 					return templ_7745c5c3_Err
 				}
 				var templ_7745c5c3_Var49 string
-				templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(clock(db.RemindAt(st.Coupon.GrabStartAt, m)))
+				templ_7745c5c3_Var49, templ_7745c5c3_Err = templ.JoinStringErrs(clock(model.RemindAt(st.Coupon.GrabStartAt, m)))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/coupons_admin.templ`, Line: 129, Col: 141}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/coupons_admin.templ`, Line: 129, Col: 147}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var49))
 				if templ_7745c5c3_Err != nil {
@@ -855,7 +855,7 @@ func AdminCouponPage(p Page, st *db.CouponStats, formErr string) templ.Component
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				for _, ch := range db.Channels {
+				for _, ch := range model.Channels {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 72, "<td class=\"num\" data-testid=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -896,7 +896,7 @@ func AdminCouponPage(p Page, st *db.CouponStats, formErr string) templ.Component
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, ch := range []string{db.ChannelApp, db.ChannelEmail, db.ChannelWebhook} {
+			for _, ch := range []string{model.ChannelApp, model.ChannelEmail, model.ChannelWebhook} {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 77, "<tr><td>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -971,7 +971,7 @@ func AdminCouponPage(p Page, st *db.CouponStats, formErr string) templ.Component
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if st.Coupon.State != db.StateEnded {
+			if st.Coupon.State != model.CouponEnded {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 84, "<section class=\"card narrow\"><h2>Move the grab window</h2><p class=\"muted\">Booked reminders follow the new start time.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 // SettingsForm is the state of the settings form.
@@ -25,7 +25,7 @@ type CouponForm struct {
 // CouponTerms describes what a coupon takes off, e.g. "¥10.00 off orders of ¥50.00 or more".
 func CouponTerms(kind string, value, minSpend int64) string {
 	off := Money(value) + " off"
-	if kind == db.CouponPercentOff {
+	if kind == model.CouponPercentOff {
 		off = strconv.FormatInt(value, 10) + "% off"
 	}
 	if minSpend > 0 {
@@ -52,7 +52,7 @@ func testid(parts ...any) string {
 }
 
 // reminderBooked reports whether rs holds (minutes, channel).
-func reminderBooked(rs []db.BookedReminder, minutes int, channel string) bool {
+func reminderBooked(rs []model.BookedReminder, minutes int, channel string) bool {
 	for _, r := range rs {
 		if r.MinutesBefore == minutes && r.Channel == channel {
 			return true
@@ -62,8 +62,8 @@ func reminderBooked(rs []db.BookedReminder, minutes int, channel string) bool {
 }
 
 // pickerProblem says why a picker cell is disabled, or "" when it may be toggled.
-func pickerProblem(centre *db.CouponCentre, c *db.Coupon, minutes int, channel string) string {
-	if !centre.Now.Before(db.RemindAt(c.GrabStartAt, minutes)) {
+func pickerProblem(centre *model.CouponCentre, c *model.Coupon, minutes int, channel string) string {
+	if !centre.Now.Before(model.RemindAt(c.GrabStartAt, minutes)) {
 		return "too late for this reminder"
 	}
 	return centre.Channels[channel]
@@ -71,20 +71,20 @@ func pickerProblem(centre *db.CouponCentre, c *db.Coupon, minutes int, channel s
 
 func channelLabel(ch string) string {
 	switch ch {
-	case db.ChannelApp:
+	case model.ChannelApp:
 		return "In app"
-	case db.ChannelEmail:
+	case model.ChannelEmail:
 		return "Email"
-	case db.ChannelWebhook:
+	case model.ChannelWebhook:
 		return "Webhook"
-	case db.ChannelSMS:
+	case model.ChannelSMS:
 		return "SMS"
-	case db.ChannelWechat:
+	case model.ChannelWechat:
 		return "WeChat"
 	}
 	return ch
 }
 
-func deliveryCount(st *db.CouponStats, channel, status string) int64 {
+func deliveryCount(st *model.CouponStats, channel, status string) int64 {
 	return st.Deliveries[channel][status]
 }

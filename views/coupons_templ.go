@@ -6,12 +6,10 @@ package views
 
 //lint:file-ignore SA4006 This context is only used if a nested component is present.
 
-import (
-	"github.com/a-h/templ"
-	templruntime "github.com/a-h/templ/runtime"
-	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/model"
-)
+import "github.com/a-h/templ"
+import templruntime "github.com/a-h/templ/runtime"
+
+import "github.com/seckill/seckill/db/model"
 
 // couponTabs links the shopper's coupon pages.
 func couponTabs(current string) templ.Component {
@@ -113,7 +111,7 @@ func couponTabs(current string) templ.Component {
 
 // CouponsPage is the coupon centre: live and upcoming templates with a
 // countdown, a Grab button and, before the window opens, the reminder picker.
-func CouponsPage(p Page, centre *db.CouponCentre) templ.Component {
+func CouponsPage(p Page, centre *model.CouponCentre) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -196,7 +194,7 @@ func CouponsPage(p Page, centre *db.CouponCentre) templ.Component {
 	})
 }
 
-func couponCard(p Page, centre *db.CouponCentre, c *db.Coupon) templ.Component {
+func couponCard(p Page, centre *model.CouponCentre, c *model.Coupon) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -426,7 +424,7 @@ func couponCard(p Page, centre *db.CouponCentre, c *db.Coupon) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		if c.State == db.StateUpcoming {
+		if c.State == model.CouponUpcoming {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 32, "<p>Opens in <span class=\"countdown\" data-countdown=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -533,7 +531,7 @@ func couponCard(p Page, centre *db.CouponCentre, c *db.Coupon) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if c.State != db.StateLive || c.Remaining <= 0 {
+			if c.State != model.CouponLive || c.Remaining <= 0 {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 42, " disabled")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -571,7 +569,7 @@ func couponCard(p Page, centre *db.CouponCentre, c *db.Coupon) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if c.State == db.StateUpcoming {
+			if c.State == model.CouponUpcoming {
 				templ_7745c5c3_Err = reminderPicker(centre, c).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -588,7 +586,7 @@ func couponCard(p Page, centre *db.CouponCentre, c *db.Coupon) templ.Component {
 
 // reminderPicker is the 12 × 5 grid of lead times and channels; checked
 // cells are booked, disabled ones say why in their title.
-func reminderPicker(centre *db.CouponCentre, c *db.Coupon) templ.Component {
+func reminderPicker(centre *model.CouponCentre, c *model.Coupon) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -645,7 +643,7 @@ func reminderPicker(centre *db.CouponCentre, c *db.Coupon) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, ch := range db.Channels {
+		for _, ch := range model.Channels {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<th title=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -681,7 +679,7 @@ func reminderPicker(centre *db.CouponCentre, c *db.Coupon) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, m := range db.LeadTimeList() {
+		for _, m := range model.LeadTimeList() {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 58, "<tr><td>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -699,7 +697,7 @@ func reminderPicker(centre *db.CouponCentre, c *db.Coupon) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			for _, ch := range db.Channels {
+			for _, ch := range model.Channels {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 60, "<td><input type=\"checkbox\" data-remind=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -861,7 +859,7 @@ func reminderPicker(centre *db.CouponCentre, c *db.Coupon) templ.Component {
 	})
 }
 
-func reminderItem(couponID int64, r db.BookedReminder) templ.Component {
+func reminderItem(couponID int64, r model.BookedReminder) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -952,7 +950,7 @@ func reminderItem(couponID int64, r db.BookedReminder) templ.Component {
 }
 
 // MyCouponsPage lists the coupons the user grabbed.
-func MyCouponsPage(p Page, ucs []*db.UserCoupon) templ.Component {
+func MyCouponsPage(p Page, ucs []*model.UserCoupon) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1165,7 +1163,7 @@ func MyCouponsPage(p Page, ucs []*db.UserCoupon) templ.Component {
 }
 
 // MyRemindersPage lists every reminder the user booked, each with a cancel button.
-func MyRemindersPage(p Page, rs []db.BookedReminder) templ.Component {
+func MyRemindersPage(p Page, rs []model.BookedReminder) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {

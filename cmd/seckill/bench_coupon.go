@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 // benchCoupon grabs a live coupon template over HTTP, then checks no
@@ -30,7 +30,7 @@ func benchCoupon(ctx context.Context, o *benchOptions, t *benchTarget) (*scenari
 			return t.loadCall(w, fmt.Sprintf("/api/coupons/%d/grab", id), i, nil)
 		},
 		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
-			var st db.CouponStats
+			var st model.CouponStats
 			if err := t.waitFlushed(ctx, fmt.Sprintf("/api/admin/coupons/%d/stats", id), &st, func() bool { return st.DB.Grabbed == st.Grabbed }); err != nil {
 				return err
 			}

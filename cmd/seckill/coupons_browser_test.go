@@ -9,7 +9,7 @@ import (
 
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/chromedp"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/tasks"
 )
 
 func tid(parts ...any) string {
@@ -69,7 +69,7 @@ func TestCouponsBrowser(t *testing.T) {
 		t.Fatal("the unread badge shows with nothing unread")
 	}
 	if err == nil {
-		err = a.Store.SendReminders(context.Background(), db.CouponRemindPayload{CouponID: later.ID, GrabStartAt: later.GrabStartAt, MinutesBefore: 10})
+		err = a.Coupons.SendReminders(context.Background(), tasks.CouponRemindPayload{CouponID: later.ID, GrabStartAt: later.GrabStartAt, MinutesBefore: 10})
 	}
 	if err == nil {
 		err = chromedp.Run(ctx, chromedp.WaitVisible(tid("unread-badge")), chromedp.Text(tid("unread-badge"), &badge))

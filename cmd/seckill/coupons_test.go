@@ -533,7 +533,7 @@ func TestCouponWebhookRetries(t *testing.T) {
 		t.Fatalf("answers = %d %d %d", got[0].Status, got[1].Status, got[2].Status)
 	}
 	for _, h := range got {
-		if h.Signature != outbound.Sign(a.Store.WebhookSecret, h.Body) || !strings.Contains(string(h.Body), fmt.Sprintf(`"user_id":%d`, flakyID)) {
+		if h.Signature != outbound.Sign(a.Coupons.WebhookSecret, h.Body) || !strings.Contains(string(h.Body), fmt.Sprintf(`"user_id":%d`, flakyID)) {
 			t.Fatalf("retry carried a different body or signature: %s %s", h.Signature, h.Body)
 		}
 	}

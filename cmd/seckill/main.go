@@ -24,7 +24,9 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/background"
+	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/demo"
+	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/rdb"
@@ -94,6 +96,8 @@ type Main struct {
 	Redis     *rdb.Redis
 	SQL       *sqlite.DB
 	Store     *db.Store
+	Coupons   *coupon.Service
+	Inbox     *inbox.Service
 	Tokens    *db.Tokens
 	Registry  *prometheus.Registry
 	Client    *asynq.Client
@@ -184,8 +188,10 @@ func (m *Main) Open(ctx context.Context) error {
 	// behind and pushed enqueues back onto the request path); 256 only
 	// contended (measured with bench -stock 100000 -rounds 1).
 	m.Store.Background = background.New(64, 1<<16)
-	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, outbound.Key(m.Config.WebhookSecret, secret)
-	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
+	m.Coupons = &coupon.Service{Backend: m.Store.Backend, Settings: m.Store, SMTPURL: m.Config.SMTPURL,
+		WebhookSecret: outbound.Key(m.Config.WebhookSecret, secret), WebhookAllowPrivate: m.Config.WebhookAllowPrivate,
+		RetryDelay: m.Config.ReminderRetryDelay}
+	m.Inbox = &inbox.Service{Backend: m.Store.Backend}
 
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -195,7 +201,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	if m.Config.Demo {
-		if err := demo.Seed(ctx, m.Store, demo.SeederFunc(m.Store.SeedGoodsDemo), demo.SeederFunc(m.Store.SeedRedPacketDemo), demo.SeederFunc(m.Store.SeedCouponDemo)); err != nil {
+		if err := demo.Seed(ctx, m.Store, demo.SeederFunc(m.Store.SeedGoodsDemo), demo.SeederFunc(m.Store.SeedRedPacketDemo), m.Coupons); err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
 		}
 	}
@@ -230,7 +236,7 @@ func (m *Main) Open(ctx context.Context) error {
 
 	if m.runsWeb() {
 		wcfg := web.Config{
-			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
+			Store: m.Store, Coupons: m.Coupons, Inbox: m.Inbox, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready, PingInterval: m.PingInterval, SocketReadWindow: m.SocketReadWindow,
 			MetricsToken:  m.Config.MetricsToken,
@@ -262,7 +268,7 @@ func (m *Main) areas() []tasks.Area {
 	return []tasks.Area{
 		&tasks.RedPackets{Store: m.Store},
 		&tasks.Goods{Store: m.Store, Log: m.Log},
-		&tasks.Coupons{Store: m.Store},
+		&tasks.Coupons{Store: m.Coupons},
 	}
 }
 
@@ -402,5 +408,5 @@ func keptSecret(path string, n int) (string, error) {
 // flushAll moves every promotion's pending records to SQLite under the flush
 // lock; each promotion adds its flush step here.
 func (m *Main) flushAll(ctx context.Context) error {
-	return m.Store.Backend.FlushAll(ctx, m.Store.FlushRedPackets, m.Store.FlushOrders, m.Store.FlushCoupons)
+	return m.Store.Backend.FlushAll(ctx, m.Store.FlushRedPackets, m.Store.FlushOrders, m.Coupons.FlushGrabs)
 }

@@ -20,4 +20,3 @@ type NotificationEvent struct {
 
 // NotificationCouponReminder is the kind of a coupon reminder in the inbox.
 const NotificationCouponReminder = "coupon_reminder"
-

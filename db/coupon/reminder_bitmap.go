@@ -1,41 +1,19 @@
-package db
+package coupon
 
 import (
 	"fmt"
 	"math/bits"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
-// Reminder channels, in the order that fixes their place in the bitmap.
-const (
-	ChannelApp     = "app"
-	ChannelEmail   = "email"
-	ChannelWebhook = "webhook"
-	ChannelSMS     = "sms"
-	ChannelWechat  = "wechat"
-)
-
-// Channels lists every reminder channel; its index is the channel's number in the bitmap.
-var Channels = []string{ChannelApp, ChannelEmail, ChannelWebhook, ChannelSMS, ChannelWechat}
-
-// Lead times: 5, 10, … 60 minutes before the grab window opens.
-const (
-	LeadStep     = 5
-	LeadTimes    = 12
-	MaxLeadTime  = LeadStep * LeadTimes
-	reminderBits = LeadTimes * 5 // bits 0..59 of the int64 are used
-)
+// reminderBits is how many bits of the int64 a bitmap uses: bits 0..59,
+// one per (channel, lead time).
+const reminderBits = model.LeadTimes * 5
 
 // ReminderBitsMask has every bit a valid bitmap may set.
 const ReminderBitsMask int64 = 1<<reminderBits - 1
-
-// LeadTimeList returns the bookable lead times in minutes, shortest first.
-func LeadTimeList() []int {
-	out := make([]int, LeadTimes)
-	for i := range out {
-		out[i] = (i + 1) * LeadStep
-	}
-	return out
-}
 
 // Reminder is one booked (lead time, channel) pair.
 type Reminder struct {
@@ -45,7 +23,7 @@ type Reminder struct {
 
 // ChannelIndex returns the channel's number, or -1 when it is unknown.
 func ChannelIndex(channel string) int {
-	for i, c := range Channels {
+	for i, c := range model.Channels {
 		if c == channel {
 			return i
 		}
@@ -55,19 +33,19 @@ func ChannelIndex(channel string) int {
 
 // ValidLeadTime reports whether minutes is one of 5, 10, … 60.
 func ValidLeadTime(minutes int) bool {
-	return minutes >= LeadStep && minutes <= MaxLeadTime && minutes%LeadStep == 0
+	return minutes >= model.LeadStep && minutes <= model.MaxLeadTime && minutes%model.LeadStep == 0
 }
 
 // ReminderBit returns the bit of (minutes, channel): channel*12 + minutes/5 - 1.
 func ReminderBit(minutes int, channel string) (int64, error) {
 	if !ValidLeadTime(minutes) {
-		return 0, Errorf(EINVALID, "minutes_before must be one of 5, 10, … 60")
+		return 0, db.FieldErrorf("minutes_before", "must be one of 5, 10, … 60")
 	}
 	ch := ChannelIndex(channel)
 	if ch < 0 {
-		return 0, Errorf(EINVALID, "channel must be one of app, email, webhook, sms, wechat")
+		return 0, db.FieldErrorf("channel", "must be one of app, email, webhook, sms, wechat")
 	}
-	return 1 << (ch*LeadTimes + minutes/LeadStep - 1), nil
+	return 1 << (ch*model.LeadTimes + minutes/model.LeadStep - 1), nil
 }
 
 // LeadTimeMask has the bits of minutes on every channel, for scanning one reminder time.
@@ -76,8 +54,8 @@ func LeadTimeMask(minutes int) int64 {
 		return 0
 	}
 	var m int64
-	for ch := range Channels {
-		m |= 1 << (ch*LeadTimes + minutes/LeadStep - 1)
+	for ch := range model.Channels {
+		m |= 1 << (ch*model.LeadTimes + minutes/model.LeadStep - 1)
 	}
 	return m
 }
@@ -102,10 +80,10 @@ func DecodeReminders(b int64) ([]Reminder, error) {
 		return nil, fmt.Errorf("reminder bitmap %#x has bits beyond bit %d", uint64(b), reminderBits-1)
 	}
 	out := make([]Reminder, 0, bits.OnesCount64(uint64(b)))
-	for lead := 0; lead < LeadTimes; lead++ {
-		for ch, name := range Channels {
-			if b&(1<<(ch*LeadTimes+lead)) != 0 {
-				out = append(out, Reminder{MinutesBefore: (lead + 1) * LeadStep, Channel: name})
+	for lead := 0; lead < model.LeadTimes; lead++ {
+		for ch, name := range model.Channels {
+			if b&(1<<(ch*model.LeadTimes+lead)) != 0 {
+				out = append(out, Reminder{MinutesBefore: (lead + 1) * model.LeadStep, Channel: name})
 			}
 		}
 	}

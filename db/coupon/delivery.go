@@ -1,4 +1,4 @@
-package db
+package coupon
 
 import (
 	"context"
@@ -11,9 +11,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
+	"github.com/seckill/seckill/tasks"
 )
 
 // Fan-out sizes: bookings per page (one SQLite transaction for the app
@@ -35,8 +37,8 @@ const (
 
 // retryDelay is the wait before attempt n+1 of an email or webhook: the
 // configured base, doubling, at most an hour.
-func (s *Store) retryDelay(attempts int) time.Duration {
-	d := s.ReminderRetryDelay
+func (s *Service) retryDelay(attempts int) time.Duration {
+	d := s.RetryDelay
 	if d <= 0 {
 		d = 10 * time.Second
 	}
@@ -46,7 +48,7 @@ func (s *Store) retryDelay(attempts int) time.Duration {
 	return min(d, time.Hour)
 }
 
-func reminderText(c *Coupon, minutes int) string {
+func reminderText(c *model.Coupon, minutes int) string {
 	return fmt.Sprintf("“%s” opens for grabs in %d minutes, at %s.", c.Title, minutes, c.GrabStartAt.UTC().Format("2006-01-02 15:04 UTC"))
 }
 
@@ -55,9 +57,9 @@ func reminderText(c *Coupon, minutes int) string {
 // batches. Every delivery is recorded first, so a task run again (Asynq
 // delivers at least once) skips what was sent. A task from before a
 // reschedule finds the start moved and does nothing.
-func (s *Store) SendReminders(ctx context.Context, p CouponRemindPayload) error {
-	c, err := s.couponRow(ctx, p.CouponID)
-	if ErrorCode(err) == ENOTFOUND {
+func (s *Service) SendReminders(ctx context.Context, p tasks.CouponRemindPayload) error {
+	c, err := s.row(ctx, p.CouponID)
+	if db.ErrorCode(err) == db.ENOTFOUND {
 		s.Log.Warn("reminder for a coupon that does not exist", "coupon", p.CouponID)
 		return nil
 	} else if err != nil {
@@ -66,7 +68,7 @@ func (s *Store) SendReminders(ctx context.Context, p CouponRemindPayload) error 
 	if !c.GrabStartAt.Equal(p.GrabStartAt) || !ValidLeadTime(p.MinutesBefore) {
 		return nil
 	}
-	run := &reminderRun{s: s, c: c, minutes: p.MinutesBefore, client: outbound.Webhook{Secret: s.WebhookSecret, AllowPrivate: s.WebhookAllowPrivate}.Client(), sem: make(chan struct{}, reminderSenders)}
+	run := &reminderRun{s: s, c: c, minutes: p.MinutesBefore, client: s.webhook().Client(), sem: make(chan struct{}, reminderSenders)}
 	defer run.client.CloseIdleConnections()
 	err = run.fanOut(ctx)
 	run.wg.Wait()
@@ -77,8 +79,8 @@ func (s *Store) SendReminders(ctx context.Context, p CouponRemindPayload) error 
 // transactions; emails and webhooks run beside it, each on its own, so a
 // slow endpoint holds one sender and never the others.
 type reminderRun struct {
-	s       *Store
-	c       *Coupon
+	s       *Service
+	c       *model.Coupon
 	minutes int
 	client  *http.Client
 	sem     chan struct{}
@@ -88,8 +90,8 @@ type reminderRun struct {
 }
 
 func (r *reminderRun) fanOut(ctx context.Context) error {
-	lead := r.minutes/LeadStep - 1
-	bitOf := func(channel string) int64 { return 1 << (ChannelIndex(channel)*LeadTimes + lead) }
+	lead := r.minutes/model.LeadStep - 1
+	bitOf := func(channel string) int64 { return 1 << (ChannelIndex(channel)*model.LeadTimes + lead) }
 	mask := LeadTimeMask(r.minutes)
 	var after int64
 	for {
@@ -107,7 +109,7 @@ func (r *reminderRun) fanOut(ctx context.Context) error {
 				return err
 			}
 			n, after = n+1, uid
-			for _, ch := range []string{ChannelApp, ChannelEmail, ChannelWebhook} {
+			for _, ch := range []string{model.ChannelApp, model.ChannelEmail, model.ChannelWebhook} {
 				if bits&bitOf(ch) != 0 {
 					byChannel[ch] = append(byChannel[ch], uid)
 				}
@@ -117,10 +119,10 @@ func (r *reminderRun) fanOut(ctx context.Context) error {
 		if err := rows.Err(); err != nil {
 			return err
 		}
-		if err := r.sendApp(ctx, byChannel[ChannelApp]); err != nil {
+		if err := r.sendApp(ctx, byChannel[model.ChannelApp]); err != nil {
 			return err
 		}
-		for _, ch := range []string{ChannelEmail, ChannelWebhook} {
+		for _, ch := range []string{model.ChannelEmail, model.ChannelWebhook} {
 			if err := r.startExternal(ctx, ch, byChannel[ch]); err != nil {
 				return err
 			}
@@ -138,68 +140,48 @@ func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
 		return nil
 	}
 	now := r.s.Now().UTC()
-	at := now.Format(time.RFC3339Nano)
-	start := formatTime(r.c.GrabStartAt)
-	msg := reminderText(r.c, r.minutes)
+	at, start := now.UnixMilli(), r.c.GrabStartAt.UnixMilli()
 	list, _ := json.Marshal(users)
-	var sent []live.Message
+	var sent map[int64]model.Notification
 	err := r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		// Two set-based statements per page: the deliveries not recorded yet
 		// (a row there means an earlier run of this task sent it), then
 		// their inbox rows.
-		fresh, err := queryIDs(ctx, tx, `INSERT OR IGNORE INTO reminder_deliveries
-			(template_id, grab_start_at, minutes_before, channel, user_id, status, attempts, created_at, sent_at)
-			SELECT ?, ?, ?, 'app', value, 'sent', 1, ?, ? FROM json_each(?) RETURNING user_id, user_id`, r.c.ID, start, r.minutes, at, at, string(list))
+		fresh, err := queryUsers(ctx, tx, `INSERT OR IGNORE INTO reminder_deliveries
+			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms, sent_ms)
+			SELECT ?, ?, ?, 'app', value, 'sent', 1, ?, ? FROM json_each(?) RETURNING user_id`, r.c.ID, start, r.minutes, at, at, string(list))
 		if err != nil || len(fresh) == 0 {
 			return err
 		}
-		freshList, _ := json.Marshal(keys(fresh))
-		ids, err := queryIDs(ctx, tx, `INSERT INTO notifications (user_id, kind, coupon_id, message, created_at)
-			SELECT value, ?, ?, ?, ? FROM json_each(?) RETURNING user_id, id`, model.NotificationCouponReminder, r.c.ID, msg, at, string(freshList))
-		if err != nil {
-			return err
-		}
-		sent = make([]live.Message, 0, len(ids))
-		for uid, id := range ids {
-			ev, _ := json.Marshal(model.NotificationEvent{Type: "notification", Notification: &model.Notification{
-				ID: id, Kind: model.NotificationCouponReminder, CouponID: r.c.ID, Message: msg, CreatedAt: now}})
-			sent = append(sent, live.Message{Topic: live.TopicUser(uid), Event: ev})
-		}
-		return nil
+		sent, err = inbox.Add(ctx, tx, fresh, model.Notification{
+			Kind: model.NotificationCouponReminder, CouponID: r.c.ID, Message: reminderText(r.c, r.minutes), CreatedAt: now})
+		return err
 	})
 	if err != nil {
 		return fmt.Errorf("record app reminders of coupon %d: %w", r.c.ID, err)
 	}
-	if err := r.s.Events.PublishAll(ctx, sent); err != nil {
+	if err := r.s.Events.PublishAll(ctx, inbox.Messages(sent)); err != nil {
 		r.s.Log.Warn("push reminders live", "coupon", r.c.ID, "err", err) // the inbox has them
 	}
 	return nil
 }
 
-// queryIDs runs a statement returning (key, value) integer pairs.
-func queryIDs(ctx context.Context, tx *sql.Tx, q string, args ...any) (map[int64]int64, error) {
+// queryUsers runs a statement returning user IDs.
+func queryUsers(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, error) {
 	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := map[int64]int64{}
+	var out []int64
 	for rows.Next() {
-		var k, v int64
-		if err := rows.Scan(&k, &v); err != nil {
+		var uid int64
+		if err := rows.Scan(&uid); err != nil {
 			return nil, err
 		}
-		out[k] = v
+		out = append(out, uid)
 	}
 	return out, rows.Err()
-}
-
-func keys(m map[int64]int64) []int64 {
-	out := make([]int64, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	return out
 }
 
 // startExternal claims the page's deliveries on an email or webhook channel
@@ -213,20 +195,19 @@ func (r *reminderRun) startExternal(ctx context.Context, channel string, users [
 	if err != nil {
 		return err
 	}
-	start := formatTime(r.c.GrabStartAt)
-	at := r.s.Now().UTC().Format(time.RFC3339Nano)
+	start, at := r.c.GrabStartAt.UnixMilli(), r.s.Now().UnixMilli()
 	var claimed []int64
 	err = r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		claimed = claimed[:0]
 		st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO reminder_deliveries
-			(template_id, grab_start_at, minutes_before, channel, user_id, status, attempts, created_at) VALUES (?, ?, ?, ?, ?, ?, 1, ?)`)
+			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms) VALUES (?, ?, ?, ?, ?, ?, 1, ?)`)
 		if err != nil {
 			return err
 		}
 		defer st.Close()
 		for _, uid := range users {
 			status := deliveryPending
-			if addrs[uid] == "" || (channel == ChannelEmail && r.s.SMTPURL == "") {
+			if addrs[uid] == "" || (channel == model.ChannelEmail && r.s.SMTPURL == "") {
 				status = deliverySkipped // the address was removed after booking
 			}
 			res, err := st.ExecContext(ctx, r.c.ID, start, r.minutes, channel, uid, status, at)
@@ -243,7 +224,7 @@ func (r *reminderRun) startExternal(ctx context.Context, channel string, users [
 		return fmt.Errorf("claim %s reminders of coupon %d: %w", channel, r.c.ID, err)
 	}
 	for _, uid := range claimed {
-		p := CouponDeliverPayload{CouponID: r.c.ID, GrabStartAt: r.c.GrabStartAt, MinutesBefore: r.minutes, Channel: channel, UserID: uid}
+		p := tasks.CouponDeliverPayload{CouponID: r.c.ID, GrabStartAt: r.c.GrabStartAt, MinutesBefore: r.minutes, Channel: channel, UserID: uid}
 		select {
 		case r.sem <- struct{}{}:
 		case <-ctx.Done():
@@ -264,9 +245,9 @@ func (r *reminderRun) startExternal(ctx context.Context, channel string, users [
 }
 
 // addresses returns each user's email or webhook URL.
-func (s *Store) addresses(ctx context.Context, channel string, users []int64) (map[int64]string, error) {
+func (s *Service) addresses(ctx context.Context, channel string, users []int64) (map[int64]string, error) {
 	col := "email"
-	if channel == ChannelWebhook {
+	if channel == model.ChannelWebhook {
 		col = "webhook_url"
 	}
 	args := make([]any, len(users))
@@ -291,14 +272,14 @@ func (s *Store) addresses(ctx context.Context, channel string, users []int64) (m
 }
 
 // deliverExternal makes one attempt of an email or webhook reminder.
-func (s *Store) deliverExternal(ctx context.Context, client *http.Client, c *Coupon, p CouponDeliverPayload, addr string) error {
+func (s *Service) deliverExternal(ctx context.Context, client *http.Client, c *model.Coupon, p tasks.CouponDeliverPayload, addr string) error {
 	switch p.Channel {
-	case ChannelWebhook:
+	case model.ChannelWebhook:
 		body, _ := json.Marshal(WebhookReminder{Type: model.NotificationCouponReminder, CouponID: c.ID, Title: c.Title,
 			GrabStartAt: c.GrabStartAt.UTC(), MinutesBefore: p.MinutesBefore, UserID: p.UserID})
 		id := fmt.Sprintf("%d-%d-%d-%d", c.ID, c.GrabStartAt.Unix(), p.MinutesBefore, p.UserID)
-		return outbound.Webhook{Secret: s.WebhookSecret, AllowPrivate: s.WebhookAllowPrivate}.Post(ctx, client, addr, id, body)
-	case ChannelEmail:
+		return s.webhook().Post(ctx, client, addr, id, body)
+	case model.ChannelEmail:
 		subject := fmt.Sprintf("Reminder: “%s” opens in %d minutes", c.Title, p.MinutesBefore)
 		body := fmt.Sprintf("%s\n\nCoupon: %s\nGrab window opens: %s\n\nGrab it in the coupon centre.\n",
 			reminderText(c, p.MinutesBefore), c.Title, c.GrabStartAt.UTC().Format(time.RFC3339))
@@ -310,7 +291,7 @@ func (s *Store) deliverExternal(ctx context.Context, client *http.Client, c *Cou
 // finishDelivery records the outcome of attempt number attempts. A failure
 // that may pass (5xx, network) becomes its own delayed task, so Asynq retries
 // it with backoff apart from every other delivery.
-func (s *Store) finishDelivery(ctx context.Context, p CouponDeliverPayload, attempts int, sendErr error) error {
+func (s *Service) finishDelivery(ctx context.Context, p tasks.CouponDeliverPayload, attempts int, sendErr error) error {
 	status, msg := deliverySent, ""
 	if sendErr != nil {
 		msg = sendErr.Error()
@@ -318,7 +299,7 @@ func (s *Store) finishDelivery(ctx context.Context, p CouponDeliverPayload, atte
 		if !outbound.Permanent(sendErr) && attempts < maxDeliveryAttempts {
 			next := p
 			next.Attempt = attempts
-			_, err := s.Tasks.EnqueueContext(context.WithoutCancel(ctx), NewCouponDeliverTask(next, s.retryDelay(attempts)))
+			_, err := s.Tasks.EnqueueContext(context.WithoutCancel(ctx), tasks.NewCouponDeliverTask(next, s.retryDelay(attempts)))
 			if err == nil {
 				status = deliveryRetrying
 			} else {
@@ -329,11 +310,11 @@ func (s *Store) finishDelivery(ctx context.Context, p CouponDeliverPayload, atte
 	}
 	var sentAt any
 	if status == deliverySent {
-		sentAt = s.Now().UTC().Format(time.RFC3339Nano)
+		sentAt = s.Now().UnixMilli()
 	}
-	_, err := s.SQL.W.ExecContext(context.WithoutCancel(ctx), `UPDATE reminder_deliveries SET status = ?, attempts = ?, last_error = ?, sent_at = ?
-		WHERE template_id = ? AND grab_start_at = ? AND minutes_before = ? AND channel = ? AND user_id = ?`,
-		status, attempts, msg, sentAt, p.CouponID, formatTime(p.GrabStartAt), p.MinutesBefore, p.Channel, p.UserID)
+	_, err := s.SQL.W.ExecContext(context.WithoutCancel(ctx), `UPDATE reminder_deliveries SET status = ?, attempts = ?, last_error = ?, sent_ms = ?
+		WHERE template_id = ? AND grab_start_ms = ? AND minutes_before = ? AND channel = ? AND user_id = ?`,
+		status, attempts, msg, sentAt, p.CouponID, p.GrabStartAt.UnixMilli(), p.MinutesBefore, p.Channel, p.UserID)
 	if err != nil {
 		return fmt.Errorf("record %s delivery: %w", p.Channel, err)
 	}
@@ -344,10 +325,10 @@ func (s *Store) finishDelivery(ctx context.Context, p CouponDeliverPayload, atte
 // run that moves the attempt count on from p.Attempt sends, so a task that
 // Asynq delivers twice notifies once; a booking cancelled or a template
 // rescheduled since is skipped.
-func (s *Store) RetryDelivery(ctx context.Context, p CouponDeliverPayload) error {
-	key := []any{p.CouponID, formatTime(p.GrabStartAt), p.MinutesBefore, p.Channel, p.UserID}
+func (s *Service) RetryDelivery(ctx context.Context, p tasks.CouponDeliverPayload) error {
+	key := []any{p.CouponID, p.GrabStartAt.UnixMilli(), p.MinutesBefore, p.Channel, p.UserID}
 	res, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET attempts = attempts + 1
-		WHERE template_id = ? AND grab_start_at = ? AND minutes_before = ? AND channel = ? AND user_id = ? AND status = 'retrying' AND attempts = ?`,
+		WHERE template_id = ? AND grab_start_ms = ? AND minutes_before = ? AND channel = ? AND user_id = ? AND status = 'retrying' AND attempts = ?`,
 		append(key, p.Attempt)...)
 	if err != nil {
 		return fmt.Errorf("claim delivery retry: %w", err)
@@ -358,11 +339,11 @@ func (s *Store) RetryDelivery(ctx context.Context, p CouponDeliverPayload) error
 	attempts := p.Attempt + 1
 	skip := func(why string) error {
 		_, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET status = 'skipped', last_error = ?
-			WHERE template_id = ? AND grab_start_at = ? AND minutes_before = ? AND channel = ? AND user_id = ?`, append([]any{why}, key...)...)
+			WHERE template_id = ? AND grab_start_ms = ? AND minutes_before = ? AND channel = ? AND user_id = ?`, append([]any{why}, key...)...)
 		return err
 	}
-	c, err := s.couponRow(ctx, p.CouponID)
-	if ErrorCode(err) == ENOTFOUND {
+	c, err := s.row(ctx, p.CouponID)
+	if db.ErrorCode(err) == db.ENOTFOUND {
 		return skip("coupon deleted")
 	} else if err != nil {
 		return err
@@ -383,16 +364,16 @@ func (s *Store) RetryDelivery(ctx context.Context, p CouponDeliverPayload) error
 	if err != nil {
 		return err
 	}
-	if addrs[p.UserID] == "" || (p.Channel == ChannelEmail && s.SMTPURL == "") {
+	if addrs[p.UserID] == "" || (p.Channel == model.ChannelEmail && s.SMTPURL == "") {
 		return skip("no address")
 	}
-	client := outbound.Webhook{Secret: s.WebhookSecret, AllowPrivate: s.WebhookAllowPrivate}.Client()
+	client := s.webhook().Client()
 	defer client.CloseIdleConnections()
 	return s.finishDelivery(ctx, p, attempts, s.deliverExternal(ctx, client, c, p, addrs[p.UserID]))
 }
 
 // DeliveryCounts counts a template's recorded reminder deliveries by channel and status.
-func (s *Store) DeliveryCounts(ctx context.Context, couponID int64) (map[string]map[string]int64, error) {
+func (s *Service) DeliveryCounts(ctx context.Context, couponID int64) (map[string]map[string]int64, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT channel, status, COUNT(*) FROM reminder_deliveries WHERE template_id = ? GROUP BY channel, status`, couponID)
 	if err != nil {
 		return nil, err

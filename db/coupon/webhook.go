@@ -1,6 +1,10 @@
-package db
+package coupon
 
-import "time"
+import (
+	"time"
+
+	"github.com/seckill/seckill/db/outbound"
+)
 
 // WebhookReminder is the JSON body of a webhook reminder.
 type WebhookReminder struct {
@@ -10,4 +14,9 @@ type WebhookReminder struct {
 	GrabStartAt   time.Time `json:"grab_start_at"`
 	MinutesBefore int       `json:"minutes_before"`
 	UserID        int64     `json:"user_id"`
+}
+
+// webhook signs and sends webhook reminders as the service is configured.
+func (s *Service) webhook() outbound.Webhook {
+	return outbound.Webhook{Secret: s.WebhookSecret, AllowPrivate: s.WebhookAllowPrivate}
 }

@@ -1,4 +1,4 @@
-package db
+package coupon
 
 import (
 	"context"
@@ -9,58 +9,51 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/tasks"
 )
 
-// BookedReminder is one booked reminder with the time it is due.
-type BookedReminder struct {
-	CouponID      int64     `json:"coupon_id,omitempty"`
-	Title         string    `json:"title,omitempty"`
-	MinutesBefore int       `json:"minutes_before"`
-	Channel       string    `json:"channel"`
-	RemindAt      time.Time `json:"remind_at"`
-}
-
 // expand decodes a stored bitmap into reminders due before start.
-func expand(bits int64, start time.Time) ([]BookedReminder, error) {
+func expand(bits int64, start time.Time) ([]model.BookedReminder, error) {
 	rs, err := DecodeReminders(bits)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]BookedReminder, len(rs))
+	out := make([]model.BookedReminder, len(rs))
 	for i, r := range rs {
-		out[i] = BookedReminder{MinutesBefore: r.MinutesBefore, Channel: r.Channel, RemindAt: RemindAt(start, r.MinutesBefore)}
+		out[i] = model.BookedReminder{MinutesBefore: r.MinutesBefore, Channel: r.Channel, RemindAt: model.RemindAt(start, r.MinutesBefore)}
 	}
 	return out, nil
 }
 
 // ChannelProblem says why the user cannot book reminders on a channel, or "" when they can.
-func (s *Store) ChannelProblem(ctx context.Context, userID int64, channel string) (string, error) {
+func (s *Service) ChannelProblem(ctx context.Context, userID int64, channel string) (string, error) {
 	switch channel {
-	case ChannelApp:
+	case model.ChannelApp:
 		return "", nil
-	case ChannelSMS, ChannelWechat:
+	case model.ChannelSMS, model.ChannelWechat:
 		return channel + " reminders are not available: no provider is configured", nil
 	}
-	st, err := s.UserSettings(ctx, userID)
+	st, err := s.Settings.UserSettings(ctx, userID)
 	if err != nil {
 		return "", err
 	}
 	switch {
-	case channel == ChannelEmail && s.SMTPURL == "":
+	case channel == model.ChannelEmail && s.SMTPURL == "":
 		return "email reminders are not available: no mail server is configured", nil
-	case channel == ChannelEmail && st.Email == "":
+	case channel == model.ChannelEmail && st.Email == "":
 		return "set your email address in settings first", nil
-	case channel == ChannelWebhook && st.WebhookURL == "":
+	case channel == model.ChannelWebhook && st.WebhookURL == "":
 		return "set your webhook URL in settings first", nil
 	}
 	return "", nil
 }
 
-// ReminderChannels maps every channel to why the user cannot book it ("" when they can).
-func (s *Store) ReminderChannels(ctx context.Context, userID int64) (map[string]string, error) {
+// Channels maps every channel to why the user cannot book it ("" when they can).
+func (s *Service) Channels(ctx context.Context, userID int64) (map[string]string, error) {
 	out := map[string]string{}
-	for _, ch := range Channels {
+	for _, ch := range model.Channels {
 		p, err := s.ChannelProblem(ctx, userID, ch)
 		if err != nil {
 			return nil, err
@@ -70,24 +63,24 @@ func (s *Store) ReminderChannels(ctx context.Context, userID int64) (map[string]
 	return out, nil
 }
 
-// BookReminder sets the user's reminder minutes before the template's grab
+// Book sets the user's reminder minutes before the template's grab
 // window on channel and returns all the user's reminders for the template.
-func (s *Store) BookReminder(ctx context.Context, userID, couponID int64, minutes int, channel string) ([]BookedReminder, error) {
+func (s *Service) Book(ctx context.Context, userID, couponID int64, minutes int, channel string) ([]model.BookedReminder, error) {
 	bit, err := ReminderBit(minutes, channel)
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.couponRow(ctx, couponID)
+	c, err := s.row(ctx, couponID)
 	if err != nil {
 		return nil, err
 	}
-	if !s.Now().Before(RemindAt(c.GrabStartAt, minutes)) {
-		return nil, Errorf(ETOOLATE, "it is too late for a reminder %d minutes before the start", minutes)
+	if !s.Now().Before(model.RemindAt(c.GrabStartAt, minutes)) {
+		return nil, db.Errorf(db.ETOOLATE, "it is too late for a reminder %d minutes before the start", minutes)
 	}
 	if problem, err := s.ChannelProblem(ctx, userID, channel); err != nil {
 		return nil, err
 	} else if problem != "" {
-		return nil, Errorf(ENOTCONFIGURED, "%s", problem)
+		return nil, db.Errorf(db.ENOTCONFIGURED, "%s", problem)
 	}
 	// The task first: one with no bookings does nothing when it runs, while
 	// a booking whose task was never scheduled would never be sent.
@@ -96,35 +89,31 @@ func (s *Store) BookReminder(ctx context.Context, userID, couponID int64, minute
 	}
 	// Start time and shop come from the template row inside the statement, so
 	// a booking racing a reschedule stores the time the tasks were moved to.
-	var bits int64
-	var start string
-	err = s.SQL.W.QueryRowContext(ctx, `INSERT INTO coupon_reminders (user_id, template_id, bits, grab_start_at, shop_id, updated_at)
-		SELECT ?, id, ?, grab_start_at, shop_id, ? FROM coupons WHERE id = ?
-		ON CONFLICT (user_id, template_id) DO UPDATE SET bits = bits | excluded.bits, updated_at = excluded.updated_at
-		RETURNING bits, grab_start_at`, userID, bit, s.Now().UTC().Format(time.RFC3339Nano), c.ID).Scan(&bits, &start)
+	var bits, start int64
+	err = s.SQL.W.QueryRowContext(ctx, `INSERT INTO coupon_reminders (user_id, template_id, bits, grab_start_ms, shop_id, updated_ms)
+		SELECT ?, id, ?, grab_start_ms, shop_id, ? FROM coupons WHERE id = ?
+		ON CONFLICT (user_id, template_id) DO UPDATE SET bits = bits | excluded.bits, updated_ms = excluded.updated_ms
+		RETURNING bits, grab_start_ms`, userID, bit, s.Now().UnixMilli(), c.ID).Scan(&bits, &start)
 	if err != nil {
 		return nil, fmt.Errorf("book reminder: %w", err)
 	}
-	st, _ := time.Parse(time.RFC3339, start)
-	return expand(bits, st)
+	return expand(bits, fromMS(start))
 }
 
-// CancelReminder clears one reminder and returns the user's remaining ones for the template.
-func (s *Store) CancelReminder(ctx context.Context, userID, couponID int64, minutes int, channel string) ([]BookedReminder, error) {
+// Cancel clears one reminder and returns the user's remaining ones for the template.
+func (s *Service) Cancel(ctx context.Context, userID, couponID int64, minutes int, channel string) ([]model.BookedReminder, error) {
 	bit, err := ReminderBit(minutes, channel)
 	if err != nil {
 		return nil, err
 	}
-	c, err := s.couponRow(ctx, couponID)
-	if err != nil {
+	if _, err := s.row(ctx, couponID); err != nil {
 		return nil, err
 	}
-	var bits int64
-	var start string
-	err = s.SQL.W.QueryRowContext(ctx, `UPDATE coupon_reminders SET bits = bits & ~?, updated_at = ? WHERE user_id = ? AND template_id = ? RETURNING bits, grab_start_at`,
-		bit, s.Now().UTC().Format(time.RFC3339Nano), userID, couponID).Scan(&bits, &start)
+	var bits, start int64
+	err = s.SQL.W.QueryRowContext(ctx, `UPDATE coupon_reminders SET bits = bits & ~?, updated_ms = ? WHERE user_id = ? AND template_id = ? RETURNING bits, grab_start_ms`,
+		bit, s.Now().UnixMilli(), userID, couponID).Scan(&bits, &start)
 	if errors.Is(err, sql.ErrNoRows) {
-		return []BookedReminder{}, nil
+		return []model.BookedReminder{}, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("cancel reminder: %w", err)
 	}
@@ -133,16 +122,12 @@ func (s *Store) CancelReminder(ctx context.Context, userID, couponID int64, minu
 			return nil, err
 		}
 	}
-	st, err := time.Parse(time.RFC3339, start)
-	if err != nil {
-		st = c.GrabStartAt
-	}
-	return expand(bits, st)
+	return expand(bits, fromMS(start))
 }
 
-// CouponReminders lists the user's reminders for one template.
-func (s *Store) CouponReminders(ctx context.Context, userID, couponID int64) ([]BookedReminder, error) {
-	c, err := s.couponRow(ctx, couponID)
+// Reminders lists the user's reminders for one template.
+func (s *Service) Reminders(ctx context.Context, userID, couponID int64) ([]model.BookedReminder, error) {
+	c, err := s.row(ctx, couponID)
 	if err != nil {
 		return nil, err
 	}
@@ -155,22 +140,21 @@ func (s *Store) CouponReminders(ctx context.Context, userID, couponID int64) ([]
 }
 
 // UserReminders lists every reminder the user has booked, soonest first.
-func (s *Store) UserReminders(ctx context.Context, userID int64) ([]BookedReminder, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT r.template_id, r.bits, r.grab_start_at, c.title FROM coupon_reminders r
+func (s *Service) UserReminders(ctx context.Context, userID int64) ([]model.BookedReminder, error) {
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT r.template_id, r.bits, r.grab_start_ms, c.title FROM coupon_reminders r
 		JOIN coupons c ON c.id = r.template_id WHERE r.user_id = ? AND r.bits != 0 ORDER BY r.template_id`, userID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	out := []BookedReminder{}
+	out := []model.BookedReminder{}
 	for rows.Next() {
-		var id, bits int64
-		var start, title string
+		var id, bits, start int64
+		var title string
 		if err := rows.Scan(&id, &bits, &start, &title); err != nil {
 			return nil, err
 		}
-		st, _ := time.Parse(time.RFC3339, start)
-		rs, err := expand(bits, st)
+		rs, err := expand(bits, fromMS(start))
 		if err != nil {
 			return nil, fmt.Errorf("reminders of user %d for coupon %d: %w", userID, id, err)
 		}
@@ -185,27 +169,20 @@ func (s *Store) UserReminders(ctx context.Context, userID int64) ([]BookedRemind
 
 // scheduleReminder makes sure the fan-out task of (template, start, lead
 // time) exists; its task ID makes every booking after the first a no-op.
-func (s *Store) scheduleReminder(ctx context.Context, couponID int64, start time.Time, minutes int) error {
+func (s *Service) scheduleReminder(ctx context.Context, couponID int64, start time.Time, minutes int) error {
 	if s.Tasks == nil {
 		return fmt.Errorf("schedule reminder: no task client")
 	}
-	p := CouponRemindPayload{CouponID: couponID, GrabStartAt: start.UTC(), MinutesBefore: minutes}
-	_, err := s.Tasks.EnqueueContext(ctx, NewCouponRemindTask(p))
+	p := tasks.CouponRemindPayload{CouponID: couponID, GrabStartAt: start.UTC(), MinutesBefore: minutes}
+	_, err := s.Tasks.EnqueueContext(ctx, tasks.NewCouponRemindTask(p))
 	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
 		return fmt.Errorf("schedule reminder of coupon %d at %d minutes: %w", couponID, minutes, err)
 	}
 	return nil
 }
 
-// BookingCount is how many users booked one (lead time, channel) of a template.
-type BookingCount struct {
-	MinutesBefore int    `json:"minutes_before"`
-	Channel       string `json:"channel"`
-	Count         int64  `json:"count"`
-}
-
 // bookingCounts counts bookings per bit of a template in one scan.
-func (s *Store) bookingCounts(ctx context.Context, couponID int64) ([]BookingCount, error) {
+func (s *Service) bookingCounts(ctx context.Context, couponID int64) ([]model.BookingCount, error) {
 	q := "SELECT "
 	for bit := 0; bit < reminderBits; bit++ {
 		if bit > 0 {
@@ -222,46 +199,46 @@ func (s *Store) bookingCounts(ctx context.Context, couponID int64) ([]BookingCou
 	if err := s.SQL.R.QueryRowContext(ctx, q, couponID).Scan(dest...); err != nil {
 		return nil, fmt.Errorf("count bookings of coupon %d: %w", couponID, err)
 	}
-	out := []BookingCount{}
-	for _, m := range LeadTimeList() {
-		for ch, name := range Channels {
-			out = append(out, BookingCount{MinutesBefore: m, Channel: name, Count: counts[ch*LeadTimes+m/LeadStep-1]})
+	out := []model.BookingCount{}
+	for _, m := range model.LeadTimeList() {
+		for ch, name := range model.Channels {
+			out = append(out, model.BookingCount{MinutesBefore: m, Channel: name, Count: counts[ch*model.LeadTimes+m/model.LeadStep-1]})
 		}
 	}
 	return out, nil
 }
 
-// UpdateCouponWindow moves a template's grab window. Bookings follow the new
+// MoveWindow moves a template's grab window. Bookings follow the new
 // start: the old fan-out tasks are deleted (one still running finds the start
 // changed and does nothing) and new ones scheduled for every booked lead time.
-func (s *Store) UpdateCouponWindow(ctx context.Context, actor model.Claims, couponID int64, start, end time.Time) (*Coupon, error) {
-	c, err := s.ownCoupon(ctx, actor, couponID)
+func (s *Service) MoveWindow(ctx context.Context, actor model.Claims, couponID int64, start, end time.Time) (*model.Coupon, error) {
+	c, err := s.owned(ctx, actor, couponID)
 	if err != nil {
 		return nil, err
 	}
 	now := s.Now()
-	if CouponState(c.GrabStartAt, c.GrabEndAt, now) == StateEnded {
-		return nil, Errorf(EENDED, "the grab window of this coupon has ended")
+	if State(c.GrabStartAt, c.GrabEndAt, now) == model.CouponEnded {
+		return nil, db.Errorf(db.EENDED, "the grab window of this coupon has ended")
 	}
-	if err := NormaliseCouponWindow(&start, &end, now); err != nil {
+	if err := NormaliseWindow(&start, &end, now); err != nil {
 		return nil, err
 	}
 	old := c.GrabStartAt
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE coupons SET grab_start_at = ?, grab_end_at = ? WHERE id = ?`, formatTime(start), formatTime(end), c.ID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE coupons SET grab_start_ms = ?, grab_end_ms = ? WHERE id = ?`, start.UnixMilli(), end.UnixMilli(), c.ID); err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE coupon_reminders SET grab_start_at = ? WHERE template_id = ?`, formatTime(start), c.ID)
+		_, err := tx.ExecContext(ctx, `UPDATE coupon_reminders SET grab_start_ms = ? WHERE template_id = ?`, start.UnixMilli(), c.ID)
 		return err
 	})
 	if err != nil {
 		return nil, fmt.Errorf("update coupon window: %w", err)
 	}
 	c.GrabStartAt, c.GrabEndAt = start, end
-	if err := s.loadCoupon(ctx, c); err != nil {
+	if err := s.load(ctx, c); err != nil {
 		return nil, err
 	}
-	if err := s.Redis.HSet(ctx, couponMetaKey(c.ID), "start", start.UnixMilli(), "end", end.UnixMilli()).Err(); err != nil {
+	if err := s.Redis.HSet(ctx, metaKey(c.ID), "start", start.UnixMilli(), "end", end.UnixMilli()).Err(); err != nil {
 		return nil, fmt.Errorf("update coupon window in redis: %w", err)
 	}
 	if !old.Equal(start) {
@@ -269,13 +246,13 @@ func (s *Store) UpdateCouponWindow(ctx context.Context, actor model.Claims, coup
 			return nil, err
 		}
 	}
-	return c, s.fillLive(ctx, []*Coupon{c})
+	return c, s.fillLive(ctx, []*model.Coupon{c})
 }
 
-func (s *Store) rescheduleReminders(ctx context.Context, c *Coupon, oldStart time.Time) error {
-	for _, m := range LeadTimeList() {
-		id := CouponRemindTaskID(CouponRemindPayload{CouponID: c.ID, GrabStartAt: oldStart.UTC(), MinutesBefore: m})
-		if err := s.Queue.DeleteTask(couponRemindQueue, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
+func (s *Service) rescheduleReminders(ctx context.Context, c *model.Coupon, oldStart time.Time) error {
+	for _, m := range model.LeadTimeList() {
+		id := tasks.CouponRemindTaskID(tasks.CouponRemindPayload{CouponID: c.ID, GrabStartAt: oldStart.UTC(), MinutesBefore: m})
+		if err := s.Queue.DeleteTask(tasks.CouponRemindQueue, id); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
 			s.Log.Warn("delete old reminder task", "task", id, "err", err)
 		}
 	}
@@ -293,7 +270,7 @@ func (s *Store) rescheduleReminders(ctx context.Context, c *Coupon, oldStart tim
 		return nil // the window is open: a reminder would come too late
 	}
 	// A lead time whose new reminder time has passed fires at once: the start is still ahead.
-	for _, m := range LeadTimeList() {
+	for _, m := range model.LeadTimeList() {
 		if booked[m] {
 			if err := s.scheduleReminder(ctx, c.ID, c.GrabStartAt, m); err != nil {
 				return err
@@ -305,7 +282,7 @@ func (s *Store) rescheduleReminders(ctx context.Context, c *Coupon, oldStart tim
 
 // ensureWindow is how far ahead EnsureReminderTasks looks: past the longest
 // lead time, so every reminder's task is back before it is due.
-const ensureWindow = MaxLeadTime*time.Minute + 5*time.Minute
+const ensureWindow = model.MaxLeadTime*time.Minute + 5*time.Minute
 
 // EnsureReminderTasks schedules again the fan-out tasks of templates opening
 // within the next hour or so, for every lead time someone booked. It is a
@@ -313,10 +290,10 @@ const ensureWindow = MaxLeadTime*time.Minute + 5*time.Minute
 // (an embedded Redis restarted, a restore from an old snapshot) it brings them
 // back, and a reminder whose time passed meanwhile goes out at once; the
 // recorded deliveries keep anyone from getting it twice.
-func (s *Store) EnsureReminderTasks(ctx context.Context) error {
+func (s *Service) EnsureReminderTasks(ctx context.Context) error {
 	now := s.Now()
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, grab_start_at FROM coupons WHERE grab_start_at > ? AND grab_start_at <= ?`,
-		formatTime(now), formatTime(now.Add(ensureWindow)))
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, grab_start_ms FROM coupons WHERE grab_start_ms > ? AND grab_start_ms <= ?`,
+		now.UnixMilli(), now.Add(ensureWindow).UnixMilli())
 	if err != nil {
 		return err
 	}
@@ -327,12 +304,12 @@ func (s *Store) EnsureReminderTasks(ctx context.Context) error {
 	var cs []upcoming
 	for rows.Next() {
 		var u upcoming
-		var start string
+		var start int64
 		if err := rows.Scan(&u.id, &start); err != nil {
 			rows.Close()
 			return err
 		}
-		u.start, _ = time.Parse(time.RFC3339, start)
+		u.start = fromMS(start)
 		cs = append(cs, u)
 	}
 	rows.Close()
@@ -354,7 +331,7 @@ func (s *Store) EnsureReminderTasks(ctx context.Context) error {
 			}
 		}
 		dr.Close()
-		for _, m := range LeadTimeList() {
+		for _, m := range model.LeadTimeList() {
 			if booked&LeadTimeMask(m) != 0 {
 				errs = append(errs, s.scheduleReminder(ctx, c.id, c.start, m))
 			}

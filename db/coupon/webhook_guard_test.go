@@ -1,4 +1,4 @@
-package db_test
+package coupon_test
 
 import (
 	"context"
@@ -9,7 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/tasks"
 )
 
 // countingServer is an endpoint that answers 200 and counts its requests.
@@ -26,14 +27,14 @@ func countingServer(t *testing.T) (*httptest.Server, *atomic.Int64) {
 // bookWebhooks stores each URL as a new user's webhook straight in SQLite,
 // as a row saved before the rule changed or whose name resolved elsewhere
 // then, and books the user's 5-minute webhook reminder on c.
-func bookWebhooks(t *testing.T, cs *couponStore, c *db.Coupon, urls []string) []int64 {
+func bookWebhooks(t *testing.T, cs *testService, c *model.Coupon, urls []string) []int64 {
 	t.Helper()
-	users := insertUsers(t, cs.Store, "hook", len(urls))
+	users := cs.users(t, "hook", len(urls))
 	for i, u := range urls {
 		if _, err := cs.SQL.W.Exec(`UPDATE users SET webhook_url = ? WHERE id = ?`, u, users[i]); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := cs.BookReminder(context.Background(), users[i], c.ID, 5, db.ChannelWebhook); err != nil {
+		if _, err := cs.Book(context.Background(), users[i], c.ID, 5, model.ChannelWebhook); err != nil {
 			t.Fatalf("book %s: %v", u, err)
 		}
 	}
@@ -41,7 +42,7 @@ func bookWebhooks(t *testing.T, cs *couponStore, c *db.Coupon, urls []string) []
 }
 
 // deliveryOf returns the status, attempts and last error of the user's webhook delivery on c.
-func deliveryOf(t *testing.T, cs *couponStore, c *db.Coupon, uid int64) (status string, attempts int, lastErr string) {
+func deliveryOf(t *testing.T, cs *testService, c *model.Coupon, uid int64) (status string, attempts int, lastErr string) {
 	t.Helper()
 	err := cs.SQL.R.QueryRow(`SELECT status, attempts, COALESCE(last_error, '') FROM reminder_deliveries
 		WHERE template_id = ? AND channel = 'webhook' AND user_id = ?`, c.ID, uid).Scan(&status, &attempts, &lastErr)
@@ -57,7 +58,7 @@ func deliveryOf(t *testing.T, cs *couponStore, c *db.Coupon, uid int64) (status 
 // delivery fails for good on its first attempt instead of being retried.
 func TestWebhookSSRFRefusedAtSendTime(t *testing.T) {
 	ctx := context.Background()
-	cs := newCouponStore(t)
+	cs := newService(t)
 	srv, hits := countingServer(t)
 	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
 	now := time.Now()
@@ -74,7 +75,7 @@ func TestWebhookSSRFRefusedAtSendTime(t *testing.T) {
 		"http://[64:ff9b::a9fe:a9fe]/hook",
 	}
 	users := bookWebhooks(t, cs, c, urls)
-	if err := cs.SendReminders(ctx, db.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}); err != nil {
+	if err := cs.SendReminders(ctx, tasks.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if n := hits.Load(); n != 0 {
@@ -91,7 +92,7 @@ func TestWebhookSSRFRefusedAtSendTime(t *testing.T) {
 // The same loopback endpoint is reached when private addresses are allowed,
 // so the test above fails for the rule and not for the endpoint.
 func TestWebhookSSRFAllowPrivateReachesLoopback(t *testing.T) {
-	cs := newCouponStore(t)
+	cs := newService(t)
 	cs.WebhookAllowPrivate = true
 	cs.WebhookSecret = []byte("k")
 	srv, hits := countingServer(t)
@@ -99,7 +100,7 @@ func TestWebhookSSRFAllowPrivateReachesLoopback(t *testing.T) {
 	now := time.Now()
 	c := cs.create(t, 10, 1, now.Add(2*time.Hour), now.Add(3*time.Hour))
 	users := bookWebhooks(t, cs, c, []string{"http://localhost:" + port + "/hook"})
-	if err := cs.SendReminders(context.Background(), db.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}); err != nil {
+	if err := cs.SendReminders(context.Background(), tasks.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if status, _, lastErr := deliveryOf(t, cs, c, users[0]); status != "sent" || hits.Load() != 1 {
@@ -110,7 +111,7 @@ func TestWebhookSSRFAllowPrivateReachesLoopback(t *testing.T) {
 // A webhook endpoint answering with a redirect does not send the reminder
 // on: the target of the redirect gets nothing, and the delivery fails for good.
 func TestWebhookSSRFNoRedirect(t *testing.T) {
-	cs := newCouponStore(t)
+	cs := newService(t)
 	cs.WebhookAllowPrivate = true // both endpoints listen on loopback
 	target, targetHits := countingServer(t)
 	var redirects atomic.Int64
@@ -122,7 +123,7 @@ func TestWebhookSSRFNoRedirect(t *testing.T) {
 	now := time.Now()
 	c := cs.create(t, 10, 1, now.Add(2*time.Hour), now.Add(3*time.Hour))
 	users := bookWebhooks(t, cs, c, []string{redirector.URL + "/hook"})
-	if err := cs.SendReminders(context.Background(), db.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}); err != nil {
+	if err := cs.SendReminders(context.Background(), tasks.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}); err != nil {
 		t.Fatal(err)
 	}
 	if redirects.Load() != 1 || targetHits.Load() != 0 {

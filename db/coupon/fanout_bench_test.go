@@ -1,4 +1,4 @@
-package db_test
+package coupon_test
 
 import (
 	"context"
@@ -7,7 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/tasks"
 )
 
 // BenchmarkReminderFanOut books 100,000 users on one template's 5-minute app
@@ -15,14 +16,14 @@ import (
 // measures the fan-out: bookings notified per second (inbox rows written,
 // deliveries recorded and live pushes published).
 //
-//	go test ./db/ -run XXX -bench ReminderFanOut -benchtime 3x
+//	go test ./db/coupon/ -run XXX -bench ReminderFanOut -benchtime 3x
 func BenchmarkReminderFanOut(b *testing.B) {
 	const bookings = 100_000
 	ctx := context.Background()
-	cs := newCouponStore(b)
+	cs := newService(b)
 	now := time.Now()
 	c := cs.create(b, 10, 1, now.Add(2*time.Hour), now.Add(3*time.Hour))
-	users := insertUsers(b, cs.Store, "bench", bookings)
+	users := cs.users(b, "bench", bookings)
 
 	bookStart := time.Now()
 	var next atomic.Int64
@@ -32,7 +33,7 @@ func BenchmarkReminderFanOut(b *testing.B) {
 		go func() {
 			defer wg.Done()
 			for i := next.Add(1) - 1; i < bookings; i = next.Add(1) - 1 {
-				if _, err := cs.BookReminder(ctx, users[i], c.ID, 5, db.ChannelApp); err != nil {
+				if _, err := cs.Book(ctx, users[i], c.ID, 5, model.ChannelApp); err != nil {
 					b.Error(err)
 					return
 				}
@@ -44,11 +45,11 @@ func BenchmarkReminderFanOut(b *testing.B) {
 		b.FailNow()
 	}
 	bookRate := bookings / time.Since(bookStart).Seconds()
-	if got := scheduledReminders(b, cs.Store); len(got) != 1 {
+	if got := scheduledReminders(b, cs.Service); len(got) != 1 {
 		b.Fatalf("%d reminder tasks for %d bookings of one lead time, want 1", len(got), bookings)
 	}
 
-	p := db.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}
+	p := tasks.CouponRemindPayload{CouponID: c.ID, GrabStartAt: c.GrabStartAt, MinutesBefore: 5}
 	var spent time.Duration
 	runs := 0
 	for b.Loop() {
@@ -68,6 +69,6 @@ func BenchmarkReminderFanOut(b *testing.B) {
 	}
 	// Reported after the loop: b.Loop starts the measurement afresh.
 	b.ReportMetric(bookRate, "bookings/s")
-	b.ReportMetric(float64(len(scheduledReminders(b, cs.Store))), "tasks")
+	b.ReportMetric(float64(len(scheduledReminders(b, cs.Service))), "tasks")
 	b.ReportMetric(float64(bookings*runs)/spent.Seconds(), "notified/s")
 }

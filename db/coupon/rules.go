@@ -1,0 +1,130 @@
+package coupon
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
+)
+
+// Limits of a coupon template.
+const (
+	MaxStock             = 10_000_000
+	MaxLimit             = 1000
+	DefaultValidDays     = 7
+	MaxValidDays         = 3650
+	MaxCents             = 100_000_000 // one million in the currency, for amount_off and min_spend_cents
+	maxTitle             = 100
+	userCouponIDMultiple = 100_000_000 // > MaxStock, so (template, unit) → ID is one to one
+)
+
+// NormaliseInput fills defaults (limit 1, 7 valid days), trims the
+// title and drops sub-second parts of times, then checks every rule.
+func NormaliseInput(in *model.CouponInput, now time.Time) error {
+	fe := db.FieldErrors{}
+	in.Title = strings.TrimSpace(in.Title)
+	if in.LimitPerUser == 0 {
+		in.LimitPerUser = 1
+	}
+	if in.ValidDays == 0 {
+		in.ValidDays = DefaultValidDays
+	}
+	in.GrabStartAt = in.GrabStartAt.Truncate(time.Second).UTC()
+	in.GrabEndAt = in.GrabEndAt.Truncate(time.Second).UTC()
+	if in.Title == "" || utf8.RuneCountInString(in.Title) > maxTitle {
+		addField(fe, "title", "must be 1–100 characters")
+	} else if p := db.TextProblem(in.Title, maxTitle, false); p != "" {
+		addField(fe, "title", p)
+	}
+	switch in.Kind {
+	case model.CouponAmountOff:
+		if in.Value < 1 {
+			addField(fe, "value", "must be at least 1 cent for an amount off")
+		} else if in.Value > MaxCents {
+			addField(fe, "value", "must be at most 100,000,000 cents for an amount off")
+		}
+	case model.CouponPercentOff:
+		if in.Value < 1 || in.Value > 99 {
+			addField(fe, "value", "must be 1–99 for a percentage off")
+		}
+	default:
+		addField(fe, "kind", "must be amount_off or percent_off")
+	}
+	if in.MinSpendCents < 0 {
+		addField(fe, "min_spend_cents", "must not be negative")
+	} else if in.MinSpendCents > MaxCents {
+		addField(fe, "min_spend_cents", "must be at most 100,000,000 cents")
+	}
+	if in.Kind == model.CouponAmountOff && in.MinSpendCents > 0 && in.Value > in.MinSpendCents {
+		addField(fe, "value", "must not exceed the minimum spend")
+	}
+	if in.Stock < 1 || in.Stock > MaxStock {
+		addField(fe, "stock", "must be 1–10,000,000")
+	}
+	if in.LimitPerUser < 1 || in.LimitPerUser > MaxLimit {
+		addField(fe, "limit_per_user", "must be 1–1000")
+	}
+	if in.ValidDays < 1 || in.ValidDays > MaxValidDays {
+		addField(fe, "valid_days", "must be 1–3650")
+	}
+	checkWindow(fe, in.GrabStartAt, in.GrabEndAt, now)
+	return fe.Err()
+}
+
+// NormaliseWindow checks a new grab window for an existing template.
+func NormaliseWindow(start, end *time.Time, now time.Time) error {
+	fe := db.FieldErrors{}
+	*start, *end = start.Truncate(time.Second).UTC(), end.Truncate(time.Second).UTC()
+	checkWindow(fe, *start, *end, now)
+	return fe.Err()
+}
+
+// checkWindow bounds a grab window as a slot is bounded: it ends after it
+// starts and after now, lasts at most MaxSlotLength and opens within
+// MaxScheduleAhead.
+func checkWindow(fe db.FieldErrors, start, end, now time.Time) {
+	startOK := !start.IsZero() && start.Year() >= 2000 && start.Year() <= 9999
+	if !startOK {
+		addField(fe, "grab_start_at", "must be an RFC 3339 time")
+	} else if start.After(now.Add(db.MaxScheduleAhead)) {
+		addField(fe, "grab_start_at", "must be within a year from now")
+	}
+	if end.IsZero() || end.Year() < 2000 || end.Year() > 9999 {
+		addField(fe, "grab_end_at", "must be an RFC 3339 time")
+	} else if !end.After(start) {
+		addField(fe, "grab_end_at", "must be after the grab start")
+	} else if startOK && end.Sub(start) > db.MaxSlotLength {
+		addField(fe, "grab_end_at", "a grab window lasts at most 7 days")
+	} else if !end.After(now) {
+		addField(fe, "grab_end_at", "must be in the future")
+	}
+}
+
+// State says where now falls in the grab window [start, end).
+func State(start, end, now time.Time) string {
+	switch {
+	case now.Before(start):
+		return model.CouponUpcoming
+	case now.Before(end):
+		return model.CouponLive
+	}
+	return model.CouponEnded
+}
+
+// UserCouponID is the ID of the unit-th coupon grabbed from a template,
+// decided in Redis so the flush can write it again harmlessly.
+func UserCouponID(couponID, unit int64) int64 { return couponID*userCouponIDMultiple + unit }
+
+// ValidUntil is when a coupon grabbed at grabbedAt stops being usable.
+func ValidUntil(grabbedAt time.Time, days int) time.Time {
+	return grabbedAt.UTC().AddDate(0, 0, days)
+}
+
+// addField keeps the first problem found with a field.
+func addField(fe db.FieldErrors, field, msg string) {
+	if _, ok := fe[field]; !ok {
+		fe[field] = msg
+	}
+}

@@ -1,0 +1,88 @@
+// Package inbox is the in-app channel: each user's notifications, their
+// unread count, and the insert other areas make inside their own
+// transaction when they notify users.
+package inbox
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
+)
+
+// Service reads and marks users' inboxes.
+type Service struct {
+	*backend.Backend
+}
+
+// List returns the user's latest notifications, newest first.
+func (s *Service) List(ctx context.Context, userID int64) ([]*model.Notification, error) {
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, kind, COALESCE(coupon_id, 0), message, created_ms, read
+		FROM notifications WHERE user_id = ? ORDER BY id DESC LIMIT 100`, userID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := []*model.Notification{}
+	for rows.Next() {
+		var n model.Notification
+		var created int64
+		if err := rows.Scan(&n.ID, &n.Kind, &n.CouponID, &n.Message, &created, &n.Read); err != nil {
+			return nil, err
+		}
+		n.CreatedAt = time.UnixMilli(created).UTC()
+		out = append(out, &n)
+	}
+	return out, rows.Err()
+}
+
+// Unread counts the user's unread notifications.
+func (s *Service) Unread(ctx context.Context, userID int64) (int, error) {
+	var n int
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM notifications WHERE user_id = ? AND read = 0`, userID).Scan(&n)
+	return n, err
+}
+
+// MarkRead marks every notification of the user read.
+func (s *Service) MarkRead(ctx context.Context, userID int64) error {
+	_, err := s.SQL.W.ExecContext(ctx, `UPDATE notifications SET read = 1 WHERE user_id = ? AND read = 0`, userID)
+	return err
+}
+
+// Add puts n (its kind, coupon, message and creation time) in each user's
+// inbox within tx, in one statement, and returns the stored notifications by
+// user, each with its new ID.
+func Add(ctx context.Context, tx *sql.Tx, users []int64, n model.Notification) (map[int64]model.Notification, error) {
+	list, _ := json.Marshal(users)
+	rows, err := tx.QueryContext(ctx, `INSERT INTO notifications (user_id, kind, coupon_id, message, created_ms)
+		SELECT value, ?, ?, ?, ? FROM json_each(?) RETURNING user_id, id`,
+		n.Kind, n.CouponID, n.Message, n.CreatedAt.UnixMilli(), string(list))
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := make(map[int64]model.Notification, len(users))
+	for rows.Next() {
+		var uid int64
+		m := n
+		if err := rows.Scan(&uid, &m.ID); err != nil {
+			return nil, err
+		}
+		out[uid] = m
+	}
+	return out, rows.Err()
+}
+
+// Messages are the live events that carry each new notification to its user's sockets.
+func Messages(byUser map[int64]model.Notification) []live.Message {
+	out := make([]live.Message, 0, len(byUser))
+	for uid, n := range byUser {
+		ev, _ := json.Marshal(model.NotificationEvent{Type: "notification", Notification: &n})
+		out = append(out, live.Message{Topic: live.TopicUser(uid), Event: ev})
+	}
+	return out
+}
