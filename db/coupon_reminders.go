@@ -42,7 +42,7 @@ func (s *Store) ChannelProblem(ctx context.Context, userID int64, channel string
 	case ChannelSMS, ChannelWechat:
 		return channel + " reminders are not available: no provider is configured", nil
 	}
-	st, err := s.UserSettings(ctx, userID)
+	st, err := s.Settings.UserSettings(ctx, userID)
 	if err != nil {
 		return "", err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/tasks"
 )
@@ -72,7 +73,7 @@ func TestReminderBookCancelList(t *testing.T) {
 	}
 	// email needs both a mail server and the user's address.
 	email := "b@example.com"
-	cs.UpdateSettings(ctx, uid, model.SettingsUpdate{Email: &email})
+	account.New(cs.Backend).UpdateSettings(ctx, uid, model.SettingsUpdate{Email: &email})
 	if _, err := cs.BookReminder(ctx, uid, c.ID, 5, "email"); db.ErrorCode(err) != db.ENOTCONFIGURED {
 		t.Errorf("email without SMTP_URL: %v", err)
 	}

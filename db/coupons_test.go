@@ -9,6 +9,7 @@ import (
 
 	"github.com/hibiken/asynq"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/rdb"
 )
@@ -27,6 +28,7 @@ func newCouponStore(t testing.TB) *couponStore {
 	s := db.NewStore(sq, r.Client)
 	s.Tasks = asynq.NewClientFromRedisClient(r.Client)
 	s.Queue = asynq.NewInspectorFromRedisClient(r.Client)
+	s.Settings = account.New(s.Backend)
 	cs := &couponStore{Store: s, redis: r}
 	cs.merchant = insertUsers(t, s, "shop", 1)[0]
 	return cs

@@ -15,6 +15,8 @@ import (
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
+	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
@@ -32,7 +34,9 @@ const (
 // Handlers holds what every handler needs; each area adds its methods in its own file.
 type Handlers struct {
 	Store    *db.Store
-	Tokens   *db.Tokens
+	Accounts *account.Service
+	Audit    *audit.Service
+	Tokens   *account.Tokens
 	TokenTTL time.Duration
 	// MonitorPath is where Asynqmon is mounted, linked from the admin dashboard.
 	MonitorPath string

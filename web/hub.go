@@ -21,6 +21,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/handlers"
@@ -46,7 +47,7 @@ type Hub struct {
 	MaxAnonPerIP int
 
 	rdb     redis.UniversalClient
-	tokens  *db.Tokens
+	tokens  *account.Tokens
 	log     *slog.Logger
 	metrics *metrics
 	poll    poller
@@ -87,7 +88,7 @@ const (
 	readWindow = 5 * time.Second // a started frame must arrive whole within this
 )
 
-func newHub(rdb redis.UniversalClient, tokens *db.Tokens, log *slog.Logger, m *metrics) *Hub {
+func newHub(rdb redis.UniversalClient, tokens *account.Tokens, log *slog.Logger, m *metrics) *Hub {
 	return &Hub{
 		SendBuffer: 64, PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second,
 		rdb: rdb, tokens: tokens, log: log, metrics: m,

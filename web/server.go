@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
+	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/static"
@@ -32,7 +34,9 @@ const MonitorPath = "/monitor"
 // Config is what the web server needs from the wiring.
 type Config struct {
 	Store    *db.Store
-	Tokens   *db.Tokens
+	Accounts *account.Service
+	Audit    *audit.Service
+	Tokens   *account.Tokens
 	TokenTTL time.Duration
 	Log      *slog.Logger
 	Registry *prometheus.Registry
@@ -88,7 +92,8 @@ type Server struct {
 	Hub *Hub
 
 	store    *db.Store
-	tokens   *db.Tokens
+	audits   *audit.Service
+	tokens   *account.Tokens
 	log      *slog.Logger
 	metrics  *metrics
 	handlers *handlers.Handlers
@@ -104,11 +109,11 @@ type Server struct {
 
 // New builds the application with every route mounted.
 func New(cfg Config) *Server {
-	s := &Server{store: cfg.Store, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies,
+	s := &Server{store: cfg.Store, audits: cfg.Audit, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies,
 		maxConns: cfg.MaxConnsPerIP, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
-	s.handlers = &handlers.Handlers{Store: cfg.Store, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
+	s.handlers = &handlers.Handlers{Store: cfg.Store, Accounts: cfg.Accounts, Audit: cfg.Audit, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
 	s.Hub = newHub(cfg.Store.Redis, cfg.Tokens, cfg.Log, s.metrics)
 	if cfg.PingInterval > 0 {
 		s.Hub.PingInterval = cfg.PingInterval

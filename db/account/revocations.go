@@ -1,4 +1,4 @@
-package db
+package account
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -71,7 +72,7 @@ func (r *Revocations) Revoked(c model.Claims) bool {
 // Revoke ends the session of these claims on every process.
 func (r *Revocations) Revoke(ctx context.Context, c model.Claims) error {
 	if c.SessionID == "" {
-		return Errorf(EINVALID, "the token has no session")
+		return db.Errorf(db.EINVALID, "the token has no session")
 	}
 	r.applySession(c.SessionID, c.Expires)
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {

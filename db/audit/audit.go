@@ -1,4 +1,6 @@
-package db
+// Package audit is the append-only audit log: every admin or merchant change
+// and every sign-in attempt, read back newest first.
+package audit
 
 import (
 	"context"
@@ -7,26 +9,36 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/model"
 )
 
 // Actions of the sign-in entries; a failed attempt appends "_failed".
 const (
-	AuditLogin    = "auth.login"
-	AuditRegister = "auth.register"
+	ActionLogin    = "auth.login"
+	ActionRegister = "auth.register"
 )
 
-// Audit log limits: how long a detail may be, and the page sizes of AuditEntries.
+// Limits of the log: how long a detail may be, and the page sizes of Entries.
 const (
-	AuditDetailMax    = 1000
-	AuditDefaultLimit = 50
-	AuditMaxLimit     = 200
-	auditFieldMax     = 200 // actor, action and target
+	DetailMax    = 1000
+	DefaultLimit = 50
+	MaxLimit     = 200
+	fieldMax     = 200 // actor, action and target
 )
 
-// AuditEntry is one line of the append-only audit log. IP is kept for
+// Service appends to and reads the audit log in SQLite.
+type Service struct {
+	*backend.Backend
+}
+
+// New returns the audit log over b.
+func New(b *backend.Backend) *Service { return &Service{Backend: b} }
+
+// Entry is one line of the append-only audit log. IP is kept for
 // operators (the HTML page) and is not part of the JSON contract.
-type AuditEntry struct {
+type Entry struct {
 	ID      int64     `json:"id"`
 	At      time.Time `json:"at"`
 	ActorID int64     `json:"actor_id"` // 0 when nobody is known (a failed sign-in)
@@ -37,12 +49,12 @@ type AuditEntry struct {
 	IP      string    `json:"-"`
 }
 
-// Audit appends e to the audit log; At left zero means now. Long fields are
-// cut (the detail to AuditDetailMax bytes) rather than refused, because an
+// Append appends e to the audit log; At left zero means now. Long fields are
+// cut (the detail to DetailMax bytes) rather than refused, because an
 // entry is written after the change it records has been made.
-func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
+func (s *Service) Append(ctx context.Context, e Entry) error {
 	if e.Action == "" {
-		return Errorf(EINVALID, "audit entry needs an action")
+		return db.Errorf(db.EINVALID, "audit entry needs an action")
 	}
 	if e.At.IsZero() {
 		e.At = s.Now()
@@ -52,40 +64,40 @@ func (s *Store) Audit(ctx context.Context, e AuditEntry) error {
 		actorID = sql.NullInt64{Int64: e.ActorID, Valid: true}
 	}
 	_, err := s.SQL.W.ExecContext(ctx, `INSERT INTO audit_log (at, actor_id, actor, action, target, detail, ip) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		e.At.UTC().Format(time.RFC3339Nano), actorID, truncateUTF8(e.Actor, auditFieldMax), truncateUTF8(e.Action, auditFieldMax),
-		truncateUTF8(e.Target, auditFieldMax), truncateUTF8(e.Detail, AuditDetailMax), truncateUTF8(e.IP, auditFieldMax))
+		e.At.UTC().Format(time.RFC3339Nano), actorID, truncateUTF8(e.Actor, fieldMax), truncateUTF8(e.Action, fieldMax),
+		truncateUTF8(e.Target, fieldMax), truncateUTF8(e.Detail, DetailMax), truncateUTF8(e.IP, fieldMax))
 	if err != nil {
 		return fmt.Errorf("append audit entry %s: %w", e.Action, err)
 	}
 	return nil
 }
 
-// AuditSignIn appends the outcome of a sign-in or sign-up attempt (action
-// AuditLogin or AuditRegister): u is the account on success; err, when not
+// SignIn appends the outcome of a sign-in or sign-up attempt (action
+// ActionLogin or ActionRegister): u is the account on success; err, when not
 // nil, makes it action+"_failed" with the tried username as actor.
-func (s *Store) AuditSignIn(ctx context.Context, action, username string, u *model.User, ip string, err error) error {
-	e := AuditEntry{Actor: username, Action: action, IP: ip}
+func (s *Service) SignIn(ctx context.Context, action, username string, u *model.User, ip string, err error) error {
+	e := Entry{Actor: username, Action: action, IP: ip}
 	if err != nil {
 		e.Action += "_failed"
-		e.Detail = ErrorMessage(err)
+		e.Detail = db.ErrorMessage(err)
 	} else if u != nil {
 		e.ActorID, e.Actor, e.Target = u.ID, u.Username, fmt.Sprintf("user:%d", u.ID)
 	}
-	return s.Audit(ctx, e)
+	return s.Append(ctx, e)
 }
 
-// AuditEntries returns up to limit entries with IDs below before (0: from
+// Entries returns up to limit entries with IDs below before (0: from
 // the newest), newest first. An admin sees every entry; a merchant sees only
 // the entries it is the actor of (its own changes and sign-ins), never other
-// merchants' or the admins'. limit 0 means AuditDefaultLimit.
-func (s *Store) AuditEntries(ctx context.Context, caller model.Claims, before int64, limit int) ([]AuditEntry, error) {
+// merchants' or the admins'. limit 0 means DefaultLimit.
+func (s *Service) Entries(ctx context.Context, caller model.Claims, before int64, limit int) ([]Entry, error) {
 	if before < 0 {
-		return nil, Errorf(EINVALID, "before must be an entry id")
+		return nil, db.Errorf(db.EINVALID, "before must be an entry id")
 	}
 	if limit == 0 {
-		limit = AuditDefaultLimit
-	} else if limit < 0 || limit > AuditMaxLimit {
-		return nil, Errorf(EINVALID, "limit must be 1–%d", AuditMaxLimit)
+		limit = DefaultLimit
+	} else if limit < 0 || limit > MaxLimit {
+		return nil, db.Errorf(db.EINVALID, "limit must be 1–%d", MaxLimit)
 	}
 	if before == 0 {
 		before = 1<<63 - 1
@@ -98,7 +110,7 @@ func (s *Store) AuditEntries(ctx context.Context, caller model.Claims, before in
 		q += ` AND actor_id = ?`
 		args = append(args, caller.UserID)
 	default:
-		return nil, ErrForbidden
+		return nil, db.ErrForbidden
 	}
 	q += ` ORDER BY id DESC LIMIT ?`
 	args = append(args, limit)
@@ -107,9 +119,9 @@ func (s *Store) AuditEntries(ctx context.Context, caller model.Claims, before in
 		return nil, fmt.Errorf("list audit entries: %w", err)
 	}
 	defer rows.Close()
-	entries := []AuditEntry{}
+	entries := []Entry{}
 	for rows.Next() {
-		var e AuditEntry
+		var e Entry
 		var at string
 		if err := rows.Scan(&e.ID, &at, &e.ActorID, &e.Actor, &e.Action, &e.Target, &e.Detail, &e.IP); err != nil {
 			return nil, err

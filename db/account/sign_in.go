@@ -1,4 +1,4 @@
-package db
+package account
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -60,9 +61,9 @@ func loginSubjects(username string, from netip.Addr) []string {
 // SignIn authenticates a login attempt from a client address. While the
 // account or the address is backing off after failures it answers
 // rate_limited with the wait, before any password is hashed.
-func (s *Store) SignIn(ctx context.Context, username, password string, from netip.Addr) (*model.User, error) {
+func (s *Service) SignIn(ctx context.Context, username, password string, from netip.Addr) (*model.User, error) {
 	if len(username) > 64 {
-		return nil, Errorf(EUNAUTHORIZED, "wrong username or password")
+		return nil, db.Errorf(db.EUNAUTHORIZED, "wrong username or password")
 	}
 	keys := loginSubjects(username, from)
 	now := s.Now()
@@ -72,11 +73,11 @@ func (s *Store) SignIn(ctx context.Context, username, password string, from neti
 		return nil, loginBackoff(wait)
 	}
 	u, err := s.Authenticate(ctx, username, password)
-	switch ErrorCode(err) {
+	switch db.ErrorCode(err) {
 	case "":
 		s.Redis.Del(ctx, keys[0])
 		return u, nil
-	case EUNAUTHORIZED:
+	case db.EUNAUTHORIZED:
 		till := time.Time{}
 		for i, k := range keys {
 			free := loginFreeFailures
@@ -100,7 +101,7 @@ func (s *Store) SignIn(ctx context.Context, username, password string, from neti
 }
 
 // loginLocked answers how long the longest lock among keys still runs.
-func (s *Store) loginLocked(ctx context.Context, keys []string, now time.Time) (time.Duration, error) {
+func (s *Service) loginLocked(ctx context.Context, keys []string, now time.Time) (time.Duration, error) {
 	cmds := make([]*redis.StringCmd, len(keys))
 	_, err := s.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
@@ -121,7 +122,7 @@ func (s *Store) loginLocked(ctx context.Context, keys []string, now time.Time) (
 	return wait, nil
 }
 
-func loginBackoff(wait time.Duration) *Error {
+func loginBackoff(wait time.Duration) *db.Error {
 	secs := int((wait + time.Second - 1) / time.Second)
-	return &Error{Code: ERATELIMITED, Message: fmt.Sprintf("too many failed sign-ins; try again in %d s", secs), RetryAfter: wait}
+	return &db.Error{Code: db.ERATELIMITED, Message: fmt.Sprintf("too many failed sign-ins; try again in %d s", secs), RetryAfter: wait}
 }
