@@ -9,19 +9,34 @@ import (
 
 var usernameRE = regexp.MustCompile(`^[A-Za-z0-9_]{3,32}$`)
 
-// ValidateCredentials checks a username and password against the account rules.
+// ValidateCredentials checks a username and password against the account
+// rules; the error names the fields "username" and "password".
 func ValidateCredentials(username, password string) error {
+	bad := db.FieldErrors{}
 	if !usernameRE.MatchString(username) {
-		return db.Errorf(db.EINVALID, "username must be 3–32 letters, digits or underscores")
+		bad["username"] = "must be 3–32 letters, digits or underscores"
 	}
-	return validatePassword(password)
+	if p := passwordProblem(password); p != "" {
+		bad["password"] = p
+	}
+	return bad.Err()
 }
 
-func validatePassword(password string) error {
+// passwordProblem says what is wrong with a new password, or "" when nothing is.
+// bcrypt reads at most 72 bytes, so a longer password would be cut silently.
+func passwordProblem(password string) string {
 	if len(password) < 8 || len(password) > 72 {
-		return db.Errorf(db.EINVALID, "password must be 8–72 bytes")
+		return "must be 8–72 bytes"
 	}
-	return nil
+	return ""
+}
+
+// roleProblem says what is wrong with a role, or "" when it is one of the known roles.
+func roleProblem(role string) string {
+	if !ValidRole(role) {
+		return "must be user, merchant or admin"
+	}
+	return ""
 }
 
 // ValidRole reports whether role is one of the known roles.

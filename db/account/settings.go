@@ -72,19 +72,17 @@ func ValidateEmail(e string) error {
 		return nil
 	}
 	if len(e) > db.MaxEmailBytes {
-		return db.Errorf(db.EINVALID, "email must be at most %d bytes", db.MaxEmailBytes)
+		return db.FieldErrorf("email", "must be at most %d bytes", db.MaxEmailBytes)
 	}
 	if fe := db.CheckText("email", e, db.MaxEmailBytes, false); fe != nil {
 		return fe
 	}
 	if a, err := mail.ParseAddress(e); err != nil || a.Address != e {
-		return db.Errorf(db.EINVALID, "email is not an address")
+		return db.FieldErrorf("email", "is not an address")
 	}
 	return nil
 }
 
-// SeedUsers creates n shoppers named prefix0…prefixN-1 in one transaction,
-// all with the given password hashed once; the load bench uses it to make
 // MaxWebhookURL is the longest webhook URL accepted, in bytes.
 const MaxWebhookURL = 2048
 
@@ -94,17 +92,17 @@ const MaxWebhookURL = 2048
 // accepts; allowPrivate (WEBHOOK_ALLOW_PRIVATE) skips the address check.
 func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) error {
 	if len(raw) > MaxWebhookURL {
-		return db.Errorf(db.EINVALID, "webhook_url is longer than %d bytes", MaxWebhookURL)
+		return db.FieldErrorf("webhook_url", "is longer than %d bytes", MaxWebhookURL)
 	}
 	if fe := db.CheckText("webhook_url", raw, MaxWebhookURL, false); fe != nil {
 		return fe
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Hostname() == "" {
-		return db.Errorf(db.EINVALID, "webhook URL must be an http or https URL")
+		return db.FieldErrorf("webhook_url", "must be an http or https URL")
 	}
 	if u.User != nil {
-		return db.Errorf(db.EINVALID, "webhook URL must not carry a user name or password")
+		return db.FieldErrorf("webhook_url", "must not carry a user name or password")
 	}
 	if allowPrivate {
 		return nil
@@ -118,14 +116,14 @@ func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) erro
 		defer cancel()
 		addrs, err = net.DefaultResolver.LookupNetIP(ctx, "ip", host)
 		if err != nil || len(addrs) == 0 {
-			return db.Errorf(db.EINVALID, "webhook host %q does not resolve", host)
+			return db.FieldErrorf("webhook_url", "host %q does not resolve", host)
 		}
 	}
 	for _, a := range addrs {
 		if !outbound.GlobalUnicast(a) {
 			// The address itself stays out of the message: it would show
 			// anyone how internal names resolve.
-			return db.Errorf(db.EINVALID, "webhook URL must point at a public Internet address")
+			return db.FieldErrorf("webhook_url", "must point at a public Internet address")
 		}
 	}
 	return nil

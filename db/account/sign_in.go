@@ -26,34 +26,32 @@ const (
 	loginForget       = time.Hour // a count with no failure for this long starts again
 )
 
-// loginFailKey is the failure count and lock of one account or address.
-func loginFailKey(kind, subject string) string { return "{login:" + kind + ":" + subject + "}:fail" }
-
 // loginFailScript counts one failed sign-in and, past the free failures,
 // locks the subject until now + first·2^(n−free), at most max.
 //
-// KEYS[1] loginFailKey
+// KEYS[1] accountFailsKey or addressFailsKey
 // ARGV[1] now ms, ARGV[2] free failures, ARGV[3] first lock ms, ARGV[4] max lock ms, ARGV[5] forget ms
-// Returns the lock's end in unix ms (0: not locked).
+// Returns "free" (not locked) or "locked:<the lock's end in unix ms>".
 var loginFailScript = redis.NewScript(`
 local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
 local free = tonumber(ARGV[2])
-local till = 0
+local res = 'free'
 if n >= free then
 	local d = tonumber(ARGV[3]) * 2 ^ math.min(n - free, 30)
 	if d > tonumber(ARGV[4]) then d = tonumber(ARGV[4]) end
-	till = tonumber(ARGV[1]) + d
+	local till = string.format('%.0f', tonumber(ARGV[1]) + d)
 	redis.call('HSET', KEYS[1], 'until', till)
+	res = 'locked:' .. till
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return till
+return res
 `)
 
 // loginSubjects are the account and address keys of one attempt.
 func loginSubjects(username string, from netip.Addr) []string {
-	keys := []string{loginFailKey("acct", strings.ToLower(username))}
+	keys := []string{accountFailsKey(username)}
 	if from.IsValid() {
-		keys = append(keys, loginFailKey("addr", from.String()))
+		keys = append(keys, addressFailsKey(from))
 	}
 	return keys
 }
@@ -84,12 +82,14 @@ func (s *Service) SignIn(ctx context.Context, username, password string, from ne
 			if i == 1 {
 				free = addrFreeFailures
 			}
-			ms, ferr := loginFailScript.Run(ctx, s.Redis, []string{k}, now.UnixMilli(), free,
-				loginFirstLock.Milliseconds(), loginMaxLock.Milliseconds(), loginForget.Milliseconds()).Int64()
+			res, ferr := loginFailScript.Run(ctx, s.Redis, []string{k}, now.UnixMilli(), free,
+				loginFirstLock.Milliseconds(), loginMaxLock.Milliseconds(), loginForget.Milliseconds()).Text()
 			if ferr != nil {
 				return nil, fmt.Errorf("count failed sign-in: %w", ferr)
 			}
-			if t := time.UnixMilli(ms); ms > 0 && t.After(till) {
+			if t, locked, ferr := lockEnd(res); ferr != nil {
+				return nil, ferr
+			} else if locked && t.After(till) {
 				till = t
 			}
 		}
@@ -120,6 +120,19 @@ func (s *Service) loginLocked(ctx context.Context, keys []string, now time.Time)
 		}
 	}
 	return wait, nil
+}
+
+// lockEnd reads loginFailScript's answer: when the subject's lock ends, if it is locked.
+func lockEnd(res string) (time.Time, bool, error) {
+	if res == "free" {
+		return time.Time{}, false, nil
+	}
+	if v, ok := strings.CutPrefix(res, "locked:"); ok {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return time.UnixMilli(ms), true, nil
+		}
+	}
+	return time.Time{}, false, fmt.Errorf("count failed sign-in: unexpected answer %q", res)
 }
 
 func loginBackoff(wait time.Duration) *db.Error {

@@ -17,8 +17,8 @@ func (s *Service) CreateUser(ctx context.Context, username, password, role strin
 	if err := ValidateCredentials(username, password); err != nil {
 		return nil, err
 	}
-	if !ValidRole(role) {
-		return nil, db.Errorf(db.EINVALID, "role must be user, merchant or admin")
+	if p := roleProblem(role); p != "" {
+		return nil, db.FieldErrorf("role", "%s", p)
 	}
 	hash, err := s.Hashes.Generate(ctx, password, s.bcryptCost())
 	if err != nil {
@@ -92,8 +92,8 @@ func (s *Service) ChangePassword(ctx context.Context, userID int64, current, nex
 	} else if !ok {
 		return nil, db.Errorf(db.EUNAUTHORIZED, "the current password is wrong")
 	}
-	if err := validatePassword(next); err != nil {
-		return nil, err
+	if p := passwordProblem(next); p != "" {
+		return nil, db.FieldErrorf("new_password", "%s", p)
 	}
 	newHash, err := s.Hashes.Generate(ctx, next, s.bcryptCost())
 	if err != nil {
@@ -165,7 +165,8 @@ func (s *Service) userBy(ctx context.Context, where string, arg any) (*model.Use
 	return &u, nil
 }
 
-// UserSettings returns the user's reminder addresses.
+// SeedUsers creates n shoppers named prefix0…prefixN-1 in one transaction,
+// all with the given password hashed once; the load bench uses it to make
 // thousands of accounts in a moment. Existing names are left alone.
 func (s *Service) SeedUsers(ctx context.Context, prefix, password string, n int) ([]*model.User, error) {
 	hash, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
@@ -192,5 +193,3 @@ func (s *Service) SeedUsers(ctx context.Context, prefix, password string, n int)
 	})
 	return users, err
 }
-
-// MaxWebhookURL is the longest webhook URL accepted, in bytes.
