@@ -43,7 +43,7 @@ func insertUsers(t testing.TB, s *db.Store, prefix string, n int) []int64 {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	st, err := tx.Prepare(`INSERT INTO users (username, password_hash, role, created_at) VALUES (?, 'x', 'user', '2030-01-01T00:00:00Z')`)
+	st, err := tx.Prepare(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 1893456000000)`)
 	if err != nil {
 		t.Fatal(err)
 	}

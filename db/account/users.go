@@ -24,7 +24,7 @@ func (s *Service) CreateUser(ctx context.Context, username, password, role strin
 	if err != nil {
 		return nil, fmt.Errorf("hash password: %w", err) // a full pool stays unavailable through the wrap
 	}
-	u := &model.User{Username: username, Role: role, CreatedAt: s.Now().UTC()}
+	u := &model.User{Username: username, Role: role, CreatedAt: time.UnixMilli(s.Now().UnixMilli()).UTC()}
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		var n int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM users WHERE username = ?`, username).Scan(&n); err != nil {
@@ -32,8 +32,8 @@ func (s *Service) CreateUser(ctx context.Context, username, password, role strin
 		} else if n > 0 {
 			return db.Errorf(db.ECONFLICT, "username %q is taken", username)
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, ?, ?, ?)`,
-			username, string(hash), role, u.CreatedAt.Format(time.RFC3339Nano))
+		res, err := tx.ExecContext(ctx, `INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, ?, ?, ?)`,
+			username, string(hash), role, u.CreatedAt.UnixMilli())
 		if err != nil {
 			return err
 		}
@@ -120,8 +120,9 @@ func (s *Service) revokeUser(ctx context.Context, userID int64) error {
 // Authenticate returns the user whose username and password match.
 func (s *Service) Authenticate(ctx context.Context, username, password string) (*model.User, error) {
 	var u model.User
-	var hash, created string
-	err := s.SQL.R.QueryRowContext(ctx, `SELECT id, username, role, password_hash, created_at FROM users WHERE username = ?`, username).
+	var hash string
+	var created int64
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT id, username, role, password_hash, created_ms FROM users WHERE username = ?`, username).
 		Scan(&u.ID, &u.Username, &u.Role, &hash, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		// Spend the same time as a real check so timing does not reveal usernames.
@@ -137,7 +138,7 @@ func (s *Service) Authenticate(ctx context.Context, username, password string) (
 	} else if !ok {
 		return nil, db.Errorf(db.EUNAUTHORIZED, "wrong username or password")
 	}
-	u.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	u.CreatedAt = time.UnixMilli(created).UTC()
 	return &u, nil
 }
 
@@ -153,15 +154,15 @@ func (s *Service) UserByName(ctx context.Context, username string) (*model.User,
 
 func (s *Service) userBy(ctx context.Context, where string, arg any) (*model.User, error) {
 	var u model.User
-	var created string
-	err := s.SQL.R.QueryRowContext(ctx, `SELECT id, username, role, created_at FROM users WHERE `+where, arg).
+	var created int64
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT id, username, role, created_ms FROM users WHERE `+where, arg).
 		Scan(&u.ID, &u.Username, &u.Role, &created)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, db.Errorf(db.ENOTFOUND, "user not found")
 	} else if err != nil {
 		return nil, err
 	}
-	u.CreatedAt, _ = time.Parse(time.RFC3339Nano, created)
+	u.CreatedAt = time.UnixMilli(created).UTC()
 	return &u, nil
 }
 
@@ -173,10 +174,10 @@ func (s *Service) SeedUsers(ctx context.Context, prefix, password string, n int)
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now().UTC().Format(time.RFC3339Nano)
+	now := s.Now().UnixMilli()
 	users := make([]*model.User, 0, n)
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		ins, err := tx.PrepareContext(ctx, `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, ?, 'user', ?)
+		ins, err := tx.PrepareContext(ctx, `INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, ?, 'user', ?)
 			ON CONFLICT (username) DO UPDATE SET username = excluded.username RETURNING id`)
 		if err != nil {
 			return err

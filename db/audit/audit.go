@@ -49,9 +49,10 @@ type Entry struct {
 	IP      string    `json:"-"`
 }
 
-// Append appends e to the audit log; At left zero means now. Long fields are
-// cut (the detail to DetailMax bytes) rather than refused, because an
-// entry is written after the change it records has been made.
+// Append appends e to the audit log; At left zero means now, and is kept to
+// the millisecond. Long fields are cut (the detail to DetailMax bytes)
+// rather than refused, because an entry is written after the change it
+// records has been made.
 func (s *Service) Append(ctx context.Context, e Entry) error {
 	if e.Action == "" {
 		return db.Errorf(db.EINVALID, "audit entry needs an action")
@@ -63,8 +64,8 @@ func (s *Service) Append(ctx context.Context, e Entry) error {
 	if e.ActorID > 0 {
 		actorID = sql.NullInt64{Int64: e.ActorID, Valid: true}
 	}
-	_, err := s.SQL.W.ExecContext(ctx, `INSERT INTO audit_log (at, actor_id, actor, action, target, detail, ip) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-		e.At.UTC().Format(time.RFC3339Nano), actorID, truncateUTF8(e.Actor, fieldMax), truncateUTF8(e.Action, fieldMax),
+	_, err := s.SQL.W.ExecContext(ctx, `INSERT INTO audit_log (at_ms, actor_id, actor, action, target, detail, ip) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		e.At.UnixMilli(), actorID, truncateUTF8(e.Actor, fieldMax), truncateUTF8(e.Action, fieldMax),
 		truncateUTF8(e.Target, fieldMax), truncateUTF8(e.Detail, DetailMax), truncateUTF8(e.IP, fieldMax))
 	if err != nil {
 		return fmt.Errorf("append audit entry %s: %w", e.Action, err)
@@ -102,7 +103,7 @@ func (s *Service) Entries(ctx context.Context, caller model.Claims, before int64
 	if before == 0 {
 		before = 1<<63 - 1
 	}
-	q := `SELECT id, at, COALESCE(actor_id, 0), actor, action, target, detail, ip FROM audit_log WHERE id < ?`
+	q := `SELECT id, at_ms, COALESCE(actor_id, 0), actor, action, target, detail, ip FROM audit_log WHERE id < ?`
 	args := []any{before}
 	switch caller.Role {
 	case model.RoleAdmin:
@@ -122,11 +123,11 @@ func (s *Service) Entries(ctx context.Context, caller model.Claims, before int64
 	entries := []Entry{}
 	for rows.Next() {
 		var e Entry
-		var at string
+		var at int64
 		if err := rows.Scan(&e.ID, &at, &e.ActorID, &e.Actor, &e.Action, &e.Target, &e.Detail, &e.IP); err != nil {
 			return nil, err
 		}
-		e.At, _ = time.Parse(time.RFC3339Nano, at)
+		e.At = time.UnixMilli(at).UTC()
 		entries = append(entries, e)
 	}
 	return entries, rows.Err()
