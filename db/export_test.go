@@ -48,11 +48,5 @@ func GoodsKey(goodsID int64, name string) string { return goodsTag(goodsID) + ":
 // ActiveGoods lists the goods the flush, sync and sweep visit.
 func (s *Store) ActiveGoods(ctx context.Context) ([]int64, error) { return s.activeGoods(ctx) }
 
-// Hold takes one of the pool's slots until the returned func is called.
-func (p *HashPool) Hold() func() {
-	p.slots <- struct{}{}
-	return p.release
-}
-
 // OnLiveLoad calls f each time a grab's load of missing goods starts reading SQLite.
 func (s *Store) OnLiveLoad(f func(goodsID int64)) { s.onLiveLoad = f }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
@@ -39,12 +40,13 @@ func newGoodsEnv(t testing.TB) *goodsEnv {
 	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
 	s := db.NewStore(sq, r.Client)
 	s.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	s.BcryptCost = bcrypt.MinCost
 	s.OrderTTL = 15 * time.Minute
 	clk := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}
 	s.Now = clk.Now
 	ctx := context.Background()
-	u, err := s.CreateUser(ctx, "merchant1", "password123", model.RoleMerchant)
+	accounts := account.New(s.Backend)
+	accounts.BcryptCost = bcrypt.MinCost
+	u, err := accounts.CreateUser(ctx, "merchant1", "password123", model.RoleMerchant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ func addUsers(t *testing.T, s *db.Store, n int) []int64 {
 	ids := make([]int64, n)
 	err := s.SQL.Tx(context.Background(), func(tx *sql.Tx) error {
 		for i := range ids {
-			res, err := tx.Exec(`INSERT INTO users (username, password_hash, role, created_at) VALUES (?, 'x', 'user', '')`, fmt.Sprintf("in_%d", i))
+			res, err := tx.Exec(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 0)`, fmt.Sprintf("in_%d", i))
 			if err != nil {
 				return err
 			}

@@ -40,7 +40,7 @@ func (s *rpStore) users(n int) []int64 {
 	ids := make([]int64, n)
 	err := s.SQL.Tx(context.Background(), func(tx *sql.Tx) error {
 		for i := range ids {
-			res, err := tx.Exec(`INSERT INTO users (username, password_hash, role, created_at) VALUES (?, 'x', 'user', '')`, fmt.Sprintf("rp_%d_%d", time.Now().UnixNano(), i))
+			res, err := tx.Exec(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 0)`, fmt.Sprintf("rp_%d_%d", time.Now().UnixNano(), i))
 			if err != nil {
 				return err
 			}

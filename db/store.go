@@ -7,7 +7,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/sqlite"
-	"golang.org/x/crypto/bcrypt"
 	"golang.org/x/sync/singleflight"
 )
 
@@ -16,13 +15,9 @@ import (
 // events. It knows nothing of HTTP or HTML.
 type Store struct {
 	*backend.Backend
-	// Revocations ends sessions (password changes); nil writes to Redis alone.
-	Revocations *Revocations
 
 	OrderTTL            time.Duration
 	WebhookAllowPrivate bool
-	BcryptCost          int       // 0 means bcrypt's default; tests lower it
-	Hashes              *HashPool // runs bcrypt with bounded concurrency
 
 	// red packets
 	RedPacketRand Int64Source // splits packets; nil means math/rand/v2
@@ -36,17 +31,9 @@ func NewStore(sqlite *sqlite.DB, rdb redis.UniversalClient) *Store {
 	return &Store{
 		Backend:  backend.New(sqlite, rdb),
 		OrderTTL: 30 * time.Minute,
-		Hashes:   DefaultHashPool(),
 
 		liveLoads: new(singleflight.Group),
 	}
-}
-
-func (s *Store) bcryptCost() int {
-	if s.BcryptCost == 0 {
-		return bcrypt.DefaultCost
-	}
-	return s.BcryptCost
 }
 
 // FlushAll moves every promotion's pending records to SQLite under the flush lock (tests; Main composes the steps).

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
@@ -25,8 +26,8 @@ func (h *Handlers) Register(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	u, err := h.Store.CreateUser(c.UserContext(), in.Username, in.Password, model.RoleUser)
-	h.auditSignIn(c, db.AuditRegister, in.Username, u, err)
+	u, err := h.Accounts.CreateUser(c.UserContext(), in.Username, in.Password, model.RoleUser)
+	h.auditSignIn(c, audit.ActionRegister, in.Username, u, err)
 	if err != nil {
 		return err
 	}
@@ -41,8 +42,8 @@ func (h *Handlers) Login(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	u, err := h.Store.SignIn(c.UserContext(), in.Username, in.Password, ClientIP(c))
-	h.auditSignIn(c, db.AuditLogin, in.Username, u, err)
+	u, err := h.Accounts.SignIn(c.UserContext(), in.Username, in.Password, ClientIP(c))
+	h.auditSignIn(c, audit.ActionLogin, in.Username, u, err)
 	if err != nil {
 		return err
 	}
@@ -57,7 +58,7 @@ func (h *Handlers) Me(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	u, err := h.Store.User(c.UserContext(), cl.UserID)
+	u, err := h.Accounts.User(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -70,7 +71,7 @@ func (h *Handlers) GetSettings(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := h.Store.UserSettings(c.UserContext(), cl.UserID)
+	st, err := h.Accounts.UserSettings(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -87,11 +88,42 @@ func (h *Handlers) UpdateSettings(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	st, err := h.Store.UpdateSettings(c.UserContext(), cl.UserID, in)
+	st, err := h.Accounts.UpdateSettings(c.UserContext(), cl.UserID, in)
 	if err != nil {
 		return err
 	}
 	return c.JSON(fiber.Map{"settings": st})
+}
+
+// SettingsPage shows the caller's reminder addresses.
+func (h *Handlers) SettingsPage(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	st, err := h.Accounts.UserSettings(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.SettingsPage(h.page(c, "Settings"), views.SettingsForm{Email: st.Email, WebhookURL: st.WebhookURL}))
+}
+
+// SettingsForm saves the caller's reminder addresses from the settings form.
+func (h *Handlers) SettingsForm(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	form := views.SettingsForm{Email: c.FormValue("email"), WebhookURL: c.FormValue("webhook_url")}
+	_, err = h.Accounts.UpdateSettings(c.UserContext(), cl.UserID, model.SettingsUpdate{Email: &form.Email, WebhookURL: &form.WebhookURL})
+	if err != nil {
+		if db.ErrorCode(err) == db.EINTERNAL {
+			return err
+		}
+		form.Error = db.ErrorMessage(err)
+		return render(c, fiber.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Settings"), form))
+	}
+	return redirectWithFlash(c, "/settings", "Settings saved.")
 }
 
 // CreateUser lets an admin add an account of any role: POST /api/admin/users.
@@ -100,7 +132,7 @@ func (h *Handlers) CreateUser(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	u, err := h.Store.CreateUser(c.UserContext(), in.Username, in.Password, in.Role)
+	u, err := h.Accounts.CreateUser(c.UserContext(), in.Username, in.Password, in.Role)
 	if err != nil {
 		return err
 	}
@@ -115,8 +147,8 @@ func (h *Handlers) LoginPage(c *fiber.Ctx) error {
 // LoginForm handles the login form post.
 func (h *Handlers) LoginForm(c *fiber.Ctx) error {
 	form := views.AuthForm{Username: c.FormValue("username"), Next: safeNext(c.FormValue("next"))}
-	u, err := h.Store.SignIn(c.UserContext(), form.Username, c.FormValue("password"), ClientIP(c))
-	h.auditSignIn(c, db.AuditLogin, form.Username, u, err)
+	u, err := h.Accounts.SignIn(c.UserContext(), form.Username, c.FormValue("password"), ClientIP(c))
+	h.auditSignIn(c, audit.ActionLogin, form.Username, u, err)
 	if err != nil {
 		if db.ErrorCode(err) != db.EUNAUTHORIZED {
 			return err // backing off, busy or broken: the error page, with its status and Retry-After
@@ -140,8 +172,8 @@ func (h *Handlers) RegisterPage(c *fiber.Ctx) error {
 // RegisterForm handles the sign-up form post.
 func (h *Handlers) RegisterForm(c *fiber.Ctx) error {
 	form := views.AuthForm{Username: c.FormValue("username")}
-	u, err := h.Store.CreateUser(c.UserContext(), form.Username, c.FormValue("password"), model.RoleUser)
-	h.auditSignIn(c, db.AuditRegister, form.Username, u, err)
+	u, err := h.Accounts.CreateUser(c.UserContext(), form.Username, c.FormValue("password"), model.RoleUser)
+	h.auditSignIn(c, audit.ActionRegister, form.Username, u, err)
 	if err != nil {
 		if db.ErrorCode(err) == db.EINTERNAL {
 			return err
@@ -194,7 +226,7 @@ func (h *Handlers) ChangePassword(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	u, err := h.Store.ChangePassword(c.UserContext(), cl.UserID, in.Current, in.New)
+	u, err := h.Accounts.ChangePassword(c.UserContext(), cl.UserID, in.Current, in.New)
 	if err != nil {
 		return err
 	}

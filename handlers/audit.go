@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
@@ -23,7 +24,7 @@ func (h *Handlers) AuditLog(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	entries, err := h.Store.AuditEntries(c.UserContext(), cl, before, int(limit))
+	entries, err := h.Audit.Entries(c.UserContext(), cl, before, int(limit))
 	if err != nil {
 		return err
 	}
@@ -41,13 +42,13 @@ func (h *Handlers) AuditPage(c *fiber.Ctx) error {
 		return err
 	}
 	// One more than a page tells whether there is an older one.
-	entries, err := h.Store.AuditEntries(c.UserContext(), cl, before, db.AuditDefaultLimit+1)
+	entries, err := h.Audit.Entries(c.UserContext(), cl, before, audit.DefaultLimit+1)
 	if err != nil {
 		return err
 	}
 	var v views.AuditView
-	if len(entries) > db.AuditDefaultLimit {
-		entries = entries[:db.AuditDefaultLimit]
+	if len(entries) > audit.DefaultLimit {
+		entries = entries[:audit.DefaultLimit]
 		v.OlderBefore = entries[len(entries)-1].ID
 	}
 	for _, e := range entries {
@@ -57,12 +58,12 @@ func (h *Handlers) AuditPage(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.AuditPage(h.page(c, "Audit log"), v))
 }
 
-// auditSignIn records a sign-in or sign-up attempt (db.AuditLogin or
-// db.AuditRegister) and its outcome err; a failed append is logged and never
+// auditSignIn records a sign-in or sign-up attempt (audit.ActionLogin or
+// audit.ActionRegister) and its outcome err; a failed append is logged and never
 // changes the answer.
 func (h *Handlers) auditSignIn(c *fiber.Ctx, action, username string, u *model.User, err error) {
-	if aerr := h.Store.AuditSignIn(c.UserContext(), action, username, u, ClientIPText(c), err); aerr != nil {
-		h.Store.Log.Error("audit sign-in", "action", action, "err", aerr)
+	if aerr := h.Audit.SignIn(c.UserContext(), action, username, u, ClientIPText(c), err); aerr != nil {
+		h.Audit.Log.Error("audit sign-in", "action", action, "err", aerr)
 	}
 }
 

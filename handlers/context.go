@@ -15,6 +15,8 @@ import (
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
+	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
@@ -36,7 +38,9 @@ type Handlers struct {
 	Store    *db.Store
 	Coupons  *coupon.Service
 	Inbox    *inbox.Service
-	Tokens   *db.Tokens
+	Accounts *account.Service
+	Audit    *audit.Service
+	Tokens   *account.Tokens
 	TokenTTL time.Duration
 	// MonitorPath is where Asynqmon is mounted, linked from the admin dashboard.
 	MonitorPath string

@@ -318,37 +318,6 @@ func (h *Handlers) NotificationsPage(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.NotificationsPage(h.page(c, "Inbox"), ns))
 }
 
-// SettingsPage shows the caller's reminder addresses.
-func (h *Handlers) SettingsPage(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	st, err := h.Store.UserSettings(c.UserContext(), cl.UserID)
-	if err != nil {
-		return err
-	}
-	return render(c, fiber.StatusOK, views.SettingsPage(h.page(c, "Settings"), views.SettingsForm{Email: st.Email, WebhookURL: st.WebhookURL}))
-}
-
-// SettingsForm saves the caller's reminder addresses from the settings form.
-func (h *Handlers) SettingsForm(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	form := views.SettingsForm{Email: c.FormValue("email"), WebhookURL: c.FormValue("webhook_url")}
-	_, err = h.Store.UpdateSettings(c.UserContext(), cl.UserID, model.SettingsUpdate{Email: &form.Email, WebhookURL: &form.WebhookURL})
-	if err != nil {
-		if db.ErrorCode(err) == db.EINTERNAL {
-			return err
-		}
-		form.Error = db.ErrorMessage(err)
-		return render(c, fiber.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Settings"), form))
-	}
-	return redirectWithFlash(c, "/settings", "Settings saved.")
-}
-
 // AdminCouponsPage lists the merchant's templates beside the form to create one.
 func (h *Handlers) AdminCouponsPage(c *fiber.Ctx) error {
 	return h.adminCoupons(c, fiber.StatusOK, views.CouponForm{Kind: model.CouponAmountOff, LimitPerUser: "1", ValidDays: "7"})

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/handlers"
 )
 
@@ -28,14 +28,14 @@ func (s *Server) audit(c *fiber.Ctx) error {
 		return err
 	}
 	cl, _ := handlers.ClaimsOf(c)
-	e := db.AuditEntry{ActorID: cl.UserID, Actor: cl.Username, IP: handlers.ClientIPText(c)}
+	e := audit.Entry{ActorID: cl.UserID, Actor: cl.Username, IP: handlers.ClientIPText(c)}
 	fields := requestFields(c)
 	e.Action, e.Target = auditAction(c, fields)
 	if len(fields) > 0 {
 		detail, _ := json.Marshal(fields)
 		e.Detail = string(detail)
 	}
-	if aerr := s.store.Audit(c.UserContext(), e); aerr != nil {
+	if aerr := s.audits.Append(c.UserContext(), e); aerr != nil {
 		s.log.Error("audit", "action", e.Action, "target", e.Target, "err", aerr)
 	}
 	return err

@@ -23,6 +23,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/handlers"
@@ -51,7 +52,7 @@ type Hub struct {
 	MaxAnonPerIP int
 
 	rdb      redis.UniversalClient
-	tokens   *db.Tokens
+	tokens   *account.Tokens
 	log      *slog.Logger
 	metrics  *metrics
 	upgrader websocket.Upgrader
@@ -120,7 +121,7 @@ const (
 	readBuffer = 512
 )
 
-func newHub(rdb redis.UniversalClient, tokens *db.Tokens, log *slog.Logger, m *metrics) *Hub {
+func newHub(rdb redis.UniversalClient, tokens *account.Tokens, log *slog.Logger, m *metrics) *Hub {
 	return &Hub{
 		SendBuffer: 64, PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second, ReadWindow: readWindow,
 		rdb: rdb, tokens: tokens, log: log, metrics: m,

@@ -62,7 +62,7 @@ func requireUser(c *fiber.Ctx) error {
 const csrfCookie = "seckill_csrf"
 
 // csrf protects HTML form posts. A logged-in user's pages carry the token of
-// the session (db.Tokens.CSRF); anonymous pages (login, sign-up) one tied to
+// the session (account.Tokens.CSRF); anonymous pages (login, sign-up) one tied to
 // a random cookie (signed, so a planted cookie does not help). Every form
 // post outside /api must send the token back in _csrf.
 func (s *Server) csrf(c *fiber.Ctx) error {

@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
+	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
@@ -36,7 +38,9 @@ type Config struct {
 	Store    *db.Store
 	Coupons  *coupon.Service
 	Inbox    *inbox.Service
-	Tokens   *db.Tokens
+	Accounts *account.Service
+	Audit    *audit.Service
+	Tokens   *account.Tokens
 	TokenTTL time.Duration
 	Log      *slog.Logger
 	Registry *prometheus.Registry
@@ -95,7 +99,8 @@ type Server struct {
 	Hub *Hub
 
 	store    *db.Store
-	tokens   *db.Tokens
+	audits   *audit.Service
+	tokens   *account.Tokens
 	log      *slog.Logger
 	metrics  *metrics
 	handlers *handlers.Handlers
@@ -111,11 +116,11 @@ type Server struct {
 
 // New builds the application with every route mounted.
 func New(cfg Config) *Server {
-	s := &Server{store: cfg.Store, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies,
+	s := &Server{store: cfg.Store, audits: cfg.Audit, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies,
 		maxConns: cfg.MaxConnsPerIP, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
-	s.handlers = &handlers.Handlers{Store: cfg.Store, Coupons: cfg.Coupons, Inbox: cfg.Inbox, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
+	s.handlers = &handlers.Handlers{Store: cfg.Store, Coupons: cfg.Coupons, Inbox: cfg.Inbox, Accounts: cfg.Accounts, Audit: cfg.Audit, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
 	s.Hub = newHub(cfg.Store.Redis, cfg.Tokens, cfg.Log, s.metrics)
 	if cfg.PingInterval > 0 {
 		s.Hub.PingInterval = cfg.PingInterval

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/audit"
 )
 
 type auditEntryJSON struct {
@@ -211,7 +211,7 @@ func TestAuditAccessAndPaging(t *testing.T) {
 
 	ctx := context.Background()
 	for i := 0; i < 60; i++ {
-		if err := a.Store.Audit(ctx, db.AuditEntry{Actor: "seed", Action: "test.seed", Target: fmt.Sprint("n:", i)}); err != nil {
+		if err := a.Audit.Append(ctx, audit.Entry{Actor: "seed", Action: "test.seed", Target: fmt.Sprint("n:", i)}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -55,10 +55,10 @@ func TestAccountsOverHTTP(t *testing.T) {
 	}
 	a.wantError("GET", "/api/me", "", nil, 401, "unauthorized")
 	a.wantError("GET", "/api/me", tok[:len(tok)-3]+"xyz", nil, 401, "unauthorized")
-	signer := db.NewTokens([]byte(a.Config.SessionSecret), time.Hour)
+	signer := account.NewTokens([]byte(a.Config.SessionSecret), time.Hour)
 	expired := signer.SignClaims(model.Claims{UserID: reg.User.ID, Username: "alice_1", Role: "user", Expires: time.Now().Add(-time.Minute).Unix()})
 	a.wantError("GET", "/api/me", expired, nil, 401, "unauthorized")
-	forged := db.NewTokens([]byte("some-other-secret-123456"), time.Hour).SignClaims(model.Claims{UserID: reg.User.ID, Role: "admin", Expires: time.Now().Add(time.Hour).Unix()})
+	forged := account.NewTokens([]byte("some-other-secret-123456"), time.Hour).SignClaims(model.Claims{UserID: reg.User.ID, Role: "admin", Expires: time.Now().Add(time.Hour).Unix()})
 	a.wantError("GET", "/api/me", forged, nil, 401, "unauthorized")
 
 	// Roles: a user may not use the admin API; an admin-made merchant can log in and may.
@@ -210,7 +210,7 @@ func TestMonitorIsForAdmins(t *testing.T) {
 // must key on a copy of the token, never on bytes the next request overwrites.
 func TestTokenIdentityUnderConcurrentBearers(t *testing.T) {
 	a := startApp(t)
-	users, err := a.Store.SeedUsers(context.Background(), "bearer_", "password123", 64)
+	users, err := a.Accounts.SeedUsers(context.Background(), "bearer_", "password123", 64)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -22,6 +22,7 @@ import (
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqlite"
 	"github.com/seckill/seckill/web/ratelimit"
@@ -94,7 +95,8 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 type benchTarget struct {
 	URL       string
 	Store     *db.Store
-	Tokens    *db.Tokens
+	Accounts  *account.Service
+	Tokens    *account.Tokens
 	Users     []*model.User
 	tokens    []string
 	addrs     []string // the shoppers' client addresses (X-Forwarded-For)
@@ -266,7 +268,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 			return nil, nil, err
 		}
 		closers = append(closers, func() { m.Close() })
-		t.URL, t.Store, t.Tokens = m.URL(), m.Store, m.Tokens
+		t.URL, t.Store, t.Accounts, t.Tokens = m.URL(), m.Store, m.Accounts, m.Tokens
 		// A twin web process on the same Redis and database with every
 		// abuse limit off: the limits' cost is measured against it.
 		twin := cfg
@@ -299,10 +301,11 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 			return nil, nil, err
 		}
 		closers = append(closers, func() { sq.Close() })
-		t.URL, t.Store, t.Tokens = strings.TrimRight(o.URL, "/"), db.NewStore(sq, nil), db.NewTokens([]byte(o.Secret), 24*time.Hour)
+		t.URL, t.Store, t.Tokens = strings.TrimRight(o.URL, "/"), db.NewStore(sq, nil), account.NewTokens([]byte(o.Secret), 24*time.Hour)
+		t.Accounts = account.New(t.Store.Backend)
 		o.redisLabel = "remote server"
 	}
-	users, err := t.Store.SeedUsers(ctx, fmt.Sprintf("bench%d_", time.Now().Unix()%100000), "bench-password", o.Users)
+	users, err := t.Accounts.SeedUsers(ctx, fmt.Sprintf("bench%d_", time.Now().Unix()%100000), "bench-password", o.Users)
 	if err != nil {
 		closeAll()
 		return nil, nil, fmt.Errorf("seed users: %w", err)
@@ -328,7 +331,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 				return "ok"
 			})
 	}
-	admin, err := t.Store.User(ctx, 1)
+	admin, err := t.Accounts.User(ctx, 1)
 	if err == nil {
 		t.admin = t.Tokens.Sign(admin)
 	}

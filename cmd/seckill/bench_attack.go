@@ -48,7 +48,7 @@ func benchUnderAttack(ctx context.Context, o *benchOptions, t *benchTarget) (*sc
 	if err != nil {
 		return nil, err
 	}
-	bots, err := t.Store.SeedUsers(ctx, fmt.Sprintf("benchbot%d_", time.Now().Unix()%100000), "bench-password", 1)
+	bots, err := t.Accounts.SeedUsers(ctx, fmt.Sprintf("benchbot%d_", time.Now().Unix()%100000), "bench-password", 1)
 	if err != nil {
 		return nil, err
 	}

@@ -43,10 +43,10 @@ func newService(t testing.TB) *testService {
 // account area stores them.
 type sqlSettings struct{ sql *sqlite.DB }
 
-func (s sqlSettings) UserSettings(ctx context.Context, userID int64) (*model.Settings, error) {
+func (s sqlSettings) UserSettings(ctx context.Context, userID int64) (model.Settings, error) {
 	var st model.Settings
 	err := s.sql.R.QueryRowContext(ctx, `SELECT email, webhook_url FROM users WHERE id = ?`, userID).Scan(&st.Email, &st.WebhookURL)
-	return &st, err
+	return st, err
 }
 
 // setEmail stores the user's email address for reminders.
@@ -66,7 +66,7 @@ func insertUsers(t testing.TB, sq *sqlite.DB, prefix string, n int) []int64 {
 		t.Fatal(err)
 	}
 	defer tx.Rollback()
-	st, err := tx.Prepare(`INSERT INTO users (username, password_hash, role, created_at) VALUES (?, 'x', 'user', '2030-01-01T00:00:00Z')`)
+	st, err := tx.Prepare(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 1893456000000)`)
 	if err != nil {
 		t.Fatal(err)
 	}

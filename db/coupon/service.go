@@ -23,5 +23,5 @@ type Service struct {
 
 // Settings gives a user's reminder addresses.
 type Settings interface {
-	UserSettings(ctx context.Context, userID int64) (*model.Settings, error)
+	UserSettings(ctx context.Context, userID int64) (model.Settings, error)
 }

@@ -22,7 +22,7 @@ func TestInbox(t *testing.T) {
 	box := &inbox.Service{Backend: backend.New(sq, dbtest.Redis(t).Client)}
 	var users []int64
 	for _, name := range []string{"ann", "ben"} {
-		res, err := sq.W.Exec(`INSERT INTO users (username, password_hash, role, created_at) VALUES (?, 'x', 'user', '2030-01-01T00:00:00Z')`, name)
+		res, err := sq.W.Exec(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 1893456000000)`, name)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -39,4 +39,3 @@ type Claims struct {
 	SessionID string `json:"sid"`
 	IssuedAt  int64  `json:"iat"` // unix microseconds
 }
-

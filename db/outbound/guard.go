@@ -11,7 +11,7 @@ import (
 // GlobalUnicast reports whether a webhook may be sent to a: only addresses
 // that are global unicast on the public Internet pass.
 //
-// The rule, which ValidateWebhookURL applies to every address a webhook host
+// The rule, which account.ValidateWebhookURL applies to every address a webhook host
 // resolves to and the webhook dialer to every address it connects to (unless
 // WEBHOOK_ALLOW_PRIVATE), refuses:
 //   - IPv4: 0.0.0.0/8 (with the unspecified address), 10/8, 172.16/12 and

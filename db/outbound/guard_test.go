@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/outbound"
 )
 
@@ -122,12 +123,12 @@ func TestWebhookValidateURL(t *testing.T) {
 			host = "[" + strings.ReplaceAll(host, "%", "%25") + "]"
 		}
 		raw := "http://" + host + ":8080/hook"
-		if err := db.ValidateWebhookURL(ctx, raw, false); (err == nil) != c.want {
+		if err := account.ValidateWebhookURL(ctx, raw, false); (err == nil) != c.want {
 			t.Errorf("ValidateWebhookURL(%s) = %v, want accepted %v", raw, err, c.want)
 		} else if err != nil && db.ErrorCode(err) != db.EINVALID {
 			t.Errorf("ValidateWebhookURL(%s) = %v, want code invalid", raw, err)
 		}
-		if err := db.ValidateWebhookURL(ctx, raw, true); err != nil {
+		if err := account.ValidateWebhookURL(ctx, raw, true); err != nil {
 			t.Errorf("ValidateWebhookURL(%s, allowPrivate) = %v", raw, err)
 		}
 	}
@@ -135,7 +136,7 @@ func TestWebhookValidateURL(t *testing.T) {
 		"http://localhost/hook", // a name that resolves to loopback
 		"https://localhost./hook",
 	} {
-		if err := db.ValidateWebhookURL(ctx, raw, false); db.ErrorCode(err) != db.EINVALID {
+		if err := account.ValidateWebhookURL(ctx, raw, false); db.ErrorCode(err) != db.EINVALID {
 			t.Errorf("ValidateWebhookURL(%s) = %v, want invalid", raw, err)
 		}
 	}
@@ -146,16 +147,16 @@ func TestWebhookValidateURL(t *testing.T) {
 		"http://:80/hook",
 		"https://user:pass@8.8.8.8/hook",
 		"https://user@8.8.8.8/hook",
-		"https://8.8.8.8/" + strings.Repeat("a", db.MaxWebhookURL),
+		"https://8.8.8.8/" + strings.Repeat("a", account.MaxWebhookURL),
 		"gopher://8.8.8.8:70/_",
 	} {
 		for _, allow := range []bool{false, true} {
-			if err := db.ValidateWebhookURL(ctx, raw, allow); db.ErrorCode(err) != db.EINVALID {
+			if err := account.ValidateWebhookURL(ctx, raw, allow); db.ErrorCode(err) != db.EINVALID {
 				t.Errorf("ValidateWebhookURL(%.60s, allowPrivate %v) = %v, want invalid", raw, allow, err)
 			}
 		}
 	}
-	if long := "https://8.8.8.8/" + strings.Repeat("a", db.MaxWebhookURL-len("https://8.8.8.8/")); db.ValidateWebhookURL(ctx, long, false) != nil {
+	if long := "https://8.8.8.8/" + strings.Repeat("a", account.MaxWebhookURL-len("https://8.8.8.8/")); account.ValidateWebhookURL(ctx, long, false) != nil {
 		t.Error("a URL of exactly MaxWebhookURL bytes was refused")
 	}
 }

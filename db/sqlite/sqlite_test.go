@@ -21,7 +21,7 @@ func TestMigrationsApplyOnce(t *testing.T) {
 	if applied == 0 {
 		t.Fatal("no migration recorded")
 	}
-	if _, err := s.W.Exec(`INSERT INTO users (username, password_hash, role, created_at) VALUES ('keep', 'x', 'user', 'now')`); err != nil {
+	if _, err := s.W.Exec(`INSERT INTO users (username, password_hash, role, created_ms) VALUES ('keep', 'x', 'user', 0)`); err != nil {
 		t.Fatal(err)
 	}
 	var mode string
@@ -112,4 +112,4 @@ func TestConcurrentWritesDoNotLock(t *testing.T) {
 	}
 }
 
-const insertUser = `INSERT INTO users (username, password_hash, role, created_at) VALUES (?, 'x', 'user', 'now')`
+const insertUser = `INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 0)`

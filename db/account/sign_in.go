@@ -1,4 +1,4 @@
-package db
+package account
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -25,34 +26,32 @@ const (
 	loginForget       = time.Hour // a count with no failure for this long starts again
 )
 
-// loginFailKey is the failure count and lock of one account or address.
-func loginFailKey(kind, subject string) string { return "{login:" + kind + ":" + subject + "}:fail" }
-
 // loginFailScript counts one failed sign-in and, past the free failures,
 // locks the subject until now + first·2^(n−free), at most max.
 //
-// KEYS[1] loginFailKey
+// KEYS[1] accountFailsKey or addressFailsKey
 // ARGV[1] now ms, ARGV[2] free failures, ARGV[3] first lock ms, ARGV[4] max lock ms, ARGV[5] forget ms
-// Returns the lock's end in unix ms (0: not locked).
+// Returns "free" (not locked) or "locked:<the lock's end in unix ms>".
 var loginFailScript = redis.NewScript(`
 local n = redis.call('HINCRBY', KEYS[1], 'n', 1)
 local free = tonumber(ARGV[2])
-local till = 0
+local res = 'free'
 if n >= free then
 	local d = tonumber(ARGV[3]) * 2 ^ math.min(n - free, 30)
 	if d > tonumber(ARGV[4]) then d = tonumber(ARGV[4]) end
-	till = tonumber(ARGV[1]) + d
+	local till = string.format('%.0f', tonumber(ARGV[1]) + d)
 	redis.call('HSET', KEYS[1], 'until', till)
+	res = 'locked:' .. till
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[5])
-return till
+return res
 `)
 
 // loginSubjects are the account and address keys of one attempt.
 func loginSubjects(username string, from netip.Addr) []string {
-	keys := []string{loginFailKey("acct", strings.ToLower(username))}
+	keys := []string{accountFailsKey(username)}
 	if from.IsValid() {
-		keys = append(keys, loginFailKey("addr", from.String()))
+		keys = append(keys, addressFailsKey(from))
 	}
 	return keys
 }
@@ -60,9 +59,9 @@ func loginSubjects(username string, from netip.Addr) []string {
 // SignIn authenticates a login attempt from a client address. While the
 // account or the address is backing off after failures it answers
 // rate_limited with the wait, before any password is hashed.
-func (s *Store) SignIn(ctx context.Context, username, password string, from netip.Addr) (*model.User, error) {
+func (s *Service) SignIn(ctx context.Context, username, password string, from netip.Addr) (*model.User, error) {
 	if len(username) > 64 {
-		return nil, Errorf(EUNAUTHORIZED, "wrong username or password")
+		return nil, db.Errorf(db.EUNAUTHORIZED, "wrong username or password")
 	}
 	keys := loginSubjects(username, from)
 	now := s.Now()
@@ -72,23 +71,25 @@ func (s *Store) SignIn(ctx context.Context, username, password string, from neti
 		return nil, loginBackoff(wait)
 	}
 	u, err := s.Authenticate(ctx, username, password)
-	switch ErrorCode(err) {
+	switch db.ErrorCode(err) {
 	case "":
 		s.Redis.Del(ctx, keys[0])
 		return u, nil
-	case EUNAUTHORIZED:
+	case db.EUNAUTHORIZED:
 		till := time.Time{}
 		for i, k := range keys {
 			free := loginFreeFailures
 			if i == 1 {
 				free = addrFreeFailures
 			}
-			ms, ferr := loginFailScript.Run(ctx, s.Redis, []string{k}, now.UnixMilli(), free,
-				loginFirstLock.Milliseconds(), loginMaxLock.Milliseconds(), loginForget.Milliseconds()).Int64()
+			res, ferr := loginFailScript.Run(ctx, s.Redis, []string{k}, now.UnixMilli(), free,
+				loginFirstLock.Milliseconds(), loginMaxLock.Milliseconds(), loginForget.Milliseconds()).Text()
 			if ferr != nil {
 				return nil, fmt.Errorf("count failed sign-in: %w", ferr)
 			}
-			if t := time.UnixMilli(ms); ms > 0 && t.After(till) {
+			if t, locked, ferr := lockEnd(res); ferr != nil {
+				return nil, ferr
+			} else if locked && t.After(till) {
 				till = t
 			}
 		}
@@ -100,7 +101,7 @@ func (s *Store) SignIn(ctx context.Context, username, password string, from neti
 }
 
 // loginLocked answers how long the longest lock among keys still runs.
-func (s *Store) loginLocked(ctx context.Context, keys []string, now time.Time) (time.Duration, error) {
+func (s *Service) loginLocked(ctx context.Context, keys []string, now time.Time) (time.Duration, error) {
 	cmds := make([]*redis.StringCmd, len(keys))
 	_, err := s.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 		for i, k := range keys {
@@ -121,7 +122,20 @@ func (s *Store) loginLocked(ctx context.Context, keys []string, now time.Time) (
 	return wait, nil
 }
 
-func loginBackoff(wait time.Duration) *Error {
+// lockEnd reads loginFailScript's answer: when the subject's lock ends, if it is locked.
+func lockEnd(res string) (time.Time, bool, error) {
+	if res == "free" {
+		return time.Time{}, false, nil
+	}
+	if v, ok := strings.CutPrefix(res, "locked:"); ok {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return time.UnixMilli(ms), true, nil
+		}
+	}
+	return time.Time{}, false, fmt.Errorf("count failed sign-in: unexpected answer %q", res)
+}
+
+func loginBackoff(wait time.Duration) *db.Error {
 	secs := int((wait + time.Second - 1) / time.Second)
-	return &Error{Code: ERATELIMITED, Message: fmt.Sprintf("too many failed sign-ins; try again in %d s", secs), RetryAfter: wait}
+	return &db.Error{Code: db.ERATELIMITED, Message: fmt.Sprintf("too many failed sign-ins; try again in %d s", secs), RetryAfter: wait}
 }

@@ -1,4 +1,4 @@
-package db
+package account
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seckill/seckill/db"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -32,7 +33,7 @@ func DefaultHashPool() *HashPool {
 }
 
 // errHashBusy is the answer when the pool and its queue are full.
-var errHashBusy = &Error{Code: EUNAVAILABLE, Message: "sign-in is busy; try again in a moment", RetryAfter: time.Second}
+var errHashBusy = &db.Error{Code: db.EUNAVAILABLE, Message: "sign-in is busy; try again in a moment", RetryAfter: time.Second}
 
 func (p *HashPool) acquire(ctx context.Context) error {
 	select {

@@ -1,4 +1,4 @@
-package db_test
+package account_test
 
 import (
 	"context"
@@ -9,11 +9,12 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/model"
 )
 
 func TestSignInBacksOffPerAccount(t *testing.T) {
-	e := newGoodsEnv(t)
+	e := newEnv(t)
 	ctx, from := e.ctx, netip.MustParseAddr("203.0.113.7")
 	if _, err := e.s.CreateUser(ctx, "victim", "right-password", model.RoleUser); err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func TestSignInBacksOffPerAccount(t *testing.T) {
 }
 
 func TestSignInBacksOffPerAddress(t *testing.T) {
-	e := newGoodsEnv(t)
+	e := newEnv(t)
 	ctx, from := e.ctx, netip.MustParseAddr("203.0.113.9")
 	// One address trying many accounts: 20 failures are free, the next locks the address.
 	var err error
@@ -69,7 +70,7 @@ func TestSignInBacksOffPerAddress(t *testing.T) {
 }
 
 func TestHashPoolBoundsConcurrencyAndQueue(t *testing.T) {
-	p := db.NewHashPool(1, 2, time.Hour)
+	p := account.NewHashPool(1, 2, time.Hour)
 	ctx := context.Background()
 	hash, err := p.Generate(ctx, "password123", 4)
 	if err != nil {
@@ -103,12 +104,4 @@ func TestHashPoolBoundsConcurrencyAndQueue(t *testing.T) {
 	if r, m := refused.Load(), matched.Load(); r != 48 || m != 2 {
 		t.Fatalf("refused %d, matched %d; want 48 refused at once and the 2 queued served", r, m)
 	}
-}
-
-func asError(err error, target **db.Error) bool {
-	e, ok := err.(*db.Error)
-	if ok {
-		*target = e
-	}
-	return ok
 }

@@ -1,4 +1,4 @@
-package db
+package account
 
 import (
 	"crypto/hmac"
@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -68,11 +69,11 @@ func (t *Tokens) Verify(token string) (model.Claims, error) {
 	var c model.Claims
 	payload, sig, ok := strings.Cut(token, ".")
 	if !ok || !hmac.Equal([]byte(sig), []byte(t.mac(payload))) {
-		return c, Errorf(EUNAUTHORIZED, "invalid token")
+		return c, db.Errorf(db.EUNAUTHORIZED, "invalid token")
 	}
 	body, err := base64.RawURLEncoding.DecodeString(payload)
 	if err != nil || json.Unmarshal(body, &c) != nil || c.UserID <= 0 || c.SessionID == "" {
-		return model.Claims{}, Errorf(EUNAUTHORIZED, "invalid token")
+		return model.Claims{}, db.Errorf(db.EUNAUTHORIZED, "invalid token")
 	}
 	if t.cached.Add(1) > verifiedCap {
 		t.verified.Clear()
@@ -93,10 +94,10 @@ func (t *Tokens) Live(c model.Claims) bool {
 // live refuses claims that have expired or whose session has ended.
 func (t *Tokens) live(c model.Claims) (model.Claims, error) {
 	if t.now().Unix() >= c.Expires {
-		return model.Claims{}, Errorf(EUNAUTHORIZED, "token expired")
+		return model.Claims{}, db.Errorf(db.EUNAUTHORIZED, "token expired")
 	}
 	if t.Revocations != nil && t.Revocations.Revoked(c) {
-		return model.Claims{}, Errorf(EUNAUTHORIZED, "session ended; log in again")
+		return model.Claims{}, db.Errorf(db.EUNAUTHORIZED, "session ended; log in again")
 	}
 	return c, nil
 }

@@ -1,4 +1,4 @@
-package db
+package account
 
 import (
 	"encoding/base64"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -38,8 +39,8 @@ func TestTokens(t *testing.T) {
 		if tc.ok && (c.UserID != 7 || c.Role != model.RoleMerchant || c.Username != "ann") {
 			t.Errorf("%s: claims %+v", tc.name, c)
 		}
-		if !tc.ok && ErrorCode(err) != EUNAUTHORIZED {
-			t.Errorf("%s: code %q, want unauthorized", tc.name, ErrorCode(err))
+		if !tc.ok && db.ErrorCode(err) != db.EUNAUTHORIZED {
+			t.Errorf("%s: code %q, want unauthorized", tc.name, db.ErrorCode(err))
 		}
 	}
 }
@@ -72,7 +73,7 @@ func TestTokensCache(t *testing.T) {
 		t.Fatalf("after overflow: %+v %v", c, err)
 	}
 	tk.now = func() time.Time { return now.Add(time.Hour) }
-	if _, err := tk.Verify(good); ErrorCode(err) != EUNAUTHORIZED {
+	if _, err := tk.Verify(good); db.ErrorCode(err) != db.EUNAUTHORIZED {
 		t.Fatalf("cached token past expiry: %v", err)
 	}
 }
@@ -99,19 +100,19 @@ func TestTokensRevoked(t *testing.T) {
 	}
 	body, _ := json.Marshal(model.Claims{UserID: 7, Expires: now.Add(time.Hour).Unix()})
 	payload := base64.RawURLEncoding.EncodeToString(body)
-	if _, err := tk.Verify(payload + "." + tk.mac(payload)); ErrorCode(err) != EUNAUTHORIZED {
+	if _, err := tk.Verify(payload + "." + tk.mac(payload)); db.ErrorCode(err) != db.EUNAUTHORIZED {
 		t.Fatalf("token without a session: %v", err)
 	}
 
 	tk.Revocations.applySession(ca.SessionID, ca.Expires) // a (cached) is logged out
-	if _, err := tk.Verify(a); ErrorCode(err) != EUNAUTHORIZED {
+	if _, err := tk.Verify(a); db.ErrorCode(err) != db.EUNAUTHORIZED {
 		t.Fatalf("cached token of an ended session: %v", err)
 	}
 	if _, err := tk.Verify(b); err != nil {
 		t.Fatalf("another session of the same user: %v", err)
 	}
 	tk.Revocations.applyUser(7, now.Add(time.Microsecond).UnixMicro()) // password changed
-	if _, err := tk.Verify(b); ErrorCode(err) != EUNAUTHORIZED {
+	if _, err := tk.Verify(b); db.ErrorCode(err) != db.EUNAUTHORIZED {
 		t.Fatalf("session issued before the password change: %v", err)
 	}
 	now = now.Add(time.Second)

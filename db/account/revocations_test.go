@@ -1,4 +1,4 @@
-package db_test
+package account_test
 
 import (
 	"context"
@@ -6,15 +6,15 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/model"
 )
 
 // startRevocations mirrors the record in rdb, as one web process does.
-func startRevocations(t *testing.T, rdb redis.UniversalClient, clk *clock, refresh time.Duration) *db.Revocations {
+func startRevocations(t *testing.T, rdb redis.UniversalClient, clk *clock, refresh time.Duration) *account.Revocations {
 	t.Helper()
-	r := db.NewRevocations(rdb, time.Hour)
+	r := account.NewRevocations(rdb, time.Hour)
 	r.Now, r.Refresh = clk.Now, refresh
 	if err := r.Start(context.Background()); err != nil {
 		t.Fatal(err)
@@ -25,7 +25,7 @@ func startRevocations(t *testing.T, rdb redis.UniversalClient, clk *clock, refre
 
 // waitRevoked waits until r refuses (or, with want false, still accepts) c;
 // a revocation travels by pub/sub, so the test waits on its arrival.
-func waitRevoked(t *testing.T, r *db.Revocations, c model.Claims, what string) {
+func waitRevoked(t *testing.T, r *account.Revocations, c model.Claims, what string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !r.Revoked(c) {
@@ -88,7 +88,7 @@ func TestRevocationsLoadAtStart(t *testing.T) {
 	rdb := dbtest.Redis(t).Client
 	clk := &clock{now: time.Unix(1_800_000_000, 0)}
 	ctx := context.Background()
-	w := db.NewRevocations(rdb, time.Hour)
+	w := account.NewRevocations(rdb, time.Hour)
 	w.Now = clk.Now
 	live := model.Claims{UserID: 1, SessionID: "live", IssuedAt: clk.Now().UnixMicro(), Expires: clk.Now().Add(time.Hour).Unix()}
 	lapsing := model.Claims{UserID: 2, SessionID: "lapsing", IssuedAt: clk.Now().UnixMicro(), Expires: clk.Now().Add(time.Minute).Unix()}

@@ -1,4 +1,4 @@
-package db_test
+package account_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/account"
 )
 
 func TestValidateEmail(t *testing.T) {
@@ -31,18 +32,18 @@ func TestValidateEmail(t *testing.T) {
 		{"newline", "ann@example.com\nBcc: eve@example.com", false},
 		{"invalid UTF-8", "ann\xff@example.com", false},
 	} {
-		err := db.ValidateEmail(tt.in)
+		err := account.ValidateEmail(tt.in)
 		if (err == nil) != tt.ok || (err != nil && db.ErrorCode(err) != db.EINVALID) {
 			t.Errorf("%s: ValidateEmail = %v, want ok %v", tt.name, err, tt.ok)
 		}
-		if err != nil && !strings.Contains(db.ErrorMessage(err), "email") {
-			t.Errorf("%s: message %q does not name the email", tt.name, db.ErrorMessage(err))
+		if err != nil && (db.FieldOf(err) != "email" || !strings.HasPrefix(db.ErrorMessage(err), "email: ")) {
+			t.Errorf("%s: %v, want an error on the email field", tt.name, err)
 		}
 	}
 }
 
 func TestValidateWebhookURLText(t *testing.T) {
-	long := "https://example.com/" + strings.Repeat("x", db.MaxWebhookURL-len("https://example.com/"))
+	long := "https://example.com/" + strings.Repeat("x", account.MaxWebhookURL-len("https://example.com/"))
 	for _, tt := range []struct {
 		name string
 		in   string
@@ -56,9 +57,9 @@ func TestValidateWebhookURLText(t *testing.T) {
 		{"bidi override", "https://example.com/\u202egpj.exe", false},
 		{"not http", "ftp://example.com/", false},
 	} {
-		err := db.ValidateWebhookURL(context.Background(), tt.in, true)
-		if (err == nil) != tt.ok || (err != nil && db.ErrorCode(err) != db.EINVALID) {
-			t.Errorf("%s: ValidateWebhookURL = %v, want ok %v", tt.name, err, tt.ok)
+		err := account.ValidateWebhookURL(context.Background(), tt.in, true)
+		if (err == nil) != tt.ok || (err != nil && db.FieldOf(err) != "webhook_url") {
+			t.Errorf("%s: ValidateWebhookURL = %v, want ok %v or a webhook_url field error", tt.name, err, tt.ok)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package db
+package account
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -49,10 +50,6 @@ func revocationChannelOf(rdb redis.UniversalClient) string {
 	return RevocationChannel
 }
 
-// Both keys share one hash tag, though every command touches only one of them.
-func revokedSessionsKey() string { return "{revocations}:sessions" } // zset: session ID scored by token expiry
-func revokedUsersKey() string    { return "{revocations}:users" }    // hash: user ID → cut-off (unix µs)
-
 // NewRevocations returns the record in rdb for tokens that live for ttl. It
 // can revoke at once; Start mirrors it in memory for Revoked.
 func NewRevocations(rdb redis.UniversalClient, ttl time.Duration) *Revocations {
@@ -71,7 +68,7 @@ func (r *Revocations) Revoked(c model.Claims) bool {
 // Revoke ends the session of these claims on every process.
 func (r *Revocations) Revoke(ctx context.Context, c model.Claims) error {
 	if c.SessionID == "" {
-		return Errorf(EINVALID, "the token has no session")
+		return db.Errorf(db.EINVALID, "the token has no session")
 	}
 	r.applySession(c.SessionID, c.Expires)
 	_, err := r.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
@@ -89,29 +86,31 @@ func (r *Revocations) Revoke(ctx context.Context, c model.Claims) error {
 // revokeUserScript raises a user's cut-off, never lowers it (clocks of
 // processes differ), and drops cut-offs too old to void any token.
 //
-// KEYS[1] the users hash
+// KEYS[1] revokedUsersKey
 // ARGV[1] user ID, ARGV[2] cut-off (unix µs), ARGV[3] drop cut-offs below this (unix µs)
-// Returns the user's cut-off now in force.
+// Returns "ok:<the user's cut-off now in force, unix µs>".
 var revokeUserScript = redis.NewScript(`
-local cur = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-local cut = tonumber(ARGV[2])
-if cut > cur then
+local cur = redis.call('HGET', KEYS[1], ARGV[1])
+if not cur or tonumber(ARGV[2]) > tonumber(cur) then
 	redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-	cur = cut
+	cur = ARGV[2]
 end
 local all = redis.call('HGETALL', KEYS[1])
 for i = 1, #all, 2 do
 	if tonumber(all[i+1]) < tonumber(ARGV[3]) then redis.call('HDEL', KEYS[1], all[i]) end
 end
-return tostring(cur)
+return 'ok:' .. cur
 `)
 
 // RevokeUser ends every session of the user issued before at, on every process.
 func (r *Revocations) RevokeUser(ctx context.Context, userID int64, at time.Time) error {
 	cut := at.UnixMicro()
 	r.applyUser(userID, cut)
-	if err := revokeUserScript.Run(ctx, r.rdb, []string{revokedUsersKey()}, userID, cut, r.staleBefore(r.Now())).Err(); err != nil {
+	res, err := revokeUserScript.Run(ctx, r.rdb, []string{revokedUsersKey()}, userID, cut, r.staleBefore(r.Now())).Text()
+	if err != nil {
 		return fmt.Errorf("revoke sessions of user %d: %w", userID, err)
+	} else if !strings.HasPrefix(res, "ok:") {
+		return fmt.Errorf("revoke sessions of user %d: unexpected answer %q", userID, res)
 	}
 	msg := "u " + strconv.FormatInt(userID, 10) + " " + strconv.FormatInt(cut, 10)
 	if err := r.rdb.Publish(ctx, revocationChannelOf(r.rdb), msg).Err(); err != nil {
