@@ -24,9 +24,6 @@ type Store struct {
 	BcryptCost          int       // 0 means bcrypt's default; tests lower it
 	Hashes              *HashPool // runs bcrypt with bounded concurrency
 
-	// red packets
-	RedPacketRand Int64Source // splits packets; nil means math/rand/v2
-
 	// coupons: reminder delivery
 	SMTPURL            string        // mail server for email reminders; empty: email is not configured
 	WebhookSecret      []byte        // key of the webhook signature (WEBHOOK_SECRET or derived)
@@ -56,5 +53,5 @@ func (s *Store) bcryptCost() int {
 
 // FlushAll moves every promotion's pending records to SQLite under the flush lock (tests; Main composes the steps).
 func (s *Store) FlushAll(ctx context.Context) error {
-	return s.Backend.FlushAll(ctx, s.FlushRedPackets, s.FlushOrders, s.FlushCoupons)
+	return s.Backend.FlushAll(ctx, s.FlushOrders, s.FlushCoupons)
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/views"
 )
 
@@ -36,6 +37,8 @@ type Handlers struct {
 	TokenTTL time.Duration
 	// MonitorPath is where Asynqmon is mounted, linked from the admin dashboard.
 	MonitorPath string
+	// RedPackets is the red packets' service.
+	RedPackets *redpacket.Service
 }
 
 // SetClaims records who is calling; web's auth middleware calls it.

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/static"
 	"github.com/seckill/seckill/web/ratelimit"
@@ -57,6 +58,8 @@ type Config struct {
 	// MaxAnonSocketsPerIP caps the anonymous WebSocket connections of one
 	// client address (0: no cap).
 	MaxAnonSocketsPerIP int
+	// RedPackets is the red packets' service.
+	RedPackets *redpacket.Service
 }
 
 // Defaults of the connection caps.
@@ -108,7 +111,7 @@ func New(cfg Config) *Server {
 		maxConns: cfg.MaxConnsPerIP, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
-	s.handlers = &handlers.Handlers{Store: cfg.Store, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
+	s.handlers = &handlers.Handlers{Store: cfg.Store, RedPackets: cfg.RedPackets, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
 	s.Hub = newHub(cfg.Store.Redis, cfg.Tokens, cfg.Log, s.metrics)
 	if cfg.PingInterval > 0 {
 		s.Hub.PingInterval = cfg.PingInterval

@@ -28,6 +28,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/rdb"
+	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/db/sqlite"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
@@ -104,6 +105,8 @@ type Main struct {
 
 	// Revocations are the ended sessions; web processes follow them in memory.
 	Revocations *db.Revocations
+	// RedPackets is the red packets' service, on the Store's backend.
+	RedPackets *redpacket.Service
 
 	// Naive mounts the load bench's naive SQLite baseline grab.
 	Naive bool
@@ -184,6 +187,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Store.Background = background.New(64, 1<<16)
 	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, outbound.Key(m.Config.WebhookSecret, secret)
 	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
+	m.RedPackets = &redpacket.Service{Backend: m.Store.Backend}
 
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -193,7 +197,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	if m.Config.Demo {
-		if err := demo.Seed(ctx, m.Store, demo.SeederFunc(m.Store.SeedGoodsDemo), demo.SeederFunc(m.Store.SeedRedPacketDemo), demo.SeederFunc(m.Store.SeedCouponDemo)); err != nil {
+		if err := demo.Seed(ctx, m.Store, demo.SeederFunc(m.Store.SeedGoodsDemo), m.RedPackets, demo.SeederFunc(m.Store.SeedCouponDemo)); err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
 		}
 	}
@@ -228,7 +232,7 @@ func (m *Main) Open(ctx context.Context) error {
 
 	if m.runsWeb() {
 		wcfg := web.Config{
-			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
+			Store: m.Store, RedPackets: m.RedPackets, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready, PingInterval: m.PingInterval,
 			MetricsToken:  m.Config.MetricsToken,
@@ -258,7 +262,7 @@ func (m *Main) Open(ctx context.Context) error {
 // areas are the background work of every promotion.
 func (m *Main) areas() []tasks.Area {
 	return []tasks.Area{
-		&tasks.RedPackets{Store: m.Store},
+		&tasks.RedPackets{Store: m.RedPackets},
 		&tasks.Goods{Store: m.Store, Log: m.Log},
 		&tasks.Coupons{Store: m.Store},
 	}
@@ -400,5 +404,5 @@ func keptSecret(path string, n int) (string, error) {
 // flushAll moves every promotion's pending records to SQLite under the flush
 // lock; each promotion adds its flush step here.
 func (m *Main) flushAll(ctx context.Context) error {
-	return m.Store.Backend.FlushAll(ctx, m.Store.FlushRedPackets, m.Store.FlushOrders, m.Store.FlushCoupons)
+	return m.Store.Backend.FlushAll(ctx, m.RedPackets.FlushClaims, m.Store.FlushOrders, m.Store.FlushCoupons)
 }

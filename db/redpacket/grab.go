@@ -1,4 +1,4 @@
-package db
+package redpacket
 
 import (
 	"context"
@@ -6,11 +6,13 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
 
-// Grab results of grabRedPacket.
+// Grab results of grabScript.
 const (
 	rpGrabbed  = 0
 	rpAlready  = 1
@@ -19,7 +21,7 @@ const (
 	rpNotFound = 4
 )
 
-// grabRedPacket decides a grab in one round trip.
+// grabScript decides a grab in one round trip.
 //
 // KEYS[1] meta hash (expires_ms, remaining_cents, expired), KEYS[2] unclaimed
 // list ("seq:amount"), KEYS[3] claimed-by hash (user → "request:seq:amount:ms"),
@@ -29,7 +31,7 @@ const (
 // Returns {code, amount, grabbed_at_ms, remaining_count}; code is
 // 0 grabbed (also when the same request runs again after a lost reply),
 // 1 already_grabbed, 2 sold_out, 3 expired, 4 not_found.
-var grabRedPacket = redis.NewScript(`
+var grabScript = redis.NewScript(`
 local expires = redis.call('HGET', KEYS[1], 'expires_ms')
 if not expires then return {4, 0, 0, 0} end
 local mine = redis.call('HGET', KEYS[3], ARGV[1])
@@ -50,18 +52,22 @@ redis.call('HINCRBY', KEYS[1], 'remaining_cents', -amount)
 return {0, amount, tonumber(ARGV[3]), redis.call('LLEN', KEYS[2])}
 `)
 
-// GrabRedPacket opens a packet for a user: one Lua script decides it, with
-// no SQL; the claim reaches SQLite through the batch flush.
-func (s *Store) GrabRedPacket(ctx context.Context, id, userID int64) (*RedPacketGrab, error) {
+// grabKeys are the keys grabScript touches.
+func grabKeys(id int64) []string {
+	return []string{metaKey(id), unclaimedKey(id), claimedByKey(id), claimedKey(id)}
+}
+
+// Grab opens a packet for a user: one Lua script decides it, with no SQL;
+// the claim reaches SQLite through the batch flush.
+func (s *Service) Grab(ctx context.Context, userID, id int64) (*model.RedPacketGrab, error) {
 	// A packet's answers never turn from refusal to success (shares do not
 	// come back while it is open), so a keyed grab needs only its request ID
 	// remembered in the claim to answer a retry as it answered first.
-	req, keyed := KeyedRequestID(ctx, "redpacket", userID)
+	req, keyed := db.KeyedRequestID(ctx, "redpacket", userID)
 	if !keyed {
 		req = rdb.NewRequestID()
 	}
-	keys := []string{keyRedPacketMeta(id), keyRedPacketUnclaimed(id), keyRedPacketClaimedBy(id), keyRedPacketClaimed(id)}
-	res, err := s.Eval(ctx, grabRedPacket, keys, userID, req, s.Now().UnixMilli()).Int64Slice()
+	res, err := s.Eval(ctx, grabScript, grabKeys(id), userID, req, s.Now().UnixMilli()).Int64Slice()
 	if err != nil {
 		return nil, fmt.Errorf("grab red packet %d: %w", id, err)
 	}
@@ -71,16 +77,16 @@ func (s *Store) GrabRedPacket(ctx context.Context, id, userID int64) (*RedPacket
 	switch res[0] {
 	case rpGrabbed:
 	case rpAlready:
-		return nil, ErrAlreadyGrabbed
+		return nil, db.ErrAlreadyGrabbed
 	case rpSoldOut:
-		return nil, ErrSoldOut
+		return nil, db.ErrSoldOut
 	case rpExpired:
-		return nil, ErrExpired
+		return nil, db.ErrExpired
 	case rpNotFound:
-		return nil, Errorf(ENOTFOUND, "red packet not found")
+		return nil, db.Errorf(db.ENOTFOUND, "red packet not found")
 	default:
 		return nil, fmt.Errorf("grab red packet %d: unknown code %d", id, res[0])
 	}
-	s.Events.PublishCoalesced(live.TopicRedPacket(id), RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: res[3]})
-	return &RedPacketGrab{RedPacketID: id, AmountCents: res[1], GrabbedAt: time.UnixMilli(res[2]).UTC()}, nil
+	s.Events.PublishCoalesced(live.TopicRedPacket(id), model.RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: res[3]})
+	return &model.RedPacketGrab{RedPacketID: id, AmountCents: res[1], GrabbedAt: time.UnixMilli(res[2]).UTC()}, nil
 }
