@@ -6,6 +6,7 @@ var (
 	ProcessingKey = processingKey
 	ClaimedKey    = claimedKey
 	MetaKey       = metaKey
+	LoadingKey    = loadingKey
 	FlushingKey   = flushingKey
 	GrabScript    = grabScript
 	GrabKeys      = grabKeys

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -98,13 +97,14 @@ func (s *Service) applyClaims(ctx context.Context, tx *sql.Tx, id int64, recs []
 // now on, and returns the shares still unclaimed, which can no longer change.
 //
 // KEYS[1] meta hash, KEYS[2] unclaimed list, KEYS[3] loading marker
-// Returns the unclaimed shares ("seq:amount"), or the number 0 when the
-// packet is not in Redis, or 1 while it is being loaded.
+// Returns "ok:<shares>" with the unclaimed shares ("seq:amount") joined by
+// commas (none: "ok:"), not_loaded when the packet is not in Redis, or
+// loading while it is being loaded (nothing changed).
 var freezeScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[3]) == 1 then return 1 end
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+if redis.call('EXISTS', KEYS[3]) == 1 then return 'loading' end
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'not_loaded' end
 redis.call('HSET', KEYS[1], 'expired', '1')
-return redis.call('LRANGE', KEYS[2], 0, -1)
+return 'ok:' .. table.concat(redis.call('LRANGE', KEYS[2], 0, -1), ',')
 `)
 
 // Expire refunds a packet's unclaimed shares and marks it expired.
@@ -124,26 +124,30 @@ func (s *Service) Expire(ctx context.Context, id int64) error {
 	if s.Now().Before(p.ExpiresAt) {
 		return fmt.Errorf("red packet %d expires at %s, not yet", id, p.ExpiresAt.Format(time.RFC3339))
 	}
-	reply, err := freezeScript.Run(ctx, s.Redis, []string{metaKey(id), unclaimedKey(id), loadingKey(id)}).Result()
+	reply, err := freezeScript.Run(ctx, s.Redis, []string{metaKey(id), unclaimedKey(id), loadingKey(id)}).Text()
 	if err != nil {
 		return fmt.Errorf("freeze red packet %d: %w", id, err)
 	}
 	var unclaimed []share
 	loaded := true
-	switch r := reply.(type) {
-	case int64:
-		if r == 1 {
-			return fmt.Errorf("red packet %d is being loaded into redis; try again", id)
+	switch code, data, _ := strings.Cut(reply, ":"); code {
+	case "ok":
+		for _, rec := range strings.Split(data, ",") {
+			if rec == "" {
+				continue
+			}
+			n, ok := splitInts(rec, 2)
+			if !ok {
+				return fmt.Errorf("freeze red packet %d: malformed share %q", id, rec)
+			}
+			unclaimed = append(unclaimed, share{seq: n[0], amount: n[1]})
 		}
+	case "not_loaded":
 		loaded = false // Redis lost it: SQLite's unclaimed shares are the truth.
-	case []any:
-		for _, v := range r {
-			seq, amount, _ := strings.Cut(fmt.Sprint(v), ":")
-			sh := share{}
-			sh.seq, _ = strconv.ParseInt(seq, 10, 64)
-			sh.amount, _ = strconv.ParseInt(amount, 10, 64)
-			unclaimed = append(unclaimed, sh)
-		}
+	case "loading":
+		return fmt.Errorf("red packet %d is being loaded into redis; try again", id)
+	default:
+		return fmt.Errorf("freeze red packet %d: unexpected answer %q", id, reply)
 	}
 	if p.Status == model.RedPacketActive && (!loaded || len(unclaimed) > 0) {
 		if err := s.SQL.Tx(ctx, func(tx *sql.Tx) error { return refund(ctx, tx, id, unclaimed, loaded) }); err != nil {

@@ -146,20 +146,19 @@ func TestGrabReplayedRequest(t *testing.T) {
 	}
 	keys := redpacket.GrabKeys(p.ID)
 	now := time.Now().UnixMilli()
-	first, err := redpacket.GrabScript.Run(ctx, s.Redis, keys, 42, "req-1", now).Int64Slice()
+	first, err := redpacket.GrabScript.Run(ctx, s.Redis, keys, 42, "req-1", now).Text()
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := redpacket.GrabScript.Run(ctx, s.Redis, keys, 42, "req-1", now+5).Int64Slice()
+	again, err := redpacket.GrabScript.Run(ctx, s.Redis, keys, 42, "req-1", now+5).Text()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(first) != fmt.Sprint(again) || first[0] != 0 || first[1] != 100 || first[3] != 2 {
-		t.Fatalf("first run %v, replay %v: want the same grab of 100 cents with 2 left", first, again)
+	if want := fmt.Sprintf("ok:100:%d:2", now); first != want || again != want {
+		t.Fatalf("first run %q, replay %q: want the same grab of 100 cents with 2 left, %q", first, again, want)
 	}
-	other, _ := redpacket.GrabScript.Run(ctx, s.Redis, keys, 42, "req-2", now).Int64Slice()
-	if other[0] != 1 {
-		t.Fatalf("a new request by the same user: %v, want already_grabbed", other)
+	if other, _ := redpacket.GrabScript.Run(ctx, s.Redis, keys, 42, "req-2", now).Text(); other != "already_grabbed" {
+		t.Fatalf("a new request by the same user: %q, want already_grabbed", other)
 	}
 	if l := s.Redis.LLen(ctx, redpacket.ClaimedKey(p.ID)).Val(); l != 1 {
 		t.Fatalf("claimed list holds %d records, want 1", l)

@@ -3,6 +3,7 @@ package redpacket
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -12,15 +13,6 @@ import (
 	"github.com/seckill/seckill/db/rdb"
 )
 
-// Grab results of grabScript.
-const (
-	rpGrabbed  = 0
-	rpAlready  = 1
-	rpSoldOut  = 2
-	rpExpired  = 3
-	rpNotFound = 4
-)
-
 // grabScript decides a grab in one round trip.
 //
 // KEYS[1] meta hash (expires_ms, remaining_cents, expired), KEYS[2] unclaimed
@@ -28,28 +20,28 @@ const (
 // KEYS[4] claimed list, the flush queue ("user:seq:amount:ms")
 // ARGV[1] user ID, ARGV[2] request ID, ARGV[3] now (unix ms)
 //
-// Returns {code, amount, grabbed_at_ms, remaining_count}; code is
-// 0 grabbed (also when the same request runs again after a lost reply),
-// 1 already_grabbed, 2 sold_out, 3 expired, 4 not_found.
+// Returns "ok:<amount>:<grabbed_ms>:<remaining_count>" (also when the same
+// request runs again after a lost reply), already_grabbed, sold_out, expired
+// or not_found.
 var grabScript = redis.NewScript(`
 local expires = redis.call('HGET', KEYS[1], 'expires_ms')
-if not expires then return {4, 0, 0, 0} end
+if not expires then return 'not_found' end
 local mine = redis.call('HGET', KEYS[3], ARGV[1])
 if mine then
   local req, seq, amount, at = string.match(mine, '^([^:]*):(%d+):(%d+):(%d+)$')
-  if req == ARGV[2] then return {0, tonumber(amount), tonumber(at), redis.call('LLEN', KEYS[2])} end
-  return {1, 0, 0, 0}
+  if req == ARGV[2] then return 'ok:' .. amount .. ':' .. at .. ':' .. redis.call('LLEN', KEYS[2]) end
+  return 'already_grabbed'
 end
 if redis.call('HEXISTS', KEYS[1], 'expired') == 1 or tonumber(ARGV[3]) >= tonumber(expires) then
-  return {3, 0, 0, 0}
+  return 'expired'
 end
 local share = redis.call('LPOP', KEYS[2])
-if not share then return {2, 0, 0, 0} end
-local amount = tonumber(string.match(share, ':(%d+)$'))
+if not share then return 'sold_out' end
+local amount = string.match(share, ':(%d+)$')
 redis.call('HSET', KEYS[3], ARGV[1], ARGV[2] .. ':' .. share .. ':' .. ARGV[3])
 redis.call('RPUSH', KEYS[4], ARGV[1] .. ':' .. share .. ':' .. ARGV[3])
-redis.call('HINCRBY', KEYS[1], 'remaining_cents', -amount)
-return {0, amount, tonumber(ARGV[3]), redis.call('LLEN', KEYS[2])}
+redis.call('HINCRBY', KEYS[1], 'remaining_cents', -tonumber(amount))
+return 'ok:' .. amount .. ':' .. ARGV[3] .. ':' .. redis.call('LLEN', KEYS[2])
 `)
 
 // grabKeys are the keys grabScript touches.
@@ -67,26 +59,27 @@ func (s *Service) Grab(ctx context.Context, userID, id int64) (*model.RedPacketG
 	if !keyed {
 		req = rdb.NewRequestID()
 	}
-	res, err := s.Eval(ctx, grabScript, grabKeys(id), userID, req, s.Now().UnixMilli()).Int64Slice()
+	reply, err := s.Eval(ctx, grabScript, grabKeys(id), userID, req, s.Now().UnixMilli()).Text()
 	if err != nil {
 		return nil, fmt.Errorf("grab red packet %d: %w", id, err)
 	}
-	if len(res) != 4 {
-		return nil, fmt.Errorf("grab red packet %d: unexpected reply %v", id, res)
-	}
-	switch res[0] {
-	case rpGrabbed:
-	case rpAlready:
+	switch code, data, _ := strings.Cut(reply, ":"); code {
+	case "ok":
+		n, ok := splitInts(data, 3) // amount, grabbed_ms, remaining_count
+		if !ok {
+			return nil, fmt.Errorf("grab red packet %d: unexpected answer %q", id, reply)
+		}
+		s.Events.PublishCoalesced(live.TopicRedPacket(id), model.RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: n[2]})
+		return &model.RedPacketGrab{RedPacketID: id, AmountCents: n[0], GrabbedAt: time.UnixMilli(n[1]).UTC()}, nil
+	case "already_grabbed":
 		return nil, db.ErrAlreadyGrabbed
-	case rpSoldOut:
+	case "sold_out":
 		return nil, db.ErrSoldOut
-	case rpExpired:
+	case "expired":
 		return nil, db.ErrExpired
-	case rpNotFound:
+	case "not_found":
 		return nil, db.Errorf(db.ENOTFOUND, "red packet not found")
 	default:
-		return nil, fmt.Errorf("grab red packet %d: unknown code %d", id, res[0])
+		return nil, fmt.Errorf("grab red packet %d: unexpected answer %q", id, reply)
 	}
-	s.Events.PublishCoalesced(live.TopicRedPacket(id), model.RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: res[3]})
-	return &model.RedPacketGrab{RedPacketID: id, AmountCents: res[1], GrabbedAt: time.UnixMilli(res[2]).UTC()}, nil
 }

@@ -437,19 +437,28 @@ func (s *Service) usernames(ctx context.Context, ids []int64) (map[int64]string,
 
 // parseClaim reads a claim on the claimed list: "user:seq:amount:grabbed_ms".
 func parseClaim(rec string) (*model.RedPacketClaim, error) {
-	parts := strings.Split(rec, ":")
-	if len(parts) != 4 {
+	n, ok := splitInts(rec, 4)
+	if !ok {
 		return nil, fmt.Errorf("malformed red packet claim %q", rec)
 	}
-	var n [4]int64
-	for i, p := range parts {
-		v, err := strconv.ParseInt(p, 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("malformed red packet claim %q", rec)
-		}
-		n[i] = v
-	}
 	return &model.RedPacketClaim{UserID: n[0], Seq: n[1], AmountCents: n[2], GrabbedAt: time.UnixMilli(n[3]).UTC()}, nil
+}
+
+// splitInts reads exactly n colon-separated integers, the fields of the
+// records and answers of the scripts.
+func splitInts(s string, n int) ([]int64, bool) {
+	f := strings.Split(s, ":")
+	if len(f) != n {
+		return nil, false
+	}
+	out := make([]int64, n)
+	for i, v := range f {
+		var err error
+		if out[i], err = strconv.ParseInt(v, 10, 64); err != nil {
+			return nil, false
+		}
+	}
+	return out, true
 }
 
 // Page gathers what the shopper page of a packet shows; userID 0 is an anonymous visitor.

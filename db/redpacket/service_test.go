@@ -284,6 +284,43 @@ func TestExpiryRacesGrabs(t *testing.T) {
 	}
 }
 
+// An expiry that finds the packet missing from Redis refunds what SQLite
+// holds unclaimed; one that finds it being loaded changes nothing and fails,
+// so the task retries.
+func TestExpiryWithoutRedis(t *testing.T) {
+	ctx := context.Background()
+	s := newRPService(t)
+	p := s.create(model.NewRedPacket{Title: "lost", TotalCents: 500, Count: 5, Mode: model.RedPacketFixed, ExpiresIn: "1m"})
+	for _, uid := range s.users(2) {
+		if _, err := s.Grab(ctx, uid, p.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.advance(time.Minute)
+	s.redis.Client.FlushDB(ctx)
+	s.redis.Client.Set(ctx, redpacket.LoadingKey(p.ID), "restore", time.Minute)
+	if err := s.Expire(ctx, p.ID); err == nil {
+		t.Fatal("expiry while the packet is being loaded succeeded; want an error so the task retries")
+	}
+	if got, _ := s.Get(ctx, p.ID); got.Status != model.RedPacketExpired || got.RefundedCents != 0 {
+		t.Fatalf("refused expiry changed SQLite: %+v", got)
+	}
+	s.redis.Client.Del(ctx, redpacket.LoadingKey(p.ID))
+	if err := s.Expire(ctx, p.ID); err != nil {
+		t.Fatal(err)
+	}
+	st, err := s.Stats(ctx, model.Claims{Role: model.RoleAdmin}, p.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (model.RedPacketStats{Count: 5, Claimed: 2, Flushed: 2, RefundedCents: 300}); *st != want {
+		t.Fatalf("stats %+v, want %+v", *st, want)
+	}
+}
+
 // A Redis that lost the packet (an embedded one restarted) gets it back from
 // SQLite: flushed claims still count, their users cannot grab again, and the
 // unclaimed shares are on offer.
