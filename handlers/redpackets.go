@@ -174,7 +174,7 @@ func (h *Handlers) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 	var bad error
 	if in.TotalCents, bad = parseRedPacketYuan(form.Total); bad == nil {
 		if in.Count, err = strconv.ParseInt(form.Count, 10, 64); err != nil {
-			bad = db.FieldErrorf("count", "count must be a whole number")
+			bad = db.FieldErrorf("count", "must be a whole number")
 		}
 	}
 	var p *model.RedPacket
@@ -185,7 +185,12 @@ func (h *Handlers) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 		if db.ErrorCode(bad) != db.EINVALID {
 			return bad
 		}
-		form.Field, form.Error = db.FieldOf(bad), db.ErrorMessage(bad)
+		// Beside its field the message stands alone ("must be ..."); one that names no field shows above the form.
+		if form.Field = db.FieldOf(bad); form.Field != "" {
+			form.Error = db.FieldsOf(bad)[form.Field]
+		} else {
+			form.Error = db.ErrorMessage(bad)
+		}
 		return h.adminRedPackets(c, fiber.StatusUnprocessableEntity, form)
 	}
 	return redirectWithFlash(c, fmt.Sprintf("/admin/redpackets/%d", p.ID), "Red packet created: "+p.Title+".")
@@ -216,7 +221,7 @@ func (h *Handlers) AdminRedPacketPage(c *fiber.Ctx) error {
 
 // parseRedPacketYuan reads the form's total, in yuan with up to two decimals, as cents.
 func parseRedPacketYuan(s string) (int64, error) {
-	bad := db.FieldErrorf("total_cents", "total must be an amount such as 88.88")
+	bad := db.FieldErrorf("total_cents", "must be an amount such as 88.88")
 	cents, err := parseYuan(strings.TrimPrefix(strings.TrimSpace(s), "¥"))
 	if err != nil || cents < 0 {
 		return 0, bad

@@ -25,39 +25,39 @@ const (
 func Validate(in *model.NewRedPacket) (time.Duration, error) {
 	in.Title = strings.TrimSpace(in.Title)
 	if in.Title == "" {
-		return 0, db.FieldErrorf("title", "title is required")
+		return 0, db.FieldErrorf("title", "is required")
 	} else if utf8.RuneCountInString(in.Title) > MaxTitle {
-		return 0, db.FieldErrorf("title", "title must be at most %d characters", MaxTitle)
+		return 0, db.FieldErrorf("title", "must be at most %d characters", MaxTitle)
 	} else if fe := db.CheckText("title", in.Title, MaxTitle, false); fe != nil {
 		return 0, fe
 	}
 	if in.TotalCents < 1 || in.TotalCents > MaxCents {
-		return 0, db.FieldErrorf("total_cents", "total must be between 1 cent and %d cents", int64(MaxCents))
+		return 0, db.FieldErrorf("total_cents", "must be between 1 and %d cents", int64(MaxCents))
 	}
 	if in.Count < 1 || in.Count > MaxCount {
-		return 0, db.FieldErrorf("count", "count must be between 1 and %d", MaxCount)
+		return 0, db.FieldErrorf("count", "must be between 1 and %d", MaxCount)
 	}
 	switch in.Mode {
 	case model.RedPacketRandom:
 		if in.TotalCents < in.Count {
-			return 0, db.FieldErrorf("total_cents", "a random packet needs at least 1 cent per share (%d cents for %d shares)", in.Count, in.Count)
+			return 0, db.FieldErrorf("total_cents", "must be at least 1 cent per share in a random packet (%d cents for %d shares)", in.Count, in.Count)
 		}
 	case model.RedPacketFixed:
 		if in.TotalCents%in.Count != 0 {
-			return 0, db.FieldErrorf("total_cents", "a fixed packet needs a total divisible by the count (%d cents over %d shares leaves %d)", in.TotalCents, in.Count, in.TotalCents%in.Count)
+			return 0, db.FieldErrorf("total_cents", "must be divisible by the count in a fixed packet (%d cents over %d shares leaves %d)", in.TotalCents, in.Count, in.TotalCents%in.Count)
 		}
 	default:
-		return 0, db.FieldErrorf("mode", "mode must be random or fixed")
+		return 0, db.FieldErrorf("mode", "must be random or fixed")
 	}
 	if in.ExpiresIn == "" {
 		return DefaultExpiry, nil
 	}
 	d, err := time.ParseDuration(in.ExpiresIn)
 	if err != nil {
-		return 0, db.FieldErrorf("expires_in", "expires_in must be a duration such as 30m or 24h")
+		return 0, db.FieldErrorf("expires_in", "must be a duration such as 30m or 24h")
 	}
 	if d < time.Second || d > MaxExpiry {
-		return 0, db.FieldErrorf("expires_in", "expires_in must be between 1s and %s", MaxExpiry)
+		return 0, db.FieldErrorf("expires_in", "must be between 1s and %s", MaxExpiry)
 	}
 	return d, nil
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/seckill/seckill/db"
@@ -212,6 +213,10 @@ func TestValidate(t *testing.T) {
 			_, err := redpacket.Validate(&in)
 			if got := db.FieldOf(err); got != tt.field || (tt.field != "" && db.ErrorCode(err) != db.EINVALID) {
 				t.Fatalf("Validate(%+v) = %v (field %q), want field %q", in, err, got, tt.field)
+			}
+			// The error text reads "title: is required": the message does not name its field again.
+			if word, _, _ := strings.Cut(tt.field, "_"); tt.field != "" && (!strings.HasPrefix(db.ErrorMessage(err), tt.field+": ") || strings.HasPrefix(db.FieldsOf(err)[tt.field], word)) {
+				t.Fatalf("Validate(%+v) says %q, want %q followed by a message that does not repeat the field", in, db.ErrorMessage(err), tt.field+": ")
 			}
 		})
 	}
