@@ -19,8 +19,8 @@ func (s *Service) SeedDemo(ctx context.Context, merchant *model.User) error {
 		return fmt.Errorf("sweep red packets: %w", err)
 	}
 	var n int
-	err := s.SQL.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM redpackets WHERE owner_id = ? AND title = ? AND status = ? AND expires_at > ?`,
-		merchant.ID, demoTitle, model.RedPacketActive, formatTime(s.Now().Add(time.Hour))).Scan(&n)
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM redpackets WHERE owner_id = ? AND title = ? AND status = ? AND expires_ms > ?`,
+		merchant.ID, demoTitle, model.RedPacketActive, s.Now().Add(time.Hour).UnixMilli()).Scan(&n)
 	if err != nil || n > 0 {
 		return err
 	}

@@ -63,7 +63,7 @@ func (s *Service) retire(ctx context.Context, id int64) error {
 // after a crash changes nothing, and the claimed count grows only by the
 // shares actually filled. The packet is finished when all are.
 func (s *Service) applyClaims(ctx context.Context, tx *sql.Tx, id int64, recs []string) error {
-	stmt, err := tx.PrepareContext(ctx, `UPDATE OR IGNORE redpacket_shares SET user_id = ?, grabbed_at = ?
+	stmt, err := tx.PrepareContext(ctx, `UPDATE OR IGNORE redpacket_shares SET user_id = ?, grabbed_ms = ?
 		WHERE redpacket_id = ? AND seq = ? AND user_id IS NULL AND refunded = 0`)
 	if err != nil {
 		return err
@@ -77,7 +77,7 @@ func (s *Service) applyClaims(ctx context.Context, tx *sql.Tx, id int64, recs []
 			s.Log.Error("flush red packet claim", "redpacket", id, "err", err)
 			continue
 		}
-		res, err := stmt.ExecContext(ctx, c.UserID, formatTime(c.GrabbedAt), id, c.Seq)
+		res, err := stmt.ExecContext(ctx, c.UserID, c.GrabbedAt.UnixMilli(), id, c.Seq)
 		if err != nil {
 			return fmt.Errorf("flush claim %q of red packet %d: %w", rec, id, err)
 		}
@@ -202,8 +202,8 @@ func (s *Service) Sweep(ctx context.Context) error {
 	if err := s.restoreAll(ctx); err != nil {
 		return err
 	}
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id FROM redpackets WHERE status = ? AND expires_at <= ?`,
-		model.RedPacketActive, formatTime(s.Now().Add(-sweepGrace)))
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id FROM redpackets WHERE status = ? AND expires_ms <= ?`,
+		model.RedPacketActive, s.Now().Add(-sweepGrace).UnixMilli())
 	if err != nil {
 		return fmt.Errorf("find overdue red packets: %w", err)
 	}
@@ -265,7 +265,7 @@ func (s *Service) restore(ctx context.Context, p *model.RedPacket) error {
 	if n, err := s.Redis.Exists(ctx, metaKey(p.ID)).Result(); err != nil || n > 0 {
 		return err
 	}
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT seq, amount_cents, user_id, grabbed_at FROM redpacket_shares
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT seq, amount_cents, user_id, grabbed_ms FROM redpacket_shares
 		WHERE redpacket_id = ? AND refunded = 0 ORDER BY seq`, p.ID)
 	if err != nil {
 		return fmt.Errorf("read shares of red packet %d: %w", p.ID, err)
@@ -276,12 +276,12 @@ func (s *Service) restore(ctx context.Context, p *model.RedPacket) error {
 	for rows.Next() {
 		var sh share
 		var uid sql.NullInt64
-		var at sql.NullString
+		var at sql.NullInt64
 		if err := rows.Scan(&sh.seq, &sh.amount, &uid, &at); err != nil {
 			return err
 		}
 		if uid.Valid {
-			claimedBy[uid.Int64] = fmt.Sprintf("restored:%s:%d", sh, parseTime(at.String).UnixMilli())
+			claimedBy[uid.Int64] = fmt.Sprintf("restored:%s:%d", sh, at.Int64)
 		} else {
 			unclaimed = append(unclaimed, sh)
 		}

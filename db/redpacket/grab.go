@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
@@ -70,7 +69,7 @@ func (s *Service) Grab(ctx context.Context, userID, id int64) (*model.RedPacketG
 			return nil, fmt.Errorf("grab red packet %d: unexpected answer %q", id, reply)
 		}
 		s.Events.PublishCoalesced(live.TopicRedPacket(id), model.RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: n[2]})
-		return &model.RedPacketGrab{RedPacketID: id, AmountCents: n[0], GrabbedAt: time.UnixMilli(n[1]).UTC()}, nil
+		return &model.RedPacketGrab{RedPacketID: id, AmountCents: n[0], GrabbedAt: msTime(n[1])}, nil
 	case "already_grabbed":
 		return nil, db.ErrAlreadyGrabbed
 	case "sold_out":

@@ -33,11 +33,8 @@ type Service struct {
 // the restore sweep; a creation that crashed is completed after it.
 const loadLease = 2 * time.Minute
 
-// sqlTime is a fixed-width UTC layout, so stored times sort as text.
-const sqlTime = "2006-01-02T15:04:05.000Z"
-
-func formatTime(t time.Time) string { return t.UTC().Format(sqlTime) }
-func parseTime(s string) time.Time  { t, _ := time.Parse(sqlTime, s); return t }
+// msTime reads a time SQLite or Redis holds as unix milliseconds.
+func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 type mathRand struct{}
 
@@ -73,8 +70,8 @@ func (s *Service) Create(ctx context.Context, ownerID int64, in model.NewRedPack
 		ExpiresAt: now.Add(ttl), OwnerID: ownerID, CreatedAt: now,
 	}
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO redpackets (owner_id, title, total_cents, count, mode, expires_at, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ownerID, p.Title, p.TotalCents, p.Count, p.Mode, formatTime(p.ExpiresAt), formatTime(now))
+		res, err := tx.ExecContext(ctx, `INSERT INTO redpackets (owner_id, title, total_cents, count, mode, expires_ms, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+			ownerID, p.Title, p.TotalCents, p.Count, p.Mode, p.ExpiresAt.UnixMilli(), now.UnixMilli())
 		if err != nil {
 			return err
 		}
@@ -173,15 +170,15 @@ func (s *Service) discard(ctx context.Context, id int64) {
 	}
 }
 
-const columns = `id, owner_id, title, total_cents, count, mode, status, claimed_count, refunded_cents, expires_at, created_at`
+const columns = `id, owner_id, title, total_cents, count, mode, status, claimed_count, refunded_cents, expires_ms, created_ms`
 
 func scan(row interface{ Scan(...any) error }) (*model.RedPacket, error) {
 	var p model.RedPacket
-	var expires, created string
+	var expires, created int64
 	if err := row.Scan(&p.ID, &p.OwnerID, &p.Title, &p.TotalCents, &p.Count, &p.Mode, &p.Status, &p.ClaimedCount, &p.RefundedCents, &expires, &created); err != nil {
 		return nil, err
 	}
-	p.ExpiresAt, p.CreatedAt = parseTime(expires), parseTime(created)
+	p.ExpiresAt, p.CreatedAt = msTime(expires), msTime(created)
 	return &p, nil
 }
 
@@ -270,7 +267,7 @@ func (s *Service) Get(ctx context.Context, id int64) (*model.RedPacket, error) {
 
 // Active lists the packets shoppers may still open, newest first.
 func (s *Service) Active(ctx context.Context) ([]*model.RedPacket, error) {
-	list, err := s.list(ctx, `status = ? AND expires_at > ?`, model.RedPacketActive, formatTime(s.Now()))
+	list, err := s.list(ctx, `status = ? AND expires_ms > ?`, model.RedPacketActive, s.Now().UnixMilli())
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +346,7 @@ func (s *Service) grabs(ctx context.Context, id int64) (*model.RedPacketGrabs, e
 	if err != nil {
 		return nil, fmt.Errorf("read pending claims of red packet %d: %w", id, err)
 	}
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT s.seq, s.user_id, u.username, s.amount_cents, s.grabbed_at
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT s.seq, s.user_id, u.username, s.amount_cents, s.grabbed_ms
 		FROM redpacket_shares s JOIN users u ON u.id = s.user_id WHERE s.redpacket_id = ? AND s.user_id IS NOT NULL`, id)
 	if err != nil {
 		return nil, fmt.Errorf("read claims of red packet %d: %w", id, err)
@@ -359,11 +356,11 @@ func (s *Service) grabs(ctx context.Context, id int64) (*model.RedPacketGrabs, e
 	grabs := []model.RedPacketClaim{}
 	for rows.Next() {
 		var c model.RedPacketClaim
-		var at string
+		var at int64
 		if err := rows.Scan(&c.Seq, &c.UserID, &c.Username, &c.AmountCents, &at); err != nil {
 			return nil, err
 		}
-		c.GrabbedAt = parseTime(at)
+		c.GrabbedAt = msTime(at)
 		seen[c.UserID] = true
 		grabs = append(grabs, c)
 	}
@@ -441,7 +438,7 @@ func parseClaim(rec string) (*model.RedPacketClaim, error) {
 	if !ok {
 		return nil, fmt.Errorf("malformed red packet claim %q", rec)
 	}
-	return &model.RedPacketClaim{UserID: n[0], Seq: n[1], AmountCents: n[2], GrabbedAt: time.UnixMilli(n[3]).UTC()}, nil
+	return &model.RedPacketClaim{UserID: n[0], Seq: n[1], AmountCents: n[2], GrabbedAt: msTime(n[3])}, nil
 }
 
 // splitInts reads exactly n colon-separated integers, the fields of the
