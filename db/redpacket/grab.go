@@ -43,11 +43,6 @@ redis.call('HINCRBY', KEYS[1], 'remaining_cents', -tonumber(amount))
 return 'ok:' .. amount .. ':' .. ARGV[3] .. ':' .. redis.call('LLEN', KEYS[2])
 `)
 
-// grabKeys are the keys grabScript touches.
-func grabKeys(id int64) []string {
-	return []string{metaKey(id), unclaimedKey(id), claimedByKey(id), claimedKey(id)}
-}
-
 // Grab opens a packet for a user: one Lua script decides it, with no SQL;
 // the claim reaches SQLite through the batch flush.
 func (s *Service) Grab(ctx context.Context, userID, id int64) (*model.RedPacketGrab, error) {

@@ -38,6 +38,11 @@ func packetKeys(id int64) []string {
 	return []string{metaKey(id), unclaimedKey(id), claimedByKey(id), claimedKey(id), processingKey(id)}
 }
 
+// grabKeys are the keys grabScript touches.
+func grabKeys(id int64) []string {
+	return []string{metaKey(id), unclaimedKey(id), claimedByKey(id), claimedKey(id)}
+}
+
 // flushingKey is the set of packets whose claimed list may hold records;
 // filled at load time, never by the grab script, emptied by the flush.
 const flushingKey = "redpackets:flushing"
