@@ -19,9 +19,6 @@ type Store struct {
 	OrderTTL            time.Duration
 	WebhookAllowPrivate bool
 
-	// red packets
-	RedPacketRand Int64Source // splits packets; nil means math/rand/v2
-
 	liveLoads  *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
 	onLiveLoad func(goodsID int64) // tests: called as a load starts reading SQLite
 }
@@ -38,5 +35,5 @@ func NewStore(sqlite *sqlite.DB, rdb redis.UniversalClient) *Store {
 
 // FlushAll moves every promotion's pending records to SQLite under the flush lock (tests; Main composes the steps).
 func (s *Store) FlushAll(ctx context.Context) error {
-	return s.Backend.FlushAll(ctx, s.FlushRedPackets, s.FlushOrders)
+	return s.Backend.FlushAll(ctx, s.FlushOrders)
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/views"
 )
 
@@ -44,6 +45,8 @@ type Handlers struct {
 	TokenTTL time.Duration
 	// MonitorPath is where Asynqmon is mounted, linked from the admin dashboard.
 	MonitorPath string
+	// RedPackets is the red packets' service.
+	RedPackets *redpacket.Service
 }
 
 // SetClaims records who is calling; web's auth middleware calls it.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
 
@@ -16,11 +17,11 @@ func (h *Handlers) CreateRedPacket(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	var in db.NewRedPacket
+	var in model.NewRedPacket
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	p, err := h.Store.CreateRedPacket(c.UserContext(), cl.UserID, in)
+	p, err := h.RedPackets.Create(c.UserContext(), cl.UserID, in)
 	if err != nil {
 		return err
 	}
@@ -29,7 +30,7 @@ func (h *Handlers) CreateRedPacket(c *fiber.Ctx) error {
 
 // ListRedPackets answers the packets shoppers may open: GET /api/redpackets.
 func (h *Handlers) ListRedPackets(c *fiber.Ctx) error {
-	list, err := h.Store.ActiveRedPackets(c.UserContext())
+	list, err := h.RedPackets.Active(c.UserContext())
 	if err != nil {
 		return err
 	}
@@ -42,7 +43,7 @@ func (h *Handlers) AdminListRedPackets(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	list, err := h.Store.OwnRedPackets(c.UserContext(), cl.UserID, cl.Role)
+	list, err := h.RedPackets.Own(c.UserContext(), cl)
 	if err != nil {
 		return err
 	}
@@ -55,7 +56,7 @@ func (h *Handlers) GetRedPacket(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	p, err := h.Store.RedPacket(c.UserContext(), id)
+	p, err := h.RedPackets.Get(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func (h *Handlers) GrabRedPacket(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Store.GrabRedPacket(ctx, id, cl.UserID)
+	g, err := h.RedPackets.Grab(ctx, cl.UserID, id)
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,7 @@ func (h *Handlers) RedPacketGrabs(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Store.RedPacketGrabs(c.UserContext(), id)
+	g, err := h.RedPackets.Grabs(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
@@ -106,7 +107,7 @@ func (h *Handlers) RedPacketStats(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := h.Store.RedPacketStats(c.UserContext(), id, cl.UserID, cl.Role)
+	st, err := h.RedPackets.Stats(c.UserContext(), cl, id)
 	if err != nil {
 		return err
 	}
@@ -115,7 +116,7 @@ func (h *Handlers) RedPacketStats(c *fiber.Ctx) error {
 
 // RedPacketsPage lists the packets a shopper may open.
 func (h *Handlers) RedPacketsPage(c *fiber.Ctx) error {
-	list, err := h.Store.ActiveRedPackets(c.UserContext())
+	list, err := h.RedPackets.Active(c.UserContext())
 	if err != nil {
 		return err
 	}
@@ -129,7 +130,7 @@ func (h *Handlers) RedPacketPage(c *fiber.Ctx) error {
 		return err
 	}
 	cl, loggedIn := ClaimsOf(c)
-	v, err := h.Store.RedPacketPage(c.UserContext(), id, cl.UserID)
+	v, err := h.RedPackets.Page(c.UserContext(), cl.UserID, id)
 	if err != nil {
 		return err
 	}
@@ -142,7 +143,7 @@ func (h *Handlers) RedPacketPage(c *fiber.Ctx) error {
 
 // AdminRedPacketsPage shows the create form and the merchant's packets.
 func (h *Handlers) AdminRedPacketsPage(c *fiber.Ctx) error {
-	form := views.RedPacketForm{Mode: db.RedPacketRandom, ExpiresIn: "24h"}
+	form := views.RedPacketForm{Mode: model.RedPacketRandom, ExpiresIn: "24h"}
 	return h.adminRedPackets(c, fiber.StatusOK, form)
 }
 
@@ -151,7 +152,7 @@ func (h *Handlers) adminRedPackets(c *fiber.Ctx, status int, form views.RedPacke
 	if err != nil {
 		return err
 	}
-	list, err := h.Store.OwnRedPackets(c.UserContext(), cl.UserID, cl.Role)
+	list, err := h.RedPackets.Own(c.UserContext(), cl)
 	if err != nil {
 		return err
 	}
@@ -169,22 +170,27 @@ func (h *Handlers) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 		Title: c.FormValue("title"), Total: strings.TrimSpace(c.FormValue("total")), Count: strings.TrimSpace(c.FormValue("count")),
 		Mode: c.FormValue("mode"), ExpiresIn: strings.TrimSpace(c.FormValue("expires_in")),
 	}
-	in := db.NewRedPacket{Title: form.Title, Mode: form.Mode, ExpiresIn: form.ExpiresIn}
+	in := model.NewRedPacket{Title: form.Title, Mode: form.Mode, ExpiresIn: form.ExpiresIn}
 	var bad error
 	if in.TotalCents, bad = parseRedPacketYuan(form.Total); bad == nil {
 		if in.Count, err = strconv.ParseInt(form.Count, 10, 64); err != nil {
-			bad = db.FieldErrorf("count", "count must be a whole number")
+			bad = db.FieldErrorf("count", "must be a whole number")
 		}
 	}
-	var p *db.RedPacket
+	var p *model.RedPacket
 	if bad == nil {
-		p, bad = h.Store.CreateRedPacket(c.UserContext(), cl.UserID, in)
+		p, bad = h.RedPackets.Create(c.UserContext(), cl.UserID, in)
 	}
 	if bad != nil {
 		if db.ErrorCode(bad) != db.EINVALID {
 			return bad
 		}
-		form.Field, form.Error = db.FieldOf(bad), db.ErrorMessage(bad)
+		// Beside its field the message stands alone ("must be ..."); one that names no field shows above the form.
+		if form.Field = db.FieldOf(bad); form.Field != "" {
+			form.Error = db.FieldsOf(bad)[form.Field]
+		} else {
+			form.Error = db.ErrorMessage(bad)
+		}
 		return h.adminRedPackets(c, fiber.StatusUnprocessableEntity, form)
 	}
 	return redirectWithFlash(c, fmt.Sprintf("/admin/redpackets/%d", p.ID), "Red packet created: "+p.Title+".")
@@ -200,7 +206,7 @@ func (h *Handlers) AdminRedPacketPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v, err := h.Store.RedPacketAdminPage(c.UserContext(), id, cl.UserID, cl.Role)
+	v, err := h.RedPackets.AdminPage(c.UserContext(), cl, id)
 	if err != nil {
 		return err
 	}
@@ -215,7 +221,7 @@ func (h *Handlers) AdminRedPacketPage(c *fiber.Ctx) error {
 
 // parseRedPacketYuan reads the form's total, in yuan with up to two decimals, as cents.
 func parseRedPacketYuan(s string) (int64, error) {
-	bad := db.FieldErrorf("total_cents", "total must be an amount such as 88.88")
+	bad := db.FieldErrorf("total_cents", "must be an amount such as 88.88")
 	cents, err := parseYuan(strings.TrimPrefix(strings.TrimSpace(s), "¥"))
 	if err != nil || cents < 0 {
 		return 0, bad
@@ -223,14 +229,14 @@ func parseRedPacketYuan(s string) (int64, error) {
 	return cents, nil
 }
 
-func redPacketCard(p *db.RedPacket) views.RedPacketCard {
+func redPacketCard(p *model.RedPacket) views.RedPacketCard {
 	return views.RedPacketCard{
 		ID: p.ID, Title: p.Title, TotalCents: p.TotalCents, Count: p.Count, Mode: p.Mode,
 		RemainingCount: p.RemainingCount, RemainingCents: p.RemainingCents, Status: p.Status, ExpiresAt: p.ExpiresAt,
 	}
 }
 
-func redPacketCards(list []*db.RedPacket) []views.RedPacketCard {
+func redPacketCards(list []*model.RedPacket) []views.RedPacketCard {
 	cards := make([]views.RedPacketCard, len(list))
 	for i, p := range list {
 		cards[i] = redPacketCard(p)
@@ -238,7 +244,7 @@ func redPacketCards(list []*db.RedPacket) []views.RedPacketCard {
 	return cards
 }
 
-func redPacketGrabRows(g *db.RedPacketGrabs, me int64) []views.RedPacketGrabRow {
+func redPacketGrabRows(g *model.RedPacketGrabs, me int64) []views.RedPacketGrabRow {
 	rows := make([]views.RedPacketGrabRow, len(g.Grabs))
 	for i, c := range g.Grabs {
 		rows[i] = views.RedPacketGrabRow{

@@ -148,27 +148,27 @@
       const v = (name) => form.elements[name].value.trim();
       const errs = {};
       const title = v("title");
-      if (!title) errs.title = "title is required";
-      else if ([...title].length > 100) errs.title = "title must be at most 100 characters";
+      if (!title) errs.title = "is required";
+      else if ([...title].length > 100) errs.title = "must be at most 100 characters";
       const total = v("total").replace(/^¥/, "");
       let cents = NaN;
-      if (!/^\d{1,9}(\.\d{1,2})?$/.test(total)) errs.total_cents = "total must be an amount such as 88.88";
+      if (!/^\d{1,9}(\.\d{1,2})?$/.test(total)) errs.total_cents = "must be an amount such as 88.88";
       else {
         const [y, f] = total.split(".");
         cents = Number(y) * 100 + Number(((f || "") + "00").slice(0, 2));
-        if (cents < 1) errs.total_cents = "total must be at least 1 cent";
+        if (cents < 1 || cents > 100000000) errs.total_cents = "must be between 1 and 100000000 cents";
       }
       const count = Number(v("count"));
-      if (!/^\d+$/.test(v("count")) || count < 1 || count > 100000) errs.count = "count must be between 1 and 100000";
+      if (!/^\d+$/.test(v("count")) || count < 1 || count > 100000) errs.count = "must be between 1 and 100000";
       else if (!errs.total_cents) {
-        if (v("mode") === "random" && cents < count) errs.total_cents = "a random packet needs at least 1 cent per share (" + count + " cents for " + count + " shares)";
-        if (v("mode") === "fixed" && cents % count !== 0) errs.total_cents = "a fixed packet needs a total divisible by the count (" + cents + " cents over " + count + " shares leaves " + (cents % count) + ")";
+        if (v("mode") === "random" && cents < count) errs.total_cents = "must be at least 1 cent per share in a random packet (" + count + " cents for " + count + " shares)";
+        if (v("mode") === "fixed" && cents % count !== 0) errs.total_cents = "must be divisible by the count in a fixed packet (" + cents + " cents over " + count + " shares leaves " + (cents % count) + ")";
       }
       const exp = v("expires_in");
       if (exp) {
         const s = seconds(exp);
-        if (isNaN(s)) errs.expires_in = "expires_in must be a duration such as 30m or 24h";
-        else if (s < 1 || s > 720 * 3600) errs.expires_in = "expires_in must be between 1s and 720h0m0s";
+        if (isNaN(s)) errs.expires_in = "must be a duration such as 30m or 24h";
+        else if (s < 1 || s > 720 * 3600) errs.expires_in = "must be between 1s and 720h0m0s";
       }
       const preview = form.querySelector("[data-testid=rp-preview]");
       if (preview) {

@@ -7,21 +7,31 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 )
 
-// Red packet task types. The Store enqueues the expiry itself at creation,
-// so that one is defined in db.
+// Red packet task types.
 const (
-	// TypeRedPacketExpire refunds a packet's unclaimed shares at its expiry.
-	TypeRedPacketExpire = db.TaskRedPacketExpire
+	// TypeRedPacketExpire refunds a packet's unclaimed shares at its expiry;
+	// the red packet service enqueues it at creation.
+	TypeRedPacketExpire = "redpacket:expire"
 	// TypeRedPacketSweep expires overdue packets whose task was lost and reloads packets Redis lost.
 	TypeRedPacketSweep = "redpacket:sweep"
 )
 
-// NewRedPacketExpireTask runs at the packet's expiry (see db.NewRedPacketExpireTask).
+// RedPacketExpirePayload is the body of a packet's expiry task.
+type RedPacketExpirePayload struct {
+	RedPacketID int64 `json:"redpacket_id"`
+}
+
+// NewRedPacketExpireTask runs at the packet's expiry. Its task ID comes from
+// the packet ID, so scheduling it twice keeps one; it keeps retries because
+// the refund must happen.
 func NewRedPacketExpireTask(id int64, at time.Time) *asynq.Task {
-	return db.NewRedPacketExpireTask(id, at)
+	payload, _ := json.Marshal(RedPacketExpirePayload{RedPacketID: id})
+	return asynq.NewTask(TypeRedPacketExpire, payload,
+		asynq.ProcessAt(backend.DueAt(at)), asynq.TaskID(fmt.Sprintf("redpacket:expire:%d", id)),
+		asynq.Queue(QueueCritical), asynq.MaxRetry(10), asynq.Timeout(time.Minute), asynq.Retention(24*time.Hour))
 }
 
 // NewRedPacketSweepTask repairs red packets left behind by a crash.
@@ -31,8 +41,8 @@ func NewRedPacketSweepTask() *asynq.Task {
 
 // RedPacketStore is what the red packet tasks need.
 type RedPacketStore interface {
-	ExpireRedPacket(ctx context.Context, id int64) error
-	SweepRedPackets(ctx context.Context) error
+	Expire(ctx context.Context, id int64) error
+	Sweep(ctx context.Context) error
 }
 
 // RedPackets is the red packets' background work.
@@ -43,7 +53,7 @@ type RedPackets struct {
 // Register adds the expiry and sweep handlers.
 func (r *RedPackets) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeRedPacketExpire, r.expire)
-	mux.HandleFunc(TypeRedPacketSweep, func(ctx context.Context, _ *asynq.Task) error { return r.Store.SweepRedPackets(ctx) })
+	mux.HandleFunc(TypeRedPacketSweep, func(ctx context.Context, _ *asynq.Task) error { return r.Store.Sweep(ctx) })
 }
 
 // Periodic sweeps every minute.
@@ -52,9 +62,9 @@ func (r *RedPackets) Periodic() []Periodic {
 }
 
 func (r *RedPackets) expire(ctx context.Context, t *asynq.Task) error {
-	var p db.RedPacketExpirePayload
+	var p RedPacketExpirePayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.RedPacketID <= 0 {
 		return fmt.Errorf("red packet expiry payload %q: %w", t.Payload(), asynq.SkipRetry)
 	}
-	return r.Store.ExpireRedPacket(ctx, p.RedPacketID)
+	return r.Store.Expire(ctx, p.RedPacketID)
 }

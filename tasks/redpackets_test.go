@@ -11,12 +11,12 @@ import (
 
 type expiryRecorder struct{ expired []int64 }
 
-func (r *expiryRecorder) ExpireRedPacket(_ context.Context, id int64) error {
+func (r *expiryRecorder) Expire(_ context.Context, id int64) error {
 	r.expired = append(r.expired, id)
 	return nil
 }
 
-func (r *expiryRecorder) SweepRedPackets(context.Context) error { return nil }
+func (r *expiryRecorder) Sweep(context.Context) error { return nil }
 
 // A malformed payload is skipped for good; a good one expires its packet.
 func TestRedPacketExpirePayload(t *testing.T) {

@@ -24,6 +24,7 @@ import (
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/static"
 	"github.com/seckill/seckill/web/ratelimit"
@@ -68,6 +69,8 @@ type Config struct {
 	// MaxAnonSocketsPerIP caps the anonymous WebSocket connections of one
 	// client address (0: no cap).
 	MaxAnonSocketsPerIP int
+	// RedPackets is the red packets' service.
+	RedPackets *redpacket.Service
 }
 
 // Defaults of the connection caps.
@@ -120,7 +123,7 @@ func New(cfg Config) *Server {
 		maxConns: cfg.MaxConnsPerIP, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
-	s.handlers = &handlers.Handlers{Store: cfg.Store, Coupons: cfg.Coupons, Inbox: cfg.Inbox, Accounts: cfg.Accounts, Audit: cfg.Audit, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
+	s.handlers = &handlers.Handlers{Store: cfg.Store, Coupons: cfg.Coupons, Inbox: cfg.Inbox, RedPackets: cfg.RedPackets, Accounts: cfg.Accounts, Audit: cfg.Audit, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
 	s.Hub = newHub(cfg.Store.Redis, cfg.Tokens, cfg.Log, s.metrics)
 	if cfg.PingInterval > 0 {
 		s.Hub.PingInterval = cfg.PingInterval

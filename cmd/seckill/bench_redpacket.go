@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 // benchRedPacket grabs a packet of Stock shares over HTTP, then checks that
@@ -42,7 +42,7 @@ func benchRedPacket(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 			return code
 		},
 		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
-			var stats db.RedPacketStats
+			var stats model.RedPacketStats
 			if err := t.waitFlushed(ctx, fmt.Sprintf("/api/admin/redpackets/%d/stats", id), &stats, func() bool { return stats.Flushed == stats.Claimed }); err != nil {
 				return err
 			}

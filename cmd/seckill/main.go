@@ -32,6 +32,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/rdb"
+	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/db/sqlite"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
@@ -112,6 +113,8 @@ type Main struct {
 
 	// Revocations are the ended sessions; web processes follow them in memory.
 	Revocations *account.Revocations
+	// RedPackets is the red packets' service, on the Store's backend.
+	RedPackets *redpacket.Service
 
 	// Naive mounts the load bench's naive SQLite baseline grab.
 	Naive bool
@@ -198,6 +201,7 @@ func (m *Main) Open(ctx context.Context) error {
 		WebhookSecret: outbound.Key(m.Config.WebhookSecret, secret), WebhookAllowPrivate: m.Config.WebhookAllowPrivate,
 		RetryDelay: m.Config.ReminderRetryDelay}
 	m.Inbox = &inbox.Service{Backend: m.Store.Backend}
+	m.RedPackets = &redpacket.Service{Backend: m.Store.Backend}
 
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -207,7 +211,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	if m.Config.Demo {
-		if err := demo.Seed(ctx, m.Accounts, demo.SeederFunc(m.Store.SeedGoodsDemo), demo.SeederFunc(m.Store.SeedRedPacketDemo), m.Coupons); err != nil {
+		if err := demo.Seed(ctx, m.Accounts, demo.SeederFunc(m.Store.SeedGoodsDemo), m.RedPackets, m.Coupons); err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
 		}
 	}
@@ -242,7 +246,7 @@ func (m *Main) Open(ctx context.Context) error {
 
 	if m.runsWeb() {
 		wcfg := web.Config{
-			Store: m.Store, Coupons: m.Coupons, Inbox: m.Inbox, Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
+			Store: m.Store, Coupons: m.Coupons, Inbox: m.Inbox, RedPackets: m.RedPackets, Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready, PingInterval: m.PingInterval, SocketReadWindow: m.SocketReadWindow,
 			MetricsToken:  m.Config.MetricsToken,
@@ -272,7 +276,7 @@ func (m *Main) Open(ctx context.Context) error {
 // areas are the background work of every promotion.
 func (m *Main) areas() []tasks.Area {
 	return []tasks.Area{
-		&tasks.RedPackets{Store: m.Store},
+		&tasks.RedPackets{Store: m.RedPackets},
 		&tasks.Goods{Store: m.Store, Log: m.Log},
 		&tasks.Coupons{Store: m.Coupons},
 	}
@@ -414,5 +418,5 @@ func keptSecret(path string, n int) (string, error) {
 // flushAll moves every promotion's pending records to SQLite under the flush
 // lock; each promotion adds its flush step here.
 func (m *Main) flushAll(ctx context.Context) error {
-	return m.Store.Backend.FlushAll(ctx, m.Store.FlushRedPackets, m.Store.FlushOrders, m.Coupons.FlushGrabs)
+	return m.Store.Backend.FlushAll(ctx, m.RedPackets.FlushClaims, m.Store.FlushOrders, m.Coupons.FlushGrabs)
 }

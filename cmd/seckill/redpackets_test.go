@@ -544,7 +544,8 @@ func TestRedPacketFormServerValidation(t *testing.T) {
 		status, html := page(client.PostForm(a.URL+"/admin/redpackets", form(tc.total, tc.count, tc.mode, tc.expires)))
 		re := regexp.MustCompile(`data-testid="` + tc.testid + `">([^<]*)<`)
 		got := re.FindStringSubmatch(html)
-		if status != http.StatusUnprocessableEntity || got == nil || !strings.Contains(got[1], tc.message) {
+		// Beside its field the message does not name the field again ("must be ...", not "count: must be ...").
+		if status != http.StatusUnprocessableEntity || got == nil || !strings.Contains(got[1], tc.message) || !strings.HasPrefix(got[1], "must ") {
 			t.Fatalf("%s: status %d, %s = %v; want 422 with %q", tc.name, status, tc.testid, got, tc.message)
 		}
 		if !strings.Contains(html, `value="Form packet"`) {

@@ -1,4 +1,4 @@
-package db_test
+package redpacket_test
 
 import (
 	"context"
@@ -8,18 +8,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/redpacket"
 )
 
-// internalStore is a store over this test's own Redis and SQLite.
-func internalStore(t *testing.T) *db.Store {
+// plainService is a service over this test's own Redis and SQLite, on the wall clock.
+func plainService(t *testing.T) *redpacket.Service {
 	t.Helper()
-	return db.NewStore(dbtest.SQLite(t), dbtest.Redis(t).Client)
+	return &redpacket.Service{Backend: backend.New(dbtest.SQLite(t), dbtest.Redis(t).Client)}
 }
 
-func addUsers(t *testing.T, s *db.Store, n int) []int64 {
+func addUsers(t *testing.T, s *redpacket.Service, n int) []int64 {
 	t.Helper()
 	ids := make([]int64, n)
 	err := s.SQL.Tx(context.Background(), func(tx *sql.Tx) error {
@@ -41,18 +42,18 @@ func addUsers(t *testing.T, s *db.Store, n int) []int64 {
 // A flush interrupted between applying a batch and committing it, and one
 // interrupted after committing but before releasing the batch, are both
 // repaired by the next flush: every claim lands in SQLite exactly once.
-func TestRedPacketFlushInterruptedMidBatch(t *testing.T) {
+func TestFlushInterruptedMidBatch(t *testing.T) {
 	ctx := context.Background()
-	s := internalStore(t)
+	s := plainService(t)
 	const n = 1234 // three batches of backend.FlushBatchSize
 	ids := addUsers(t, s, n+1)
-	p, err := s.CreateRedPacket(ctx, ids[n], db.NewRedPacket{Title: "flush", TotalCents: 99_999, Count: n, Mode: db.RedPacketRandom})
+	p, err := s.Create(ctx, ids[n], model.NewRedPacket{Title: "flush", TotalCents: 99_999, Count: n, Mode: model.RedPacketRandom})
 	if err != nil {
 		t.Fatal(err)
 	}
 	won := map[int64]int64{}
 	for _, uid := range ids[:n] {
-		g, err := s.GrabRedPacket(ctx, p.ID, uid)
+		g, err := s.Grab(ctx, uid, p.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,8 +63,8 @@ func TestRedPacketFlushInterruptedMidBatch(t *testing.T) {
 	// Crash 1: the second batch is applied inside its transaction, then the process dies before commit.
 	crash := errors.New("crash before commit")
 	batches := 0
-	_, err = s.Flush(ctx, db.RedPacketFlushQueue(p.ID), func(tx *sql.Tx, recs []string) error {
-		if err := db.ApplyRedPacketClaims(s, ctx, tx, p.ID, recs); err != nil {
+	_, err = s.Flush(ctx, redpacket.FlushQueue(p.ID), func(tx *sql.Tx, recs []string) error {
+		if err := redpacket.ApplyClaims(s, ctx, tx, p.ID, recs); err != nil {
 			return err
 		}
 		if batches++; batches == 2 {
@@ -74,31 +75,30 @@ func TestRedPacketFlushInterruptedMidBatch(t *testing.T) {
 	if !errors.Is(err, crash) {
 		t.Fatalf("interrupted flush: %v", err)
 	}
-	if got := s.Redis.LLen(ctx, db.KeyRedPacketProcessing(p.ID)).Val(); got != backend.FlushBatchSize {
+	if got := s.Redis.LLen(ctx, redpacket.ProcessingKey(p.ID)).Val(); got != backend.FlushBatchSize {
 		t.Fatalf("processing holds %d claims after the crash, want the batch of %d", got, backend.FlushBatchSize)
 	}
-	if err := db.FlushRedPackets(s, ctx); err != nil {
+	if err := s.FlushClaims(ctx); err != nil {
 		t.Fatal(err)
 	}
 	checkClaimsOnce(t, s, p.ID, won)
 
 	// Crash 2: a batch committed, but the process died before deleting it from processing.
-	replay, _ := s.SQL.R.Query(`SELECT user_id, seq, amount_cents, grabbed_at FROM redpacket_shares WHERE redpacket_id = ? AND user_id IS NOT NULL LIMIT 300`, p.ID)
+	replay, _ := s.SQL.R.Query(`SELECT user_id, seq, amount_cents, grabbed_ms FROM redpacket_shares WHERE redpacket_id = ? AND user_id IS NOT NULL LIMIT 300`, p.ID)
 	for replay.Next() {
-		var uid, seq, amount int64
-		var at string
+		var uid, seq, amount, at int64
 		replay.Scan(&uid, &seq, &amount, &at)
-		s.Redis.RPush(ctx, db.KeyRedPacketProcessing(p.ID), fmt.Sprintf("%d:%d:%d:%d", uid, seq, amount, mustTime(t, at).UnixMilli()))
+		s.Redis.RPush(ctx, redpacket.ProcessingKey(p.ID), fmt.Sprintf("%d:%d:%d:%d", uid, seq, amount, at))
 	}
 	replay.Close()
-	s.Redis.SAdd(ctx, db.KeyRedPacketsFlushing, p.ID)
-	if err := db.FlushRedPackets(s, ctx); err != nil {
+	s.Redis.SAdd(ctx, redpacket.FlushingKey, p.ID)
+	if err := s.FlushClaims(ctx); err != nil {
 		t.Fatal(err)
 	}
 	checkClaimsOnce(t, s, p.ID, won)
 }
 
-func checkClaimsOnce(t *testing.T, s *db.Store, id int64, won map[int64]int64) {
+func checkClaimsOnce(t *testing.T, s *redpacket.Service, id int64, won map[int64]int64) {
 	t.Helper()
 	rows, err := s.SQL.R.Query(`SELECT user_id, amount_cents FROM redpacket_shares WHERE redpacket_id = ? AND user_id IS NOT NULL`, id)
 	if err != nil {
@@ -125,54 +125,44 @@ func checkClaimsOnce(t *testing.T, s *db.Store, id int64, won map[int64]int64) {
 	var status string
 	var claimed int64
 	s.SQL.R.QueryRow(`SELECT status, claimed_count FROM redpackets WHERE id = ?`, id).Scan(&status, &claimed)
-	if status != db.RedPacketFinished || claimed != int64(len(won)) {
+	if status != model.RedPacketFinished || claimed != int64(len(won)) {
 		t.Fatalf("packet %s with claimed_count %d, want finished with %d", status, claimed, len(won))
 	}
-	if n := s.Redis.Exists(context.Background(), db.KeyRedPacketClaimed(id), db.KeyRedPacketProcessing(id)).Val(); n != 0 {
+	if n := s.Redis.Exists(context.Background(), redpacket.ClaimedKey(id), redpacket.ProcessingKey(id)).Val(); n != 0 {
 		t.Fatal("claims left in Redis after the flush")
 	}
 }
 
 // go-redis runs a script again when its reply was lost: the same request
 // gets the same share back, not already_grabbed, and takes nothing more.
-func TestRedPacketGrabReplayedRequest(t *testing.T) {
+func TestGrabReplayedRequest(t *testing.T) {
 	ctx := context.Background()
-	s := internalStore(t)
+	s := plainService(t)
 	owner := addUsers(t, s, 1)[0]
-	p, err := s.CreateRedPacket(ctx, owner, db.NewRedPacket{Title: "replay", TotalCents: 300, Count: 3, Mode: db.RedPacketFixed})
+	p, err := s.Create(ctx, owner, model.NewRedPacket{Title: "replay", TotalCents: 300, Count: 3, Mode: model.RedPacketFixed})
 	if err != nil {
 		t.Fatal(err)
 	}
-	keys := db.RedPacketKeys(p.ID)
+	keys := redpacket.GrabKeys(p.ID)
 	now := time.Now().UnixMilli()
-	first, err := db.GrabRedPacketScript.Run(ctx, s.Redis, keys, 42, "req-1", now).Int64Slice()
+	first, err := redpacket.GrabScript.Run(ctx, s.Redis, keys, 42, "req-1", now).Text()
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := db.GrabRedPacketScript.Run(ctx, s.Redis, keys, 42, "req-1", now+5).Int64Slice()
+	again, err := redpacket.GrabScript.Run(ctx, s.Redis, keys, 42, "req-1", now+5).Text()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fmt.Sprint(first) != fmt.Sprint(again) || first[0] != 0 || first[1] != 100 || first[3] != 2 {
-		t.Fatalf("first run %v, replay %v: want the same grab of 100 cents with 2 left", first, again)
+	if want := fmt.Sprintf("ok:100:%d:2", now); first != want || again != want {
+		t.Fatalf("first run %q, replay %q: want the same grab of 100 cents with 2 left, %q", first, again, want)
 	}
-	other, _ := db.GrabRedPacketScript.Run(ctx, s.Redis, keys, 42, "req-2", now).Int64Slice()
-	if other[0] != 1 {
-		t.Fatalf("a new request by the same user: %v, want already_grabbed", other)
+	if other, _ := redpacket.GrabScript.Run(ctx, s.Redis, keys, 42, "req-2", now).Text(); other != "already_grabbed" {
+		t.Fatalf("a new request by the same user: %q, want already_grabbed", other)
 	}
-	if l := s.Redis.LLen(ctx, db.KeyRedPacketClaimed(p.ID)).Val(); l != 1 {
+	if l := s.Redis.LLen(ctx, redpacket.ClaimedKey(p.ID)).Val(); l != 1 {
 		t.Fatalf("claimed list holds %d records, want 1", l)
 	}
-	if rc, _ := s.Redis.HGet(ctx, db.KeyRedPacketMeta(p.ID), "remaining_cents").Int64(); rc != 200 {
+	if rc, _ := s.Redis.HGet(ctx, redpacket.MetaKey(p.ID), "remaining_cents").Int64(); rc != 200 {
 		t.Fatalf("remaining_cents %d, want 200", rc)
 	}
-}
-
-func mustTime(t *testing.T, s string) time.Time {
-	t.Helper()
-	at, err := time.Parse("2006-01-02T15:04:05.000Z", s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return at
 }

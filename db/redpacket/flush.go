@@ -1,30 +1,31 @@
-package db
+package redpacket
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
 )
 
-// FlushRedPackets moves every packet's claims from its claimed list to
+// FlushClaims moves every packet's claims from its claimed list to
 // SQLite; a packet leaves the flush set once it is finished or expired and
 // its lists are empty, since no grab can add to them after that.
-func (s *Store) FlushRedPackets(ctx context.Context) error {
-	ids, err := s.FlushSetIDs(ctx, keyRedPacketsFlushing)
+func (s *Service) FlushClaims(ctx context.Context) error {
+	ids, err := s.FlushSetIDs(ctx, flushingKey)
 	if err != nil {
 		return err
 	}
 	var errs []error
 	for _, id := range ids {
-		n, err := s.Flush(ctx, redPacketFlushQueue(id), func(tx *sql.Tx, recs []string) error {
-			return s.applyRedPacketClaims(ctx, tx, id, recs)
+		n, err := s.Flush(ctx, flushQueue(id), func(tx *sql.Tx, recs []string) error {
+			return s.applyClaims(ctx, tx, id, recs)
 		})
 		if err != nil {
 			errs = append(errs, err)
@@ -32,37 +33,37 @@ func (s *Store) FlushRedPackets(ctx context.Context) error {
 		}
 		if n > 0 {
 			// Lets the merchant's page refresh its flushed count.
-			s.Events.PublishCoalesced(live.TopicRedPacket(id), RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: s.Redis.LLen(ctx, keyRedPacketUnclaimed(id)).Val()})
+			s.Events.PublishCoalesced(live.TopicRedPacket(id), model.RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: s.Redis.LLen(ctx, unclaimedKey(id)).Val()})
 		}
-		errs = append(errs, s.retireRedPacketQueue(ctx, id))
+		errs = append(errs, s.retire(ctx, id))
 	}
 	return errors.Join(errs...)
 }
 
-// retireRedPacketQueue drops a packet from the flush set once nothing more can reach its queue.
-func (s *Store) retireRedPacketQueue(ctx context.Context, id int64) error {
+// retire drops a packet from the flush set once nothing more can reach its queue.
+func (s *Service) retire(ctx context.Context, id int64) error {
 	var status string
 	err := s.SQL.R.QueryRowContext(ctx, `SELECT status FROM redpackets WHERE id = ?`, id).Scan(&status)
 	if errors.Is(err, sql.ErrNoRows) {
-		return s.Redis.SRem(ctx, keyRedPacketsFlushing, id).Err()
-	} else if err != nil || status == RedPacketActive {
+		return s.Redis.SRem(ctx, flushingKey, id).Err()
+	} else if err != nil || status == model.RedPacketActive {
 		return err
 	}
 	// Finished: every share is claimed and flushed. Expired: the grab script
 	// refused all grabs before SQLite said so. Either way the lists only shrink now.
-	n, err := s.Redis.Exists(ctx, keyRedPacketClaimed(id), keyRedPacketProcessing(id)).Result()
+	n, err := s.Redis.Exists(ctx, claimedKey(id), processingKey(id)).Result()
 	if err != nil || n > 0 {
 		return err
 	}
-	return s.Redis.SRem(ctx, keyRedPacketsFlushing, id).Err()
+	return s.Redis.SRem(ctx, flushingKey, id).Err()
 }
 
-// applyRedPacketClaims writes a batch of claims. It is idempotent: a claim
+// applyClaims writes a batch of claims. It is idempotent: a claim
 // fills its share only while the share is unclaimed, so a batch applied again
 // after a crash changes nothing, and the claimed count grows only by the
 // shares actually filled. The packet is finished when all are.
-func (s *Store) applyRedPacketClaims(ctx context.Context, tx *sql.Tx, id int64, recs []string) error {
-	stmt, err := tx.PrepareContext(ctx, `UPDATE OR IGNORE redpacket_shares SET user_id = ?, grabbed_at = ?
+func (s *Service) applyClaims(ctx context.Context, tx *sql.Tx, id int64, recs []string) error {
+	stmt, err := tx.PrepareContext(ctx, `UPDATE OR IGNORE redpacket_shares SET user_id = ?, grabbed_ms = ?
 		WHERE redpacket_id = ? AND seq = ? AND user_id IS NULL AND refunded = 0`)
 	if err != nil {
 		return err
@@ -70,13 +71,13 @@ func (s *Store) applyRedPacketClaims(ctx context.Context, tx *sql.Tx, id int64, 
 	defer stmt.Close()
 	var filled int64
 	for _, rec := range recs {
-		c, err := parseRedPacketClaim(rec)
+		c, err := parseClaim(rec)
 		if err != nil {
 			// Skipping keeps one bad record from blocking the queue forever.
 			s.Log.Error("flush red packet claim", "redpacket", id, "err", err)
 			continue
 		}
-		res, err := stmt.ExecContext(ctx, c.UserID, formatRPTime(c.GrabbedAt), id, c.seq)
+		res, err := stmt.ExecContext(ctx, c.UserID, c.GrabbedAt.UnixMilli(), id, c.Seq)
 		if err != nil {
 			return fmt.Errorf("flush claim %q of red packet %d: %w", rec, id, err)
 		}
@@ -92,77 +93,82 @@ func (s *Store) applyRedPacketClaims(ctx context.Context, tx *sql.Tx, id int64, 
 	return err
 }
 
-// freezeRedPacket marks a packet expired in Redis, so no grab succeeds from
+// freezeScript marks a packet expired in Redis, so no grab succeeds from
 // now on, and returns the shares still unclaimed, which can no longer change.
 //
 // KEYS[1] meta hash, KEYS[2] unclaimed list, KEYS[3] loading marker
-// Returns the unclaimed shares ("seq:amount"), or the number 0 when the
-// packet is not in Redis, or 1 while it is being loaded.
-var freezeRedPacket = redis.NewScript(`
-if redis.call('EXISTS', KEYS[3]) == 1 then return 1 end
-if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+// Returns "ok:<shares>" with the unclaimed shares ("seq:amount") joined by
+// commas (none: "ok:"), not_loaded when the packet is not in Redis, or
+// loading while it is being loaded (nothing changed).
+var freezeScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[3]) == 1 then return 'loading' end
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'not_loaded' end
 redis.call('HSET', KEYS[1], 'expired', '1')
-return redis.call('LRANGE', KEYS[2], 0, -1)
+return 'ok:' .. table.concat(redis.call('LRANGE', KEYS[2], 0, -1), ',')
 `)
 
-// ExpireRedPacket refunds a packet's unclaimed shares and marks it expired.
+// Expire refunds a packet's unclaimed shares and marks it expired.
 // It is idempotent and safe to run beside grabs and the flush: after the
 // freeze no grab succeeds, so the unclaimed shares it read are exactly the
 // ones to refund. A packet with every share claimed is left to finish.
-func (s *Store) ExpireRedPacket(ctx context.Context, id int64) error {
-	p, err := s.redPacketRow(ctx, id)
-	if ErrorCode(err) == ENOTFOUND {
+func (s *Service) Expire(ctx context.Context, id int64) error {
+	p, err := s.row(ctx, id)
+	if db.ErrorCode(err) == db.ENOTFOUND {
 		return nil
 	} else if err != nil {
 		return err
 	}
-	if p.Status == RedPacketFinished {
+	if p.Status == model.RedPacketFinished {
 		return nil
 	}
 	if s.Now().Before(p.ExpiresAt) {
 		return fmt.Errorf("red packet %d expires at %s, not yet", id, p.ExpiresAt.Format(time.RFC3339))
 	}
-	reply, err := freezeRedPacket.Run(ctx, s.Redis, []string{keyRedPacketMeta(id), keyRedPacketUnclaimed(id), keyRedPacketLoading(id)}).Result()
+	reply, err := freezeScript.Run(ctx, s.Redis, []string{metaKey(id), unclaimedKey(id), loadingKey(id)}).Text()
 	if err != nil {
 		return fmt.Errorf("freeze red packet %d: %w", id, err)
 	}
 	var unclaimed []share
 	loaded := true
-	switch r := reply.(type) {
-	case int64:
-		if r == 1 {
-			return fmt.Errorf("red packet %d is being loaded into redis; try again", id)
+	switch code, data, _ := strings.Cut(reply, ":"); code {
+	case "ok":
+		for _, rec := range strings.Split(data, ",") {
+			if rec == "" {
+				continue
+			}
+			n, ok := splitInts(rec, 2)
+			if !ok {
+				return fmt.Errorf("freeze red packet %d: malformed share %q", id, rec)
+			}
+			unclaimed = append(unclaimed, share{seq: n[0], amount: n[1]})
 		}
+	case "not_loaded":
 		loaded = false // Redis lost it: SQLite's unclaimed shares are the truth.
-	case []any:
-		for _, v := range r {
-			seq, amount, _ := strings.Cut(fmt.Sprint(v), ":")
-			sh := share{}
-			sh.seq, _ = strconv.ParseInt(seq, 10, 64)
-			sh.amount, _ = strconv.ParseInt(amount, 10, 64)
-			unclaimed = append(unclaimed, sh)
-		}
+	case "loading":
+		return fmt.Errorf("red packet %d is being loaded into redis; try again", id)
+	default:
+		return fmt.Errorf("freeze red packet %d: unexpected answer %q", id, reply)
 	}
-	if p.Status == RedPacketActive && (!loaded || len(unclaimed) > 0) {
-		if err := s.SQL.Tx(ctx, func(tx *sql.Tx) error { return refundRedPacket(ctx, tx, id, unclaimed, loaded) }); err != nil {
+	if p.Status == model.RedPacketActive && (!loaded || len(unclaimed) > 0) {
+		if err := s.SQL.Tx(ctx, func(tx *sql.Tx) error { return refund(ctx, tx, id, unclaimed, loaded) }); err != nil {
 			return fmt.Errorf("refund red packet %d: %w", id, err)
 		}
 	}
 	if loaded {
 		pipe := s.Redis.TxPipeline()
-		pipe.Del(ctx, keyRedPacketUnclaimed(id))
-		pipe.HSet(ctx, keyRedPacketMeta(id), "remaining_cents", 0)
+		pipe.Del(ctx, unclaimedKey(id))
+		pipe.HSet(ctx, metaKey(id), "remaining_cents", 0)
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("clear refunded shares of red packet %d: %w", id, err)
 		}
 	}
-	s.Events.PublishCoalesced(live.TopicRedPacket(id), RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: 0})
+	s.Events.PublishCoalesced(live.TopicRedPacket(id), model.RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: 0})
 	return nil
 }
 
-// refundRedPacket marks the unclaimed shares refunded (every share SQLite
+// refund marks the unclaimed shares refunded (every share SQLite
 // holds unclaimed when Redis lost the packet) and the packet expired.
-func refundRedPacket(ctx context.Context, tx *sql.Tx, id int64, unclaimed []share, loaded bool) error {
+func refund(ctx context.Context, tx *sql.Tx, id int64, unclaimed []share, loaded bool) error {
 	if !loaded {
 		if _, err := tx.ExecContext(ctx, `UPDATE redpacket_shares SET refunded = 1 WHERE redpacket_id = ? AND user_id IS NULL`, id); err != nil {
 			return err
@@ -185,19 +191,19 @@ func refundRedPacket(ctx context.Context, tx *sql.Tx, id int64, unclaimed []shar
 	return err
 }
 
-// redPacketSweepGrace is how long after its expiry a packet waits for its own
+// sweepGrace is how long after its expiry a packet waits for its own
 // task before the sweep expires it.
-const redPacketSweepGrace = time.Minute
+const sweepGrace = time.Minute
 
-// SweepRedPackets repairs what a crash or a lost Redis left behind: it loads
+// Sweep repairs what a crash or a lost Redis left behind: it loads
 // active packets missing from Redis back from SQLite, and expires overdue
 // packets whose expiry task never ran. Safe to run at any time.
-func (s *Store) SweepRedPackets(ctx context.Context) error {
-	if err := s.restoreRedPackets(ctx); err != nil {
+func (s *Service) Sweep(ctx context.Context) error {
+	if err := s.restoreAll(ctx); err != nil {
 		return err
 	}
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id FROM redpackets WHERE status = ? AND expires_at <= ?`,
-		RedPacketActive, formatRPTime(s.Now().Add(-redPacketSweepGrace)))
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id FROM redpackets WHERE status = ? AND expires_ms <= ?`,
+		model.RedPacketActive, s.Now().Add(-sweepGrace).UnixMilli())
 	if err != nil {
 		return fmt.Errorf("find overdue red packets: %w", err)
 	}
@@ -210,25 +216,25 @@ func (s *Store) SweepRedPackets(ctx context.Context) error {
 	rows.Close()
 	var errs []error
 	for _, id := range ids {
-		errs = append(errs, s.ExpireRedPacket(ctx, id))
+		errs = append(errs, s.Expire(ctx, id))
 	}
 	return errors.Join(errs...)
 }
 
-// restoreRedPackets loads every active packet that Redis does not hold (an
+// restoreAll loads every active packet that Redis does not hold (an
 // embedded Redis restarted, or a creation crashed before loading) from SQLite:
 // the unclaimed shares and the flushed claims. Claims Redis held but had not
 // flushed are gone with it; their shares are offered again.
-func (s *Store) restoreRedPackets(ctx context.Context) error {
-	list, err := func() ([]*RedPacket, error) {
-		rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+redPacketColumns+` FROM redpackets WHERE status = ?`, RedPacketActive)
+func (s *Service) restoreAll(ctx context.Context) error {
+	list, err := func() ([]*model.RedPacket, error) {
+		rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+columns+` FROM redpackets WHERE status = ?`, model.RedPacketActive)
 		if err != nil {
 			return nil, err
 		}
 		defer rows.Close()
-		var list []*RedPacket
+		var list []*model.RedPacket
 		for rows.Next() {
-			p, err := scanRedPacket(rows)
+			p, err := scan(rows)
 			if err != nil {
 				return nil, err
 			}
@@ -241,25 +247,25 @@ func (s *Store) restoreRedPackets(ctx context.Context) error {
 	}
 	var errs []error
 	for _, p := range list {
-		if n, err := s.Redis.Exists(ctx, keyRedPacketMeta(p.ID)).Result(); err != nil || n > 0 {
+		if n, err := s.Redis.Exists(ctx, metaKey(p.ID)).Result(); err != nil || n > 0 {
 			errs = append(errs, err)
 			continue
 		}
-		errs = append(errs, s.restoreRedPacket(ctx, p))
+		errs = append(errs, s.restore(ctx, p))
 	}
 	return errors.Join(errs...)
 }
 
-func (s *Store) restoreRedPacket(ctx context.Context, p *RedPacket) error {
-	ok, err := s.Redis.SetNX(ctx, keyRedPacketLoading(p.ID), "restore", redPacketLoadLease).Result()
+func (s *Service) restore(ctx context.Context, p *model.RedPacket) error {
+	ok, err := s.Redis.SetNX(ctx, loadingKey(p.ID), "restore", loadLease).Result()
 	if err != nil || !ok {
 		return err // someone else is loading it
 	}
-	defer s.Redis.Del(context.WithoutCancel(ctx), keyRedPacketLoading(p.ID))
-	if n, err := s.Redis.Exists(ctx, keyRedPacketMeta(p.ID)).Result(); err != nil || n > 0 {
+	defer s.Redis.Del(context.WithoutCancel(ctx), loadingKey(p.ID))
+	if n, err := s.Redis.Exists(ctx, metaKey(p.ID)).Result(); err != nil || n > 0 {
 		return err
 	}
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT seq, amount_cents, user_id, grabbed_at FROM redpacket_shares
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT seq, amount_cents, user_id, grabbed_ms FROM redpacket_shares
 		WHERE redpacket_id = ? AND refunded = 0 ORDER BY seq`, p.ID)
 	if err != nil {
 		return fmt.Errorf("read shares of red packet %d: %w", p.ID, err)
@@ -270,12 +276,12 @@ func (s *Store) restoreRedPacket(ctx context.Context, p *RedPacket) error {
 	for rows.Next() {
 		var sh share
 		var uid sql.NullInt64
-		var at sql.NullString
+		var at sql.NullInt64
 		if err := rows.Scan(&sh.seq, &sh.amount, &uid, &at); err != nil {
 			return err
 		}
 		if uid.Valid {
-			claimedBy[uid.Int64] = fmt.Sprintf("restored:%s:%d", sh, parseRPTime(at.String).UnixMilli())
+			claimedBy[uid.Int64] = fmt.Sprintf("restored:%s:%d", sh, at.Int64)
 		} else {
 			unclaimed = append(unclaimed, sh)
 		}
@@ -284,5 +290,5 @@ func (s *Store) restoreRedPacket(ctx context.Context, p *RedPacket) error {
 		return err
 	}
 	s.Log.Warn("restoring red packet into redis from the database", "redpacket", p.ID, "unclaimed", len(unclaimed), "claimed", len(claimedBy))
-	return s.loadRedPacket(ctx, p, unclaimed, claimedBy)
+	return s.load(ctx, p, unclaimed, claimedBy)
 }

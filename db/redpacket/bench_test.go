@@ -1,30 +1,31 @@
-package db_test
+package redpacket_test
 
 import (
 	"context"
 	"sync/atomic"
 	"testing"
 
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/redpacket"
 )
 
-// BenchmarkGrabRedPacket measures the grab path (one Lua script, one round
+// BenchmarkGrab measures the grab path (one Lua script, one round
 // trip) against the Redis of REDIS_URL, or the embedded one when it is unset.
 // Every grab is a distinct user winning a share; packets of 100,000 shares
 // are created up front, outside the timer.
-func BenchmarkGrabRedPacket(b *testing.B) {
+func BenchmarkGrab(b *testing.B) {
 	for _, bc := range []struct {
 		name     string
 		parallel bool
 	}{{"serial", false}, {"parallel", true}} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
-			s := newRPStore(b)
+			s := newRPService(b)
 			owner := s.users(1)[0]
 			var packets []int64
-			for left := b.N; left > 0; left -= db.MaxRedPacketCount {
-				n := int64(min(left, db.MaxRedPacketCount))
-				p, err := s.CreateRedPacket(ctx, owner, db.NewRedPacket{Title: "bench", TotalCents: n * 100, Count: n, Mode: db.RedPacketRandom})
+			for left := b.N; left > 0; left -= redpacket.MaxCount {
+				n := int64(min(left, redpacket.MaxCount))
+				p, err := s.Create(ctx, owner, model.NewRedPacket{Title: "bench", TotalCents: n * 100, Count: n, Mode: model.RedPacketRandom})
 				if err != nil {
 					b.Fatal(err)
 				}
@@ -33,7 +34,7 @@ func BenchmarkGrabRedPacket(b *testing.B) {
 			var next atomic.Int64
 			grab := func() {
 				i := next.Add(1) - 1
-				if _, err := s.GrabRedPacket(ctx, packets[i/db.MaxRedPacketCount], i+1); err != nil {
+				if _, err := s.Grab(ctx, i+1, packets[i/redpacket.MaxCount]); err != nil {
 					b.Error(err)
 				}
 			}

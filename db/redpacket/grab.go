@@ -1,0 +1,79 @@
+package redpacket
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
+)
+
+// grabScript decides a grab in one round trip.
+//
+// KEYS[1] meta hash (expires_ms, remaining_cents, expired), KEYS[2] unclaimed
+// list ("seq:amount"), KEYS[3] claimed-by hash (user → "request:seq:amount:ms"),
+// KEYS[4] claimed list, the flush queue ("user:seq:amount:ms")
+// ARGV[1] user ID, ARGV[2] request ID, ARGV[3] now (unix ms)
+//
+// Returns "ok:<amount>:<grabbed_ms>:<remaining_count>" (also when the same
+// request runs again after a lost reply), already_grabbed, sold_out, expired
+// or not_found.
+var grabScript = redis.NewScript(`
+local expires = redis.call('HGET', KEYS[1], 'expires_ms')
+if not expires then return 'not_found' end
+local mine = redis.call('HGET', KEYS[3], ARGV[1])
+if mine then
+  local req, seq, amount, at = string.match(mine, '^([^:]*):(%d+):(%d+):(%d+)$')
+  if req == ARGV[2] then return 'ok:' .. amount .. ':' .. at .. ':' .. redis.call('LLEN', KEYS[2]) end
+  return 'already_grabbed'
+end
+if redis.call('HEXISTS', KEYS[1], 'expired') == 1 or tonumber(ARGV[3]) >= tonumber(expires) then
+  return 'expired'
+end
+local share = redis.call('LPOP', KEYS[2])
+if not share then return 'sold_out' end
+local amount = string.match(share, ':(%d+)$')
+redis.call('HSET', KEYS[3], ARGV[1], ARGV[2] .. ':' .. share .. ':' .. ARGV[3])
+redis.call('RPUSH', KEYS[4], ARGV[1] .. ':' .. share .. ':' .. ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'remaining_cents', -tonumber(amount))
+return 'ok:' .. amount .. ':' .. ARGV[3] .. ':' .. redis.call('LLEN', KEYS[2])
+`)
+
+// Grab opens a packet for a user: one Lua script decides it, with no SQL;
+// the claim reaches SQLite through the batch flush.
+func (s *Service) Grab(ctx context.Context, userID, id int64) (*model.RedPacketGrab, error) {
+	// A packet's answers never turn from refusal to success (shares do not
+	// come back while it is open), so a keyed grab needs only its request ID
+	// remembered in the claim to answer a retry as it answered first.
+	req, keyed := db.KeyedRequestID(ctx, "redpacket", userID)
+	if !keyed {
+		req = rdb.NewRequestID()
+	}
+	reply, err := s.Eval(ctx, grabScript, grabKeys(id), userID, req, s.Now().UnixMilli()).Text()
+	if err != nil {
+		return nil, fmt.Errorf("grab red packet %d: %w", id, err)
+	}
+	switch code, data, _ := strings.Cut(reply, ":"); code {
+	case "ok":
+		n, ok := splitInts(data, 3) // amount, grabbed_ms, remaining_count
+		if !ok {
+			return nil, fmt.Errorf("grab red packet %d: unexpected answer %q", id, reply)
+		}
+		s.Events.PublishCoalesced(live.TopicRedPacket(id), model.RedPacketEvent{Type: "redpacket", RedPacketID: id, RemainingCount: n[2]})
+		return &model.RedPacketGrab{RedPacketID: id, AmountCents: n[0], GrabbedAt: msTime(n[1])}, nil
+	case "already_grabbed":
+		return nil, db.ErrAlreadyGrabbed
+	case "sold_out":
+		return nil, db.ErrSoldOut
+	case "expired":
+		return nil, db.ErrExpired
+	case "not_found":
+		return nil, db.Errorf(db.ENOTFOUND, "red packet not found")
+	default:
+		return nil, fmt.Errorf("grab red packet %d: unexpected answer %q", id, reply)
+	}
+}

@@ -1,0 +1,23 @@
+package redpacket
+
+import (
+	"context"
+	"errors"
+
+	"github.com/hibiken/asynq"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/tasks"
+)
+
+// scheduleExpiry enqueues the packet's expiry. A failure is logged, not
+// returned: the packet is live and the sweep expires overdue packets whose
+// task never came.
+func (s *Service) scheduleExpiry(ctx context.Context, p *model.RedPacket) {
+	if s.Tasks == nil {
+		return
+	}
+	_, err := s.Tasks.EnqueueContext(ctx, tasks.NewRedPacketExpireTask(p.ID, p.ExpiresAt))
+	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+		s.Log.Warn("schedule red packet expiry", "redpacket", p.ID, "err", err)
+	}
+}

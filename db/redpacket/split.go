@@ -1,0 +1,102 @@
+package redpacket
+
+import (
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
+)
+
+// Limits of a red packet.
+const (
+	MaxCount  = 100_000
+	MaxCents  = 100_000_000 // one million in the currency, like any amount
+	MaxTitle  = 100
+	MaxExpiry = 30 * 24 * time.Hour
+	// DefaultExpiry applies when expires_in is left out.
+	DefaultExpiry = 24 * time.Hour
+)
+
+// Validate checks a new red packet against the rules (trimming its title)
+// and returns its expiry duration; the error names the first field at fault.
+// A packet that passes can always be split.
+func Validate(in *model.NewRedPacket) (time.Duration, error) {
+	in.Title = strings.TrimSpace(in.Title)
+	if in.Title == "" {
+		return 0, db.FieldErrorf("title", "is required")
+	} else if utf8.RuneCountInString(in.Title) > MaxTitle {
+		return 0, db.FieldErrorf("title", "must be at most %d characters", MaxTitle)
+	} else if fe := db.CheckText("title", in.Title, MaxTitle, false); fe != nil {
+		return 0, fe
+	}
+	if in.TotalCents < 1 || in.TotalCents > MaxCents {
+		return 0, db.FieldErrorf("total_cents", "must be between 1 and %d cents", int64(MaxCents))
+	}
+	if in.Count < 1 || in.Count > MaxCount {
+		return 0, db.FieldErrorf("count", "must be between 1 and %d", MaxCount)
+	}
+	switch in.Mode {
+	case model.RedPacketRandom:
+		if in.TotalCents < in.Count {
+			return 0, db.FieldErrorf("total_cents", "must be at least 1 cent per share in a random packet (%d cents for %d shares)", in.Count, in.Count)
+		}
+	case model.RedPacketFixed:
+		if in.TotalCents%in.Count != 0 {
+			return 0, db.FieldErrorf("total_cents", "must be divisible by the count in a fixed packet (%d cents over %d shares leaves %d)", in.TotalCents, in.Count, in.TotalCents%in.Count)
+		}
+	default:
+		return 0, db.FieldErrorf("mode", "must be random or fixed")
+	}
+	if in.ExpiresIn == "" {
+		return DefaultExpiry, nil
+	}
+	d, err := time.ParseDuration(in.ExpiresIn)
+	if err != nil {
+		return 0, db.FieldErrorf("expires_in", "must be a duration such as 30m or 24h")
+	}
+	if d < time.Second || d > MaxExpiry {
+		return 0, db.FieldErrorf("expires_in", "must be between 1s and %s", MaxExpiry)
+	}
+	return d, nil
+}
+
+// Int64Source is a source of random numbers; *math/rand/v2.Rand is one.
+type Int64Source interface {
+	// Int64N returns a uniform number in [0, n); n > 0.
+	Int64N(n int64) int64
+}
+
+// Split divides total cents into count shares in grab order.
+//
+// fixed: equal shares (total must be divisible by count).
+//
+// random: the double-mean method. Each share but the last is uniform in
+// [1, 2·M/n], where M cents remain for n shares, and never so large that a
+// later share would get less than 1 cent; the last share takes what is left.
+// Every share therefore has the same expected value M/n, so grabbing early
+// is no advantage, and no share exceeds twice the mean of what remained.
+//
+// The input must have passed Validate.
+func Split(total, count int64, mode string, rnd Int64Source) []int64 {
+	shares := make([]int64, count)
+	if mode == model.RedPacketFixed {
+		for i := range shares {
+			shares[i] = total / count
+		}
+		return shares
+	}
+	left := total
+	for i := int64(0); i < count-1; i++ {
+		n := count - i
+		hi := 2 * left / n
+		if most := left - (n - 1); hi > most {
+			hi = most
+		}
+		shares[i] = 1 + rnd.Int64N(hi)
+		left -= shares[i]
+	}
+	shares[count-1] = left
+	return shares
+}
