@@ -534,26 +534,35 @@ func (h *Hub) Handle(c *fiber.Ctx) error {
 	var anonIP netip.Addr
 	if userID == 0 && h.MaxAnonPerIP > 0 {
 		anonIP = handlers.ClientIP(c)
-		h.mu.RLock()
-		n := h.anon[anonIP]
-		h.mu.RUnlock()
-		if n >= h.MaxAnonPerIP {
+		// The slot is taken now, before the 101, so a client that dials again
+		// the moment its last socket opened finds it counted.
+		h.mu.Lock()
+		full := h.anon[anonIP] >= h.MaxAnonPerIP
+		if !full {
+			h.anon[anonIP]++
+		}
+		h.mu.Unlock()
+		if full {
 			c.Set(fiber.HeaderRetryAfter, "10")
 			return db.Errorf(db.ERATELIMITED, "too many anonymous live connections from your address; log in or close some")
 		}
+	}
+	refuse := func(err error) error {
+		h.releaseAnon(anonIP)
+		return err
 	}
 	r := &http.Request{Method: c.Method(), Host: string(c.Request().Host()), Header: http.Header{}}
 	for k, v := range c.Request().Header.All() {
 		r.Header.Add(string(k), string(v))
 	}
 	if !websocket.IsWebSocketUpgrade(r) {
-		return db.Errorf(db.EINVALID, "this endpoint speaks WebSocket only")
+		return refuse(db.Errorf(db.EINVALID, "this endpoint speaks WebSocket only"))
 	}
 	if key, err := base64.StdEncoding.DecodeString(r.Header.Get("Sec-WebSocket-Key")); err != nil || len(key) != 16 || r.Header.Get("Sec-WebSocket-Version") != "13" {
-		return db.Errorf(db.EINVALID, "unsupported WebSocket handshake")
+		return refuse(db.Errorf(db.EINVALID, "unsupported WebSocket handshake"))
 	}
 	if !sameOrigin(r.Header.Get(fiber.HeaderOrigin), r.Host) {
-		return db.Errorf(db.EFORBIDDEN, "cross-origin WebSocket refused")
+		return refuse(db.Errorf(db.EFORBIDDEN, "cross-origin WebSocket refused"))
 	}
 	c.Status(fiber.StatusSwitchingProtocols)
 	c.Context().HijackSetNoResponse(true) // the Upgrader writes the 101
@@ -566,6 +575,7 @@ func (h *Hub) Handle(c *fiber.Ctx) error {
 		br := bufio.NewReaderSize(conn, readBuffer)
 		ws, err := h.upgrader.Upgrade(&hijacked{conn, bufio.NewReadWriter(br, bufio.NewWriterSize(conn, 256))}, r, nil)
 		if err != nil {
+			h.releaseAnon(anonIP)
 			conn.Close()
 			return
 		}
@@ -590,8 +600,8 @@ func (w *hijacked) Header() http.Header                          { return http.H
 func (w *hijacked) Write(p []byte) (int, error) { return len(p), nil }
 func (w *hijacked) WriteHeader(int)             {}
 
-// attach adopts an upgraded connection. An anonymous one over its address's
-// cap (upgrades racing past Handle's check) is closed at once.
+// attach adopts an upgraded connection; an anonymous one's slot under its
+// address's cap was taken by Handle.
 func (h *Hub) attach(ws *websocket.Conn, br *bufio.Reader, claims model.Claims, anonIP netip.Addr) {
 	userID := claims.UserID
 	c := &wsClient{ws: ws, br: br, userID: userID, claims: claims, topics: map[string]struct{}{}, anonIP: anonIP}
@@ -620,15 +630,6 @@ func (h *Hub) attach(ws *websocket.Conn, br *bufio.Reader, claims model.Claims, 
 		return nil
 	})
 	h.mu.Lock()
-	if anonIP.IsValid() {
-		if h.anon[anonIP] >= h.MaxAnonPerIP {
-			h.mu.Unlock()
-			ws.WriteControl(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "too many anonymous connections"), time.Now().Add(time.Second))
-			ws.Close()
-			return
-		}
-		h.anon[anonIP]++
-	}
 	h.clients[c] = struct{}{}
 	if userID > 0 {
 		h.subscribeLocked(c, live.TopicUser(userID))
@@ -642,6 +643,22 @@ func (h *Hub) attach(ws *websocket.Conn, br *bufio.Reader, claims model.Claims, 
 }
 
 // remove forgets the client and closes its socket; safe to call more than once.
+// releaseAnon frees an anonymous slot of ip (no-op for an invalid ip).
+func (h *Hub) releaseAnon(ip netip.Addr) {
+	h.mu.Lock()
+	h.releaseAnonLocked(ip)
+	h.mu.Unlock()
+}
+
+func (h *Hub) releaseAnonLocked(ip netip.Addr) {
+	if !ip.IsValid() {
+		return
+	}
+	if h.anon[ip]--; h.anon[ip] <= 0 {
+		delete(h.anon, ip)
+	}
+}
+
 func (h *Hub) remove(c *wsClient) {
 	c.mu.Lock()
 	if c.closed {
@@ -653,11 +670,7 @@ func (h *Hub) remove(c *wsClient) {
 	c.mu.Unlock()
 	h.mu.Lock()
 	delete(h.clients, c)
-	if c.anonIP.IsValid() {
-		if h.anon[c.anonIP]--; h.anon[c.anonIP] <= 0 {
-			delete(h.anon, c.anonIP)
-		}
-	}
+	h.releaseAnonLocked(c.anonIP)
 	for t := range c.topics {
 		h.unsubscribeLocked(c, t)
 	}
