@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -21,23 +22,26 @@ func (a *testApp) register(prefix string) (name, token string) {
 	return name, out.Token
 }
 
-// waitText polls the element's text until it is want, for changes that arrive live.
-func waitText(t *testing.T, ctx context.Context, sel, want string, within time.Duration) {
+// waitText waits until the element's text is want, for changes that arrive
+// live or after a form post. The test's context is the only deadline.
+func waitText(t *testing.T, ctx context.Context, sel, want string) {
 	t.Helper()
-	deadline := time.Now().Add(within)
+	q, _ := json.Marshal(sel)
+	read := fmt.Sprintf(`document.querySelector(%s)?.innerText ?? ""`, q)
 	var got string
 	var err error
-	for time.Now().Before(deadline) {
-		// A short timeout per read: the page may be between documents (a form post).
-		rctx, cancel := context.WithTimeout(ctx, time.Second)
-		err = chromedp.Run(rctx, chromedp.Text(sel, &got, chromedp.ByQuery))
+	for ctx.Err() == nil {
+		// A read may fall between two documents (a form post); it is
+		// abandoned and tried again, so this is no deadline.
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		err = chromedp.Run(rctx, chromedp.Evaluate(read, &got))
 		cancel()
 		if err == nil && strings.TrimSpace(got) == want {
 			return
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("%s reads %q (%v), want %q", sel, got, err, want)
+	t.Fatalf("%s reads %q (%v), want %q: %v", sel, got, err, want, ctx.Err())
 }
 
 func browse(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {
@@ -52,13 +56,17 @@ func browse(t *testing.T, ctx context.Context, what string, actions ...chromedp.
 func TestGoodsBrowserShopper(t *testing.T) {
 	a := startApp(t)
 	mt, g := a.liveGoods(5, 1)
-	soonSlot := a.createSlot(mt, 4*time.Second, time.Hour)
+	// Opens when the test advances the clock, however long the steps before take.
+	const startsIn = 5 * time.Minute
+	soonSlot := a.createSlot(mt, startsIn, time.Hour)
 	soon := a.createGoods(mt, soonSlot.ID, 3, 1)
 	name, token := a.register("shopper")
 	ctx := newBrowser(t)
+	a.followClock(ctx)
 	browse(t, ctx, "log in", browserLogin(ctx, a.URL, name, "password123"))
 
-	// Before the start the button is disabled under a countdown, then it opens by itself.
+	// Before the start the button is disabled under a countdown; at the
+	// start it opens by itself, without a reload.
 	var disabled bool
 	browse(t, ctx, "open upcoming goods",
 		chromedp.Navigate(fmt.Sprintf("%s/goods/%d", a.URL, soon.ID)),
@@ -68,6 +76,7 @@ func TestGoodsBrowserShopper(t *testing.T) {
 	if !disabled {
 		t.Fatal("grab button enabled before the start")
 	}
+	a.advance(startsIn)
 	browse(t, ctx, "wait for the start and grab",
 		chromedp.WaitEnabled(`[data-testid=grab-button]`),
 		chromedp.Click(`[data-testid=grab-button]`),
@@ -88,13 +97,13 @@ func TestGoodsBrowserShopper(t *testing.T) {
 		chromedp.WaitVisible(`html[data-live=on]`),
 		chromedp.Evaluate(`window.__sameDocument = true`, nil),
 	)
-	waitText(t, ctx, remaining, "5", 2*time.Second)
+	waitText(t, ctx, remaining, "5")
 	browse(t, ctx, "grab", chromedp.Click(`[data-testid=grab-button]`), chromedp.WaitVisible(`[data-testid=grab-success]`))
-	waitText(t, ctx, remaining, "4", 5*time.Second)
+	waitText(t, ctx, remaining, "4")
 	// Someone else's grab moves the bar too, live.
 	other, _ := a.newUser()
 	a.grab(other, g.ID)
-	waitText(t, ctx, remaining, "3", 5*time.Second)
+	waitText(t, ctx, remaining, "3")
 	var width string
 	var same bool
 	browse(t, ctx, "bar and document",
@@ -122,7 +131,7 @@ func TestGoodsBrowserShopper(t *testing.T) {
 		chromedp.WaitVisible(fmt.Sprintf(`[data-testid=order-countdown-%d]`, orderID)),
 		chromedp.Click(fmt.Sprintf(`[data-testid=pay-%d]`, orderID)),
 	)
-	waitText(t, ctx, fmt.Sprintf(`[data-testid=order-status-%d]`, orderID), "Paid", 5*time.Second)
+	waitText(t, ctx, fmt.Sprintf(`[data-testid=order-status-%d]`, orderID), "Paid")
 	if got := a.order(token, orderID); got.Status != "paid" {
 		t.Fatalf("order is %q after paying in the browser", got.Status)
 	}
@@ -136,7 +145,7 @@ func TestGoodsBrowserShopper(t *testing.T) {
 	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/cancel", soonOrder), token, nil, nil); st != 200 {
 		t.Fatalf("cancel: %d", st)
 	}
-	waitText(t, ctx, fmt.Sprintf(`[data-testid=order-status-%d]`, soonOrder), "Cancelled", 5*time.Second)
+	waitText(t, ctx, fmt.Sprintf(`[data-testid=order-status-%d]`, soonOrder), "Cancelled")
 }
 
 // A merchant creates a slot and goods through the forms (with inline
@@ -158,7 +167,7 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 		chromedp.Click(`[data-testid=slot-submit]`),
 		chromedp.WaitVisible(`[data-testid=admin-slot]`),
 	)
-	waitText(t, ctx, `[data-testid=flash]`, "Slot “Lunch rush” created. Add its goods below.", time.Second)
+	waitText(t, ctx, `[data-testid=flash]`, "Slot “Lunch rush” created. Add its goods below.")
 	gf := `[data-testid=goods-form] `
 	browse(t, ctx, "goods form refuses zero stock inline",
 		chromedp.SendKeys(gf+`[data-testid=input-title]`, "Rice bowl"),
@@ -167,7 +176,7 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 		chromedp.SendKeys(gf+`[data-testid=input-stock]`, "0"),
 		chromedp.Click(`[data-testid=goods-submit]`),
 	)
-	waitText(t, ctx, gf+`[data-testid=error-stock]`, "must be at least 1", 2*time.Second)
+	waitText(t, ctx, gf+`[data-testid=error-stock]`, "must be at least 1")
 	browse(t, ctx, "fix and add the goods",
 		chromedp.SetValue(gf+`[data-testid=input-stock]`, "25"),
 		chromedp.Click(`[data-testid=goods-submit]`),
@@ -190,7 +199,7 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 		chromedp.SetValue(`[data-testid=slot-edit-form] [data-testid=input-end_at]`, "2000-01-01T00:00"),
 		chromedp.Evaluate(`document.querySelector('[data-testid=slot-edit-form]').submit()`, nil),
 	)
-	waitText(t, ctx, `[data-testid=slot-edit-form] [data-testid=error-end_at]`, "must be after the start", 3*time.Second)
+	waitText(t, ctx, `[data-testid=slot-edit-form] [data-testid=error-end_at]`, "must be after the start")
 
 	// Live dashboard of a slot on sale now.
 	sl := a.createSlot(mt, -time.Minute, time.Hour)
@@ -202,15 +211,15 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 	)
 	ut, _ := a.newUser()
 	o := a.grab(ut, g.ID)
-	waitText(t, ctx, fmt.Sprintf(`[data-testid=sales-remaining-%d]`, g.ID), "9", 5*time.Second)
+	waitText(t, ctx, fmt.Sprintf(`[data-testid=sales-remaining-%d]`, g.ID), "9")
 	a.call("POST", fmt.Sprintf("/api/orders/%d/pay", o.ID), ut, nil, nil)
-	waitText(t, ctx, fmt.Sprintf(`[data-testid=sales-paid-%d]`, g.ID), "1", 5*time.Second)
+	waitText(t, ctx, fmt.Sprintf(`[data-testid=sales-paid-%d]`, g.ID), "1")
 
 	// Reconciliation: both sides, in line once flushed and synced.
 	if err := a.Store.SyncStock(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}
 	browse(t, ctx, "reconciliation", chromedp.Navigate(fmt.Sprintf("%s/admin/goods/%d", a.URL, g.ID)), chromedp.WaitVisible(`[data-testid=reconcile-table]`))
-	waitText(t, ctx, `[data-testid=reconcile-paid] [data-side=db]`, "1", 5*time.Second)
-	waitText(t, ctx, `[data-testid=drift-summary]`, "in line", 5*time.Second)
+	waitText(t, ctx, `[data-testid=reconcile-paid] [data-side=db]`, "1")
+	waitText(t, ctx, `[data-testid=drift-summary]`, "in line")
 }
