@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 )
 
@@ -94,7 +95,7 @@ func TestGoodsBrowserShopper(t *testing.T) {
 	browse(t, ctx, "open live goods",
 		chromedp.Navigate(fmt.Sprintf("%s/goods/%d", a.URL, g.ID)),
 		chromedp.WaitEnabled(`[data-testid=grab-button]`),
-		chromedp.WaitVisible(`html[data-live=on]`),
+		chromedp.WaitVisible(`[data-testid=goods-page][data-subscribed=on]`), // from here on only live events move the bar
 		chromedp.Evaluate(`window.__sameDocument = true`, nil),
 	)
 	waitText(t, ctx, remaining, "5")
@@ -146,6 +147,49 @@ func TestGoodsBrowserShopper(t *testing.T) {
 		t.Fatalf("cancel: %d", st)
 	}
 	waitText(t, ctx, fmt.Sprintf(`[data-testid=order-status-%d]`, soonOrder), "Cancelled")
+}
+
+// The page's catch-up read after subscribing can be answered from before a
+// grab whose live event arrives first; that older answer must not put the
+// stock back.
+func TestGoodsBrowserCatchUpKeepsLiveEvent(t *testing.T) {
+	a := startApp(t)
+	_, g := a.liveGoods(5, 1)
+	ctx := newBrowser(t)
+	// The answer to the page's read of the goods is held, once it has come,
+	// until the test releases it.
+	hold := fmt.Sprintf(`(() => {
+  const fetch0 = window.fetch;
+  let release;
+  const released = new Promise((r) => { release = r; });
+  window.__releaseCatchUp = release;
+  window.fetch = (url, opts) => {
+    const answer = fetch0(url, opts);
+    if (String(url) !== "/api/goods/%d") return answer;
+    return answer.then((r) => { window.__catchUpHeld = true; return released.then(() => r); });
+  };
+})()`, g.ID)
+	remaining := fmt.Sprintf(`[data-testid=remaining-%d]`, g.ID)
+	browse(t, ctx, "open the goods with its catch-up answered and held",
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			_, err := page.AddScriptToEvaluateOnNewDocument(hold).Do(ctx)
+			return err
+		}),
+		chromedp.Navigate(fmt.Sprintf("%s/goods/%d", a.URL, g.ID)),
+		chromedp.Poll(`window.__catchUpHeld === true`, nil),
+	)
+	other, _ := a.newUser()
+	a.grab(other, g.ID) // after the held read: its event says 4
+	waitText(t, ctx, remaining, "4")
+	browse(t, ctx, "release the catch-up",
+		chromedp.Evaluate(`window.__releaseCatchUp()`, nil),
+		chromedp.WaitVisible(`[data-testid=goods-page][data-subscribed=on]`),
+	)
+	var got string
+	browse(t, ctx, "read the stock", chromedp.Text(remaining, &got, chromedp.ByQuery))
+	if got != "4" {
+		t.Fatalf("after the catch-up answered from before the grab, the page shows %q left, want 4", got)
+	}
 }
 
 // A merchant creates a slot and goods through the forms (with inline
@@ -207,7 +251,7 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 	browse(t, ctx, "open the dashboard",
 		chromedp.Navigate(fmt.Sprintf("%s/admin/slots/%d", a.URL, sl.ID)),
 		chromedp.WaitVisible(fmt.Sprintf(`[data-testid=sales-%d]`, g.ID)),
-		chromedp.WaitVisible(`html[data-live=on]`),
+		chromedp.WaitVisible(`[data-testid=admin-slot][data-subscribed=on]`), // the grab below reaches it as an event
 	)
 	ut, _ := a.newUser()
 	o := a.grab(ut, g.ID)
