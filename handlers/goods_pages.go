@@ -76,7 +76,7 @@ func (h *Handlers) MyOrdersPage(c *fiber.Ctx) error {
 
 // AdminSlotsPage lists the merchant's slots with the form to add one: GET /admin/slots.
 func (h *Handlers) AdminSlotsPage(c *fiber.Ctx) error {
-	start := time.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+	start := h.Store.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	form := views.SlotForm{StartAt: views.DateTimeLocal(start), EndAt: views.DateTimeLocal(start.Add(2 * time.Hour))}
 	return h.adminSlots(c, fiber.StatusOK, form)
 }

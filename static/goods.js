@@ -32,20 +32,34 @@
       box.querySelector("[data-bar]").style.width = pct + "%";
     });
   }
-  S.live.on("stock", (ev) => showStock(ev.goods_id, ev.remaining));
+  const stockEvents = {}; // goods ID → live stock events shown
+  S.live.on("stock", (ev) => {
+    stockEvents[ev.goods_id] = (stockEvents[ev.goods_id] || 0) + 1;
+    showStock(ev.goods_id, ev.remaining);
+  });
+
+  // catchUp shows the figures the API answers, except for goods whose live
+  // event arrived meanwhile: the answer may have been read before that change.
+  async function catchUp(path, goodsOf) {
+    const before = Object.assign({}, stockEvents);
+    const r = await S.api("GET", path);
+    if (!r.ok) return false;
+    goodsOf(r.body).forEach((g) => {
+      if ((stockEvents[g.id] || 0) === (before[g.id] || 0)) showStock(g.id, g.remaining);
+    });
+    return true;
+  }
 
   // Every page section names its live topic. After (re)subscribing, fetch the
-  // current figures once, so nothing that happened before is missed.
+  // current figures once, so nothing that happened before is missed; then the
+  // section is marked data-subscribed="on" (tests wait for it).
   $$("[data-live-topic]").forEach((sec) => S.live.subscribe(sec.dataset.liveTopic));
   S.live.on("subscribed", async (ev) => {
     const [kind, id] = String(ev.topic).split(":");
-    if (kind === "goods") {
-      const r = await S.api("GET", `/api/goods/${id}`);
-      if (r.ok) showStock(r.body.goods.id, r.body.goods.remaining);
-    } else if (kind === "slot") {
-      const r = await S.api("GET", `/api/slots/${id}/goods`);
-      if (r.ok) r.body.goods.forEach((g) => showStock(g.id, g.remaining));
-    }
+    let ok = false;
+    if (kind === "goods") ok = await catchUp(`/api/goods/${id}`, (b) => [b.goods]);
+    else if (kind === "slot") ok = await catchUp(`/api/slots/${id}/goods`, (b) => b.goods);
+    if (ok) $$(`[data-live-topic="${ev.topic}"]`).forEach((sec) => { sec.dataset.subscribed = "on"; });
   });
 
   // ---- Grab ------------------------------------------------------------

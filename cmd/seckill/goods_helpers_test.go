@@ -56,7 +56,7 @@ type statsJSON struct {
 // createSlot has the merchant create a slot starting at start (from now) and lasting length.
 func (a *testApp) createSlot(token string, start, length time.Duration) slotJSON {
 	a.t.Helper()
-	now := time.Now().UTC()
+	now := a.Clock.Now().UTC()
 	var out struct{ Slot slotJSON }
 	body := map[string]string{"title": "Slot " + fmt.Sprint(userSeq.Add(1)),
 		"start_at": now.Add(start).Format(time.RFC3339Nano), "end_at": now.Add(start + length).Format(time.RFC3339Nano)}

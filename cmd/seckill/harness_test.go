@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/web/ratelimit"
@@ -26,7 +27,26 @@ type testApp struct {
 	*Main
 	t   testing.TB
 	URL string
+	// Clock is the process's clock (Main.Now); advance moves it.
+	Clock    *testClock
+	browsers []*clockedBrowser // follow Clock (followClock)
 }
+
+// testClock is the wall clock moved on by what the test has advanced it.
+// A sale window set minutes ahead of it opens when the test advances the
+// clock, never by itself while the test's context (a few minutes) lasts.
+type testClock struct{ offset atomic.Int64 }
+
+// Now is the wall clock plus the offset.
+func (c *testClock) Now() time.Time { return time.Now().Add(time.Duration(c.offset.Load())) }
+
+// Advance moves the clock on by d and returns the new offset from the wall.
+func (c *testClock) Advance(d time.Duration) time.Duration {
+	return time.Duration(c.offset.Add(int64(d)))
+}
+
+// Offset is how far the clock is ahead of the wall.
+func (c *testClock) Offset() time.Duration { return time.Duration(c.offset.Load()) }
 
 const testAdminPassword = "admin-password"
 
@@ -55,6 +75,8 @@ func startApp(t testing.TB, opts ...func(*Config)) *testApp {
 func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *testApp {
 	t.Helper()
 	m := NewMain(cfg, mode)
+	clock := new(testClock)
+	m.Now = clock.Now
 	m.BcryptCost = bcrypt.MinCost
 	m.MaxConnsPerIP, m.MaxAnonSocketsPerIP = 0, 0 // every test connects from 127.0.0.1; abuse tests turn them on
 	if !testing.Verbose() {
@@ -70,7 +92,7 @@ func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *te
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { m.Close() })
-	return &testApp{Main: m, t: t, URL: m.URL()}
+	return &testApp{Main: m, t: t, URL: m.URL(), Clock: clock}
 }
 
 var userSeq atomic.Int64
@@ -222,7 +244,9 @@ func newBrowser(t *testing.T) context.Context {
 	)
 	actx, cancelA := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelC := chromedp.NewContext(actx)
-	ctx, cancelT := context.WithTimeout(ctx, 90*time.Second)
+	// The one deadline of a browser test: waits inside it are on events
+	// (an element, a text, an enabled button), never on the wall.
+	ctx, cancelT := context.WithTimeout(ctx, 2*time.Minute)
 	t.Cleanup(func() {
 		chromedp.Cancel(ctx)
 		cancelT()
@@ -245,5 +269,72 @@ func browserLogin(ctx context.Context, base, username, password string) chromedp
 		chromedp.SendKeys(`[data-testid=login-password]`, password),
 		chromedp.Click(`[data-testid=login-submit]`),
 		chromedp.WaitVisible(`[data-testid=whoami]`),
+	}
+}
+
+// browserClockJS makes the page's Date read the wall clock plus an offset in
+// milliseconds (%d), before any script of the page runs; evaluated again in
+// a page that has it, it only sets the new offset.
+const browserClockJS = `(function (offset) {
+  if (window.__testClock) { window.__testClock.offset = offset; return; }
+  const RealDate = Date, realNow = Date.now.bind(Date);
+  const clock = { offset: offset };
+  const now = () => realNow() + clock.offset;
+  function TestDate(...args) {
+    if (!new.target) return new RealDate(now()).toString();
+    return Reflect.construct(RealDate, args.length ? args : [now()], new.target);
+  }
+  Object.setPrototypeOf(TestDate, RealDate); // Date.parse, Date.UTC
+  TestDate.prototype = RealDate.prototype;
+  TestDate.now = now;
+  Object.defineProperty(window, "__testClock", { value: clock });
+  window.Date = TestDate;
+})(%d);`
+
+// clockedBrowser is a browser tab whose Date follows a testClock.
+type clockedBrowser struct {
+	ctx    context.Context
+	script page.ScriptIdentifier // the clock script every new document runs
+}
+
+// set gives the tab's clock the offset, in the current document and in every later one.
+func (b *clockedBrowser) set(offset time.Duration) error {
+	js := fmt.Sprintf(browserClockJS, offset.Milliseconds())
+	return chromedp.Run(b.ctx,
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			if b.script != "" {
+				if err := page.RemoveScriptToEvaluateOnNewDocument(b.script).Do(ctx); err != nil {
+					return err
+				}
+			}
+			id, err := page.AddScriptToEvaluateOnNewDocument(js).Do(ctx)
+			b.script = id
+			return err
+		}),
+		chromedp.Evaluate(js, nil),
+	)
+}
+
+// followClock makes the browser's Date read the app's clock from now on, so
+// the page's countdowns open a sale when advance moves the server past it.
+func (a *testApp) followClock(ctx context.Context) {
+	a.t.Helper()
+	b := &clockedBrowser{ctx: ctx}
+	if err := b.set(a.Clock.Offset()); err != nil {
+		a.t.Fatalf("browser follows the clock: %v", err)
+	}
+	a.browsers = append(a.browsers, b)
+}
+
+// advance moves the app's clock on by d: first the server's, then that of
+// every browser following it, so a page that sees the new time finds the
+// server there already.
+func (a *testApp) advance(d time.Duration) {
+	a.t.Helper()
+	offset := a.Clock.Advance(d)
+	for _, b := range a.browsers {
+		if err := b.set(offset); err != nil {
+			a.t.Fatalf("advance the browser's clock: %v", err)
+		}
 	}
 }

@@ -124,6 +124,9 @@ type Main struct {
 	SocketReadWindow time.Duration
 	// BcryptCost overrides the password hashing cost (tests lower it).
 	BcryptCost int
+	// Now is the clock the services judge sale windows and deadlines by
+	// (nil: the wall clock); tests move it instead of waiting.
+	Now func() time.Time
 	// AdminPassword is the bootstrap admin's password when it was generated
 	// (kept beside the database), so Announce may print it; a configured one is never printed.
 	AdminPassword string
@@ -182,6 +185,9 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Inspector = asynq.NewInspector(connOpt)
 	m.Store = db.NewStore(m.SQL, m.Redis.Client)
+	if m.Now != nil {
+		m.Store.Now = m.Now
+	}
 	m.Store.Pipe = rdb.NewPipeliner(m.Redis.Client, 4)
 	m.Client = asynq.NewClientFromRedisClient(m.Store.Pipe.Client())
 	m.Store.Tasks, m.Store.Queue, m.Store.Log = m.Client, m.Inspector, m.Log
