@@ -2,10 +2,6 @@ package coupon_test
 
 import (
 	"context"
-	"database/sql"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -23,44 +19,6 @@ import (
 // timesMigration is the migration that turned the area's text times into unix milliseconds.
 const timesMigration = "0007_coupon_times.sql"
 
-// openBefore creates a database at path with every migration before name
-// applied and recorded, as a database written by the previous release.
-func openBefore(t *testing.T, path, name string) *sql.DB {
-	t.Helper()
-	dir := filepath.Join("..", "sqlite", "migrations")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".sql") && e.Name() < name {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := old.Exec(`CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT '')`); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range names {
-		body, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := old.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", n, err)
-		}
-		if _, err := old.Exec(`INSERT INTO migrations (name) VALUES (?)`, n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return old
-}
-
 // Rows the previous release wrote with text times (RFC 3339 for grab
 // windows, RFC 3339 with nanoseconds elsewhere, trailing zeros trimmed) read
 // back through the services after the migration as the same instants, to
@@ -68,8 +26,7 @@ func openBefore(t *testing.T, path, name string) *sql.DB {
 // IDs are not reused; foreign keys and indexes survive.
 func TestCouponTimesMigration(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	old := openBefore(t, path, timesMigration)
+	path, old := dbtest.SQLiteBefore(t, timesMigration)
 	exec := func(q string, args ...any) {
 		t.Helper()
 		if _, err := old.Exec(q, args...); err != nil {

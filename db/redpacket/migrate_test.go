@@ -2,10 +2,6 @@ package redpacket_test
 
 import (
 	"context"
-	"database/sql"
-	"os"
-	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -21,45 +17,6 @@ import (
 // timesMigration is the migration that turned the red packets' text times into unix milliseconds.
 const timesMigration = "0006_redpacket_times.sql"
 
-// openBefore creates a database at path with every migration before name
-// applied and recorded, as a database written by the previous release.
-func openBefore(t *testing.T, path, name string) *sql.DB {
-	t.Helper()
-	dir := filepath.Join("..", "sqlite", "migrations")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var names []string
-	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".sql") && e.Name() < name {
-			names = append(names, e.Name())
-		}
-	}
-	sort.Strings(names)
-	old, err := sql.Open("sqlite3", "file:"+path+"?_foreign_keys=on")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { old.Close() })
-	if _, err := old.Exec(`CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT '')`); err != nil {
-		t.Fatal(err)
-	}
-	for _, n := range names {
-		body, err := os.ReadFile(filepath.Join(dir, n))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := old.Exec(string(body)); err != nil {
-			t.Fatalf("%s: %v", n, err)
-		}
-		if _, err := old.Exec(`INSERT INTO migrations (name) VALUES (?)`, n); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return old
-}
-
 // Rows the previous release wrote with text times read back through the
 // service after the migration as the same instants, to the millisecond:
 // the fixed-width layout the code wrote (…05.000Z) and, should a row have
@@ -69,8 +26,7 @@ func openBefore(t *testing.T, path, name string) *sql.DB {
 // indexes survive.
 func TestTimesMigration(t *testing.T) {
 	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "old.db")
-	old := openBefore(t, path, timesMigration)
+	path, old := dbtest.SQLiteBefore(t, timesMigration)
 	exec := func(q string, args ...any) int64 {
 		t.Helper()
 		res, err := old.Exec(q, args...)
