@@ -13,7 +13,7 @@ import (
 )
 
 func TestSignInBacksOffPerAccount(t *testing.T) {
-	e := newGoodsEnv(t)
+	e := newStoreEnv(t)
 	ctx, from := e.ctx, netip.MustParseAddr("203.0.113.7")
 	if _, err := e.s.CreateUser(ctx, "victim", "right-password", model.RoleUser); err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestSignInBacksOffPerAccount(t *testing.T) {
 }
 
 func TestSignInBacksOffPerAddress(t *testing.T) {
-	e := newGoodsEnv(t)
+	e := newStoreEnv(t)
 	ctx, from := e.ctx, netip.MustParseAddr("203.0.113.9")
 	// One address trying many accounts: 20 failures are free, the next locks the address.
 	var err error

@@ -27,7 +27,7 @@ func NewRedPacketExpireTask(id int64, at time.Time) *asynq.Task {
 	payload, _ := json.Marshal(RedPacketExpirePayload{RedPacketID: id})
 	return asynq.NewTask(TaskRedPacketExpire, payload,
 		asynq.ProcessAt(backend.DueAt(at)), asynq.TaskID(fmt.Sprintf("redpacket:expire:%d", id)),
-		asynq.Queue(goodsTaskQueue), asynq.MaxRetry(10), asynq.Timeout(time.Minute), asynq.Retention(24*time.Hour))
+		asynq.Queue("critical"), asynq.MaxRetry(10), asynq.Timeout(time.Minute), asynq.Retention(24*time.Hour))
 }
 
 // scheduleRedPacketExpiry enqueues the packet's expiry. A failure is logged,

@@ -8,7 +8,6 @@ import (
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/sqlite"
 	"golang.org/x/crypto/bcrypt"
-	"golang.org/x/sync/singleflight"
 )
 
 // Store is the application's services: it decides grabs in Redis, keeps the
@@ -19,7 +18,6 @@ type Store struct {
 	// Revocations ends sessions (password changes); nil writes to Redis alone.
 	Revocations *Revocations
 
-	OrderTTL            time.Duration
 	WebhookAllowPrivate bool
 	BcryptCost          int       // 0 means bcrypt's default; tests lower it
 	Hashes              *HashPool // runs bcrypt with bounded concurrency
@@ -31,19 +29,13 @@ type Store struct {
 	SMTPURL            string        // mail server for email reminders; empty: email is not configured
 	WebhookSecret      []byte        // key of the webhook signature (WEBHOOK_SECRET or derived)
 	ReminderRetryDelay time.Duration // first retry of a failed email or webhook, doubling after; 0: 10s
-
-	liveLoads  *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
-	onLiveLoad func(goodsID int64) // tests: called as a load starts reading SQLite
 }
 
 // NewStore returns a store over the given parts with defaults filled in.
 func NewStore(sqlite *sqlite.DB, rdb redis.UniversalClient) *Store {
 	return &Store{
-		Backend:  backend.New(sqlite, rdb),
-		OrderTTL: 30 * time.Minute,
-		Hashes:   DefaultHashPool(),
-
-		liveLoads: new(singleflight.Group),
+		Backend: backend.New(sqlite, rdb),
+		Hashes:  DefaultHashPool(),
 	}
 }
 
@@ -56,5 +48,5 @@ func (s *Store) bcryptCost() int {
 
 // FlushAll moves every promotion's pending records to SQLite under the flush lock (tests; Main composes the steps).
 func (s *Store) FlushAll(ctx context.Context) error {
-	return s.Backend.FlushAll(ctx, s.FlushRedPackets, s.FlushOrders, s.FlushCoupons)
+	return s.Backend.FlushAll(ctx, s.FlushRedPackets, s.FlushCoupons)
 }

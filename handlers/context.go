@@ -15,6 +15,7 @@ import (
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
@@ -32,6 +33,7 @@ const (
 // Handlers holds what every handler needs; each area adds its methods in its own file.
 type Handlers struct {
 	Store    *db.Store
+	Goods    *goods.Service
 	Tokens   *db.Tokens
 	TokenTTL time.Duration
 	// MonitorPath is where Asynqmon is mounted, linked from the admin dashboard.

@@ -22,6 +22,7 @@ import (
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqlite"
 	"github.com/seckill/seckill/web/ratelimit"
@@ -94,6 +95,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 type benchTarget struct {
 	URL       string
 	Store     *db.Store
+	Goods     *goods.Service // nil against a remote server
 	Tokens    *db.Tokens
 	Users     []*model.User
 	tokens    []string
@@ -267,6 +269,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		}
 		closers = append(closers, func() { m.Close() })
 		t.URL, t.Store, t.Tokens = m.URL(), m.Store, m.Tokens
+		t.Goods = m.Goods
 		// A twin web process on the same Redis and database with every
 		// abuse limit off: the limits' cost is measured against it.
 		twin := cfg

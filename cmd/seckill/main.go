@@ -25,6 +25,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/background"
 	"github.com/seckill/seckill/db/demo"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/rdb"
@@ -94,6 +95,7 @@ type Main struct {
 	Redis     *rdb.Redis
 	SQL       *sqlite.DB
 	Store     *db.Store
+	Goods     *goods.Service
 	Tokens    *db.Tokens
 	Registry  *prometheus.Registry
 	Client    *asynq.Client
@@ -175,7 +177,6 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Revocations = db.NewRevocations(m.Redis.Client, 7*24*time.Hour)
 	m.Revocations.Log = m.Log
 	m.Tokens.Revocations, m.Store.Revocations = m.Revocations, m.Revocations
-	m.Store.OrderTTL = m.Config.OrderTTL
 	m.Store.WebhookAllowPrivate = m.Config.WebhookAllowPrivate
 	m.Store.BcryptCost = m.BcryptCost
 	// 64 enqueuers keep up with a sale where every grab wins (16 fell
@@ -184,6 +185,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Store.Background = background.New(64, 1<<16)
 	m.Store.SMTPURL, m.Store.WebhookSecret = m.Config.SMTPURL, outbound.Key(m.Config.WebhookSecret, secret)
 	m.Store.ReminderRetryDelay = m.Config.ReminderRetryDelay
+	m.Goods = goods.New(m.Store.Backend)
+	m.Goods.OrderTTL = m.Config.OrderTTL
 
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -193,7 +196,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	if m.Config.Demo {
-		if err := demo.Seed(ctx, m.Store, demo.SeederFunc(m.Store.SeedGoodsDemo), demo.SeederFunc(m.Store.SeedRedPacketDemo), demo.SeederFunc(m.Store.SeedCouponDemo)); err != nil {
+		if err := demo.Seed(ctx, m.Store, m.Goods, demo.SeederFunc(m.Store.SeedRedPacketDemo), demo.SeederFunc(m.Store.SeedCouponDemo)); err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
 		}
 	}
@@ -228,7 +231,7 @@ func (m *Main) Open(ctx context.Context) error {
 
 	if m.runsWeb() {
 		wcfg := web.Config{
-			Store: m.Store, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
+			Store: m.Store, Goods: m.Goods, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready, PingInterval: m.PingInterval,
 			MetricsToken:  m.Config.MetricsToken,
@@ -259,7 +262,7 @@ func (m *Main) Open(ctx context.Context) error {
 func (m *Main) areas() []tasks.Area {
 	return []tasks.Area{
 		&tasks.RedPackets{Store: m.Store},
-		&tasks.Goods{Store: m.Store, Log: m.Log},
+		&tasks.Goods{Store: m.Goods, Log: m.Log},
 		&tasks.Coupons{Store: m.Store},
 	}
 }
@@ -400,5 +403,5 @@ func keptSecret(path string, n int) (string, error) {
 // flushAll moves every promotion's pending records to SQLite under the flush
 // lock; each promotion adds its flush step here.
 func (m *Main) flushAll(ctx context.Context) error {
-	return m.Store.Backend.FlushAll(ctx, m.Store.FlushRedPackets, m.Store.FlushOrders, m.Store.FlushCoupons)
+	return m.Store.Backend.FlushAll(ctx, m.Store.FlushRedPackets, m.Goods.FlushOrders, m.Store.FlushCoupons)
 }
