@@ -45,8 +45,9 @@ type Config struct {
 	Ready func(ctx context.Context) map[string]error
 	// PingInterval is how often the hub pings sockets (0: 30s); one silent for two intervals is dropped.
 	PingInterval time.Duration
-	// Naive, when set, mounts the load bench's SQLite-transaction baseline grab.
-	Naive *db.NaiveBaseline
+	// BenchRoutes, when set, mounts the load bench's own API routes (its
+	// naive SQLite baseline grab) behind the API's middleware.
+	BenchRoutes func(api fiber.Router)
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
 	// MetricsToken, when set, lets a Bearer of it read /metrics besides admins.
@@ -192,8 +193,8 @@ func (s *Server) routes(cfg Config) {
 	api.Get("/me/notifications", requireUser, h.MyNotifications)
 	api.Get("/me/notifications/unread", requireUser, h.UnreadNotifications)
 	api.Post("/me/notifications/read", requireUser, h.ReadNotifications)
-	if cfg.Naive != nil {
-		api.Post("/bench/naive/:id/grab", h.NaiveGrab(cfg.Naive))
+	if cfg.BenchRoutes != nil {
+		cfg.BenchRoutes(api)
 	}
 	// red packets
 	api.Get("/redpackets", h.ListRedPackets)

@@ -21,6 +21,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
+	"github.com/seckill/seckill/cmd/seckill/naive"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
@@ -101,7 +102,7 @@ type benchTarget struct {
 	tokens    []string
 	addrs     []string // the shoppers' client addresses (X-Forwarded-For)
 	admin     string   // a token of the bootstrap admin
-	naive     *db.NaiveBaseline
+	naive     *naive.Baseline
 	client    *http.Client  // metrics
 	load      *bench.Client // one connection per worker of the load, and one for set-up calls
 	unlimited *bench.Client // the load's connections to a twin web process with every limit off (in-process only)
@@ -288,7 +289,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 			return nil, nil, err
 		}
 		closers = append(closers, t.unlimited.Close)
-		t.naive = &db.NaiveBaseline{SQL: m.SQL}
+		t.naive = &naive.Baseline{SQL: m.SQL}
 		o.redisLabel = "in-process server, embedded Redis"
 		if !m.Redis.Embedded {
 			o.redisLabel = "in-process server, real Redis at " + cfg.RedisURL

@@ -22,6 +22,7 @@ import (
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/seckill/seckill/cmd/seckill/naive"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/background"
 	"github.com/seckill/seckill/db/demo"
@@ -240,7 +241,7 @@ func (m *Main) Open(ctx context.Context) error {
 		}
 		wcfg.TrustedProxies, _ = ParseTrustedProxies(m.Config.TrustedProxies) // validated by ParseConfig
 		if m.Naive {
-			wcfg.Naive = &db.NaiveBaseline{SQL: m.SQL}
+			wcfg.BenchRoutes = (&naive.Baseline{SQL: m.SQL}).Routes
 		}
 		if err := m.Revocations.Start(ctx); err != nil {
 			return fmt.Errorf("follow revocations: %w", err)
