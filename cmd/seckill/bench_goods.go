@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -112,11 +113,11 @@ func benchRedisLimit(ctx context.Context, o *benchOptions, t *benchTarget) (*sce
 	return &scenario{name: "Redis limit (EVALSHA)",
 		op: func(ctx context.Context, _ int, i int64) string {
 			script, keys, args := t.Goods.GrabCall(t.Users[i%int64(len(t.Users))].ID, id, rdb.NewRequestID(), t.Goods.Now())
-			res, err := script.Run(ctx, t.Goods.Redis, keys, args...).Slice()
+			res, err := script.Run(ctx, t.Goods.Redis, keys, args...).Text()
 			if err != nil {
 				return "transport"
 			}
-			code, _ := res[0].(string)
+			code, _, _ := strings.Cut(res, ":") // the status word: "ok:<remaining>:<slot>:<record>", "sold_out", ...
 			return code
 		},
 	}, nil

@@ -182,14 +182,13 @@ func (s *Service) voidConflicts(ctx context.Context) error {
 	for _, id := range ids {
 		goodsID, seq, ok := SplitOrderID(id)
 		if ok {
-			res, err := voidScript.Run(ctx, s.Redis, scriptKeys(goodsID), seq, s.Now().UnixMilli()).Slice()
+			res, err := voidScript.Run(ctx, s.Redis, scriptKeys(goodsID), seq, s.Now().UnixMilli()).Text()
 			if err != nil {
 				return fmt.Errorf("void order %d: %w", id, err)
 			}
-			if res[0] == "ok" {
-				if o, err := parseOrderRecord(goodsID, res[1].(string)); err == nil {
-					slot, _ := s.Redis.HGet(ctx, infoKey(goodsID), "slot").Int64()
-					s.pushStock(goodsID, slot, res[2].(int64))
+			if a, err := parseAnswer(goodsID, res); err == nil && a.code == "ok" {
+				if o, err := parseOrderRecord(goodsID, a.rec); err == nil {
+					s.pushStock(goodsID, a.slot, a.remaining)
 					s.pushOrder(o)
 				}
 			}

@@ -19,12 +19,22 @@ import (
 //
 // An order record is "seq|user|unit|amount|status|created|expires|version|updated"
 // (times in unix ms); the same string goes to the flush queue on each change.
+//
+// Every script returns one string: a status word ("sold_out"), or for an
+// answer about an order the word, the goods' remaining stock, its slot ID
+// and the order record, joined by colons ("ok:41:7:<record>"); parseAnswer
+// reads them.
 const goodsLua = `
 local K_INFO, K_FRESH, K_FREE, K_HELD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_ORDERS, K_MINE, K_DEADLINES, K_PENDING, K_COUNTS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 
 local function remaining()
 	return (tonumber(redis.call('GET', K_FRESH)) or 0) + redis.call('LLEN', K_FREE)
+end
+
+-- answer is a script's reply about one order: "word:remaining:slot:record".
+local function answer(word, rec)
+	return word .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. rec
 end
 
 local function split(rec)
@@ -64,9 +74,9 @@ end
 // ARGV: 1 start ms, 2 end ms, 3 seckill price, 4 limit, 5 stock, 6 slot ID,
 // 7 fresh units, 8 last sequence, then JSON: 9 free units, 10 held marks,
 // 11 live order records, 12 mine lists, 13 counts
-// Returns 1 when loaded, 0 when the goods was loaded already (nothing changed).
+// Returns loaded, or exists when the goods was loaded already (nothing changed).
 var loadScript = redis.NewScript(goodsLua + `
-if redis.call('EXISTS', K_INFO) == 1 then return 0 end
+if redis.call('EXISTS', K_INFO) == 1 then return 'exists' end
 redis.call('DEL', K_FRESH, K_FREE, K_HELD, K_ORDERS, K_MINE, K_DEADLINES, K_COUNTS)
 redis.call('SET', K_FRESH, ARGV[7])
 if (tonumber(redis.call('GET', K_SEQ)) or 0) < tonumber(ARGV[8]) then redis.call('SET', K_SEQ, ARGV[8]) end
@@ -80,7 +90,7 @@ end
 for uid, seqs in pairs(cjson.decode(ARGV[12])) do redis.call('HSET', K_MINE, uid, seqs) end
 for k, n in pairs(cjson.decode(ARGV[13])) do redis.call('HSET', K_COUNTS, k, n) end
 redis.call('HSET', K_INFO, 'start', ARGV[1], 'end', ARGV[2], 'price', ARGV[3], 'limit', ARGV[4], 'stock', ARGV[5], 'slot', ARGV[6])
-return 1
+return 'loaded'
 `)
 
 // load loads the goods into Redis once and marks it active; it reports whether this call loaded it.
@@ -92,19 +102,20 @@ func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
 	j := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	args := []any{g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
 		st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts)}
-	n, err := loadScript.Run(ctx, s.Redis, scriptKeys(g.ID), args...).Int()
+	res, err := loadScript.Run(ctx, s.Redis, scriptKeys(g.ID), args...).Text()
 	if err != nil {
 		return false, fmt.Errorf("load goods %d: %w", g.ID, err)
 	}
+	loaded := res == "loaded"
 	if err := s.Redis.SAdd(ctx, activeKey, g.ID).Err(); err != nil {
 		return false, fmt.Errorf("activate goods %d: %w", g.ID, err)
 	}
-	if n == 1 {
+	if loaded {
 		if _, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET preheated_ms = COALESCE(preheated_ms, ?) WHERE id = ?`, s.Now().UnixMilli(), g.ID); err != nil {
 			return true, err
 		}
 	}
-	return n == 1, nil
+	return loaded, nil
 }
 
 // goodsState is what Redis must hold for goods given SQLite's orders.
@@ -197,27 +208,28 @@ func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState
 //
 // KEYS: scriptKeys
 // ARGV: 1 now ms, 2 start ms, 3 end ms, 4 seckill price, 5 limit, 6 stock
-// Returns 1 when changed, 0 when the goods is not loaded, -1 when the sale has begun (nothing changed).
+// Returns ok when changed, not_loaded when the goods is not in Redis, or
+// started when the sale has begun (nothing changed).
 var refreshScript = redis.NewScript(goodsLua + `
-if redis.call('EXISTS', K_INFO) == 0 then return 0 end
-if tonumber(ARGV[1]) >= tonumber(redis.call('HGET', K_INFO, 'start')) or redis.call('HLEN', K_ORDERS) > 0 then return -1 end
+if redis.call('EXISTS', K_INFO) == 0 then return 'not_loaded' end
+if tonumber(ARGV[1]) >= tonumber(redis.call('HGET', K_INFO, 'start')) or redis.call('HLEN', K_ORDERS) > 0 then return 'started' end
 redis.call('HSET', K_INFO, 'start', ARGV[2], 'end', ARGV[3], 'price', ARGV[4], 'limit', ARGV[5], 'stock', ARGV[6])
 redis.call('SET', K_FRESH, ARGV[6])
 redis.call('DEL', K_FREE)
-return 1
+return 'ok'
 `)
 
 // refresh brings Redis in line with goods whose terms or window changed
 // before the sale, loading it when it is now due.
 func (s *Service) refresh(ctx context.Context, g *model.Goods) error {
-	n, err := refreshScript.Run(ctx, s.Redis, scriptKeys(g.ID), s.Now().UnixMilli(),
-		g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock).Int()
+	res, err := refreshScript.Run(ctx, s.Redis, scriptKeys(g.ID), s.Now().UnixMilli(),
+		g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock).Text()
 	switch {
 	case err != nil:
 		return fmt.Errorf("refresh goods %d: %w", g.ID, err)
-	case n < 0:
+	case res == "started":
 		return db.Errorf(db.ECONFLICT, "the sale of goods %d has started", g.ID)
-	case n == 0 && PreheatDue(s.Now(), g.StartAt, g.EndAt):
+	case res == "not_loaded" && PreheatDue(s.Now(), g.StartAt, g.EndAt):
 		_, err = s.load(ctx, g)
 		return err
 	}

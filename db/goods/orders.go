@@ -50,6 +50,32 @@ func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 	}, nil
 }
 
+// answer is a goods script's reply (see goodsLua): a status word and, for an
+// answer about an order, the remaining stock, the slot ID and the record.
+type answer struct {
+	code            string
+	remaining, slot int64
+	rec             string
+}
+
+// parseAnswer reads a script's reply, "word" or "word:remaining:slot:record".
+func parseAnswer(goodsID int64, reply string) (answer, error) {
+	code, rest, about := strings.Cut(reply, ":")
+	if !about {
+		return answer{code: code}, nil
+	}
+	remaining, rest, _ := strings.Cut(rest, ":")
+	slot, rec, ok := strings.Cut(rest, ":")
+	a := answer{code: code, rec: rec}
+	var err1, err2 error
+	a.remaining, err1 = strconv.ParseInt(remaining, 10, 64)
+	a.slot, err2 = strconv.ParseInt(slot, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return answer{}, fmt.Errorf("goods %d: unreadable script answer %q", goodsID, reply)
+	}
+	return a, nil
+}
+
 // grabMemoTTL is how long a grab's answer is remembered for retries of the same request.
 const grabMemoTTL = 5 * time.Minute
 
@@ -61,25 +87,24 @@ const grabMemoTTL = 5 * time.Minute
 //
 // KEYS: scriptKeys, then 11 the request's memo key
 // ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 memo TTL ms
-// Returns {code, record, remaining, slot ID} where code is
-// ok | not_loaded | not_started | ended | limit_reached | sold_out
-// (record and the rest only with ok).
+// Returns "ok:remaining:slot:record", or not_loaded | not_started | ended |
+// limit_reached | sold_out.
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
 const grabLua = `
 local memo = redis.call('GET', KEYS[11])
-if memo then return {'ok', memo, remaining(), redis.call('HGET', K_INFO, 'slot')} end
+if memo then return answer('ok', memo) end
 local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot')
-if not info[1] then return {'not_loaded'} end
+if not info[1] then return 'not_loaded' end
 local now = tonumber(ARGV[2])
-if now < tonumber(info[1]) then return {'not_started'} end
-if now >= tonumber(info[2]) then return {'ended'} end
+if now < tonumber(info[1]) then return 'not_started' end
+if now >= tonumber(info[2]) then return 'ended' end
 local uid = ARGV[1]
-if (tonumber(redis.call('HGET', K_HELD, uid)) or 0) >= tonumber(info[4]) then return {'limit_reached'} end
+if (tonumber(redis.call('HGET', K_HELD, uid)) or 0) >= tonumber(info[4]) then return 'limit_reached' end
 local unit, left = redis.call('RPOP', K_FREE), nil
 if not unit then
 	unit = redis.call('GET', K_FRESH)
-	if not unit or tonumber(unit) <= 0 then return {'sold_out'} end
+	if not unit or tonumber(unit) <= 0 then return 'sold_out' end
 	left = redis.call('DECR', K_FRESH) -- the free list is empty, so this is all that is left
 end
 local seq = redis.call('INCR', K_SEQ)
@@ -92,12 +117,12 @@ redis.call('ZADD', K_DEADLINES, ARGV[3], seq)
 redis.call('RPUSH', K_PENDING, rec)
 redis.call('HINCRBY', K_COUNTS, 'unpaid', 1)
 redis.call('SET', KEYS[11], rec, 'PX', ARGV[4])
-return {'ok', rec, left or remaining(), info[5]}
+return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. rec
 `
 
 // grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
-var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res[1] ~= 'not_loaded'"))
+var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded'"))
 
 // Grab decides a grab in one Redis round trip with no SQL, then
 // schedules the order's expiry off the request path; that enqueue is the
@@ -135,18 +160,21 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 		script = grabScriptKeyed
 	}
 	for attempt := 0; ; attempt++ {
-		res, err := s.Eval(ctx, script, keys, args...).Slice()
+		res, err := s.Eval(ctx, script, keys, args...).Text()
 		if err != nil {
 			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
 		}
-		switch code, _ := res[0].(string); code {
+		a, err := parseAnswer(goodsID, res)
+		if err != nil {
+			return nil, err
+		}
+		switch a.code {
 		case "ok":
-			o, err := parseOrderRecord(goodsID, res[1].(string))
+			o, err := parseOrderRecord(goodsID, a.rec)
 			if err != nil {
 				return nil, err
 			}
-			slot, _ := strconv.ParseInt(fmt.Sprint(res[3]), 10, 64)
-			s.pushStock(goodsID, slot, res[2].(int64))
+			s.pushStock(goodsID, a.slot, a.remaining)
 			s.pushOrder(o)
 			return o, nil
 		case "not_started":
@@ -165,7 +193,7 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 				return nil, err
 			}
 		default:
-			return nil, fmt.Errorf("grab goods %d: unexpected answer %v", goodsID, res)
+			return nil, fmt.Errorf("grab goods %d: unexpected answer %q", goodsID, res)
 		}
 	}
 }
@@ -219,27 +247,24 @@ func (s *Service) loadLiveOnce(ctx context.Context, goodsID int64) error {
 //
 // KEYS: scriptKeys
 // ARGV: 1 sequence, 2 user ID, 3 now ms
-// Returns {code, record, remaining} where code is
-// ok | unchanged (already paid) | expired (expired, cancelled or failed) |
-// lapsed (past its deadline: expired now) | not_found.
+// Returns "word:remaining:slot:record" where word is ok | unchanged (already
+// paid) | expired (expired, cancelled or failed) | lapsed (past its
+// deadline: expired now), or not_found.
 var payScript = redis.NewScript(goodsLua + payLua)
 
 const payLua = `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
-if not rec then return {'not_found'} end
+if not rec then return 'not_found' end
 local f = split(rec)
-if f[2] ~= ARGV[2] then return {'not_found'} end
-if f[5] == 'paid' then return {'unchanged', rec, remaining()} end
-if f[5] ~= 'unpaid' then return {'expired', rec, remaining()} end
-if tonumber(ARGV[3]) >= tonumber(f[7]) then
-	rec = close(f, 'expired', ARGV[3], true)
-	return {'lapsed', rec, remaining()}
-end
+if f[2] ~= ARGV[2] then return 'not_found' end
+if f[5] == 'paid' then return answer('unchanged', rec) end
+if f[5] ~= 'unpaid' then return answer('expired', rec) end
+if tonumber(ARGV[3]) >= tonumber(f[7]) then return answer('lapsed', close(f, 'expired', ARGV[3], true)) end
 redis.call('ZREM', K_DEADLINES, f[1])
 redis.call('HINCRBY', K_COUNTS, 'unpaid', -1)
 redis.call('HINCRBY', K_COUNTS, 'paid', 1)
 redis.call('HINCRBY', K_COUNTS, 'revenue', f[4])
-return {'ok', save(f, 'paid', ARGV[3]), remaining()}
+return answer('ok', save(f, 'paid', ARGV[3]))
 `
 
 // payScriptKeyed is payScript with an Idempotency-Key: KEYS[11] keeps the
@@ -272,23 +297,21 @@ func (s *Service) payOrder(ctx context.Context, userID, orderID int64, now time.
 //
 // KEYS: scriptKeys
 // ARGV: 1 sequence, 2 user ID, 3 now ms
-// Returns {code, record, remaining} where code is
-// ok | unchanged (already cancelled) | paid | expired (expired or failed) |
-// lapsed (past its deadline: expired now) | not_found.
+// Returns "word:remaining:slot:record" where word is ok | unchanged (already
+// cancelled) | paid | expired (expired or failed) | lapsed (past its
+// deadline: expired now), or not_found.
 var cancelScript = redis.NewScript(goodsLua + cancelLua)
 
 const cancelLua = `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
-if not rec then return {'not_found'} end
+if not rec then return 'not_found' end
 local f = split(rec)
-if f[2] ~= ARGV[2] then return {'not_found'} end
-if f[5] == 'cancelled' then return {'unchanged', rec, remaining()} end
-if f[5] == 'paid' then return {'paid', rec, remaining()} end
-if f[5] ~= 'unpaid' then return {'expired', rec, remaining()} end
-if tonumber(ARGV[3]) >= tonumber(f[7]) then
-	return {'lapsed', close(f, 'expired', ARGV[3], true), remaining()}
-end
-return {'ok', close(f, 'cancelled', ARGV[3], true), remaining()}
+if f[2] ~= ARGV[2] then return 'not_found' end
+if f[5] == 'cancelled' then return answer('unchanged', rec) end
+if f[5] == 'paid' then return answer('paid', rec) end
+if f[5] ~= 'unpaid' then return answer('expired', rec) end
+if tonumber(ARGV[3]) >= tonumber(f[7]) then return answer('lapsed', close(f, 'expired', ARGV[3], true)) end
+return answer('ok', close(f, 'cancelled', ARGV[3], true))
 `
 
 // cancelScriptKeyed is cancelScript with an Idempotency-Key: KEYS[11] keeps
@@ -320,16 +343,16 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*mode
 //
 // KEYS: scriptKeys
 // ARGV: 1 sequence, 2 now ms
-// Returns {code, record, remaining} where code is
-// ok | paid | closed (already expired, cancelled or failed) | not_due | not_found.
+// Returns "word:remaining:slot:record" where word is ok | paid | closed
+// (already expired, cancelled or failed) | not_due, or not_found.
 var expireScript = redis.NewScript(goodsLua + `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
-if not rec then return {'not_found'} end
+if not rec then return 'not_found' end
 local f = split(rec)
-if f[5] == 'paid' then return {'paid', rec, remaining()} end
-if f[5] ~= 'unpaid' then return {'closed', rec, remaining()} end
-if tonumber(ARGV[2]) < tonumber(f[7]) then return {'not_due', rec, remaining()} end
-return {'ok', close(f, 'expired', ARGV[2], true), remaining()}
+if f[5] == 'paid' then return answer('paid', rec) end
+if f[5] ~= 'unpaid' then return answer('closed', rec) end
+if tonumber(ARGV[2]) < tonumber(f[7]) then return answer('not_due', rec) end
+return answer('ok', close(f, 'expired', ARGV[2], true))
 `)
 
 // ErrNotDue is returned when an order's expiry runs before its deadline.
@@ -360,14 +383,14 @@ func (s *Service) expireOrder(ctx context.Context, orderID int64, now time.Time)
 //
 // KEYS: scriptKeys
 // ARGV: 1 sequence, 2 now ms
-// Returns {code, record, remaining} where code is ok | paid | closed | not_found.
+// Returns "word:remaining:slot:record" where word is ok | paid | closed, or not_found.
 var voidScript = redis.NewScript(goodsLua + `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
-if not rec then return {'not_found'} end
+if not rec then return 'not_found' end
 local f = split(rec)
-if f[5] == 'paid' then return {'paid', rec, remaining()} end
-if f[5] ~= 'unpaid' then return {'closed', rec, remaining()} end
-return {'ok', close(f, 'failed', ARGV[2], false), remaining()}
+if f[5] == 'paid' then return answer('paid', rec) end
+if f[5] ~= 'unpaid' then return answer('closed', rec) end
+return answer('ok', close(f, 'failed', ARGV[2], false))
 `)
 
 // runOrderScript runs one of the order scripts for orderID (owned by userID
@@ -395,24 +418,26 @@ func (s *Service) runOrderScript(ctx context.Context, script *redis.Script, user
 			args = append(args, db.IdempotencyTTL.Milliseconds())
 		}
 	}
-	res, err := script.Run(ctx, s.Redis, keys, args...).Slice()
+	res, err := script.Run(ctx, s.Redis, keys, args...).Text()
 	if err != nil {
 		return nil, "", fmt.Errorf("order %d: %w", orderID, err)
 	}
-	code, _ := res[0].(string)
-	if code == "not_found" {
-		return s.settledOrder(ctx, userID, orderID)
-	}
-	o, err := parseOrderRecord(goodsID, res[1].(string))
+	a, err := parseAnswer(goodsID, res)
 	if err != nil {
 		return nil, "", err
 	}
-	if code == "ok" || code == "lapsed" {
-		slot, _ := s.Redis.HGet(ctx, infoKey(goodsID), "slot").Int64()
-		s.pushStock(goodsID, slot, res[2].(int64))
+	if a.code == "not_found" {
+		return s.settledOrder(ctx, userID, orderID)
+	}
+	o, err := parseOrderRecord(goodsID, a.rec)
+	if err != nil {
+		return nil, "", err
+	}
+	if a.code == "ok" || a.code == "lapsed" {
+		s.pushStock(goodsID, a.slot, a.remaining)
 		s.pushOrder(o)
 	}
-	return o, code, nil
+	return o, a.code, nil
 }
 
 // settledOrder answers an order script for an order Redis no longer holds
