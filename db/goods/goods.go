@@ -14,6 +14,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
+// msTime reads a unix-millisecond column as a UTC time.
 func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // owns reports whether the caller may see and change an item of merchantID.

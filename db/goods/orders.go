@@ -278,7 +278,7 @@ func (s *Service) PayOrder(ctx context.Context, userID, orderID int64) (*model.O
 }
 
 func (s *Service) payOrder(ctx context.Context, userID, orderID int64, now time.Time) (*model.Order, error) {
-	o, code, err := s.runOrderScript(ctx, payScript, userID, orderID, now)
+	o, code, err := s.runOrderScript(ctx, userID, orderID, payScript, now)
 	if err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ var cancelScriptKeyed = redis.NewScript(goodsLua + db.Memoize(cancelLua, "true")
 
 // CancelOrder cancels the user's unpaid order and puts its unit back in stock.
 func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {
-	o, code, err := s.runOrderScript(ctx, cancelScript, userID, orderID, s.Now())
+	o, code, err := s.runOrderScript(ctx, userID, orderID, cancelScript, s.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -365,7 +365,7 @@ func (s *Service) ExpireOrder(ctx context.Context, orderID int64) error {
 }
 
 func (s *Service) expireOrder(ctx context.Context, orderID int64, now time.Time) error {
-	_, code, err := s.runOrderScript(ctx, expireScript, 0, orderID, now)
+	_, code, err := s.runOrderScript(ctx, 0, orderID, expireScript, now)
 	if db.ErrorCode(err) == db.ENOTFOUND {
 		return nil
 	} else if err != nil {
@@ -393,16 +393,16 @@ if f[5] ~= 'unpaid' then return answer('closed', rec) end
 return answer('ok', close(f, 'failed', ARGV[2], false))
 `)
 
-// runOrderScript runs one of the order scripts for orderID (owned by userID
-// unless it is 0) and pushes the change live. A "not_found" from Redis looks
-// in SQLite, for orders of goods no longer active.
 // keyedOrderScripts are the order scripts that honour an Idempotency-Key, each with its keyed variant.
 var keyedOrderScripts = map[*redis.Script]struct {
 	script *redis.Script
 	op     string
 }{payScript: {payScriptKeyed, "pay"}, cancelScript: {cancelScriptKeyed, "cancel"}}
 
-func (s *Service) runOrderScript(ctx context.Context, script *redis.Script, userID, orderID int64, now time.Time) (*model.Order, string, error) {
+// runOrderScript runs one of the order scripts for orderID (owned by userID
+// unless it is 0) and pushes the change live. A "not_found" from Redis looks
+// in SQLite, for orders of goods no longer active.
+func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, script *redis.Script, now time.Time) (*model.Order, string, error) {
 	goodsID, seq, ok := SplitOrderID(orderID)
 	if !ok {
 		return nil, "", db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
