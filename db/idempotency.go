@@ -55,7 +55,8 @@ func KeyedRequestID(ctx context.Context, op string, userID int64) (string, bool)
 }
 
 // Memoize wraps a script body (top-level Lua ending in returns) so its whole
-// answer is kept under the last key for ARGV[#ARGV] milliseconds, and a later
+// answer (a string, as scripts return, or a table) is kept under the last key
+// for ARGV[#ARGV] milliseconds, and a later
 // run with the same last key returns that answer without running the body.
 // keep is a Lua condition on res that says which answers are kept (not, say,
 // "not loaded yet, load and ask again").
@@ -64,7 +65,7 @@ func Memoize(body, keep string) string {
 local memo = redis.call('GET', KEYS[#KEYS])
 if memo then
 	local ok, res = pcall(cjson.decode, memo)
-	if ok and type(res) == 'table' then return res end
+	if ok and (type(res) == 'string' or type(res) == 'table') then return res end
 end
 local res = body()
 if ` + keep + ` then redis.call('SET', KEYS[#KEYS], cjson.encode(res), 'PX', ARGV[#ARGV]) end

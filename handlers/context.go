@@ -18,6 +18,7 @@ import (
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/coupon"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/redpacket"
@@ -36,11 +37,11 @@ const (
 
 // Handlers holds what every handler needs; each area adds its methods in its own file.
 type Handlers struct {
-	Store    *db.Store
 	Coupons  *coupon.Service
 	Inbox    *inbox.Service
 	Accounts *account.Service
 	Audit    *audit.Service
+	Goods    *goods.Service
 	Tokens   *account.Tokens
 	TokenTTL time.Duration
 	// MonitorPath is where Asynqmon is mounted, linked from the admin dashboard.

@@ -6,6 +6,8 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/model"
 )
 
 // slotBody is the JSON of POST /api/admin/slots and PUT /api/admin/slots/{id}.
@@ -16,8 +18,8 @@ type slotBody struct {
 }
 
 // input parses the RFC 3339 times; a bad one is an invalid field.
-func (b slotBody) input() (db.SlotInput, error) {
-	in := db.SlotInput{Title: b.Title}
+func (b slotBody) input() (goods.SlotInput, error) {
+	in := goods.SlotInput{Title: b.Title}
 	f := db.FieldErrors{}
 	for _, t := range []struct {
 		name string
@@ -46,8 +48,8 @@ type goodsBody struct {
 }
 
 // input checks that both prices are present; a missing one is an invalid field.
-func (b goodsBody) input() (db.GoodsInput, error) {
-	in := db.GoodsInput{SlotID: b.SlotID, Title: b.Title, Description: b.Description, Stock: b.Stock, LimitPerUser: b.LimitPerUser}
+func (b goodsBody) input() (goods.Input, error) {
+	in := goods.Input{SlotID: b.SlotID, Title: b.Title, Description: b.Description, Stock: b.Stock, LimitPerUser: b.LimitPerUser}
 	f := db.FieldErrors{}
 	for _, p := range []struct {
 		name string
@@ -77,7 +79,7 @@ func (h *Handlers) CreateSlot(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	sl, err := h.Store.CreateSlot(c.UserContext(), cl, in)
+	sl, err := h.Goods.CreateSlot(c.UserContext(), cl, in)
 	if err != nil {
 		return err
 	}
@@ -102,7 +104,7 @@ func (h *Handlers) UpdateSlot(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	sl, err := h.Store.UpdateSlot(c.UserContext(), cl, id, in)
+	sl, err := h.Goods.UpdateSlot(c.UserContext(), cl, id, in)
 	if err != nil {
 		return err
 	}
@@ -111,7 +113,7 @@ func (h *Handlers) UpdateSlot(c *fiber.Ctx) error {
 
 // ListSlots answers the live and upcoming slots: GET /api/slots.
 func (h *Handlers) ListSlots(c *fiber.Ctx) error {
-	slots, err := h.Store.Slots(c.UserContext())
+	slots, err := h.Goods.Slots(c.UserContext())
 	if err != nil {
 		return err
 	}
@@ -124,7 +126,7 @@ func (h *Handlers) AdminListSlots(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	slots, err := h.Store.MerchantSlots(c.UserContext(), cl)
+	slots, err := h.Goods.MerchantSlots(c.UserContext(), cl)
 	if err != nil {
 		return err
 	}
@@ -137,7 +139,7 @@ func (h *Handlers) SlotGoods(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	gs, err := h.Store.SlotGoods(c.UserContext(), id)
+	gs, err := h.Goods.SlotGoods(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
@@ -158,7 +160,7 @@ func (h *Handlers) CreateGoods(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Store.CreateGoods(c.UserContext(), cl, in)
+	g, err := h.Goods.Create(c.UserContext(), cl, in)
 	if err != nil {
 		return err
 	}
@@ -183,7 +185,7 @@ func (h *Handlers) UpdateGoods(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Store.UpdateGoods(c.UserContext(), cl, id, in)
+	g, err := h.Goods.Update(c.UserContext(), cl, id, in)
 	if err != nil {
 		return err
 	}
@@ -196,7 +198,7 @@ func (h *Handlers) GetGoods(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Store.Goods(c.UserContext(), id)
+	g, err := h.Goods.Get(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
@@ -213,7 +215,7 @@ func (h *Handlers) GoodsStats(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	st, err := h.Store.GoodsStats(c.UserContext(), cl, id)
+	st, err := h.Goods.Stats(c.UserContext(), cl, id)
 	if err != nil {
 		return err
 	}
@@ -235,7 +237,7 @@ func (h *Handlers) Grab(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	o, err := h.Store.GrabGoods(ctx, cl.UserID, id)
+	o, err := h.Goods.Grab(ctx, cl.UserID, id)
 	if err != nil {
 		return err
 	}
@@ -244,20 +246,20 @@ func (h *Handlers) Grab(c *fiber.Ctx) error {
 
 // GetOrder answers one of the caller's orders: GET /api/orders/{id}.
 func (h *Handlers) GetOrder(c *fiber.Ctx) error {
-	return h.orderAction(c, h.Store.Order)
+	return h.orderAction(c, h.Goods.Order)
 }
 
 // PayOrder pays one of the caller's orders: POST /api/orders/{id}/pay.
 func (h *Handlers) PayOrder(c *fiber.Ctx) error {
-	return h.orderAction(c, h.Store.PayOrder)
+	return h.orderAction(c, h.Goods.PayOrder)
 }
 
 // CancelOrder cancels one of the caller's unpaid orders: POST /api/orders/{id}/cancel.
 func (h *Handlers) CancelOrder(c *fiber.Ctx) error {
-	return h.orderAction(c, h.Store.CancelOrder)
+	return h.orderAction(c, h.Goods.CancelOrder)
 }
 
-func (h *Handlers) orderAction(c *fiber.Ctx, act func(ctx context.Context, userID, orderID int64) (*db.Order, error)) error {
+func (h *Handlers) orderAction(c *fiber.Ctx, act func(ctx context.Context, userID, orderID int64) (*model.Order, error)) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -283,7 +285,7 @@ func (h *Handlers) MyOrders(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	orders, err := h.Store.MyOrders(c.UserContext(), cl.UserID)
+	orders, err := h.Goods.MyOrders(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}

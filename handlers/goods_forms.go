@@ -6,13 +6,14 @@ import (
 	"strings"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/views"
 )
 
 // slotFormInput parses a posted slot form; what cannot be parsed becomes a field error.
-func slotFormInput(form views.SlotForm, tzOffset string) (db.SlotInput, db.FieldErrors) {
+func slotFormInput(form views.SlotForm, tzOffset string) (goods.SlotInput, db.FieldErrors) {
 	errs := db.FieldErrors{}
-	in := db.SlotInput{Title: form.Title}
+	in := goods.SlotInput{Title: form.Title}
 	off := tzOffsetMinutes(tzOffset)
 	if t, err := parseLocalTime(form.StartAt, off); err == nil {
 		in.StartAt = t
@@ -28,9 +29,9 @@ func slotFormInput(form views.SlotForm, tzOffset string) (db.SlotInput, db.Field
 }
 
 // goodsFormInput parses a posted goods form; what cannot be parsed becomes a field error.
-func goodsFormInput(form views.GoodsForm, slotID int64) (db.GoodsInput, db.FieldErrors) {
+func goodsFormInput(form views.GoodsForm, slotID int64) (goods.Input, db.FieldErrors) {
 	errs := db.FieldErrors{}
-	in := db.GoodsInput{SlotID: slotID, Title: form.Title, Description: form.Description}
+	in := goods.Input{SlotID: slotID, Title: form.Title, Description: form.Description}
 	money := func(name, raw string, dst *int64) {
 		v, err := parseYuan(raw)
 		if err != nil {

@@ -6,13 +6,15 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
 
 // SlotsPage is the shopper's slot menu: GET /slots and /slots/{id}.
 func (h *Handlers) SlotsPage(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	slots, err := h.Store.Slots(ctx)
+	slots, err := h.Goods.Slots(ctx)
 	if err != nil {
 		return err
 	}
@@ -22,14 +24,14 @@ func (h *Handlers) SlotsPage(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		if v.Current, err = h.Store.Slot(ctx, id); err != nil {
+		if v.Current, err = h.Goods.Slot(ctx, id); err != nil {
 			return err
 		}
 	} else if len(slots) > 0 {
 		v.Current = &slots[0] // the earliest is live if any is
 	}
 	if v.Current != nil {
-		if v.Goods, err = h.Store.SlotGoods(ctx, v.Current.ID); err != nil {
+		if v.Goods, err = h.Goods.SlotGoods(ctx, v.Current.ID); err != nil {
 			return err
 		}
 	}
@@ -42,13 +44,13 @@ func (h *Handlers) GoodsPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Store.Goods(c.UserContext(), id)
+	g, err := h.Goods.Get(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
 	v := views.GoodsView{Goods: *g}
 	if cl, ok := ClaimsOf(c); ok {
-		orders, err := h.Store.MyOrders(c.UserContext(), cl.UserID)
+		orders, err := h.Goods.MyOrders(c.UserContext(), cl.UserID)
 		if err != nil {
 			return err
 		}
@@ -67,7 +69,7 @@ func (h *Handlers) MyOrdersPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	orders, err := h.Store.MyOrders(c.UserContext(), cl.UserID)
+	orders, err := h.Goods.MyOrders(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -76,7 +78,7 @@ func (h *Handlers) MyOrdersPage(c *fiber.Ctx) error {
 
 // AdminSlotsPage lists the merchant's slots with the form to add one: GET /admin/slots.
 func (h *Handlers) AdminSlotsPage(c *fiber.Ctx) error {
-	start := h.Store.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+	start := h.Goods.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	form := views.SlotForm{StartAt: views.DateTimeLocal(start), EndAt: views.DateTimeLocal(start.Add(2 * time.Hour))}
 	return h.adminSlots(c, fiber.StatusOK, form)
 }
@@ -86,7 +88,7 @@ func (h *Handlers) adminSlots(c *fiber.Ctx, status int, form views.SlotForm) err
 	if err != nil {
 		return err
 	}
-	slots, err := h.Store.MerchantSlots(c.UserContext(), cl)
+	slots, err := h.Goods.MerchantSlots(c.UserContext(), cl)
 	if err != nil {
 		return err
 	}
@@ -114,9 +116,9 @@ func (h *Handlers) AdminCreateSlot(c *fiber.Ctx) error {
 	form := slotFormOf(c)
 	in, parseErrs := slotFormInput(form, c.FormValue("tz_offset"))
 	normalizeSlotForm(&form, in)
-	var sl *db.Slot
+	var sl *model.Slot
 	if len(parseErrs) == 0 {
-		sl, err = h.Store.CreateSlot(c.UserContext(), cl, in)
+		sl, err = h.Goods.CreateSlot(c.UserContext(), cl, in)
 	}
 	if len(parseErrs) > 0 || formFailed(err) {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
@@ -141,7 +143,7 @@ func (h *Handlers) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm,
 	if err != nil {
 		return err
 	}
-	sl, sales, err := h.Store.SlotSales(c.UserContext(), cl, id)
+	sl, sales, err := h.Goods.SlotSales(c.UserContext(), cl, id)
 	if err != nil {
 		return err
 	}
@@ -169,7 +171,7 @@ func (h *Handlers) AdminUpdateSlot(c *fiber.Ctx) error {
 	in, parseErrs := slotFormInput(form, c.FormValue("tz_offset"))
 	normalizeSlotForm(&form, in)
 	if len(parseErrs) == 0 {
-		_, err = h.Store.UpdateSlot(c.UserContext(), cl, id, in)
+		_, err = h.Goods.UpdateSlot(c.UserContext(), cl, id, in)
 	}
 	if len(parseErrs) > 0 || (formFailed(err) && db.ErrorCode(err) != db.ENOTFOUND) {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
@@ -192,9 +194,9 @@ func (h *Handlers) AdminCreateGoods(c *fiber.Ctx) error {
 	}
 	form := goodsFormOf(c)
 	in, parseErrs := goodsFormInput(form, id)
-	var g *db.Goods
+	var g *model.Goods
 	if len(parseErrs) == 0 {
-		g, err = h.Store.CreateGoods(c.UserContext(), cl, in)
+		g, err = h.Goods.Create(c.UserContext(), cl, in)
 	}
 	if len(parseErrs) > 0 || (formFailed(err) && db.ErrorCode(err) != db.ENOTFOUND) {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
@@ -220,15 +222,15 @@ func (h *Handlers) adminGoods(c *fiber.Ctx, status int, form *views.GoodsForm) e
 		return err
 	}
 	ctx := c.UserContext()
-	g, err := h.Store.OwnedGoods(ctx, cl, id)
+	g, err := h.Goods.Owned(ctx, cl, id)
 	if err != nil {
 		return err
 	}
-	st, err := h.Store.GoodsStats(ctx, cl, id)
+	st, err := h.Goods.Stats(ctx, cl, id)
 	if err != nil {
 		return err
 	}
-	conflicts, err := h.Store.GoodsConflicts(ctx, cl, id)
+	conflicts, err := h.Goods.Conflicts(ctx, cl, id)
 	if err != nil {
 		return err
 	}
@@ -252,7 +254,7 @@ func (h *Handlers) AdminUpdateGoods(c *fiber.Ctx) error {
 	form := goodsFormOf(c)
 	in, parseErrs := goodsFormInput(form, 0)
 	if len(parseErrs) == 0 {
-		_, err = h.Store.UpdateGoods(c.UserContext(), cl, id, in)
+		_, err = h.Goods.Update(c.UserContext(), cl, id, in)
 	}
 	if len(parseErrs) > 0 || (formFailed(err) && db.ErrorCode(err) != db.ENOTFOUND) {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
@@ -265,7 +267,7 @@ func (h *Handlers) AdminUpdateGoods(c *fiber.Ctx) error {
 
 // normalizeSlotForm shows parsed times back in UTC, as the page expects them
 // (static/goods.js turns them into the browser's local time).
-func normalizeSlotForm(form *views.SlotForm, in db.SlotInput) {
+func normalizeSlotForm(form *views.SlotForm, in goods.SlotInput) {
 	if !in.StartAt.IsZero() {
 		form.StartAt = views.DateTimeLocal(in.StartAt)
 	}

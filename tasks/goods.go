@@ -8,17 +8,20 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/seckill/seckill/db"
 )
 
-// Goods task types. The Store enqueues order expiry (on the grab path) and
-// the slot-end stock sync itself, so those two are defined in db.
+// Goods task types. The goods service enqueues order expiry (on the grab
+// path) and the slot-end stock sync itself.
 const (
-	TypeOrderExpire  = db.TaskOrderExpire
-	TypeGoodsSync    = db.TaskGoodsSync
+	TypeOrderExpire  = "order:expire"
+	TypeGoodsSync    = "goods:sync"
 	TypeGoodsPreheat = "goods:preheat"
 	TypeOrderSweep   = "order:sweep"
 )
+
+// QueueOrderExpire is the queue of expiry tasks: expiry must not wait behind
+// reminders. Paying deletes the order's task from it.
+const QueueOrderExpire = QueueCritical
 
 // How often the periodic goods work runs.
 const (
@@ -27,11 +30,40 @@ const (
 	OrderSweepEvery   = 10 * time.Second
 )
 
-// NewOrderExpireTask is the expiry task of one order (enqueued with ProcessAt of its deadline, rounded up to a second).
-func NewOrderExpireTask(orderID int64) *asynq.Task { return db.NewOrderExpireTask(orderID) }
+// OrderExpirePayload is the body of an order's expiry task.
+type OrderExpirePayload struct {
+	OrderID int64 `json:"order_id"`
+}
+
+// GoodsSyncPayload is the body of a stock sync task; SlotID 0 means every active goods.
+type GoodsSyncPayload struct {
+	SlotID int64 `json:"slot_id"`
+}
+
+// OrderExpireTaskID is the expiry task's ID, derived from the order ID: it is
+// enqueued once per order and paying can find it to delete it.
+func OrderExpireTaskID(orderID int64) string { return fmt.Sprintf("order:expire:%d", orderID) }
+
+// NewOrderExpireTask is the expiry task of one order (enqueued with
+// ProcessAt of its deadline, rounded up to a second). It keeps retries, so
+// a worker killed mid-task does not lose the expiry.
+func NewOrderExpireTask(orderID int64) *asynq.Task {
+	body, _ := json.Marshal(OrderExpirePayload{OrderID: orderID})
+	return asynq.NewTask(TypeOrderExpire, body, asynq.Queue(QueueOrderExpire), asynq.MaxRetry(25), asynq.Timeout(30*time.Second),
+		asynq.TaskID(OrderExpireTaskID(orderID)))
+}
 
 // NewGoodsSyncTask syncs one slot's stock to SQLite (0: every active goods).
-func NewGoodsSyncTask(slotID int64) *asynq.Task { return db.NewGoodsSyncTask(slotID) }
+func NewGoodsSyncTask(slotID int64) *asynq.Task {
+	body, _ := json.Marshal(GoodsSyncPayload{SlotID: slotID})
+	return asynq.NewTask(TypeGoodsSync, body, asynq.Queue(QueueCritical), asynq.MaxRetry(10), asynq.Timeout(time.Minute))
+}
+
+// SlotSyncTaskID is the ID of the stock sync at a slot's end. It names the
+// end time, so moving the slot schedules a new sync beside the old one.
+func SlotSyncTaskID(slotID int64, end time.Time) string {
+	return fmt.Sprintf("goods:sync:slot:%d:%d", slotID, end.UnixMilli())
+}
 
 // NewGoodsPreheatTask loads goods of slots about to open into Redis.
 func NewGoodsPreheatTask() *asynq.Task {
@@ -43,10 +75,10 @@ func NewOrderSweepTask() *asynq.Task {
 	return asynq.NewTask(TypeOrderSweep, nil, asynq.Queue(QueueDefault), asynq.MaxRetry(3), asynq.Timeout(time.Minute))
 }
 
-// GoodsStore is what the goods tasks need from the Store.
+// GoodsStore is what the goods tasks need from the goods service.
 type GoodsStore interface {
 	ExpireOrder(ctx context.Context, orderID int64) error
-	PreheatGoods(ctx context.Context) (int, error)
+	Preheat(ctx context.Context) (int, error)
 	SyncStock(ctx context.Context, slotID int64) error
 	SweepOverdueOrders(ctx context.Context) (int, error)
 }
@@ -63,7 +95,7 @@ func (g *Goods) Register(mux *asynq.ServeMux) {
 	mux.HandleFunc(TypeOrderExpire, g.expire)
 	mux.HandleFunc(TypeGoodsSync, g.sync)
 	mux.HandleFunc(TypeGoodsPreheat, func(ctx context.Context, _ *asynq.Task) error {
-		n, err := g.Store.PreheatGoods(ctx)
+		n, err := g.Store.Preheat(ctx)
 		if n > 0 {
 			g.Log.Info("preheated goods", "loaded", n)
 		}
@@ -94,7 +126,7 @@ func (g *Goods) Periodic() []Periodic {
 // expire expires one order if it is still unpaid; paid, closed or unknown
 // orders are left alone, so a repeated delivery does nothing.
 func (g *Goods) expire(ctx context.Context, t *asynq.Task) error {
-	var p db.OrderExpirePayload
+	var p OrderExpirePayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.OrderID <= 0 {
 		return fmt.Errorf("order expiry payload %q: %w", t.Payload(), asynq.SkipRetry)
 	}
@@ -103,7 +135,7 @@ func (g *Goods) expire(ctx context.Context, t *asynq.Task) error {
 }
 
 func (g *Goods) sync(ctx context.Context, t *asynq.Task) error {
-	var p db.GoodsSyncPayload
+	var p GoodsSyncPayload
 	if err := json.Unmarshal(t.Payload(), &p); err != nil || p.SlotID < 0 {
 		return fmt.Errorf("stock sync payload %q: %w", t.Payload(), asynq.SkipRetry)
 	}

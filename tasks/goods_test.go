@@ -11,6 +11,9 @@ import (
 	"github.com/seckill/seckill/db"
 )
 
+// errNotDue stands for the goods service's refusal of an expiry before its deadline.
+var errNotDue = db.Errorf(db.ECONFLICT, "the order is not due to expire yet")
+
 type fakeGoodsStore struct {
 	expired []int64
 	synced  []int64
@@ -21,7 +24,7 @@ func (f *fakeGoodsStore) ExpireOrder(_ context.Context, id int64) error {
 	f.expired = append(f.expired, id)
 	return f.err
 }
-func (f *fakeGoodsStore) PreheatGoods(context.Context) (int, error) { return 0, f.err }
+func (f *fakeGoodsStore) Preheat(context.Context) (int, error) { return 0, f.err }
 func (f *fakeGoodsStore) SyncStock(_ context.Context, slot int64) error {
 	f.synced = append(f.synced, slot)
 	return f.err
@@ -35,7 +38,8 @@ func TestGoodsHandlers(t *testing.T) {
 	g.Register(mux)
 	ctx := context.Background()
 
-	if err := mux.ProcessTask(ctx, NewOrderExpireTask(db.OrderID(3, 9))); err != nil || len(store.expired) != 1 || store.expired[0] != db.OrderID(3, 9) {
+	const order = 3_000_000_009 // goods 3, sequence 9
+	if err := mux.ProcessTask(ctx, NewOrderExpireTask(order)); err != nil || len(store.expired) != 1 || store.expired[0] != order {
 		t.Fatalf("expire: %v %v", err, store.expired)
 	}
 	if err := mux.ProcessTask(ctx, NewGoodsSyncTask(7)); err != nil || len(store.synced) != 1 || store.synced[0] != 7 {
@@ -51,8 +55,8 @@ func TestGoodsHandlers(t *testing.T) {
 		}
 	}
 	// An expiry that is not due yet fails so that Asynq retries it.
-	store.err = db.ErrNotDue
-	if err := mux.ProcessTask(ctx, NewOrderExpireTask(db.OrderID(3, 10))); !errors.Is(err, db.ErrNotDue) {
+	store.err = errNotDue
+	if err := mux.ProcessTask(ctx, NewOrderExpireTask(order+1)); !errors.Is(err, errNotDue) {
 		t.Fatalf("not due: %v", err)
 	}
 	if p := g.Periodic(); len(p) != 3 {

@@ -7,25 +7,26 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 // SlotsView is the shopper's slot menu: the live slot and the next ones, and
 // the goods of the chosen slot.
 type SlotsView struct {
-	Slots   []db.Slot
-	Current *db.Slot
-	Goods   []db.Goods
+	Slots   []model.Slot
+	Current *model.Slot
+	Goods   []model.Goods
 }
 
 // GoodsView is one goods for the shopper, with the caller's orders of it.
 type GoodsView struct {
-	Goods  db.Goods
-	Orders []db.Order
+	Goods  model.Goods
+	Orders []model.Order
 }
 
 // OrdersView is the shopper's "My orders".
 type OrdersView struct {
-	Orders []db.Order
+	Orders []model.Order
 }
 
 // SlotForm is the state of a slot form: the values typed and what is wrong with them.
@@ -51,23 +52,23 @@ type GoodsForm struct {
 
 // AdminSlotsView lists the merchant's slots with the form to add one.
 type AdminSlotsView struct {
-	Slots []db.Slot
+	Slots []model.Slot
 	Form  SlotForm
 }
 
 // AdminSlotView is one slot's live sales dashboard, with its edit and add-goods forms.
 type AdminSlotView struct {
-	Slot      db.Slot
-	Sales     []db.GoodsSales
+	Slot      model.Slot
+	Sales     []model.GoodsSales
 	SlotForm  SlotForm
 	GoodsForm GoodsForm
 }
 
 // AdminGoodsView is the reconciliation of one goods, with its edit form.
 type AdminGoodsView struct {
-	Goods     db.Goods
-	Stats     db.GoodsStats
-	Conflicts []db.OrderConflict
+	Goods     model.Goods
+	Stats     model.GoodsStats
+	Conflicts []model.OrderConflict
 	Form      GoodsForm
 }
 
@@ -84,12 +85,12 @@ func CentsInput(cents int64) string {
 }
 
 // SlotFormOf fills a slot form from a slot.
-func SlotFormOf(s db.Slot) SlotForm {
+func SlotFormOf(s model.Slot) SlotForm {
 	return SlotForm{Title: s.Title, StartAt: DateTimeLocal(s.StartAt), EndAt: DateTimeLocal(s.EndAt)}
 }
 
 // GoodsFormOf fills a goods form from goods.
-func GoodsFormOf(g db.Goods) GoodsForm {
+func GoodsFormOf(g model.Goods) GoodsForm {
 	return GoodsForm{Title: g.Title, Description: g.Description, Price: CentsInput(g.PriceCents),
 		SeckillPrice: CentsInput(g.SeckillPriceCents), Stock: i64(g.Stock), Limit: i64(g.LimitPerUser)}
 }
@@ -117,15 +118,15 @@ func barStyle(remaining, stock int64) templ.SafeCSS {
 // statusLabel is how an order status reads to a shopper.
 func statusLabel(status string) string {
 	switch status {
-	case db.OrderUnpaid:
+	case model.OrderUnpaid:
 		return "Awaiting payment"
-	case db.OrderPaid:
+	case model.OrderPaid:
 		return "Paid"
-	case db.OrderExpired:
+	case model.OrderExpired:
 		return "Expired"
-	case db.OrderCancelled:
+	case model.OrderCancelled:
 		return "Cancelled"
-	case db.OrderFailed:
+	case model.OrderFailed:
 		return "Failed"
 	}
 	return status

@@ -9,7 +9,7 @@ package views
 import "github.com/a-h/templ"
 import templruntime "github.com/a-h/templ/runtime"
 
-import "github.com/seckill/seckill/db"
+import "github.com/seckill/seckill/db/model"
 
 // SlotsPage is the shopper's slot menu: tabs for the live slot and the next
 // ones with countdowns, and the chosen slot's goods with live stock bars.
@@ -136,7 +136,7 @@ func SlotsPage(p Page, v SlotsView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if s.State == db.SlotLive {
+				if s.State == model.SlotLive {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 10, "<span class=\"badge live\">Live</span> <small>ends in <span class=\"countdown\" data-countdown=\"")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -361,7 +361,7 @@ func SlotsPage(p Page, v SlotsView) templ.Component {
 }
 
 // stockBar shows how much of the goods is left; static/goods.js moves it on stock events.
-func stockBar(g db.Goods) templ.Component {
+func stockBar(g model.Goods) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -618,7 +618,7 @@ func GoodsPage(p Page, v GoodsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			switch v.Goods.State {
-			case db.SlotUpcoming:
+			case model.SlotUpcoming:
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 51, "<p data-testid=\"sale-state\">Starts in <span class=\"countdown\" data-countdown=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -649,7 +649,7 @@ func GoodsPage(p Page, v GoodsView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-			case db.SlotLive:
+			case model.SlotLive:
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 54, "<p data-testid=\"sale-state\">On sale now, ends in <span class=\"countdown\" data-countdown=\"")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -722,7 +722,7 @@ func GoodsPage(p Page, v GoodsView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				if v.Goods.State != db.SlotLive {
+				if v.Goods.State != model.SlotLive {
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 62, " disabled")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -1066,7 +1066,7 @@ func OrdersPage(p Page, v OrdersView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					if o.Status == db.OrderUnpaid {
+					if o.Status == model.OrderUnpaid {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 92, "<span class=\"countdown\" data-countdown=\"")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err
@@ -1102,7 +1102,7 @@ func OrdersPage(p Page, v OrdersView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
-					if o.Status == db.OrderUnpaid {
+					if o.Status == model.OrderUnpaid {
 						templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 96, "<button type=\"button\" class=\"small\" data-pay=\"")
 						if templ_7745c5c3_Err != nil {
 							return templ_7745c5c3_Err

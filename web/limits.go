@@ -65,7 +65,7 @@ func (s *Server) startMembers(ctx context.Context) {
 	var b [8]byte
 	rand.Read(b[:])
 	lim := s.limits
-	lim.members = ratelimit.NewMembers(s.store.Redis, hex.EncodeToString(b[:]), membersBeat, nil)
+	lim.members = ratelimit.NewMembers(s.redis, hex.EncodeToString(b[:]), membersBeat, nil)
 	lim.members.OnCount = lim.setShare
 	lim.members.Beat(ctx) // the first count before serving
 	ctx, lim.stop = context.WithCancel(context.WithoutCancel(ctx))

@@ -18,10 +18,12 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/coupon"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/redpacket"
@@ -36,11 +38,12 @@ const MonitorPath = "/monitor"
 
 // Config is what the web server needs from the wiring.
 type Config struct {
-	Store    *db.Store
+	Redis    redis.UniversalClient // the rate limiters' process count and the hub's live channel
 	Coupons  *coupon.Service
 	Inbox    *inbox.Service
 	Accounts *account.Service
 	Audit    *audit.Service
+	Goods    *goods.Service
 	Tokens   *account.Tokens
 	TokenTTL time.Duration
 	Log      *slog.Logger
@@ -55,8 +58,9 @@ type Config struct {
 	// SocketReadWindow is how long a WebSocket message, once started, may
 	// take to arrive whole (0: 5s).
 	SocketReadWindow time.Duration
-	// Naive, when set, mounts the load bench's SQLite-transaction baseline grab.
-	Naive *db.NaiveBaseline
+	// BenchRoutes, when set, mounts the load bench's own API routes (its
+	// naive SQLite baseline grab) behind the API's middleware.
+	BenchRoutes func(api fiber.Router)
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
 	// MetricsToken, when set, lets a Bearer of it read /metrics besides admins.
@@ -101,7 +105,7 @@ type Server struct {
 	App *fiber.App
 	Hub *Hub
 
-	store    *db.Store
+	redis    redis.UniversalClient
 	audits   *audit.Service
 	tokens   *account.Tokens
 	log      *slog.Logger
@@ -119,12 +123,12 @@ type Server struct {
 
 // New builds the application with every route mounted.
 func New(cfg Config) *Server {
-	s := &Server{store: cfg.Store, audits: cfg.Audit, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies,
+	s := &Server{redis: cfg.Redis, audits: cfg.Audit, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies,
 		maxConns: cfg.MaxConnsPerIP, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
-	s.handlers = &handlers.Handlers{Store: cfg.Store, Coupons: cfg.Coupons, Inbox: cfg.Inbox, RedPackets: cfg.RedPackets, Accounts: cfg.Accounts, Audit: cfg.Audit, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
-	s.Hub = newHub(cfg.Store.Redis, cfg.Tokens, cfg.Log, s.metrics)
+	s.handlers = &handlers.Handlers{Coupons: cfg.Coupons, Inbox: cfg.Inbox, Goods: cfg.Goods, RedPackets: cfg.RedPackets, Accounts: cfg.Accounts, Audit: cfg.Audit, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
+	s.Hub = newHub(cfg.Redis, cfg.Tokens, cfg.Log, s.metrics)
 	if cfg.PingInterval > 0 {
 		s.Hub.PingInterval = cfg.PingInterval
 	}
@@ -208,8 +212,8 @@ func (s *Server) routes(cfg Config) {
 	api.Get("/me/notifications", requireUser, h.MyNotifications)
 	api.Get("/me/notifications/unread", requireUser, h.UnreadNotifications)
 	api.Post("/me/notifications/read", requireUser, h.ReadNotifications)
-	if cfg.Naive != nil {
-		api.Post("/bench/naive/:id/grab", h.NaiveGrab(cfg.Naive))
+	if cfg.BenchRoutes != nil {
+		cfg.BenchRoutes(api)
 	}
 	// red packets
 	api.Get("/redpackets", h.ListRedPackets)

@@ -21,8 +21,10 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/cmd/seckill/naive"
 	"github.com/seckill/seckill/db/account"
+	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqlite"
 	"github.com/seckill/seckill/web/ratelimit"
@@ -94,14 +96,15 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 // benchTarget is the server under load and what the bench may do to it.
 type benchTarget struct {
 	URL       string
-	Store     *db.Store
+	Backend   *backend.Backend
 	Accounts  *account.Service
+	Goods     *goods.Service // nil against a remote server
 	Tokens    *account.Tokens
 	Users     []*model.User
 	tokens    []string
 	addrs     []string // the shoppers' client addresses (X-Forwarded-For)
 	admin     string   // a token of the bootstrap admin
-	naive     *db.NaiveBaseline
+	naive     *naive.Baseline
 	client    *http.Client  // metrics
 	load      *bench.Client // one connection per worker of the load, and one for set-up calls
 	unlimited *bench.Client // the load's connections to a twin web process with every limit off (in-process only)
@@ -268,7 +271,8 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 			return nil, nil, err
 		}
 		closers = append(closers, func() { m.Close() })
-		t.URL, t.Store, t.Accounts, t.Tokens = m.URL(), m.Store, m.Accounts, m.Tokens
+		t.URL, t.Backend, t.Accounts, t.Tokens = m.URL(), m.Backend, m.Accounts, m.Tokens
+		t.Goods = m.Goods
 		// A twin web process on the same Redis and database with every
 		// abuse limit off: the limits' cost is measured against it.
 		twin := cfg
@@ -287,7 +291,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 			return nil, nil, err
 		}
 		closers = append(closers, t.unlimited.Close)
-		t.naive = &db.NaiveBaseline{SQL: m.SQL}
+		t.naive = &naive.Baseline{SQL: m.SQL}
 		o.redisLabel = "in-process server, embedded Redis"
 		if !m.Redis.Embedded {
 			o.redisLabel = "in-process server, real Redis at " + cfg.RedisURL
@@ -301,8 +305,8 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 			return nil, nil, err
 		}
 		closers = append(closers, func() { sq.Close() })
-		t.URL, t.Store, t.Tokens = strings.TrimRight(o.URL, "/"), db.NewStore(sq, nil), account.NewTokens([]byte(o.Secret), 24*time.Hour)
-		t.Accounts = account.New(t.Store.Backend)
+		t.URL, t.Backend, t.Tokens = strings.TrimRight(o.URL, "/"), backend.New(sq, nil), account.NewTokens([]byte(o.Secret), 24*time.Hour)
+		t.Accounts = account.New(t.Backend)
 		o.redisLabel = "remote server"
 	}
 	users, err := t.Accounts.SeedUsers(ctx, fmt.Sprintf("bench%d_", time.Now().Unix()%100000), "bench-password", o.Users)

@@ -3,12 +3,15 @@ package main
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
-	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
+	"github.com/seckill/seckill/db/sqlite"
 )
 
 // benchGoodsFixture creates a live slot and goods of the given stock through the admin API.
@@ -67,11 +70,11 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario
 				r.Extra["WebSocket stock event lag"] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms (%d grab×subscriber pairs, %d subscribers, events coalesced per %s)", p50, p99, n, o.Watchers, live.CoalesceWindow)
 			}
 
-			var st db.GoodsStats
+			var st model.GoodsStats
 			if err := t.waitFlushed(ctx, fmt.Sprintf("/api/admin/goods/%d/stats", id), &st, func() bool { return (st.Pending == 0 && st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid) }); err != nil {
 				return err
 			}
-			perUser, err := maxOrdersPerUser(ctx, t.Store, id)
+			perUser, err := maxOrdersPerUser(ctx, t.Backend.SQL, id)
 			if err != nil {
 				return err
 			}
@@ -89,17 +92,18 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario
 }
 
 // maxOrdersPerUser is the most live orders one user holds on the goods in SQLite.
-func maxOrdersPerUser(ctx context.Context, s *db.Store, goodsID int64) (int64, error) {
+func maxOrdersPerUser(ctx context.Context, sq *sqlite.DB, goodsID int64) (int64, error) {
 	var n int64
-	err := s.SQL.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM orders
+	err := sq.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM orders
 		WHERE goods_id = ? AND status IN ('unpaid', 'paid') GROUP BY user_id)`, goodsID).Scan(&n)
 	return n, err
 }
 
 // benchRedisLimit runs the same grab script straight from Go at the same
-// concurrency, with no HTTP: the most the grab could do on this machine.
+// concurrency, with no HTTP and nothing after it (no expiry task, no live
+// events): the most the grab could do on this machine.
 func benchRedisLimit(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
-	if t.Store.Redis == nil {
+	if t.Goods == nil {
 		return nil, nil // remote target: the bench has no Redis of its own
 	}
 	id, err := t.benchGoodsFixture(ctx, "Redis limit", o.Stock)
@@ -108,10 +112,12 @@ func benchRedisLimit(ctx context.Context, o *benchOptions, t *benchTarget) (*sce
 	}
 	return &scenario{name: "Redis limit (EVALSHA)",
 		op: func(ctx context.Context, _ int, i int64) string {
-			code, err := t.Store.GrabScriptOnly(ctx, t.Users[i%int64(len(t.Users))].ID, id)
+			script, keys, args := t.Goods.GrabCall(t.Users[i%int64(len(t.Users))].ID, id, rdb.NewRequestID(), t.Goods.Now())
+			res, err := script.Run(ctx, t.Goods.Redis, keys, args...).Text()
 			if err != nil {
 				return "transport"
 			}
+			code, _, _ := strings.Cut(res, ":") // the status word: "ok:<remaining>:<slot>:<record>", "sold_out", ...
 			return code
 		},
 	}, nil

@@ -260,7 +260,7 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 	waitText(t, ctx, fmt.Sprintf(`[data-testid=sales-paid-%d]`, g.ID), "1")
 
 	// Reconciliation: both sides, in line once flushed and synced.
-	if err := a.Store.SyncStock(context.Background(), 0); err != nil {
+	if err := a.Goods.SyncStock(context.Background(), 0); err != nil {
 		t.Fatal(err)
 	}
 	browse(t, ctx, "reconciliation", chromedp.Navigate(fmt.Sprintf("%s/admin/goods/%d", a.URL, g.ID)), chromedp.WaitVisible(`[data-testid=reconcile-table]`))

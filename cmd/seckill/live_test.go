@@ -74,14 +74,14 @@ func TestLiveFanOutAcrossProcesses(t *testing.T) {
 	mine := dialWS(t, b.URL, tok)
 
 	ctx := context.Background()
-	if err := a.Store.Events.Publish(ctx, "goods:42", map[string]any{"type": "stock", "goods_id": 42, "remaining": 17}); err != nil {
+	if err := a.Backend.Events.Publish(ctx, "goods:42", map[string]any{"type": "stock", "goods_id": 42, "remaining": 17}); err != nil {
 		t.Fatal(err)
 	}
 	ev := waitEvent(t, anon, func(ev map[string]any) bool { return ev["type"] == "stock" })
 	if ev["goods_id"] != float64(42) || ev["remaining"] != float64(17) {
 		t.Fatalf("stock event %v", ev)
 	}
-	a.Store.Events.Publish(ctx, fmt.Sprintf("user:%d", uid), map[string]any{"type": "notification", "notification": map[string]any{"id": 1}})
+	a.Backend.Events.Publish(ctx, fmt.Sprintf("user:%d", uid), map[string]any{"type": "notification", "notification": map[string]any{"id": 1}})
 	if ev := waitEvent(t, mine, func(ev map[string]any) bool { return ev["type"] == "notification" }); ev["notification"] == nil {
 		t.Fatalf("own event %v", ev)
 	}
@@ -136,13 +136,13 @@ func TestSlowClientIsDropped(t *testing.T) {
 		}
 		for i := 0; i < chunk; i++ {
 			seq++
-			a.Store.Events.Publish(ctx, "goods:7", map[string]any{"type": "stock", "seq": seq, "pad": pad})
+			a.Backend.Events.Publish(ctx, "goods:7", map[string]any{"type": "stock", "seq": seq, "pad": pad})
 		}
 		want := seq
 		eventually(t, 15*time.Second, "the fast client to keep receiving", func() bool { return got.Load() == want })
 	}
 	seq++
-	a.Store.Events.Publish(ctx, "goods:7", map[string]any{"type": "stock", "seq": seq})
+	a.Backend.Events.Publish(ctx, "goods:7", map[string]any{"type": "stock", "seq": seq})
 	eventually(t, 15*time.Second, "the fast client to get the last event", func() bool { return got.Load() == seq })
 	if n := a.Web.Hub.Clients(); n != 1 {
 		t.Fatalf("%d clients connected, want only the fast one", n)
@@ -180,6 +180,6 @@ func TestSilentSocketIsDroppedByKeepalive(t *testing.T) {
 	defer silent.Close()
 	eventually(t, 5*time.Second, "both sockets connected", func() bool { return a.Web.Hub.Clients() == 2 })
 	eventually(t, 10*time.Second, "the silent socket to be dropped", func() bool { return a.Web.Hub.Clients() == 1 })
-	a.Store.Events.Publish(context.Background(), "goods:5", map[string]any{"type": "stock", "goods_id": 5, "remaining": 42})
+	a.Backend.Events.Publish(context.Background(), "goods:5", map[string]any{"type": "stock", "goods_id": 5, "remaining": 42})
 	eventually(t, 5*time.Second, "the answering client to keep receiving", func() bool { return got.Load() == 42 })
 }

@@ -22,12 +22,14 @@ import (
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/cmd/seckill/naive"
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/background"
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/demo"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
@@ -96,25 +98,25 @@ type Main struct {
 	Mode   string
 	Log    *slog.Logger
 
-	Redis     *rdb.Redis
-	SQL       *sqlite.DB
-	Store     *db.Store
-	Coupons   *coupon.Service
-	Inbox     *inbox.Service
-	Accounts  *account.Service
-	Audit     *audit.Service
-	Tokens    *account.Tokens
-	Registry  *prometheus.Registry
-	Client    *asynq.Client
-	Inspector *asynq.Inspector
-	Worker    *asynq.Server
-	Scheduler *asynq.Scheduler
-	Web       *web.Server
+	Redis      *rdb.Redis
+	SQL        *sqlite.DB
+	Backend    *backend.Backend // what every service runs on
+	Coupons    *coupon.Service
+	Inbox      *inbox.Service
+	Accounts   *account.Service
+	Audit      *audit.Service
+	Goods      *goods.Service
+	RedPackets *redpacket.Service
+	Tokens     *account.Tokens
+	Registry   *prometheus.Registry
+	Client     *asynq.Client
+	Inspector  *asynq.Inspector
+	Worker     *asynq.Server
+	Scheduler  *asynq.Scheduler
+	Web        *web.Server
 
 	// Revocations are the ended sessions; web processes follow them in memory.
 	Revocations *account.Revocations
-	// RedPackets is the red packets' service, on the Store's backend.
-	RedPackets *redpacket.Service
 
 	// Naive mounts the load bench's naive SQLite baseline grab.
 	Naive bool
@@ -184,30 +186,30 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	m.Inspector = asynq.NewInspector(connOpt)
-	m.Store = db.NewStore(m.SQL, m.Redis.Client)
+	m.Backend = backend.New(m.SQL, m.Redis.Client)
 	if m.Now != nil {
-		m.Store.Now = m.Now
+		m.Backend.Now = m.Now
 	}
-	m.Store.Pipe = rdb.NewPipeliner(m.Redis.Client, 4)
-	m.Client = asynq.NewClientFromRedisClient(m.Store.Pipe.Client())
-	m.Store.Tasks, m.Store.Queue, m.Store.Log = m.Client, m.Inspector, m.Log
+	m.Backend.Pipe = rdb.NewPipeliner(m.Redis.Client, 4)
+	m.Client = asynq.NewClientFromRedisClient(m.Backend.Pipe.Client())
+	m.Backend.Tasks, m.Backend.Queue, m.Backend.Log = m.Client, m.Inspector, m.Log
 	m.Revocations = account.NewRevocations(m.Redis.Client, 7*24*time.Hour)
 	m.Revocations.Log = m.Log
-	m.Accounts = account.New(m.Store.Backend)
+	m.Accounts = account.New(m.Backend)
 	m.Tokens.Revocations, m.Accounts.Revocations = m.Revocations, m.Revocations
 	m.Accounts.WebhookAllowPrivate, m.Accounts.BcryptCost = m.Config.WebhookAllowPrivate, m.BcryptCost
-	m.Audit = audit.New(m.Store.Backend)
-	m.Store.OrderTTL = m.Config.OrderTTL
-	m.Store.WebhookAllowPrivate = m.Config.WebhookAllowPrivate
+	m.Audit = audit.New(m.Backend)
 	// 64 enqueuers keep up with a sale where every grab wins (16 fell
 	// behind and pushed enqueues back onto the request path); 256 only
 	// contended (measured with bench -stock 100000 -rounds 1).
-	m.Store.Background = background.New(64, 1<<16)
-	m.Coupons = &coupon.Service{Backend: m.Store.Backend, Settings: m.Accounts, SMTPURL: m.Config.SMTPURL,
+	m.Backend.Background = background.New(64, 1<<16)
+	m.Coupons = &coupon.Service{Backend: m.Backend, Settings: m.Accounts, SMTPURL: m.Config.SMTPURL,
 		WebhookSecret: outbound.Key(m.Config.WebhookSecret, secret), WebhookAllowPrivate: m.Config.WebhookAllowPrivate,
 		RetryDelay: m.Config.ReminderRetryDelay}
-	m.Inbox = &inbox.Service{Backend: m.Store.Backend}
-	m.RedPackets = &redpacket.Service{Backend: m.Store.Backend}
+	m.Inbox = &inbox.Service{Backend: m.Backend}
+	m.RedPackets = &redpacket.Service{Backend: m.Backend}
+	m.Goods = goods.New(m.Backend)
+	m.Goods.OrderTTL = m.Config.OrderTTL
 
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -217,7 +219,7 @@ func (m *Main) Open(ctx context.Context) error {
 		return err
 	}
 	if m.Config.Demo {
-		if err := demo.Seed(ctx, m.Accounts, demo.SeederFunc(m.Store.SeedGoodsDemo), m.RedPackets, m.Coupons); err != nil {
+		if err := demo.Seed(ctx, m.Accounts, m.Goods, m.RedPackets, m.Coupons); err != nil {
 			return fmt.Errorf("seed demo data: %w", err)
 		}
 	}
@@ -252,7 +254,7 @@ func (m *Main) Open(ctx context.Context) error {
 
 	if m.runsWeb() {
 		wcfg := web.Config{
-			Store: m.Store, Coupons: m.Coupons, Inbox: m.Inbox, RedPackets: m.RedPackets, Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
+			Redis: m.Redis.Client, Coupons: m.Coupons, Inbox: m.Inbox, Goods: m.Goods, RedPackets: m.RedPackets, Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready, PingInterval: m.PingInterval, SocketReadWindow: m.SocketReadWindow,
 			MetricsToken:  m.Config.MetricsToken,
@@ -261,7 +263,7 @@ func (m *Main) Open(ctx context.Context) error {
 		}
 		wcfg.TrustedProxies, _ = ParseTrustedProxies(m.Config.TrustedProxies) // validated by ParseConfig
 		if m.Naive {
-			wcfg.Naive = &db.NaiveBaseline{SQL: m.SQL}
+			wcfg.BenchRoutes = (&naive.Baseline{SQL: m.SQL}).Routes
 		}
 		if err := m.Revocations.Start(ctx); err != nil {
 			return fmt.Errorf("follow revocations: %w", err)
@@ -283,7 +285,7 @@ func (m *Main) Open(ctx context.Context) error {
 func (m *Main) areas() []tasks.Area {
 	return []tasks.Area{
 		&tasks.RedPackets{Store: m.RedPackets},
-		&tasks.Goods{Store: m.Store, Log: m.Log},
+		&tasks.Goods{Store: m.Goods, Log: m.Log},
 		&tasks.Coupons{Store: m.Coupons},
 	}
 }
@@ -346,8 +348,8 @@ func (m *Main) Close() error {
 	if m.Revocations != nil {
 		m.Revocations.Close()
 	}
-	if m.Store != nil && m.Store.Background != nil {
-		m.Store.Background.Close() // enqueue the expiries of orders already answered
+	if m.Backend != nil && m.Backend.Background != nil {
+		m.Backend.Background.Close() // enqueue the expiries of orders already answered
 	}
 	if m.Scheduler != nil {
 		m.Scheduler.Shutdown()
@@ -362,10 +364,10 @@ func (m *Main) Close() error {
 	if m.Inspector != nil {
 		errs = append(errs, m.Inspector.Close())
 	}
-	if m.Store != nil {
-		m.Store.Events.Close()
-		if m.Store.Pipe != nil {
-			m.Store.Pipe.Close() // after the last enqueue: it carries Client's commands
+	if m.Backend != nil {
+		m.Backend.Events.Close()
+		if m.Backend.Pipe != nil {
+			m.Backend.Pipe.Close() // after the last enqueue: it carries Client's commands
 		}
 	}
 	if m.SQL != nil {
@@ -424,5 +426,5 @@ func keptSecret(path string, n int) (string, error) {
 // flushAll moves every promotion's pending records to SQLite under the flush
 // lock; each promotion adds its flush step here.
 func (m *Main) flushAll(ctx context.Context) error {
-	return m.Store.Backend.FlushAll(ctx, m.RedPackets.FlushClaims, m.Store.FlushOrders, m.Coupons.FlushGrabs)
+	return m.Backend.FlushAll(ctx, m.RedPackets.FlushClaims, m.Goods.FlushOrders, m.Coupons.FlushGrabs)
 }

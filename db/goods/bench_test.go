@@ -1,4 +1,4 @@
-package db_test
+package goods_test
 
 import (
 	"sync/atomic"
@@ -6,7 +6,8 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/model"
 )
 
 // BenchmarkGrab measures the grab path against the Redis the tests use (run
@@ -26,9 +27,9 @@ func BenchmarkGrab(b *testing.B) {
 				e.s.Tasks = asynq.NewClientFromRedisClient(e.s.Redis)
 			}
 			sl := e.slot(-time.Minute, time.Hour)
-			goods := make([]*db.Goods, b.N/db.MaxGoodsStock+1)
-			for i := range goods {
-				goods[i] = e.goods(sl, db.MaxGoodsStock, 1)
+			items := make([]*model.Goods, b.N/goods.MaxStock+1)
+			for i := range items {
+				items[i] = e.goods(sl, goods.MaxStock, 1)
 			}
 			var next atomic.Int64
 			b.ReportAllocs()
@@ -37,7 +38,7 @@ func BenchmarkGrab(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := next.Add(1)
-					if _, err := e.s.GrabGoods(e.ctx, i, goods[(i-1)/db.MaxGoodsStock].ID); err != nil {
+					if _, err := e.s.Grab(e.ctx, i, items[(i-1)/goods.MaxStock].ID); err != nil {
 						b.Errorf("grab %d: %v", i, err)
 						return
 					}

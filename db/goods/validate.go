@@ -1,14 +1,16 @@
-package db
+package goods
 
 import (
 	"strings"
 	"time"
+
+	"github.com/seckill/seckill/db"
 )
 
-// Bounds on what a merchant may enter for a slot or goods.
+// Bounds on what a merchant may enter for a slot or goods; a slot's window
+// is bounded by db.MaxSlotLength and db.MaxScheduleAhead, as every sale window is.
 const (
-	MaxSlotLength    = 7 * 24 * time.Hour
-	MaxGoodsStock    = 1_000_000
+	MaxStock         = 1_000_000
 	MaxLimitPerUser  = 1_000
 	MaxPriceCents    = 100_000_000 // one million in the currency
 	MaxTitleLength   = 100
@@ -23,15 +25,15 @@ type SlotInput struct {
 }
 
 // ValidateSlot checks a slot against the rules at time now.
-func ValidateSlot(now time.Time, in SlotInput) FieldErrors {
-	f := FieldErrors{}
+func ValidateSlot(now time.Time, in SlotInput) db.FieldErrors {
+	f := db.FieldErrors{}
 	checkTitle(f, "title", in.Title)
 	switch {
 	case in.StartAt.IsZero():
 		f["start_at"] = "is required"
 	case in.StartAt.Year() < 2000 || in.StartAt.Year() > 9999:
 		f["start_at"] = "is out of range"
-	case in.StartAt.After(now.Add(MaxScheduleAhead)):
+	case in.StartAt.After(now.Add(db.MaxScheduleAhead)):
 		f["start_at"] = "must be within a year from now"
 	}
 	switch {
@@ -42,7 +44,7 @@ func ValidateSlot(now time.Time, in SlotInput) FieldErrors {
 	case f["start_at"] != "":
 	case !in.EndAt.After(in.StartAt):
 		f["end_at"] = "must be after the start"
-	case in.EndAt.Sub(in.StartAt) > MaxSlotLength:
+	case in.EndAt.Sub(in.StartAt) > db.MaxSlotLength:
 		f["end_at"] = "a slot lasts at most 7 days"
 	case !in.EndAt.After(now):
 		f["end_at"] = "is already past"
@@ -50,8 +52,8 @@ func ValidateSlot(now time.Time, in SlotInput) FieldErrors {
 	return f
 }
 
-// GoodsInput is what a merchant enters for goods in a slot. LimitPerUser 0 means 1.
-type GoodsInput struct {
+// Input is what a merchant enters for goods in a slot. LimitPerUser 0 means 1.
+type Input struct {
 	SlotID            int64
 	Title             string
 	Description       string
@@ -61,14 +63,14 @@ type GoodsInput struct {
 	LimitPerUser      int64
 }
 
-// ValidateGoods checks goods against the rules; it fills in the default limit.
-func ValidateGoods(in *GoodsInput) FieldErrors {
-	f := FieldErrors{}
+// Validate checks goods against the rules; it fills in the default limit.
+func Validate(in *Input) db.FieldErrors {
+	f := db.FieldErrors{}
 	if in.SlotID <= 0 {
 		f["slot_id"] = "must be a positive integer"
 	}
 	checkTitle(f, "title", in.Title)
-	if p := TextProblem(in.Description, MaxDescriptionLn, true); p != "" {
+	if p := db.TextProblem(in.Description, MaxDescriptionLn, true); p != "" {
 		f["description"] = p
 	}
 	checkMoney(f, "price_cents", in.PriceCents)
@@ -79,7 +81,7 @@ func ValidateGoods(in *GoodsInput) FieldErrors {
 	switch {
 	case in.Stock < 1:
 		f["stock"] = "must be at least 1"
-	case in.Stock > MaxGoodsStock:
+	case in.Stock > MaxStock:
 		f["stock"] = "must be at most 1,000,000"
 	}
 	switch {
@@ -93,15 +95,15 @@ func ValidateGoods(in *GoodsInput) FieldErrors {
 	return f
 }
 
-func checkTitle(f FieldErrors, field, s string) {
+func checkTitle(f db.FieldErrors, field, s string) {
 	if strings.TrimSpace(s) == "" {
 		f[field] = "is required"
-	} else if p := TextProblem(s, MaxTitleLength, false); p != "" {
+	} else if p := db.TextProblem(s, MaxTitleLength, false); p != "" {
 		f[field] = p
 	}
 }
 
-func checkMoney(f FieldErrors, field string, cents int64) {
+func checkMoney(f db.FieldErrors, field string, cents int64) {
 	switch {
 	case cents < 0:
 		f[field] = "must not be negative"

@@ -1,17 +1,10 @@
-package db
+package goods
 
-import "time"
+import (
+	"time"
 
-// Slot states as the API shows them.
-const (
-	SlotUpcoming = "upcoming"
-	SlotLive     = "live"
-	SlotEnded    = "ended"
+	"github.com/seckill/seckill/db/model"
 )
-
-// MaxScheduleAhead is how far ahead a sale window (a slot, a coupon's grab
-// window) may open: a start in year 9999 is a typo or abuse, not a plan.
-const MaxScheduleAhead = 366 * 24 * time.Hour
 
 // PreheatWindow is how long before its slot opens a goods is loaded into Redis.
 const PreheatWindow = 10 * time.Minute
@@ -20,11 +13,11 @@ const PreheatWindow = 10 * time.Minute
 func SlotState(now, start, end time.Time) string {
 	switch {
 	case now.Before(start):
-		return SlotUpcoming
+		return model.SlotUpcoming
 	case now.Before(end):
-		return SlotLive
+		return model.SlotLive
 	default:
-		return SlotEnded
+		return model.SlotEnded
 	}
 }
 

@@ -1,4 +1,4 @@
-package db_test
+package goods_test
 
 import (
 	"slices"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -17,26 +18,26 @@ import (
 func TestPreheatIdempotent(t *testing.T) {
 	e := newGoodsEnv(t)
 	far := e.goods(e.slot(time.Hour, time.Hour), 10, 1)
-	if n, err := e.s.PreheatGoods(e.ctx); err != nil || n != 0 {
+	if n, err := e.s.Preheat(e.ctx); err != nil || n != 0 {
 		t.Fatalf("preheat an hour early loaded %d (%v), want 0", n, err)
 	}
 	if e.stats(far.ID).Loaded {
 		t.Fatal("goods an hour away is loaded")
 	}
-	near := e.goods(e.slot(db.PreheatWindow/2, time.Hour), 10, 1)
+	near := e.goods(e.slot(goods.PreheatWindow/2, time.Hour), 10, 1)
 	if !e.stats(near.ID).Loaded {
 		t.Fatal("goods created inside the preheat window is not loaded at once")
 	}
-	e.clk.Advance(time.Hour - db.PreheatWindow)
-	if n, err := e.s.PreheatGoods(e.ctx); err != nil || n != 1 {
+	e.clk.Advance(time.Hour - goods.PreheatWindow)
+	if n, err := e.s.Preheat(e.ctx); err != nil || n != 1 {
 		t.Fatalf("preheat in the window loaded %d (%v), want 1", n, err)
 	}
-	e.clk.Advance(db.PreheatWindow)
+	e.clk.Advance(goods.PreheatWindow)
 	for u := int64(1); u <= 3; u++ {
 		e.grab(u, far.ID)
 	}
 	for i := 0; i < 2; i++ {
-		if n, err := e.s.PreheatGoods(e.ctx); err != nil || n != 0 {
+		if n, err := e.s.Preheat(e.ctx); err != nil || n != 0 {
 			t.Fatalf("preheat again loaded %d (%v), want 0", n, err)
 		}
 	}
@@ -81,7 +82,7 @@ func TestOrderFlushCrash(t *testing.T) {
 	if rows != len(ids) || distinct != len(ids) {
 		t.Fatalf("SQLite has %d rows (%d distinct), want each of %d orders once", rows, distinct, len(ids))
 	}
-	for i, want := range map[int]string{0: db.OrderPaid, 1: db.OrderCancelled, 2: db.OrderUnpaid} {
+	for i, want := range map[int]string{0: model.OrderPaid, 1: model.OrderCancelled, 2: model.OrderUnpaid} {
 		var status string
 		var version int
 		e.s.SQL.R.QueryRow(`SELECT status, version FROM orders WHERE id = ?`, ids[i]).Scan(&status, &version)
@@ -105,14 +106,14 @@ func TestOldSnapshotDurableGuard(t *testing.T) {
 	}
 	e.flush()
 	// The "restore": the counter goes back to where it was before units 8..6 were sold.
-	if err := e.s.Redis.IncrBy(e.ctx, db.GoodsKey(g.ID, "fresh"), 3).Err(); err != nil {
+	if err := e.s.Redis.IncrBy(e.ctx, goods.Key(g.ID, "fresh"), 3).Err(); err != nil {
 		t.Fatal(err)
 	}
-	var extra []*db.Order
+	var extra []*model.Order
 	for u := int64(6); u <= 13; u++ {
 		extra = append(extra, e.grab(u, g.ID)) // units 8,7,6 (taken already), then 5..1
 	}
-	if _, err := e.s.GrabGoods(e.ctx, 99, g.ID); db.ErrorCode(err) != db.ESOLDOUT {
+	if _, err := e.s.Grab(e.ctx, 99, g.ID); db.ErrorCode(err) != db.ESOLDOUT {
 		t.Fatalf("grab after everything: %v, want sold out", err)
 	}
 	before := e.stats(g.ID)
@@ -123,7 +124,7 @@ func TestOldSnapshotDurableGuard(t *testing.T) {
 
 	var live, conflicts int
 	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM orders WHERE goods_id = ? AND status IN ('unpaid','paid')`, g.ID).Scan(&live)
-	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ? AND reason = ?`, g.ID, db.ConflictUnitTaken).Scan(&conflicts)
+	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ? AND reason = ?`, g.ID, goods.ConflictUnitTaken).Scan(&conflicts)
 	if live != 10 || conflicts != 3 {
 		t.Fatalf("SQLite: %d live orders and %d conflicts, want 10 and 3", live, conflicts)
 	}
@@ -134,7 +135,7 @@ func TestOldSnapshotDurableGuard(t *testing.T) {
 	// The refused orders were voided in Redis: failed, unit not returned, user free to try again.
 	for _, o := range extra[:3] {
 		got, err := e.s.Order(e.ctx, o.UserID, o.ID)
-		if err != nil || got.Status != db.OrderFailed {
+		if err != nil || got.Status != model.OrderFailed {
 			t.Fatalf("refused order %d: %+v %v, want failed", o.ID, got, err)
 		}
 		if _, err := e.s.PayOrder(e.ctx, o.UserID, o.ID); db.ErrorCode(err) != db.EEXPIRED {
@@ -151,7 +152,7 @@ func TestOldSnapshotDurableGuard(t *testing.T) {
 	if failed != 3 {
 		t.Fatalf("%d conflict rows failed and handled, want 3", failed)
 	}
-	list, err := e.s.GoodsConflicts(e.ctx, e.merchant, g.ID)
+	list, err := e.s.Conflicts(e.ctx, e.merchant, g.ID)
 	if err != nil || len(list) != 3 {
 		t.Fatalf("conflict list: %+v %v", list, err)
 	}
@@ -171,10 +172,10 @@ func TestSweepOverdueOrders(t *testing.T) {
 	if n, err := e.s.SweepOverdueOrders(e.ctx); err != nil || n != 1 {
 		t.Fatalf("sweep after the deadline expired %d (%v), want 1", n, err)
 	}
-	if got, _ := e.s.Order(e.ctx, 1, o.ID); got.Status != db.OrderExpired {
+	if got, _ := e.s.Order(e.ctx, 1, o.ID); got.Status != model.OrderExpired {
 		t.Fatalf("swept order is %q", got.Status)
 	}
-	if got, _ := e.s.Order(e.ctx, 2, paid.ID); got.Status != db.OrderPaid {
+	if got, _ := e.s.Order(e.ctx, 2, paid.ID); got.Status != model.OrderPaid {
 		t.Fatalf("paid order is %q", got.Status)
 	}
 	if left := e.remaining(g.ID); left != 4 {
@@ -218,10 +219,10 @@ func TestStockSyncAndRetire(t *testing.T) {
 		t.Fatalf("final SQLite remaining %d, want 4", remaining)
 	}
 	mine, err := e.s.MyOrders(e.ctx, 2)
-	if err != nil || len(mine) != 1 || mine[0].ID != b.ID || mine[0].Status != db.OrderExpired {
+	if err != nil || len(mine) != 1 || mine[0].ID != b.ID || mine[0].Status != model.OrderExpired {
 		t.Fatalf("my orders from SQLite: %+v %v", mine, err)
 	}
-	if o, err := e.s.PayOrder(e.ctx, 1, a.ID); err != nil || o.Status != db.OrderPaid {
+	if o, err := e.s.PayOrder(e.ctx, 1, a.ID); err != nil || o.Status != model.OrderPaid {
 		t.Fatalf("paying a settled paid order again: %+v %v", o, err)
 	}
 	_, err = e.s.CancelOrder(e.ctx, 2, b.ID)
@@ -240,13 +241,13 @@ func TestRebuildAfterRedisLoss(t *testing.T) {
 	if err := e.s.Redis.FlushDB(e.ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if n, err := e.s.PreheatGoods(e.ctx); err != nil || n != 1 {
+	if n, err := e.s.Preheat(e.ctx); err != nil || n != 1 {
 		t.Fatalf("preheat after the loss loaded %d (%v)", n, err)
 	}
 	if left := e.remaining(g.ID); left != 2 {
 		t.Fatalf("remaining %d, want 2 (units 4 and 1)", left)
 	}
-	_, err := e.s.GrabGoods(e.ctx, 2, g.ID)
+	_, err := e.s.Grab(e.ctx, 2, g.ID)
 	wantCode(t, "user 2 holds an order", err, db.ELIMITREACHED)
 	a, b := e.grab(5, g.ID), e.grab(6, g.ID)
 	units := []int64{a.Unit, b.Unit}
@@ -282,7 +283,7 @@ func TestGrabRebuildsLostGoodsOnce(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, err := e.s.GrabGoods(e.ctx, u, g.ID)
+			_, err := e.s.Grab(e.ctx, u, g.ID)
 			switch db.ErrorCode(err) {
 			case "":
 				ok.Add(1)
@@ -312,15 +313,15 @@ func TestEditSlotsAndGoods(t *testing.T) {
 	e := newGoodsEnv(t)
 	sl := e.slot(time.Minute, time.Hour) // inside the window: loaded
 	g := e.goods(sl, 5, 1)
-	in := db.GoodsInput{Title: "Phone 2", Description: "new", PriceCents: 100, SeckillPriceCents: 50, Stock: 8, LimitPerUser: 2}
-	if got, err := e.s.UpdateGoods(e.ctx, e.merchant, g.ID, in); err != nil || got.Remaining != 8 || got.LimitPerUser != 2 {
+	in := goods.Input{Title: "Phone 2", Description: "new", PriceCents: 100, SeckillPriceCents: 50, Stock: 8, LimitPerUser: 2}
+	if got, err := e.s.Update(e.ctx, e.merchant, g.ID, in); err != nil || got.Remaining != 8 || got.LimitPerUser != 2 {
 		t.Fatalf("edit before the sale: %+v %v", got, err)
 	}
 	other := model.Claims{UserID: e.merchant.UserID + 100, Role: model.RoleMerchant}
-	_, err := e.s.UpdateGoods(e.ctx, other, g.ID, in)
+	_, err := e.s.Update(e.ctx, other, g.ID, in)
 	wantCode(t, "another merchant's goods", err, db.ENOTFOUND)
 	newStart := e.clk.Now().Add(30 * time.Second)
-	if _, err := e.s.UpdateSlot(e.ctx, e.merchant, sl.ID, db.SlotInput{Title: "Earlier", StartAt: newStart, EndAt: sl.EndAt}); err != nil {
+	if _, err := e.s.UpdateSlot(e.ctx, e.merchant, sl.ID, goods.SlotInput{Title: "Earlier", StartAt: newStart, EndAt: sl.EndAt}); err != nil {
 		t.Fatal(err)
 	}
 	e.clk.Advance(31 * time.Second)
@@ -329,15 +330,15 @@ func TestEditSlotsAndGoods(t *testing.T) {
 		t.Fatalf("order after edits: %+v, want the new price and stock", o)
 	}
 	in.Stock = 20
-	_, err = e.s.UpdateGoods(e.ctx, e.merchant, g.ID, in)
+	_, err = e.s.Update(e.ctx, e.merchant, g.ID, in)
 	wantCode(t, "stock edit during the sale", err, db.ECONFLICT)
 	in.Stock, in.Title = 8, "Phone 3"
-	if got, err := e.s.UpdateGoods(e.ctx, e.merchant, g.ID, in); err != nil || got.Title != "Phone 3" || got.Remaining != 7 {
+	if got, err := e.s.Update(e.ctx, e.merchant, g.ID, in); err != nil || got.Title != "Phone 3" || got.Remaining != 7 {
 		t.Fatalf("title edit during the sale: %+v %v", got, err)
 	}
-	_, err = e.s.UpdateSlot(e.ctx, e.merchant, sl.ID, db.SlotInput{Title: "x", StartAt: newStart, EndAt: sl.EndAt.Add(time.Hour)})
+	_, err = e.s.UpdateSlot(e.ctx, e.merchant, sl.ID, goods.SlotInput{Title: "x", StartAt: newStart, EndAt: sl.EndAt.Add(time.Hour)})
 	wantCode(t, "moving a live slot", err, db.ECONFLICT)
-	if got, err := e.s.UpdateSlot(e.ctx, e.merchant, sl.ID, db.SlotInput{Title: "Renamed", StartAt: newStart, EndAt: sl.EndAt}); err != nil || got.Title != "Renamed" {
+	if got, err := e.s.UpdateSlot(e.ctx, e.merchant, sl.ID, goods.SlotInput{Title: "Renamed", StartAt: newStart, EndAt: sl.EndAt}); err != nil || got.Title != "Renamed" {
 		t.Fatalf("renaming a live slot: %+v %v", got, err)
 	}
 }

@@ -1,4 +1,4 @@
-package db
+package goods
 
 import "testing"
 
@@ -10,8 +10,8 @@ func TestOrderID(t *testing.T) {
 	}{
 		{OrderID(1, 1), 1, 1, true},
 		{OrderID(42, 999_999_999), 42, 999_999_999, true},
-		{OrderID(MaxGoodsID, 7), MaxGoodsID, 7, true},
-		{OrderID(MaxGoodsID+1, 1), 0, 0, false},
+		{OrderID(MaxID, 7), MaxID, 7, true},
+		{OrderID(MaxID+1, 1), 0, 0, false},
 		{OrderID(5, 0), 0, 0, false},
 		{999, 0, 0, false},
 		{0, 0, 0, false},
@@ -22,7 +22,7 @@ func TestOrderID(t *testing.T) {
 			t.Errorf("SplitOrderID(%d) = %d, %d, %v; want %d, %d, %v", tc.id, g, s, ok, tc.goods, tc.seq, tc.ok)
 		}
 	}
-	if max := OrderID(MaxGoodsID, OrderSeqSpan-1); max >= 1<<53 {
+	if max := OrderID(MaxID, OrderSeqSpan-1); max >= 1<<53 {
 		t.Fatalf("largest order ID %d is not below 2^53", max)
 	}
 }

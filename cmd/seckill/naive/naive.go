@@ -1,17 +1,25 @@
-package db
+// Package naive is the load bench's baseline: the grab as many simple
+// systems do it, one SQLite transaction that decrements stock where it is
+// positive and inserts the order, served behind the same HTTP stack as ours.
+// Only the bench mounts it (Main.Naive), as the reference ours must beat;
+// production code knows nothing of it.
+package naive
 
 import (
 	"context"
 	"database/sql"
 	"fmt"
+	"strconv"
 
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/handlers"
 )
 
-// NaiveBaseline is the grab as many simple systems do it: one SQLite
-// transaction that decrements stock where it is positive and inserts the
-// order. Only the load bench mounts it, as the reference ours must beat.
-type NaiveBaseline struct{ SQL *sqlite.DB }
+// Baseline is the naive grab over the process's SQLite.
+type Baseline struct{ SQL *sqlite.DB }
 
 // naiveSchema lives outside the migrations: production never has these tables.
 const naiveSchema = `
@@ -24,7 +32,7 @@ CREATE TABLE IF NOT EXISTS bench_naive_orders (
 );`
 
 // CreateGoods makes a naive goods row with the given stock and returns its ID.
-func (n *NaiveBaseline) CreateGoods(ctx context.Context, stock int64) (int64, error) {
+func (n *Baseline) CreateGoods(ctx context.Context, stock int64) (int64, error) {
 	if _, err := n.SQL.W.ExecContext(ctx, naiveSchema); err != nil {
 		return 0, err
 	}
@@ -36,20 +44,20 @@ func (n *NaiveBaseline) CreateGoods(ctx context.Context, stock int64) (int64, er
 }
 
 // Grab takes one unit for the user in one transaction (limit one per user).
-func (n *NaiveBaseline) Grab(ctx context.Context, userID, goodsID int64) (orderID int64, err error) {
+func (n *Baseline) Grab(ctx context.Context, userID, goodsID int64) (orderID int64, err error) {
 	err = n.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		var dup int
 		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM bench_naive_orders WHERE goods_id = ? AND user_id = ?`, goodsID, userID).Scan(&dup); err != nil {
 			return err
 		} else if dup > 0 {
-			return ErrLimitReached
+			return db.ErrLimitReached
 		}
 		res, err := tx.ExecContext(ctx, `UPDATE bench_naive_goods SET stock = stock - 1 WHERE id = ? AND stock > 0`, goodsID)
 		if err != nil {
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return ErrSoldOut
+			return db.ErrSoldOut
 		}
 		res, err = tx.ExecContext(ctx, `INSERT INTO bench_naive_orders (goods_id, user_id) VALUES (?, ?)`, goodsID, userID)
 		if err != nil {
@@ -62,11 +70,32 @@ func (n *NaiveBaseline) Grab(ctx context.Context, userID, goodsID int64) (orderI
 }
 
 // Counts returns the naive goods' stock left and its orders, for the invariants.
-func (n *NaiveBaseline) Counts(ctx context.Context, goodsID int64) (stock, orders, maxPerUser int64, err error) {
+func (n *Baseline) Counts(ctx context.Context, goodsID int64) (stock, orders, maxPerUser int64, err error) {
 	if err = n.SQL.R.QueryRowContext(ctx, `SELECT stock FROM bench_naive_goods WHERE id = ?`, goodsID).Scan(&stock); err != nil {
 		return 0, 0, 0, fmt.Errorf("naive goods %d: %w", goodsID, err)
 	}
 	err = n.SQL.R.QueryRowContext(ctx, `SELECT COALESCE(SUM(c), 0), COALESCE(MAX(c), 0)
 		FROM (SELECT COUNT(*) AS c FROM bench_naive_orders WHERE goods_id = ? GROUP BY user_id)`, goodsID).Scan(&orders, &maxPerUser)
 	return stock, orders, maxPerUser, err
+}
+
+// Routes mounts the baseline's grab on the API group:
+// POST /api/bench/naive/{id}/grab.
+func (n *Baseline) Routes(api fiber.Router) { api.Post("/bench/naive/:id/grab", n.grab) }
+
+// grab answers as the goods grab does: 201 with the order, or the error's code.
+func (n *Baseline) grab(c *fiber.Ctx) error {
+	cl, ok := handlers.ClaimsOf(c)
+	if !ok {
+		return db.ErrUnauthorized
+	}
+	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
+	if err != nil || id <= 0 {
+		return db.Errorf(db.EINVALID, "id must be a positive integer")
+	}
+	orderID, err := n.Grab(c.UserContext(), cl.UserID, id)
+	if err != nil {
+		return err
+	}
+	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"order": fiber.Map{"id": orderID, "goods_id": id, "user_id": cl.UserID}})
 }

@@ -1,4 +1,4 @@
-package db
+package goods
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// SeedGoodsDemo adds a live slot with a few goods and an upcoming slot,
+// SeedDemo adds a live slot with a few goods and an upcoming slot,
 // unless the merchant already has a slot that is live or to come.
-func (s *Store) SeedGoodsDemo(ctx context.Context, m *model.User) error {
+func (s *Service) SeedDemo(ctx context.Context, m *model.User) error {
 	var n int
 	if err := s.SQL.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM slots WHERE merchant_id = ? AND end_ms > ?`, m.ID, s.Now().UnixMilli()).Scan(&n); err != nil || n > 0 {
 		return err
@@ -19,15 +19,15 @@ func (s *Store) SeedGoodsDemo(ctx context.Context, m *model.User) error {
 	slots := []struct {
 		title      string
 		start, end time.Time
-		goods      []GoodsInput
+		goods      []Input
 	}{
-		{"Flash sale: on now", now.Add(-5 * time.Minute), now.Add(3 * time.Hour), []GoodsInput{
+		{"Flash sale: on now", now.Add(-5 * time.Minute), now.Add(3 * time.Hour), []Input{
 			{Title: "Noise-cancelling headphones", Description: "Over-ear, 30 hours of battery.", PriceCents: 129900, SeckillPriceCents: 49900, Stock: 20},
 			{Title: "Mechanical keyboard", Description: "Hot-swappable, brown switches.", PriceCents: 59900, SeckillPriceCents: 19900, Stock: 50, LimitPerUser: 2},
 			{Title: "Espresso beans, 1 kg", Description: "Medium roast, fresh this week.", PriceCents: 16800, SeckillPriceCents: 6800, Stock: 100, LimitPerUser: 3},
 			{Title: "Smart watch", Description: "Only five at this price.", PriceCents: 199900, SeckillPriceCents: 99900, Stock: 5},
 		}},
-		{"Flash sale: coming up", now.Add(30 * time.Minute), now.Add(150 * time.Minute), []GoodsInput{
+		{"Flash sale: coming up", now.Add(30 * time.Minute), now.Add(150 * time.Minute), []Input{
 			{Title: "4K monitor, 27 inch", Description: "IPS panel, USB-C.", PriceCents: 259900, SeckillPriceCents: 149900, Stock: 10},
 			{Title: "Running shoes", Description: "Light, all sizes.", PriceCents: 79900, SeckillPriceCents: 29900, Stock: 30},
 		}},
@@ -39,7 +39,7 @@ func (s *Store) SeedGoodsDemo(ctx context.Context, m *model.User) error {
 		}
 		for _, g := range sl.goods {
 			g.SlotID = slot.ID
-			if _, err := s.CreateGoods(ctx, by, g); err != nil {
+			if _, err := s.Create(ctx, by, g); err != nil {
 				return err
 			}
 		}

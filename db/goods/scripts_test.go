@@ -1,10 +1,12 @@
-package db_test
+package goods_test
 
 import (
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/model"
 )
 
 // Every outcome of the grab script, including which rule wins when several are broken.
@@ -17,8 +19,8 @@ func TestGrabScriptOutcomes(t *testing.T) {
 	}{
 		{"ok takes the top unit", func(e *goodsEnv) (int64, error) {
 			g := e.liveGoods(3, 1)
-			o, err := e.s.GrabGoods(e.ctx, 7, g.ID)
-			if err == nil && (o.Unit != 3 || o.Status != db.OrderUnpaid || o.AmountCents != 4999 || o.UserID != 7 || o.GoodsID != g.ID) {
+			o, err := e.s.Grab(e.ctx, 7, g.ID)
+			if err == nil && (o.Unit != 3 || o.Status != model.OrderUnpaid || o.AmountCents != 4999 || o.UserID != 7 || o.GoodsID != g.ID) {
 				t.Errorf("order %+v: want unit 3, unpaid, 4999 cents, user 7", o)
 			}
 			if err == nil && !o.ExpiresAt.Equal(e.clk.Now().Add(e.s.OrderTTL)) {
@@ -29,53 +31,53 @@ func TestGrabScriptOutcomes(t *testing.T) {
 		{"sold out", func(e *goodsEnv) (int64, error) {
 			g := e.liveGoods(1, 1)
 			e.grab(1, g.ID)
-			_, err := e.s.GrabGoods(e.ctx, 2, g.ID)
+			_, err := e.s.Grab(e.ctx, 2, g.ID)
 			return g.ID, err
 		}, db.ESOLDOUT, 0},
 		{"limit reached", func(e *goodsEnv) (int64, error) {
 			g := e.liveGoods(5, 1)
 			e.grab(1, g.ID)
-			_, err := e.s.GrabGoods(e.ctx, 1, g.ID)
+			_, err := e.s.Grab(e.ctx, 1, g.ID)
 			return g.ID, err
 		}, db.ELIMITREACHED, 4},
 		{"limit 2 allows two", func(e *goodsEnv) (int64, error) {
 			g := e.liveGoods(5, 2)
 			e.grab(1, g.ID)
 			e.grab(1, g.ID)
-			_, err := e.s.GrabGoods(e.ctx, 1, g.ID)
+			_, err := e.s.Grab(e.ctx, 1, g.ID)
 			return g.ID, err
 		}, db.ELIMITREACHED, 3},
 		{"not started, loaded by preheat", func(e *goodsEnv) (int64, error) {
 			g := e.goods(e.slot(time.Minute, time.Hour), 5, 1)
-			_, err := e.s.GrabGoods(e.ctx, 1, g.ID)
+			_, err := e.s.Grab(e.ctx, 1, g.ID)
 			return g.ID, err
 		}, db.ENOTSTARTED, 5},
 		{"not started, not loaded yet", func(e *goodsEnv) (int64, error) {
 			g := e.goods(e.slot(time.Hour, time.Hour), 5, 1)
-			_, err := e.s.GrabGoods(e.ctx, 1, g.ID)
+			_, err := e.s.Grab(e.ctx, 1, g.ID)
 			return g.ID, err
 		}, db.ENOTSTARTED, 5},
 		{"ended", func(e *goodsEnv) (int64, error) {
 			g := e.liveGoods(5, 1)
 			e.clk.Advance(2 * time.Hour)
-			_, err := e.s.GrabGoods(e.ctx, 1, g.ID)
+			_, err := e.s.Grab(e.ctx, 1, g.ID)
 			return g.ID, err
 		}, db.EENDED, 5},
 		{"ended wins over limit and sold out", func(e *goodsEnv) (int64, error) {
 			g := e.liveGoods(1, 1)
 			e.grab(1, g.ID)
 			e.clk.Advance(2 * time.Hour)
-			_, err := e.s.GrabGoods(e.ctx, 1, g.ID)
+			_, err := e.s.Grab(e.ctx, 1, g.ID)
 			return g.ID, err
 		}, db.EENDED, 0},
 		{"limit wins over sold out", func(e *goodsEnv) (int64, error) {
 			g := e.liveGoods(1, 1)
 			e.grab(1, g.ID)
-			_, err := e.s.GrabGoods(e.ctx, 1, g.ID)
+			_, err := e.s.Grab(e.ctx, 1, g.ID)
 			return g.ID, err
 		}, db.ELIMITREACHED, 0},
 		{"unknown goods", func(e *goodsEnv) (int64, error) {
-			_, err := e.s.GrabGoods(e.ctx, 1, 987654)
+			_, err := e.s.Grab(e.ctx, 1, 987654)
 			return 0, err
 		}, db.ENOTFOUND, 0},
 		{"a retried request gets the same order and takes one unit", func(e *goodsEnv) (int64, error) {
@@ -101,8 +103,8 @@ func TestGrabScriptOutcomes(t *testing.T) {
 		}, "", 4},
 		{"the slot that is not loaded but live is loaded on the spot", func(e *goodsEnv) (int64, error) {
 			g := e.liveGoods(5, 1)
-			e.s.Redis.Del(e.ctx, db.GoodsKey(g.ID, "info"))
-			_, err := e.s.GrabGoods(e.ctx, 1, g.ID)
+			e.s.Redis.Del(e.ctx, goods.Key(g.ID, "info"))
+			_, err := e.s.Grab(e.ctx, 1, g.ID)
 			return g.ID, err
 		}, "", 4},
 	} {
@@ -127,57 +129,57 @@ func TestOrderScriptOutcomes(t *testing.T) {
 		status string // the order's status afterwards
 		left   int64  // remaining afterwards (stock 5, one order taken)
 	}
-	pay := func(e *goodsEnv, o *db.Order) error { _, err := e.s.PayOrder(e.ctx, o.UserID, o.ID); return err }
-	cancel := func(e *goodsEnv, o *db.Order) error { _, err := e.s.CancelOrder(e.ctx, o.UserID, o.ID); return err }
-	expire := func(e *goodsEnv, o *db.Order) error { return e.s.ExpireOrder(e.ctx, o.ID) }
-	late := func(e *goodsEnv, _ *db.Order) { e.clk.Advance(e.s.OrderTTL) }
+	pay := func(e *goodsEnv, o *model.Order) error { _, err := e.s.PayOrder(e.ctx, o.UserID, o.ID); return err }
+	cancel := func(e *goodsEnv, o *model.Order) error { _, err := e.s.CancelOrder(e.ctx, o.UserID, o.ID); return err }
+	expire := func(e *goodsEnv, o *model.Order) error { return e.s.ExpireOrder(e.ctx, o.ID) }
+	late := func(e *goodsEnv, _ *model.Order) { e.clk.Advance(e.s.OrderTTL) }
 	for _, tc := range []struct {
 		name   string
-		before []func(e *goodsEnv, o *db.Order) error
-		wait   func(e *goodsEnv, o *db.Order)
-		action func(e *goodsEnv, o *db.Order) error
+		before []func(e *goodsEnv, o *model.Order) error
+		wait   func(e *goodsEnv, o *model.Order)
+		action func(e *goodsEnv, o *model.Order) error
 		want   result
 	}{
-		{"pay unpaid", nil, nil, pay, result{"", db.OrderPaid, 4}},
-		{"pay already paid answers it unchanged", []func(*goodsEnv, *db.Order) error{pay}, nil, pay, result{"", db.OrderPaid, 4}},
-		{"pay expired", nil, late, func(e *goodsEnv, o *db.Order) error {
+		{"pay unpaid", nil, nil, pay, result{"", model.OrderPaid, 4}},
+		{"pay already paid answers it unchanged", []func(*goodsEnv, *model.Order) error{pay}, nil, pay, result{"", model.OrderPaid, 4}},
+		{"pay expired", nil, late, func(e *goodsEnv, o *model.Order) error {
 			if err := expire(e, o); err != nil {
 				return err
 			}
 			return pay(e, o)
-		}, result{db.EEXPIRED, db.OrderExpired, 5}},
-		{"pay cancelled", []func(*goodsEnv, *db.Order) error{cancel}, nil, pay, result{db.EEXPIRED, db.OrderCancelled, 5}},
-		{"pay past the deadline expires it", nil, late, pay, result{db.EEXPIRED, db.OrderExpired, 5}},
-		{"pay someone else's order", nil, nil, func(e *goodsEnv, o *db.Order) error {
+		}, result{db.EEXPIRED, model.OrderExpired, 5}},
+		{"pay cancelled", []func(*goodsEnv, *model.Order) error{cancel}, nil, pay, result{db.EEXPIRED, model.OrderCancelled, 5}},
+		{"pay past the deadline expires it", nil, late, pay, result{db.EEXPIRED, model.OrderExpired, 5}},
+		{"pay someone else's order", nil, nil, func(e *goodsEnv, o *model.Order) error {
 			_, err := e.s.PayOrder(e.ctx, o.UserID+1, o.ID)
 			return err
-		}, result{db.ENOTFOUND, db.OrderUnpaid, 4}},
-		{"pay an unknown order", nil, nil, func(e *goodsEnv, o *db.Order) error {
+		}, result{db.ENOTFOUND, model.OrderUnpaid, 4}},
+		{"pay an unknown order", nil, nil, func(e *goodsEnv, o *model.Order) error {
 			_, err := e.s.PayOrder(e.ctx, o.UserID, o.ID+1)
 			return err
-		}, result{db.ENOTFOUND, db.OrderUnpaid, 4}},
-		{"cancel unpaid gives the unit back", nil, nil, cancel, result{"", db.OrderCancelled, 5}},
-		{"cancel cancelled answers it unchanged", []func(*goodsEnv, *db.Order) error{cancel}, nil, cancel, result{"", db.OrderCancelled, 5}},
-		{"cancel paid", []func(*goodsEnv, *db.Order) error{pay}, nil, cancel, result{db.ECONFLICT, db.OrderPaid, 4}},
-		{"cancel expired", nil, late, func(e *goodsEnv, o *db.Order) error {
+		}, result{db.ENOTFOUND, model.OrderUnpaid, 4}},
+		{"cancel unpaid gives the unit back", nil, nil, cancel, result{"", model.OrderCancelled, 5}},
+		{"cancel cancelled answers it unchanged", []func(*goodsEnv, *model.Order) error{cancel}, nil, cancel, result{"", model.OrderCancelled, 5}},
+		{"cancel paid", []func(*goodsEnv, *model.Order) error{pay}, nil, cancel, result{db.ECONFLICT, model.OrderPaid, 4}},
+		{"cancel expired", nil, late, func(e *goodsEnv, o *model.Order) error {
 			expire(e, o)
 			return cancel(e, o)
-		}, result{db.EEXPIRED, db.OrderExpired, 5}},
-		{"cancel someone else's order", nil, nil, func(e *goodsEnv, o *db.Order) error {
+		}, result{db.EEXPIRED, model.OrderExpired, 5}},
+		{"cancel someone else's order", nil, nil, func(e *goodsEnv, o *model.Order) error {
 			_, err := e.s.CancelOrder(e.ctx, o.UserID+1, o.ID)
 			return err
-		}, result{db.ENOTFOUND, db.OrderUnpaid, 4}},
-		{"expire unpaid at the deadline", nil, late, expire, result{"", db.OrderExpired, 5}},
-		{"expire twice is harmless", nil, late, func(e *goodsEnv, o *db.Order) error {
+		}, result{db.ENOTFOUND, model.OrderUnpaid, 4}},
+		{"expire unpaid at the deadline", nil, late, expire, result{"", model.OrderExpired, 5}},
+		{"expire twice is harmless", nil, late, func(e *goodsEnv, o *model.Order) error {
 			expire(e, o)
 			return expire(e, o)
-		}, result{"", db.OrderExpired, 5}},
-		{"expire paid does nothing", []func(*goodsEnv, *db.Order) error{pay}, late, expire, result{"", db.OrderPaid, 4}},
-		{"expire cancelled does nothing", []func(*goodsEnv, *db.Order) error{cancel}, late, expire, result{"", db.OrderCancelled, 5}},
-		{"expire before the deadline is refused", nil, nil, expire, result{db.ECONFLICT, db.OrderUnpaid, 4}},
-		{"expire an unknown order does nothing", nil, late, func(e *goodsEnv, o *db.Order) error {
+		}, result{"", model.OrderExpired, 5}},
+		{"expire paid does nothing", []func(*goodsEnv, *model.Order) error{pay}, late, expire, result{"", model.OrderPaid, 4}},
+		{"expire cancelled does nothing", []func(*goodsEnv, *model.Order) error{cancel}, late, expire, result{"", model.OrderCancelled, 5}},
+		{"expire before the deadline is refused", nil, nil, expire, result{db.ECONFLICT, model.OrderUnpaid, 4}},
+		{"expire an unknown order does nothing", nil, late, func(e *goodsEnv, o *model.Order) error {
 			return e.s.ExpireOrder(e.ctx, o.ID+1)
-		}, result{"", db.OrderUnpaid, 4}},
+		}, result{"", model.OrderUnpaid, 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newGoodsEnv(t)
@@ -204,8 +206,8 @@ func TestOrderScriptOutcomes(t *testing.T) {
 			}
 			e.checkBalance(g.ID, "after")
 			// A closed order clears the limit mark: the user may grab again.
-			_, err = e.s.GrabGoods(e.ctx, o.UserID, g.ID)
-			if open := got.Status == db.OrderUnpaid || got.Status == db.OrderPaid; open {
+			_, err = e.s.Grab(e.ctx, o.UserID, g.ID)
+			if open := got.Status == model.OrderUnpaid || got.Status == model.OrderPaid; open {
 				wantCode(t, "grab again while holding the order", err, db.ELIMITREACHED)
 			} else {
 				wantCode(t, "grab again after the order closed", err, "")
@@ -244,7 +246,7 @@ func TestOrderReadsAndMyOrders(t *testing.T) {
 		t.Fatalf("my orders after flush: %+v", mine)
 	}
 	for _, o := range mine {
-		if o.ID == b.ID && o.Status != db.OrderPaid {
+		if o.ID == b.ID && o.Status != model.OrderPaid {
 			t.Fatalf("paid order shows %q: Redis's live state must win over the stale SQLite row", o.Status)
 		}
 	}

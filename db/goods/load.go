@@ -1,4 +1,4 @@
-package db
+package goods
 
 import (
 	"context"
@@ -10,19 +10,31 @@ import (
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 // goodsLua is the prelude of every goods script: names for the keys of
-// goodsScriptKeys and helpers over order records.
+// scriptKeys and helpers over order records.
 //
 // An order record is "seq|user|unit|amount|status|created|expires|version|updated"
 // (times in unix ms); the same string goes to the flush queue on each change.
+//
+// Every script returns one string: a status word ("sold_out"), or for an
+// answer about an order the word, the goods' remaining stock, its slot ID
+// and the order record, joined by colons ("ok:41:7:<record>"); parseAnswer
+// reads them.
 const goodsLua = `
 local K_INFO, K_FRESH, K_FREE, K_HELD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_ORDERS, K_MINE, K_DEADLINES, K_PENDING, K_COUNTS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 
 local function remaining()
 	return (tonumber(redis.call('GET', K_FRESH)) or 0) + redis.call('LLEN', K_FREE)
+end
+
+-- answer is a script's reply about one order: "word:remaining:slot:record".
+local function answer(word, rec)
+	return word .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. rec
 end
 
 local function split(rec)
@@ -54,17 +66,17 @@ local function close(f, status, now, giveBack)
 end
 `
 
-// loadGoodsScript puts goods into Redis unless it is there already: a second
+// loadScript puts goods into Redis unless it is there already: a second
 // preheat never resets stock. After a Redis loss it rebuilds the goods from
 // SQLite's live orders, so no unit they hold is sold again.
 //
-// KEYS: goodsScriptKeys
+// KEYS: scriptKeys
 // ARGV: 1 start ms, 2 end ms, 3 seckill price, 4 limit, 5 stock, 6 slot ID,
 // 7 fresh units, 8 last sequence, then JSON: 9 free units, 10 held marks,
 // 11 live order records, 12 mine lists, 13 counts
-// Returns 1 when loaded, 0 when the goods was loaded already (nothing changed).
-var loadGoodsScript = redis.NewScript(goodsLua + `
-if redis.call('EXISTS', K_INFO) == 1 then return 0 end
+// Returns loaded, or exists when the goods was loaded already (nothing changed).
+var loadScript = redis.NewScript(goodsLua + `
+if redis.call('EXISTS', K_INFO) == 1 then return 'exists' end
 redis.call('DEL', K_FRESH, K_FREE, K_HELD, K_ORDERS, K_MINE, K_DEADLINES, K_COUNTS)
 redis.call('SET', K_FRESH, ARGV[7])
 if (tonumber(redis.call('GET', K_SEQ)) or 0) < tonumber(ARGV[8]) then redis.call('SET', K_SEQ, ARGV[8]) end
@@ -78,11 +90,11 @@ end
 for uid, seqs in pairs(cjson.decode(ARGV[12])) do redis.call('HSET', K_MINE, uid, seqs) end
 for k, n in pairs(cjson.decode(ARGV[13])) do redis.call('HSET', K_COUNTS, k, n) end
 redis.call('HSET', K_INFO, 'start', ARGV[1], 'end', ARGV[2], 'price', ARGV[3], 'limit', ARGV[4], 'stock', ARGV[5], 'slot', ARGV[6])
-return 1
+return 'loaded'
 `)
 
-// loadGoods loads the goods into Redis once and marks it active; it reports whether this call loaded it.
-func (s *Store) loadGoods(ctx context.Context, g *Goods) (bool, error) {
+// load loads the goods into Redis once and marks it active; it reports whether this call loaded it.
+func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
 	st, err := s.rebuildState(ctx, g)
 	if err != nil {
 		return false, err
@@ -90,19 +102,20 @@ func (s *Store) loadGoods(ctx context.Context, g *Goods) (bool, error) {
 	j := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	args := []any{g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
 		st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts)}
-	n, err := loadGoodsScript.Run(ctx, s.Redis, goodsScriptKeys(g.ID), args...).Int()
+	res, err := loadScript.Run(ctx, s.Redis, scriptKeys(g.ID), args...).Text()
 	if err != nil {
 		return false, fmt.Errorf("load goods %d: %w", g.ID, err)
 	}
-	if err := s.Redis.SAdd(ctx, activeGoodsKey, g.ID).Err(); err != nil {
+	loaded := res == "loaded"
+	if err := s.Redis.SAdd(ctx, activeKey, g.ID).Err(); err != nil {
 		return false, fmt.Errorf("activate goods %d: %w", g.ID, err)
 	}
-	if n == 1 {
+	if loaded {
 		if _, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET preheated_ms = COALESCE(preheated_ms, ?) WHERE id = ?`, s.Now().UnixMilli(), g.ID); err != nil {
 			return true, err
 		}
 	}
-	return n == 1, nil
+	return loaded, nil
 }
 
 // goodsState is what Redis must hold for goods given SQLite's orders.
@@ -118,7 +131,7 @@ type goodsState struct {
 
 // rebuildState derives the goods' Redis state from SQLite: for new goods all
 // stock is fresh; otherwise units held by live orders stay taken.
-func (s *Store) rebuildState(ctx context.Context, g *Goods) (*goodsState, error) {
+func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState, error) {
 	st := &goodsState{fresh: g.Stock, free: []string{}, held: map[string]string{}, records: []string{}, mine: map[string]string{}, counts: map[string]string{}}
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, user_id, unit, amount_cents, status, created_ms, expires_ms, version, updated_ms
 		FROM orders WHERE goods_id = ? AND status IN ('unpaid', 'paid') ORDER BY id`, g.ID)
@@ -130,7 +143,7 @@ func (s *Store) rebuildState(ctx context.Context, g *Goods) (*goodsState, error)
 	held := map[int64]int{}
 	var mine = map[int64][]string{}
 	for rows.Next() {
-		var o Order
+		var o model.Order
 		var created, expires, updated int64
 		if err := rows.Scan(&o.ID, &o.UserID, &o.Unit, &o.AmountCents, &o.Status, &created, &expires, &o.Version, &updated); err != nil {
 			return nil, err
@@ -182,50 +195,51 @@ func (s *Store) rebuildState(ctx context.Context, g *Goods) (*goodsState, error)
 			return nil, err
 		}
 		st.counts[status] = fmt.Sprint(n)
-		if status == OrderPaid {
+		if status == model.OrderPaid {
 			st.counts["revenue"] = fmt.Sprint(sum)
 		}
 	}
 	return st, crows.Err()
 }
 
-// refreshGoodsScript gives loaded goods new terms (window, price, limit,
+// refreshScript gives loaded goods new terms (window, price, limit,
 // stock) before its sale starts; no unit can have been sold yet, so the stock
 // is set afresh.
 //
-// KEYS: goodsScriptKeys
+// KEYS: scriptKeys
 // ARGV: 1 now ms, 2 start ms, 3 end ms, 4 seckill price, 5 limit, 6 stock
-// Returns 1 when changed, 0 when the goods is not loaded, -1 when the sale has begun (nothing changed).
-var refreshGoodsScript = redis.NewScript(goodsLua + `
-if redis.call('EXISTS', K_INFO) == 0 then return 0 end
-if tonumber(ARGV[1]) >= tonumber(redis.call('HGET', K_INFO, 'start')) or redis.call('HLEN', K_ORDERS) > 0 then return -1 end
+// Returns ok when changed, not_loaded when the goods is not in Redis, or
+// started when the sale has begun (nothing changed).
+var refreshScript = redis.NewScript(goodsLua + `
+if redis.call('EXISTS', K_INFO) == 0 then return 'not_loaded' end
+if tonumber(ARGV[1]) >= tonumber(redis.call('HGET', K_INFO, 'start')) or redis.call('HLEN', K_ORDERS) > 0 then return 'started' end
 redis.call('HSET', K_INFO, 'start', ARGV[2], 'end', ARGV[3], 'price', ARGV[4], 'limit', ARGV[5], 'stock', ARGV[6])
 redis.call('SET', K_FRESH, ARGV[6])
 redis.call('DEL', K_FREE)
-return 1
+return 'ok'
 `)
 
-// refreshGoods brings Redis in line with goods whose terms or window changed
+// refresh brings Redis in line with goods whose terms or window changed
 // before the sale, loading it when it is now due.
-func (s *Store) refreshGoods(ctx context.Context, g *Goods) error {
-	n, err := refreshGoodsScript.Run(ctx, s.Redis, goodsScriptKeys(g.ID), s.Now().UnixMilli(),
-		g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock).Int()
+func (s *Service) refresh(ctx context.Context, g *model.Goods) error {
+	res, err := refreshScript.Run(ctx, s.Redis, scriptKeys(g.ID), s.Now().UnixMilli(),
+		g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock).Text()
 	switch {
 	case err != nil:
 		return fmt.Errorf("refresh goods %d: %w", g.ID, err)
-	case n < 0:
-		return Errorf(ECONFLICT, "the sale of goods %d has started", g.ID)
-	case n == 0 && PreheatDue(s.Now(), g.StartAt, g.EndAt):
-		_, err = s.loadGoods(ctx, g)
+	case res == "started":
+		return db.Errorf(db.ECONFLICT, "the sale of goods %d has started", g.ID)
+	case res == "not_loaded" && PreheatDue(s.Now(), g.StartAt, g.EndAt):
+		_, err = s.load(ctx, g)
 		return err
 	}
 	return nil
 }
 
-// PreheatGoods loads every goods whose slot opens within PreheatWindow into
+// Preheat loads every goods whose slot opens within PreheatWindow into
 // Redis. Goods already there are left alone, so running it again (or in two
 // workers at once) never resets stock. It returns how many goods it loaded.
-func (s *Store) PreheatGoods(ctx context.Context) (int, error) {
+func (s *Service) Preheat(ctx context.Context) (int, error) {
 	now := s.Now().UnixMilli()
 	gs, err := s.queryGoods(ctx, `s.start_ms <= ? AND s.end_ms > ? ORDER BY g.id`, now+PreheatWindow.Milliseconds(), now)
 	if err != nil || len(gs) == 0 {
@@ -235,11 +249,11 @@ func (s *Store) PreheatGoods(ctx context.Context) (int, error) {
 	exists := make([]*redis.IntCmd, len(gs))
 	ids := make([]any, len(gs))
 	for i := range gs {
-		exists[i] = pipe.Exists(ctx, goodsInfoKey(gs[i].ID))
+		exists[i] = pipe.Exists(ctx, infoKey(gs[i].ID))
 		ids[i] = gs[i].ID
 	}
 	// Re-adding every due goods heals a load whose activation was lost.
-	pipe.SAdd(ctx, activeGoodsKey, ids...)
+	pipe.SAdd(ctx, activeKey, ids...)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, fmt.Errorf("preheat: %w", err)
 	}
@@ -248,7 +262,7 @@ func (s *Store) PreheatGoods(ctx context.Context) (int, error) {
 		if exists[i].Val() == 1 {
 			continue
 		}
-		ok, err := s.loadGoods(ctx, &gs[i])
+		ok, err := s.load(ctx, &gs[i])
 		if err != nil {
 			return loaded, err
 		}
@@ -260,8 +274,8 @@ func (s *Store) PreheatGoods(ctx context.Context) (int, error) {
 }
 
 // activeGoods lists the goods IDs in the active set, in order.
-func (s *Store) activeGoods(ctx context.Context) ([]int64, error) {
-	members, err := s.Redis.SMembers(ctx, activeGoodsKey).Result()
+func (s *Service) activeGoods(ctx context.Context) ([]int64, error) {
+	members, err := s.Redis.SMembers(ctx, activeKey).Result()
 	if err != nil {
 		return nil, err
 	}

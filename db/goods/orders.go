@@ -1,4 +1,4 @@
-package db
+package goods
 
 import (
 	"context"
@@ -11,33 +11,11 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
-
-// Order statuses. failed marks an order the durable unit guard refused.
-const (
-	OrderUnpaid    = "unpaid"
-	OrderPaid      = "paid"
-	OrderExpired   = "expired"
-	OrderCancelled = "cancelled"
-	OrderFailed    = "failed"
-)
-
-// Order is one unit of goods grabbed by a user.
-type Order struct {
-	ID          int64     `json:"id"`
-	GoodsID     int64     `json:"goods_id"`
-	UserID      int64     `json:"user_id"`
-	AmountCents int64     `json:"amount_cents"`
-	Status      string    `json:"status"`
-	Unit        int64     `json:"unit"`
-	CreatedAt   time.Time `json:"created_at"`
-	ExpiresAt   time.Time `json:"expires_at"`
-	UpdatedAt   time.Time `json:"updated_at"`
-	GoodsTitle  string    `json:"goods_title,omitempty"`
-	Version     int64     `json:"-"`
-}
 
 // StockEvent is the live event for a goods' remaining stock.
 type StockEvent struct {
@@ -48,12 +26,12 @@ type StockEvent struct {
 
 // OrderEvent is the live event a user gets on each change of one of their orders.
 type OrderEvent struct {
-	Type  string `json:"type"` // "order"
-	Order *Order `json:"order"`
+	Type  string       `json:"type"` // "order"
+	Order *model.Order `json:"order"`
 }
 
 // parseOrderRecord reads a record written by the goods scripts (see goodsLua).
-func parseOrderRecord(goodsID int64, rec string) (*Order, error) {
+func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 	f := strings.Split(rec, "|")
 	if len(f) != 9 {
 		return nil, fmt.Errorf("order record %q of goods %d: want 9 fields", rec, goodsID)
@@ -66,10 +44,36 @@ func parseOrderRecord(goodsID int64, rec string) (*Order, error) {
 		}
 		n[i] = v
 	}
-	return &Order{
+	return &model.Order{
 		ID: OrderID(goodsID, n[0]), GoodsID: goodsID, UserID: n[1], Unit: n[2], AmountCents: n[3], Status: f[4],
 		CreatedAt: msTime(n[5]), ExpiresAt: msTime(n[6]), Version: n[7], UpdatedAt: msTime(n[8]),
 	}, nil
+}
+
+// answer is a goods script's reply (see goodsLua): a status word and, for an
+// answer about an order, the remaining stock, the slot ID and the record.
+type answer struct {
+	code            string
+	remaining, slot int64
+	rec             string
+}
+
+// parseAnswer reads a script's reply, "word" or "word:remaining:slot:record".
+func parseAnswer(goodsID int64, reply string) (answer, error) {
+	code, rest, about := strings.Cut(reply, ":")
+	if !about {
+		return answer{code: code}, nil
+	}
+	remaining, rest, _ := strings.Cut(rest, ":")
+	slot, rec, ok := strings.Cut(rest, ":")
+	a := answer{code: code, rec: rec}
+	var err1, err2 error
+	a.remaining, err1 = strconv.ParseInt(remaining, 10, 64)
+	a.slot, err2 = strconv.ParseInt(slot, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return answer{}, fmt.Errorf("goods %d: unreadable script answer %q", goodsID, reply)
+	}
+	return a, nil
 }
 
 // grabMemoTTL is how long a grab's answer is remembered for retries of the same request.
@@ -81,27 +85,26 @@ const grabMemoTTL = 5 * time.Minute
 // record. The answer is remembered under the request ID, so when go-redis
 // retries a command whose reply was lost the same order comes back.
 //
-// KEYS: goodsScriptKeys, then 11 the request's memo key
+// KEYS: scriptKeys, then 11 the request's memo key
 // ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 memo TTL ms
-// Returns {code, record, remaining, slot ID} where code is
-// ok | not_loaded | not_started | ended | limit_reached | sold_out
-// (record and the rest only with ok).
+// Returns "ok:remaining:slot:record", or not_loaded | not_started | ended |
+// limit_reached | sold_out.
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
 const grabLua = `
 local memo = redis.call('GET', KEYS[11])
-if memo then return {'ok', memo, remaining(), redis.call('HGET', K_INFO, 'slot')} end
+if memo then return answer('ok', memo) end
 local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot')
-if not info[1] then return {'not_loaded'} end
+if not info[1] then return 'not_loaded' end
 local now = tonumber(ARGV[2])
-if now < tonumber(info[1]) then return {'not_started'} end
-if now >= tonumber(info[2]) then return {'ended'} end
+if now < tonumber(info[1]) then return 'not_started' end
+if now >= tonumber(info[2]) then return 'ended' end
 local uid = ARGV[1]
-if (tonumber(redis.call('HGET', K_HELD, uid)) or 0) >= tonumber(info[4]) then return {'limit_reached'} end
+if (tonumber(redis.call('HGET', K_HELD, uid)) or 0) >= tonumber(info[4]) then return 'limit_reached' end
 local unit, left = redis.call('RPOP', K_FREE), nil
 if not unit then
 	unit = redis.call('GET', K_FRESH)
-	if not unit or tonumber(unit) <= 0 then return {'sold_out'} end
+	if not unit or tonumber(unit) <= 0 then return 'sold_out' end
 	left = redis.call('DECR', K_FRESH) -- the free list is empty, so this is all that is left
 end
 local seq = redis.call('INCR', K_SEQ)
@@ -114,21 +117,21 @@ redis.call('ZADD', K_DEADLINES, ARGV[3], seq)
 redis.call('RPUSH', K_PENDING, rec)
 redis.call('HINCRBY', K_COUNTS, 'unpaid', 1)
 redis.call('SET', KEYS[11], rec, 'PX', ARGV[4])
-return {'ok', rec, left or remaining(), info[5]}
+return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. rec
 `
 
 // grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
-var grabScriptKeyed = redis.NewScript(goodsLua + Memoize(grabLua, "res[1] ~= 'not_loaded'"))
+var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded'"))
 
-// GrabGoods decides a grab in one Redis round trip with no SQL, then
+// Grab decides a grab in one Redis round trip with no SQL, then
 // schedules the order's expiry off the request path; that enqueue is the
 // only other work (the sweep of overdue orders covers one lost in a crash).
-func (s *Store) GrabGoods(ctx context.Context, userID, goodsID int64) (*Order, error) {
-	if goodsID <= 0 || goodsID > MaxGoodsID {
-		return nil, Errorf(ENOTFOUND, "goods %d not found", goodsID)
+func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order, error) {
+	if goodsID <= 0 || goodsID > MaxID {
+		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
-	req, keyed := KeyedRequestID(ctx, "goods", userID)
+	req, keyed := db.KeyedRequestID(ctx, "goods", userID)
 	if !keyed {
 		req = rdb.NewRequestID()
 	}
@@ -140,71 +143,81 @@ func (s *Store) GrabGoods(ctx context.Context, userID, goodsID int64) (*Order, e
 	return o, nil
 }
 
+// GrabCall is the grab script's call for one request at now: the script,
+// its keys and its arguments. Grab runs it through the pipeliner; the load
+// bench runs it bare (one EVALSHA, no HTTP and no follow-up work) as the
+// most a grab could do on the machine.
+func (s *Service) GrabCall(userID, goodsID int64, requestID string, now time.Time) (*redis.Script, []string, []any) {
+	return grabScript, scriptKeys(goodsID, memoKey(goodsID, requestID)),
+		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()}
+}
+
 // grab runs the grab script under requestID; goods not in Redis are loaded
 // when their sale is live (a preheat missed or Redis was emptied) and tried once more.
-func (s *Store) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed bool) (*Order, error) {
-	now := s.Now()
-	keys := goodsScriptKeys(goodsID, grabMemoKey(goodsID, requestID))
-	script := grabScript
+func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed bool) (*model.Order, error) {
+	script, keys, args := s.GrabCall(userID, goodsID, requestID, s.Now())
 	if keyed {
 		script = grabScriptKeyed
 	}
 	for attempt := 0; ; attempt++ {
-		res, err := s.Eval(ctx, script, keys, userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()).Slice()
+		res, err := s.Eval(ctx, script, keys, args...).Text()
 		if err != nil {
 			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
 		}
-		switch code, _ := res[0].(string); code {
+		a, err := parseAnswer(goodsID, res)
+		if err != nil {
+			return nil, err
+		}
+		switch a.code {
 		case "ok":
-			o, err := parseOrderRecord(goodsID, res[1].(string))
+			o, err := parseOrderRecord(goodsID, a.rec)
 			if err != nil {
 				return nil, err
 			}
-			slot, _ := strconv.ParseInt(fmt.Sprint(res[3]), 10, 64)
-			s.pushStock(goodsID, slot, res[2].(int64))
+			s.pushStock(goodsID, a.slot, a.remaining)
 			s.pushOrder(o)
 			return o, nil
 		case "not_started":
-			return nil, ErrNotStarted
+			return nil, db.ErrNotStarted
 		case "ended":
-			return nil, ErrEnded
+			return nil, db.ErrEnded
 		case "limit_reached":
-			return nil, ErrLimitReached
+			return nil, db.ErrLimitReached
 		case "sold_out":
-			return nil, ErrSoldOut
+			return nil, db.ErrSoldOut
 		case "not_loaded":
 			if attempt > 0 {
 				return nil, fmt.Errorf("grab goods %d: still not loaded after loading", goodsID)
 			}
-			if err := s.loadLiveGoods(ctx, goodsID); err != nil {
+			if err := s.loadLive(ctx, goodsID); err != nil {
 				return nil, err
 			}
 		default:
-			return nil, fmt.Errorf("grab goods %d: unexpected answer %v", goodsID, res)
+			return nil, fmt.Errorf("grab goods %d: unexpected answer %q", goodsID, res)
 		}
 	}
 }
 
-// loadLiveGoods loads goods a grab found missing from Redis, when its sale is
+// loadLive loads goods a grab found missing from Redis, when its sale is
 // live; the only SQL a grab can meet, and only after a missed preheat or a
 // Redis that lost its data. The grabs of one goods share one load, so a spike
 // that finds the goods missing meets SQLite once, not once per grab; the load
 // ignores the first grab's cancellation, which would fail all of them.
-func (s *Store) loadLiveGoods(ctx context.Context, goodsID int64) error {
+func (s *Service) loadLive(ctx context.Context, goodsID int64) error {
 	if s.liveLoads == nil {
-		return s.loadLiveGoodsOnce(ctx, goodsID)
+		return s.loadLiveOnce(ctx, goodsID)
 	}
 	_, err, _ := s.liveLoads.Do(strconv.FormatInt(goodsID, 10), func() (any, error) {
-		return nil, s.loadLiveGoodsOnce(context.WithoutCancel(ctx), goodsID)
+		return nil, s.loadLiveOnce(context.WithoutCancel(ctx), goodsID)
 	})
 	return err
 }
 
-// loadLiveGoodsOnce is one load of loadLiveGoods. A grab that saw the goods
+// loadLiveOnce is one load of loadLive. A grab that saw the goods
 // missing may get here just after another's load ended; it finds the goods
 // loaded and reads nothing from SQLite.
-func (s *Store) loadLiveGoodsOnce(ctx context.Context, goodsID int64) error {
-	n, err := s.Redis.Exists(ctx, goodsInfoKey(goodsID)).Result()
+func (s *Service) loadLiveOnce(ctx context.Context, goodsID int64) error {
+	n, err := s.Redis.Exists(ctx, infoKey(goodsID)).Result()
 	if err != nil {
 		return fmt.Errorf("load goods %d: %w", goodsID, err)
 	}
@@ -219,12 +232,12 @@ func (s *Store) loadLiveGoodsOnce(ctx context.Context, goodsID int64) error {
 		return err
 	}
 	switch g.State {
-	case SlotUpcoming:
-		return ErrNotStarted
-	case SlotEnded:
-		return ErrEnded
+	case model.SlotUpcoming:
+		return db.ErrNotStarted
+	case model.SlotEnded:
+		return db.ErrEnded
 	}
-	_, err = s.loadGoods(ctx, g)
+	_, err = s.load(ctx, g)
 	return err
 }
 
@@ -232,43 +245,40 @@ func (s *Store) loadLiveGoodsOnce(ctx context.Context, goodsID int64) error {
 // is expired here instead (the expiry task may not have run yet), so pay and
 // expire can never both win.
 //
-// KEYS: goodsScriptKeys
+// KEYS: scriptKeys
 // ARGV: 1 sequence, 2 user ID, 3 now ms
-// Returns {code, record, remaining} where code is
-// ok | unchanged (already paid) | expired (expired, cancelled or failed) |
-// lapsed (past its deadline: expired now) | not_found.
+// Returns "word:remaining:slot:record" where word is ok | unchanged (already
+// paid) | expired (expired, cancelled or failed) | lapsed (past its
+// deadline: expired now), or not_found.
 var payScript = redis.NewScript(goodsLua + payLua)
 
 const payLua = `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
-if not rec then return {'not_found'} end
+if not rec then return 'not_found' end
 local f = split(rec)
-if f[2] ~= ARGV[2] then return {'not_found'} end
-if f[5] == 'paid' then return {'unchanged', rec, remaining()} end
-if f[5] ~= 'unpaid' then return {'expired', rec, remaining()} end
-if tonumber(ARGV[3]) >= tonumber(f[7]) then
-	rec = close(f, 'expired', ARGV[3], true)
-	return {'lapsed', rec, remaining()}
-end
+if f[2] ~= ARGV[2] then return 'not_found' end
+if f[5] == 'paid' then return answer('unchanged', rec) end
+if f[5] ~= 'unpaid' then return answer('expired', rec) end
+if tonumber(ARGV[3]) >= tonumber(f[7]) then return answer('lapsed', close(f, 'expired', ARGV[3], true)) end
 redis.call('ZREM', K_DEADLINES, f[1])
 redis.call('HINCRBY', K_COUNTS, 'unpaid', -1)
 redis.call('HINCRBY', K_COUNTS, 'paid', 1)
 redis.call('HINCRBY', K_COUNTS, 'revenue', f[4])
-return {'ok', save(f, 'paid', ARGV[3]), remaining()}
+return answer('ok', save(f, 'paid', ARGV[3]))
 `
 
 // payScriptKeyed is payScript with an Idempotency-Key: KEYS[11] keeps the
 // answer, ARGV[4] is its TTL in ms.
-var payScriptKeyed = redis.NewScript(goodsLua + Memoize(payLua, "true"))
+var payScriptKeyed = redis.NewScript(goodsLua + db.Memoize(payLua, "true"))
 
 // PayOrder pays the user's order and deletes its expiry task. Paying again
 // answers the paid order unchanged; an expired or cancelled order is refused.
-func (s *Store) PayOrder(ctx context.Context, userID, orderID int64) (*Order, error) {
+func (s *Service) PayOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {
 	return s.payOrder(ctx, userID, orderID, s.Now())
 }
 
-func (s *Store) payOrder(ctx context.Context, userID, orderID int64, now time.Time) (*Order, error) {
-	o, code, err := s.runOrderScript(ctx, payScript, userID, orderID, now)
+func (s *Service) payOrder(ctx context.Context, userID, orderID int64, now time.Time) (*model.Order, error) {
+	o, code, err := s.runOrderScript(ctx, userID, orderID, payScript, now)
 	if err != nil {
 		return nil, err
 	}
@@ -276,43 +286,41 @@ func (s *Store) payOrder(ctx context.Context, userID, orderID int64, now time.Ti
 	case "ok":
 		s.deleteExpiry(ctx, o.ID)
 		return o, nil
-	case "unchanged", OrderPaid:
+	case "unchanged", model.OrderPaid:
 		return o, nil
 	default: // expired, lapsed, or a final status from SQLite
-		return nil, ErrExpired
+		return nil, db.ErrExpired
 	}
 }
 
 // cancelScript cancels an unpaid order of the user's and returns its unit to stock.
 //
-// KEYS: goodsScriptKeys
+// KEYS: scriptKeys
 // ARGV: 1 sequence, 2 user ID, 3 now ms
-// Returns {code, record, remaining} where code is
-// ok | unchanged (already cancelled) | paid | expired (expired or failed) |
-// lapsed (past its deadline: expired now) | not_found.
+// Returns "word:remaining:slot:record" where word is ok | unchanged (already
+// cancelled) | paid | expired (expired or failed) | lapsed (past its
+// deadline: expired now), or not_found.
 var cancelScript = redis.NewScript(goodsLua + cancelLua)
 
 const cancelLua = `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
-if not rec then return {'not_found'} end
+if not rec then return 'not_found' end
 local f = split(rec)
-if f[2] ~= ARGV[2] then return {'not_found'} end
-if f[5] == 'cancelled' then return {'unchanged', rec, remaining()} end
-if f[5] == 'paid' then return {'paid', rec, remaining()} end
-if f[5] ~= 'unpaid' then return {'expired', rec, remaining()} end
-if tonumber(ARGV[3]) >= tonumber(f[7]) then
-	return {'lapsed', close(f, 'expired', ARGV[3], true), remaining()}
-end
-return {'ok', close(f, 'cancelled', ARGV[3], true), remaining()}
+if f[2] ~= ARGV[2] then return 'not_found' end
+if f[5] == 'cancelled' then return answer('unchanged', rec) end
+if f[5] == 'paid' then return answer('paid', rec) end
+if f[5] ~= 'unpaid' then return answer('expired', rec) end
+if tonumber(ARGV[3]) >= tonumber(f[7]) then return answer('lapsed', close(f, 'expired', ARGV[3], true)) end
+return answer('ok', close(f, 'cancelled', ARGV[3], true))
 `
 
 // cancelScriptKeyed is cancelScript with an Idempotency-Key: KEYS[11] keeps
 // the answer, ARGV[4] is its TTL in ms.
-var cancelScriptKeyed = redis.NewScript(goodsLua + Memoize(cancelLua, "true"))
+var cancelScriptKeyed = redis.NewScript(goodsLua + db.Memoize(cancelLua, "true"))
 
 // CancelOrder cancels the user's unpaid order and puts its unit back in stock.
-func (s *Store) CancelOrder(ctx context.Context, userID, orderID int64) (*Order, error) {
-	o, code, err := s.runOrderScript(ctx, cancelScript, userID, orderID, s.Now())
+func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+	o, code, err := s.runOrderScript(ctx, userID, orderID, cancelScript, s.Now())
 	if err != nil {
 		return nil, err
 	}
@@ -320,12 +328,12 @@ func (s *Store) CancelOrder(ctx context.Context, userID, orderID int64) (*Order,
 	case "ok":
 		s.deleteExpiry(ctx, o.ID)
 		return o, nil
-	case "unchanged", OrderCancelled:
+	case "unchanged", model.OrderCancelled:
 		return o, nil
-	case OrderPaid:
-		return nil, Errorf(ECONFLICT, "a paid order cannot be cancelled")
+	case model.OrderPaid:
+		return nil, db.Errorf(db.ECONFLICT, "a paid order cannot be cancelled")
 	default:
-		return nil, ErrExpired
+		return nil, db.ErrExpired
 	}
 }
 
@@ -333,32 +341,32 @@ func (s *Store) CancelOrder(ctx context.Context, userID, orderID int64) (*Order,
 // goes back to stock and the user's limit mark is cleared. Anything else is
 // left alone, so the task may run any number of times.
 //
-// KEYS: goodsScriptKeys
+// KEYS: scriptKeys
 // ARGV: 1 sequence, 2 now ms
-// Returns {code, record, remaining} where code is
-// ok | paid | closed (already expired, cancelled or failed) | not_due | not_found.
+// Returns "word:remaining:slot:record" where word is ok | paid | closed
+// (already expired, cancelled or failed) | not_due, or not_found.
 var expireScript = redis.NewScript(goodsLua + `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
-if not rec then return {'not_found'} end
+if not rec then return 'not_found' end
 local f = split(rec)
-if f[5] == 'paid' then return {'paid', rec, remaining()} end
-if f[5] ~= 'unpaid' then return {'closed', rec, remaining()} end
-if tonumber(ARGV[2]) < tonumber(f[7]) then return {'not_due', rec, remaining()} end
-return {'ok', close(f, 'expired', ARGV[2], true), remaining()}
+if f[5] == 'paid' then return answer('paid', rec) end
+if f[5] ~= 'unpaid' then return answer('closed', rec) end
+if tonumber(ARGV[2]) < tonumber(f[7]) then return answer('not_due', rec) end
+return answer('ok', close(f, 'expired', ARGV[2], true))
 `)
 
 // ErrNotDue is returned when an order's expiry runs before its deadline.
-var ErrNotDue = &Error{Code: ECONFLICT, Message: "the order is not due to expire yet"}
+var ErrNotDue = &db.Error{Code: db.ECONFLICT, Message: "the order is not due to expire yet"}
 
 // ExpireOrder expires the order if it is still unpaid at its deadline; an
 // order paid, closed or unknown is left alone (nil), one not yet due is ErrNotDue.
-func (s *Store) ExpireOrder(ctx context.Context, orderID int64) error {
+func (s *Service) ExpireOrder(ctx context.Context, orderID int64) error {
 	return s.expireOrder(ctx, orderID, s.Now())
 }
 
-func (s *Store) expireOrder(ctx context.Context, orderID int64, now time.Time) error {
-	_, code, err := s.runOrderScript(ctx, expireScript, 0, orderID, now)
-	if ErrorCode(err) == ENOTFOUND {
+func (s *Service) expireOrder(ctx context.Context, orderID int64, now time.Time) error {
+	_, code, err := s.runOrderScript(ctx, 0, orderID, expireScript, now)
+	if db.ErrorCode(err) == db.ENOTFOUND {
 		return nil
 	} else if err != nil {
 		return err
@@ -373,93 +381,95 @@ func (s *Store) expireOrder(ctx context.Context, orderID int64, now time.Time) e
 // was never really free (Redis had been restored from an old snapshot), so it
 // is not returned to stock; the user's limit mark is cleared.
 //
-// KEYS: goodsScriptKeys
+// KEYS: scriptKeys
 // ARGV: 1 sequence, 2 now ms
-// Returns {code, record, remaining} where code is ok | paid | closed | not_found.
+// Returns "word:remaining:slot:record" where word is ok | paid | closed, or not_found.
 var voidScript = redis.NewScript(goodsLua + `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
-if not rec then return {'not_found'} end
+if not rec then return 'not_found' end
 local f = split(rec)
-if f[5] == 'paid' then return {'paid', rec, remaining()} end
-if f[5] ~= 'unpaid' then return {'closed', rec, remaining()} end
-return {'ok', close(f, 'failed', ARGV[2], false), remaining()}
+if f[5] == 'paid' then return answer('paid', rec) end
+if f[5] ~= 'unpaid' then return answer('closed', rec) end
+return answer('ok', close(f, 'failed', ARGV[2], false))
 `)
 
-// runOrderScript runs one of the order scripts for orderID (owned by userID
-// unless it is 0) and pushes the change live. A "not_found" from Redis looks
-// in SQLite, for orders of goods no longer active.
 // keyedOrderScripts are the order scripts that honour an Idempotency-Key, each with its keyed variant.
 var keyedOrderScripts = map[*redis.Script]struct {
 	script *redis.Script
 	op     string
 }{payScript: {payScriptKeyed, "pay"}, cancelScript: {cancelScriptKeyed, "cancel"}}
 
-func (s *Store) runOrderScript(ctx context.Context, script *redis.Script, userID, orderID int64, now time.Time) (*Order, string, error) {
+// runOrderScript runs one of the order scripts for orderID (owned by userID
+// unless it is 0) and pushes the change live. A "not_found" from Redis looks
+// in SQLite, for orders of goods no longer active.
+func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, script *redis.Script, now time.Time) (*model.Order, string, error) {
 	goodsID, seq, ok := SplitOrderID(orderID)
 	if !ok {
-		return nil, "", Errorf(ENOTFOUND, "order %d not found", orderID)
+		return nil, "", db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
 	}
 	args := []any{seq, userID, now.UnixMilli()}
 	if userID == 0 {
 		args = []any{seq, now.UnixMilli()}
 	}
-	keys := goodsScriptKeys(goodsID)
+	keys := scriptKeys(goodsID)
 	if k, ok := keyedOrderScripts[script]; ok {
-		if req, keyed := KeyedRequestID(ctx, k.op, userID); keyed {
-			script, keys = k.script, goodsScriptKeys(goodsID, grabMemoKey(goodsID, req+":"+strconv.FormatInt(seq, 10)))
-			args = append(args, IdempotencyTTL.Milliseconds())
+		if req, keyed := db.KeyedRequestID(ctx, k.op, userID); keyed {
+			script, keys = k.script, scriptKeys(goodsID, memoKey(goodsID, req+":"+strconv.FormatInt(seq, 10)))
+			args = append(args, db.IdempotencyTTL.Milliseconds())
 		}
 	}
-	res, err := script.Run(ctx, s.Redis, keys, args...).Slice()
+	res, err := script.Run(ctx, s.Redis, keys, args...).Text()
 	if err != nil {
 		return nil, "", fmt.Errorf("order %d: %w", orderID, err)
 	}
-	code, _ := res[0].(string)
-	if code == "not_found" {
-		return s.settledOrder(ctx, userID, orderID)
-	}
-	o, err := parseOrderRecord(goodsID, res[1].(string))
+	a, err := parseAnswer(goodsID, res)
 	if err != nil {
 		return nil, "", err
 	}
-	if code == "ok" || code == "lapsed" {
-		slot, _ := s.Redis.HGet(ctx, goodsInfoKey(goodsID), "slot").Int64()
-		s.pushStock(goodsID, slot, res[2].(int64))
+	if a.code == "not_found" {
+		return s.settledOrder(ctx, userID, orderID)
+	}
+	o, err := parseOrderRecord(goodsID, a.rec)
+	if err != nil {
+		return nil, "", err
+	}
+	if a.code == "ok" || a.code == "lapsed" {
+		s.pushStock(goodsID, a.slot, a.remaining)
 		s.pushOrder(o)
 	}
-	return o, code, nil
+	return o, a.code, nil
 }
 
 // settledOrder answers an order script for an order Redis no longer holds
 // (its goods finished): SQLite has its final status.
-func (s *Store) settledOrder(ctx context.Context, userID, orderID int64) (*Order, string, error) {
+func (s *Service) settledOrder(ctx context.Context, userID, orderID int64) (*model.Order, string, error) {
 	o, err := s.sqlOrder(ctx, orderID)
 	if err != nil || (userID != 0 && o.UserID != userID) {
-		return nil, "not_found", Errorf(ENOTFOUND, "order %d not found", orderID)
+		return nil, "not_found", db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
 	}
-	if o.Status == OrderUnpaid {
+	if o.Status == model.OrderUnpaid {
 		// Redis lost it and the goods is not loaded again yet: nothing may change until it is.
-		return nil, "", Errorf(ECONFLICT, "order %d is being restored; try again shortly", orderID)
+		return nil, "", db.Errorf(db.ECONFLICT, "order %d is being restored; try again shortly", orderID)
 	}
 	return o, o.Status, nil // paid, expired, cancelled or failed: final
 }
 
 // Order returns one of the user's orders; other users' orders are not found.
-func (s *Store) Order(ctx context.Context, userID, orderID int64) (*Order, error) {
+func (s *Service) Order(ctx context.Context, userID, orderID int64) (*model.Order, error) {
 	goodsID, seq, ok := SplitOrderID(orderID)
 	if !ok {
-		return nil, Errorf(ENOTFOUND, "order %d not found", orderID)
+		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
 	}
-	rec, err := s.Redis.HGet(ctx, goodsOrdersKey(goodsID), strconv.FormatInt(seq, 10)).Result()
-	var o *Order
+	rec, err := s.Redis.HGet(ctx, ordersKey(goodsID), strconv.FormatInt(seq, 10)).Result()
+	var o *model.Order
 	switch {
 	case err == nil:
 		o, err = parseOrderRecord(goodsID, rec)
 	case errors.Is(err, redis.Nil):
 		o, err = s.sqlOrder(ctx, orderID)
 	}
-	if ErrorCode(err) == ENOTFOUND || (err == nil && o.UserID != userID) {
-		return nil, Errorf(ENOTFOUND, "order %d not found", orderID)
+	if db.ErrorCode(err) == db.ENOTFOUND || (err == nil && o.UserID != userID) {
+		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
 	} else if err != nil {
 		return nil, err
 	}
@@ -468,8 +478,8 @@ func (s *Store) Order(ctx context.Context, userID, orderID int64) (*Order, error
 
 const orderColumns = `o.id, o.goods_id, o.user_id, o.unit, o.amount_cents, o.status, o.created_ms, o.expires_ms, o.updated_ms, o.version, COALESCE(g.title, '')`
 
-func scanOrder(row interface{ Scan(...any) error }) (*Order, error) {
-	var o Order
+func scanOrder(row interface{ Scan(...any) error }) (*model.Order, error) {
+	var o model.Order
 	var created, expires, updated int64
 	if err := row.Scan(&o.ID, &o.GoodsID, &o.UserID, &o.Unit, &o.AmountCents, &o.Status, &created, &expires, &updated, &o.Version, &o.GoodsTitle); err != nil {
 		return nil, err
@@ -478,24 +488,24 @@ func scanOrder(row interface{ Scan(...any) error }) (*Order, error) {
 	return &o, nil
 }
 
-func (s *Store) sqlOrder(ctx context.Context, id int64) (*Order, error) {
+func (s *Service) sqlOrder(ctx context.Context, id int64) (*model.Order, error) {
 	o, err := scanOrder(s.SQL.R.QueryRowContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id WHERE o.id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, Errorf(ENOTFOUND, "order %d not found", id)
+		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", id)
 	}
 	return o, err
 }
 
 // MyOrders lists the user's orders, newest first: SQLite's durable record
 // overlaid with Redis's live state, so an order not flushed yet shows too.
-func (s *Store) MyOrders(ctx context.Context, userID int64) ([]Order, error) {
+func (s *Service) MyOrders(ctx context.Context, userID int64) ([]model.Order, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id
 		WHERE o.user_id = ? ORDER BY o.id DESC LIMIT 200`, userID)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	byID := map[int64]*Order{}
+	byID := map[int64]*model.Order{}
 	titles := map[int64]string{}
 	for rows.Next() {
 		o, err := scanOrder(rows)
@@ -522,7 +532,7 @@ func (s *Store) MyOrders(ctx context.Context, userID int64) ([]Order, error) {
 		}
 		byID[o.ID] = o
 	}
-	out := make([]Order, 0, len(byID))
+	out := make([]model.Order, 0, len(byID))
 	for _, o := range byID {
 		out = append(out, *o)
 	}
@@ -536,7 +546,7 @@ func (s *Store) MyOrders(ctx context.Context, userID int64) ([]Order, error) {
 }
 
 // liveOrdersOf reads the user's orders on every active goods from Redis in two round trips.
-func (s *Store) liveOrdersOf(ctx context.Context, userID int64) ([]*Order, error) {
+func (s *Service) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Order, error) {
 	active, err := s.activeGoods(ctx)
 	if err != nil || len(active) == 0 {
 		return nil, err
@@ -545,7 +555,7 @@ func (s *Store) liveOrdersOf(ctx context.Context, userID int64) ([]*Order, error
 	pipe := s.Redis.Pipeline()
 	mine := make([]*redis.StringCmd, len(active))
 	for i, g := range active {
-		mine[i] = pipe.HGet(ctx, goodsMineKey(g), uid)
+		mine[i] = pipe.HGet(ctx, mineKey(g), uid)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -563,7 +573,7 @@ func (s *Store) liveOrdersOf(ctx context.Context, userID int64) ([]*Order, error
 		}
 		fields := make([]string, len(seqs))
 		copy(fields, seqs)
-		refs = append(refs, ref{g, pipe.HMGet(ctx, goodsOrdersKey(g), fields...)})
+		refs = append(refs, ref{g, pipe.HMGet(ctx, ordersKey(g), fields...)})
 	}
 	if len(refs) == 0 {
 		return nil, nil
@@ -571,7 +581,7 @@ func (s *Store) liveOrdersOf(ctx context.Context, userID int64) ([]*Order, error
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, err
 	}
-	var out []*Order
+	var out []*model.Order
 	for _, r := range refs {
 		for _, v := range r.cmd.Val() {
 			if rec, ok := v.(string); ok {
@@ -585,7 +595,7 @@ func (s *Store) liveOrdersOf(ctx context.Context, userID int64) ([]*Order, error
 }
 
 // pushStock sends the goods' remaining stock to watchers of the goods and of its slot.
-func (s *Store) pushStock(goodsID, slotID, remaining int64) {
+func (s *Service) pushStock(goodsID, slotID, remaining int64) {
 	ev := StockEvent{Type: "stock", GoodsID: goodsID, Remaining: remaining}
 	s.Events.PublishCoalesced(live.TopicGoods(goodsID), ev)
 	if slotID > 0 {
@@ -596,6 +606,6 @@ func (s *Store) pushStock(goodsID, slotID, remaining int64) {
 
 // pushOrder sends the order to its owner. It is coalesced per order so it
 // leaves the request path at once and a later change always arrives last.
-func (s *Store) pushOrder(o *Order) {
+func (s *Service) pushOrder(o *model.Order) {
 	s.Events.PublishCoalescedKey(live.TopicUser(o.UserID), "order:"+strconv.FormatInt(o.ID, 10), OrderEvent{Type: "order", Order: o})
 }

@@ -1,4 +1,4 @@
-package db_test
+package goods_test
 
 import (
 	"context"
@@ -9,14 +9,15 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/account"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
-	"golang.org/x/crypto/bcrypt"
+	"github.com/seckill/seckill/db/sqlite"
 )
 
-// clock is a settable time source shared by a test's stores.
+// clock is a settable time source shared by a test's services.
 type clock struct {
 	mu  sync.Mutex
 	now time.Time
@@ -26,10 +27,10 @@ func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); ret
 func (c *clock) Set(t time.Time)         { c.mu.Lock(); c.now = t; c.mu.Unlock() }
 func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
 
-// goodsEnv is a store over a fresh Redis and SQLite, with a merchant and a settable clock.
+// goodsEnv is a goods service over a fresh Redis and SQLite, with a merchant and a settable clock.
 type goodsEnv struct {
 	t        testing.TB
-	s        *db.Store
+	s        *goods.Service
 	clk      *clock
 	merchant model.Claims
 	ctx      context.Context
@@ -38,36 +39,47 @@ type goodsEnv struct {
 func newGoodsEnv(t testing.TB) *goodsEnv {
 	t.Helper()
 	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
-	s := db.NewStore(sq, r.Client)
-	s.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	s.OrderTTL = 15 * time.Minute
+	b := backend.New(sq, r.Client)
+	b.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	clk := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}
-	s.Now = clk.Now
+	b.Now = clk.Now
+	s := goods.New(b)
+	s.OrderTTL = 15 * time.Minute
 	ctx := context.Background()
-	accounts := account.New(s.Backend)
-	accounts.BcryptCost = bcrypt.MinCost
-	u, err := accounts.CreateUser(ctx, "merchant1", "password123", model.RoleMerchant)
+	return &goodsEnv{t: t, s: s, clk: clk, merchant: newMerchant(t, sq), ctx: ctx}
+}
+
+// newMerchant adds the merchant account the slots and goods belong to
+// (their rows refer to it) straight in SQL: goods needs nothing else of the
+// accounts, and its tests stay apart from the accounts service.
+func newMerchant(t testing.TB, sq *sqlite.DB) model.Claims {
+	t.Helper()
+	res, err := sq.W.Exec(`INSERT INTO users (username, password_hash, role, created_ms) VALUES ('merchant1', '', ?, ?)`,
+		model.RoleMerchant, time.Now().UnixMilli())
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &goodsEnv{t: t, s: s, clk: clk, merchant: model.Claims{UserID: u.ID, Username: u.Username, Role: u.Role}, ctx: ctx}
+	id, _ := res.LastInsertId()
+	return model.Claims{UserID: id, Username: "merchant1", Role: model.RoleMerchant}
 }
 
-// twin is a second store over the same Redis and SQLite with its own clock,
-// for racing operations that must see different times.
-func (e *goodsEnv) twin() (*db.Store, *clock) {
-	s2 := *e.s
-	s2.Events = live.New(e.s.Redis)
+// twin is a second service over the same Redis and SQLite with its own
+// clock, for racing operations that must see different times.
+func (e *goodsEnv) twin() (*goods.Service, *clock) {
+	b := *e.s.Backend
+	b.Events = live.New(e.s.Redis)
 	clk := &clock{now: e.clk.Now()}
-	s2.Now = clk.Now
+	b.Now = clk.Now
+	s2 := *e.s
+	s2.Backend = &b
 	return &s2, clk
 }
 
 // slot creates a slot starting at start (relative to now) and lasting length.
-func (e *goodsEnv) slot(start, length time.Duration) *db.Slot {
+func (e *goodsEnv) slot(start, length time.Duration) *model.Slot {
 	e.t.Helper()
 	now := e.clk.Now()
-	sl, err := e.s.CreateSlot(e.ctx, e.merchant, db.SlotInput{Title: "slot", StartAt: now.Add(start), EndAt: now.Add(start + length)})
+	sl, err := e.s.CreateSlot(e.ctx, e.merchant, goods.SlotInput{Title: "slot", StartAt: now.Add(start), EndAt: now.Add(start + length)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -75,9 +87,9 @@ func (e *goodsEnv) slot(start, length time.Duration) *db.Slot {
 }
 
 // goods creates goods in the slot with the given stock and per-user limit.
-func (e *goodsEnv) goods(slot *db.Slot, stock, limit int64) *db.Goods {
+func (e *goodsEnv) goods(slot *model.Slot, stock, limit int64) *model.Goods {
 	e.t.Helper()
-	g, err := e.s.CreateGoods(e.ctx, e.merchant, db.GoodsInput{SlotID: slot.ID, Title: "Phone", PriceCents: 10000,
+	g, err := e.s.Create(e.ctx, e.merchant, goods.Input{SlotID: slot.ID, Title: "Phone", PriceCents: 10000,
 		SeckillPriceCents: 4999, Stock: stock, LimitPerUser: limit})
 	if err != nil {
 		e.t.Fatal(err)
@@ -86,23 +98,23 @@ func (e *goodsEnv) goods(slot *db.Slot, stock, limit int64) *db.Goods {
 }
 
 // liveGoods creates goods on sale now.
-func (e *goodsEnv) liveGoods(stock, limit int64) *db.Goods {
+func (e *goodsEnv) liveGoods(stock, limit int64) *model.Goods {
 	e.t.Helper()
 	return e.goods(e.slot(-time.Minute, time.Hour), stock, limit)
 }
 
-func (e *goodsEnv) grab(user, goods int64) *db.Order {
+func (e *goodsEnv) grab(user, goods int64) *model.Order {
 	e.t.Helper()
-	o, err := e.s.GrabGoods(e.ctx, user, goods)
+	o, err := e.s.Grab(e.ctx, user, goods)
 	if err != nil {
 		e.t.Fatalf("user %d grab goods %d: %v", user, goods, err)
 	}
 	return o
 }
 
-func (e *goodsEnv) stats(goods int64) *db.GoodsStats {
+func (e *goodsEnv) stats(goods int64) *model.GoodsStats {
 	e.t.Helper()
-	st, err := e.s.GoodsStats(e.ctx, e.merchant, goods)
+	st, err := e.s.Stats(e.ctx, e.merchant, goods)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -111,16 +123,17 @@ func (e *goodsEnv) stats(goods int64) *db.GoodsStats {
 
 func (e *goodsEnv) remaining(goods int64) int64 {
 	e.t.Helper()
-	g, err := e.s.Goods(e.ctx, goods)
+	g, err := e.s.Get(e.ctx, goods)
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	return g.Remaining
 }
 
+// flush runs the orders' flush under the flush lock, as the worker does.
 func (e *goodsEnv) flush() {
 	e.t.Helper()
-	if err := e.s.FlushAll(e.ctx); err != nil {
+	if err := e.s.FlushAll(e.ctx, e.s.FlushOrders); err != nil {
 		e.t.Fatalf("flush: %v", err)
 	}
 }

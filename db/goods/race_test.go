@@ -1,4 +1,4 @@
-package db_test
+package goods_test
 
 import (
 	"sync"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 // 1,000 distinct users released at once on stock 100: exactly 100 orders,
@@ -17,14 +18,14 @@ func TestGrabRaceDistinctUsers(t *testing.T) {
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	orders := map[int64]*db.Order{}
+	orders := map[int64]*model.Order{}
 	var soldOut, other atomic.Int64
 	for u := int64(1); u <= users; u++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			o, err := e.s.GrabGoods(e.ctx, u, g.ID)
+			o, err := e.s.Grab(e.ctx, u, g.ID)
 			switch db.ErrorCode(err) {
 			case "":
 				mu.Lock()
@@ -80,7 +81,7 @@ func TestGrabRaceOneUser(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, err := e.s.GrabGoods(e.ctx, 42, g.ID)
+				_, err := e.s.Grab(e.ctx, 42, g.ID)
 				switch db.ErrorCode(err) {
 				case "":
 					ok.Add(1)
@@ -129,9 +130,9 @@ func TestPayVersusExpire(t *testing.T) {
 			t.Fatal(err)
 		}
 		switch {
-		case payErr == nil && got.Status == db.OrderPaid:
+		case payErr == nil && got.Status == model.OrderPaid:
 			paidWins++
-		case db.ErrorCode(payErr) == db.EEXPIRED && got.Status == db.OrderExpired:
+		case db.ErrorCode(payErr) == db.EEXPIRED && got.Status == model.OrderExpired:
 			expireWins++
 		default:
 			t.Fatalf("round %d: pay %v, final status %q: not exactly one winner", r, payErr, got.Status)

@@ -1,4 +1,4 @@
-package db
+package goods
 
 import (
 	"context"
@@ -7,18 +7,19 @@ import (
 	"fmt"
 
 	"github.com/mattn/go-sqlite3"
+	"github.com/seckill/seckill/db/model"
 )
 
 // FlushOrders moves every active goods' order records to SQLite through the
 // crash-safe flush queue, then voids the orders the durable guard refused.
-func (s *Store) FlushOrders(ctx context.Context) error {
+func (s *Service) FlushOrders(ctx context.Context) error {
 	ids, err := s.activeGoods(ctx)
 	if err != nil {
 		return fmt.Errorf("list active goods: %w", err)
 	}
 	var errs []error
 	for _, id := range ids {
-		if _, err := s.Flush(ctx, goodsQueue(id), s.applyOrders(ctx, id)); err != nil {
+		if _, err := s.Flush(ctx, flushQueue(id), s.applyOrders(ctx, id)); err != nil {
 			errs = append(errs, err)
 		}
 	}
@@ -29,7 +30,7 @@ func (s *Store) FlushOrders(ctx context.Context) error {
 // applyOrders writes a batch of one goods' order records. It is idempotent:
 // a record already applied (same or older version) changes nothing, so a
 // batch replayed after a crash neither loses nor doubles an order.
-func (s *Store) applyOrders(ctx context.Context, goodsID int64) func(tx *sql.Tx, recs []string) error {
+func (s *Service) applyOrders(ctx context.Context, goodsID int64) func(tx *sql.Tx, recs []string) error {
 	return func(tx *sql.Tx, recs []string) error {
 		st, err := prepareOrderStmts(ctx, tx)
 		if err != nil {
@@ -98,7 +99,7 @@ const (
 	ConflictIDTaken   = "id_taken"   // another order has this ID: Redis's sequence went back
 )
 
-func (s *Store) applyOrder(ctx context.Context, tx *sql.Tx, st *orderStmts, o *Order) error {
+func (s *Service) applyOrder(ctx context.Context, tx *sql.Tx, st *orderStmts, o *model.Order) error {
 	same := func(table string) (found, isSame bool, err error) {
 		var user, unit, created int64
 		err = st.find[table].QueryRowContext(ctx, o.ID).Scan(&user, &unit, &created)
@@ -141,7 +142,7 @@ func (s *Store) applyOrder(ctx context.Context, tx *sql.Tx, st *orderStmts, o *O
 
 // recordConflict keeps an order the durable store refused, for the
 // reconciliation view and for voidConflicts; the flush goes on.
-func (s *Store) recordConflict(ctx context.Context, tx *sql.Tx, o *Order, reason string) error {
+func (s *Service) recordConflict(ctx context.Context, tx *sql.Tx, o *model.Order, reason string) error {
 	s.Log.Warn("durable store refused an order from Redis", "order", o.ID, "goods", o.GoodsID, "unit", o.Unit, "reason", reason)
 	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO order_conflicts (id, goods_id, user_id, unit, amount_cents, status,
 		created_ms, expires_ms, updated_ms, version, reason, detected_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -159,7 +160,7 @@ func isUniqueViolation(err error) bool {
 // their unit was sold already, so the user must not pay for it. A paid one is
 // left for the merchant to settle (it shows in the reconciliation view).
 // It runs after each flush; a crash in between only delays it to the next.
-func (s *Store) voidConflicts(ctx context.Context) error {
+func (s *Service) voidConflicts(ctx context.Context) error {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id FROM order_conflicts WHERE handled = 0 ORDER BY id LIMIT 500`)
 	if err != nil {
 		return err
@@ -181,14 +182,13 @@ func (s *Store) voidConflicts(ctx context.Context) error {
 	for _, id := range ids {
 		goodsID, seq, ok := SplitOrderID(id)
 		if ok {
-			res, err := voidScript.Run(ctx, s.Redis, goodsScriptKeys(goodsID), seq, s.Now().UnixMilli()).Slice()
+			res, err := voidScript.Run(ctx, s.Redis, scriptKeys(goodsID), seq, s.Now().UnixMilli()).Text()
 			if err != nil {
 				return fmt.Errorf("void order %d: %w", id, err)
 			}
-			if res[0] == "ok" {
-				if o, err := parseOrderRecord(goodsID, res[1].(string)); err == nil {
-					slot, _ := s.Redis.HGet(ctx, goodsInfoKey(goodsID), "slot").Int64()
-					s.pushStock(goodsID, slot, res[2].(int64))
+			if a, err := parseAnswer(goodsID, res); err == nil && a.code == "ok" {
+				if o, err := parseOrderRecord(goodsID, a.rec); err == nil {
+					s.pushStock(goodsID, a.slot, a.remaining)
 					s.pushOrder(o)
 				}
 			}

@@ -1,0 +1,26 @@
+package goods
+
+import "testing"
+
+// Every script reply is one string; parseAnswer is the Go side of that protocol.
+func TestParseAnswer(t *testing.T) {
+	const rec = "3|7|5|4999|unpaid|1000|2000|1|1000"
+	for _, tc := range []struct {
+		reply string
+		want  answer
+		bad   bool
+	}{
+		{"sold_out", answer{code: "sold_out"}, false},
+		{"not_found", answer{code: "not_found"}, false},
+		{"ok:41:7:" + rec, answer{code: "ok", remaining: 41, slot: 7, rec: rec}, false},
+		{"lapsed:0:0:" + rec, answer{code: "lapsed", remaining: 0, slot: 0, rec: rec}, false},
+		{"ok:41:" + rec, answer{}, true},
+		{"ok:x:7:" + rec, answer{}, true},
+		{"ok:41:y:" + rec, answer{}, true},
+	} {
+		got, err := parseAnswer(1, tc.reply)
+		if (err != nil) != tc.bad || got != tc.want {
+			t.Errorf("parseAnswer(%q) = %+v, %v; want %+v, error %v", tc.reply, got, err, tc.want, tc.bad)
+		}
+	}
+}

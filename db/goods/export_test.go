@@ -1,0 +1,52 @@
+package goods
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/seckill/seckill/db/model"
+)
+
+// Test-only doors into the goods internals, for the external goods_test package.
+
+// GrabWithRequestID runs the grab script under a chosen request ID, as a go-redis retry would.
+func (s *Service) GrabWithRequestID(ctx context.Context, userID, goodsID int64, requestID string) (*model.Order, error) {
+	return s.grab(ctx, userID, goodsID, requestID, false)
+}
+
+// PayAt pays as if the clock read now.
+func (s *Service) PayAt(ctx context.Context, userID, orderID int64, now time.Time) (*model.Order, error) {
+	return s.payOrder(ctx, userID, orderID, now)
+}
+
+// ExpireAt expires as if the clock read now.
+func (s *Service) ExpireAt(ctx context.Context, orderID int64, now time.Time) error {
+	return s.expireOrder(ctx, orderID, now)
+}
+
+// MoveOrderBatch moves one batch of the goods' order records to processing
+// and stops there, as a flush killed between the move and the commit would.
+func (s *Service) MoveOrderBatch(ctx context.Context, goodsID int64) (int, error) {
+	recs, err := s.TakeBatch(ctx, flushQueue(goodsID))
+	return len(recs), err
+}
+
+// ApplyOrderBatch writes the batch now in processing to SQLite and commits,
+// but leaves it in processing, as a flush killed between the commit and the release would.
+func (s *Service) ApplyOrderBatch(ctx context.Context, goodsID int64) (int, error) {
+	recs, err := s.Redis.LRange(ctx, flushQueue(goodsID).Processing, 0, -1).Result()
+	if err != nil {
+		return 0, err
+	}
+	return len(recs), s.SQL.Tx(ctx, func(tx *sql.Tx) error { return s.applyOrders(ctx, goodsID)(tx, recs) })
+}
+
+// Key names one of the goods' Redis keys ("fresh", "free", "info", "pending", ...).
+func Key(goodsID int64, name string) string { return hashTag(goodsID) + ":" + name }
+
+// ActiveGoods lists the goods the flush, sync and sweep visit.
+func (s *Service) ActiveGoods(ctx context.Context) ([]int64, error) { return s.activeGoods(ctx) }
+
+// OnLiveLoad calls f each time a grab's load of missing goods starts reading SQLite.
+func (s *Service) OnLiveLoad(f func(goodsID int64)) { s.onLiveLoad = f }

@@ -1,0 +1,107 @@
+package model
+
+import "time"
+
+// Slot states as the API shows them.
+const (
+	SlotUpcoming = "upcoming"
+	SlotLive     = "live"
+	SlotEnded    = "ended"
+)
+
+// Slot is a time window in which a merchant's goods are on seckill sale.
+type Slot struct {
+	ID         int64     `json:"id"`
+	MerchantID int64     `json:"merchant_id"`
+	Title      string    `json:"title"`
+	StartAt    time.Time `json:"start_at"`
+	EndAt      time.Time `json:"end_at"`
+	State      string    `json:"state"`
+}
+
+// Goods is an item on sale in a slot; Remaining is live from Redis once the
+// goods is loaded, else the last stock SQLite knows.
+type Goods struct {
+	ID                int64     `json:"id"`
+	SlotID            int64     `json:"slot_id"`
+	MerchantID        int64     `json:"merchant_id"`
+	Title             string    `json:"title"`
+	Description       string    `json:"description"`
+	PriceCents        int64     `json:"price_cents"`
+	SeckillPriceCents int64     `json:"seckill_price_cents"`
+	Stock             int64     `json:"stock"`
+	LimitPerUser      int64     `json:"limit_per_user"`
+	Remaining         int64     `json:"remaining"`
+	StartAt           time.Time `json:"start_at"`
+	EndAt             time.Time `json:"end_at"`
+	State             string    `json:"state"`
+}
+
+// Order statuses. failed marks an order the durable unit guard refused.
+const (
+	OrderUnpaid    = "unpaid"
+	OrderPaid      = "paid"
+	OrderExpired   = "expired"
+	OrderCancelled = "cancelled"
+	OrderFailed    = "failed"
+)
+
+// Order is one unit of goods grabbed by a user.
+type Order struct {
+	ID          int64     `json:"id"`
+	GoodsID     int64     `json:"goods_id"`
+	UserID      int64     `json:"user_id"`
+	AmountCents int64     `json:"amount_cents"`
+	Status      string    `json:"status"`
+	Unit        int64     `json:"unit"`
+	CreatedAt   time.Time `json:"created_at"`
+	ExpiresAt   time.Time `json:"expires_at"`
+	UpdatedAt   time.Time `json:"updated_at"`
+	GoodsTitle  string    `json:"goods_title,omitempty"`
+	Version     int64     `json:"-"`
+}
+
+// OrderConflict is an order from Redis that SQLite refused.
+type OrderConflict struct {
+	Order
+	Reason     string    `json:"reason"`
+	DetectedAt time.Time `json:"detected_at"`
+	Handled    bool      `json:"handled"`
+}
+
+// GoodsStats is the reconciliation of one goods: live counts from Redis
+// beside the durable counts in SQLite. At rest remaining+unpaid+paid == stock
+// and the two sides agree; Drift names what differs.
+type GoodsStats struct {
+	Stock        int64        `json:"stock"`
+	Remaining    int64        `json:"remaining"`
+	Unpaid       int64        `json:"unpaid"`
+	Paid         int64        `json:"paid"`
+	Expired      int64        `json:"expired"`
+	Cancelled    int64        `json:"cancelled"`
+	Failed       int64        `json:"failed"`
+	RevenueCents int64        `json:"revenue_cents"`
+	Pending      int64        `json:"pending"` // order changes waiting for the flush
+	Loaded       bool         `json:"loaded"`  // whether the goods is in Redis yet
+	DB           GoodsDBStats `json:"db"`
+	Drift        []string     `json:"drift"`
+}
+
+// GoodsDBStats are the durable counts of one goods in SQLite. Stock is the
+// remaining stock as last synced; Conflicts counts orders the durable unit
+// guard refused.
+type GoodsDBStats struct {
+	Unpaid       int64 `json:"unpaid"`
+	Paid         int64 `json:"paid"`
+	Expired      int64 `json:"expired"`
+	Cancelled    int64 `json:"cancelled"`
+	Stock        int64 `json:"stock"`
+	RevenueCents int64 `json:"revenue_cents"`
+	Conflicts    int64 `json:"conflicts"`
+}
+
+// GoodsSales is one goods with its live and durable figures, for the sales dashboard.
+type GoodsSales struct {
+	Goods
+	Stats GoodsStats
+}
