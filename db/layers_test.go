@@ -1,0 +1,89 @@
+package db_test
+
+import (
+	"encoding/json"
+	"io"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// The import rules of docs/ARCHITECTURE.md ("Which package may import
+// which"), checked on the real build graph with go list.
+func TestLayers(t *testing.T) {
+	if testing.Short() {
+		t.Skip("go list over the module")
+	}
+	const mod = "github.com/seckill/seckill/"
+	type pkg struct {
+		ImportPath string
+		Imports    []string
+		Deps       []string
+	}
+	out, err := exec.Command("go", "list", "-json=ImportPath,Imports,Deps", mod+"...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	pkgs := map[string]pkg{}
+	dec := json.NewDecoder(strings.NewReader(string(out)))
+	for {
+		var p pkg
+		if err := dec.Decode(&p); err == io.EOF {
+			break
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		pkgs[strings.TrimPrefix(p.ImportPath, mod)] = p
+	}
+	// db/inbox is a delivery channel (like db/outbound) that areas write to, not an area.
+	areas := []string{"db/account", "db/audit", "db/coupon", "db/goods", "db/redpacket"}
+	isArea := func(p string) bool {
+		for _, a := range areas {
+			if p == mod+a {
+				return true
+			}
+		}
+		return false
+	}
+	storage := []string{"github.com/mattn/go-sqlite3", "github.com/alicebob/miniredis", "github.com/redis/go-redis", "net/smtp", "github.com/hibiken/asynq"}
+
+	// Pages, the root domain package and the model know nothing that stores anything.
+	for _, name := range []string{"views", "db", "db/model"} {
+		p, ok := pkgs[name]
+		if !ok {
+			t.Fatalf("package %s not found", name)
+		}
+	deps:
+		for _, d := range p.Deps {
+			for _, s := range storage {
+				if strings.HasPrefix(d, s) {
+					t.Errorf("%s depends on %s (through its imports); it may use only plain types", name, d)
+					break deps
+				}
+			}
+		}
+	}
+	for name, p := range pkgs {
+		for _, imp := range p.Imports {
+			switch {
+			// Areas do not import each other: what one needs of another is an interface wired in Main.
+			case isArea(mod+name) && isArea(imp):
+				t.Errorf("area %s imports area %s", name, strings.TrimPrefix(imp, mod))
+			// Task definitions and handlers take interfaces; the areas import tasks, never the reverse.
+			case name == "tasks" && isArea(imp):
+				t.Errorf("tasks imports area %s", strings.TrimPrefix(imp, mod))
+			// Infrastructure serves the areas and never reaches up into them or the web.
+			case strings.HasPrefix(name, "db/") && !isArea(mod+name) && name != "db/demo" && name != "db/dbtest" &&
+				(isArea(imp) || strings.HasPrefix(imp, mod+"web") || strings.HasPrefix(imp, mod+"handlers")):
+				t.Errorf("infrastructure %s imports %s", name, strings.TrimPrefix(imp, mod))
+			// Services know no HTTP or HTML.
+			case strings.HasPrefix(name, "db") && (strings.HasPrefix(imp, mod+"web") || strings.HasPrefix(imp, mod+"handlers") ||
+				strings.HasPrefix(imp, mod+"views") || strings.HasPrefix(imp, "github.com/gofiber/")):
+				t.Errorf("%s imports %s: services know no HTTP or HTML", name, imp)
+			// Handlers call services; they do not reach into storage.
+			case name == "handlers" && (strings.HasPrefix(imp, mod+"db/sqlite") || strings.HasPrefix(imp, mod+"db/rdb") || strings.HasPrefix(imp, "github.com/redis/go-redis")):
+				t.Errorf("handlers import %s", imp)
+			}
+		}
+	}
+}
