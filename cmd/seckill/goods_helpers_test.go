@@ -32,6 +32,7 @@ type orderJSON struct {
 	UserID      int64     `json:"user_id"`
 	AmountCents int64     `json:"amount_cents"`
 	Status      string    `json:"status"`
+	Failure     string    `json:"failure"`
 	ExpiresAt   time.Time `json:"expires_at"`
 }
 
@@ -42,11 +43,13 @@ type statsJSON struct {
 	Paid      int64 `json:"paid"`
 	Expired   int64 `json:"expired"`
 	Cancelled int64 `json:"cancelled"`
+	Failed    int64 `json:"failed"`
 	DB        struct {
 		Unpaid    int64 `json:"unpaid"`
 		Paid      int64 `json:"paid"`
 		Expired   int64 `json:"expired"`
 		Cancelled int64 `json:"cancelled"`
+		Failed    int64 `json:"failed"`
 		Stock     int64 `json:"stock"`
 		Conflicts int64 `json:"conflicts"`
 	} `json:"db"`

@@ -39,7 +39,7 @@ func (s *Service) ApplyOrderBatch(ctx context.Context, goodsID int64) (int, erro
 	if err != nil {
 		return 0, err
 	}
-	return len(recs), s.SQL.Tx(ctx, func(tx *sql.Tx) error { return s.applyOrders(ctx, goodsID)(tx, recs) })
+	return len(recs), s.SQL.Tx(ctx, func(tx *sql.Tx) error { return s.applyOrders(ctx, goodsID, nil)(tx, recs) })
 }
 
 // Key names one of the goods' Redis keys ("fresh", "free", "info", "pending", ...).

@@ -18,7 +18,9 @@ import (
 // scriptKeys and helpers over order records.
 //
 // An order record is "seq|user|unit|amount|status|created|expires|version|updated"
-// (times in unix ms); the same string goes to the flush queue on each change.
+// (times in unix ms), and for a failed order a tenth field, the failure
+// (model.FailureSoldTwice or model.FailureRefundDue); the same string goes
+// to the flush queue on each change.
 //
 // Every script returns one string: a status word ("sold_out"), or for an
 // answer about an order the word, the goods' remaining stock, its slot ID
@@ -183,23 +185,17 @@ func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState
 	if maxID.Valid {
 		_, st.seq, _ = SplitOrderID(maxID.Int64)
 	}
-	crows, err := s.SQL.R.QueryContext(ctx, `SELECT status, COUNT(*), COALESCE(SUM(amount_cents), 0) FROM orders WHERE goods_id = ? GROUP BY status`, g.ID)
+	c, err := s.durableCounts(ctx, g.ID)
 	if err != nil {
 		return nil, err
 	}
-	defer crows.Close()
-	for crows.Next() {
-		var status string
-		var n, sum int64
-		if err := crows.Scan(&status, &n, &sum); err != nil {
-			return nil, err
-		}
-		st.counts[status] = fmt.Sprint(n)
-		if status == model.OrderPaid {
-			st.counts["revenue"] = fmt.Sprint(sum)
+	for k, n := range map[string]int64{model.OrderUnpaid: c.Unpaid, model.OrderPaid: c.Paid, model.OrderExpired: c.Expired,
+		model.OrderCancelled: c.Cancelled, model.OrderFailed: c.Failed, "revenue": c.RevenueCents} {
+		if n != 0 {
+			st.counts[k] = fmt.Sprint(n)
 		}
 	}
-	return st, crows.Err()
+	return st, nil
 }
 
 // refreshScript gives loaded goods new terms (window, price, limit,

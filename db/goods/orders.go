@@ -33,8 +33,8 @@ type OrderEvent struct {
 // parseOrderRecord reads a record written by the goods scripts (see goodsLua).
 func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 	f := strings.Split(rec, "|")
-	if len(f) != 9 {
-		return nil, fmt.Errorf("order record %q of goods %d: want 9 fields", rec, goodsID)
+	if len(f) != 9 && len(f) != 10 {
+		return nil, fmt.Errorf("order record %q of goods %d: want 9 or 10 fields", rec, goodsID)
 	}
 	n := make([]int64, 9)
 	for _, i := range []int{0, 1, 2, 3, 5, 6, 7, 8} {
@@ -44,10 +44,14 @@ func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 		}
 		n[i] = v
 	}
-	return &model.Order{
+	o := &model.Order{
 		ID: OrderID(goodsID, n[0]), GoodsID: goodsID, UserID: n[1], Unit: n[2], AmountCents: n[3], Status: f[4],
 		CreatedAt: msTime(n[5]), ExpiresAt: msTime(n[6]), Version: n[7], UpdatedAt: msTime(n[8]),
-	}, nil
+	}
+	if len(f) == 10 {
+		o.Failure = f[9]
+	}
+	return o, nil
 }
 
 // answer is a goods script's reply (see goodsLua): a status word and, for an
@@ -377,20 +381,33 @@ func (s *Service) expireOrder(ctx context.Context, orderID int64, now time.Time)
 	return nil
 }
 
-// voidScript ends an unpaid order the durable unit guard refused: its unit
-// was never really free (Redis had been restored from an old snapshot), so it
-// is not returned to stock; the user's limit mark is cleared.
+// voidScript ends an order the durable unit guard refused: its unit was
+// sold to an earlier order already (Redis had been restored from an old
+// snapshot), so it fails and the unit is not returned to stock; the user's
+// limit mark is cleared. An unpaid order fails as sold_twice; a paid one as
+// refund_due, leaving the paid count and the revenue. ARGV 3–5 name the
+// refused order, so an order that took its sequence since is left alone.
 //
 // KEYS: scriptKeys
-// ARGV: 1 sequence, 2 now ms
-// Returns "word:remaining:slot:record" where word is ok | paid | closed, or not_found.
+// ARGV: 1 sequence, 2 now ms, 3 user ID, 4 unit, 5 created ms
+// Returns "word:remaining:slot:record" where word is ok (it failed) | closed
+// (it had ended already) | other (another order holds the sequence), or not_found.
 var voidScript = redis.NewScript(goodsLua + `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
 if not rec then return 'not_found' end
 local f = split(rec)
-if f[5] == 'paid' then return answer('paid', rec) end
-if f[5] ~= 'unpaid' then return answer('closed', rec) end
-return answer('ok', close(f, 'failed', ARGV[2], false))
+if f[2] ~= ARGV[3] or f[3] ~= ARGV[4] or f[6] ~= ARGV[5] then return answer('other', rec) end
+if f[5] == 'unpaid' then
+	f[10] = 'sold_twice'
+	return answer('ok', close(f, 'failed', ARGV[2], false))
+end
+if f[5] ~= 'paid' then return answer('closed', rec) end
+f[10] = 'refund_due'
+if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, f[2]) end
+redis.call('HINCRBY', K_COUNTS, 'paid', -1)
+redis.call('HINCRBY', K_COUNTS, 'failed', 1)
+redis.call('HINCRBY', K_COUNTS, 'revenue', -tonumber(f[4]))
+return answer('ok', save(f, 'failed', ARGV[2]))
 `)
 
 // keyedOrderScripts are the order scripts that honour an Idempotency-Key, each with its keyed variant.
@@ -443,9 +460,11 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 // settledOrder answers an order script for an order Redis no longer holds
 // (its goods finished): SQLite has its final status.
 func (s *Service) settledOrder(ctx context.Context, userID, orderID int64) (*model.Order, string, error) {
-	o, err := s.sqlOrder(ctx, orderID)
-	if err != nil || (userID != 0 && o.UserID != userID) {
-		return nil, "not_found", db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
+	o, err := s.sqlOrder(ctx, userID, orderID)
+	if db.ErrorCode(err) == db.ENOTFOUND {
+		return nil, "not_found", err
+	} else if err != nil {
+		return nil, "", err
 	}
 	if o.Status == model.OrderUnpaid {
 		// Redis lost it and the goods is not loaded again yet: nothing may change until it is.
@@ -466,7 +485,7 @@ func (s *Service) Order(ctx context.Context, userID, orderID int64) (*model.Orde
 	case err == nil:
 		o, err = parseOrderRecord(goodsID, rec)
 	case errors.Is(err, redis.Nil):
-		o, err = s.sqlOrder(ctx, orderID)
+		o, err = s.sqlOrder(ctx, userID, orderID)
 	}
 	if db.ErrorCode(err) == db.ENOTFOUND || (err == nil && o.UserID != userID) {
 		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
@@ -476,31 +495,45 @@ func (s *Service) Order(ctx context.Context, userID, orderID int64) (*model.Orde
 	return o, nil
 }
 
-const orderColumns = `o.id, o.goods_id, o.user_id, o.unit, o.amount_cents, o.status, o.created_ms, o.expires_ms, o.updated_ms, o.version, COALESCE(g.title, '')`
+// orderTableColumns are the columns orders and order_conflicts share, for
+// reading both as one.
+const orderTableColumns = `id, goods_id, user_id, unit, amount_cents, status, created_ms, expires_ms, updated_ms, version, failure`
+
+const orderColumns = `o.id, o.goods_id, o.user_id, o.unit, o.amount_cents, o.status, o.created_ms, o.expires_ms, o.updated_ms, o.version, o.failure, COALESCE(g.title, '')`
 
 func scanOrder(row interface{ Scan(...any) error }) (*model.Order, error) {
 	var o model.Order
 	var created, expires, updated int64
-	if err := row.Scan(&o.ID, &o.GoodsID, &o.UserID, &o.Unit, &o.AmountCents, &o.Status, &created, &expires, &updated, &o.Version, &o.GoodsTitle); err != nil {
+	if err := row.Scan(&o.ID, &o.GoodsID, &o.UserID, &o.Unit, &o.AmountCents, &o.Status, &created, &expires, &updated, &o.Version,
+		&o.Failure, &o.GoodsTitle); err != nil {
 		return nil, err
 	}
 	o.CreatedAt, o.ExpiresAt, o.UpdatedAt = msTime(created), msTime(expires), msTime(updated)
 	return &o, nil
 }
 
-func (s *Service) sqlOrder(ctx context.Context, id int64) (*model.Order, error) {
-	o, err := scanOrder(s.SQL.R.QueryRowContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id WHERE o.id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", id)
+// sqlOrder returns the order SQLite holds under id, from orders or else from
+// the refused orders (a failed duplicate lives there); userID, unless 0,
+// must own it.
+func (s *Service) sqlOrder(ctx context.Context, userID, id int64) (*model.Order, error) {
+	for _, table := range []string{"orders", "order_conflicts"} {
+		o, err := scanOrder(s.SQL.R.QueryRowContext(ctx, `SELECT `+orderColumns+` FROM `+table+` o LEFT JOIN goods g ON g.id = o.goods_id
+			WHERE o.id = ?1 AND (?2 = 0 OR o.user_id = ?2)`, id, userID))
+		if !errors.Is(err, sql.ErrNoRows) {
+			return o, err
+		}
 	}
-	return o, err
+	return nil, db.Errorf(db.ENOTFOUND, "order %d not found", id)
 }
 
 // MyOrders lists the user's orders, newest first: SQLite's durable record
-// overlaid with Redis's live state, so an order not flushed yet shows too.
+// (refused orders too: a failed duplicate shows with its reason) overlaid
+// with Redis's live state, so an order not flushed yet shows too.
 func (s *Service) MyOrders(ctx context.Context, userID int64) ([]model.Order, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id
-		WHERE o.user_id = ? ORDER BY o.id DESC LIMIT 200`, userID)
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM (
+			SELECT `+orderTableColumns+`, 0 AS refused FROM orders WHERE user_id = ?1
+			UNION ALL SELECT `+orderTableColumns+`, 1 FROM order_conflicts WHERE user_id = ?1
+		) o LEFT JOIN goods g ON g.id = o.goods_id ORDER BY o.id DESC, o.refused LIMIT 200`, userID)
 	if err != nil {
 		return nil, err
 	}
@@ -512,7 +545,9 @@ func (s *Service) MyOrders(ctx context.Context, userID int64) ([]model.Order, er
 		if err != nil {
 			return nil, err
 		}
-		byID[o.ID] = o
+		if _, ok := byID[o.ID]; !ok { // an ID two orders share (a restore): the one SQLite kept first
+			byID[o.ID] = o
+		}
 		titles[o.GoodsID] = o.GoodsTitle
 	}
 	if err := rows.Err(); err != nil {

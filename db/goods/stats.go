@@ -8,8 +8,8 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// StatsDrift names the figures where Redis and SQLite disagree, and
-// "conflicts" when the durable guard has refused orders.
+// StatsDrift names the figures (counts and revenue) where Redis and SQLite
+// disagree, and "conflicts" when the durable guard has refused orders.
 func StatsDrift(st model.GoodsStats) []string {
 	drift := []string{}
 	for _, c := range []struct {
@@ -21,6 +21,8 @@ func StatsDrift(st model.GoodsStats) []string {
 		{"paid", st.Paid, st.DB.Paid},
 		{"expired", st.Expired, st.DB.Expired},
 		{"cancelled", st.Cancelled, st.DB.Cancelled},
+		{"failed", st.Failed, st.DB.Failed},
+		{"revenue", st.RevenueCents, st.DB.RevenueCents},
 	} {
 		if c.redis != c.sqlt {
 			drift = append(drift, c.name)
@@ -54,29 +56,7 @@ func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.
 		num(model.OrderUnpaid), num(model.OrderPaid), num(model.OrderExpired), num(model.OrderCancelled), num(model.OrderFailed), num("revenue")
 	st.Pending = pending.Val() + processing.Val()
 
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT status, COUNT(*), COALESCE(SUM(amount_cents), 0) FROM orders WHERE goods_id = ? GROUP BY status`, id)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var status string
-		var n, sum int64
-		if err := rows.Scan(&status, &n, &sum); err != nil {
-			return nil, err
-		}
-		switch status {
-		case model.OrderUnpaid:
-			st.DB.Unpaid = n
-		case model.OrderPaid:
-			st.DB.Paid, st.DB.RevenueCents = n, sum
-		case model.OrderExpired:
-			st.DB.Expired = n
-		case model.OrderCancelled:
-			st.DB.Cancelled = n
-		}
-	}
-	if err := rows.Err(); err != nil {
+	if st.DB, err = s.durableCounts(ctx, id); err != nil {
 		return nil, err
 	}
 	if err := s.SQL.R.QueryRowContext(ctx, `SELECT (SELECT remaining FROM goods WHERE id = ?1), (SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ?1)`, id).
@@ -87,13 +67,49 @@ func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.
 	return st, nil
 }
 
+// durableCounts counts the goods' orders in SQLite as Redis counts them:
+// each order Redis sent is in SQLite once, in orders or, refused, in
+// order_conflicts. Only orders hold units and take payments (unpaid, paid,
+// revenue); an ended order counts wherever it is (expired, cancelled,
+// failed). Stock and Conflicts are left to the caller.
+func (s *Service) durableCounts(ctx context.Context, goodsID int64) (model.GoodsDBStats, error) {
+	var c model.GoodsDBStats
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT 0, status, COUNT(*), COALESCE(SUM(amount_cents), 0) FROM orders WHERE goods_id = ?1 GROUP BY status
+		UNION ALL SELECT 1, status, COUNT(*), 0 FROM order_conflicts WHERE goods_id = ?1 GROUP BY status`, goodsID)
+	if err != nil {
+		return c, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var refused bool
+		var status string
+		var n, sum int64
+		if err := rows.Scan(&refused, &status, &n, &sum); err != nil {
+			return c, err
+		}
+		switch {
+		case status == model.OrderUnpaid && !refused:
+			c.Unpaid = n
+		case status == model.OrderPaid && !refused:
+			c.Paid, c.RevenueCents = n, sum
+		case status == model.OrderExpired:
+			c.Expired += n
+		case status == model.OrderCancelled:
+			c.Cancelled += n
+		case status == model.OrderFailed:
+			c.Failed += n
+		}
+	}
+	return c, rows.Err()
+}
+
 // Conflicts lists the refused orders of goods the caller manages.
 func (s *Service) Conflicts(ctx context.Context, by model.Claims, id int64) ([]model.OrderConflict, error) {
 	if _, err := s.Owned(ctx, by, id); err != nil {
 		return nil, err
 	}
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, goods_id, user_id, unit, amount_cents, status, created_ms, expires_ms, updated_ms,
-		version, reason, detected_ms, handled FROM order_conflicts WHERE goods_id = ? ORDER BY id LIMIT 200`, id)
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderTableColumns+`, reason, detected_ms, handled
+		FROM order_conflicts WHERE goods_id = ? ORDER BY id LIMIT 200`, id)
 	if err != nil {
 		return nil, err
 	}
@@ -103,7 +119,7 @@ func (s *Service) Conflicts(ctx context.Context, by model.Claims, id int64) ([]m
 		var c model.OrderConflict
 		var created, expires, updated, detected int64
 		if err := rows.Scan(&c.ID, &c.GoodsID, &c.UserID, &c.Unit, &c.AmountCents, &c.Status, &created, &expires, &updated,
-			&c.Version, &c.Reason, &detected, &c.Handled); err != nil {
+			&c.Version, &c.Failure, &c.Reason, &detected, &c.Handled); err != nil {
 			return nil, err
 		}
 		c.CreatedAt, c.ExpiresAt, c.UpdatedAt, c.DetectedAt = msTime(created), msTime(expires), msTime(updated), msTime(detected)

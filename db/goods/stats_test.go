@@ -8,8 +8,8 @@ import (
 )
 
 func TestStatsDrift(t *testing.T) {
-	atRest := model.GoodsStats{Stock: 10, Remaining: 4, Unpaid: 2, Paid: 4, Expired: 1,
-		DB: model.GoodsDBStats{Stock: 4, Unpaid: 2, Paid: 4, Expired: 1}}
+	atRest := model.GoodsStats{Stock: 10, Remaining: 4, Unpaid: 2, Paid: 4, Expired: 1, Failed: 1, RevenueCents: 400,
+		DB: model.GoodsDBStats{Stock: 4, Unpaid: 2, Paid: 4, Expired: 1, Failed: 1, RevenueCents: 400}}
 	for _, tc := range []struct {
 		name string
 		edit func(*model.GoodsStats)
@@ -20,6 +20,9 @@ func TestStatsDrift(t *testing.T) {
 		{"payment not flushed", func(s *model.GoodsStats) { s.Paid, s.Unpaid = 5, 1 }, []string{"unpaid", "paid"}},
 		{"cancel not flushed", func(s *model.GoodsStats) { s.Cancelled = 1 }, []string{"cancelled"}},
 		{"expiry not flushed", func(s *model.GoodsStats) { s.Expired = 2 }, []string{"expired"}},
+		{"void not flushed", func(s *model.GoodsStats) { s.Failed = 2 }, []string{"failed"}},
+		{"failed order missing from SQLite", func(s *model.GoodsStats) { s.DB.Failed = 0 }, []string{"failed"}},
+		{"revenue apart", func(s *model.GoodsStats) { s.DB.RevenueCents = 399 }, []string{"revenue"}},
 		{"refused orders", func(s *model.GoodsStats) { s.DB.Conflicts = 3 }, []string{"conflicts"}},
 	} {
 		st := atRest

@@ -46,6 +46,13 @@ const (
 	OrderFailed    = "failed"
 )
 
+// Why an order failed (Order.Failure). Both mean the durable unit guard found
+// its unit sold to an earlier order (Redis had sold it twice).
+const (
+	FailureSoldTwice = "sold_twice" // it was unpaid: nothing was charged
+	FailureRefundDue = "refund_due" // it had been paid: the payment is owed back
+)
+
 // Order is one unit of goods grabbed by a user.
 type Order struct {
 	ID          int64     `json:"id"`
@@ -58,6 +65,7 @@ type Order struct {
 	ExpiresAt   time.Time `json:"expires_at"`
 	UpdatedAt   time.Time `json:"updated_at"`
 	GoodsTitle  string    `json:"goods_title,omitempty"`
+	Failure     string    `json:"failure,omitempty"` // why a failed order failed: FailureSoldTwice or FailureRefundDue
 	Version     int64     `json:"-"`
 }
 
@@ -89,12 +97,15 @@ type GoodsStats struct {
 
 // GoodsDBStats are the durable counts of one goods in SQLite. Stock is the
 // remaining stock as last synced; Conflicts counts orders the durable unit
-// guard refused.
+// guard refused. Unpaid, Paid and RevenueCents count the orders that hold a
+// unit; Expired, Cancelled and Failed count every ended order, refused ones
+// too, as Redis does.
 type GoodsDBStats struct {
 	Unpaid       int64 `json:"unpaid"`
 	Paid         int64 `json:"paid"`
 	Expired      int64 `json:"expired"`
 	Cancelled    int64 `json:"cancelled"`
+	Failed       int64 `json:"failed"`
 	Stock        int64 `json:"stock"`
 	RevenueCents int64 `json:"revenue_cents"`
 	Conflicts    int64 `json:"conflicts"`

@@ -1,0 +1,86 @@
+package goods_test
+
+import (
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/model"
+)
+
+// mineLen is how many orders the user's list in Redis names for the goods.
+func (e *goodsEnv) mineLen(goodsID, userID int64) int {
+	e.t.Helper()
+	v, err := e.s.Redis.HGet(e.ctx, goods.Key(goodsID, "mine"), strconv.FormatInt(userID, 10)).Result()
+	if err != nil || v == "" {
+		return 0
+	}
+	return len(strings.Split(v, ","))
+}
+
+// Grab and cancel (or let expire) 60 times: once flushed, the user's list
+// in Redis names only the live orders (at most the limit), while My orders
+// lists every order with its status at every step, flushed or not.
+func TestMineListStaysBounded(t *testing.T) {
+	e := newGoodsEnv(t)
+	const limit, cycles, flushEvery = 2, 60, 7
+	g := e.liveGoods(5, limit)
+	const user = 7
+	want := map[int64]string{} // order → status My orders must show
+	check := func(when string) {
+		t.Helper()
+		mine, err := e.s.MyOrders(e.ctx, user)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[int64]string{}
+		for _, o := range mine {
+			got[o.ID] = o.Status
+		}
+		if len(mine) != len(want) || len(got) != len(want) {
+			t.Fatalf("%s: My orders lists %d orders (%d distinct), want %d", when, len(mine), len(got), len(want))
+		}
+		for id, st := range want {
+			if got[id] != st {
+				t.Fatalf("%s: order %d shows %q, want %q", when, id, got[id], st)
+			}
+		}
+	}
+	held := e.grab(user, g.ID) // one order kept live throughout
+	want[held.ID] = model.OrderUnpaid
+	for i := 1; i <= cycles; i++ {
+		o := e.grab(user, g.ID)
+		want[o.ID] = model.OrderUnpaid
+		if i%flushEvery == 3 {
+			e.flush() // flushed while unpaid: SQLite's row is stale once it ends
+		}
+		if i%5 == 0 {
+			if err := e.s.ExpireAt(e.ctx, o.ID, o.ExpiresAt); err != nil {
+				t.Fatal(err)
+			}
+			want[o.ID] = model.OrderExpired
+		} else {
+			if _, err := e.s.CancelOrder(e.ctx, user, o.ID); err != nil {
+				t.Fatal(err)
+			}
+			want[o.ID] = model.OrderCancelled
+		}
+		if i%flushEvery == 0 {
+			e.flush()
+			if n := e.mineLen(g.ID, user); n > limit {
+				t.Fatalf("after cycle %d and a flush the list names %d orders, want at most the limit %d", i, n, limit)
+			}
+		}
+		if i%11 == 0 {
+			check("cycle " + strconv.Itoa(i))
+		}
+	}
+	check("before the last flush")
+	e.flush()
+	if n := e.mineLen(g.ID, user); n != 1 {
+		t.Fatalf("after %d cycles the list names %d orders, want the 1 live one", cycles, n)
+	}
+	check("after the last flush")
+	e.checkBalance(g.ID, "after the cycles")
+}
