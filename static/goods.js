@@ -7,6 +7,8 @@
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
 
   const LABELS = { unpaid: "Awaiting payment", paid: "Paid", expired: "Expired", cancelled: "Cancelled", failed: "Failed" };
+  // Why the durable unit guard failed an order (its "failure" field).
+  const FAILURES = { sold_twice: "Failed: sold twice, nothing charged", refund_due: "Failed: sold twice, refund due" };
   const GRAB_ERRORS = {
     sold_out: "Sold out — every unit has been grabbed.",
     limit_reached: "You already hold as many of these as one customer may.",
@@ -110,7 +112,7 @@
   function showOrder(o) {
     $$(`[data-order-status="${o.id}"]`).forEach((b) => {
       b.className = "badge " + o.status;
-      b.textContent = LABELS[o.status] || o.status;
+      b.textContent = FAILURES[o.failure] || LABELS[o.status] || o.status;
     });
     const row = document.querySelector(`[data-order-row="${o.id}"]`);
     if (row && o.status !== "unpaid") {

@@ -115,6 +115,18 @@ func barStyle(remaining, stock int64) templ.SafeCSS {
 	return templ.SafeCSS(fmt.Sprintf("width:%d%%", stockPercent(remaining, stock)))
 }
 
+// orderLabel is how an order's status reads to a shopper, with the reason
+// when the durable unit guard failed it.
+func orderLabel(o model.Order) string {
+	switch o.Failure {
+	case model.FailureSoldTwice:
+		return "Failed: sold twice, nothing charged"
+	case model.FailureRefundDue:
+		return "Failed: sold twice, refund due"
+	}
+	return statusLabel(o.Status)
+}
+
 // statusLabel is how an order status reads to a shopper.
 func statusLabel(status string) string {
 	switch status {

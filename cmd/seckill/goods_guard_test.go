@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -63,6 +64,9 @@ func TestGoodsPaidDuplicateFails(t *testing.T) {
 	var mine struct{ Orders []orderJSON }
 	if st := a.call("GET", "/api/me/orders", ut, nil, &mine); st != 200 || len(mine.Orders) != 1 || mine.Orders[0].Failure != "refund_due" {
 		t.Fatalf("my orders: %d %+v", st, mine.Orders)
+	}
+	if st, page := a.getPage(ut, "/me/orders"); st != 200 || !strings.Contains(page, "Failed: sold twice, refund due") {
+		t.Fatalf("My orders page (%d) does not say the refund is due", st)
 	}
 	a.wantError("POST", fmt.Sprintf("/api/orders/%d/pay", dup.ID), ut, nil, 409, "expired")
 
