@@ -214,7 +214,8 @@ func TestCouponTimesMigration(t *testing.T) {
 		indexes = append(indexes, n)
 	}
 	rows.Close()
-	want := []string{"coupon_reminders_template", "coupons_end", "coupons_shop", "notifications_unread", "notifications_user", "user_coupons_coupon", "user_coupons_user"}
+	want := []string{"coupon_reminders_template", "coupons_end", "coupons_shop", "notifications_unread", "notifications_user",
+		"reminder_deliveries_lease", "user_coupons_coupon", "user_coupons_user"} // the lease index comes with 0009
 	if strings.Join(indexes, " ") != strings.Join(want, " ") {
 		t.Errorf("indexes %v, want %v", indexes, want)
 	}
