@@ -12,11 +12,13 @@ import (
 
 // Coupon task types: one fan-out per (template, start time, lead time),
 // enqueued when a user books; one per email or webhook delivery that failed
-// an attempt; and the periodic check that the fan-outs exist.
+// an attempt; the periodic check that the fan-outs exist; and the periodic
+// sweep of deliveries whose attempt outlived its lease.
 const (
 	TypeCouponRemind  = "coupon:remind"
 	TypeCouponDeliver = "coupon:deliver"
 	TypeCouponEnsure  = "coupon:ensure-reminders"
+	TypeCouponSweep   = "coupon:sweep-deliveries"
 )
 
 // Queues of the coupon tasks, so expiry and flushes never wait behind reminders.
@@ -73,6 +75,12 @@ func NewCouponEnsureTask() *asynq.Task {
 	return asynq.NewTask(TypeCouponEnsure, nil, asynq.Queue(QueueLow), asynq.MaxRetry(1), asynq.Timeout(time.Minute))
 }
 
+// NewCouponSweepTask resends the email and webhook deliveries whose lease ran out.
+// Its timeout leaves room for a full sweep of slow endpoints.
+func NewCouponSweepTask() *asynq.Task {
+	return asynq.NewTask(TypeCouponSweep, nil, asynq.Queue(CouponDeliverQueue), asynq.MaxRetry(1), asynq.Timeout(15*time.Minute))
+}
+
 // CouponReminders sends what the coupon tasks ask for.
 type CouponReminders interface {
 	// SendReminders notifies every booking of the reminder time, at most once each.
@@ -81,6 +89,8 @@ type CouponReminders interface {
 	RetryDelivery(ctx context.Context, p CouponDeliverPayload) error
 	// EnsureReminderTasks brings back fan-out tasks that Redis lost.
 	EnsureReminderTasks(ctx context.Context) error
+	// SweepDeliveries makes the next attempt of every delivery whose lease ran out.
+	SweepDeliveries(ctx context.Context) error
 }
 
 // Coupons runs the coupon reminder tasks.
@@ -105,10 +115,15 @@ func (c *Coupons) Register(mux *asynq.ServeMux) {
 		return c.Store.RetryDelivery(ctx, p)
 	})
 	mux.HandleFunc(TypeCouponEnsure, func(ctx context.Context, _ *asynq.Task) error { return c.Store.EnsureReminderTasks(ctx) })
+	mux.HandleFunc(TypeCouponSweep, func(ctx context.Context, _ *asynq.Task) error { return c.Store.SweepDeliveries(ctx) })
 }
 
-// Periodic re-creates, once a minute, reminder tasks that Redis lost; the
-// tasks themselves are scheduled when users book.
+// Periodic re-creates, once a minute, reminder tasks that Redis lost (the
+// tasks themselves are scheduled when users book), and every half minute
+// resends deliveries whose worker died in an attempt.
 func (c *Coupons) Periodic() []Periodic {
-	return []Periodic{{Spec: "@every 1m", Task: NewCouponEnsureTask(), Opts: []asynq.Option{asynq.Unique(50 * time.Second)}}}
+	return []Periodic{
+		{Spec: "@every 1m", Task: NewCouponEnsureTask(), Opts: []asynq.Option{asynq.Unique(50 * time.Second)}},
+		{Spec: "@every 30s", Task: NewCouponSweepTask(), Opts: []asynq.Option{asynq.Unique(25 * time.Second)}},
+	}
 }

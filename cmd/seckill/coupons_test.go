@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"crypto/hmac"
 	"encoding/json"
 	"fmt"
@@ -554,5 +555,132 @@ func TestCouponWebhookRetries(t *testing.T) {
 	case h := <-failingHits:
 		t.Fatalf("a fourth request after success: %d %s", h.Status, h.Body)
 	case <-time.After(time.Second):
+	}
+}
+
+// templateRedis is a copy of every Redis key of one template (strings and
+// hashes: its stock, limits and per-user counts), as a backup holds them.
+type templateRedis struct {
+	strings map[string]string
+	hashes  map[string]map[string]string
+}
+
+func (a *testApp) templateKeys(couponID int64) []string {
+	a.t.Helper()
+	keys, err := a.Redis.Client.Keys(context.Background(), fmt.Sprintf("{coupon:%d}*", couponID)).Result()
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return keys
+}
+
+// backupTemplate copies the template's keys as a Redis backup would.
+func (a *testApp) backupTemplate(couponID int64) *templateRedis {
+	a.t.Helper()
+	ctx, rc := context.Background(), a.Redis.Client
+	b := &templateRedis{strings: map[string]string{}, hashes: map[string]map[string]string{}}
+	for _, k := range a.templateKeys(couponID) {
+		switch rc.Type(ctx, k).Val() {
+		case "string":
+			b.strings[k] = rc.Get(ctx, k).Val()
+		case "hash":
+			b.hashes[k] = rc.HGetAll(ctx, k).Val()
+		}
+	}
+	return b
+}
+
+// restoreTemplate puts the template's keys back as the backup had them.
+func (a *testApp) restoreTemplate(couponID int64, b *templateRedis) {
+	a.t.Helper()
+	ctx, rc := context.Background(), a.Redis.Client
+	pipe := rc.TxPipeline()
+	if keys := a.templateKeys(couponID); len(keys) > 0 {
+		pipe.Del(ctx, keys...)
+	}
+	for k, v := range b.strings {
+		pipe.Set(ctx, k, v, 0)
+	}
+	for k, v := range b.hashes {
+		pipe.HSet(ctx, k, v)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
+// Redis restored from a backup taken before the only coupon was grabbed
+// sells it again: bob's grab answers 201, but the flush refuses it. SQLite
+// keeps alice's coupon alone, bob's socket hears of the failure at once and
+// his coupon list and inbox show it.
+func TestCouponStaleRestoreTellsTheUser(t *testing.T) {
+	a := startApp(t)
+	merchant, _ := a.newMerchant()
+	alice, _ := a.newUser()
+	bob, _ := a.newUser()
+	now := time.Now()
+	c := a.couponCreate(merchant, "Only one", 1, 1, now.Add(-time.Minute), now.Add(time.Hour))
+	backup := a.backupTemplate(c.ID)
+
+	type grabJSON struct {
+		UserCoupon struct {
+			ID     int64  `json:"id"`
+			Status string `json:"status"`
+		} `json:"user_coupon"`
+	}
+	type mineJSON struct {
+		Coupons []struct {
+			ID       int64  `json:"id"`
+			CouponID int64  `json:"coupon_id"`
+			Status   string `json:"status"`
+		}
+	}
+	var first, second grabJSON
+	if st := a.call("POST", fmt.Sprintf("/api/coupons/%d/grab", c.ID), alice, nil, &first); st != 201 {
+		t.Fatalf("alice's grab: %d", st)
+	}
+	var mine mineJSON
+	eventually(t, 5*time.Second, "alice's coupon in SQLite", func() bool {
+		a.call("GET", "/api/me/coupons", alice, nil, &mine)
+		return len(mine.Coupons) == 1
+	})
+	a.restoreTemplate(c.ID, backup)
+
+	live := a.couponLive(bob)
+	if st := a.call("POST", fmt.Sprintf("/api/coupons/%d/grab", c.ID), bob, nil, &second); st != 201 || second.UserCoupon.ID != first.UserCoupon.ID {
+		t.Fatalf("bob's grab after the restore: %d %+v, want 201 with alice's unit %d", st, second.UserCoupon, first.UserCoupon.ID)
+	}
+	deadline := time.After(10 * time.Second)
+	var told, listed bool
+	for !told || !listed {
+		select {
+		case ev := <-live:
+			if ev["type"] == "user_coupon" {
+				uc, _ := ev["user_coupon"].(map[string]any)
+				listed = uc["id"] == float64(second.UserCoupon.ID) && uc["status"] == "failed"
+			}
+			if ev["type"] == "notification" {
+				n, _ := ev["notification"].(map[string]any)
+				told = n["kind"] == "coupon_failed" && n["coupon_id"] == float64(c.ID)
+			}
+		case <-deadline:
+			t.Fatalf("bob's socket: failed coupon event %v, notification %v; want both", listed, told)
+		}
+	}
+	a.call("GET", "/api/me/coupons", bob, nil, &mine)
+	if len(mine.Coupons) != 1 || mine.Coupons[0].ID != second.UserCoupon.ID || mine.Coupons[0].Status != "failed" {
+		t.Fatalf("bob's coupons = %+v, want his grab as failed", mine.Coupons)
+	}
+	if inbox := a.couponInbox(bob); len(inbox) != 1 || inbox[0].Kind != "coupon_failed" || !strings.Contains(inbox[0].Message, c.Title) {
+		t.Fatalf("bob's inbox = %+v", inbox)
+	}
+	a.call("GET", "/api/me/coupons", alice, nil, &mine)
+	if len(mine.Coupons) != 1 || mine.Coupons[0].Status != "unused" {
+		t.Fatalf("alice's coupons = %+v, want hers unused", mine.Coupons)
+	}
+	var held int
+	a.SQL.R.QueryRow(`SELECT COUNT(*) FROM user_coupons WHERE coupon_id = ?`, c.ID).Scan(&held)
+	if held != 1 {
+		t.Fatalf("SQLite holds %d coupons of a stock of 1", held)
 	}
 }

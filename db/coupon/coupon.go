@@ -213,6 +213,13 @@ func (s *Service) load(ctx context.Context, c *model.Coupon) error {
 	if err := errors.Join(rows.Err(), flush()); err != nil {
 		return fmt.Errorf("load coupon %d users: %w", c.ID, err)
 	}
+	// Units go out in order, so none up to the highest SQLite holds may go
+	// out again, even where a refused grab left a gap below it.
+	top, err := s.topUnit(ctx, c.ID)
+	if err != nil {
+		return fmt.Errorf("load coupon %d: %w", c.ID, err)
+	}
+	grabbed = max(grabbed, top)
 	err = loadMetaScript.Run(ctx, s.Redis, []string{metaKey(c.ID), stockKey(c.ID)},
 		c.GrabStartAt.UnixMilli(), c.GrabEndAt.UnixMilli(), c.LimitPerUser, c.ValidDays, c.Stock, c.Stock-grabbed).Err()
 	if err != nil {
@@ -333,8 +340,9 @@ func parseGrab(res string) (grabbed, error) {
 	return grabbed{unit: n[0], at: time.UnixMilli(n[1]).UTC(), days: int(n[2]), left: n[3]}, nil
 }
 
-// FlushGrabs moves grabbed coupons of every template from Redis to SQLite,
-// and forgets the queues of templates that ended a while ago and are empty.
+// FlushGrabs moves grabbed coupons of every template from Redis to SQLite
+// under the durable guard, tells the users whose grabs it refused, and
+// forgets the queues of templates that ended a while ago and are empty.
 func (s *Service) FlushGrabs(ctx context.Context) error {
 	ids, err := s.FlushSetIDs(ctx, queuesKey)
 	if err != nil {
@@ -353,47 +361,20 @@ func (s *Service) FlushGrabs(ctx context.Context) error {
 			s.Redis.SRem(ctx, queuesKey, id)
 		}
 	}
+	errs = append(errs, s.settleConflicts(ctx))
 	return errors.Join(errs...)
 }
 
-// applyGrabs writes "unit:user:grabbed-ms" records; the ID comes from
-// the unit, so a batch applied twice after a crash writes nothing new.
-func (s *Service) applyGrabs(ctx context.Context, tx *sql.Tx, couponID int64, recs []string) error {
-	var days int
-	if err := tx.QueryRowContext(ctx, `SELECT valid_days FROM coupons WHERE id = ?`, couponID).Scan(&days); err != nil {
-		return fmt.Errorf("coupon %d of queued grabs: %w", couponID, err)
-	}
-	stmt, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO user_coupons (id, coupon_id, user_id, status, grabbed_ms, valid_until_ms) VALUES (?, ?, ?, 'unused', ?, ?)`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	for _, rec := range recs {
-		parts := strings.Split(rec, ":")
-		var unit, user, ms int64
-		var perr error
-		if len(parts) == 3 {
-			unit, perr = strconv.ParseInt(parts[0], 10, 64)
-			user, _ = strconv.ParseInt(parts[1], 10, 64)
-			ms, _ = strconv.ParseInt(parts[2], 10, 64)
-		}
-		if len(parts) != 3 || perr != nil || unit <= 0 || user <= 0 || ms <= 0 {
-			s.Log.Error("skipping malformed coupon grab record", "coupon", couponID, "record", rec)
-			continue
-		}
-		grabbed := time.UnixMilli(ms).UTC()
-		if _, err := stmt.ExecContext(ctx, UserCouponID(couponID, unit), couponID, user,
-			grabbed.UnixMilli(), ValidUntil(grabbed, days).UnixMilli()); err != nil {
-			return fmt.Errorf("insert user coupon: %w", err)
-		}
-	}
-	return nil
-}
-
-// UserCoupons lists the coupons the user has grabbed and that have reached SQLite, newest first.
+// UserCoupons lists the coupons the user has grabbed and that have reached
+// SQLite, newest first, with the grabs the durable guard refused as failed
+// (under the ID the grab answered, valid until the moment of the grab).
 func (s *Service) UserCoupons(ctx context.Context, userID int64) ([]*model.UserCoupon, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT u.id, u.coupon_id, u.status, u.grabbed_ms, u.valid_until_ms, c.title, c.kind, c.value, c.min_spend_cents
-		FROM user_coupons u JOIN coupons c ON c.id = u.coupon_id WHERE u.user_id = ? ORDER BY u.grabbed_ms DESC, u.id DESC LIMIT 500`, userID)
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT u.id AS id, u.coupon_id, u.status, u.grabbed_ms AS grabbed_ms, u.valid_until_ms, c.title, c.kind, c.value, c.min_spend_cents
+		FROM user_coupons u JOIN coupons c ON c.id = u.coupon_id WHERE u.user_id = ?1
+		UNION ALL
+		SELECT f.coupon_id * ?2 + f.unit, f.coupon_id, ?3, f.grabbed_ms, f.grabbed_ms, c.title, c.kind, c.value, c.min_spend_cents
+		FROM coupon_conflicts f JOIN coupons c ON c.id = f.coupon_id WHERE f.user_id = ?1
+		ORDER BY grabbed_ms DESC, id DESC LIMIT 500`, userID, userCouponIDMultiple, StatusFailed)
 	if err != nil {
 		return nil, err
 	}

@@ -19,12 +19,42 @@ import (
 )
 
 // Fan-out sizes: bookings per page (one SQLite transaction for the app
-// channel), concurrent email and webhook attempts, attempts per delivery.
+// channel), concurrent email and webhook attempts, attempts per delivery,
+// deliveries one sweep takes over at most.
 const (
 	ReminderPageSize    = 1000
 	reminderSenders     = 32
 	maxDeliveryAttempts = 6
+	sweepBatch          = 1000
 )
+
+// An email or webhook attempt belongs to the worker that claimed it until its
+// lease runs out; then the sweep takes the delivery over. The lease is far
+// longer than one send may take (sendBudget: the slower channel's timeout and
+// a margin), so the sweep never takes over from a worker that is alive; a
+// worker that waited for a sender slot until less than sendBudget of its
+// lease was left renews it before it sends.
+const (
+	sendBudget    = max(outbound.SMTPTimeout, outbound.WebhookTimeout) + 5*time.Second
+	deliveryLease = 4 * max(outbound.SMTPTimeout, outbound.WebhookTimeout)
+)
+
+// deliveryWhere selects one delivery by its key, in deliveryKey's order.
+const deliveryWhere = `template_id = ? AND grab_start_ms = ? AND minutes_before = ? AND channel = ? AND user_id = ?`
+
+func deliveryKey(p tasks.CouponDeliverPayload) []any {
+	return []any{p.CouponID, p.GrabStartAt.UnixMilli(), p.MinutesBefore, p.Channel, p.UserID}
+}
+
+// claim is an email or webhook attempt a worker holds: the delivery, the
+// attempt's number, and the lease (unix ms) the worker set. Every write of
+// the attempt checks the row still carries that lease, so a worker whose
+// delivery was taken over changes nothing.
+type claim struct {
+	p        tasks.CouponDeliverPayload
+	attempts int
+	lease    int64
+}
 
 // Delivery states recorded in reminder_deliveries.
 const (
@@ -185,63 +215,74 @@ func queryUsers(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64
 }
 
 // startExternal claims the page's deliveries on an email or webhook channel
-// (a row that exists already was claimed by an earlier run) and starts an
-// attempt for each claimed one.
+// and starts an attempt for each claimed one.
 func (r *reminderRun) startExternal(ctx context.Context, channel string, users []int64) error {
-	if len(users) == 0 {
-		return nil
-	}
-	addrs, err := r.s.addresses(ctx, channel, users)
+	claims, addrs, err := r.claimExternal(ctx, channel, users)
 	if err != nil {
 		return err
 	}
-	start, at := r.c.GrabStartAt.UnixMilli(), r.s.Now().UnixMilli()
-	var claimed []int64
-	err = r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		claimed = claimed[:0]
-		st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO reminder_deliveries
-			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms) VALUES (?, ?, ?, ?, ?, ?, 1, ?)`)
-		if err != nil {
-			return err
-		}
-		defer st.Close()
-		for _, uid := range users {
-			status := deliveryPending
-			if addrs[uid] == "" || (channel == model.ChannelEmail && r.s.SMTPURL == "") {
-				status = deliverySkipped // the address was removed after booking
-			}
-			res, err := st.ExecContext(ctx, r.c.ID, start, r.minutes, channel, uid, status, at)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 1 && status == deliveryPending {
-				claimed = append(claimed, uid)
-			}
-		}
-		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("claim %s reminders of coupon %d: %w", channel, r.c.ID, err)
-	}
-	for _, uid := range claimed {
-		p := tasks.CouponDeliverPayload{CouponID: r.c.ID, GrabStartAt: r.c.GrabStartAt, MinutesBefore: r.minutes, Channel: channel, UserID: uid}
+	for _, cl := range claims {
 		select {
 		case r.sem <- struct{}{}:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 		r.wg.Add(1)
-		go func(addr string) {
+		go func(cl claim, addr string) {
 			defer func() { <-r.sem; r.wg.Done() }()
-			sendErr := r.s.deliverExternal(ctx, r.client, r.c, p, addr)
-			if err := r.s.finishDelivery(ctx, p, 1, sendErr); err != nil {
+			if err := r.s.send(ctx, r.client, r.c, cl, addr); err != nil {
 				r.mu.Lock()
 				r.errs = append(r.errs, err)
 				r.mu.Unlock()
 			}
-		}(addrs[uid])
+		}(cl, addrs[cl.p.UserID])
 	}
 	return nil
+}
+
+// claimExternal records the page's deliveries on an email or webhook channel
+// and returns the ones this run claimed, each leased to it (a row that exists
+// already was claimed by an earlier run, and the sweep finishes it if that
+// run died), with every user's address.
+func (r *reminderRun) claimExternal(ctx context.Context, channel string, users []int64) ([]claim, map[int64]string, error) {
+	if len(users) == 0 {
+		return nil, nil, nil
+	}
+	addrs, err := r.s.addresses(ctx, channel, users)
+	if err != nil {
+		return nil, nil, err
+	}
+	start, at := r.c.GrabStartAt.UnixMilli(), r.s.Now().UnixMilli()
+	lease := at + deliveryLease.Milliseconds()
+	var claims []claim
+	err = r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		claims = claims[:0]
+		st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO reminder_deliveries
+			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms, lease_until_ms) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)`)
+		if err != nil {
+			return err
+		}
+		defer st.Close()
+		for _, uid := range users {
+			status, until := deliveryPending, any(lease)
+			if addrs[uid] == "" || (channel == model.ChannelEmail && r.s.SMTPURL == "") {
+				status, until = deliverySkipped, nil // the address was removed after booking
+			}
+			res, err := st.ExecContext(ctx, r.c.ID, start, r.minutes, channel, uid, status, at, until)
+			if err != nil {
+				return err
+			}
+			if n, _ := res.RowsAffected(); n == 1 && status == deliveryPending {
+				claims = append(claims, claim{p: tasks.CouponDeliverPayload{CouponID: r.c.ID, GrabStartAt: r.c.GrabStartAt,
+					MinutesBefore: r.minutes, Channel: channel, UserID: uid}, attempts: 1, lease: lease})
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, fmt.Errorf("claim %s reminders of coupon %d: %w", channel, r.c.ID, err)
+	}
+	return claims, addrs, nil
 }
 
 // addresses returns each user's email or webhook URL.
@@ -288,20 +329,46 @@ func (s *Service) deliverExternal(ctx context.Context, client *http.Client, c *m
 	return outbound.PermanentError(fmt.Errorf("channel %s has no sender", p.Channel))
 }
 
-// finishDelivery records the outcome of attempt number attempts. A failure
+// send makes the attempt cl holds and records its outcome. A claim whose
+// lease is nearly over is renewed first; one that was taken over meanwhile
+// (its worker waited for a sender slot past the lease) sends nothing.
+func (s *Service) send(ctx context.Context, client *http.Client, c *model.Coupon, cl claim, addr string) error {
+	if !s.Now().Add(sendBudget).Before(time.UnixMilli(cl.lease)) {
+		lease := s.Now().Add(deliveryLease).UnixMilli()
+		res, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET lease_until_ms = ? WHERE `+deliveryWhere+`
+			AND status = 'pending' AND lease_until_ms = ?`, append(append([]any{lease}, deliveryKey(cl.p)...), cl.lease)...)
+		if err != nil {
+			return fmt.Errorf("renew %s delivery lease: %w", cl.p.Channel, err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // taken over by the sweep, which sends it
+		}
+		cl.lease = lease
+	}
+	sendCtx, cancel := context.WithTimeout(ctx, sendBudget)
+	defer cancel()
+	return s.finishDelivery(ctx, cl, s.deliverExternal(sendCtx, client, c, cl.p, addr))
+}
+
+// finishDelivery records the outcome of the attempt cl holds. A failure
 // that may pass (5xx, network) becomes its own delayed task, so Asynq retries
-// it with backoff apart from every other delivery.
-func (s *Service) finishDelivery(ctx context.Context, p tasks.CouponDeliverPayload, attempts int, sendErr error) error {
+// it with backoff apart from every other delivery; the row stays leased to
+// that task until a lease after its due time, so the sweep steps in if the
+// task is lost.
+func (s *Service) finishDelivery(ctx context.Context, cl claim, sendErr error) error {
+	p, attempts := cl.p, cl.attempts
 	status, msg := deliverySent, ""
+	var lease any
 	if sendErr != nil {
 		msg = sendErr.Error()
 		status = deliveryFailed
 		if !outbound.Permanent(sendErr) && attempts < maxDeliveryAttempts {
 			next := p
 			next.Attempt = attempts
-			_, err := s.Tasks.EnqueueContext(context.WithoutCancel(ctx), tasks.NewCouponDeliverTask(next, s.retryDelay(attempts)))
+			delay := s.retryDelay(attempts)
+			_, err := s.Tasks.EnqueueContext(context.WithoutCancel(ctx), tasks.NewCouponDeliverTask(next, delay))
 			if err == nil {
-				status = deliveryRetrying
+				status, lease = deliveryRetrying, s.Now().Add(delay+deliveryLease).UnixMilli()
 			} else {
 				msg += "; scheduling a retry failed: " + err.Error()
 			}
@@ -312,34 +379,47 @@ func (s *Service) finishDelivery(ctx context.Context, p tasks.CouponDeliverPaylo
 	if status == deliverySent {
 		sentAt = s.Now().UnixMilli()
 	}
-	_, err := s.SQL.W.ExecContext(context.WithoutCancel(ctx), `UPDATE reminder_deliveries SET status = ?, attempts = ?, last_error = ?, sent_ms = ?
-		WHERE template_id = ? AND grab_start_ms = ? AND minutes_before = ? AND channel = ? AND user_id = ?`,
-		status, attempts, msg, sentAt, p.CouponID, p.GrabStartAt.UnixMilli(), p.MinutesBefore, p.Channel, p.UserID)
+	res, err := s.SQL.W.ExecContext(context.WithoutCancel(ctx), `UPDATE reminder_deliveries SET status = ?, attempts = ?, last_error = ?, sent_ms = ?, lease_until_ms = ?
+		WHERE `+deliveryWhere+` AND status = 'pending' AND lease_until_ms = ?`,
+		append(append([]any{status, attempts, msg, sentAt, lease}, deliveryKey(p)...), cl.lease)...)
 	if err != nil {
 		return fmt.Errorf("record %s delivery: %w", p.Channel, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		s.Log.Warn("reminder attempt outlived its lease; the sweep took the delivery over", "coupon", p.CouponID,
+			"channel", p.Channel, "user", p.UserID, "attempt", attempts, "outcome", status)
 	}
 	return nil
 }
 
 // RetryDelivery makes the next attempt of a delivery that failed. Only the
 // run that moves the attempt count on from p.Attempt sends, so a task that
-// Asynq delivers twice notifies once; a booking cancelled or a template
-// rescheduled since is skipped.
+// Asynq delivers twice notifies once; the attempt is leased to it like a
+// fan-out's, so if its worker dies the sweep makes it.
 func (s *Service) RetryDelivery(ctx context.Context, p tasks.CouponDeliverPayload) error {
-	key := []any{p.CouponID, p.GrabStartAt.UnixMilli(), p.MinutesBefore, p.Channel, p.UserID}
-	res, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET attempts = attempts + 1
-		WHERE template_id = ? AND grab_start_ms = ? AND minutes_before = ? AND channel = ? AND user_id = ? AND status = 'retrying' AND attempts = ?`,
-		append(key, p.Attempt)...)
+	lease := s.Now().Add(deliveryLease).UnixMilli()
+	res, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET status = 'pending', attempts = attempts + 1, lease_until_ms = ?
+		WHERE `+deliveryWhere+` AND status = 'retrying' AND attempts = ?`,
+		append(append([]any{lease}, deliveryKey(p)...), p.Attempt)...)
 	if err != nil {
 		return fmt.Errorf("claim delivery retry: %w", err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
-		return nil // delivered, given up, or claimed by another run of this task
+		return nil // delivered, given up, or claimed by another run of this task or by the sweep
 	}
-	attempts := p.Attempt + 1
+	client := s.webhook().Client()
+	defer client.CloseIdleConnections()
+	return s.resume(ctx, client, claim{p: p, attempts: p.Attempt + 1, lease: lease})
+}
+
+// resume makes an attempt that a retry or the sweep claimed, unless the
+// delivery is moot now: the template deleted, rescheduled or ended, the
+// booking cancelled, or the address gone.
+func (s *Service) resume(ctx context.Context, client *http.Client, cl claim) error {
+	p := cl.p
 	skip := func(why string) error {
-		_, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET status = 'skipped', last_error = ?
-			WHERE template_id = ? AND grab_start_ms = ? AND minutes_before = ? AND channel = ? AND user_id = ?`, append([]any{why}, key...)...)
+		_, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET status = 'skipped', last_error = ?, lease_until_ms = NULL
+			WHERE `+deliveryWhere+` AND status = 'pending' AND lease_until_ms = ?`, append(append([]any{why}, deliveryKey(p)...), cl.lease)...)
 		return err
 	}
 	c, err := s.row(ctx, p.CouponID)
@@ -350,6 +430,9 @@ func (s *Service) RetryDelivery(ctx context.Context, p tasks.CouponDeliverPayloa
 	}
 	if !c.GrabStartAt.Equal(p.GrabStartAt) {
 		return skip("coupon rescheduled")
+	}
+	if !s.Now().Before(c.GrabEndAt) {
+		return skip("coupon ended")
 	}
 	bit, err := ReminderBit(p.MinutesBefore, p.Channel)
 	if err != nil {
@@ -367,9 +450,100 @@ func (s *Service) RetryDelivery(ctx context.Context, p tasks.CouponDeliverPayloa
 	if addrs[p.UserID] == "" || (p.Channel == model.ChannelEmail && s.SMTPURL == "") {
 		return skip("no address")
 	}
+	return s.send(ctx, client, c, cl, addrs[p.UserID])
+}
+
+// expired is an unfinished delivery whose lease ran out, as the sweep read it.
+type expired struct {
+	p        tasks.CouponDeliverPayload
+	status   string
+	attempts int
+	lease    int64
+}
+
+// SweepDeliveries takes over the email and webhook deliveries whose lease
+// ran out (a worker died in its attempt, or a retry task was lost) and makes
+// their next attempt. Taking over moves the lease on, and only one sweep can
+// move a given lease, so each lease that runs out yields one attempt, and a
+// delivery whose worker is alive (inside its lease) is left alone. A
+// delivery out of attempts fails for good.
+func (s *Service) SweepDeliveries(ctx context.Context) error {
+	due, err := s.expiredDeliveries(ctx)
+	if err != nil || len(due) == 0 {
+		return err
+	}
 	client := s.webhook().Client()
 	defer client.CloseIdleConnections()
-	return s.finishDelivery(ctx, p, attempts, s.deliverExternal(ctx, client, c, p, addrs[p.UserID]))
+	sem := make(chan struct{}, reminderSenders)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, e := range due {
+		select {
+		case sem <- struct{}{}:
+		case <-ctx.Done():
+			wg.Wait()
+			return ctx.Err()
+		}
+		wg.Add(1)
+		go func(e expired) {
+			defer func() { <-sem; wg.Done() }()
+			if err := s.takeOver(ctx, client, e); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}(e)
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// expiredDeliveries lists the unfinished deliveries whose lease is over, longest over first.
+func (s *Service) expiredDeliveries(ctx context.Context) ([]expired, error) {
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, lease_until_ms
+		FROM reminder_deliveries WHERE status IN ('pending', 'retrying') AND lease_until_ms <= ? ORDER BY lease_until_ms LIMIT ?`,
+		s.Now().UnixMilli(), sweepBatch)
+	if err != nil {
+		return nil, fmt.Errorf("list expired delivery leases: %w", err)
+	}
+	defer rows.Close()
+	var out []expired
+	for rows.Next() {
+		var e expired
+		var start int64
+		if err := rows.Scan(&e.p.CouponID, &start, &e.p.MinutesBefore, &e.p.Channel, &e.p.UserID, &e.status, &e.attempts, &e.lease); err != nil {
+			return nil, err
+		}
+		e.p.GrabStartAt = fromMS(start)
+		out = append(out, e)
+	}
+	return out, rows.Err()
+}
+
+// takeOver moves an expired lease on to this sweep and makes the next attempt,
+// unless another sweep moved it first or the delivery is out of attempts.
+func (s *Service) takeOver(ctx context.Context, client *http.Client, e expired) error {
+	was := append(append(deliveryKey(e.p), e.status, e.attempts), e.lease)
+	if e.attempts >= maxDeliveryAttempts {
+		_, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET status = 'failed', lease_until_ms = NULL,
+			last_error = 'gave up: attempt ' || attempts || ' never finished'
+			WHERE `+deliveryWhere+` AND status = ? AND attempts = ? AND lease_until_ms = ?`, was...)
+		return err
+	}
+	lease := s.Now().Add(deliveryLease).UnixMilli()
+	res, err := s.SQL.W.ExecContext(ctx, `UPDATE reminder_deliveries SET status = 'pending', attempts = attempts + 1, lease_until_ms = ?,
+			last_error = CASE status WHEN 'pending' THEN 'attempt ' || attempts || ' never finished' ELSE last_error END
+		WHERE `+deliveryWhere+` AND status = ? AND attempts = ? AND lease_until_ms = ?`, append([]any{lease}, was...)...)
+	if err != nil {
+		return fmt.Errorf("take over %s delivery: %w", e.p.Channel, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil // another sweep moved this lease first, or the worker finished after all
+	}
+	s.Log.Info("resending a reminder whose attempt ran out of its lease", "coupon", e.p.CouponID, "channel", e.p.Channel,
+		"user", e.p.UserID, "was", e.status, "attempt", e.attempts+1)
+	return s.resume(ctx, client, claim{p: e.p, attempts: e.attempts + 1, lease: lease})
 }
 
 // DeliveryCounts counts a template's recorded reminder deliveries by channel and status.

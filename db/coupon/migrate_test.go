@@ -171,7 +171,8 @@ func TestCouponTimesMigration(t *testing.T) {
 		indexes = append(indexes, n)
 	}
 	rows.Close()
-	want := []string{"coupon_reminders_template", "coupons_end", "coupons_shop", "notifications_unread", "notifications_user", "user_coupons_coupon", "user_coupons_user"}
+	want := []string{"coupon_reminders_template", "coupons_end", "coupons_shop", "notifications_unread", "notifications_user",
+		"reminder_deliveries_lease", "user_coupons_coupon", "user_coupons_user"} // the lease index comes with 0009
 	if strings.Join(indexes, " ") != strings.Join(want, " ") {
 		t.Errorf("indexes %v, want %v", indexes, want)
 	}
@@ -179,5 +180,65 @@ func TestCouponTimesMigration(t *testing.T) {
 	sq.R.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE name LIKE '%_old'`).Scan(&leftover)
 	if leftover != 0 {
 		t.Errorf("%d old tables or indexes left", leftover)
+	}
+}
+
+// guardsMigration is the migration that gave deliveries their lease and added coupon_conflicts.
+const guardsMigration = "0009_coupon_guards.sql"
+
+// A webhook delivery a worker of the previous release claimed and never
+// finished is over its lease once migrated, and the sweep sends it; a
+// delivery waiting for its retry task is left to the task for the longest
+// retry delay.
+func TestDeliveryLeaseMigration(t *testing.T) {
+	ctx := context.Background()
+	srv, hits := countingServer(t)
+	path := filepath.Join(t.TempDir(), "old.db")
+	old := openBefore(t, path, guardsMigration)
+	now := time.Now()
+	start := now.Add(2 * time.Hour)
+	exec := func(q string, args ...any) {
+		t.Helper()
+		if _, err := old.Exec(q, args...); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	exec(`INSERT INTO users (id, username, password_hash, role, created_at, webhook_url) VALUES (1, 'shop', 'x', 'user', '2030-01-01T00:00:00Z', ''),
+		(2, 'stuck', 'x', 'user', '2030-01-01T00:00:00Z', ?), (3, 'waiting', 'x', 'user', '2030-01-01T00:00:00Z', ?)`, srv.URL+"/hook", srv.URL+"/hook")
+	exec(`INSERT INTO coupons (id, shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_ms, grab_end_ms, valid_days, created_ms)
+		VALUES (1, 1, 'Old', 'amount_off', 100, 0, 10, 1, ?, ?, 7, ?)`, start.UnixMilli(), start.Add(time.Hour).UnixMilli(), now.UnixMilli())
+	hook5, _ := coupon.ReminderBit(5, model.ChannelWebhook)
+	exec(`INSERT INTO coupon_reminders (user_id, template_id, bits, grab_start_ms, shop_id, updated_ms) VALUES (2, 1, ?, ?, 1, ?), (3, 1, ?, ?, 1, ?)`,
+		hook5, start.UnixMilli(), now.UnixMilli(), hook5, start.UnixMilli(), now.UnixMilli())
+	claimed := now.Add(-10 * time.Minute)
+	exec(`INSERT INTO reminder_deliveries (template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms)
+		VALUES (1, ?, 5, 'webhook', 2, 'pending', 1, ?), (1, ?, 5, 'webhook', 3, 'retrying', 1, ?)`,
+		start.UnixMilli(), claimed.UnixMilli(), start.UnixMilli(), claimed.UnixMilli())
+	old.Close()
+
+	sq, err := sqlite.Open(path)
+	if err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	t.Cleanup(func() { sq.Close() })
+	r := dbtest.Redis(t)
+	b := backend.New(sq, r.Client)
+	b.Tasks, b.Queue = asynq.NewClientFromRedisClient(r.Client), asynq.NewInspectorFromRedisClient(r.Client)
+	b.Now = func() time.Time { return now }
+	cs := &coupon.Service{Backend: b, Settings: sqlSettings{sq}, WebhookAllowPrivate: true}
+	var waitingLease int64
+	sq.R.QueryRow(`SELECT lease_until_ms FROM reminder_deliveries WHERE user_id = 3`).Scan(&waitingLease)
+	if w := now.Add(time.Hour).UnixMilli(); waitingLease < w {
+		t.Fatalf("the retrying delivery's lease ends at %d, want after %d", waitingLease, w)
+	}
+	if err := cs.SweepDeliveries(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := hits.Load(); n != 1 {
+		t.Fatalf("%d requests after the sweep, want the stuck delivery's 1", n)
+	}
+	counts, err := cs.DeliveryCounts(ctx, 1)
+	if err != nil || counts["webhook"]["sent"] != 1 || counts["webhook"]["retrying"] != 1 {
+		t.Fatalf("deliveries = %v, %v; want the stuck one sent and the waiting one retrying", counts, err)
 	}
 }
