@@ -2,6 +2,7 @@ package coupon_test
 
 import (
 	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
