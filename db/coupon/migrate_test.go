@@ -2,7 +2,6 @@ package coupon_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -194,8 +193,7 @@ const guardsMigration = "0009_coupon_guards.sql"
 func TestDeliveryLeaseMigration(t *testing.T) {
 	ctx := context.Background()
 	srv, hits := countingServer(t)
-	path := filepath.Join(t.TempDir(), "old.db")
-	old := openBefore(t, path, guardsMigration)
+	path, old := dbtest.SQLiteBefore(t, guardsMigration)
 	now := time.Now()
 	start := now.Add(2 * time.Hour)
 	exec := func(q string, args ...any) {
@@ -204,8 +202,8 @@ func TestDeliveryLeaseMigration(t *testing.T) {
 			t.Fatalf("%s: %v", q, err)
 		}
 	}
-	exec(`INSERT INTO users (id, username, password_hash, role, created_at, webhook_url) VALUES (1, 'shop', 'x', 'user', '2030-01-01T00:00:00Z', ''),
-		(2, 'stuck', 'x', 'user', '2030-01-01T00:00:00Z', ?), (3, 'waiting', 'x', 'user', '2030-01-01T00:00:00Z', ?)`, srv.URL+"/hook", srv.URL+"/hook")
+	exec(`INSERT INTO users (id, username, password_hash, role, created_ms, webhook_url) VALUES (1, 'shop', 'x', 'user', 1893456000000, ''),
+		(2, 'stuck', 'x', 'user', 1893456000000, ?), (3, 'waiting', 'x', 'user', 1893456000000, ?)`, srv.URL+"/hook", srv.URL+"/hook")
 	exec(`INSERT INTO coupons (id, shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_ms, grab_end_ms, valid_days, created_ms)
 		VALUES (1, 1, 'Old', 'amount_off', 100, 0, 10, 1, ?, ?, 7, ?)`, start.UnixMilli(), start.Add(time.Hour).UnixMilli(), now.UnixMilli())
 	hook5, _ := coupon.ReminderBit(5, model.ChannelWebhook)
