@@ -40,6 +40,20 @@ func TestInsertRowsAndStage(t *testing.T) {
 	if got := count(t, s, `SELECT COUNT(*) FROM items`); got != total {
 		t.Fatalf("%d rows, want %d", got, total)
 	}
+	// The rows travel inside the caller's transaction: a rollback takes them back.
+	rollback := errors.New("rollback")
+	err = s.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := s.InsertRows(ctx, tx, "items", []string{"id", "name"}, [][]any{{int64(total + 100), "gone"}}); err != nil {
+			return err
+		}
+		return rollback
+	})
+	if !errors.Is(err, rollback) {
+		t.Fatalf("rolled back insert: %v", err)
+	}
+	if got := count(t, s, `SELECT COUNT(*) FROM items`); got != total {
+		t.Fatalf("%d rows after a rollback, want %d", got, total)
+	}
 
 	// A batch half old, half new: the new half is inserted, the old half
 	// left alone, and every row of the batch counted once.
