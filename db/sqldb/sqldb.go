@@ -119,10 +119,14 @@ func (s *DB) Ping(ctx context.Context) error {
 	return s.R.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
 }
 
-// Tx runs fn in one write transaction, committed when fn returns nil. A
-// failure the database calls passing (SQLite busy, a PostgreSQL
-// serialization failure or deadlock) comes back as db.ErrUnavailable, with
-// the cause kept in the chain; fn runs once.
+// Tx runs fn in one write transaction, committed when fn returns nil. On
+// SQLite the transactions of a process run one after another (one writer,
+// BEGIN IMMEDIATE); on PostgreSQL they run side by side at READ COMMITTED,
+// so a read-then-write must be guarded by the write itself (a unique index,
+// a WHERE on the row's state, ON CONFLICT). A failure the database calls
+// passing (SQLite busy, a PostgreSQL serialization failure, deadlock or lock
+// timeout) comes back as db.ErrUnavailable, with the cause kept in the
+// chain; fn runs once.
 func (s *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.W.BeginTx(ctx, nil)
 	if err != nil {
