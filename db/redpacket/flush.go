@@ -16,8 +16,8 @@ import (
 )
 
 // FlushClaims moves every packet's claims from its claimed list to the
-// durable store; a packet leaves the flush set once it is finished or expired and
-// its lists are empty, since no grab can add to them after that.
+// durable store; a packet leaves the flush set once it is finished or
+// expired and its lists are empty, since no grab can add to them after that.
 func (s *Service) FlushClaims(ctx context.Context) error {
 	ids, err := s.FlushSetIDs(ctx, flushingKey)
 	if err != nil {
