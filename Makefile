@@ -10,7 +10,7 @@ help: ## list the targets
 run: ## run the whole app (web + worker + scheduler) on embedded defaults with demo data
 	DEMO=$(DEMO) $(GO) run ./cmd/seckill serve
 
-test: ## run every test with the race detector (real Redis when REDIS_URL is set)
+test: ## run every test with the race detector (real Redis when REDIS_URL is set, PostgreSQL when DATABASE_URL is)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 generate: ## regenerate templ views (*_templ.go)

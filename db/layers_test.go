@@ -45,7 +45,7 @@ func TestLayers(t *testing.T) {
 		}
 		return false
 	}
-	storage := []string{"github.com/mattn/go-sqlite3", "github.com/alicebob/miniredis", "github.com/redis/go-redis", "net/smtp", "github.com/hibiken/asynq"}
+	storage := []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx", "github.com/alicebob/miniredis", "github.com/redis/go-redis", "net/smtp", "github.com/hibiken/asynq"}
 
 	// Pages, the root domain package and the model know nothing that stores anything.
 	for _, name := range []string{"views", "db", "db/model"} {
@@ -81,7 +81,7 @@ func TestLayers(t *testing.T) {
 				strings.HasPrefix(imp, mod+"views") || strings.HasPrefix(imp, "github.com/gofiber/")):
 				t.Errorf("%s imports %s: services know no HTTP or HTML", name, imp)
 			// Handlers call services; they do not reach into storage.
-			case name == "handlers" && (strings.HasPrefix(imp, mod+"db/sqlite") || strings.HasPrefix(imp, mod+"db/rdb") || strings.HasPrefix(imp, "github.com/redis/go-redis")):
+			case name == "handlers" && (strings.HasPrefix(imp, mod+"db/sqldb") || strings.HasPrefix(imp, mod+"db/sqlite") || strings.HasPrefix(imp, mod+"db/rdb") || strings.HasPrefix(imp, "github.com/redis/go-redis")):
 				t.Errorf("handlers import %s", imp)
 			}
 		}

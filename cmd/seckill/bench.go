@@ -26,31 +26,32 @@ import (
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/web/ratelimit"
 )
 
 // benchOptions are the knobs of `seckill bench`.
 type benchOptions struct {
-	URL        string // a running server; empty starts one in-process
-	DBPath     string // the running server's database, to seed users (remote mode)
-	Secret     string // the running server's SESSION_SECRET, to mint tokens (remote mode)
-	Users      int
-	Conc       int
-	Stock      int
-	Requests   int
-	Rate       float64
-	Watchers   int
-	IdleWS     int
-	Out        string
-	Scenarios  string
-	Rounds     int
-	Smoke      bool
-	CPUProfile string
-	RedisURL   string // in-process target's Redis: REDIS_URL, else embedded
-	FlushRedis bool
-	Progress   io.Writer
-	redisLabel string
+	URL         string // a running server; empty starts one in-process
+	DBPath      string // the running server's SQLite file, to seed users (remote mode)
+	DatabaseURL string // the durable store: of the in-process server (else SQLite in a temp folder), or of the -url server
+	Secret      string // the running server's SESSION_SECRET, to mint tokens (remote mode)
+	Users       int
+	Conc        int
+	Stock       int
+	Requests    int
+	Rate        float64
+	Watchers    int
+	IdleWS      int
+	Out         string
+	Scenarios   string
+	Rounds      int
+	Smoke       bool
+	CPUProfile  string
+	RedisURL    string // in-process target's Redis: REDIS_URL, else embedded
+	FlushRedis  bool
+	Progress    io.Writer
+	redisLabel  string
 }
 
 func (o *benchOptions) wants(name string) bool {
@@ -63,10 +64,11 @@ func (o *benchOptions) wants(name string) bool {
 }
 
 func parseBenchOptions(args []string) (*benchOptions, error) {
-	o := &benchOptions{Progress: os.Stderr, RedisURL: os.Getenv("REDIS_URL")}
+	o := &benchOptions{Progress: os.Stderr, RedisURL: os.Getenv("REDIS_URL"), DatabaseURL: os.Getenv("DATABASE_URL")}
 	fs := flag.NewFlagSet("seckill bench", flag.ContinueOnError)
 	fs.StringVar(&o.URL, "url", "", "server to load; empty starts one in-process (real Redis from REDIS_URL, else embedded)")
-	fs.StringVar(&o.DBPath, "db-path", "", "the server's DB_PATH, to seed users (with -url)")
+	fs.StringVar(&o.DBPath, "db-path", "", "the server's DB_PATH, to seed users (with -url, on SQLite)")
+	fs.StringVar(&o.DatabaseURL, "database-url", o.DatabaseURL, "PostgreSQL of the in-process server (unset: SQLite in a temp folder), or of the -url server to seed users; default $DATABASE_URL")
 	fs.StringVar(&o.Secret, "session-secret", "", "the server's SESSION_SECRET, to mint tokens (with -url)")
 	fs.IntVar(&o.Users, "users", 2000, "distinct shoppers")
 	fs.IntVar(&o.Conc, "c", 200, "concurrent connections (closed loop)")
@@ -252,6 +254,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		cfg = DefaultConfig()
 		cfg.Addr = "127.0.0.1:0"
 		cfg.DBPath = filepath.Join(dir, "bench.db")
+		cfg.DatabaseURL = o.DatabaseURL
 		cfg.RedisURL = o.RedisURL
 		if err := emptyRedis(ctx, o); err != nil {
 			closeAll()
@@ -297,10 +300,10 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 			o.redisLabel = "in-process server, real Redis at " + cfg.RedisURL
 		}
 	} else {
-		if o.DBPath == "" || o.Secret == "" {
-			return nil, nil, fmt.Errorf("bench: with -url, give -db-path and -session-secret of that server to seed users")
+		if (o.DBPath == "" && o.DatabaseURL == "") || o.Secret == "" {
+			return nil, nil, fmt.Errorf("bench: with -url, give -db-path (or -database-url) and -session-secret of that server to seed users")
 		}
-		sq, err := sqlite.Open(o.DBPath)
+		sq, err := sqldb.Open(ctx, o.DatabaseURL, o.DBPath)
 		if err != nil {
 			return nil, nil, err
 		}

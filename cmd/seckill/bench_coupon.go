@@ -35,7 +35,7 @@ func benchCoupon(ctx context.Context, o *benchOptions, t *benchTarget) (*scenari
 				return err
 			}
 			var perUser int64
-			if err := t.Backend.SQL.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM user_coupons WHERE coupon_id = ? GROUP BY user_id)`, id).Scan(&perUser); err != nil {
+			if err := t.Backend.SQL.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM user_coupons WHERE coupon_id = ? GROUP BY user_id) AS per_user`, id).Scan(&perUser); err != nil {
 				return err
 			}
 			ok := res.Codes["ok"]

@@ -11,7 +11,7 @@ import (
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
 // benchGoodsFixture creates a live slot and goods of the given stock through the admin API.
@@ -91,11 +91,11 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario
 	}, nil
 }
 
-// maxOrdersPerUser is the most live orders one user holds on the goods in SQLite.
-func maxOrdersPerUser(ctx context.Context, sq *sqlite.DB, goodsID int64) (int64, error) {
+// maxOrdersPerUser is the most live orders one user holds on the goods in the durable store.
+func maxOrdersPerUser(ctx context.Context, sq *sqldb.DB, goodsID int64) (int64, error) {
 	var n int64
 	err := sq.R.QueryRowContext(ctx, `SELECT COALESCE(MAX(c), 0) FROM (SELECT COUNT(*) AS c FROM orders
-		WHERE goods_id = ? AND status IN ('unpaid', 'paid') GROUP BY user_id)`, goodsID).Scan(&n)
+		WHERE goods_id = ? AND status IN ('unpaid', 'paid') GROUP BY user_id) AS per_user`, goodsID).Scan(&n)
 	return n, err
 }
 

@@ -26,11 +26,12 @@ func TestMain(m *testing.M) {
 // The bench's smoke mode runs every scenario at a tiny size against an
 // in-process server and must find every invariant holding. No timing is asserted.
 func TestBenchSmoke(t *testing.T) {
+	skipUnconverted(t)
 	o, err := parseBenchOptions([]string{"-smoke"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	o.RedisURL = dbtest.RedisURL(t)
+	o.RedisURL, o.DatabaseURL = dbtest.RedisURL(t), dbtest.DatabaseURL(t)
 	o.Progress = nil
 	o.Out = t.TempDir()
 	r, err := benchRun(context.Background(), o)
@@ -71,7 +72,7 @@ func TestBenchSmoke(t *testing.T) {
 // HTTP scenarios with their invariants; the in-process references are skipped.
 func TestBenchRemote(t *testing.T) {
 	a := startApp(t)
-	o, err := parseBenchOptions([]string{"-smoke", "-url", a.URL, "-db-path", a.Config.DBPath, "-session-secret", a.Config.SessionSecret, "-idle-ws", "0"})
+	o, err := parseBenchOptions([]string{"-smoke", "-url", a.URL, "-db-path", a.Config.DBPath, "-database-url", a.Config.DatabaseURL, "-session-secret", a.Config.SessionSecret, "-idle-ws", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -23,6 +23,7 @@ import (
 type Config struct {
 	Addr                string
 	RedisURL            string
+	DatabaseURL         string // PostgreSQL (postgres://…); "" keeps SQLite at DBPath
 	DBPath              string
 	OrderTTL            time.Duration
 	FlushInterval       time.Duration
@@ -106,9 +107,10 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	}
 	str(&c.Addr, "addr", "ADDR", "listen address")
 	str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis URL; unset runs an embedded in-memory Redis")
-	str(&c.DBPath, "db-path", "DB_PATH", "SQLite database file")
+	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "PostgreSQL URL, like postgres://user:pass@host:5432/seckill; unset: SQLite at DB_PATH")
+	str(&c.DBPath, "db-path", "DB_PATH", "SQLite database file (unless DATABASE_URL is set); the generated secrets are kept beside it")
 	dur(&c.OrderTTL, "order-ttl", "ORDER_TTL", "how long an order may stay unpaid")
-	dur(&c.FlushInterval, "flush-interval", "FLUSH_INTERVAL", "how often claims are flushed to SQLite")
+	dur(&c.FlushInterval, "flush-interval", "FLUSH_INTERVAL", "how often claims are flushed to the database")
 	str(&c.SessionSecret, "session-secret", "SESSION_SECRET", "key for signed tokens; unset: generated and kept beside the database")
 	str(&c.AdminUsername, "admin-username", "ADMIN_USERNAME", "bootstrap admin username")
 	str(&c.AdminPassword, "admin-password", "ADMIN_PASSWORD", "bootstrap admin password; unset: generated and kept beside the database")
@@ -153,9 +155,14 @@ func (c Config) validate() []string {
 			errs = append(errs, fmt.Sprintf("REDIS_URL=%q: %v", c.RedisURL, err))
 		}
 	}
+	if c.DatabaseURL != "" {
+		if u, err := url.Parse(c.DatabaseURL); err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+			errs = append(errs, "DATABASE_URL must look like postgres://user:pass@host:5432/seckill")
+		}
+	}
 	if strings.TrimSpace(c.DBPath) == "" {
 		errs = append(errs, "DB_PATH must not be empty")
-	} else if strings.Contains(c.DBPath, ":memory:") || strings.Contains(c.DBPath, "mode=memory") {
+	} else if c.DatabaseURL == "" && (strings.Contains(c.DBPath, ":memory:") || strings.Contains(c.DBPath, "mode=memory")) {
 		// The writer and the readers are separate connections: in memory each would get a database of its own.
 		errs = append(errs, fmt.Sprintf("DB_PATH=%q: an in-memory database cannot be shared by the writer and the readers; give a file (a temporary folder will do)", c.DBPath))
 	}

@@ -23,12 +23,14 @@ func TestConfigFromEnvAndFlags(t *testing.T) {
 	got, err := ParseConfig([]string{"-addr", "127.0.0.1:8080", "-demo=false"}, env(map[string]string{
 		"ADDR": ":4000", "REDIS_URL": "redis://localhost:6379/2", "DB_PATH": "/tmp/x.db", "ORDER_TTL": "2s",
 		"FLUSH_INTERVAL": "250ms", "DEMO": "true", "WEBHOOK_ALLOW_PRIVATE": "1", "SMTP_URL": "smtp://u:p@mail:587",
+		"DATABASE_URL": "postgres://app:secret@db:5432/seckill",
 	}))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.Addr != "127.0.0.1:8080" || got.Demo || got.RedisURL != "redis://localhost:6379/2" || got.OrderTTL != 2*time.Second ||
-		got.FlushInterval != 250*time.Millisecond || !got.WebhookAllowPrivate || got.DBPath != "/tmp/x.db" || got.SMTPURL == "" {
+		got.FlushInterval != 250*time.Millisecond || !got.WebhookAllowPrivate || got.DBPath != "/tmp/x.db" || got.SMTPURL == "" ||
+		got.DatabaseURL != "postgres://app:secret@db:5432/seckill" {
 		t.Fatalf("flags must win over env, env over defaults: %+v", got)
 	}
 }
@@ -43,6 +45,8 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{env: map[string]string{"ADDR": ":99999"}, want: "bad port"},
 		{env: map[string]string{"REDIS_URL": "http://x"}, want: "REDIS_URL"},
 		{env: map[string]string{"DB_PATH": " "}, want: "DB_PATH"},
+		{env: map[string]string{"DATABASE_URL": "mysql://db/seckill"}, want: "DATABASE_URL"},
+		{env: map[string]string{"DATABASE_URL": "postgres:///seckill"}, want: "DATABASE_URL"},
 		{env: map[string]string{"ORDER_TTL": "soon"}, want: "ORDER_TTL"},
 		{env: map[string]string{"ORDER_TTL": "10ms"}, want: "at least 1s"},
 		{env: map[string]string{"FLUSH_INTERVAL": "2h"}, want: "FLUSH_INTERVAL"},

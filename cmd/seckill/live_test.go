@@ -155,6 +155,7 @@ func TestSlowClientIsDropped(t *testing.T) {
 func TestSilentSocketIsDroppedByKeepalive(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Addr, cfg.DBPath, cfg.RedisURL = "127.0.0.1:0", filepath.Join(t.TempDir(), "k.db"), dbtest.RedisURL(t)
+	cfg.DatabaseURL = dbtest.DatabaseURL(t)
 	cfg.AdminPassword, cfg.SessionSecret = testAdminPassword, "test-session-secret-0123456789"
 	a := startMain(t, cfg, ModeServe, func(m *Main) { m.PingInterval = 150 * time.Millisecond })
 

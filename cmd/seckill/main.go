@@ -35,7 +35,7 @@ import (
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/redpacket"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
@@ -91,15 +91,16 @@ func run(ctx context.Context, args []string) error {
 	return m.Close()
 }
 
-// Main wires config → Redis → SQLite → Asynq → Fiber for one process, with no
-// global state: end-to-end tests start it on :0 with a temp database.
+// Main wires config → Redis → the durable store (SQLite, or PostgreSQL) →
+// Asynq → Fiber for one process, with no global state: end-to-end tests
+// start it on :0 with a temp database.
 type Main struct {
 	Config Config
 	Mode   string
 	Log    *slog.Logger
 
 	Redis      *rdb.Redis
-	SQL        *sqlite.DB
+	SQL        *sqldb.DB
 	Backend    *backend.Backend // what every service runs on
 	Coupons    *coupon.Service
 	Inbox      *inbox.Service
@@ -118,7 +119,7 @@ type Main struct {
 	// Revocations are the ended sessions; web processes follow them in memory.
 	Revocations *account.Revocations
 
-	// Naive mounts the load bench's naive SQLite baseline grab.
+	// Naive mounts the load bench's naive baseline grab (one transaction of the durable store).
 	Naive bool
 	// PingInterval overrides the live hub's keepalive interval (tests shorten it).
 	PingInterval time.Duration
@@ -169,7 +170,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.Redis.Embedded {
 		m.Log.Warn("REDIS_URL is unset: using an embedded in-memory Redis, for trying seckill out; data in it is lost at exit")
 	}
-	if m.SQL, err = sqlite.Open(m.Config.DBPath); err != nil {
+	if m.SQL, err = sqldb.Open(ctx, m.Config.DatabaseURL, m.Config.DBPath); err != nil {
 		return err
 	}
 	secret, err := m.sessionSecret()
@@ -314,7 +315,7 @@ func (m *Main) Announce() {
 	if m.Redis.Embedded {
 		redisMode = "embedded in-memory Redis"
 	}
-	fmt.Printf("\nseckill %s running (%s, database %s)\n", m.Mode, redisMode, m.Config.DBPath)
+	fmt.Printf("\nseckill %s running (%s, %s)\n", m.Mode, redisMode, m.SQL)
 	if m.runsWeb() {
 		u := m.URL()
 		fmt.Printf("  shop:       %s/\n  merchant:   %s/admin\n  monitor:    %s%s\n  metrics:    %s/metrics\n", u, u, u, web.MonitorPath, u)
@@ -423,8 +424,8 @@ func keptSecret(path string, n int) (string, error) {
 	return s, nil
 }
 
-// flushAll moves every promotion's pending records to SQLite under the flush
-// lock; each promotion adds its flush step here.
+// flushAll moves every promotion's pending records to the durable store
+// under the flush lock; each promotion adds its flush step here.
 func (m *Main) flushAll(ctx context.Context) error {
 	return m.Backend.FlushAll(ctx, m.RedPackets.FlushClaims, m.Goods.FlushOrders, m.Coupons.FlushGrabs)
 }

@@ -2,9 +2,11 @@ package account_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/account"
+	"github.com/seckill/seckill/db/model"
 )
 
 // Credentials that break a rule come back as an invalid-input error naming
@@ -61,5 +63,41 @@ func TestUserFieldsAndPasswordChange(t *testing.T) {
 	}
 	if u, err := e.s.Authenticate(e.ctx, "merchant1", "password456"); err != nil || u.ID != id {
 		t.Fatalf("new password: %+v, %v", u, err)
+	}
+}
+
+// Sign-ups racing for one name, in any case, create exactly one account; every
+// other is a conflict, never an internal error. On PostgreSQL they run side
+// by side and the unique index decides.
+func TestSignUpRaceOneWinner(t *testing.T) {
+	e := newEnv(t)
+	const racers = 100
+	e.s.Hashes = account.NewHashPool(racers, racers, time.Minute) // the race is the database's, not the hash pool's
+	start := make(chan struct{})
+	errs := make(chan error, racers)
+	for i := 0; i < racers; i++ {
+		go func(i int) {
+			<-start
+			name := "racer_x"
+			if i%2 == 1 {
+				name = "Racer_X"
+			}
+			_, err := e.s.CreateUser(e.ctx, name, "password123", model.RoleUser)
+			errs <- err
+		}(i)
+	}
+	close(start)
+	won := 0
+	for i := 0; i < racers; i++ {
+		switch err := <-errs; db.ErrorCode(err) {
+		case "":
+			won++
+		case db.ECONFLICT:
+		default:
+			t.Errorf("racing sign-up: %v, want success or conflict", err)
+		}
+	}
+	if won != 1 {
+		t.Fatalf("%d sign-ups won, want 1", won)
 	}
 }

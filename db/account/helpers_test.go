@@ -36,7 +36,7 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	b := backend.New(sq, r.Client)
 	b.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	clk := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}

@@ -10,7 +10,7 @@ import (
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -54,7 +54,7 @@ func TestMigrationAccountTimes(t *testing.T) {
 	}
 	old.Close()
 
-	sq, err := sqlite.Open(path)
+	sq, err := sqldb.OpenSQLite(path)
 	if err != nil {
 		t.Fatalf("migrate: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/sqldb"
 	"golang.org/x/crypto/bcrypt"
 )
 
@@ -32,12 +33,12 @@ func (s *Service) CreateUser(ctx context.Context, username, password, role strin
 		} else if n > 0 {
 			return db.Errorf(db.ECONFLICT, "username %q is taken", username)
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, ?, ?, ?)`,
-			username, string(hash), role, u.CreatedAt.UnixMilli())
-		if err != nil {
-			return err
+		err := tx.QueryRowContext(ctx, `INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, ?, ?, ?) RETURNING id`,
+			username, string(hash), role, u.CreatedAt.UnixMilli()).Scan(&u.ID)
+		if sqldb.IsUniqueViolation(err) {
+			// Taken by a sign-up that committed after the check (PostgreSQL runs them side by side).
+			return db.Errorf(db.ECONFLICT, "username %q is taken", username)
 		}
-		u.ID, err = res.LastInsertId()
 		return err
 	})
 	if err != nil {

@@ -25,7 +25,7 @@ func (c *clock) Advance(d time.Duration) { c.now = c.now.Add(d) }
 func auditStore(t *testing.T) (*audit.Service, *clock) {
 	t.Helper()
 	clk := &clock{now: time.Date(2030, 1, 2, 3, 4, 5, 6_000_600, time.UTC)}
-	return audit.New(&backend.Backend{SQL: dbtest.SQLite(t), Now: clk.Now}), clk
+	return audit.New(&backend.Backend{SQL: dbtest.DB(t), Now: clk.Now}), clk
 }
 
 // The audit log refuses UPDATE and DELETE, even as raw SQL on the writer.

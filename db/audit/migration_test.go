@@ -10,7 +10,7 @@ import (
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
 // Entries written while the log's time was RFC 3339 text read back, after
@@ -49,7 +49,7 @@ func TestMigrationAuditTimes(t *testing.T) {
 	}
 	old.Close()
 
-	sq, err := sqlite.Open(path)
+	sq, err := sqldb.OpenSQLite(path)
 	if err != nil {
 		t.Fatalf("migrate: %v", err)
 	}

@@ -1,7 +1,8 @@
-// Package backend is what every area's service runs on: the durable store,
-// Redis (with the pipeliner of the hot path), the background pool, live
-// events, Asynq, the log and the clock. Each area's Service embeds one
-// *Backend, so its methods read s.Redis, s.SQL and s.Now() directly.
+// Package backend is what every area's service runs on: the durable store
+// (SQLite or PostgreSQL), Redis (with the pipeliner of the hot path), the
+// background pool, live events, Asynq, the log and the clock. Each area's
+// Service embeds one *Backend, so its methods read s.Redis, s.SQL and
+// s.Now() directly.
 package backend
 
 import (
@@ -15,14 +16,14 @@ import (
 	"github.com/seckill/seckill/db/background"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/rdb"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
 // Backend holds the parts every service shares. Fields may be nil where a
 // part is optional: Pipe (scripts run one by one), Background (follow-up
 // work runs inline), Tasks and Queue (nothing scheduled: tests of pure Redis paths).
 type Backend struct {
-	SQL        *sqlite.DB
+	SQL        *sqldb.DB
 	Redis      redis.UniversalClient
 	Pipe       *rdb.Pipeliner   // coalesces concurrent grab scripts into pipelines
 	Background *background.Pool // runs follow-up work (expiry enqueues) after the answer
@@ -35,7 +36,7 @@ type Backend struct {
 
 // New returns a backend over the given stores with live events, the default
 // log and the wall clock filled in.
-func New(sql *sqlite.DB, redis redis.UniversalClient) *Backend {
+func New(sql *sqldb.DB, redis redis.UniversalClient) *Backend {
 	return &Backend{SQL: sql, Redis: redis, Events: live.New(redis), Log: slog.Default(), Now: time.Now}
 }
 

@@ -12,12 +12,14 @@ import (
 	"github.com/seckill/seckill/db/rdb"
 )
 
-// FlushQueue is a crash-safe pipe from Redis to SQLite. Grab scripts RPUSH
-// records onto Pending; the flush moves a batch onto Processing in one atomic
-// step, writes it to SQLite in one transaction, and only then deletes
-// Processing. A crash in between leaves the batch in Processing, and the next
-// flush applies it again first, so apply must be idempotent (INSERT OR IGNORE,
-// upserts keyed by the record's own ID): nothing is lost and nothing doubled.
+// FlushQueue is a crash-safe pipe from Redis to the durable store. Grab
+// scripts RPUSH records onto Pending; the flush moves a batch onto Processing
+// in one atomic step, writes it to the store in one transaction, and only
+// then deletes Processing. A crash in between leaves the batch in Processing,
+// and the next flush applies it again first, so apply must be idempotent
+// (ON CONFLICT DO NOTHING, updates guarded by the row's state, keyed by the
+// record's own ID): nothing is lost and nothing doubled. Apply a batch with
+// set-based statements (sqldb's Stage and InsertRows: COPY on PostgreSQL).
 // Both keys must share the item's hash tag.
 type FlushQueue struct {
 	Pending    string
@@ -47,10 +49,10 @@ func (b *Backend) TakeBatch(ctx context.Context, q FlushQueue) ([]string, error)
 	return takeBatch.Run(ctx, b.Redis, []string{q.Pending, q.Processing}, FlushBatchSize).StringSlice()
 }
 
-// FlushBatchSize is how many records one SQLite transaction takes.
+// FlushBatchSize is how many records one transaction of the durable store takes.
 const FlushBatchSize = 500
 
-// Flush drains q into SQLite, batch by batch, and returns how many records it applied.
+// Flush drains q into the durable store, batch by batch, and returns how many records it applied.
 // Two flushes of one queue must not run at once (the tasks make them unique).
 func (b *Backend) Flush(ctx context.Context, q FlushQueue, apply func(tx *sql.Tx, records []string) error) (int, error) {
 	total := 0
@@ -90,7 +92,7 @@ func (b *Backend) takeFlushLock(ctx context.Context) (string, error) {
 }
 
 // FlushAll runs every promotion's flush step (each moves its pending records
-// to SQLite). Only one process flushes at a time; a call that finds the lock
+// to the durable store). Only one process flushes at a time; a call that finds the lock
 // taken returns at once. A failing step does not stop the others.
 func (b *Backend) FlushAll(ctx context.Context, steps ...func(context.Context) error) error {
 	token, err := b.takeFlushLock(ctx)

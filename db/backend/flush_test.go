@@ -14,10 +14,10 @@ import (
 )
 
 // The flush survives a failure between moving a batch and committing it:
-// every record reaches SQLite exactly once.
+// every record reaches the durable store exactly once.
 func TestFlushCrashBetweenMoveAndCommit(t *testing.T) {
 	ctx := context.Background()
-	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	s := backend.New(sq, r.Client)
 	if _, err := sq.W.Exec(`CREATE TABLE flushed (rec TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 1)`); err != nil {
 		t.Fatal(err)
@@ -31,7 +31,7 @@ func TestFlushCrashBetweenMoveAndCommit(t *testing.T) {
 	calls := 0
 	apply := func(tx *sql.Tx, recs []string) error {
 		for _, rec := range recs {
-			if _, err := tx.Exec(`INSERT INTO flushed (rec) VALUES (?) ON CONFLICT (rec) DO UPDATE SET n = n + 1`, rec); err != nil {
+			if _, err := tx.Exec(`INSERT INTO flushed (rec) VALUES (?) ON CONFLICT (rec) DO UPDATE SET n = flushed.n + 1`, rec); err != nil {
 				return err
 			}
 		}
@@ -66,13 +66,13 @@ func TestFlushCrashBetweenMoveAndCommit(t *testing.T) {
 // Records pushed while a flush runs are all flushed by the end of the next one.
 func TestFlushWhileProducing(t *testing.T) {
 	ctx := context.Background()
-	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	s := backend.New(sq, r.Client)
 	sq.W.Exec(`CREATE TABLE flushed (rec TEXT PRIMARY KEY)`)
 	q := backend.FlushQueue{Pending: "{t:2}:pending", Processing: "{t:2}:processing"}
 	apply := func(tx *sql.Tx, recs []string) error {
 		for _, rec := range recs {
-			if _, err := tx.Exec(`INSERT OR IGNORE INTO flushed (rec) VALUES (?)`, rec); err != nil {
+			if _, err := tx.Exec(`INSERT INTO flushed (rec) VALUES (?) ON CONFLICT DO NOTHING`, rec); err != nil {
 				return err
 			}
 		}
@@ -136,7 +136,7 @@ func (h *takeoverHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 // taken since; a flush that keeps its lock releases it.
 func TestFlushLockReleasesOnlyItsOwn(t *testing.T) {
 	ctx := context.Background()
-	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	s := backend.New(sq, r.Client)
 	if err := s.FlushAll(ctx); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/seckill/seckill/db/backend"
@@ -53,28 +54,50 @@ func (s *Service) MarkRead(ctx context.Context, userID int64) error {
 	return err
 }
 
+// addPerStatement bounds the rows of one insert (5 values each, well under
+// either database's limit on parameters).
+const addPerStatement = 1000
+
 // Add puts n (its kind, coupon, message and creation time) in each user's
-// inbox within tx, in one statement, and returns the stored notifications by
-// user, each with its new ID.
+// inbox within tx, in multi-row statements, and returns the stored
+// notifications by user, each with its new ID.
 func Add(ctx context.Context, tx *sql.Tx, users []int64, n model.Notification) (map[int64]model.Notification, error) {
-	list, _ := json.Marshal(users)
-	rows, err := tx.QueryContext(ctx, `INSERT INTO notifications (user_id, kind, coupon_id, message, created_ms)
-		SELECT value, ?, ?, ?, ? FROM json_each(?) RETURNING user_id, id`,
-		n.Kind, n.CouponID, n.Message, n.CreatedAt.UnixMilli(), string(list))
+	out := make(map[int64]model.Notification, len(users))
+	for start := 0; start < len(users); start += addPerStatement {
+		chunk := users[start:min(start+addPerStatement, len(users))]
+		var q strings.Builder
+		q.WriteString(`INSERT INTO notifications (user_id, kind, coupon_id, message, created_ms) VALUES `)
+		args := make([]any, 0, 5*len(chunk))
+		for i, uid := range chunk {
+			if i > 0 {
+				q.WriteString(", ")
+			}
+			q.WriteString("(?, ?, ?, ?, ?)")
+			args = append(args, uid, n.Kind, n.CouponID, n.Message, n.CreatedAt.UnixMilli())
+		}
+		q.WriteString(` RETURNING user_id, id`)
+		if err := addRows(ctx, tx, q.String(), args, n, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func addRows(ctx context.Context, tx *sql.Tx, q string, args []any, n model.Notification, out map[int64]model.Notification) error {
+	rows, err := tx.QueryContext(ctx, q, args...)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer rows.Close()
-	out := make(map[int64]model.Notification, len(users))
 	for rows.Next() {
 		var uid int64
 		m := n
 		if err := rows.Scan(&uid, &m.ID); err != nil {
-			return nil, err
+			return err
 		}
 		out[uid] = m
 	}
-	return out, rows.Err()
+	return rows.Err()
 }
 
 // Messages are the live events that carry each new notification to its user's sockets.

@@ -18,15 +18,14 @@ import (
 // time to the millisecond, counted while unread, and marked read per user.
 func TestInbox(t *testing.T) {
 	ctx := context.Background()
-	sq := dbtest.SQLite(t)
+	sq := dbtest.DB(t)
 	box := &inbox.Service{Backend: backend.New(sq, dbtest.Redis(t).Client)}
 	var users []int64
 	for _, name := range []string{"ann", "ben"} {
-		res, err := sq.W.Exec(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 1893456000000)`, name)
-		if err != nil {
+		var id int64
+		if err := sq.W.QueryRow(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 1893456000000) RETURNING id`, name).Scan(&id); err != nil {
 			t.Fatal(err)
 		}
-		id, _ := res.LastInsertId()
 		users = append(users, id)
 	}
 	ann, ben := users[0], users[1]

@@ -12,11 +12,12 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
-// FlushClaims moves every packet's claims from its claimed list to
-// SQLite; a packet leaves the flush set once it is finished or expired and
-// its lists are empty, since no grab can add to them after that.
+// FlushClaims moves every packet's claims from its claimed list to the
+// durable store; a packet leaves the flush set once it is finished or
+// expired and its lists are empty, since no grab can add to them after that.
 func (s *Service) FlushClaims(ctx context.Context) error {
 	ids, err := s.FlushSetIDs(ctx, flushingKey)
 	if err != nil {
@@ -58,18 +59,17 @@ func (s *Service) retire(ctx context.Context, id int64) error {
 	return s.Redis.SRem(ctx, flushingKey, id).Err()
 }
 
-// applyClaims writes a batch of claims. It is idempotent: a claim
-// fills its share only while the share is unclaimed, so a batch applied again
-// after a crash changes nothing, and the claimed count grows only by the
-// shares actually filled. The packet is finished when all are.
+// claimColumns are the columns of a staged batch of claims.
+var claimColumns = []sqldb.Column{{Name: "seq", Type: "BIGINT"}, {Name: "user_id", Type: "BIGINT"}, {Name: "grabbed_ms", Type: "BIGINT"}}
+
+// applyClaims writes a batch of claims in one set-based statement over the
+// staged batch. It is idempotent: a claim fills its share only while the
+// share is unclaimed and the user holds no other share of the packet, so a
+// batch applied again after a crash changes nothing, and the claimed count
+// grows only by the shares actually filled. The packet is finished when all are.
 func (s *Service) applyClaims(ctx context.Context, tx *sql.Tx, id int64, recs []string) error {
-	stmt, err := tx.PrepareContext(ctx, `UPDATE OR IGNORE redpacket_shares SET user_id = ?, grabbed_ms = ?
-		WHERE redpacket_id = ? AND seq = ? AND user_id IS NULL AND refunded = 0`)
-	if err != nil {
-		return err
-	}
-	defer stmt.Close()
-	var filled int64
+	rows := make([][]any, 0, len(recs))
+	seqs, users := map[int64]bool{}, map[int64]bool{}
 	for _, rec := range recs {
 		c, err := parseClaim(rec)
 		if err != nil {
@@ -77,15 +77,32 @@ func (s *Service) applyClaims(ctx context.Context, tx *sql.Tx, id int64, recs []
 			s.Log.Error("flush red packet claim", "redpacket", id, "err", err)
 			continue
 		}
-		res, err := stmt.ExecContext(ctx, c.UserID, c.GrabbedAt.UnixMilli(), id, c.Seq)
-		if err != nil {
-			return fmt.Errorf("flush claim %q of red packet %d: %w", rec, id, err)
+		// One statement sees the table as it was before it: a second claim
+		// of one share or by one user in the same batch must not reach it.
+		if seqs[c.Seq] || users[c.UserID] {
+			s.Log.Error("flush red packet claim: share or user twice in one batch", "redpacket", id, "record", rec)
+			continue
 		}
-		n, _ := res.RowsAffected()
-		filled += n
+		seqs[c.Seq], users[c.UserID] = true, true
+		rows = append(rows, []any{c.Seq, c.UserID, c.GrabbedAt.UnixMilli()})
 	}
-	if filled == 0 {
+	if len(rows) == 0 {
 		return nil
+	}
+	if err := s.SQL.Stage(ctx, tx, "claims_batch", claimColumns, rows); err != nil {
+		return err
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE redpacket_shares SET user_id = b.user_id, grabbed_ms = b.grabbed_ms
+		FROM claims_batch AS b
+		WHERE redpacket_shares.redpacket_id = ? AND redpacket_shares.seq = b.seq
+			AND redpacket_shares.user_id IS NULL AND redpacket_shares.refunded = 0
+			AND NOT EXISTS (SELECT 1 FROM redpacket_shares AS held WHERE held.redpacket_id = ? AND held.user_id = b.user_id)`, id, id)
+	if err != nil {
+		return fmt.Errorf("flush %d claims of red packet %d: %w", len(rows), id, err)
+	}
+	filled, err := res.RowsAffected()
+	if err != nil || filled == 0 {
+		return err
 	}
 	_, err = tx.ExecContext(ctx, `UPDATE redpackets SET claimed_count = claimed_count + ?,
 		status = CASE WHEN status = 'active' AND claimed_count + ? = count THEN 'finished' ELSE status END
@@ -150,7 +167,7 @@ func (s *Service) Expire(ctx context.Context, id int64) error {
 		return fmt.Errorf("freeze red packet %d: unexpected answer %q", id, reply)
 	}
 	if p.Status == model.RedPacketActive && (!loaded || len(unclaimed) > 0) {
-		if err := s.SQL.Tx(ctx, func(tx *sql.Tx) error { return refund(ctx, tx, id, unclaimed, loaded) }); err != nil {
+		if err := s.SQL.Tx(ctx, func(tx *sql.Tx) error { return s.refund(ctx, tx, id, unclaimed, loaded) }); err != nil {
 			return fmt.Errorf("refund red packet %d: %w", id, err)
 		}
 	}
@@ -166,23 +183,24 @@ func (s *Service) Expire(ctx context.Context, id int64) error {
 	return nil
 }
 
-// refund marks the unclaimed shares refunded (every share SQLite
+// refund marks the unclaimed shares refunded (every share the database
 // holds unclaimed when Redis lost the packet) and the packet expired.
-func refund(ctx context.Context, tx *sql.Tx, id int64, unclaimed []share, loaded bool) error {
+func (s *Service) refund(ctx context.Context, tx *sql.Tx, id int64, unclaimed []share, loaded bool) error {
 	if !loaded {
 		if _, err := tx.ExecContext(ctx, `UPDATE redpacket_shares SET refunded = 1 WHERE redpacket_id = ? AND user_id IS NULL`, id); err != nil {
 			return err
 		}
 	} else {
-		stmt, err := tx.PrepareContext(ctx, `UPDATE redpacket_shares SET refunded = 1 WHERE redpacket_id = ? AND seq = ? AND user_id IS NULL`)
-		if err != nil {
+		rows := make([][]any, len(unclaimed))
+		for i, sh := range unclaimed {
+			rows[i] = []any{sh.seq}
+		}
+		if err := s.SQL.Stage(ctx, tx, "refund_batch", []sqldb.Column{{Name: "seq", Type: "BIGINT"}}, rows); err != nil {
 			return err
 		}
-		defer stmt.Close()
-		for _, sh := range unclaimed {
-			if _, err := stmt.ExecContext(ctx, id, sh.seq); err != nil {
-				return err
-			}
+		if _, err := tx.ExecContext(ctx, `UPDATE redpacket_shares SET refunded = 1 FROM refund_batch AS b
+			WHERE redpacket_shares.redpacket_id = ? AND redpacket_shares.seq = b.seq AND redpacket_shares.user_id IS NULL`, id); err != nil {
+			return err
 		}
 	}
 	_, err := tx.ExecContext(ctx, `UPDATE redpackets SET status = 'expired',

@@ -17,7 +17,7 @@ import (
 // plainService is a service over this test's own Redis and SQLite, on the wall clock.
 func plainService(t *testing.T) *redpacket.Service {
 	t.Helper()
-	return &redpacket.Service{Backend: backend.New(dbtest.SQLite(t), dbtest.Redis(t).Client)}
+	return &redpacket.Service{Backend: backend.New(dbtest.DB(t), dbtest.Redis(t).Client)}
 }
 
 func addUsers(t *testing.T, s *redpacket.Service, n int) []int64 {
@@ -25,11 +25,9 @@ func addUsers(t *testing.T, s *redpacket.Service, n int) []int64 {
 	ids := make([]int64, n)
 	err := s.SQL.Tx(context.Background(), func(tx *sql.Tx) error {
 		for i := range ids {
-			res, err := tx.Exec(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 0)`, fmt.Sprintf("in_%d", i))
-			if err != nil {
+			if err := tx.QueryRow(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 0) RETURNING id`, fmt.Sprintf("in_%d", i)).Scan(&ids[i]); err != nil {
 				return err
 			}
-			ids[i], _ = res.LastInsertId()
 		}
 		return nil
 	})

@@ -11,7 +11,7 @@ import (
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/redpacket"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
 // timesMigration is the migration that turned the red packets' text times into unix milliseconds.
@@ -77,7 +77,7 @@ func TestTimesMigration(t *testing.T) {
 	exec(`DELETE FROM redpackets WHERE id = ?`, discarded)
 	old.Close()
 
-	sq, err := sqlite.Open(path)
+	sq, err := sqldb.OpenSQLite(path)
 	if err != nil {
 		t.Fatalf("migrate: %v", err)
 	}

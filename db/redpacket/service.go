@@ -55,7 +55,8 @@ func (sh share) String() string {
 }
 
 // Create validates and splits a merchant's packet, writes it and its shares
-// to SQLite in one transaction, loads the shares into Redis and schedules
+// to the durable store in one transaction (the shares in one COPY on
+// PostgreSQL), loads the shares into Redis and schedules
 // the expiry. Refused input changes nothing.
 func (s *Service) Create(ctx context.Context, ownerID int64, in model.NewRedPacket) (*model.RedPacket, error) {
 	ttl, err := Validate(&in)
@@ -70,15 +71,16 @@ func (s *Service) Create(ctx context.Context, ownerID int64, in model.NewRedPack
 		ExpiresAt: now.Add(ttl), OwnerID: ownerID, CreatedAt: now,
 	}
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO redpackets (owner_id, title, total_cents, count, mode, expires_ms, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?)`,
-			ownerID, p.Title, p.TotalCents, p.Count, p.Mode, p.ExpiresAt.UnixMilli(), now.UnixMilli())
+		err := tx.QueryRowContext(ctx, `INSERT INTO redpackets (owner_id, title, total_cents, count, mode, expires_ms, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			ownerID, p.Title, p.TotalCents, p.Count, p.Mode, p.ExpiresAt.UnixMilli(), now.UnixMilli()).Scan(&p.ID)
 		if err != nil {
 			return err
 		}
-		if p.ID, err = res.LastInsertId(); err != nil {
-			return err
+		rows := make([][]any, len(amounts))
+		for i, a := range amounts {
+			rows[i] = []any{p.ID, int64(i), a}
 		}
-		if err := insertShares(ctx, tx, p.ID, amounts); err != nil {
+		if _, err := s.SQL.InsertRows(ctx, tx, "redpacket_shares", []string{"redpacket_id", "seq", "amount_cents"}, rows); err != nil {
 			return err
 		}
 		// Held until Redis has the packet, so the restore sweep never loads it twice.
@@ -98,28 +100,6 @@ func (s *Service) Create(ctx context.Context, ownerID int64, in model.NewRedPack
 	s.Redis.Del(ctx, loadingKey(p.ID))
 	s.scheduleExpiry(ctx, p)
 	return p, nil
-}
-
-// insertShares writes the shares in multi-row statements (3 values a row, under SQLite's 999 variables).
-func insertShares(ctx context.Context, tx *sql.Tx, id int64, amounts []int64) error {
-	const rows = 300
-	for start := 0; start < len(amounts); start += rows {
-		end := min(start+rows, len(amounts))
-		var q strings.Builder
-		q.WriteString(`INSERT INTO redpacket_shares (redpacket_id, seq, amount_cents) VALUES `)
-		args := make([]any, 0, 3*(end-start))
-		for i := start; i < end; i++ {
-			if i > start {
-				q.WriteByte(',')
-			}
-			q.WriteString("(?,?,?)")
-			args = append(args, id, i, amounts[i])
-		}
-		if _, err := tx.ExecContext(ctx, q.String(), args...); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // load puts a packet into Redis: the unclaimed shares in grab order

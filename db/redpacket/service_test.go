@@ -28,7 +28,7 @@ type rpService struct {
 
 func newRPService(t testing.TB) *rpService {
 	t.Helper()
-	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	s := &rpService{Service: &redpacket.Service{Backend: backend.New(sq, r.Client)}, t: t, redis: r, now: time.Now().UTC()}
 	s.Backend.Now = func() time.Time { s.mu.Lock(); defer s.mu.Unlock(); return s.now }
 	return s
@@ -45,11 +45,9 @@ func (s *rpService) users(n int) []int64 {
 	ids := make([]int64, n)
 	err := s.SQL.Tx(context.Background(), func(tx *sql.Tx) error {
 		for i := range ids {
-			res, err := tx.Exec(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 0)`, fmt.Sprintf("rp_%d_%d", time.Now().UnixNano(), i))
-			if err != nil {
+			if err := tx.QueryRow(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 0) RETURNING id`, fmt.Sprintf("rp_%d_%d", time.Now().UnixNano(), i)).Scan(&ids[i]); err != nil {
 				return err
 			}
-			ids[i], _ = res.LastInsertId()
 		}
 		return nil
 	})

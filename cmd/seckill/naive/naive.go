@@ -1,6 +1,6 @@
 // Package naive is the load bench's baseline: the grab as many simple
-// systems do it, one SQLite transaction that decrements stock where it is
-// positive and inserts the order, served behind the same HTTP stack as ours.
+// systems do it, one transaction of the durable store (SQLite or
+// PostgreSQL) that decrements stock where it is positive and inserts the order, served behind the same HTTP stack as ours.
 // Only the bench mounts it (Main.Naive), as the reference ours must beat;
 // production code knows nothing of it.
 package naive
@@ -14,33 +14,32 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/handlers"
 )
 
-// Baseline is the naive grab over the process's SQLite.
-type Baseline struct{ SQL *sqlite.DB }
+// Baseline is the naive grab over the process's durable store.
+type Baseline struct{ SQL *sqldb.DB }
 
 // naiveSchema lives outside the migrations: production never has these tables.
-const naiveSchema = `
-CREATE TABLE IF NOT EXISTS bench_naive_goods (id INTEGER PRIMARY KEY, stock INTEGER NOT NULL CHECK (stock >= 0));
+func naiveSchema(d sqldb.Dialect) string {
+	return `
+CREATE TABLE IF NOT EXISTS bench_naive_goods (id ` + d.IDColumn() + `, stock BIGINT NOT NULL CHECK (stock >= 0));
 CREATE TABLE IF NOT EXISTS bench_naive_orders (
-	id INTEGER PRIMARY KEY AUTOINCREMENT,
-	goods_id INTEGER NOT NULL,
-	user_id INTEGER NOT NULL,
+	id ` + d.IDColumn() + `,
+	goods_id BIGINT NOT NULL,
+	user_id BIGINT NOT NULL,
 	UNIQUE (goods_id, user_id)
 );`
+}
 
 // CreateGoods makes a naive goods row with the given stock and returns its ID.
-func (n *Baseline) CreateGoods(ctx context.Context, stock int64) (int64, error) {
-	if _, err := n.SQL.W.ExecContext(ctx, naiveSchema); err != nil {
+func (n *Baseline) CreateGoods(ctx context.Context, stock int64) (id int64, err error) {
+	if _, err := n.SQL.W.ExecContext(ctx, naiveSchema(n.SQL.Dialect)); err != nil {
 		return 0, err
 	}
-	res, err := n.SQL.W.ExecContext(ctx, `INSERT INTO bench_naive_goods (stock) VALUES (?)`, stock)
-	if err != nil {
-		return 0, err
-	}
-	return res.LastInsertId()
+	err = n.SQL.W.QueryRowContext(ctx, `INSERT INTO bench_naive_goods (stock) VALUES (?) RETURNING id`, stock).Scan(&id)
+	return id, err
 }
 
 // Grab takes one unit for the user in one transaction (limit one per user).
@@ -59,11 +58,10 @@ func (n *Baseline) Grab(ctx context.Context, userID, goodsID int64) (orderID int
 		if n, _ := res.RowsAffected(); n == 0 {
 			return db.ErrSoldOut
 		}
-		res, err = tx.ExecContext(ctx, `INSERT INTO bench_naive_orders (goods_id, user_id) VALUES (?, ?)`, goodsID, userID)
-		if err != nil {
-			return err
+		err = tx.QueryRowContext(ctx, `INSERT INTO bench_naive_orders (goods_id, user_id) VALUES (?, ?) RETURNING id`, goodsID, userID).Scan(&orderID)
+		if sqldb.IsUniqueViolation(err) { // the same shopper's other grab committed first (PostgreSQL runs them side by side)
+			return db.ErrLimitReached
 		}
-		orderID, err = res.LastInsertId()
 		return err
 	})
 	return orderID, err
@@ -75,7 +73,7 @@ func (n *Baseline) Counts(ctx context.Context, goodsID int64) (stock, orders, ma
 		return 0, 0, 0, fmt.Errorf("naive goods %d: %w", goodsID, err)
 	}
 	err = n.SQL.R.QueryRowContext(ctx, `SELECT COALESCE(SUM(c), 0), COALESCE(MAX(c), 0)
-		FROM (SELECT COUNT(*) AS c FROM bench_naive_orders WHERE goods_id = ? GROUP BY user_id)`, goodsID).Scan(&orders, &maxPerUser)
+		FROM (SELECT COUNT(*) AS c FROM bench_naive_orders WHERE goods_id = ? GROUP BY user_id) AS per_user`, goodsID).Scan(&orders, &maxPerUser)
 	return stock, orders, maxPerUser, err
 }
 

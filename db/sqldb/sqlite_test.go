@@ -1,4 +1,4 @@
-package sqlite_test
+package sqldb_test
 
 import (
 	"fmt"
@@ -6,47 +6,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
-// Migrations run once: reopening the same file applies nothing again and keeps the data.
-func TestMigrationsApplyOnce(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "m.db")
-	s, err := sqlite.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var applied int
-	s.R.QueryRow(`SELECT COUNT(*) FROM migrations`).Scan(&applied)
-	if applied == 0 {
-		t.Fatal("no migration recorded")
-	}
-	if _, err := s.W.Exec(`INSERT INTO users (username, password_hash, role, created_ms) VALUES ('keep', 'x', 'user', 0)`); err != nil {
-		t.Fatal(err)
-	}
-	var mode string
-	s.R.QueryRow(`PRAGMA journal_mode`).Scan(&mode)
-	if mode != "wal" {
-		t.Errorf("journal mode %q, want wal", mode)
-	}
-	s.Close()
-
-	s, err = sqlite.Open(path)
-	if err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
-	defer s.Close()
-	var again, users int
-	s.R.QueryRow(`SELECT COUNT(*) FROM migrations`).Scan(&again)
-	s.R.QueryRow(`SELECT COUNT(*) FROM users WHERE username = 'keep'`).Scan(&users)
-	if again != applied || users != 1 {
-		t.Fatalf("after reopen: %d migrations (want %d), %d kept users (want 1)", again, applied, users)
-	}
-}
-
-// Concurrent writers never see "database is locked": writes queue on the one writer connection.
+// On SQLite, concurrent writers never see "database is locked": writes queue on the one writer connection.
 func TestConcurrentWritesDoNotLock(t *testing.T) {
-	s, err := sqlite.Open(filepath.Join(t.TempDir(), "w.db"))
+	s, err := sqldb.OpenSQLite(filepath.Join(t.TempDir(), "w.db"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,61 @@
+package sqldb
+
+import (
+	"context"
+	"database/sql/driver"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+)
+
+// pgConnector opens pgx's database/sql connections wrapped in pgConn, so
+// that every statement of the process, whoever runs it on whichever *sql.DB,
+// *sql.Tx or *sql.Stmt, is rebound from ? to $n in this one place.
+type pgConnector struct{ driver.Connector }
+
+func (c pgConnector) Connect(ctx context.Context) (driver.Conn, error) {
+	conn, err := c.Connector.Connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &pgConn{conn.(*stdlib.Conn)}, nil
+}
+
+type stdlibConn = stdlib.Conn
+
+// pgConn is pgx's connection with the statements rebound, and COPY: an
+// Exec whose one argument is a *copyRows streams the rows with COPY FROM
+// STDIN on this connection, inside the transaction it is in.
+type pgConn struct{ *stdlibConn }
+
+func (c *pgConn) Prepare(query string) (driver.Stmt, error) {
+	return c.stdlibConn.PrepareContext(context.Background(), Postgres.Rebind(query))
+}
+
+func (c *pgConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
+	return c.stdlibConn.PrepareContext(ctx, Postgres.Rebind(query))
+}
+
+func (c *pgConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
+	if len(args) == 1 {
+		if rows, ok := args[0].Value.(*copyRows); ok {
+			if c.Conn().IsClosed() {
+				return nil, driver.ErrBadConn
+			}
+			n, err := c.Conn().CopyFrom(ctx, pgx.Identifier{rows.table}, rows.columns, pgx.CopyFromRows(rows.rows))
+			return driver.RowsAffected(n), err
+		}
+	}
+	return c.stdlibConn.ExecContext(ctx, Postgres.Rebind(query), args)
+}
+
+func (c *pgConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
+	return c.stdlibConn.QueryContext(ctx, Postgres.Rebind(query), args)
+}
+
+// copyRows is what InsertRows hands the connection to COPY into table.
+type copyRows struct {
+	table   string
+	columns []string
+	rows    [][]any
+}

@@ -1,0 +1,145 @@
+// Package sqldb is the durable store: SQLite (the embedded default) or
+// PostgreSQL (DATABASE_URL), opened, migrated and run through database/sql.
+// Every difference between the two lives in this package (dialect.go,
+// postgres.go): queries are written once, with SQLite's ? placeholders and
+// SQL both accept, and run unchanged on either.
+package sqldb
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
+	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+)
+
+// DB is the durable store. On SQLite, W is one writer connection (so writes
+// queue in Go instead of failing with "database is locked") and R a pool of
+// readers; on PostgreSQL both are the same pool, since the server takes
+// concurrent writers.
+type DB struct {
+	Dialect Dialect
+	Path    string  // the SQLite file; "" on PostgreSQL
+	W       *sql.DB // writes and transactions
+	R       *sql.DB // reads that need no transaction
+
+	where string // for String: the file, or the server and database
+}
+
+// Open opens the durable store and applies pending migrations: PostgreSQL at
+// databaseURL when it is set, else SQLite at path.
+func Open(ctx context.Context, databaseURL, path string) (*DB, error) {
+	if databaseURL != "" {
+		return OpenPostgres(ctx, databaseURL)
+	}
+	return OpenSQLite(path)
+}
+
+// OpenSQLite opens (creating when missing) the SQLite database at path and applies pending migrations.
+func OpenSQLite(path string) (*DB, error) {
+	if path == "" {
+		return nil, fmt.Errorf("database path required")
+	}
+	if path != ":memory:" {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, fmt.Errorf("create database folder: %w", err)
+		}
+	}
+	dsn := "file:" + path + "?_journal_mode=WAL&_foreign_keys=on&_busy_timeout=10000&_synchronous=NORMAL&_txlock=immediate"
+	w, err := sql.Open("sqlite3", dsn)
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	r, err := sql.Open("sqlite3", dsn+"&mode=ro")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(8)
+	s := &DB{Dialect: SQLite, Path: path, W: w, R: r, where: "SQLite " + path}
+	if err := s.migrate(context.Background()); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("migrate %s: %w", path, err)
+	}
+	return s, nil
+}
+
+// PostgresPoolSize is how many connections one process keeps to PostgreSQL.
+const PostgresPoolSize = 16
+
+// OpenPostgres connects to the PostgreSQL database at url (postgres://…)
+// and applies pending migrations.
+func OpenPostgres(ctx context.Context, url string) (*DB, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	pool := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
+	pool.SetMaxOpenConns(PostgresPoolSize)
+	pool.SetMaxIdleConns(PostgresPoolSize)
+	pool.SetConnMaxIdleTime(5 * time.Minute)
+	s := &DB{Dialect: Postgres, W: pool, R: pool, where: fmt.Sprintf("PostgreSQL %s:%d/%s", cfg.Host, cfg.Port, cfg.Database)}
+	if err := s.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("connect to %s: %w", s, err)
+	}
+	if err := s.migrate(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("migrate %s: %w", s, err)
+	}
+	return s, nil
+}
+
+// String names the store without secrets: "SQLite data/seckill.db" or "PostgreSQL host:5432/seckill".
+func (s *DB) String() string { return s.where }
+
+// Close closes the connection pools.
+func (s *DB) Close() error {
+	if s.R == s.W {
+		return s.W.Close()
+	}
+	err1 := s.R.Close()
+	err2 := s.W.Close()
+	if err1 != nil {
+		return err1
+	}
+	return err2
+}
+
+// Ping checks that the database answers a query.
+func (s *DB) Ping(ctx context.Context) error {
+	var one int
+	return s.R.QueryRowContext(ctx, `SELECT 1`).Scan(&one)
+}
+
+// Tx runs fn in one write transaction, committed when fn returns nil. On
+// SQLite the transactions of a process run one after another (one writer,
+// BEGIN IMMEDIATE); on PostgreSQL they run side by side at READ COMMITTED,
+// so a read-then-write must be guarded by the write itself (a unique index,
+// a WHERE on the row's state, ON CONFLICT). A failure the database calls
+// passing (SQLite busy, a PostgreSQL serialization failure, deadlock or lock
+// timeout) comes back as db.ErrUnavailable, with the cause kept in the
+// chain; fn runs once.
+func (s *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := s.W.BeginTx(ctx, nil)
+	if err != nil {
+		return Classify(err)
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return Classify(err)
+	}
+	return Classify(tx.Commit())
+}
+
+// placeholders is "?, ?, ?" for n values.
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
+}
