@@ -196,8 +196,22 @@
     });
   }
 
+  // My coupons: a coupon the durable store refused (Redis had sold its unit
+  // twice) turns failed in place; the inbox says why.
+  function initMine() {
+    if (!document.querySelector("[data-user-coupon]")) return;
+    S.live.on("user_coupon", (ev) => {
+      const uc = ev.user_coupon || {};
+      $$(`[data-user-coupon="${uc.id}"] [data-user-coupon-status]`).forEach((b) => {
+        b.className = "badge " + uc.status;
+        b.textContent = uc.status;
+      });
+    });
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     localiseTimes(document);
+    initMine();
     initCentre();
     initCancel();
     initInbox();

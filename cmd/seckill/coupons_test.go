@@ -671,6 +671,10 @@ func TestCouponStaleRestoreTellsTheUser(t *testing.T) {
 	if len(mine.Coupons) != 1 || mine.Coupons[0].ID != second.UserCoupon.ID || mine.Coupons[0].Status != "failed" {
 		t.Fatalf("bob's coupons = %+v, want his grab as failed", mine.Coupons)
 	}
+	if st, page := a.getPage(bob, "/me/coupons"); st != 200 || !strings.Contains(page, fmt.Sprintf(`data-user-coupon="%d"`, second.UserCoupon.ID)) ||
+		!strings.Contains(page, `class="badge failed" data-user-coupon-status>failed<`) {
+		t.Fatalf("bob's My coupons page (%d) does not show his grab failed", st)
+	}
 	if inbox := a.couponInbox(bob); len(inbox) != 1 || inbox[0].Kind != "coupon_failed" || !strings.Contains(inbox[0].Message, c.Title) {
 		t.Fatalf("bob's inbox = %+v", inbox)
 	}
