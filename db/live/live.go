@@ -19,6 +19,8 @@ const Channel = "seckill:live"
 // ChannelOf is Channel for the logical database rdb uses. Pub/sub
 // ignores the database number, so without it deployments (and parallel
 // tests) on different databases of one server would see each other's events.
+// A Redis Cluster has only database 0, and delivers a PUBLISH to the
+// subscribers of every node.
 func ChannelOf(rdb redis.UniversalClient) string {
 	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
 		return fmt.Sprintf("%s:%d", Channel, c.Options().DB)
