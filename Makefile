@@ -2,16 +2,20 @@
 GO ?= go
 DEMO ?= true
 
-.PHONY: help run test generate build bench lint
+.PHONY: help run test test-cluster generate build bench lint
 
 help: ## list the targets
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-9s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
 run: ## run the whole app (web + worker + scheduler) on embedded defaults with demo data
 	DEMO=$(DEMO) $(GO) run ./cmd/seckill serve
 
 test: ## run every test with the race detector (real Redis when REDIS_URL is set, PostgreSQL when DATABASE_URL is)
 	$(GO) test -race -count=1 -timeout 15m ./...
+
+test-cluster: ## run every test on the Redis Cluster REDIS_URL lists, one package at a time (README: Redis Cluster)
+	@case "$(REDIS_URL)" in *,*) ;; *) echo "make test-cluster: set REDIS_URL to a Redis Cluster's hosts, redis://127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103"; exit 2;; esac
+	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
 
 generate: ## regenerate templ views (*_templ.go)
 	$(GO) tool templ generate

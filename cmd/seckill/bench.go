@@ -18,8 +18,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/seckill/seckill/cmd/seckill/bench"
 	"github.com/seckill/seckill/cmd/seckill/naive"
 	"github.com/seckill/seckill/db/account"
@@ -27,6 +25,7 @@ import (
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
+	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/web/ratelimit"
 )
 
@@ -351,19 +350,18 @@ func emptyRedis(ctx context.Context, o *benchOptions) error {
 	if o.RedisURL == "" {
 		return nil
 	}
-	opt, err := redis.ParseURL(o.RedisURL)
+	r, err := rdb.Open(ctx, o.RedisURL)
 	if err != nil {
-		return fmt.Errorf("REDIS_URL: %w", err)
+		return err
 	}
-	c := redis.NewClient(opt)
-	defer c.Close()
+	defer r.Close()
 	if o.FlushRedis {
-		return c.FlushDB(ctx).Err()
+		return rdb.FlushDB(ctx, r.Client)
 	}
-	if n, err := c.DBSize(ctx).Result(); err != nil {
+	if n, err := rdb.DBSize(ctx, r.Client); err != nil {
 		return err
 	} else if n > 0 {
-		return fmt.Errorf("bench: Redis database %d holds %d keys; point REDIS_URL at an empty database (redis://host:6379/15) or add -flush-redis to empty it", opt.DB, n)
+		return fmt.Errorf("bench: the Redis at %s holds %d keys; point REDIS_URL at an empty database (redis://host:6379/15) or add -flush-redis to empty it", o.RedisURL, n)
 	}
 	return nil
 }

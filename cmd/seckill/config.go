@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/web/ratelimit"
 )
 
@@ -106,7 +106,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 		})
 	}
 	str(&c.Addr, "addr", "ADDR", "listen address")
-	str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis URL; unset runs an embedded in-memory Redis")
+	str(&c.RedisURL, "redis-url", "REDIS_URL", "Redis URL; several hosts (redis://h1:7000,h2:7001,h3:7002) for a Redis Cluster; unset runs an embedded in-memory Redis")
 	str(&c.DatabaseURL, "database-url", "DATABASE_URL", "PostgreSQL URL, like postgres://user:pass@host:5432/seckill; unset: SQLite at DB_PATH")
 	str(&c.DBPath, "db-path", "DB_PATH", "SQLite database file (unless DATABASE_URL is set); the generated secrets are kept beside it")
 	dur(&c.OrderTTL, "order-ttl", "ORDER_TTL", "how long an order may stay unpaid")
@@ -151,7 +151,7 @@ func (c Config) validate() []string {
 		errs = append(errs, fmt.Sprintf("ADDR=%q has a bad port", c.Addr))
 	}
 	if c.RedisURL != "" {
-		if _, err := redis.ParseURL(c.RedisURL); err != nil {
+		if err := rdb.CheckURL(c.RedisURL); err != nil {
 			errs = append(errs, fmt.Sprintf("REDIS_URL=%q: %v", c.RedisURL, err))
 		}
 	}

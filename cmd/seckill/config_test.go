@@ -44,6 +44,7 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		{env: map[string]string{"ADDR": "nonsense"}, want: "ADDR"},
 		{env: map[string]string{"ADDR": ":99999"}, want: "bad port"},
 		{env: map[string]string{"REDIS_URL": "http://x"}, want: "REDIS_URL"},
+		{env: map[string]string{"REDIS_URL": "redis://h1:7000,h2:7001/2"}, want: "only database 0"},
 		{env: map[string]string{"DB_PATH": " "}, want: "DB_PATH"},
 		{env: map[string]string{"DATABASE_URL": "mysql://db/seckill"}, want: "DATABASE_URL"},
 		{env: map[string]string{"DATABASE_URL": "postgres:///seckill"}, want: "DATABASE_URL"},
@@ -65,6 +66,15 @@ func TestConfigRefusesBadValues(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("env %v args %v: got %v, want an error mentioning %q", tc.env, tc.args, err, tc.want)
 		}
+	}
+}
+
+// A REDIS_URL listing several hosts names a Redis Cluster and is accepted.
+func TestConfigAcceptsClusterURL(t *testing.T) {
+	const u = "redis://:secret@h1:7000,h2:7001,h3:7002"
+	c, err := ParseConfig(nil, env(map[string]string{"REDIS_URL": u}))
+	if err != nil || c.RedisURL != u {
+		t.Fatalf("REDIS_URL=%s: %+v, %v", u, c.RedisURL, err)
 	}
 }
 

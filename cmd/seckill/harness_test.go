@@ -96,6 +96,7 @@ func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *te
 		t.Fatalf("open: %v", err)
 	}
 	t.Cleanup(func() { m.Close() })
+	dbtest.GuardSlots(t, m.Redis.Client)
 	return &testApp{Main: m, t: t, URL: m.URL(), Clock: clock}
 }
 

@@ -179,13 +179,10 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 	m.Tokens = account.NewTokens(secret, 7*24*time.Hour)
 
-	// The inspector gets its own connection pool to the same Redis, so its
-	// shutdown closes only what it owns. Enqueues share the grabs'
-	// pipeliner: a spike's orders schedule their expiries in batches.
-	connOpt, err := asynq.ParseRedisURI(m.Redis.URL)
-	if err != nil {
-		return err
-	}
+	// The inspector gets its own connection pool to the same Redis (or
+	// Redis Cluster), so its shutdown closes only what it owns. Enqueues
+	// share the grabs' pipeliner: a spike's orders schedule their expiries in batches.
+	connOpt := m.Redis.AsynqConnOpt()
 	m.Inspector = asynq.NewInspector(connOpt)
 	m.Backend = backend.New(m.SQL, m.Redis.Client)
 	if m.Now != nil {
@@ -312,6 +309,9 @@ func (m *Main) URL() string {
 // Announce prints where to go and how to log in.
 func (m *Main) Announce() {
 	redisMode := "Redis at " + m.Config.RedisURL
+	if m.Redis.Cluster {
+		redisMode = "Redis Cluster at " + m.Config.RedisURL
+	}
 	if m.Redis.Embedded {
 		redisMode = "embedded in-memory Redis"
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/gorilla/websocket"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 type rpJSON struct {
@@ -228,7 +229,7 @@ func TestRedPacketCreateBadInput(t *testing.T) {
 	if pk, sh, _ := a.redPacketRows(); pk != 0 || sh != 0 {
 		t.Fatalf("refused creations left %d packets and %d shares", pk, sh)
 	}
-	if n := a.Redis.Client.Keys(context.Background(), "{redpacket:*").Val(); len(n) != 0 {
+	if n, _ := rdb.Keys(context.Background(), a.Redis.Client, "{redpacket:*"); len(n) != 0 {
 		t.Fatalf("refused creations left redis keys %v", n)
 	}
 	// The boundary itself is fine.

@@ -218,7 +218,7 @@ func TestCouponGrabRequestIDIsRemembered(t *testing.T) {
 	full := cs.create(t, 1, 1, now.Add(-time.Minute), now.Add(time.Hour))
 	cs.Grab(ctx, uid, full.ID, "")
 	cs.Grab(ctx, uid, full.ID, "req-refused")
-	if keys := cs.redis.Client.Keys(ctx, "*req*").Val(); len(keys) != 2 {
+	if keys, _ := rdb.Keys(ctx, cs.redis.Client, "*req*"); len(keys) != 2 {
 		t.Fatalf("memo keys %v, want only the two successful grabs", keys)
 	}
 	// Another user sending the same request ID is a different request.
@@ -275,7 +275,7 @@ func TestCouponReloadsAfterRedisLoss(t *testing.T) {
 	if err := cs.FlushAll(ctx, cs.FlushGrabs); err != nil {
 		t.Fatal(err)
 	}
-	cs.redis.Client.FlushDB(ctx)
+	rdb.FlushDB(ctx, cs.redis.Client)
 	if got, _ := cs.Get(ctx, c.ID); got.Remaining != 3 {
 		t.Fatalf("remaining from SQLite = %d, want 3", got.Remaining)
 	}

@@ -1,7 +1,8 @@
 // Package dbtest gives tests their own Redis and durable store: a fresh
-// logical database of the real redis-server named by REDIS_URL, or an
-// embedded one; a fresh PostgreSQL database on the server named by
-// DATABASE_URL, or a SQLite file in a temp folder.
+// logical database of the real redis-server named by REDIS_URL, the whole
+// Redis Cluster it names (one test at a time, emptied first), or an embedded
+// one; a fresh PostgreSQL database on the server named by DATABASE_URL, or a
+// SQLite file in a temp folder.
 package dbtest
 
 import (
@@ -22,8 +23,20 @@ import (
 )
 
 var (
-	announce sync.Once
-	claims   atomic.Int64 // makes each claim's owner unique within the process
+	claims atomic.Int64 // makes each claim's owner unique within the process
+
+	modeOnce sync.Once
+	mode     redisMode // what REDIS_URL names, found by the first test that asks
+	modeErr  error
+)
+
+// redisMode is the kind of Redis the tests run on.
+type redisMode int
+
+const (
+	embedded redisMode = iota // REDIS_URL unset: miniredis in the process
+	server                    // one redis-server: a logical database per test
+	cluster                   // a Redis Cluster: the whole cluster per test, one test at a time
 )
 
 // claimTTL bounds how long a crashed test run keeps a database claimed; a
@@ -31,26 +44,30 @@ var (
 const claimTTL = 30 * time.Minute
 
 // RedisURL returns a Redis URL for this test alone: an empty logical database
-// of the real server at REDIS_URL, or "" (embedded Redis) when REDIS_URL is unset.
+// of the real server at REDIS_URL; the Redis Cluster at REDIS_URL, emptied
+// and held by this test (and its subtests) until it ends; or "" (embedded
+// Redis) when REDIS_URL is unset.
 func RedisURL(t testing.TB) string {
 	t.Helper()
 	base := os.Getenv("REDIS_URL")
-	announce.Do(func() {
-		if base == "" {
-			fmt.Fprintln(os.Stderr, "dbtest: REDIS_URL unset, tests use the embedded Redis (miniredis)")
-		} else {
-			fmt.Fprintf(os.Stderr, "dbtest: tests use the real Redis at %s\n", base)
-		}
-	})
-	if base == "" {
+	ctx, cancel := testContext(t)
+	defer cancel()
+	switch detectMode(ctx, base) {
+	case embedded:
 		return ""
+	case cluster:
+		if err := holdCluster(ctx, t, base); err != nil {
+			t.Fatal(err)
+		}
+		return base
+	}
+	if modeErr != nil {
+		t.Fatalf("REDIS_URL: %v", modeErr)
 	}
 	opt, err := redis.ParseURL(base)
 	if err != nil {
 		t.Fatalf("REDIS_URL: %v", err)
 	}
-	ctx, cancel := testContext(t)
-	defer cancel()
 	// Packages run in parallel against one server, so each test claims a
 	// logical database of its own (.ci/run starts redis-server with many of
 	// them); DB 0 keeps the claims and is never handed out.
@@ -158,6 +175,9 @@ func (c *claimer) release(ctx context.Context, idx int, owner string) error {
 }
 
 // Redis opens a Redis for this test alone and closes it when the test ends.
+// In a test (not a benchmark, which measures the client as it runs in
+// production) its client refuses a command whose keys lie in two cluster
+// slots and fails the test, on every kind of Redis.
 func Redis(t testing.TB) *rdb.Redis {
 	t.Helper()
 	r, err := rdb.Open(context.Background(), RedisURL(t))
@@ -165,6 +185,9 @@ func Redis(t testing.TB) *rdb.Redis {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close() })
+	if _, bench := t.(*testing.B); !bench {
+		GuardSlots(t, r.Client)
+	}
 	return r
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Preheat loads goods once: a second run never resets the stock, and goods
@@ -238,7 +239,7 @@ func TestRebuildAfterRedisLoss(t *testing.T) {
 	e.s.CancelOrder(e.ctx, 1, o1.ID)                                // unit 4 back
 	e.s.PayOrder(e.ctx, 3, o3.ID)
 	e.flush()
-	if err := e.s.Redis.FlushDB(e.ctx).Err(); err != nil {
+	if err := rdb.FlushDB(e.ctx, e.s.Redis); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := e.s.Preheat(e.ctx); err != nil || n != 1 {
@@ -269,7 +270,7 @@ func TestRebuildAfterRedisLoss(t *testing.T) {
 func TestGrabRebuildsLostGoodsOnce(t *testing.T) {
 	e := newGoodsEnv(t)
 	g := e.liveGoods(50, 1)
-	if err := e.s.Redis.FlushDB(e.ctx).Err(); err != nil {
+	if err := rdb.FlushDB(e.ctx, e.s.Redis); err != nil {
 		t.Fatal(err)
 	}
 	var loads atomic.Int64

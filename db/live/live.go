@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Channel is the Redis pub/sub channel every web process listens on.
@@ -19,6 +20,8 @@ const Channel = "seckill:live"
 // ChannelOf is Channel for the logical database rdb uses. Pub/sub
 // ignores the database number, so without it deployments (and parallel
 // tests) on different databases of one server would see each other's events.
+// A Redis Cluster has only database 0, and delivers a PUBLISH to the
+// subscribers of every node.
 func ChannelOf(rdb redis.UniversalClient) string {
 	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
 		return fmt.Sprintf("%s:%d", Channel, c.Options().DB)
@@ -113,7 +116,7 @@ func (e *Events) Publish(ctx context.Context, topic string, event any) error {
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
-	return e.rdb.Publish(ctx, ChannelOf(e.rdb), Message{Topic: topic, Event: body}.Encode()).Err()
+	return rdb.Publish(ctx, e.rdb, ChannelOf(e.rdb), Message{Topic: topic, Event: body}.Encode()).Err()
 }
 
 // PublishCoalesced sends at most one event per topic per window: the first at
@@ -179,7 +182,7 @@ func (e *Events) publishLoop() {
 				slog.Error("encode live event", "topic", ev.topic, "err", err)
 				return
 			}
-			pipe.Publish(context.Background(), channel, Message{Topic: ev.topic, Event: body}.Encode())
+			rdb.Publish(context.Background(), pipe, channel, Message{Topic: ev.topic, Event: body}.Encode())
 		}
 		add(first)
 	drain:
@@ -210,7 +213,7 @@ func (e *Events) PublishAll(ctx context.Context, msgs []Message) error {
 	channel := ChannelOf(e.rdb)
 	pipe := e.rdb.Pipeline()
 	for _, m := range msgs {
-		pipe.Publish(ctx, channel, m.Encode())
+		rdb.Publish(ctx, pipe, channel, m.Encode())
 	}
 	_, err := pipe.Exec(ctx)
 	return err

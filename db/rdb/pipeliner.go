@@ -19,9 +19,13 @@ import (
 // Client returns a go-redis client whose every command takes this path, so
 // scripts (with go-redis's own EVALSHA-then-EVAL fallback) and Asynq's
 // enqueues use it unchanged. Blocking commands must not go through it.
+//
+// On a Redis Cluster a batch is one cluster pipeline: go-redis splits it by
+// node and sends each node its share in one round trip, all nodes at once,
+// following MOVED and ASK; so the commands of one slot in a batch share a round trip.
 type Pipeliner struct {
 	rdb    redis.UniversalClient // sends the batches
-	client *redis.Client         // routes its commands into the batches
+	client redis.UniversalClient // routes its commands into the batches
 	reqs   chan *pipeReq
 	wg     sync.WaitGroup
 
@@ -41,14 +45,21 @@ type pipeReq struct {
 const MaxPipeline = 256
 
 // NewPipeliner starts lanes goroutines that each send one pipeline at a time
-// on rdb, which must be a *redis.Client (its options make Client's).
+// on rdb, a *redis.Client or a *redis.ClusterClient (its options make Client's).
 func NewPipeliner(rdb redis.UniversalClient, lanes int) *Pipeliner {
-	plain, ok := rdb.(*redis.Client)
-	if !ok {
-		panic(fmt.Sprintf("rdb.NewPipeliner: %T is not a *redis.Client", rdb))
+	p := &Pipeliner{rdb: rdb, reqs: make(chan *pipeReq, MaxPipeline*lanes)}
+	// Client is of rdb's kind, so it answers what go-redis asks of each kind;
+	// the hook takes every command before it could reach a server.
+	switch c := rdb.(type) {
+	case *redis.Client:
+		opt := *c.Options()
+		p.client = redis.NewClient(&opt)
+	case *redis.ClusterClient:
+		opt := *c.Options()
+		p.client = redis.NewClusterClient(&opt)
+	default:
+		panic(fmt.Sprintf("rdb.NewPipeliner: %T is neither a *redis.Client nor a *redis.ClusterClient", rdb))
 	}
-	opt := *plain.Options()
-	p := &Pipeliner{rdb: rdb, client: redis.NewClient(&opt), reqs: make(chan *pipeReq, MaxPipeline*lanes)}
 	p.client.AddHook(pipeHook{p})
 	for i := 0; i < lanes; i++ {
 		p.wg.Add(1)
@@ -58,7 +69,7 @@ func NewPipeliner(rdb redis.UniversalClient, lanes int) *Pipeliner {
 }
 
 // Client is a client whose commands go through the pipeliner.
-func (p *Pipeliner) Client() *redis.Client { return p.client }
+func (p *Pipeliner) Client() redis.UniversalClient { return p.client }
 
 var reqPool = sync.Pool{New: func() any { return &pipeReq{done: make(chan struct{}, 1)} }}
 

@@ -298,7 +298,7 @@ func TestExpiryWithoutRedis(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.advance(time.Minute)
-	s.redis.Client.FlushDB(ctx)
+	rdb.FlushDB(ctx, s.redis.Client)
 	s.redis.Client.Set(ctx, redpacket.LoadingKey(p.ID), "restore", time.Minute)
 	if err := s.Expire(ctx, p.ID); err == nil {
 		t.Fatal("expiry while the packet is being loaded succeeded; want an error so the task retries")
@@ -333,7 +333,7 @@ func TestRestoreFromSQLite(t *testing.T) {
 		}
 	}
 	s.flush(ctx)
-	s.redis.Client.FlushDB(ctx)
+	rdb.FlushDB(ctx, s.redis.Client)
 	if _, err := s.Grab(ctx, ids[2], p.ID); db.ErrorCode(err) != db.ENOTFOUND {
 		t.Fatalf("grab with Redis empty: %v, want not_found", err)
 	}
@@ -452,7 +452,7 @@ func TestCreateRefusedChangesNothing(t *testing.T) {
 	}
 	var n int
 	s.SQL.R.QueryRow(`SELECT (SELECT COUNT(*) FROM redpackets) + (SELECT COUNT(*) FROM redpacket_shares)`).Scan(&n)
-	if keys := s.redis.Client.Keys(ctx, "*").Val(); n != 0 || len(keys) != 0 {
+	if keys, _ := rdb.Keys(ctx, s.redis.Client, "*"); n != 0 || len(keys) != 0 {
 		t.Fatalf("refused creations left %d rows and keys %v", n, keys)
 	}
 }
