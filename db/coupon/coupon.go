@@ -50,14 +50,14 @@ func (s *Service) Create(ctx context.Context, shopID int64, in model.CouponInput
 	if err := NormaliseInput(&in, now); err != nil {
 		return nil, err
 	}
-	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO coupons (shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_ms, grab_end_ms, valid_days, created_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	var id int64
+	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO coupons (shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_ms, grab_end_ms, valid_days, created_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		shopID, in.Title, in.Kind, in.Value, in.MinSpendCents, in.Stock, in.LimitPerUser,
-		in.GrabStartAt.UnixMilli(), in.GrabEndAt.UnixMilli(), in.ValidDays, now.UnixMilli())
+		in.GrabStartAt.UnixMilli(), in.GrabEndAt.UnixMilli(), in.ValidDays, now.UnixMilli()).Scan(&id)
 	if err != nil {
 		return nil, fmt.Errorf("insert coupon: %w", err)
 	}
-	id, _ := res.LastInsertId()
 	c := &model.Coupon{ID: id, ShopID: shopID, Title: in.Title, Kind: in.Kind, Value: in.Value, MinSpendCents: in.MinSpendCents,
 		Stock: in.Stock, LimitPerUser: in.LimitPerUser, GrabStartAt: in.GrabStartAt, GrabEndAt: in.GrabEndAt, ValidDays: in.ValidDays}
 	if err := s.load(ctx, c); err != nil {
@@ -93,7 +93,7 @@ func (s *Service) List(ctx context.Context) ([]*model.Coupon, error) {
 // Managed lists the templates a merchant owns (every template for an admin), newest first.
 func (s *Service) Managed(ctx context.Context, actor model.Claims) ([]*model.Coupon, error) {
 	if actor.Role == model.RoleAdmin {
-		return s.listWhere(ctx, `1 ORDER BY id DESC LIMIT 500`)
+		return s.listWhere(ctx, `true ORDER BY id DESC LIMIT 500`)
 	}
 	return s.listWhere(ctx, `shop_id = ? ORDER BY id DESC LIMIT 500`, actor.UserID)
 }

@@ -214,7 +214,7 @@ func TestStaleRestoreDurableGuard(t *testing.T) {
 	if n := cs.dbCount(t, `SELECT COUNT(*) FROM user_coupons WHERE coupon_id = ?`, c.ID); n > c.Stock || n != 3 {
 		t.Fatalf("SQLite holds %d coupons of stock %d, want 3 (units 1, 2 and 4)", n, c.Stock)
 	}
-	if n := cs.dbCount(t, `SELECT COUNT(*) FROM (SELECT user_id FROM user_coupons WHERE coupon_id = ? GROUP BY user_id HAVING COUNT(*) > ?)`, c.ID, c.LimitPerUser); n != 0 {
+	if n := cs.dbCount(t, `SELECT COUNT(*) FROM (SELECT user_id FROM user_coupons WHERE coupon_id = ? GROUP BY user_id HAVING COUNT(*) > ?) AS over_limit`, c.ID, c.LimitPerUser); n != 0 {
 		t.Fatalf("%d users hold more than the limit of %d", n, c.LimitPerUser)
 	}
 	reasons := map[int64]string{}

@@ -273,7 +273,7 @@ func TestStatsDriftCountsFailedOrders(t *testing.T) {
 			[]string{"cancelled", "failed", "conflicts"}},
 		{"the failed order lost",
 			`UPDATE order_conflicts SET goods_id = -goods_id WHERE goods_id = ?`,
-			`UPDATE order_conflicts SET goods_id = -goods_id WHERE goods_id = -?`,
+			`UPDATE order_conflicts SET goods_id = -goods_id WHERE goods_id = -CAST(? AS BIGINT)`,
 			[]string{"failed"}},
 		{"a payment's amount changed",
 			`UPDATE orders SET amount_cents = amount_cents + 1 WHERE goods_id = ? AND status = 'paid'`,

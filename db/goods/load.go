@@ -179,7 +179,7 @@ func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState
 		}
 	}
 	var maxID sql.NullInt64
-	if err := s.SQL.R.QueryRowContext(ctx, `SELECT MAX(id) FROM (SELECT id FROM orders WHERE goods_id = ?1 UNION ALL SELECT id FROM order_conflicts WHERE goods_id = ?1)`, g.ID).Scan(&maxID); err != nil {
+	if err := s.SQL.R.QueryRowContext(ctx, `SELECT MAX(id) FROM (SELECT id FROM orders WHERE goods_id = ?1 UNION ALL SELECT id FROM order_conflicts WHERE goods_id = ?1) AS ids`, g.ID).Scan(&maxID); err != nil {
 		return nil, err
 	}
 	if maxID.Valid {
