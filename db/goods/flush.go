@@ -221,17 +221,41 @@ func (s *Service) applyOrders(ctx context.Context, goodsID int64, ended *endedOr
 		if err := s.SQL.Stage(ctx, tx, "order_batch", orderBatchColumns, rows); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, updateOrders); err != nil {
-			return fmt.Errorf("update orders of goods %d: %w", goodsID, err)
+		// Steps with nothing to do are left out: a record at version 1 is
+		// an order's first, so only later ones can update a stored order;
+		// only those an update did not take can be a revival or a refused
+		// order's; and when every row is applied, none is refused.
+		applied, later := int64(0), int64(0)
+		for _, r := range rows {
+			if r[9].(int64) > 1 {
+				later++
+			}
 		}
-		if err := s.reviveOrders(ctx, tx, goodsID); err != nil {
-			return err
+		if later > 0 {
+			res, err := tx.ExecContext(ctx, updateOrders)
+			if err != nil {
+				return fmt.Errorf("update orders of goods %d: %w", goodsID, err)
+			}
+			n, _ := res.RowsAffected()
+			applied += n
+			if n < later {
+				if err := s.reviveOrders(ctx, tx, goodsID); err != nil {
+					return err
+				}
+				if res, err = tx.ExecContext(ctx, updateConflicts); err != nil {
+					return fmt.Errorf("update refused orders of goods %d: %w", goodsID, err)
+				}
+				n, _ = res.RowsAffected()
+				applied += n
+			}
 		}
-		if _, err := tx.ExecContext(ctx, updateConflicts); err != nil {
-			return fmt.Errorf("update refused orders of goods %d: %w", goodsID, err)
-		}
-		if _, err := tx.ExecContext(ctx, insertOrders); err != nil {
+		res, err := tx.ExecContext(ctx, insertOrders)
+		if err != nil {
 			return fmt.Errorf("insert orders of goods %d: %w", goodsID, err)
+		}
+		n, _ := res.RowsAffected()
+		if applied+n == int64(len(rows)) {
+			return nil
 		}
 		refused, err := tx.QueryContext(ctx, recordRefused, s.Now().UnixMilli())
 		if err != nil {
