@@ -20,7 +20,7 @@ import (
 	"github.com/seckill/seckill/tasks"
 )
 
-// Fan-out sizes: bookings per page (one SQLite transaction for the app
+// Fan-out sizes: bookings per page (one transaction of the store for the app
 // channel), concurrent email and webhook attempts, attempts per delivery,
 // deliveries one sweep takes over at most.
 const (

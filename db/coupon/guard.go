@@ -246,15 +246,15 @@ func refusedText(f refused) string {
 		f.title, fromMS(f.ms).Format("2006-01-02 15:04:05 UTC"), why)
 }
 
-// correctScript brings a template's counts in Redis in line with SQLite
+// correctScript brings a template's counts in Redis in line with the store
 // after a refused grab. Units are handed out in order, so Redis's stock may
-// not exceed what the highest unit SQLite holds leaves; it only ever falls.
+// not exceed what the highest unit the store holds leaves; it only ever falls.
 // The user's count loses the refused grab but never drops below what the
-// user holds in SQLite.
+// user holds in the store.
 //
 // KEYS[1] meta hash, KEYS[2] stock, KEYS[3] users hash
-// ARGV[1] highest unit SQLite holds, ARGV[2] user ID, ARGV[3] coupons the user holds in SQLite
-// Returns "ok", or "not_loaded" (Redis loads the template from SQLite on its next grab).
+// ARGV[1] highest unit the store holds, ARGV[2] user ID, ARGV[3] coupons the user holds in the store
+// Returns "ok", or "not_loaded" (Redis loads the template from the store on its next grab).
 var correctScript = redis.NewScript(`
 local total = redis.call('HGET', KEYS[1], 'total')
 if not total then return 'not_loaded' end
@@ -266,7 +266,7 @@ redis.call('HSET', KEYS[3], ARGV[2], count)
 return 'ok'
 `)
 
-// correctRedis runs correctScript for one refused grab with the figures SQLite holds now.
+// correctRedis runs correctScript for one refused grab with the figures the store holds now.
 func (s *Service) correctRedis(ctx context.Context, f refused) error {
 	top, err := s.topUnit(ctx, f.couponID)
 	if err != nil {
@@ -280,7 +280,7 @@ func (s *Service) correctRedis(ctx context.Context, f refused) error {
 		top, f.userID, held).Err()
 }
 
-// topUnit is the highest unit of the template SQLite holds (0 for none), read
+// topUnit is the highest unit of the template the store holds (0 for none), read
 // from the coupon IDs, which the units decide.
 func (s *Service) topUnit(ctx context.Context, couponID int64) (int64, error) {
 	first := UserCouponID(couponID, 0)

@@ -15,9 +15,9 @@ import (
 	"github.com/seckill/seckill/db/sqldb"
 )
 
-// FlushOrders moves every active goods' order records to SQLite through the
+// FlushOrders moves every active goods' order records to the store through the
 // crash-safe flush queue, then fails the orders the durable guard refused
-// and flushes their goods again, so SQLite records the failures at once.
+// and flushes their goods again, so the store records the failures at once.
 func (s *Service) FlushOrders(ctx context.Context) error {
 	ids, err := s.activeGoods(ctx)
 	if err != nil {
@@ -29,14 +29,14 @@ func (s *Service) FlushOrders(ctx context.Context) error {
 	}
 	voided, err := s.voidConflicts(ctx)
 	errs = append(errs, err)
-	for _, id := range voided { // active or not: a void's record must reach SQLite
+	for _, id := range voided { // active or not: a void's record must reach the store
 		errs = append(errs, s.flushGoods(ctx, id))
 	}
 	return errors.Join(errs...)
 }
 
-// flushGoods moves one goods' order records to SQLite, then drops the orders
-// that ended from their users' lists in Redis: SQLite now shows them, so My
+// flushGoods moves one goods' order records to the store, then drops the orders
+// that ended from their users' lists in Redis: the store now shows them, so My
 // orders still does, and a list holds only live orders and those that ended
 // since the last flush, however often its user grabs and cancels.
 func (s *Service) flushGoods(ctx context.Context, goodsID int64) error {
@@ -91,7 +91,7 @@ func (e *endedOrders) merge(o endedOrders) {
 }
 
 // trimMineScript drops ended orders from their users' lists (the mine hash).
-// It runs once their final records are in SQLite; an order whose sequence
+// It runs once their final records are in the store; an order whose sequence
 // holds a live order of the user again (a restore sent it back) stays.
 //
 // KEYS: scriptKeys
@@ -347,7 +347,7 @@ func (s *Service) reviveOrders(ctx context.Context, tx *sql.Tx, goodsID int64) e
 
 // voidConflicts fails the orders the durable guard refused, unpaid or paid:
 // their unit was sold to an earlier order, so they must not hold it. Each
-// fails in Redis (voidScript), or in SQLite alone when Redis no longer holds
+// fails in Redis (voidScript), or in the store alone when Redis no longer holds
 // it, and its owner is told live; a paid one is owed a refund. It runs after
 // each flush; a crash in between only delays it to the next. It returns the
 // goods whose Redis it changed, whose records must be flushed now.

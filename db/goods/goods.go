@@ -192,7 +192,7 @@ func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]
 	return out, rows.Err()
 }
 
-// goodsRow returns the goods as SQLite holds it, without the live remaining.
+// goodsRow returns the goods as the store holds it, without the live remaining.
 func (s *Service) goodsRow(ctx context.Context, id int64) (*model.Goods, error) {
 	gs, err := s.queryGoods(ctx, `g.id = ?`, id)
 	if err != nil {
@@ -334,7 +334,7 @@ func (s *Service) SlotGoods(ctx context.Context, slotID int64) ([]model.Goods, e
 	return gs, s.fillRemaining(ctx, ptrs)
 }
 
-// fillRemaining replaces SQLite's remaining with Redis's for goods loaded there, in one round trip.
+// fillRemaining replaces the store's remaining with Redis's for goods loaded there, in one round trip.
 func (s *Service) fillRemaining(ctx context.Context, gs []*model.Goods) error {
 	if len(gs) == 0 {
 		return nil

@@ -12,7 +12,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// SyncStock brings SQLite's remaining stock in line with Redis for the
+// SyncStock brings the store's remaining stock in line with Redis for the
 // slot's goods (slotID 0: every active goods), and retires goods whose sale
 // is over and settled, so the flush and sweep stop visiting them.
 func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
