@@ -29,7 +29,6 @@ import (
 // and a tweak of Main's knobs (either may be nil).
 func startAbuseApp(t *testing.T, opt func(*Config), tweak func(*Main)) *testApp {
 	t.Helper()
-	skipUnconverted(t) // before making it a database
 	cfg := DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DBPath = filepath.Join(t.TempDir(), "seckill.db")

@@ -24,8 +24,8 @@ import (
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/db/rdb"
+	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/web/ratelimit"
 )
 

@@ -26,7 +26,6 @@ func TestMain(m *testing.M) {
 // The bench's smoke mode runs every scenario at a tiny size against an
 // in-process server and must find every invariant holding. No timing is asserted.
 func TestBenchSmoke(t *testing.T) {
-	skipUnconverted(t)
 	o, err := parseBenchOptions([]string{"-smoke"})
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -55,7 +54,6 @@ const testAdminPassword = "admin-password"
 // Options change the configuration before it opens.
 func startApp(t testing.TB, opts ...func(*Config)) *testApp {
 	t.Helper()
-	skipUnconverted(t) // before making it a database
 	cfg := DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DBPath = filepath.Join(t.TempDir(), "seckill.db")
@@ -77,7 +75,6 @@ func startApp(t testing.TB, opts ...func(*Config)) *testApp {
 // process's test knobs before it opens.
 func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *testApp {
 	t.Helper()
-	skipUnconverted(t)
 	m := NewMain(cfg, mode)
 	clock := new(testClock)
 	m.Now = clock.Now
@@ -98,43 +95,6 @@ func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *te
 	t.Cleanup(func() { m.Close() })
 	dbtest.GuardSlots(t, m.Redis.Client)
 	return &testApp{Main: m, t: t, URL: m.URL(), Clock: clock}
-}
-
-// untilPhase2 are the end-to-end tests that create goods or coupons, or
-// seed the demo (which does): db/goods and db/coupon still speak SQLite
-// only, so these skip when DATABASE_URL is set until issue 12's PostgreSQL
-// phase 2 converts those packages, which deletes this list.
-var untilPhase2 = map[string]bool{
-	"TestAbuseDoorsRedisDownIsUnavailable":      true,
-	"TestAbuseGrabLimitHoldsAcrossWebProcesses": true,
-	"TestAbuseGrabRateLimitPerShopper":          true,
-	"TestAbuseIdempotencyKeyOverHTTP":           true,
-	"TestAbuseInputRules":                       true,
-	"TestAuditRecordsChanges":                   true,
-	"TestBenchRemote":                           true,
-	"TestBenchSmoke":                            true,
-	"TestCouponRemindersEndToEnd":               true,
-	"TestCouponWebhookRetries":                  true,
-	"TestCouponsAdminBrowser":                   true,
-	"TestCouponsBrowser":                        true,
-	"TestCouponsHTTPContract":                   true,
-	"TestGoodsBrowserCatchUpKeepsLiveEvent":     true,
-	"TestGoodsBrowserMerchant":                  true,
-	"TestGoodsBrowserShopper":                   true,
-	"TestGoodsHTTPContract":                     true,
-	"TestGoodsWebSocket":                        true,
-	"TestOrderExpiryTTL":                        true,
-	"TestRedPacketDemo":                         true,
-	"TestSessionCSRFOnCookieWrites":             true,
-}
-
-// skipUnconverted skips a test of untilPhase2 in the PostgreSQL run.
-func skipUnconverted(t testing.TB) {
-	t.Helper()
-	name, _, _ := strings.Cut(t.Name(), "/")
-	if untilPhase2[name] && os.Getenv("DATABASE_URL") != "" {
-		t.Skipf("%s needs goods or coupons, whose SQL is SQLite's until issue 12's PostgreSQL phase 2", name)
-	}
 }
 
 var userSeq atomic.Int64

@@ -359,7 +359,9 @@ func TestRedPacketDemo(t *testing.T) {
 	a.grabRedPacket(tok, id)
 	eventually(t, 5*time.Second, "the flush", func() bool { _, _, c := a.redPacketRows(); return c == 1 })
 
-	b := startApp(t, demo) // a second process on the same database with its own, empty Redis
+	// A second process on the same database (the same file, or the same
+	// PostgreSQL database) with its own, empty Redis.
+	b := startApp(t, demo, func(c *Config) { c.DatabaseURL = a.Config.DatabaseURL })
 	b.call("GET", "/api/redpackets", "", nil, &list)
 	if len(list.Redpackets) != 1 || list.Redpackets[0].ID != id || list.Redpackets[0].RemainingCount != 19 {
 		t.Fatalf("after restart: %+v, want the same packet with 19 left", list)

@@ -1,5 +1,5 @@
 // Package coupon is the coupon area: templates a merchant puts up for grabs,
-// the grab (one Lua script in Redis) and its batch flush to SQLite, reminder
+// the grab (one Lua script in Redis) and its batch flush to the store, reminder
 // bookings (one bitmap per user and template) and their delivery in the app,
 // by email and by webhook.
 package coupon
@@ -41,7 +41,7 @@ func scan(r rowScanner) (*model.Coupon, error) {
 	return &c, nil
 }
 
-// fromMS reads a time SQLite holds as unix milliseconds.
+// fromMS reads a time the store holds as unix milliseconds.
 func fromMS(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // Create validates and stores a template owned by shopID and loads it into Redis.
@@ -50,14 +50,14 @@ func (s *Service) Create(ctx context.Context, shopID int64, in model.CouponInput
 	if err := NormaliseInput(&in, now); err != nil {
 		return nil, err
 	}
-	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO coupons (shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_ms, grab_end_ms, valid_days, created_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+	var id int64
+	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO coupons (shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_ms, grab_end_ms, valid_days, created_ms)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		shopID, in.Title, in.Kind, in.Value, in.MinSpendCents, in.Stock, in.LimitPerUser,
-		in.GrabStartAt.UnixMilli(), in.GrabEndAt.UnixMilli(), in.ValidDays, now.UnixMilli())
+		in.GrabStartAt.UnixMilli(), in.GrabEndAt.UnixMilli(), in.ValidDays, now.UnixMilli()).Scan(&id)
 	if err != nil {
 		return nil, fmt.Errorf("insert coupon: %w", err)
 	}
-	id, _ := res.LastInsertId()
 	c := &model.Coupon{ID: id, ShopID: shopID, Title: in.Title, Kind: in.Kind, Value: in.Value, MinSpendCents: in.MinSpendCents,
 		Stock: in.Stock, LimitPerUser: in.LimitPerUser, GrabStartAt: in.GrabStartAt, GrabEndAt: in.GrabEndAt, ValidDays: in.ValidDays}
 	if err := s.load(ctx, c); err != nil {
@@ -67,7 +67,7 @@ func (s *Service) Create(ctx context.Context, shopID int64, in model.CouponInput
 	return c, nil
 }
 
-// row reads a template from SQLite without its live figures.
+// row reads a template from the store without its live figures.
 func (s *Service) row(ctx context.Context, id int64) (*model.Coupon, error) {
 	c, err := scan(s.SQL.R.QueryRowContext(ctx, `SELECT `+columns+` FROM coupons WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
@@ -93,7 +93,7 @@ func (s *Service) List(ctx context.Context) ([]*model.Coupon, error) {
 // Managed lists the templates a merchant owns (every template for an admin), newest first.
 func (s *Service) Managed(ctx context.Context, actor model.Claims) ([]*model.Coupon, error) {
 	if actor.Role == model.RoleAdmin {
-		return s.listWhere(ctx, `1 ORDER BY id DESC LIMIT 500`)
+		return s.listWhere(ctx, `true ORDER BY id DESC LIMIT 500`)
 	}
 	return s.listWhere(ctx, `shop_id = ? ORDER BY id DESC LIMIT 500`, actor.UserID)
 }
@@ -119,7 +119,7 @@ func (s *Service) listWhere(ctx context.Context, where string, args ...any) ([]*
 }
 
 // fillLive sets state and remaining stock: from Redis in one pipeline, or
-// from SQLite for a template Redis does not hold (it loads on first grab).
+// from the store for a template Redis does not hold (it loads on first grab).
 func (s *Service) fillLive(ctx context.Context, cs []*model.Coupon) error {
 	if len(cs) == 0 {
 		return nil
@@ -162,7 +162,7 @@ return 'loaded'
 `)
 
 // loadUsersScript restores per-user grab counts; a count already in Redis is
-// kept, as it is at least as new as SQLite's.
+// kept, as it is at least as new as the store's.
 //
 // KEYS[1] users hash
 // ARGV pairs of user ID and count
@@ -174,7 +174,7 @@ return 'ok'
 
 // load makes Redis hold the template: at creation, and again when
 // Redis has lost it (an embedded Redis after a restart). Counts come from
-// SQLite, so grabs that were flushed keep counting against stock and limits.
+// the store, so grabs that were flushed keep counting against stock and limits.
 func (s *Service) load(ctx context.Context, c *model.Coupon) error {
 	if n, err := s.Redis.Exists(ctx, metaKey(c.ID)).Result(); err != nil {
 		return fmt.Errorf("check coupon %d in redis: %w", c.ID, err)
@@ -213,7 +213,7 @@ func (s *Service) load(ctx context.Context, c *model.Coupon) error {
 	if err := errors.Join(rows.Err(), flush()); err != nil {
 		return fmt.Errorf("load coupon %d users: %w", c.ID, err)
 	}
-	// Units go out in order, so none up to the highest SQLite holds may go
+	// Units go out in order, so none up to the highest unit the store holds may go
 	// out again, even where a refused grab left a gap below it.
 	top, err := s.topUnit(ctx, c.ID)
 	if err != nil {
@@ -269,7 +269,7 @@ return res
 
 // Grab gives the user one coupon of the template: one Lua script, no
 // SQL. requestID identifies the attempt (empty: a new one); the coupon
-// reaches SQLite through the batch flush.
+// reaches the store through the batch flush.
 func (s *Service) Grab(ctx context.Context, userID, couponID int64, requestID string) (*model.UserCoupon, error) {
 	keyed := "0"
 	if req, ok := db.KeyedRequestID(ctx, "coupon", userID); ok {
@@ -340,7 +340,7 @@ func parseGrab(res string) (grabbed, error) {
 	return grabbed{unit: n[0], at: time.UnixMilli(n[1]).UTC(), days: int(n[2]), left: n[3]}, nil
 }
 
-// FlushGrabs moves grabbed coupons of every template from Redis to SQLite
+// FlushGrabs moves grabbed coupons of every template from Redis to the store
 // under the durable guard, tells the users whose grabs it refused, and
 // forgets the queues of templates that ended a while ago and are empty.
 func (s *Service) FlushGrabs(ctx context.Context) error {
@@ -366,7 +366,7 @@ func (s *Service) FlushGrabs(ctx context.Context) error {
 }
 
 // UserCoupons lists the coupons the user has grabbed and that have reached
-// SQLite, newest first, with the grabs the durable guard refused as failed
+// the store, newest first, with the grabs the durable guard refused as failed
 // (under the ID the grab answered, valid until the moment of the grab).
 func (s *Service) UserCoupons(ctx context.Context, userID int64) ([]*model.UserCoupon, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT u.id AS id, u.coupon_id, u.status, u.grabbed_ms AS grabbed_ms, u.valid_until_ms, c.title, c.kind, c.value, c.min_spend_cents

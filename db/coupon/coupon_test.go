@@ -2,7 +2,9 @@ package coupon_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -15,7 +17,7 @@ import (
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
 // testService is a coupon service on this test's Redis and SQLite, with an
@@ -30,7 +32,7 @@ type testService struct {
 
 func newService(t testing.TB) *testService {
 	t.Helper()
-	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	b := backend.New(sq, r.Client)
 	b.Tasks = asynq.NewClientFromRedisClient(r.Client)
 	b.Queue = asynq.NewInspectorFromRedisClient(r.Client)
@@ -41,7 +43,7 @@ func newService(t testing.TB) *testService {
 
 // sqlSettings reads reminder addresses straight from the users table, as the
 // account area stores them.
-type sqlSettings struct{ sql *sqlite.DB }
+type sqlSettings struct{ sql *sqldb.DB }
 
 func (s sqlSettings) UserSettings(ctx context.Context, userID int64) (model.Settings, error) {
 	var st model.Settings
@@ -57,29 +59,44 @@ func setEmail(t testing.TB, cs *testService, userID int64, email string) {
 	}
 }
 
-// insertUsers adds n accounts straight into SQLite (no password hashing) and returns their IDs in order.
-func insertUsers(t testing.TB, sq *sqlite.DB, prefix string, n int) []int64 {
+// insertUsers adds n accounts straight into the store (no password hashing,
+// one COPY on PostgreSQL) and returns their IDs in order.
+func insertUsers(t testing.TB, sq *sqldb.DB, prefix string, n int) []int64 {
 	t.Helper()
-	ids := make([]int64, 0, n)
-	tx, err := sq.W.Begin()
-	if err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	tag := fmt.Sprintf("%s_%d_", prefix, time.Now().UnixNano()%1e9)
+	rows := make([][]any, n)
+	for i := range rows {
+		rows[i] = []any{tag + strconv.Itoa(i), "x", "user", int64(1893456000000)}
 	}
-	defer tx.Rollback()
-	st, err := tx.Prepare(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, 'x', 'user', 1893456000000)`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := 0; i < n; i++ {
-		res, err := st.Exec(fmt.Sprintf("%s_%d_%d", prefix, time.Now().UnixNano()%1e9, i))
-		if err != nil {
-			t.Fatal(err)
+	byName := make(map[string]int64, n)
+	err := sq.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := sq.InsertRows(ctx, tx, "users", []string{"username", "password_hash", "role", "created_ms"}, rows); err != nil {
+			return err
 		}
-		id, _ := res.LastInsertId()
-		ids = append(ids, id)
-	}
-	if err := tx.Commit(); err != nil {
+		res, err := tx.QueryContext(ctx, `SELECT id, username FROM users WHERE username LIKE ?`, tag+"%")
+		if err != nil {
+			return err
+		}
+		defer res.Close()
+		for res.Next() {
+			var id int64
+			var name string
+			if err := res.Scan(&id, &name); err != nil {
+				return err
+			}
+			byName[name] = id
+		}
+		return res.Err()
+	})
+	if err != nil {
 		t.Fatal(err)
+	}
+	ids := make([]int64, n)
+	for i := range ids {
+		if ids[i] = byName[tag+strconv.Itoa(i)]; ids[i] == 0 {
+			t.Fatalf("user %s%d not found after the insert", tag, i)
+		}
 	}
 	return ids
 }

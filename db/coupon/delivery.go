@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -15,10 +16,11 @@ import (
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
+	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/tasks"
 )
 
-// Fan-out sizes: bookings per page (one SQLite transaction for the app
+// Fan-out sizes: bookings per page (one transaction of the store for the app
 // channel), concurrent email and webhook attempts, attempts per delivery,
 // deliveries one sweep takes over at most.
 const (
@@ -171,18 +173,22 @@ func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
 	}
 	now := r.s.Now().UTC()
 	at, start := now.UnixMilli(), r.c.GrabStartAt.UnixMilli()
-	list, _ := json.Marshal(users)
 	var sent map[int64]model.Notification
 	err := r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		// Two set-based statements per page: the deliveries not recorded yet
-		// (a row there means an earlier run of this task sent it), then
-		// their inbox rows.
-		fresh, err := queryUsers(ctx, tx, `INSERT OR IGNORE INTO reminder_deliveries
+		// Two set-based statements over the staged page: the deliveries not
+		// recorded yet (a row there means an earlier run of this task sent
+		// it), then their inbox rows.
+		if err := r.s.SQL.Stage(ctx, tx, "reminder_page", pageColumns, userRows(users, nil)); err != nil {
+			return err
+		}
+		fresh, err := queryUsers(ctx, tx, `INSERT INTO reminder_deliveries
 			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms, sent_ms)
-			SELECT ?, ?, ?, 'app', value, 'sent', 1, ?, ? FROM json_each(?) RETURNING user_id`, r.c.ID, start, r.minutes, at, at, string(list))
+			SELECT ?, ?, ?, 'app', p.user_id, 'sent', 1, ?, ? FROM reminder_page AS p WHERE true
+			ON CONFLICT DO NOTHING RETURNING user_id`, r.c.ID, start, r.minutes, at, at)
 		if err != nil || len(fresh) == 0 {
 			return err
 		}
+		slices.Sort(fresh) // the inbox rows in the page's order
 		sent, err = inbox.Add(ctx, tx, fresh, model.Notification{
 			Kind: model.NotificationCouponReminder, CouponID: r.c.ID, Message: reminderText(r.c, r.minutes), CreatedAt: now})
 		return err
@@ -194,6 +200,23 @@ func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
 		r.s.Log.Warn("push reminders live", "coupon", r.c.ID, "err", err) // the inbox has them
 	}
 	return nil
+}
+
+// pageColumns are the columns of a staged page of bookings: the user and,
+// for an email or webhook, the status and lease its delivery starts with.
+var pageColumns = []sqldb.Column{{Name: "user_id", Type: "BIGINT"}, {Name: "status", Type: "TEXT"}, {Name: "lease_until_ms", Type: "BIGINT"}}
+
+// userRows are staged rows of pageColumns, status and lease from state (nil: none).
+func userRows(users []int64, state func(uid int64) (string, any)) [][]any {
+	rows := make([][]any, len(users))
+	for i, uid := range users {
+		status, lease := "", any(nil)
+		if state != nil {
+			status, lease = state(uid)
+		}
+		rows[i] = []any{uid, status, lease}
+	}
+	return rows
 }
 
 // queryUsers runs a statement returning user IDs.
@@ -254,33 +277,35 @@ func (r *reminderRun) claimExternal(ctx context.Context, channel string, users [
 	}
 	start, at := r.c.GrabStartAt.UnixMilli(), r.s.Now().UnixMilli()
 	lease := at + deliveryLease.Milliseconds()
-	var claims []claim
+	rows := userRows(users, func(uid int64) (string, any) {
+		if addrs[uid] == "" || (channel == model.ChannelEmail && r.s.SMTPURL == "") {
+			return deliverySkipped, nil // the address was removed after booking
+		}
+		return deliveryPending, lease
+	})
+	var claimed []int64
 	err = r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		claims = claims[:0]
-		st, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO reminder_deliveries
-			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms, lease_until_ms) VALUES (?, ?, ?, ?, ?, ?, 1, ?, ?)`)
-		if err != nil {
+		if err := r.s.SQL.Stage(ctx, tx, "reminder_page", pageColumns, rows); err != nil {
 			return err
 		}
-		defer st.Close()
-		for _, uid := range users {
-			status, until := deliveryPending, any(lease)
-			if addrs[uid] == "" || (channel == model.ChannelEmail && r.s.SMTPURL == "") {
-				status, until = deliverySkipped, nil // the address was removed after booking
-			}
-			res, err := st.ExecContext(ctx, r.c.ID, start, r.minutes, channel, uid, status, at, until)
-			if err != nil {
-				return err
-			}
-			if n, _ := res.RowsAffected(); n == 1 && status == deliveryPending {
-				claims = append(claims, claim{p: tasks.CouponDeliverPayload{CouponID: r.c.ID, GrabStartAt: r.c.GrabStartAt,
-					MinutesBefore: r.minutes, Channel: channel, UserID: uid}, attempts: 1, lease: lease})
-			}
-		}
-		return nil
+		// One statement: the rows recorded now are the claims of this run.
+		claimed, err = queryUsers(ctx, tx, `INSERT INTO reminder_deliveries
+			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms, lease_until_ms)
+			SELECT ?, ?, ?, ?, p.user_id, p.status, 1, ?, p.lease_until_ms FROM reminder_page AS p WHERE true
+			ON CONFLICT DO NOTHING RETURNING CASE WHEN status = ? THEN user_id ELSE 0 END`,
+			r.c.ID, start, r.minutes, channel, at, deliveryPending)
+		return err
 	})
 	if err != nil {
 		return nil, nil, fmt.Errorf("claim %s reminders of coupon %d: %w", channel, r.c.ID, err)
+	}
+	slices.Sort(claimed)
+	var claims []claim
+	for _, uid := range claimed {
+		if uid != 0 {
+			claims = append(claims, claim{p: tasks.CouponDeliverPayload{CouponID: r.c.ID, GrabStartAt: r.c.GrabStartAt,
+				MinutesBefore: r.minutes, Channel: channel, UserID: uid}, attempts: 1, lease: lease})
+		}
 	}
 	return claims, addrs, nil
 }

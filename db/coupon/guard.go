@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -14,6 +13,7 @@ import (
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
 // Reasons a grab Redis accepted lands in coupon_conflicts instead of user_coupons.
@@ -56,76 +56,96 @@ func parseGrabRecord(rec string) (grabRecord, bool) {
 	return grabRecord{unit: n[0], user: n[1], ms: n[2]}, true
 }
 
+// grabBatchColumns are the columns of a staged batch of grabs: the coupon's
+// ID (from the unit), the grab, its end of validity, its place in the batch,
+// and first_of_unit, 1 for the first grab of its unit in the batch.
+var grabBatchColumns = []sqldb.Column{
+	{Name: "id", Type: "BIGINT"}, {Name: "unit", Type: "BIGINT"}, {Name: "user_id", Type: "BIGINT"},
+	{Name: "grabbed_ms", Type: "BIGINT"}, {Name: "valid_until_ms", Type: "BIGINT"}, {Name: "pos", Type: "BIGINT"}, {Name: "first_of_unit", Type: "BIGINT"},
+}
+
+// The statements of applyGrabs over the staged batch b.
+const (
+	// A grab becomes the user's coupon when its unit is within the stock
+	// (?2), nobody holds it and no earlier grab of the batch claims it, and
+	// the user's coupons with their earlier grabs of the batch that go in
+	// stay within the limit (?3).
+	insertGrabs = `INSERT INTO user_coupons (id, coupon_id, user_id, status, grabbed_ms, valid_until_ms)
+		SELECT r.id, ?1, r.user_id, 'unused', r.grabbed_ms, r.valid_until_ms FROM (
+			SELECT b.id, b.user_id, b.grabbed_ms, b.valid_until_ms, ROW_NUMBER() OVER (PARTITION BY b.user_id ORDER BY b.pos) AS n
+			FROM grab_batch AS b
+			WHERE b.unit <= ?2 AND b.first_of_unit = 1 AND NOT EXISTS (SELECT 1 FROM user_coupons AS u WHERE u.id = b.id)
+		) AS r
+		WHERE r.n + (SELECT COUNT(*) FROM user_coupons AS u WHERE u.coupon_id = ?1 AND u.user_id = r.user_id) <= ?3
+		ON CONFLICT (id) DO NOTHING`
+	// Every grab that is not the user's coupon now was refused (a grab
+	// applied before a crash is: its coupon carries its user and time).
+	recordRefusedGrabs = `INSERT INTO coupon_conflicts (coupon_id, user_id, unit, grabbed_ms, reason, detected_ms)
+		SELECT ?1, b.user_id, b.unit, b.grabbed_ms,
+			CASE WHEN b.unit > ?2 THEN '` + ConflictNoUnit + `'
+				WHEN EXISTS (SELECT 1 FROM user_coupons AS u WHERE u.id = b.id) THEN '` + ConflictUnitTaken + `'
+				ELSE '` + ConflictLimitReached + `' END, ?3
+		FROM grab_batch AS b
+		WHERE NOT EXISTS (SELECT 1 FROM user_coupons AS u WHERE u.id = b.id AND u.user_id = b.user_id AND u.grabbed_ms = b.grabbed_ms)
+		ORDER BY b.pos
+		ON CONFLICT (coupon_id, unit, user_id, grabbed_ms) DO NOTHING
+		RETURNING user_id, unit, reason`
+)
+
 // applyGrabs writes a batch of one template's grab records under the durable
-// guard: a grab becomes the user's coupon only if its unit is within the
-// stock and free, and the user holds fewer than the limit; any other is kept
-// in coupon_conflicts for settleConflicts. The coupon's ID comes from the
-// unit and a conflict is keyed by the grab, so a batch applied twice after a
-// crash writes nothing new.
+// guard, in two set-based statements over the staged batch: a grab becomes
+// the user's coupon only if its unit is within the stock and free, and the
+// user holds fewer than the limit; any other is kept in coupon_conflicts for
+// settleConflicts. The coupon's ID comes from the unit and a conflict is
+// keyed by the grab, so a batch applied twice after a crash writes nothing new.
 func (s *Service) applyGrabs(ctx context.Context, tx *sql.Tx, couponID int64, recs []string) error {
 	var days int
 	var stock, limit int64
 	if err := tx.QueryRowContext(ctx, `SELECT valid_days, stock, limit_per_user FROM coupons WHERE id = ?`, couponID).Scan(&days, &stock, &limit); err != nil {
 		return fmt.Errorf("coupon %d of queued grabs: %w", couponID, err)
 	}
-	// One statement in the common case: the limit is checked inside it and
-	// a unit already held makes it insert nothing.
-	insert, err := tx.PrepareContext(ctx, `INSERT INTO user_coupons (id, coupon_id, user_id, status, grabbed_ms, valid_until_ms)
-		SELECT ?1, ?2, ?3, 'unused', ?4, ?5 WHERE (SELECT COUNT(*) FROM user_coupons WHERE coupon_id = ?2 AND user_id = ?3) < ?6
-		ON CONFLICT (id) DO NOTHING`)
-	if err != nil {
-		return err
-	}
-	defer insert.Close()
-	holder, err := tx.PrepareContext(ctx, `SELECT user_id, grabbed_ms FROM user_coupons WHERE id = ?`)
-	if err != nil {
-		return err
-	}
-	defer holder.Close()
-	conflict, err := tx.PrepareContext(ctx, `INSERT INTO coupon_conflicts (coupon_id, user_id, unit, grabbed_ms, reason, detected_ms)
-		VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT (coupon_id, unit, user_id, grabbed_ms) DO NOTHING`)
-	if err != nil {
-		return err
-	}
-	defer conflict.Close()
+	rows := make([][]any, 0, len(recs))
+	seen, units := map[grabRecord]bool{}, map[int64]bool{}
 	for _, rec := range recs {
 		g, ok := parseGrabRecord(rec)
 		if !ok {
 			s.Log.Error("skipping malformed coupon grab record", "coupon", couponID, "record", rec)
 			continue
 		}
-		id := UserCouponID(couponID, g.unit)
-		reason := ConflictNoUnit
-		if g.unit <= stock {
-			grabbed := time.UnixMilli(g.ms).UTC()
-			res, err := insert.ExecContext(ctx, id, couponID, g.user, g.ms, ValidUntil(grabbed, days).UnixMilli(), limit)
-			if err != nil {
-				return fmt.Errorf("insert user coupon %d: %w", id, err)
-			}
-			if n, _ := res.RowsAffected(); n == 1 {
-				continue
-			}
-			var user, ms int64
-			switch err := holder.QueryRowContext(ctx, id).Scan(&user, &ms); {
-			case err == nil && user == g.user && ms == g.ms:
-				continue // this very grab, applied before a crash
-			case err == nil:
-				reason = ConflictUnitTaken
-			case errors.Is(err, sql.ErrNoRows):
-				reason = ConflictLimitReached
-			default:
-				return err
-			}
+		if seen[g] { // the same grab twice: one grab
+			continue
 		}
-		res, err := conflict.ExecContext(ctx, couponID, g.user, g.unit, g.ms, reason, s.Now().UnixMilli())
-		if err != nil {
-			return fmt.Errorf("record refused grab of coupon %d: %w", couponID, err)
+		seen[g] = true
+		first := int64(0)
+		if !units[g.unit] {
+			units[g.unit], first = true, 1
 		}
-		if n, _ := res.RowsAffected(); n == 1 {
-			s.Log.Warn("durable record refused a coupon grab from Redis", "coupon", couponID, "unit", g.unit, "user", g.user, "reason", reason)
-		}
+		rows = append(rows, []any{UserCouponID(couponID, g.unit), g.unit, g.user, g.ms,
+			ValidUntil(time.UnixMilli(g.ms).UTC(), days).UnixMilli(), int64(len(rows)), first})
 	}
-	return nil
+	if len(rows) == 0 {
+		return nil
+	}
+	if err := s.SQL.Stage(ctx, tx, "grab_batch", grabBatchColumns, rows); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, insertGrabs, couponID, stock, limit); err != nil {
+		return fmt.Errorf("insert coupons of coupon %d: %w", couponID, err)
+	}
+	refused, err := tx.QueryContext(ctx, recordRefusedGrabs, couponID, stock, s.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("record refused grabs of coupon %d: %w", couponID, err)
+	}
+	defer refused.Close()
+	for refused.Next() {
+		var user, unit int64
+		var reason string
+		if err := refused.Scan(&user, &unit, &reason); err != nil {
+			return err
+		}
+		s.Log.Warn("durable record refused a coupon grab from Redis", "coupon", couponID, "unit", unit, "user", user, "reason", reason)
+	}
+	return refused.Err()
 }
 
 // refused is a conflict not yet told to its user.
@@ -147,23 +167,32 @@ func (s *Service) settleConflicts(ctx context.Context) error {
 	for {
 		var fs []refused
 		var msgs []live.Message
+		read := 0
 		now := s.Now().UTC()
 		err := s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 			fs, msgs = fs[:0], msgs[:0]
-			var err error
-			if fs, err = unhandledConflicts(ctx, tx); err != nil {
+			unhandled, err := unhandledConflicts(ctx, tx)
+			if err != nil {
 				return err
 			}
-			for _, f := range fs {
+			read = len(unhandled)
+			for _, f := range unhandled {
+				// Marked first: a settle running beside this one (on
+				// PostgreSQL, where it may have read the same rows) tells nobody twice.
+				res, err := tx.ExecContext(ctx, `UPDATE coupon_conflicts SET handled = 1 WHERE id = ? AND handled = 0`, f.id)
+				if err != nil {
+					return err
+				}
+				if n, _ := res.RowsAffected(); n == 0 {
+					continue
+				}
 				told, err := inbox.Add(ctx, tx, []int64{f.userID}, model.Notification{
 					Kind: NotificationFailed, CouponID: f.couponID, Message: refusedText(f), CreatedAt: now})
 				if err != nil {
 					return err
 				}
 				msgs = append(msgs, inbox.Messages(told)...)
-				if _, err := tx.ExecContext(ctx, `UPDATE coupon_conflicts SET handled = 1 WHERE id = ?`, f.id); err != nil {
-					return err
-				}
+				fs = append(fs, f)
 			}
 			return nil
 		})
@@ -182,7 +211,7 @@ func (s *Service) settleConflicts(ctx context.Context) error {
 		if err := s.Events.PublishAll(ctx, msgs); err != nil {
 			s.Log.Warn("push refused coupon grabs live", "err", err) // the inbox and the coupon list have them
 		}
-		if len(fs) < settleBatch {
+		if read < settleBatch {
 			return nil
 		}
 	}
@@ -217,15 +246,15 @@ func refusedText(f refused) string {
 		f.title, fromMS(f.ms).Format("2006-01-02 15:04:05 UTC"), why)
 }
 
-// correctScript brings a template's counts in Redis in line with SQLite
+// correctScript brings a template's counts in Redis in line with the store
 // after a refused grab. Units are handed out in order, so Redis's stock may
-// not exceed what the highest unit SQLite holds leaves; it only ever falls.
+// not exceed what the highest unit the store holds leaves; it only ever falls.
 // The user's count loses the refused grab but never drops below what the
-// user holds in SQLite.
+// user holds in the store.
 //
 // KEYS[1] meta hash, KEYS[2] stock, KEYS[3] users hash
-// ARGV[1] highest unit SQLite holds, ARGV[2] user ID, ARGV[3] coupons the user holds in SQLite
-// Returns "ok", or "not_loaded" (Redis loads the template from SQLite on its next grab).
+// ARGV[1] highest unit the store holds, ARGV[2] user ID, ARGV[3] coupons the user holds in the store
+// Returns "ok", or "not_loaded" (Redis loads the template from the store on its next grab).
 var correctScript = redis.NewScript(`
 local total = redis.call('HGET', KEYS[1], 'total')
 if not total then return 'not_loaded' end
@@ -237,7 +266,7 @@ redis.call('HSET', KEYS[3], ARGV[2], count)
 return 'ok'
 `)
 
-// correctRedis runs correctScript for one refused grab with the figures SQLite holds now.
+// correctRedis runs correctScript for one refused grab with the figures the store holds now.
 func (s *Service) correctRedis(ctx context.Context, f refused) error {
 	top, err := s.topUnit(ctx, f.couponID)
 	if err != nil {
@@ -251,7 +280,7 @@ func (s *Service) correctRedis(ctx context.Context, f refused) error {
 		top, f.userID, held).Err()
 }
 
-// topUnit is the highest unit of the template SQLite holds (0 for none), read
+// topUnit is the highest unit of the template the store holds (0 for none), read
 // from the coupon IDs, which the units decide.
 func (s *Service) topUnit(ctx context.Context, couponID int64) (int64, error) {
 	first := UserCouponID(couponID, 0)

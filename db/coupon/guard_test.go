@@ -214,7 +214,7 @@ func TestStaleRestoreDurableGuard(t *testing.T) {
 	if n := cs.dbCount(t, `SELECT COUNT(*) FROM user_coupons WHERE coupon_id = ?`, c.ID); n > c.Stock || n != 3 {
 		t.Fatalf("SQLite holds %d coupons of stock %d, want 3 (units 1, 2 and 4)", n, c.Stock)
 	}
-	if n := cs.dbCount(t, `SELECT COUNT(*) FROM (SELECT user_id FROM user_coupons WHERE coupon_id = ? GROUP BY user_id HAVING COUNT(*) > ?)`, c.ID, c.LimitPerUser); n != 0 {
+	if n := cs.dbCount(t, `SELECT COUNT(*) FROM (SELECT user_id FROM user_coupons WHERE coupon_id = ? GROUP BY user_id HAVING COUNT(*) > ?) AS over_limit`, c.ID, c.LimitPerUser); n != 0 {
 		t.Fatalf("%d users hold more than the limit of %d", n, c.LimitPerUser)
 	}
 	reasons := map[int64]string{}
@@ -330,4 +330,62 @@ func eventKinds(evs []map[string]any) string {
 		}
 	}
 	return strings.Join(kinds, " ")
+}
+
+// One batch written by hand, as a corrupt Redis could queue it: the user's
+// grabs go in up to the limit, counted in batch order, a grab past the stock
+// and one past the limit are kept with their reason, the same record twice is
+// one grab, and the batch applied again adds nothing.
+func TestApplyGrabsLimitWithinOneBatch(t *testing.T) {
+	ctx := context.Background()
+	cs := newService(t)
+	now := time.Now()
+	c := cs.create(t, 5, 2, now.Add(-time.Minute), now.Add(time.Hour))
+	u := cs.users(t, "batch", 3)
+	ms := now.UnixMilli()
+	batch := []string{
+		fmt.Sprintf("1:%d:%d", u[0], ms), fmt.Sprintf("2:%d:%d", u[0], ms+1), fmt.Sprintf("3:%d:%d", u[0], ms+2), // the third is past the limit of 2
+		fmt.Sprintf("6:%d:%d", u[1], ms+3),                                     // past the stock of 5
+		fmt.Sprintf("4:%d:%d", u[2], ms+4), fmt.Sprintf("4:%d:%d", u[2], ms+4), // one grab, queued twice
+	}
+	q := coupon.GrabQueue(c.ID)
+	for range 2 {
+		if err := cs.redis.Client.RPush(ctx, q.Processing, batch).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cs.FlushAll(ctx, cs.FlushGrabs); err != nil {
+			t.Fatal(err)
+		}
+		held := map[int64]int64{}
+		for _, uid := range u {
+			held[uid] = cs.dbCount(t, `SELECT COUNT(*) FROM user_coupons WHERE coupon_id = ? AND user_id = ?`, c.ID, uid)
+		}
+		if want := map[int64]int64{u[0]: 2, u[1]: 0, u[2]: 1}; fmt.Sprint(held) != fmt.Sprint(want) {
+			t.Fatalf("coupons held %v, want %v", held, want)
+		}
+		if n := cs.dbCount(t, `SELECT COUNT(*) FROM user_coupons WHERE coupon_id = ? AND id = ?`, c.ID, coupon.UserCouponID(c.ID, 3)); n != 0 {
+			t.Fatalf("unit 3 went in past the limit")
+		}
+		rows, err := cs.SQL.R.Query(`SELECT user_id, unit, reason FROM coupon_conflicts WHERE coupon_id = ? ORDER BY unit`, c.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for rows.Next() {
+			var uid, unit int64
+			var reason string
+			if err := rows.Scan(&uid, &unit, &reason); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, fmt.Sprintf("%d/%d/%s", uid, unit, reason))
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		rows.Close()
+		want := []string{fmt.Sprintf("%d/3/%s", u[0], coupon.ConflictLimitReached), fmt.Sprintf("%d/6/%s", u[1], coupon.ConflictNoUnit)}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("conflicts %v, want %v", got, want)
+		}
+	}
 }

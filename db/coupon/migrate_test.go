@@ -12,7 +12,7 @@ import (
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/tasks"
 )
 
@@ -77,7 +77,7 @@ func TestCouponTimesMigration(t *testing.T) {
 	exec(`DELETE FROM notifications WHERE id = 6`)
 	old.Close()
 
-	sq, err := sqlite.Open(path)
+	sq, err := sqldb.OpenSQLite(path)
 	if err != nil {
 		t.Fatalf("migrate: %v", err)
 	}
@@ -215,7 +215,7 @@ func TestDeliveryLeaseMigration(t *testing.T) {
 		start.UnixMilli(), claimed.UnixMilli(), start.UnixMilli(), claimed.UnixMilli())
 	old.Close()
 
-	sq, err := sqlite.Open(path)
+	sq, err := sqldb.OpenSQLite(path)
 	if err != nil {
 		t.Fatalf("migrate: %v", err)
 	}

@@ -87,12 +87,14 @@ func (s *Service) Book(ctx context.Context, userID, couponID int64, minutes int,
 	if err := s.scheduleReminder(ctx, c.ID, c.GrabStartAt, minutes); err != nil {
 		return nil, err
 	}
-	// Start time and shop come from the template row inside the statement, so
-	// a booking racing a reschedule stores the time the tasks were moved to.
+	// Start time and shop come from the template row inside the statement,
+	// read under a share lock (PostgreSQL), so a booking racing a reschedule
+	// either waits for it and stores the new time, or commits first and is
+	// moved by it: it stores the time the tasks were moved to.
 	var bits, start int64
 	err = s.SQL.W.QueryRowContext(ctx, `INSERT INTO coupon_reminders (user_id, template_id, bits, grab_start_ms, shop_id, updated_ms)
-		SELECT ?, id, ?, grab_start_ms, shop_id, ? FROM coupons WHERE id = ?
-		ON CONFLICT (user_id, template_id) DO UPDATE SET bits = bits | excluded.bits, updated_ms = excluded.updated_ms
+		SELECT ?, id, ?, grab_start_ms, shop_id, ? FROM coupons WHERE id = ?`+s.SQL.Dialect.ForShare()+`
+		ON CONFLICT (user_id, template_id) DO UPDATE SET bits = coupon_reminders.bits | excluded.bits, updated_ms = excluded.updated_ms
 		RETURNING bits, grab_start_ms`, userID, bit, s.Now().UnixMilli(), c.ID).Scan(&bits, &start)
 	if err != nil {
 		return nil, fmt.Errorf("book reminder: %w", err)
@@ -110,7 +112,7 @@ func (s *Service) Cancel(ctx context.Context, userID, couponID int64, minutes in
 		return nil, err
 	}
 	var bits, start int64
-	err = s.SQL.W.QueryRowContext(ctx, `UPDATE coupon_reminders SET bits = bits & ~?, updated_ms = ? WHERE user_id = ? AND template_id = ? RETURNING bits, grab_start_ms`,
+	err = s.SQL.W.QueryRowContext(ctx, `UPDATE coupon_reminders SET bits = bits & ~CAST(? AS BIGINT), updated_ms = ? WHERE user_id = ? AND template_id = ? RETURNING bits, grab_start_ms`,
 		bit, s.Now().UnixMilli(), userID, couponID).Scan(&bits, &start)
 	if errors.Is(err, sql.ErrNoRows) {
 		return []model.BookedReminder{}, nil
@@ -225,13 +227,23 @@ func (s *Service) MoveWindow(ctx context.Context, actor model.Claims, couponID i
 	}
 	old := c.GrabStartAt
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `UPDATE coupons SET grab_start_ms = ?, grab_end_ms = ? WHERE id = ?`, start.UnixMilli(), end.UnixMilli(), c.ID); err != nil {
+		// Only the window read and while it has not ended: two moves side by
+		// side (PostgreSQL) cannot both pass, nor one the window's end.
+		res, err := tx.ExecContext(ctx, `UPDATE coupons SET grab_start_ms = ?, grab_end_ms = ?
+			WHERE id = ? AND grab_start_ms = ? AND grab_end_ms = ? AND grab_end_ms > ?`,
+			start.UnixMilli(), end.UnixMilli(), c.ID, c.GrabStartAt.UnixMilli(), c.GrabEndAt.UnixMilli(), now.UnixMilli())
+		if err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE coupon_reminders SET grab_start_ms = ? WHERE template_id = ?`, start.UnixMilli(), c.ID)
+		if n, _ := res.RowsAffected(); n == 0 {
+			return db.Errorf(db.ECONFLICT, "the grab window of coupon %d changed meanwhile or ended: reload and try again", c.ID)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE coupon_reminders SET grab_start_ms = ? WHERE template_id = ?`, start.UnixMilli(), c.ID)
 		return err
 	})
-	if err != nil {
+	if db.ErrorCode(err) == db.ECONFLICT {
+		return nil, err
+	} else if err != nil {
 		return nil, fmt.Errorf("update coupon window: %w", err)
 	}
 	c.GrabStartAt, c.GrabEndAt = start, end

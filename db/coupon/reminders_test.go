@@ -305,3 +305,82 @@ func TestEnsureReminderTasks(t *testing.T) {
 		t.Fatalf("%d tasks once the later template is within the hour, want 3", n)
 	}
 }
+
+// Bookings released all at once while the merchant moves the window three
+// times: every booking ends at the start the template has, whichever came
+// first (on PostgreSQL they run side by side: a booking reads the template
+// under a share lock, so it either waits for a move or is moved by it); and
+// two moves of one window read at the same moment never both pass.
+func TestBookingsRacingMovesFollowTheWindow(t *testing.T) {
+	ctx := context.Background()
+	cs := newService(t)
+	now := time.Now().Truncate(time.Second)
+	c := cs.create(t, 10, 1, now.Add(2*time.Hour), now.Add(3*time.Hour))
+	const bookers = 200
+	users := cs.users(t, "race", bookers)
+	actor := model.Claims{UserID: cs.merchant, Role: model.RoleMerchant}
+	start := make(chan struct{})
+	errs := make(chan error, bookers+1)
+	var wg sync.WaitGroup
+	for _, uid := range users {
+		wg.Add(1)
+		go func(uid int64) {
+			defer wg.Done()
+			<-start
+			_, err := cs.Book(ctx, uid, c.ID, 5, model.ChannelApp)
+			errs <- err
+		}(uid)
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		for h := 4; h <= 6; h++ {
+			if _, err := cs.MoveWindow(ctx, actor, c.ID, now.Add(time.Duration(h)*time.Hour), now.Add(time.Duration(h+1)*time.Hour)); err != nil {
+				errs <- fmt.Errorf("move to +%dh: %w", h, err)
+				return
+			}
+		}
+		errs <- nil
+	}()
+	close(start)
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := cs.dbCount(t, `SELECT COUNT(*) FROM coupon_reminders WHERE template_id = ?`, c.ID); n != bookers {
+		t.Fatalf("%d bookings stored, want %d", n, bookers)
+	}
+	if n := cs.dbCount(t, `SELECT COUNT(*) FROM coupon_reminders r JOIN coupons c ON c.id = r.template_id
+		WHERE r.template_id = ? AND r.grab_start_ms != c.grab_start_ms`, c.ID); n != 0 {
+		t.Fatalf("%d bookings kept a start the template no longer has", n)
+	}
+
+	// Two moves that read the same window: one passes, the other is told to reload.
+	moves := make(chan error, 2)
+	for _, h := range []int{8, 9} {
+		go func(h int) {
+			_, err := cs.MoveWindow(ctx, actor, c.ID, now.Add(time.Duration(h)*time.Hour), now.Add(time.Duration(h+1)*time.Hour))
+			moves <- err
+		}(h)
+	}
+	var passed int
+	for range 2 {
+		switch err := <-moves; {
+		case err == nil:
+			passed++
+		case db.ErrorCode(err) != db.ECONFLICT:
+			t.Fatalf("a racing move: %v, want success or a conflict", err)
+		}
+	}
+	if passed == 0 {
+		t.Fatal("neither of two racing moves passed")
+	}
+	if n := cs.dbCount(t, `SELECT COUNT(*) FROM coupon_reminders r JOIN coupons c ON c.id = r.template_id
+		WHERE r.template_id = ? AND r.grab_start_ms != c.grab_start_ms`, c.ID); n != 0 {
+		t.Fatalf("after the racing moves %d bookings kept a start the template no longer has", n)
+	}
+}

@@ -9,7 +9,7 @@ import (
 )
 
 // Service runs coupons: it decides grabs in Redis, keeps templates, grabbed
-// coupons, bookings and deliveries in SQLite, and sends reminders.
+// coupons, bookings and deliveries in the store, and sends reminders.
 type Service struct {
 	*backend.Backend
 	// Settings reads a user's reminder addresses (the account area).

@@ -191,19 +191,8 @@ func Redis(t testing.TB) *rdb.Redis {
 	return r
 }
 
-// SQLite opens a migrated SQLite file in a temp folder and closes it when the
-// test ends. When DATABASE_URL is set the run is PostgreSQL's and the test is
-// skipped: the packages still calling SQLite (db/goods and db/coupon, whose
-// SQL is SQLite's until issue 12's PostgreSQL phase 2) have their SQLite run
-// without it. Converted packages call DB.
-func SQLite(t testing.TB) *sqldb.DB {
-	t.Helper()
-	if os.Getenv("DATABASE_URL") != "" {
-		t.Skip("dbtest: DATABASE_URL is set but this package's store is not converted to PostgreSQL yet (issue 12, phase 2); it runs in the SQLite run")
-	}
-	return sqliteDB(t)
-}
-
+// sqliteDB opens a migrated SQLite file in a temp folder and closes it when
+// the test ends.
 func sqliteDB(t testing.TB) *sqldb.DB {
 	t.Helper()
 	s, err := sqldb.OpenSQLite(filepath.Join(t.TempDir(), "test.db"))

@@ -9,15 +9,15 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/mattn/go-sqlite3"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
-// FlushOrders moves every active goods' order records to SQLite through the
+// FlushOrders moves every active goods' order records to the store through the
 // crash-safe flush queue, then fails the orders the durable guard refused
-// and flushes their goods again, so SQLite records the failures at once.
+// and flushes their goods again, so the store records the failures at once.
 func (s *Service) FlushOrders(ctx context.Context) error {
 	ids, err := s.activeGoods(ctx)
 	if err != nil {
@@ -29,14 +29,14 @@ func (s *Service) FlushOrders(ctx context.Context) error {
 	}
 	voided, err := s.voidConflicts(ctx)
 	errs = append(errs, err)
-	for _, id := range voided { // active or not: a void's record must reach SQLite
+	for _, id := range voided { // active or not: a void's record must reach the store
 		errs = append(errs, s.flushGoods(ctx, id))
 	}
 	return errors.Join(errs...)
 }
 
-// flushGoods moves one goods' order records to SQLite, then drops the orders
-// that ended from their users' lists in Redis: SQLite now shows them, so My
+// flushGoods moves one goods' order records to the store, then drops the orders
+// that ended from their users' lists in Redis: the store now shows them, so My
 // orders still does, and a list holds only live orders and those that ended
 // since the last flush, however often its user grabs and cancels.
 func (s *Service) flushGoods(ctx context.Context, goodsID int64) error {
@@ -91,7 +91,7 @@ func (e *endedOrders) merge(o endedOrders) {
 }
 
 // trimMineScript drops ended orders from their users' lists (the mine hash).
-// It runs once their final records are in SQLite; an order whose sequence
+// It runs once their final records are in the store; an order whose sequence
 // holds a live order of the user again (a restore sent it back) stays.
 //
 // KEYS: scriptKeys
@@ -133,141 +133,221 @@ func (s *Service) trimMine(ctx context.Context, goodsID int64, ended endedOrders
 	return nil
 }
 
-// applyOrders writes a batch of one goods' order records. It is idempotent:
-// a record already applied (same or older version) changes nothing, so a
-// batch replayed after a crash neither loses nor doubles an order. The
-// orders the batch ends are added to ended, when given.
-func (s *Service) applyOrders(ctx context.Context, goodsID int64, ended *endedOrders) func(tx *sql.Tx, recs []string) error {
-	return func(tx *sql.Tx, recs []string) error {
-		st, err := prepareOrderStmts(ctx, tx)
-		if err != nil {
-			return err
-		}
-		defer st.close()
-		for _, rec := range recs {
-			o, err := parseOrderRecord(goodsID, rec)
-			if err != nil {
-				// A record that cannot be read would block the queue forever; keep the rest moving.
-				s.Log.Error("skipping unreadable order record", "goods", goodsID, "err", err)
-				continue
-			}
-			if err := s.applyOrder(ctx, tx, st, o); err != nil {
-				return fmt.Errorf("apply order %d: %w", o.ID, err)
-			}
-			if ended != nil {
-				ended.add(o)
-			}
-		}
-		return nil
-	}
-}
-
-// orderStmts are the statements applyOrder runs, prepared once per batch
-// rather than once per order.
-type orderStmts struct {
-	find   map[string]*sql.Stmt // table → select of an order's identity
-	update map[string]*sql.Stmt // table → versioned status update
-	insert *sql.Stmt
-}
-
-func prepareOrderStmts(ctx context.Context, tx *sql.Tx) (*orderStmts, error) {
-	st := &orderStmts{find: map[string]*sql.Stmt{}, update: map[string]*sql.Stmt{}}
-	var err error
-	for _, table := range []string{"orders", "order_conflicts"} {
-		if st.find[table], err = tx.PrepareContext(ctx, `SELECT user_id, unit, created_ms FROM `+table+` WHERE id = ?`); err != nil {
-			st.close()
-			return nil, err
-		}
-		if st.update[table], err = tx.PrepareContext(ctx, `UPDATE `+table+` SET status = ?, failure = ?, updated_ms = ?, version = ? WHERE id = ? AND version < ?`); err != nil {
-			st.close()
-			return nil, err
-		}
-	}
-	st.insert, err = tx.PrepareContext(ctx, `INSERT INTO orders (`+orderTableColumns+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-	if err != nil {
-		st.close()
-		return nil, err
-	}
-	return st, nil
-}
-
-func (st *orderStmts) close() {
-	for _, m := range []map[string]*sql.Stmt{st.find, st.update} {
-		for _, s := range m {
-			s.Close()
-		}
-	}
-	if st.insert != nil {
-		st.insert.Close()
-	}
-}
-
 // Reasons an order lands in order_conflicts.
 const (
 	ConflictUnitTaken = "unit_taken" // another live order holds the unit: Redis sold it twice
 	ConflictIDTaken   = "id_taken"   // another order has this ID: Redis's sequence went back
 )
 
-func (s *Service) applyOrder(ctx context.Context, tx *sql.Tx, st *orderStmts, o *model.Order) error {
-	same := func(table string) (found, isSame bool, err error) {
-		var user, unit, created int64
-		err = st.find[table].QueryRowContext(ctx, o.ID).Scan(&user, &unit, &created)
-		if errors.Is(err, sql.ErrNoRows) {
-			return false, false, nil
-		} else if err != nil {
-			return false, false, err
+// orderBatchColumns are the columns of a staged batch of order records: an
+// order's row, and pos, the place of its first record in the batch.
+var orderBatchColumns = []sqldb.Column{
+	{Name: "id", Type: "BIGINT"}, {Name: "goods_id", Type: "BIGINT"}, {Name: "user_id", Type: "BIGINT"}, {Name: "unit", Type: "BIGINT"},
+	{Name: "amount_cents", Type: "BIGINT"}, {Name: "status", Type: "TEXT"}, {Name: "created_ms", Type: "BIGINT"},
+	{Name: "expires_ms", Type: "BIGINT"}, {Name: "updated_ms", Type: "BIGINT"}, {Name: "version", Type: "BIGINT"},
+	{Name: "failure", Type: "TEXT"}, {Name: "pos", Type: "BIGINT"},
+}
+
+// SQL pieces of the apply: a row of table t that is the staged order b (the
+// same ID, user, unit and grab time; its state may differ), and live states.
+const (
+	sameOrder = `%[1]s.id = b.id AND %[1]s.user_id = b.user_id AND %[1]s.unit = b.unit AND %[1]s.created_ms = b.created_ms`
+	liveState = `('unpaid', 'paid')`
+)
+
+// The statements of applyOrders, in the order they run over the staged batch b.
+var (
+	// An order the store holds takes its newer state, unless that state
+	// would make it hold its unit again (revived below, one at a time).
+	updateOrders = `UPDATE orders SET status = b.status, failure = b.failure, updated_ms = b.updated_ms, version = b.version
+		FROM order_batch AS b
+		WHERE ` + fmt.Sprintf(sameOrder, "orders") + ` AND orders.version < b.version
+			AND (orders.status IN ` + liveState + ` OR b.status NOT IN ` + liveState + `)`
+	// Ended orders whose newer state holds the unit again: there is no such
+	// change in Redis's rules, but a restore can bring one.
+	findRevivals = `SELECT b.id, b.pos FROM order_batch AS b JOIN orders ON ` + fmt.Sprintf(sameOrder, "orders") + `
+		WHERE orders.version < b.version AND b.status IN ` + liveState + ` AND orders.status NOT IN ` + liveState + `
+		ORDER BY b.pos`
+	// One revival, taken only while no other live order holds the unit.
+	reviveOrder = `UPDATE orders SET status = b.status, failure = b.failure, updated_ms = b.updated_ms, version = b.version
+		FROM order_batch AS b
+		WHERE b.pos = ? AND ` + fmt.Sprintf(sameOrder, "orders") + ` AND orders.version < b.version
+			AND NOT EXISTS (SELECT 1 FROM orders AS o WHERE o.goods_id = orders.goods_id AND o.unit = orders.unit AND o.status IN ` + liveState + `)`
+	// A refused order takes its newer state where it was kept.
+	updateConflicts = `UPDATE order_conflicts SET status = b.status, failure = b.failure, updated_ms = b.updated_ms, version = b.version
+		FROM order_batch AS b
+		WHERE ` + fmt.Sprintf(sameOrder, "order_conflicts") + ` AND order_conflicts.version < b.version
+			AND NOT EXISTS (SELECT 1 FROM orders AS o WHERE ` + fmt.Sprintf(sameOrder, "o") + `)`
+	// New orders, in the order Redis took them; the live unit index (and
+	// the ID) skip the ones a unit or ID already held refuses.
+	insertOrders = `INSERT INTO orders (` + orderTableColumns + `)
+		SELECT ` + orderTableColumns + ` FROM order_batch AS b
+		WHERE NOT EXISTS (SELECT 1 FROM orders AS o WHERE o.id = b.id) AND NOT EXISTS (SELECT 1 FROM order_conflicts AS c WHERE c.id = b.id)
+		ORDER BY b.pos
+		ON CONFLICT DO NOTHING`
+	// Whatever is in neither table now was refused: kept with its reason.
+	recordRefused = `INSERT INTO order_conflicts (` + orderTableColumns + `, reason, detected_ms)
+		SELECT ` + orderTableColumns + `,
+			CASE WHEN EXISTS (SELECT 1 FROM orders AS o WHERE o.id = b.id) OR EXISTS (SELECT 1 FROM order_conflicts AS c WHERE c.id = b.id)
+				THEN '` + ConflictIDTaken + `' ELSE '` + ConflictUnitTaken + `' END, ?
+		FROM order_batch AS b
+		WHERE NOT EXISTS (SELECT 1 FROM orders AS o WHERE ` + fmt.Sprintf(sameOrder, "o") + `)
+			AND NOT EXISTS (SELECT 1 FROM order_conflicts AS c WHERE ` + fmt.Sprintf(sameOrder, "c") + `)
+		ORDER BY b.pos
+		ON CONFLICT DO NOTHING
+		RETURNING id, unit, reason`
+	// A revival the unit guard refused.
+	recordRefusedRevival = `INSERT INTO order_conflicts (` + orderTableColumns + `, reason, detected_ms)
+		SELECT ` + orderTableColumns + `, '` + ConflictUnitTaken + `', ? FROM order_batch AS b WHERE b.pos = ?
+		ON CONFLICT DO NOTHING`
+)
+
+// applyOrders writes a batch of one goods' order records with set-based
+// statements over the staged batch, under the durable unit guard: an order
+// holds its unit only while no other live order does; one Redis sold twice
+// (or under an ID another order has) is kept in order_conflicts, for the
+// reconciliation view and for voidConflicts. No statement fails on a
+// duplicate (on PostgreSQL that would end the transaction): the unit and ID
+// indexes skip it with ON CONFLICT DO NOTHING, and what is left over is the
+// refused. It is idempotent: a record already applied (same or older
+// version) changes nothing, so a batch replayed after a crash neither loses
+// nor doubles an order. The orders the batch ends are added to ended, when given.
+func (s *Service) applyOrders(ctx context.Context, goodsID int64, ended *endedOrders) func(tx *sql.Tx, recs []string) error {
+	return func(tx *sql.Tx, recs []string) error {
+		rows := s.orderBatch(goodsID, recs, ended)
+		if len(rows) == 0 {
+			return nil
 		}
-		return true, user == o.UserID && unit == o.Unit && created == o.CreatedAt.UnixMilli(), nil
+		if err := s.SQL.Stage(ctx, tx, "order_batch", orderBatchColumns, rows); err != nil {
+			return err
+		}
+		// Steps with nothing to do are left out: a record at version 1 is
+		// an order's first, so only later ones can update a stored order;
+		// only those an update did not take can be a revival or a refused
+		// order's; and when every row is applied, none is refused.
+		applied, later := int64(0), int64(0)
+		for _, r := range rows {
+			if r[9].(int64) > 1 {
+				later++
+			}
+		}
+		if later > 0 {
+			res, err := tx.ExecContext(ctx, updateOrders)
+			if err != nil {
+				return fmt.Errorf("update orders of goods %d: %w", goodsID, err)
+			}
+			n, _ := res.RowsAffected()
+			applied += n
+			if n < later {
+				if err := s.reviveOrders(ctx, tx, goodsID); err != nil {
+					return err
+				}
+				if res, err = tx.ExecContext(ctx, updateConflicts); err != nil {
+					return fmt.Errorf("update refused orders of goods %d: %w", goodsID, err)
+				}
+				n, _ = res.RowsAffected()
+				applied += n
+			}
+		}
+		res, err := tx.ExecContext(ctx, insertOrders)
+		if err != nil {
+			return fmt.Errorf("insert orders of goods %d: %w", goodsID, err)
+		}
+		n, _ := res.RowsAffected()
+		if applied+n == int64(len(rows)) {
+			return nil
+		}
+		refused, err := tx.QueryContext(ctx, recordRefused, s.Now().UnixMilli())
+		if err != nil {
+			return fmt.Errorf("record refused orders of goods %d: %w", goodsID, err)
+		}
+		defer refused.Close()
+		for refused.Next() {
+			var id, unit int64
+			var reason string
+			if err := refused.Scan(&id, &unit, &reason); err != nil {
+				return err
+			}
+			s.Log.Warn("durable store refused an order from Redis", "order", id, "goods", goodsID, "unit", unit, "reason", reason)
+		}
+		return refused.Err()
 	}
-	inOrders, sameOrder, err := same("orders")
+}
+
+// orderBatch reads a batch's records into staged rows: one per order (an
+// ID, user, unit and grab time) at the newest state the batch holds, which
+// is where applying its records one by one would leave it.
+func (s *Service) orderBatch(goodsID int64, recs []string, ended *endedOrders) [][]any {
+	type identity struct{ id, user, unit, created int64 }
+	at := map[identity]int{}
+	var rows [][]any
+	for _, rec := range recs {
+		o, err := parseOrderRecord(goodsID, rec)
+		if err != nil {
+			// A record that cannot be read would block the queue forever; keep the rest moving.
+			s.Log.Error("skipping unreadable order record", "goods", goodsID, "err", err)
+			continue
+		}
+		if ended != nil {
+			ended.add(o)
+		}
+		row := []any{o.ID, o.GoodsID, o.UserID, o.Unit, o.AmountCents, o.Status, o.CreatedAt.UnixMilli(),
+			o.ExpiresAt.UnixMilli(), o.UpdatedAt.UnixMilli(), o.Version, o.Failure, int64(len(rows))}
+		key := identity{o.ID, o.UserID, o.Unit, o.CreatedAt.UnixMilli()}
+		if i, ok := at[key]; !ok {
+			at[key] = len(rows)
+			rows = append(rows, row)
+		} else if o.Version > rows[i][9].(int64) {
+			row[11] = rows[i][11] // keeps the place of the order's first record
+			rows[i] = row
+		}
+	}
+	return rows
+}
+
+// reviveOrders applies, one at a time and in batch order, the newer states
+// that would make an ended order hold its unit again: each takes the unit
+// only if no other live order holds it, and is refused (kept in
+// order_conflicts) otherwise. The batch of a healthy Redis has none.
+func (s *Service) reviveOrders(ctx context.Context, tx *sql.Tx, goodsID int64) error {
+	rows, err := tx.QueryContext(ctx, findRevivals)
+	if err != nil {
+		return fmt.Errorf("find revived orders of goods %d: %w", goodsID, err)
+	}
+	type revival struct{ id, pos int64 }
+	var rs []revival
+	for rows.Next() {
+		var r revival
+		if err := rows.Scan(&r.id, &r.pos); err != nil {
+			rows.Close()
+			return err
+		}
+		rs = append(rs, r)
+	}
+	err = rows.Err()
+	rows.Close()
 	if err != nil {
 		return err
 	}
-	if sameOrder {
-		_, err := st.update["orders"].ExecContext(ctx, o.Status, o.Failure, o.UpdatedAt.UnixMilli(), o.Version, o.ID, o.Version)
-		if isUniqueViolation(err) {
-			return s.recordConflict(ctx, tx, o, ConflictUnitTaken)
+	for _, r := range rs {
+		res, err := tx.ExecContext(ctx, reviveOrder, r.pos)
+		if err != nil {
+			return fmt.Errorf("revive order %d: %w", r.id, err)
 		}
-		return err
+		if n, _ := res.RowsAffected(); n == 1 {
+			continue
+		}
+		s.Log.Warn("durable store refused an order from Redis", "order", r.id, "goods", goodsID, "reason", ConflictUnitTaken)
+		if _, err := tx.ExecContext(ctx, recordRefusedRevival, s.Now().UnixMilli(), r.pos); err != nil {
+			return fmt.Errorf("record refused order %d: %w", r.id, err)
+		}
 	}
-	inConflicts, sameConflict, err := same("order_conflicts")
-	if err != nil {
-		return err
-	}
-	if sameConflict {
-		_, err := st.update["order_conflicts"].ExecContext(ctx, o.Status, o.Failure, o.UpdatedAt.UnixMilli(), o.Version, o.ID, o.Version)
-		return err
-	}
-	if inOrders || inConflicts {
-		return s.recordConflict(ctx, tx, o, ConflictIDTaken)
-	}
-	_, err = st.insert.ExecContext(ctx, o.ID, o.GoodsID, o.UserID, o.Unit, o.AmountCents, o.Status,
-		o.CreatedAt.UnixMilli(), o.ExpiresAt.UnixMilli(), o.UpdatedAt.UnixMilli(), o.Version, o.Failure)
-	if isUniqueViolation(err) {
-		return s.recordConflict(ctx, tx, o, ConflictUnitTaken)
-	}
-	return err
-}
-
-// recordConflict keeps an order the durable store refused, for the
-// reconciliation view and for voidConflicts; the flush goes on.
-func (s *Service) recordConflict(ctx context.Context, tx *sql.Tx, o *model.Order, reason string) error {
-	s.Log.Warn("durable store refused an order from Redis", "order", o.ID, "goods", o.GoodsID, "unit", o.Unit, "reason", reason)
-	_, err := tx.ExecContext(ctx, `INSERT OR IGNORE INTO order_conflicts (`+orderTableColumns+`, reason, detected_ms)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		o.ID, o.GoodsID, o.UserID, o.Unit, o.AmountCents, o.Status, o.CreatedAt.UnixMilli(), o.ExpiresAt.UnixMilli(),
-		o.UpdatedAt.UnixMilli(), o.Version, o.Failure, reason, s.Now().UnixMilli())
-	return err
-}
-
-func isUniqueViolation(err error) bool {
-	var se sqlite3.Error
-	return errors.As(err, &se) && (se.ExtendedCode == sqlite3.ErrConstraintUnique || se.ExtendedCode == sqlite3.ErrConstraintPrimaryKey)
+	return nil
 }
 
 // voidConflicts fails the orders the durable guard refused, unpaid or paid:
 // their unit was sold to an earlier order, so they must not hold it. Each
-// fails in Redis (voidScript), or in SQLite alone when Redis no longer holds
+// fails in Redis (voidScript), or in the store alone when Redis no longer holds
 // it, and its owner is told live; a paid one is owed a refund. It runs after
 // each flush; a crash in between only delays it to the next. It returns the
 // goods whose Redis it changed, whose records must be flushed now.

@@ -58,12 +58,12 @@ func (s *Service) CreateSlot(ctx context.Context, by model.Claims, in SlotInput)
 	if err := ValidateSlot(s.Now(), in).Err(); err != nil {
 		return nil, err
 	}
-	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO slots (merchant_id, title, start_ms, end_ms, created_ms) VALUES (?, ?, ?, ?, ?)`,
-		by.UserID, in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), s.Now().UnixMilli())
+	var id int64
+	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO slots (merchant_id, title, start_ms, end_ms, created_ms) VALUES (?, ?, ?, ?, ?) RETURNING id`,
+		by.UserID, in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), s.Now().UnixMilli()).Scan(&id)
 	if err != nil {
 		return nil, fmt.Errorf("create slot: %w", err)
 	}
-	id, _ := res.LastInsertId()
 	sl, err := s.Slot(ctx, id)
 	if err != nil {
 		return nil, err
@@ -95,9 +95,20 @@ func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in 
 			return nil, err
 		}
 	}
-	if _, err := s.SQL.W.ExecContext(ctx, `UPDATE slots SET title = ?, start_ms = ?, end_ms = ? WHERE id = ?`,
-		in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), id); err != nil {
+	// A move is written only while the slot is where it was read and still
+	// upcoming, so it never undoes a move or lands after the sale started
+	// (updates run side by side on PostgreSQL); a new title is written alone.
+	q, args := `UPDATE slots SET title = ? WHERE id = ?`, []any{in.Title, id}
+	if moved {
+		q = `UPDATE slots SET title = ?, start_ms = ?, end_ms = ? WHERE id = ? AND start_ms = ? AND end_ms = ? AND start_ms > ?`
+		args = []any{in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), id, old.StartAt.UnixMilli(), old.EndAt.UnixMilli(), s.Now().UnixMilli()}
+	}
+	res, err := s.SQL.W.ExecContext(ctx, q, args...)
+	if err != nil {
 		return nil, fmt.Errorf("update slot %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, db.Errorf(db.ECONFLICT, "slot %d changed meanwhile or its sale started: reload and try again", id)
 	}
 	sl, err := s.Slot(ctx, id)
 	if err != nil {
@@ -151,7 +162,7 @@ func (s *Service) Slots(ctx context.Context) ([]model.Slot, error) {
 // MerchantSlots lists the caller's slots (an admin's: everyone's), newest first.
 func (s *Service) MerchantSlots(ctx context.Context, by model.Claims) ([]model.Slot, error) {
 	if by.Role == model.RoleAdmin {
-		return s.querySlots(ctx, `1 ORDER BY start_ms DESC, id DESC LIMIT 200`)
+		return s.querySlots(ctx, `true ORDER BY start_ms DESC, id DESC LIMIT 200`)
 	}
 	return s.querySlots(ctx, `merchant_id = ? ORDER BY start_ms DESC, id DESC LIMIT 200`, by.UserID)
 }
@@ -181,7 +192,7 @@ func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]
 	return out, rows.Err()
 }
 
-// goodsRow returns the goods as SQLite holds it, without the live remaining.
+// goodsRow returns the goods as the store holds it, without the live remaining.
 func (s *Service) goodsRow(ctx context.Context, id int64) (*model.Goods, error) {
 	gs, err := s.queryGoods(ctx, `g.id = ?`, id)
 	if err != nil {
@@ -213,13 +224,12 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 	}
 	var id int64
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		res, err := tx.ExecContext(ctx, `INSERT INTO goods (slot_id, merchant_id, title, description, price_cents, seckill_price_cents,
-			stock, limit_per_user, remaining, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-			sl.ID, sl.MerchantID, in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Stock, s.Now().UnixMilli())
+		err := tx.QueryRowContext(ctx, `INSERT INTO goods (slot_id, merchant_id, title, description, price_cents, seckill_price_cents,
+			stock, limit_per_user, remaining, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			sl.ID, sl.MerchantID, in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Stock, s.Now().UnixMilli()).Scan(&id)
 		if err != nil {
 			return err
 		}
-		id, _ = res.LastInsertId()
 		if id > MaxID {
 			return db.Errorf(db.ECONFLICT, "the goods table is full")
 		}
@@ -257,10 +267,20 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 	if terms && old.State != model.SlotUpcoming {
 		return nil, db.Errorf(db.ECONFLICT, "the sale has started: only the title and description can change")
 	}
-	if _, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET title = ?, description = ?, price_cents = ?, seckill_price_cents = ?,
-		stock = ?, limit_per_user = ?, remaining = CASE WHEN ? THEN ? ELSE remaining END WHERE id = ?`,
-		in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, terms, in.Stock, id); err != nil {
+	// Written only while the terms are the ones read, and new terms only
+	// while the slot is still upcoming: a concurrent change (updates run side
+	// by side on PostgreSQL) or the sale's start makes this one answer a conflict.
+	res, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET title = ?, description = ?, price_cents = ?, seckill_price_cents = ?,
+		stock = ?, limit_per_user = ?, remaining = CASE WHEN ? THEN ? ELSE remaining END
+		WHERE id = ? AND price_cents = ? AND seckill_price_cents = ? AND stock = ? AND limit_per_user = ?
+			AND (NOT ? OR (SELECT start_ms FROM slots WHERE slots.id = goods.slot_id) > ?)`,
+		in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, terms, in.Stock,
+		id, old.PriceCents, old.SeckillPriceCents, old.Stock, old.LimitPerUser, terms, s.Now().UnixMilli())
+	if err != nil {
 		return nil, fmt.Errorf("update goods %d: %w", id, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return nil, db.Errorf(db.ECONFLICT, "goods %d changed meanwhile or its sale started: reload and try again", id)
 	}
 	g, err := s.goodsRow(ctx, id)
 	if err != nil {
@@ -314,7 +334,7 @@ func (s *Service) SlotGoods(ctx context.Context, slotID int64) ([]model.Goods, e
 	return gs, s.fillRemaining(ctx, ptrs)
 }
 
-// fillRemaining replaces SQLite's remaining with Redis's for goods loaded there, in one round trip.
+// fillRemaining replaces the store's remaining with Redis's for goods loaded there, in one round trip.
 func (s *Service) fillRemaining(ctx context.Context, gs []*model.Goods) error {
 	if len(gs) == 0 {
 		return nil

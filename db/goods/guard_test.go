@@ -2,6 +2,7 @@ package goods_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -273,7 +274,7 @@ func TestStatsDriftCountsFailedOrders(t *testing.T) {
 			[]string{"cancelled", "failed", "conflicts"}},
 		{"the failed order lost",
 			`UPDATE order_conflicts SET goods_id = -goods_id WHERE goods_id = ?`,
-			`UPDATE order_conflicts SET goods_id = -goods_id WHERE goods_id = -?`,
+			`UPDATE order_conflicts SET goods_id = -goods_id WHERE goods_id = -CAST(? AS BIGINT)`,
 			[]string{"failed"}},
 		{"a payment's amount changed",
 			`UPDATE orders SET amount_cents = amount_cents + 1 WHERE goods_id = ? AND status = 'paid'`,
@@ -304,4 +305,109 @@ func TestStatsDriftCountsFailedOrders(t *testing.T) {
 		t.Fatalf("rebuilt: failed %d, drift %v; want 1 and only conflicts", st.Failed, st.Drift)
 	}
 	e.checkBalance(g.ID, "rebuilt")
+}
+
+// The flush's apply under the durable guard, path by path, with batches
+// written by hand: several records of one order leave its newest state; of
+// two new orders on one unit the first holds it; an order under another's
+// ID, a unit sold twice and an ended order brought back onto a held unit are
+// kept in order_conflicts with their reason; one brought back onto a free
+// unit holds it again; and a batch applied twice changes nothing the second time.
+func TestApplyOrdersGuardsEveryPath(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.liveGoods(5, 1)
+	now := e.clk.Now().UnixMilli()
+	rec := func(seq, user, unit int64, status string, version int64) string {
+		return fmt.Sprintf("%d|%d|%d|4999|%s|%d|%d|%d|%d", seq, user, unit, status, now+seq, now+60000, version, now+version)
+	}
+	apply := func(recs ...string) {
+		t.Helper()
+		q := goods.Key(g.ID, "processing")
+		if err := e.s.Redis.RPush(e.ctx, q, recs).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.ApplyOrderBatch(e.ctx, g.ID); err != nil {
+			t.Fatalf("apply: %v", err)
+		}
+		if err := e.s.Redis.Del(e.ctx, q).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// state reads every row of the goods: table, user, status, version and reason.
+	state := func() map[string]string {
+		t.Helper()
+		out := map[string]string{}
+		for _, q := range []string{
+			`SELECT 'orders', id, user_id, status, version, '' FROM orders WHERE goods_id = ?`,
+			`SELECT 'conflicts', id, user_id, status, version, reason FROM order_conflicts WHERE goods_id = ?`,
+		} {
+			rows, err := e.s.SQL.R.Query(q, g.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rows.Next() {
+				var table, status, reason string
+				var id, user, version int64
+				if err := rows.Scan(&table, &id, &user, &status, &version, &reason); err != nil {
+					t.Fatal(err)
+				}
+				_, seq, _ := goods.SplitOrderID(id)
+				out[fmt.Sprintf("%s %d", table, seq)] = strings.TrimSpace(fmt.Sprintf("user %d %s v%d %s", user, status, version, reason))
+			}
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+			rows.Close()
+		}
+		return out
+	}
+	check := func(when string, want map[string]string) {
+		t.Helper()
+		got := state()
+		for k, w := range want {
+			if got[k] != w {
+				t.Errorf("%s: %s is %q, want %q", when, k, got[k], w)
+			}
+		}
+		for k, v := range got {
+			if _, ok := want[k]; !ok {
+				t.Errorf("%s: unexpected %s: %q", when, k, v)
+			}
+		}
+	}
+
+	first := []string{
+		rec(1, 1, 5, model.OrderUnpaid, 1), rec(1, 1, 5, model.OrderPaid, 2), // grabbed and paid
+		rec(2, 2, 4, model.OrderUnpaid, 1),
+		rec(3, 3, 4, model.OrderUnpaid, 1), // unit 4 again: Redis sold it twice
+		rec(6, 6, 1, model.OrderCancelled, 2),
+		rec(7, 7, 1, model.OrderUnpaid, 1), // unit 1 once more, freed by order 6
+		rec(4, 4, 3, model.OrderCancelled, 2),
+	}
+	afterFirst := map[string]string{
+		"orders 1": "user 1 paid v2", "orders 2": "user 2 unpaid v1", "conflicts 3": "user 3 unpaid v1 unit_taken",
+		"orders 4": "user 4 cancelled v2", "orders 6": "user 6 cancelled v2", "orders 7": "user 7 unpaid v1",
+	}
+	apply(first...)
+	check("first batch", afterFirst)
+	apply(first...)
+	check("first batch again", afterFirst)
+
+	second := []string{
+		rec(2, 9, 2, model.OrderUnpaid, 1),    // order 2's ID for another order: Redis's sequence went back
+		rec(4, 4, 3, model.OrderUnpaid, 3),    // order 4 back on its unit, which nobody holds
+		rec(6, 6, 1, model.OrderUnpaid, 3),    // order 6 back on its unit, which order 7 holds
+		rec(5, 5, 5, model.OrderUnpaid, 1),    // unit 5, which order 1 holds
+		rec(3, 3, 4, model.OrderCancelled, 2), // the refused order 3 ends
+	}
+	afterSecond := map[string]string{
+		"orders 1": "user 1 paid v2", "orders 2": "user 2 unpaid v1", "conflicts 2": "user 9 unpaid v1 id_taken",
+		"conflicts 3": "user 3 cancelled v2 unit_taken", "orders 4": "user 4 unpaid v3",
+		"conflicts 5": "user 5 unpaid v1 unit_taken",
+		"orders 6":    "user 6 cancelled v2", "conflicts 6": "user 6 unpaid v3 unit_taken", "orders 7": "user 7 unpaid v1",
+	}
+	apply(append(first, second...)...)
+	check("second batch", afterSecond)
+	apply(second...)
+	check("second batch again", afterSecond)
 }

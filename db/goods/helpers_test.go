@@ -14,7 +14,7 @@ import (
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
 // clock is a settable time source shared by a test's services.
@@ -38,7 +38,7 @@ type goodsEnv struct {
 
 func newGoodsEnv(t testing.TB) *goodsEnv {
 	t.Helper()
-	r, sq := dbtest.Redis(t), dbtest.SQLite(t)
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	b := backend.New(sq, r.Client)
 	b.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	clk := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}
@@ -52,14 +52,14 @@ func newGoodsEnv(t testing.TB) *goodsEnv {
 // newMerchant adds the merchant account the slots and goods belong to
 // (their rows refer to it) straight in SQL: goods needs nothing else of the
 // accounts, and its tests stay apart from the accounts service.
-func newMerchant(t testing.TB, sq *sqlite.DB) model.Claims {
+func newMerchant(t testing.TB, sq *sqldb.DB) model.Claims {
 	t.Helper()
-	res, err := sq.W.Exec(`INSERT INTO users (username, password_hash, role, created_ms) VALUES ('merchant1', '', ?, ?)`,
-		model.RoleMerchant, time.Now().UnixMilli())
+	var id int64
+	err := sq.W.QueryRow(`INSERT INTO users (username, password_hash, role, created_ms) VALUES ('merchant1', '', ?, ?) RETURNING id`,
+		model.RoleMerchant, time.Now().UnixMilli()).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	id, _ := res.LastInsertId()
 	return model.Claims{UserID: id, Username: "merchant1", Role: model.RoleMerchant}
 }
 

@@ -70,7 +70,7 @@ end
 
 // loadScript puts goods into Redis unless it is there already: a second
 // preheat never resets stock. After a Redis loss it rebuilds the goods from
-// SQLite's live orders, so no unit they hold is sold again.
+// the store's live orders, so no unit they hold is sold again.
 //
 // KEYS: scriptKeys
 // ARGV: 1 start ms, 2 end ms, 3 seckill price, 4 limit, 5 stock, 6 slot ID,
@@ -120,7 +120,7 @@ func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
 	return loaded, nil
 }
 
-// goodsState is what Redis must hold for goods given SQLite's orders.
+// goodsState is what Redis must hold for goods given the store's orders.
 type goodsState struct {
 	fresh   int64
 	seq     int64
@@ -131,7 +131,7 @@ type goodsState struct {
 	counts  map[string]string
 }
 
-// rebuildState derives the goods' Redis state from SQLite: for new goods all
+// rebuildState derives the goods' Redis state from the store: for new goods all
 // stock is fresh; otherwise units held by live orders stay taken.
 func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState, error) {
 	st := &goodsState{fresh: g.Stock, free: []string{}, held: map[string]string{}, records: []string{}, mine: map[string]string{}, counts: map[string]string{}}
@@ -179,7 +179,7 @@ func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState
 		}
 	}
 	var maxID sql.NullInt64
-	if err := s.SQL.R.QueryRowContext(ctx, `SELECT MAX(id) FROM (SELECT id FROM orders WHERE goods_id = ?1 UNION ALL SELECT id FROM order_conflicts WHERE goods_id = ?1)`, g.ID).Scan(&maxID); err != nil {
+	if err := s.SQL.R.QueryRowContext(ctx, `SELECT MAX(id) FROM (SELECT id FROM orders WHERE goods_id = ?1 UNION ALL SELECT id FROM order_conflicts WHERE goods_id = ?1) AS ids`, g.ID).Scan(&maxID); err != nil {
 		return nil, err
 	}
 	if maxID.Valid {

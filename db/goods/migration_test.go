@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/db/dbtest"
-	"github.com/seckill/seckill/db/sqlite"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
 // 0010_order_failure reopens the paid duplicates a release before it marked
@@ -37,7 +37,7 @@ func TestMigrationReopensPaidConflicts(t *testing.T) {
 	}
 	old.Close()
 
-	sq, err := sqlite.Open(path)
+	sq, err := sqldb.OpenSQLite(path)
 	if err != nil {
 		t.Fatalf("migrate: %v", err)
 	}

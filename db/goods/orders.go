@@ -205,7 +205,7 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 // loadLive loads goods a grab found missing from Redis, when its sale is
 // live; the only SQL a grab can meet, and only after a missed preheat or a
 // Redis that lost its data. The grabs of one goods share one load, so a spike
-// that finds the goods missing meets SQLite once, not once per grab; the load
+// that finds the goods missing meets the store once, not once per grab; the load
 // ignores the first grab's cancellation, which would fail all of them.
 func (s *Service) loadLive(ctx context.Context, goodsID int64) error {
 	if s.liveLoads == nil {
@@ -219,7 +219,7 @@ func (s *Service) loadLive(ctx context.Context, goodsID int64) error {
 
 // loadLiveOnce is one load of loadLive. A grab that saw the goods
 // missing may get here just after another's load ended; it finds the goods
-// loaded and reads nothing from SQLite.
+// loaded and reads nothing from the store.
 func (s *Service) loadLiveOnce(ctx context.Context, goodsID int64) error {
 	n, err := s.Redis.Exists(ctx, infoKey(goodsID)).Result()
 	if err != nil {
@@ -292,7 +292,7 @@ func (s *Service) payOrder(ctx context.Context, userID, orderID int64, now time.
 		return o, nil
 	case "unchanged", model.OrderPaid:
 		return o, nil
-	default: // expired, lapsed, or a final status from SQLite
+	default: // expired, lapsed, or a final status from the store
 		return nil, db.ErrExpired
 	}
 }
@@ -418,7 +418,7 @@ var keyedOrderScripts = map[*redis.Script]struct {
 
 // runOrderScript runs one of the order scripts for orderID (owned by userID
 // unless it is 0) and pushes the change live. A "not_found" from Redis looks
-// in SQLite, for orders of goods no longer active.
+// in the store, for orders of goods no longer active.
 func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, script *redis.Script, now time.Time) (*model.Order, string, error) {
 	goodsID, seq, ok := SplitOrderID(orderID)
 	if !ok {
@@ -458,7 +458,7 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 }
 
 // settledOrder answers an order script for an order Redis no longer holds
-// (its goods finished): SQLite has its final status.
+// (its goods finished): the store has its final status.
 func (s *Service) settledOrder(ctx context.Context, userID, orderID int64) (*model.Order, string, error) {
 	o, err := s.sqlOrder(ctx, userID, orderID)
 	if db.ErrorCode(err) == db.ENOTFOUND {
@@ -512,7 +512,7 @@ func scanOrder(row interface{ Scan(...any) error }) (*model.Order, error) {
 	return &o, nil
 }
 
-// sqlOrder returns the order SQLite holds under id, from orders or else from
+// sqlOrder returns the order the store holds under id, from orders or else from
 // the refused orders (a failed duplicate lives there); userID, unless 0,
 // must own it.
 func (s *Service) sqlOrder(ctx context.Context, userID, id int64) (*model.Order, error) {
@@ -526,7 +526,7 @@ func (s *Service) sqlOrder(ctx context.Context, userID, id int64) (*model.Order,
 	return nil, db.Errorf(db.ENOTFOUND, "order %d not found", id)
 }
 
-// MyOrders lists the user's orders, newest first: SQLite's durable record
+// MyOrders lists the user's orders, newest first: the store's durable record
 // (refused orders too: a failed duplicate shows with its reason) overlaid
 // with Redis's live state, so an order not flushed yet shows too.
 func (s *Service) MyOrders(ctx context.Context, userID int64) ([]model.Order, error) {
@@ -545,7 +545,7 @@ func (s *Service) MyOrders(ctx context.Context, userID int64) ([]model.Order, er
 		if err != nil {
 			return nil, err
 		}
-		if _, ok := byID[o.ID]; !ok { // an ID two orders share (a restore): the one SQLite kept first
+		if _, ok := byID[o.ID]; !ok { // an ID two orders share (a restore): the one the store kept first
 			byID[o.ID] = o
 		}
 		titles[o.GoodsID] = o.GoodsTitle

@@ -1,7 +1,7 @@
 // Package goods is seckill goods in time slots and the orders grabbed from
-// them: slots and goods in SQLite, the sale in Redis (one Lua script per
+// them: slots and goods in the store, the sale in Redis (one Lua script per
 // grab, pay, cancel and expiry, every key of one goods under its hash tag),
-// the batch flush of orders to SQLite, the stock sync, preheat and the sweep
+// the batch flush of orders to the store, the stock sync, preheat and the sweep
 // of overdue orders, and the demo seeding. Plain types live in db/model.
 package goods
 
@@ -14,14 +14,14 @@ import (
 )
 
 // Service sells goods: it decides grabs in Redis, keeps the durable record
-// in SQLite and schedules each order's expiry in Asynq.
+// in the store and schedules each order's expiry in Asynq.
 type Service struct {
 	*backend.Backend
 	// OrderTTL is how long an order may stay unpaid.
 	OrderTTL time.Duration
 
 	liveLoads  *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
-	onLiveLoad func(goodsID int64) // tests: called as a load starts reading SQLite
+	onLiveLoad func(goodsID int64) // tests: called as a load starts reading the store
 }
 
 // New returns the goods service over b with defaults filled in.

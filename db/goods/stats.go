@@ -8,7 +8,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// StatsDrift names the figures (counts and revenue) where Redis and SQLite
+// StatsDrift names the figures (counts and revenue) where Redis and the store
 // disagree, and "conflicts" when the durable guard has refused orders.
 func StatsDrift(st model.GoodsStats) []string {
 	drift := []string{}
@@ -67,8 +67,8 @@ func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.
 	return st, nil
 }
 
-// durableCounts counts the goods' orders in SQLite as Redis counts them:
-// each order Redis sent is in SQLite once, in orders or, refused, in
+// durableCounts counts the goods' orders in the store as Redis counts them:
+// each order Redis sent is in the store once, in orders or, refused, in
 // order_conflicts. Only orders hold units and take payments (unpaid, paid,
 // revenue); an ended order counts wherever it is (expired, cancelled,
 // failed). Stock and Conflicts are left to the caller.

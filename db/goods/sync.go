@@ -5,13 +5,14 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db/model"
 )
 
-// SyncStock brings SQLite's remaining stock in line with Redis for the
+// SyncStock brings the store's remaining stock in line with Redis for the
 // slot's goods (slotID 0: every active goods), and retires goods whose sale
 // is over and settled, so the flush and sweep stop visiting them.
 func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
@@ -31,6 +32,7 @@ func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 	if len(ids) == 0 {
 		return nil
 	}
+	slices.Sort(ids) // concurrent syncs lock the goods rows in one order
 	type reading struct {
 		fresh                     *redis.StringCmd
 		free, pending, processing *redis.IntCmd
@@ -57,7 +59,9 @@ func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 			if err != nil {
 				continue // not in Redis: nothing to sync
 			}
-			if _, err := tx.ExecContext(ctx, `UPDATE goods SET remaining = ?, synced_ms = ? WHERE id = ?`, fresh+rs[i].free.Val(), now, id); err != nil {
+			// A sync that read Redis earlier than the one that wrote last leaves its figure alone.
+			if _, err := tx.ExecContext(ctx, `UPDATE goods SET remaining = ?, synced_ms = ? WHERE id = ? AND (synced_ms IS NULL OR synced_ms <= ?)`,
+				fresh+rs[i].free.Val(), now, id, now); err != nil {
 				return err
 			}
 			end, _ := rs[i].end.Int64()

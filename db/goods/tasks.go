@@ -40,7 +40,7 @@ func (s *Service) deleteExpiry(ctx context.Context, orderID int64) {
 }
 
 // scheduleSlotSync enqueues the stock sync of the slot for its end, so
-// SQLite has the final stock as soon as the sale is over. The task ID names
+// the store has the final stock as soon as the sale is over. The task ID names
 // the end time: moving the slot schedules a new one.
 func (s *Service) scheduleSlotSync(ctx context.Context, sl *model.Slot) {
 	if s.Tasks == nil {

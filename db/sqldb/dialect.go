@@ -120,6 +120,18 @@ func (d Dialect) IDColumn() string {
 	return "INTEGER PRIMARY KEY AUTOINCREMENT"
 }
 
+// ForShare is the locking clause to end a SELECT inside a write that copies
+// what it reads: on PostgreSQL, FOR SHARE makes it wait for a transaction
+// changing those rows and then read them as committed, so the write never
+// stores a value a concurrent update has just replaced; SQLite, whose writes
+// run one at a time, needs none ("").
+func (d Dialect) ForShare() string {
+	if d == Postgres {
+		return " FOR SHARE"
+	}
+	return ""
+}
+
 // createMigrations is the table that records applied migrations, with the
 // dialect's clock for applied_at (UTC, RFC 3339 with milliseconds in both).
 func (d Dialect) createMigrations() string {
