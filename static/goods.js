@@ -35,7 +35,12 @@
     });
   }
   const stockEvents = {}; // goods ID → live stock events shown
+  const stockVersions = {}; // goods ID → newest stock version shown
   S.live.on("stock", (ev) => {
+    // Events of one goods may arrive out of order (two web processes send
+    // them); the version (Redis's clock at the change) says which is newer.
+    if (ev.version && ev.version < (stockVersions[ev.goods_id] || 0)) return;
+    if (ev.version) stockVersions[ev.goods_id] = ev.version;
     stockEvents[ev.goods_id] = (stockEvents[ev.goods_id] || 0) + 1;
     showStock(ev.goods_id, ev.remaining);
   });

@@ -12,7 +12,9 @@ func TestParseAnswer(t *testing.T) {
 	}{
 		{"sold_out", answer{code: "sold_out"}, false},
 		{"not_found", answer{code: "not_found"}, false},
-		{"ok:41:7:" + rec, answer{code: "ok", remaining: 41, slot: 7, rec: rec}, false},
+		{"ok:41:7:1764550000123456:" + rec, answer{code: "ok", remaining: 41, slot: 7, version: 1764550000123456, rec: rec}, false},
+		{"ok:41:7:" + rec, answer{code: "ok", remaining: 41, slot: 7, rec: rec}, false}, // remembered by a release without versions
+		{"ok:41:7:v1:" + rec, answer{}, true},
 		{"lapsed:0:0:" + rec, answer{code: "lapsed", remaining: 0, slot: 0, rec: rec}, false},
 		{"ok:41:" + rec, answer{}, true},
 		{"ok:x:7:" + rec, answer{}, true},

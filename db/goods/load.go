@@ -23,9 +23,12 @@ import (
 // to the flush queue on each change.
 //
 // Every script returns one string: a status word ("sold_out"), or for an
-// answer about an order the word, the goods' remaining stock, its slot ID
-// and the order record, joined by colons ("ok:41:7:<record>"); parseAnswer
-// reads them.
+// answer about an order the word, the goods' remaining stock, its slot ID,
+// the stock's version and the order record, joined by colons
+// ("ok:41:7:1764550000123456:<record>"); parseAnswer reads them. The version
+// is Redis's clock (microseconds) when the answer was made: answers about one
+// goods come from its one node, so a later version is a later state, whatever
+// order the answers reach their callers and the watchers in.
 const goodsLua = `
 local K_INFO, K_FRESH, K_FREE, K_HELD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_ORDERS, K_MINE, K_DEADLINES, K_PENDING, K_COUNTS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
@@ -34,9 +37,15 @@ local function remaining()
 	return (tonumber(redis.call('GET', K_FRESH)) or 0) + redis.call('LLEN', K_FREE)
 end
 
--- answer is a script's reply about one order: "word:remaining:slot:record".
+-- version is Redis's clock in microseconds: the stock's version in an answer.
+local function version()
+	local t = redis.call('TIME')
+	return t[1] .. string.format('%06d', tonumber(t[2]))
+end
+
+-- answer is a script's reply about one order: "word:remaining:slot:version:record".
 local function answer(word, rec)
-	return word .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. rec
+	return word .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. version() .. ':' .. rec
 end
 
 local function split(rec)

@@ -22,6 +22,10 @@ type StockEvent struct {
 	Type      string `json:"type"` // "stock"
 	GoodsID   int64  `json:"goods_id"`
 	Remaining int64  `json:"remaining"`
+	// Version orders the goods' stock events (Redis's clock when the stock
+	// was read): watchers keep the highest, so events that reach them out of
+	// order, or from two web processes, never move the stock back.
+	Version int64 `json:"version"`
 }
 
 // OrderEvent is the live event a user gets on each change of one of their orders.
@@ -55,27 +59,41 @@ func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 }
 
 // answer is a goods script's reply (see goodsLua): a status word and, for an
-// answer about an order, the remaining stock, the slot ID and the record.
+// answer about an order, the remaining stock, the slot ID, the stock's
+// version and the record.
 type answer struct {
-	code            string
-	remaining, slot int64
-	rec             string
+	code                     string
+	remaining, slot, version int64
+	rec                      string
 }
 
-// parseAnswer reads a script's reply, "word" or "word:remaining:slot:record".
+// parseAnswer reads a script's reply, "word" or "word:remaining:slot:version:record".
 func parseAnswer(goodsID int64, reply string) (answer, error) {
 	code, rest, about := strings.Cut(reply, ":")
 	if !about {
 		return answer{code: code}, nil
 	}
+	bad := fmt.Errorf("goods %d: unreadable script answer %q", goodsID, reply)
 	remaining, rest, _ := strings.Cut(rest, ":")
 	slot, rec, ok := strings.Cut(rest, ":")
+	if !ok {
+		return answer{}, bad
+	}
 	a := answer{code: code, rec: rec}
+	// The version sits before the record; an answer remembered by a release
+	// without it (a memo of at most grabMemoTTL) has the record right there.
+	if v, r, found := strings.Cut(rec, ":"); found && !strings.Contains(v, "|") {
+		var err error
+		if a.version, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return answer{}, bad
+		}
+		a.rec = r
+	}
 	var err1, err2 error
 	a.remaining, err1 = strconv.ParseInt(remaining, 10, 64)
 	a.slot, err2 = strconv.ParseInt(slot, 10, 64)
-	if !ok || err1 != nil || err2 != nil {
-		return answer{}, fmt.Errorf("goods %d: unreadable script answer %q", goodsID, reply)
+	if err1 != nil || err2 != nil {
+		return answer{}, bad
 	}
 	return a, nil
 }
@@ -91,8 +109,8 @@ const grabMemoTTL = 5 * time.Minute
 //
 // KEYS: scriptKeys, then 11 the request's memo key
 // ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 memo TTL ms
-// Returns "ok:remaining:slot:record", or not_loaded | not_started | ended |
-// limit_reached | sold_out.
+// Returns "ok:remaining:slot:version:record", or not_loaded | not_started |
+// ended | limit_reached | sold_out.
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
 const grabLua = `
@@ -121,7 +139,7 @@ redis.call('ZADD', K_DEADLINES, ARGV[3], seq)
 redis.call('RPUSH', K_PENDING, rec)
 redis.call('HINCRBY', K_COUNTS, 'unpaid', 1)
 redis.call('SET', KEYS[11], rec, 'PX', ARGV[4])
-return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. rec
+return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. ':' .. rec
 `
 
 // grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
@@ -178,7 +196,7 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			if err != nil {
 				return nil, err
 			}
-			s.pushStock(goodsID, a.slot, a.remaining)
+			s.pushStock(goodsID, a.slot, a.remaining, a.version)
 			s.pushOrder(o)
 			return o, nil
 		case "not_started":
@@ -251,7 +269,7 @@ func (s *Service) loadLiveOnce(ctx context.Context, goodsID int64) error {
 //
 // KEYS: scriptKeys
 // ARGV: 1 sequence, 2 user ID, 3 now ms
-// Returns "word:remaining:slot:record" where word is ok | unchanged (already
+// Returns "word:remaining:slot:version:record" where word is ok | unchanged (already
 // paid) | expired (expired, cancelled or failed) | lapsed (past its
 // deadline: expired now), or not_found.
 var payScript = redis.NewScript(goodsLua + payLua)
@@ -301,7 +319,7 @@ func (s *Service) payOrder(ctx context.Context, userID, orderID int64, now time.
 //
 // KEYS: scriptKeys
 // ARGV: 1 sequence, 2 user ID, 3 now ms
-// Returns "word:remaining:slot:record" where word is ok | unchanged (already
+// Returns "word:remaining:slot:version:record" where word is ok | unchanged (already
 // cancelled) | paid | expired (expired or failed) | lapsed (past its
 // deadline: expired now), or not_found.
 var cancelScript = redis.NewScript(goodsLua + cancelLua)
@@ -347,7 +365,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*mode
 //
 // KEYS: scriptKeys
 // ARGV: 1 sequence, 2 now ms
-// Returns "word:remaining:slot:record" where word is ok | paid | closed
+// Returns "word:remaining:slot:version:record" where word is ok | paid | closed
 // (already expired, cancelled or failed) | not_due, or not_found.
 var expireScript = redis.NewScript(goodsLua + `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
@@ -390,7 +408,7 @@ func (s *Service) expireOrder(ctx context.Context, orderID int64, now time.Time)
 //
 // KEYS: scriptKeys
 // ARGV: 1 sequence, 2 now ms, 3 user ID, 4 unit, 5 created ms
-// Returns "word:remaining:slot:record" where word is ok (it failed) | closed
+// Returns "word:remaining:slot:version:record" where word is ok (it failed) | closed
 // (it had ended already) | other (another order holds the sequence), or not_found.
 var voidScript = redis.NewScript(goodsLua + `
 local rec = redis.call('HGET', K_ORDERS, ARGV[1])
@@ -451,7 +469,7 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 		return nil, "", err
 	}
 	if a.code == "ok" || a.code == "lapsed" {
-		s.pushStock(goodsID, a.slot, a.remaining)
+		s.pushStock(goodsID, a.slot, a.remaining, a.version)
 		s.pushOrder(o)
 	}
 	return o, a.code, nil
@@ -630,12 +648,12 @@ func (s *Service) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Orde
 }
 
 // pushStock sends the goods' remaining stock to watchers of the goods and of its slot.
-func (s *Service) pushStock(goodsID, slotID, remaining int64) {
-	ev := StockEvent{Type: "stock", GoodsID: goodsID, Remaining: remaining}
-	s.Events.PublishCoalesced(live.TopicGoods(goodsID), ev)
+func (s *Service) pushStock(goodsID, slotID, remaining, version int64) {
+	ev := StockEvent{Type: "stock", GoodsID: goodsID, Remaining: remaining, Version: version}
+	s.Events.PublishCoalescedVersion(live.TopicGoods(goodsID), live.TopicGoods(goodsID), version, ev)
 	if slotID > 0 {
 		// Keyed by slot and goods: coalesced apart from the goods topic and from the slot's other goods.
-		s.Events.PublishCoalescedKey(live.TopicSlot(slotID), live.TopicSlot(slotID)+"/"+live.TopicGoods(goodsID), ev)
+		s.Events.PublishCoalescedVersion(live.TopicSlot(slotID), live.TopicSlot(slotID)+"/"+live.TopicGoods(goodsID), version, ev)
 	}
 }
 

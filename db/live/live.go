@@ -67,10 +67,11 @@ const CoalesceWindow = 100 * time.Millisecond
 type Events struct {
 	rdb redis.UniversalClient
 
-	mu      sync.Mutex
-	pending map[string]keyedEvent // coalescing key → latest event not yet sent
-	timers  map[string]*time.Timer
-	window  time.Duration
+	mu       sync.Mutex
+	pending  map[string]keyedEvent // coalescing key → latest event not yet sent
+	versions map[string]int64      // coalescing key → newest version seen in the current burst
+	timers   map[string]*time.Timer
+	window   time.Duration
 
 	out     chan keyedEvent // events on their way to Redis
 	started bool            // the publisher goroutine runs; guarded by mu
@@ -90,7 +91,7 @@ type keyedEvent struct {
 
 // New returns a publisher over rdb.
 func New(rdb redis.UniversalClient) *Events {
-	return &Events{rdb: rdb, pending: map[string]keyedEvent{}, timers: map[string]*time.Timer{}, window: CoalesceWindow,
+	return &Events{rdb: rdb, pending: map[string]keyedEvent{}, versions: map[string]int64{}, timers: map[string]*time.Timer{}, window: CoalesceWindow,
 		out: make(chan keyedEvent, outBuffer), stopped: make(chan struct{})}
 }
 
@@ -130,8 +131,23 @@ func (e *Events) PublishCoalesced(topic string, event any) {
 // topic that carries several counters (a slot's goods): events with the same
 // key coalesce, events with different keys do not replace each other.
 func (e *Events) PublishCoalescedKey(topic, key string, event any) {
+	e.PublishCoalescedVersion(topic, key, 0, event)
+}
+
+// PublishCoalescedVersion is PublishCoalescedKey for events that carry a
+// version (a counter's state in Redis): an event older than one this key has
+// sent or holds is dropped, so answers that reach the caller out of order
+// still end the burst on the newest state. Version 0 means unversioned: the
+// last event wins.
+func (e *Events) PublishCoalescedVersion(topic, key string, version int64, event any) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if version != 0 {
+		if version < e.versions[key] {
+			return
+		}
+		e.versions[key] = version
+	}
 	if _, busy := e.timers[key]; busy {
 		e.pending[key] = keyedEvent{topic, event}
 		return
@@ -146,6 +162,7 @@ func (e *Events) flush(key string) {
 	ev, ok := e.pending[key]
 	if !ok {
 		delete(e.timers, key)
+		delete(e.versions, key) // the burst is over; a new one starts from any version
 		return
 	}
 	delete(e.pending, key)

@@ -84,3 +84,37 @@ type stockEvent struct {
 	GoodsID   int64  `json:"goods_id"`
 	Remaining int64  `json:"remaining"`
 }
+
+// Versioned events that reach the publisher out of order still end the burst
+// on the newest: an older one than the key has seen is dropped.
+func TestPublishCoalescedVersionKeepsTheNewest(t *testing.T) {
+	r := dbtest.Redis(t)
+	ctx := context.Background()
+	sub := r.Client.Subscribe(ctx, live.ChannelOf(r.Client))
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := live.New(r.Client)
+	defer ev.Close()
+	for _, v := range []int64{5, 9, 7, 8, 6} { // the answer of version 9 was the last change
+		ev.PublishCoalescedVersion("goods:1", "goods:1", v, stockEvent{Type: "stock", GoodsID: 1, Remaining: 100 - v})
+	}
+	var got []int64
+	for len(got) < 2 {
+		msg, err := sub.ReceiveMessage(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, err := live.Decode(msg.Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var se stockEvent
+		json.Unmarshal(m.Event, &se)
+		got = append(got, se.Remaining)
+	}
+	if got[0] != 95 || got[1] != 91 {
+		t.Fatalf("sent remaining %v, want [95 91]: the first at once, then version 9's", got)
+	}
+}
