@@ -18,6 +18,7 @@ import (
 	"github.com/emersion/go-smtp"
 	"github.com/gorilla/websocket"
 	"github.com/seckill/seckill/db/outbound"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // couponJSON is a coupon template as the API answers it.
@@ -567,7 +568,7 @@ type templateRedis struct {
 
 func (a *testApp) templateKeys(couponID int64) []string {
 	a.t.Helper()
-	keys, err := a.Redis.Client.Keys(context.Background(), fmt.Sprintf("{coupon:%d}*", couponID)).Result()
+	keys, err := rdb.Keys(context.Background(), a.Redis.Client, fmt.Sprintf("{coupon:%d}*", couponID))
 	if err != nil {
 		a.t.Fatal(err)
 	}

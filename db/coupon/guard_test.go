@@ -12,6 +12,7 @@ import (
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // redisSnapshot is every Redis key of one template as it stood at one moment.
@@ -25,7 +26,7 @@ type redisSnapshot struct {
 // templateKeys lists the keys that carry the template's hash tag.
 func (cs *testService) templateKeys(t testing.TB, couponID int64) []string {
 	t.Helper()
-	keys, err := cs.redis.Client.Keys(context.Background(), fmt.Sprintf("{coupon:%d}*", couponID)).Result()
+	keys, err := rdb.Keys(context.Background(), cs.redis.Client, fmt.Sprintf("{coupon:%d}*", couponID))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -269,7 +270,7 @@ func TestStaleRestoreDurableGuard(t *testing.T) {
 	// Redis loses the template: it loads back from SQLite past the highest
 	// unit held (5), not past the count (4), so the gap the refused unit 3
 	// left is not mistaken for a free unit and no grab is refused again.
-	cs.redis.Client.FlushDB(ctx)
+	rdb.FlushDB(ctx, cs.redis.Client)
 	if uc := cs.grabOK(t, u[4], c.ID); uc.ID != coupon.UserCouponID(c.ID, 6) {
 		t.Fatalf("grab after Redis lost the template got %d, want unit 6", uc.ID)
 	}

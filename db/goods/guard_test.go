@@ -13,6 +13,7 @@ import (
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // staleSale is goods of stock 3 sold out to users 1, 2 and 3 (units 3, 2,
@@ -295,7 +296,7 @@ func TestStatsDriftCountsFailedOrders(t *testing.T) {
 		}
 	}
 	// Redis loses the goods and rebuilds it from SQLite: its counts take the failed order in too.
-	if err := e.s.Redis.FlushDB(e.ctx).Err(); err != nil {
+	if err := rdb.FlushDB(e.ctx, e.s.Redis); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := e.s.Preheat(e.ctx); err != nil {
