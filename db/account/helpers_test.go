@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,20 +15,11 @@ import (
 	"golang.org/x/crypto/bcrypt"
 )
 
-// clock is a settable time source shared by a test's services.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
 // env is the accounts over a fresh Redis and SQLite, with a settable clock
 // and one merchant, merchant1 / password123.
 type env struct {
 	s        *account.Service
-	clk      *clock
+	clk      *dbtest.Clock
 	merchant *model.User
 	ctx      context.Context
 }
@@ -39,7 +29,7 @@ func newEnv(t testing.TB) *env {
 	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	b := backend.New(sq, r.Client)
 	b.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	clk := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}
+	clk := dbtest.NewClock(time.Now().UTC().Truncate(time.Millisecond))
 	b.Now = clk.Now
 	s := account.New(b)
 	s.BcryptCost = bcrypt.MinCost

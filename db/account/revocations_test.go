@@ -12,7 +12,7 @@ import (
 )
 
 // startRevocations mirrors the record in rdb, as one web process does.
-func startRevocations(t *testing.T, rdb redis.UniversalClient, clk *clock, refresh time.Duration) *account.Revocations {
+func startRevocations(t *testing.T, rdb redis.UniversalClient, clk *dbtest.Clock, refresh time.Duration) *account.Revocations {
 	t.Helper()
 	r := account.NewRevocations(rdb, time.Hour)
 	r.Now, r.Refresh = clk.Now, refresh
@@ -40,7 +40,7 @@ func waitRevoked(t *testing.T, r *account.Revocations, c model.Claims, what stri
 // and ends exactly the sessions it names.
 func TestRevocationsAcrossProcesses(t *testing.T) {
 	rdb := dbtest.Redis(t).Client
-	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	clk := dbtest.NewClock(time.Unix(1_800_000_000, 0))
 	a := startRevocations(t, rdb, clk, 0)
 	b := startRevocations(t, rdb, clk, 0)
 	ctx := context.Background()
@@ -86,7 +86,7 @@ func TestRevocationsAcrossProcesses(t *testing.T) {
 // revocations whose tokens have expired; Redis is trimmed too.
 func TestRevocationsLoadAtStart(t *testing.T) {
 	rdb := dbtest.Redis(t).Client
-	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	clk := dbtest.NewClock(time.Unix(1_800_000_000, 0))
 	ctx := context.Background()
 	w := account.NewRevocations(rdb, time.Hour)
 	w.Now = clk.Now
@@ -126,7 +126,7 @@ func TestRevocationsLoadAtStart(t *testing.T) {
 // still learnt by the periodic reload.
 func TestRevocationsRefreshBackstop(t *testing.T) {
 	rdb := dbtest.Redis(t).Client
-	clk := &clock{now: time.Unix(1_800_000_000, 0)}
+	clk := dbtest.NewClock(time.Unix(1_800_000_000, 0))
 	r := startRevocations(t, rdb, clk, 20*time.Millisecond)
 	c := model.Claims{UserID: 1, SessionID: "silent", IssuedAt: clk.Now().UnixMicro(), Expires: clk.Now().Add(time.Hour).Unix()}
 	if err := rdb.ZAdd(context.Background(), "{revocations}:sessions", redis.Z{Score: float64(c.Expires), Member: c.SessionID}).Err(); err != nil {

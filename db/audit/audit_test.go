@@ -14,17 +14,11 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// clock is a settable time source.
-type clock struct{ now time.Time }
-
-func (c *clock) Now() time.Time          { return c.now }
-func (c *clock) Advance(d time.Duration) { c.now = c.now.Add(d) }
-
 // auditStore is the log over a fresh SQLite only (the audit log needs no
 // Redis) with a clock the test moves.
-func auditStore(t *testing.T) (*audit.Service, *clock) {
+func auditStore(t *testing.T) (*audit.Service, *dbtest.Clock) {
 	t.Helper()
-	clk := &clock{now: time.Date(2030, 1, 2, 3, 4, 5, 6_000_600, time.UTC)}
+	clk := dbtest.NewClock(time.Date(2030, 1, 2, 3, 4, 5, 6_000_600, time.UTC))
 	return audit.New(&backend.Backend{SQL: dbtest.DB(t), Now: clk.Now}), clk
 }
 

@@ -4,31 +4,22 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/db/coupon"
+	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/tasks"
 )
 
-// clock is a settable time source for the service under test.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
 // leaseEnv is a service on a settable clock whose users book a webhook
 // reminder, at 5 minutes, of a template opening in two hours.
 type leaseEnv struct {
 	*testService
-	clk   *clock
+	clk   *dbtest.Clock
 	c     *model.Coupon
 	p     tasks.CouponRemindPayload
 	users []int64
@@ -38,7 +29,7 @@ func newLeaseEnv(t *testing.T, urls ...string) *leaseEnv {
 	t.Helper()
 	cs := newService(t)
 	cs.WebhookAllowPrivate = true
-	clk := &clock{now: time.Now()}
+	clk := dbtest.NewClock(time.Now())
 	cs.Now = clk.Now
 	c := cs.create(t, 10, 1, clk.Now().Add(2*time.Hour), clk.Now().Add(3*time.Hour))
 	e := &leaseEnv{testService: cs, clk: clk, c: c, users: bookWebhooks(t, cs, c, urls),

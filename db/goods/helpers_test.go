@@ -4,7 +4,6 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"sync"
 	"testing"
 	"time"
 
@@ -17,21 +16,11 @@ import (
 	"github.com/seckill/seckill/db/sqldb"
 )
 
-// clock is a settable time source shared by a test's services.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time          { c.mu.Lock(); defer c.mu.Unlock(); return c.now }
-func (c *clock) Set(t time.Time)         { c.mu.Lock(); c.now = t; c.mu.Unlock() }
-func (c *clock) Advance(d time.Duration) { c.mu.Lock(); c.now = c.now.Add(d); c.mu.Unlock() }
-
 // goodsEnv is a goods service over a fresh Redis and SQLite, with a merchant and a settable clock.
 type goodsEnv struct {
 	t        testing.TB
 	s        *goods.Service
-	clk      *clock
+	clk      *dbtest.Clock
 	merchant model.Claims
 	ctx      context.Context
 }
@@ -41,7 +30,7 @@ func newGoodsEnv(t testing.TB) *goodsEnv {
 	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	b := backend.New(sq, r.Client)
 	b.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	clk := &clock{now: time.Now().UTC().Truncate(time.Millisecond)}
+	clk := dbtest.NewClock(time.Now().UTC().Truncate(time.Millisecond))
 	b.Now = clk.Now
 	s := goods.New(b)
 	s.OrderTTL = 15 * time.Minute
@@ -65,10 +54,10 @@ func newMerchant(t testing.TB, sq *sqldb.DB) model.Claims {
 
 // twin is a second service over the same Redis and SQLite with its own
 // clock, for racing operations that must see different times.
-func (e *goodsEnv) twin() (*goods.Service, *clock) {
+func (e *goodsEnv) twin() (*goods.Service, *dbtest.Clock) {
 	b := *e.s.Backend
 	b.Events = live.New(e.s.Redis)
-	clk := &clock{now: e.clk.Now()}
+	clk := dbtest.NewClock(e.clk.Now())
 	b.Now = clk.Now
 	s2 := *e.s
 	s2.Backend = &b
