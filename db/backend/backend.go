@@ -7,6 +7,7 @@ package backend
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -46,4 +47,14 @@ func (b *Backend) Eval(ctx context.Context, script *redis.Script, keys []string,
 		return script.Run(ctx, b.Pipe.Client(), keys, args...)
 	}
 	return script.Run(ctx, b.Redis, keys, args...)
+}
+
+// Schedule enqueues task; one whose ID is taken was scheduled by an earlier
+// call and counts as scheduled. The caller checks that Tasks is set.
+func (b *Backend) Schedule(ctx context.Context, task *asynq.Task, opts ...asynq.Option) error {
+	_, err := b.Tasks.EnqueueContext(ctx, task, opts...)
+	if errors.Is(err, asynq.ErrTaskIDConflict) {
+		return nil
+	}
+	return err
 }

@@ -176,8 +176,7 @@ func (s *Service) scheduleReminder(ctx context.Context, couponID int64, start ti
 		return fmt.Errorf("schedule reminder: no task client")
 	}
 	p := tasks.CouponRemindPayload{CouponID: couponID, GrabStartAt: start.UTC(), MinutesBefore: minutes}
-	_, err := s.Tasks.EnqueueContext(ctx, tasks.NewCouponRemindTask(p))
-	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if err := s.Schedule(ctx, tasks.NewCouponRemindTask(p)); err != nil {
 		return fmt.Errorf("schedule reminder of coupon %d at %d minutes: %w", couponID, minutes, err)
 	}
 	return nil

@@ -21,8 +21,7 @@ func (s *Service) scheduleExpiry(ctx context.Context, o *model.Order) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
-	_, err := s.Tasks.EnqueueContext(ctx, tasks.NewOrderExpireTask(o.ID), asynq.ProcessAt(backend.DueAt(o.ExpiresAt)))
-	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if err := s.Schedule(ctx, tasks.NewOrderExpireTask(o.ID), asynq.ProcessAt(backend.DueAt(o.ExpiresAt))); err != nil {
 		s.Log.Warn("enqueue order expiry; the sweep will expire it", "order", o.ID, "err", err)
 	}
 }
@@ -46,9 +45,9 @@ func (s *Service) scheduleSlotSync(ctx context.Context, sl *model.Slot) {
 	if s.Tasks == nil {
 		return
 	}
-	_, err := s.Tasks.EnqueueContext(ctx, tasks.NewGoodsSyncTask(sl.ID), asynq.ProcessAt(sl.EndAt.Add(time.Second)),
+	err := s.Schedule(ctx, tasks.NewGoodsSyncTask(sl.ID), asynq.ProcessAt(sl.EndAt.Add(time.Second)),
 		asynq.TaskID(tasks.SlotSyncTaskID(sl.ID, sl.EndAt)))
-	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if err != nil {
 		s.Log.Warn("schedule slot-end stock sync; the periodic sync covers it", "slot", sl.ID, "err", err)
 	}
 }

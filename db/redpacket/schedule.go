@@ -2,9 +2,7 @@ package redpacket
 
 import (
 	"context"
-	"errors"
 
-	"github.com/hibiken/asynq"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/tasks"
 )
@@ -16,8 +14,7 @@ func (s *Service) scheduleExpiry(ctx context.Context, p *model.RedPacket) {
 	if s.Tasks == nil {
 		return
 	}
-	_, err := s.Tasks.EnqueueContext(ctx, tasks.NewRedPacketExpireTask(p.ID, p.ExpiresAt))
-	if err != nil && !errors.Is(err, asynq.ErrTaskIDConflict) {
+	if err := s.Schedule(ctx, tasks.NewRedPacketExpireTask(p.ID, p.ExpiresAt)); err != nil {
 		s.Log.Warn("schedule red packet expiry", "redpacket", p.ID, "err", err)
 	}
 }
