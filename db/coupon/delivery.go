@@ -13,10 +13,9 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
-	"github.com/seckill/seckill/db/sqldb"
+	"github.com/seckill/seckill/db/remind"
 	"github.com/seckill/seckill/tasks"
 )
 
@@ -24,7 +23,7 @@ import (
 // channel), concurrent email and webhook attempts, attempts per delivery,
 // deliveries one sweep takes over at most.
 const (
-	ReminderPageSize    = 1000
+	ReminderPageSize    = remind.PageSize
 	reminderSenders     = 32
 	maxDeliveryAttempts = 6
 	sweepBatch          = 1000
@@ -122,36 +121,11 @@ type reminderRun struct {
 }
 
 func (r *reminderRun) fanOut(ctx context.Context) error {
-	lead := r.minutes/model.LeadStep - 1
-	bitOf := func(channel string) int64 { return 1 << (ChannelIndex(channel)*model.LeadTimes + lead) }
-	mask := LeadTimeMask(r.minutes)
-	var after int64
-	for {
-		rows, err := r.s.SQL.R.QueryContext(ctx, `SELECT user_id, bits FROM coupon_reminders
-			WHERE template_id = ? AND user_id > ? AND bits & ? != 0 ORDER BY user_id LIMIT ?`, r.c.ID, after, mask, ReminderPageSize)
-		if err != nil {
-			return fmt.Errorf("page reminders of coupon %d: %w", r.c.ID, err)
-		}
-		var n int
-		byChannel := map[string][]int64{}
-		for rows.Next() {
-			var uid, bits int64
-			if err := rows.Scan(&uid, &bits); err != nil {
-				rows.Close()
-				return err
-			}
-			n, after = n+1, uid
-			for _, ch := range []string{model.ChannelApp, model.ChannelEmail, model.ChannelWebhook} {
-				if bits&bitOf(ch) != 0 {
-					byChannel[ch] = append(byChannel[ch], uid)
-				}
-			}
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return err
-		}
-		if err := r.sendApp(ctx, byChannel[model.ChannelApp]); err != nil {
+	st := r.s.reminders()
+	subj := remind.Subject{ID: r.c.ID, Title: r.c.Title, Start: r.c.GrabStartAt}
+	n := model.Notification{Kind: model.NotificationCouponReminder, CouponID: r.c.ID, Message: reminderText(r.c, r.minutes)}
+	return st.Page(ctx, r.c.ID, r.minutes, []string{model.ChannelApp, model.ChannelEmail, model.ChannelWebhook}, func(byChannel map[string][]int64) error {
+		if err := st.SendApp(ctx, subj, r.minutes, byChannel[model.ChannelApp], n); err != nil {
 			return err
 		}
 		for _, ch := range []string{model.ChannelEmail, model.ChannelWebhook} {
@@ -159,82 +133,8 @@ func (r *reminderRun) fanOut(ctx context.Context) error {
 				return err
 			}
 		}
-		if n < ReminderPageSize {
-			return nil
-		}
-	}
-}
-
-// sendApp records the deliveries and inbox rows of a page in one
-// transaction, then pushes the new notifications live in one pipeline.
-func (r *reminderRun) sendApp(ctx context.Context, users []int64) error {
-	if len(users) == 0 {
 		return nil
-	}
-	now := r.s.Now().UTC()
-	at, start := now.UnixMilli(), r.c.GrabStartAt.UnixMilli()
-	var sent map[int64]model.Notification
-	err := r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		// Two set-based statements over the staged page: the deliveries not
-		// recorded yet (a row there means an earlier run of this task sent
-		// it), then their inbox rows.
-		if err := r.s.SQL.Stage(ctx, tx, "reminder_page", pageColumns, userRows(users, nil)); err != nil {
-			return err
-		}
-		fresh, err := queryUsers(ctx, tx, `INSERT INTO reminder_deliveries
-			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms, sent_ms)
-			SELECT ?, ?, ?, 'app', p.user_id, 'sent', 1, ?, ? FROM reminder_page AS p WHERE true
-			ON CONFLICT DO NOTHING RETURNING user_id`, r.c.ID, start, r.minutes, at, at)
-		if err != nil || len(fresh) == 0 {
-			return err
-		}
-		slices.Sort(fresh) // the inbox rows in the page's order
-		sent, err = inbox.Add(ctx, tx, fresh, model.Notification{
-			Kind: model.NotificationCouponReminder, CouponID: r.c.ID, Message: reminderText(r.c, r.minutes), CreatedAt: now})
-		return err
 	})
-	if err != nil {
-		return fmt.Errorf("record app reminders of coupon %d: %w", r.c.ID, err)
-	}
-	if err := r.s.Events.PublishAll(ctx, inbox.Messages(sent)); err != nil {
-		r.s.Log.Warn("push reminders live", "coupon", r.c.ID, "err", err) // the inbox has them
-	}
-	return nil
-}
-
-// pageColumns are the columns of a staged page of bookings: the user and,
-// for an email or webhook, the status and lease its delivery starts with.
-var pageColumns = []sqldb.Column{{Name: "user_id", Type: "BIGINT"}, {Name: "status", Type: "TEXT"}, {Name: "lease_until_ms", Type: "BIGINT"}}
-
-// userRows are staged rows of pageColumns, status and lease from state (nil: none).
-func userRows(users []int64, state func(uid int64) (string, any)) [][]any {
-	rows := make([][]any, len(users))
-	for i, uid := range users {
-		status, lease := "", any(nil)
-		if state != nil {
-			status, lease = state(uid)
-		}
-		rows[i] = []any{uid, status, lease}
-	}
-	return rows
-}
-
-// queryUsers runs a statement returning user IDs.
-func queryUsers(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var uid int64
-		if err := rows.Scan(&uid); err != nil {
-			return nil, err
-		}
-		out = append(out, uid)
-	}
-	return out, rows.Err()
 }
 
 // startExternal claims the page's deliveries on an email or webhook channel
@@ -277,7 +177,7 @@ func (r *reminderRun) claimExternal(ctx context.Context, channel string, users [
 	}
 	start, at := r.c.GrabStartAt.UnixMilli(), r.s.Now().UnixMilli()
 	lease := at + deliveryLease.Milliseconds()
-	rows := userRows(users, func(uid int64) (string, any) {
+	rows := remind.UserRows(users, func(uid int64) (string, any) {
 		if addrs[uid] == "" || (channel == model.ChannelEmail && r.s.SMTPURL == "") {
 			return deliverySkipped, nil // the address was removed after booking
 		}
@@ -285,11 +185,11 @@ func (r *reminderRun) claimExternal(ctx context.Context, channel string, users [
 	})
 	var claimed []int64
 	err = r.s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		if err := r.s.SQL.Stage(ctx, tx, "reminder_page", pageColumns, rows); err != nil {
+		if err := r.s.SQL.Stage(ctx, tx, "reminder_page", remind.PageColumns, rows); err != nil {
 			return err
 		}
 		// One statement: the rows recorded now are the claims of this run.
-		claimed, err = queryUsers(ctx, tx, `INSERT INTO reminder_deliveries
+		claimed, err = remind.QueryUsers(ctx, tx, `INSERT INTO reminder_deliveries
 			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms, lease_until_ms)
 			SELECT ?, ?, ?, ?, p.user_id, p.status, 1, ?, p.lease_until_ms FROM reminder_page AS p WHERE true
 			ON CONFLICT DO NOTHING RETURNING CASE WHEN status = ? THEN user_id ELSE 0 END`,

@@ -103,11 +103,21 @@ func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in 
 		q = `UPDATE slots SET title = ?, start_ms = ?, end_ms = ? WHERE id = ? AND start_ms = ? AND end_ms = ? AND start_ms > ?`
 		args = []any{in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), id, old.StartAt.UnixMilli(), old.EndAt.UnixMilli(), s.Now().UnixMilli()}
 	}
-	res, err := s.SQL.W.ExecContext(ctx, q, args...)
+	var n int64
+	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return err
+		}
+		if n, _ = res.RowsAffected(); n == 0 || !moved {
+			return nil
+		}
+		return s.moveReminders(ctx, tx, id, in.StartAt) // bookings follow the slot
+	})
 	if err != nil {
 		return nil, fmt.Errorf("update slot %d: %w", id, err)
 	}
-	if n, _ := res.RowsAffected(); n == 0 {
+	if n == 0 {
 		return nil, db.Errorf(db.ECONFLICT, "slot %d changed meanwhile or its sale started: reload and try again", id)
 	}
 	sl, err := s.Slot(ctx, id)
@@ -125,6 +135,9 @@ func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in 
 			}
 		}
 		s.scheduleSlotSync(ctx, sl)
+		if err := s.rescheduleReminders(ctx, goods, old.StartAt); err != nil {
+			return nil, err
+		}
 	}
 	return sl, nil
 }

@@ -22,7 +22,7 @@ type Service struct {
 
 // List returns the user's latest notifications, newest first.
 func (s *Service) List(ctx context.Context, userID int64) ([]*model.Notification, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, kind, COALESCE(coupon_id, 0), message, created_ms, read
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, kind, COALESCE(coupon_id, 0), COALESCE(goods_id, 0), message, created_ms, read
 		FROM notifications WHERE user_id = ? ORDER BY id DESC LIMIT 100`, userID)
 	if err != nil {
 		return nil, err
@@ -32,7 +32,7 @@ func (s *Service) List(ctx context.Context, userID int64) ([]*model.Notification
 	for rows.Next() {
 		var n model.Notification
 		var created int64
-		if err := rows.Scan(&n.ID, &n.Kind, &n.CouponID, &n.Message, &created, &n.Read); err != nil {
+		if err := rows.Scan(&n.ID, &n.Kind, &n.CouponID, &n.GoodsID, &n.Message, &created, &n.Read); err != nil {
 			return nil, err
 		}
 		n.CreatedAt = time.UnixMilli(created).UTC()
@@ -54,11 +54,11 @@ func (s *Service) MarkRead(ctx context.Context, userID int64) error {
 	return err
 }
 
-// addPerStatement bounds the rows of one insert (5 values each, well under
+// addPerStatement bounds the rows of one insert (6 values each, well under
 // either database's limit on parameters).
 const addPerStatement = 1000
 
-// Add puts n (its kind, coupon, message and creation time) in each user's
+// Add puts n (its kind, coupon or goods, message and creation time) in each user's
 // inbox within tx, in multi-row statements, and returns the stored
 // notifications by user, each with its new ID.
 func Add(ctx context.Context, tx *sql.Tx, users []int64, n model.Notification) (map[int64]model.Notification, error) {
@@ -66,14 +66,14 @@ func Add(ctx context.Context, tx *sql.Tx, users []int64, n model.Notification) (
 	for start := 0; start < len(users); start += addPerStatement {
 		chunk := users[start:min(start+addPerStatement, len(users))]
 		var q strings.Builder
-		q.WriteString(`INSERT INTO notifications (user_id, kind, coupon_id, message, created_ms) VALUES `)
-		args := make([]any, 0, 5*len(chunk))
+		q.WriteString(`INSERT INTO notifications (user_id, kind, coupon_id, goods_id, message, created_ms) VALUES `)
+		args := make([]any, 0, 6*len(chunk))
 		for i, uid := range chunk {
 			if i > 0 {
 				q.WriteString(", ")
 			}
-			q.WriteString("(?, ?, ?, ?, ?)")
-			args = append(args, uid, n.Kind, n.CouponID, n.Message, n.CreatedAt.UnixMilli())
+			q.WriteString("(?, ?, ?, ?, ?, ?)")
+			args = append(args, uid, n.Kind, n.CouponID, nullID(n.GoodsID), n.Message, n.CreatedAt.UnixMilli())
 		}
 		q.WriteString(` RETURNING user_id, id`)
 		if err := addRows(ctx, tx, q.String(), args, n, out); err != nil {
@@ -108,4 +108,12 @@ func Messages(byUser map[int64]model.Notification) []live.Message {
 		out = append(out, live.Message{Topic: live.TopicUser(uid), Event: ev})
 	}
 	return out
+}
+
+// nullID stores an absent goods as NULL.
+func nullID(id int64) any {
+	if id == 0 {
+		return nil
+	}
+	return id
 }

@@ -96,6 +96,7 @@ func RemindAt(start time.Time, minutes int) time.Time {
 // BookedReminder is one booked reminder with the time it is due.
 type BookedReminder struct {
 	CouponID      int64     `json:"coupon_id,omitempty"`
+	GoodsID       int64     `json:"goods_id,omitempty"`
 	Title         string    `json:"title,omitempty"`
 	MinutesBefore int       `json:"minutes_before"`
 	Channel       string    `json:"channel"`

@@ -7,6 +7,7 @@ type Notification struct {
 	ID        int64     `json:"id"`
 	Kind      string    `json:"kind"`
 	CouponID  int64     `json:"coupon_id"`
+	GoodsID   int64     `json:"goods_id,omitempty"` // a goods reminder's goods
 	Message   string    `json:"message"`
 	CreatedAt time.Time `json:"created_at"`
 	Read      bool      `json:"read"`
@@ -20,3 +21,6 @@ type NotificationEvent struct {
 
 // NotificationCouponReminder is the kind of a coupon reminder in the inbox.
 const NotificationCouponReminder = "coupon_reminder"
+
+// NotificationGoodsReminder is the kind of a seckill goods reminder in the inbox.
+const NotificationGoodsReminder = "goods_reminder"
