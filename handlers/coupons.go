@@ -219,7 +219,7 @@ func (h *Handlers) MyReminders(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rs, err := h.Coupons.UserReminders(c.UserContext(), cl.UserID)
+	rs, err := h.userReminders(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}
@@ -298,7 +298,7 @@ func (h *Handlers) MyRemindersPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	rs, err := h.Coupons.UserReminders(c.UserContext(), cl.UserID)
+	rs, err := h.userReminders(c.UserContext(), cl.UserID)
 	if err != nil {
 		return err
 	}

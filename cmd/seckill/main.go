@@ -285,6 +285,7 @@ func (m *Main) areas() []tasks.Area {
 		&tasks.RedPackets{Store: m.RedPackets},
 		&tasks.Goods{Store: m.Goods, Log: m.Log},
 		&tasks.Coupons{Store: m.Coupons},
+		&tasks.GoodsReminders{Store: m.Goods},
 	}
 }
 

@@ -1,6 +1,9 @@
 package model
 
-import "time"
+import (
+	"sort"
+	"time"
+)
 
 // Coupon kinds.
 const (
@@ -149,4 +152,15 @@ type CouponCentre struct {
 	Coupons   []*Coupon
 	Reminders map[int64][]BookedReminder // by template
 	Channels  map[string]string          // channel → why it cannot be booked ("" when it can)
+}
+
+// MergeReminders lists the reminders of several lists (coupons', goods')
+// soonest first; those due at the same time keep their lists' order.
+func MergeReminders(lists ...[]BookedReminder) []BookedReminder {
+	out := []BookedReminder{}
+	for _, l := range lists {
+		out = append(out, l...)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].RemindAt.Before(out[j].RemindAt) })
+	return out
 }

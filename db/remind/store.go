@@ -265,15 +265,15 @@ func (s *Store) Reschedule(ctx context.Context, id int64, oldStart, start time.T
 	if oldStart.Equal(start) {
 		return nil
 	}
+	booked, err := s.booked(ctx, id)
+	if err != nil || booked == 0 {
+		return err // no bookings: no tasks to move
+	}
 	for _, m := range model.LeadTimeList() {
 		tid := s.TaskID(id, oldStart.UTC(), m)
 		if err := s.Queue.DeleteTask(s.TaskQueue, tid); err != nil && !errors.Is(err, asynq.ErrTaskNotFound) && !errors.Is(err, asynq.ErrQueueNotFound) {
 			s.Log.Warn("delete old reminder task", "task", tid, "err", err)
 		}
-	}
-	booked, err := s.booked(ctx, id)
-	if err != nil {
-		return err
 	}
 	if !s.Now().Before(start) {
 		return nil // started: a reminder would come too late
