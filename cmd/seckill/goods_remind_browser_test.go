@@ -1,0 +1,93 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+
+	"github.com/seckill/seckill/tasks"
+)
+
+// A shopper books "Remind me" on an upcoming goods page (a lead time whose
+// time has passed cannot be chosen), cancels one, finds the other on My
+// reminders, and, when the app's clock reaches the remind time and the task
+// runs, sees the reminder arrive live on the goods page and in the badge.
+func TestGoodsRemindBrowser(t *testing.T) {
+	ctx := newBrowser(t)
+	a := startApp(t)
+	merchant, _ := a.newMerchant()
+	sl := a.createSlot(merchant, 30*time.Minute+30*time.Second, time.Hour)
+	g := a.createGoods(merchant, sl.ID, 10, 1)
+	name := fmt.Sprintf("shopper_r%d", userSeq.Add(1))
+	if st := a.call("POST", "/api/auth/register", "", map[string]string{"username": name, "password": "password123"}, nil); st != 201 {
+		t.Fatalf("register: %d", st)
+	}
+	page := fmt.Sprintf("%s/goods/%d", a.URL, g.ID)
+	choose := func(minutes int) chromedp.Action {
+		return chromedp.SetValue(`[data-testid=remind-minutes]`, fmt.Sprint(minutes), chromedp.ByQuery)
+	}
+
+	err := chromedp.Run(ctx,
+		browserLogin(ctx, a.URL, name, "password123"),
+		chromedp.Navigate(page),
+		chromedp.WaitVisible(`[data-testid=goods-remind][data-ready="1"]`),
+		choose(10), chromedp.Click(`[data-testid=remind-book]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid=goods-reminder-10-app]`),
+		choose(5), chromedp.Click(`[data-testid=remind-book]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`[data-testid=goods-reminder-5-app]`),
+		chromedp.Click(`[data-testid=cancel-goods-reminder-5-app]`, chromedp.ByQuery),
+		chromedp.WaitNotPresent(`[data-testid=goods-reminder-5-app]`),
+	)
+	if err != nil {
+		t.Fatalf("book and cancel on the goods page: %v", err)
+	}
+	var late, open bool
+	err = chromedp.Run(ctx,
+		chromedp.Evaluate(`document.querySelector('[data-testid=remind-minutes] option[value="35"]').disabled`, &late),
+		chromedp.Evaluate(`document.querySelector('[data-testid=remind-minutes] option[value="30"]').disabled`, &open))
+	if err != nil || !late || open {
+		t.Fatalf("35 minutes disabled %v (want true), 30 minutes disabled %v (want false): %v", late, open, err)
+	}
+	var booked string
+	if err := chromedp.Run(ctx, chromedp.Reload(), chromedp.WaitVisible(`[data-testid=goods-remind][data-ready="1"]`),
+		chromedp.Text(`[data-testid=remind-list]`, &booked, chromedp.ByQuery)); err != nil || !strings.Contains(booked, "10 min before") || strings.Contains(booked, "5 min") {
+		t.Fatalf("after a reload the page lists %q (%v)", booked, err)
+	}
+
+	var row string
+	err = chromedp.Run(ctx,
+		chromedp.Navigate(a.URL+"/me/reminders"),
+		chromedp.Text(tid("my-goods-reminder", g.ID, 10, "app"), &row, chromedp.ByQuery),
+	)
+	if err != nil || !strings.Contains(row, g.Title) || !strings.Contains(row, "10 min before") {
+		t.Fatalf("my reminders row = %q (%v)", row, err)
+	}
+
+	// The remind time comes on the app's clock; the worker runs the due task.
+	a.followClock(ctx)
+	if err := chromedp.Run(ctx, chromedp.Navigate(page), chromedp.WaitVisible(`[data-testid=goods-remind][data-ready="1"]`),
+		chromedp.WaitReady(`html[data-live="on"]`)); err != nil {
+		t.Fatal(err)
+	}
+	remindAt := sl.StartAt.Add(-10 * time.Minute)
+	a.advance(remindAt.Sub(a.Clock.Now()))
+	info := a.goodsRemindTask(g.ID, sl.StartAt, 10)
+	if info == nil {
+		t.Fatal("no fan-out task")
+	}
+	if err := a.Backend.Queue.RunTask(tasks.GoodsRemindQueue, info.ID); err != nil {
+		t.Fatal(err)
+	}
+	var arrived, badge string
+	err = chromedp.Run(ctx,
+		chromedp.WaitVisible(`[data-testid=remind-arrived]`),
+		chromedp.Text(`[data-testid=remind-arrived]`, &arrived, chromedp.ByQuery),
+		chromedp.WaitVisible(tid("unread-badge")), chromedp.Text(tid("unread-badge"), &badge, chromedp.ByQuery),
+	)
+	if err != nil || !strings.Contains(arrived, g.Title) || !strings.Contains(arrived, "10 minutes") || badge != "1" {
+		t.Fatalf("arrived %q, badge %q (%v)", arrived, badge, err)
+	}
+}
