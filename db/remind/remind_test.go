@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/remind"
 	"github.com/seckill/seckill/tasks"
 )
 
@@ -375,4 +377,84 @@ func TestEnsureBringsLostTasksBack(t *testing.T) {
 			t.Fatalf("task %s after the check: scheduled %v, %v", tid, e.scheduled(s.queue, tid), err)
 		}
 	})
+}
+
+// Bookings racing a move of the start, all released at once: every booking
+// ends at the new start, and the new start's task exists for the lead time
+// booked, whichever committed first.
+func TestBookRacingMove(t *testing.T) {
+	forEach(t, func(t *testing.T, e *env, s subject) {
+		start := e.clk.Now().Add(2 * time.Hour)
+		id := s.create(e, start)
+		const n = 40
+		users := make([]int64, n)
+		for i := range users {
+			users[i] = e.user(fmt.Sprintf("u%d", i))
+		}
+		later := start.Add(20 * time.Minute)
+		release := make(chan struct{})
+		errs := make(chan error, n)
+		var wg sync.WaitGroup
+		for _, uid := range users {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				<-release
+				_, err := s.book(e, uid, id, 25, model.ChannelApp)
+				errs <- err
+			}()
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-release
+			s.move(e, id, later)
+		}()
+		close(release)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, uid := range users {
+			mine, err := s.mine(e, uid)
+			want(t, fmt.Sprintf("user %d's reminders", uid), mine, err, at(later, 25))
+		}
+		if !e.scheduled(s.queue, s.taskID(id, later, 25)) {
+			t.Fatal("no task at the new start")
+		}
+	})
+}
+
+// A booking whose look-up read the start from before a move (the move and
+// its reschedule ran in between) stores the new start and makes the new
+// start's task itself: the reschedule found no booking to move.
+func TestBookAfterAMoveSchedulesTheStoredStart(t *testing.T) {
+	e := newEnv(t)
+	s := subjects[1]
+	start := e.clk.Now().Add(2 * time.Hour)
+	id, uid := s.create(e, start), e.user("ann")
+	later := start.Add(20 * time.Minute)
+	s.move(e, id, later)
+	st := &remind.Store{
+		Backend: e.b,
+		Table: remind.Table{Bookings: "goods_reminders", Deliveries: "goods_reminder_deliveries", Subject: "goods_id", Start: "start_ms",
+			Source: "g.id, s.start_ms FROM goods g JOIN slots s ON s.id = g.slot_id WHERE g.id = ?"},
+		Find: func(context.Context, int64) (remind.Subject, error) {
+			return remind.Subject{ID: id, Start: start}, nil // read before the move
+		},
+		ChannelProblem: func(context.Context, int64, string) (string, error) { return "", nil },
+		Task: func(id int64, start time.Time, minutes int) *asynq.Task {
+			return tasks.NewGoodsRemindTask(tasks.GoodsRemindPayload{GoodsID: id, StartAt: start, MinutesBefore: minutes})
+		},
+		TaskID:    s.taskID,
+		TaskQueue: s.queue,
+	}
+	rs, err := st.Book(e.ctx, uid, id, 25, model.ChannelApp)
+	want(t, "booked", rs, err, at(later, 25))
+	if !e.scheduled(s.queue, s.taskID(id, later, 25)) {
+		t.Fatal("no task at the start stored")
+	}
 }

@@ -110,6 +110,14 @@ func (s *Store) Book(ctx context.Context, userID, id int64, minutes int, channel
 	if err != nil {
 		return nil, fmt.Errorf("book reminder: %w", err)
 	}
+	// The start moved between the look-up and the insert, and the move's
+	// Reschedule may have found no booking to schedule: the task of the
+	// start stored is this booking's to make.
+	if start != subj.Start.UnixMilli() {
+		if err := s.schedule(ctx, subj.ID, fromMS(start), minutes); err != nil {
+			return nil, err
+		}
+	}
 	return Expand(bits, fromMS(start))
 }
 
