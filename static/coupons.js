@@ -136,7 +136,9 @@
       const t = document.createElement("time");
       t.setAttribute("datetime", n.created_at);
       t.textContent = localTime(n.created_at);
-      li.append(span, t);
+      li.append(span);
+      if (n.goods_id) { const a = document.createElement("a"); a.href = `/goods/${n.goods_id}`; a.textContent = "See the goods"; a.dataset.testid = `notification-goods-${n.id}`; li.append(" ", a); }
+      li.append(t);
       list.prepend(li);
       const empty = document.querySelector('[data-testid="no-notifications"]');
       if (empty) empty.hidden = true;

@@ -90,4 +90,11 @@ func TestGoodsRemindBrowser(t *testing.T) {
 	if err != nil || !strings.Contains(arrived, g.Title) || !strings.Contains(arrived, "10 minutes") || badge != "1" {
 		t.Fatalf("arrived %q, badge %q (%v)", arrived, badge, err)
 	}
+	var href string
+	var ok bool
+	err = chromedp.Run(ctx, chromedp.Navigate(a.URL+"/me/notifications"),
+		chromedp.AttributeValue(`[data-testid^=notification-goods-]`, "href", &href, &ok, chromedp.ByQuery))
+	if err != nil || href != fmt.Sprintf("/goods/%d", g.ID) {
+		t.Fatalf("the inbox links to %q, want the goods (%v)", href, err)
+	}
 }
