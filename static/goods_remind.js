@@ -12,6 +12,10 @@
   function errorOf(r, fallback) {
     return (r.body && r.body.error && r.body.error.message) || fallback;
   }
+  function say(el, text) {
+    el.textContent = text;
+    el.hidden = text === "";
+  }
 
   function initGoodsPage(box) {
     const id = box.dataset.goodsRemind;
@@ -50,7 +54,7 @@
         cancel.addEventListener("click", async () => {
           cancel.disabled = true;
           const res = await S.api("DELETE", `/api/goods/${id}/reminders?minutes_before=${r.minutes_before}&channel=${encodeURIComponent(r.channel)}`);
-          if (res.ok) { err.textContent = ""; render(res.body.reminders); } else { cancel.disabled = false; err.textContent = errorOf(res, "Could not cancel the reminder."); }
+          if (res.ok) { say(err, ""); render(res.body.reminders); } else { cancel.disabled = false; say(err, errorOf(res, "Could not cancel the reminder.")); }
         });
         li.append(`${r.minutes_before} min before, in the app, at `, t, " ", cancel);
         list.append(li);
@@ -65,7 +69,7 @@
       const res = await S.api("PUT", `/api/goods/${id}/reminders`,
         { minutes_before: Number(form.elements.minutes_before.value), channel: form.elements.channel.value });
       btn.disabled = false;
-      if (res.ok) { err.textContent = ""; render(res.body.reminders); } else { err.textContent = errorOf(res, "Could not book the reminder."); }
+      if (res.ok) { say(err, ""); render(res.body.reminders); } else { say(err, errorOf(res, "Could not book the reminder.")); }
       markLate();
     });
 

@@ -1222,12 +1222,12 @@ func MyRemindersPage(p Page, rs []model.BookedReminder) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			if len(rs) == 0 {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "<p class=\"muted\" data-testid=\"no-reminders\">No reminders booked. Open a coupon in the <a href=\"/coupons\">coupon centre</a> and choose “Remind me”.</p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "<p class=\"muted\" data-testid=\"no-reminders\">No reminders booked. Open a coupon in the <a href=\"/coupons\">coupon centre</a> and choose “Remind me”, or do the same on an upcoming <a href=\"/slots\">seckill goods</a>.</p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "<table data-testid=\"my-reminders\"><thead><tr><th>Coupon</th><th>When</th><th>Channel</th><th>Remind at</th><th></th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "<table data-testid=\"my-reminders\"><thead><tr><th>Reminder for</th><th>When</th><th>Channel</th><th>Remind at</th><th></th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

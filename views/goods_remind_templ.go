@@ -131,7 +131,7 @@ func GoodsRemind(p Page, g model.Goods) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\"> <button type=\"submit\" class=\"secondary\" data-testid=\"remind-book\">Remind me in the app</button></form><p class=\"error\" data-remind-error data-testid=\"remind-error\" role=\"alert\"></p><ul class=\"goods-reminders\" data-remind-list data-testid=\"remind-list\"></ul><p class=\"grab-result ok\" data-remind-arrived data-testid=\"remind-arrived\" role=\"status\" aria-live=\"polite\" hidden></p>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 11, "\"> <button type=\"submit\" class=\"secondary\" data-testid=\"remind-book\">Remind me in the app</button></form><p class=\"error\" data-remind-error data-testid=\"remind-error\" role=\"alert\" hidden></p><ul class=\"goods-reminders\" data-remind-list data-testid=\"remind-list\"></ul><p class=\"grab-result ok\" data-remind-arrived data-testid=\"remind-arrived\" role=\"status\" aria-live=\"polite\" hidden></p>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

@@ -90,6 +90,11 @@ func TestGoodsRemindBrowser(t *testing.T) {
 	if err != nil || !strings.Contains(arrived, g.Title) || !strings.Contains(arrived, "10 minutes") || badge != "1" {
 		t.Fatalf("arrived %q, badge %q (%v)", arrived, badge, err)
 	}
+	// Once the sale starts, there is nothing left to be reminded of.
+	a.advance(10 * time.Minute)
+	if err := chromedp.Run(ctx, chromedp.WaitNotVisible(`[data-testid=goods-remind]`)); err != nil {
+		t.Fatalf("Remind me still shows once the sale started: %v", err)
+	}
 	var href string
 	var ok bool
 	err = chromedp.Run(ctx, chromedp.Navigate(a.URL+"/me/notifications"),
