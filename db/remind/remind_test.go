@@ -146,7 +146,9 @@ var subjects = []subject{
 		cancel: func(e *env, uid, id int64, minutes int, channel string) ([]model.BookedReminder, error) {
 			return e.coupons.Cancel(e.ctx, uid, id, minutes, channel)
 		},
-		list: func(e *env, uid, id int64) ([]model.BookedReminder, error) { return e.coupons.Reminders(e.ctx, uid, id) },
+		list: func(e *env, uid, id int64) ([]model.BookedReminder, error) {
+			return e.coupons.Reminders(e.ctx, uid, id)
+		},
 		mine: func(e *env, uid int64) ([]model.BookedReminder, error) { return e.coupons.UserReminders(e.ctx, uid) },
 		idOf: func(r model.BookedReminder) int64 { return r.CouponID },
 	},
