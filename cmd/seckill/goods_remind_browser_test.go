@@ -66,6 +66,19 @@ func TestGoodsRemindBrowser(t *testing.T) {
 		t.Fatalf("my reminders row = %q (%v)", row, err)
 	}
 
+	// A reminder booked elsewhere (the API) is cancelled from My reminders.
+	token := a.login(name, "password123")
+	a.goodsRemind("PUT", token, g.ID, 20, "app")
+	row20 := tid("my-goods-reminder", g.ID, 20, "app")
+	err = chromedp.Run(ctx, chromedp.Navigate(a.URL+"/me/reminders"), chromedp.WaitVisible(row20),
+		chromedp.Click(row20+" button", chromedp.ByQuery), chromedp.WaitNotPresent(row20))
+	if err != nil {
+		t.Fatalf("cancel on My reminders: %v", err)
+	}
+	if got, want := leads(a.goodsRemind("GET", token, g.ID, 0, "")), leadsAt(sl.StartAt, 10); got != want {
+		t.Fatalf("after cancelling on My reminders %q, want %q", got, want)
+	}
+
 	// The remind time comes on the app's clock; the worker runs the due task.
 	a.followClock(ctx)
 	if err := chromedp.Run(ctx, chromedp.Navigate(page), chromedp.WaitVisible(`[data-testid=goods-remind][data-ready="1"]`),

@@ -19,7 +19,9 @@ var reminderTable = remind.Table{
 	Bookings: "goods_reminders", Deliveries: "goods_reminder_deliveries", Subject: "goods_id", Start: "start_ms",
 	Source: "g.id, s.start_ms FROM goods g JOIN slots s ON s.id = g.slot_id WHERE g.id = ?",
 	Titles: "goods g ON g.id = r.goods_id", Title: "g.title",
-	Upcoming: "g.id, s.start_ms FROM goods g JOIN slots s ON s.id = g.slot_id WHERE s.start_ms > ? AND s.start_ms <= ?",
+	// The bookings know their start (moved with the slot): the periodic
+	// check reads them alone, through goods_reminders_start.
+	Upcoming: "DISTINCT goods_id, start_ms FROM goods_reminders WHERE start_ms > ? AND start_ms <= ?",
 }
 
 // reminderChannels are the channels goods reminders go out on.

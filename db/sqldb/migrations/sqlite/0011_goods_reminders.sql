@@ -11,6 +11,9 @@ CREATE TABLE goods_reminders (
 	PRIMARY KEY (user_id, goods_id)
 );
 CREATE INDEX goods_reminders_goods ON goods_reminders (goods_id, user_id, bits);
+-- The periodic check that every fan-out task exists looks up the bookings
+-- of goods starting within the hour.
+CREATE INDEX goods_reminders_start ON goods_reminders (start_ms);
 
 -- One row per goods reminder sent or attempted: a task run again finds it
 -- and sends nothing twice.
