@@ -16,6 +16,7 @@ type SlotsView struct {
 	Slots   []model.Slot
 	Current *model.Slot
 	Goods   []model.Goods
+	Orders  []model.Order // the shopper's, for the cards' limit state
 }
 
 // GoodsView is one goods for the shopper, with the caller's orders of it.
