@@ -37,9 +37,6 @@ func CouponTerms(kind string, value, minSpend int64) string {
 // rfc3339 is the machine form of a time, for data attributes and <time>.
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// clock is the server-side rendering of a time; app scripts show it in the browser's zone.
-func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-
 func testid(parts ...any) string {
 	s := ""
 	for i, p := range parts {
