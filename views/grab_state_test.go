@@ -1,6 +1,8 @@
 package views
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,5 +65,36 @@ func TestShopperWording(t *testing.T) {
 	at := time.Date(2026, 12, 1, 6, 5, 9, 0, time.FixedZone("CST", 8*3600))
 	if got := timeFallback(at); got != "30 Nov 2026, 22:05 UTC" {
 		t.Errorf("timeFallback = %q", got)
+	}
+}
+
+// The server renders the state a reload must show, before any script runs.
+func TestGoodsPageRendersGrabState(t *testing.T) {
+	user := &PageUser{ID: 7, Username: "ann", Role: "user"}
+	live := model.Goods{ID: 3, State: model.SlotLive, Remaining: 4, Stock: 5, LimitPerUser: 1, SeckillPriceCents: 2500,
+		StartAt: time.Now().Add(-time.Minute), EndAt: time.Now().Add(time.Hour)}
+	soldOut := live
+	soldOut.Remaining = 0
+	ended := live
+	ended.State = model.SlotEnded
+	for _, tc := range []struct {
+		name   string
+		v      GoodsView
+		button string
+	}{
+		{"live", GoodsView{Goods: live}, `data-testid="grab-button">Grab for ¥25.00</button>`},
+		{"sold out", GoodsView{Goods: soldOut}, `data-testid="grab-button" disabled>Sold out</button>`},
+		{"limit reached", GoodsView{Goods: live, Orders: []model.Order{{ID: 3_000_000_001, GoodsID: 3, Status: model.OrderPaid}}},
+			`data-testid="grab-button" disabled>Limit reached</button>`},
+		{"ended", GoodsView{Goods: ended}, `data-testid="grab-button" disabled>Sale ended</button>`},
+	} {
+		var b strings.Builder
+		if err := GoodsPage(Page{Title: "x", User: user}, tc.v).Render(context.Background(), &b); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), tc.button) {
+			i := strings.Index(b.String(), `data-testid="grab-button"`)
+			t.Errorf("%s: the page renders %q, want %q", tc.name, b.String()[max(0, i-20):min(len(b.String()), i+80)], tc.button)
+		}
 	}
 }
