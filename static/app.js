@@ -208,7 +208,16 @@
     return s ? s[0].toUpperCase() + s.slice(1) : "";
   }
 
-  window.seckill = { api, csrfHeaders, live, money, countdown, formatTime, formatTimes, timeEl, orderNumber, stateLabel };
+  // sentence is a server's message as pages show it, as views.sentence:
+  // "sold out" → "Sold out.".
+  function sentence(msg) {
+    msg = String(msg || "").trim();
+    if (!msg) return "";
+    msg = msg[0].toUpperCase() + msg.slice(1);
+    return /[.!?]$/.test(msg) ? msg : msg + ".";
+  }
+
+  window.seckill = { api, csrfHeaders, live, money, countdown, formatTime, formatTimes, timeEl, orderNumber, stateLabel, sentence };
   formatTimes(document);
   document.addEventListener("DOMContentLoaded", () => {
     formatTimes(document);

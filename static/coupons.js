@@ -83,7 +83,7 @@
       return;
     }
     out.className = "grab-result error";
-    out.textContent = (body && body.error && body.error.message) || "Something went wrong. Try again.";
+    out.textContent = S.sentence(body && body.error && body.error.message) || "Something went wrong. Try again.";
     const code = body && body.error && body.error.code;
     if (code === "sold_out") c.remaining = 0;
     else if (code === "limit_reached") c.held = Math.max(c.held, c.limit);
@@ -118,7 +118,7 @@
       return;
     }
     box.checked = !box.checked;
-    errEl.textContent = (r.body && r.body.error && r.body.error.message) || "Could not change the reminder.";
+    errEl.textContent = S.sentence(r.body && r.body.error && r.body.error.message) || "Could not change the reminder.";
     if (r.body && r.body.error && (r.body.error.code === "too_late" || r.body.error.code === "not_configured")) {
       box.disabled = true;
       box.title = r.body.error.message;

@@ -10,12 +10,12 @@
   // Why the durable unit guard failed an order (its "failure" field).
   const FAILURES = { sold_twice: "Failed: sold twice, nothing charged", refund_due: "Failed: sold twice, refund due" };
   const GRAB_ERRORS = {
-    sold_out: "Sold out — every unit has been grabbed.",
+    sold_out: "Sold out: every unit has been grabbed.",
     limit_reached: "You already hold as many of these as one customer may.",
     not_started: "The sale has not started yet.",
     ended: "The sale has ended.",
     unauthorized: "Please log in to grab.",
-    rate_limited: "Too many tries — wait a moment.",
+    rate_limited: "Too many tries. Wait a moment and try again.",
   };
 
   function el(tag, attrs, ...children) {
@@ -217,7 +217,7 @@
       const code = (r.body && r.body.error && r.body.error.code) || "";
       grabOut.className = "grab-result bad";
       grabOut.append(el("span", { "data-testid": "grab-error", "data-code": code },
-        GRAB_ERRORS[code] || (r.body && r.body.error && r.body.error.message) || "Something went wrong. Try again."));
+        GRAB_ERRORS[code] || S.sentence(r.body && r.body.error && r.body.error.message) || "Something went wrong. Try again."));
       if (g && code === "sold_out") g.remaining = 0;
       else if (g && code === "limit_reached") g.held = Math.max(g.held, g.limit);
       else if (g && code === "ended") g.ended = true;
@@ -252,7 +252,7 @@
       return;
     }
     const code = (r.body && r.body.error && r.body.error.code) || "";
-    if (msg) msg.textContent = code === "expired" ? "Too late: this order has expired." : (r.body && r.body.error ? r.body.error.message : "Something went wrong. Try again.");
+    if (msg) msg.textContent = code === "expired" ? "Too late: this order has expired." : (S.sentence(r.body && r.body.error && r.body.error.message) || "Something went wrong. Try again.");
     const fresh = await S.api("GET", `/api/orders/${id}`);
     if (fresh.ok) showOrder(fresh.body.order);
     $$(`[data-order-row="${id}"] button`).forEach((b) => { b.disabled = false; });

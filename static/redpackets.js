@@ -99,7 +99,7 @@
         } else {
           const e = (res.body && res.body.error) || {};
           const text = { sold_out: "Too late: all shares are gone.", expired: "This packet has expired.", already_grabbed: "You have already opened this packet." }[e.code];
-          err.textContent = text || e.message || "Something went wrong. Try again.";
+          err.textContent = text || sk.sentence(e.message) || "Something went wrong. Try again.";
           err.hidden = false;
           if (!e.code || e.code === "rate_limited" || e.code === "internal") open.disabled = false;
           else open.hidden = true;
