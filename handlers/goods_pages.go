@@ -34,6 +34,11 @@ func (h *Handlers) SlotsPage(c *fiber.Ctx) error {
 		if v.Goods, err = h.Goods.SlotGoods(ctx, v.Current.ID); err != nil {
 			return err
 		}
+		if cl, ok := ClaimsOf(c); ok {
+			if v.Orders, err = h.Goods.MyOrders(ctx, cl.UserID); err != nil {
+				return err
+			}
+		}
 	}
 	return render(c, fiber.StatusOK, views.SlotsPage(h.page(c, "Seckill"), v))
 }

@@ -90,8 +90,139 @@
     });
   }
 
-  window.seckill = { api, csrfHeaders, live, money, countdown };
+  // ---- Times ------------------------------------------------------------
+  // Every instant on a page is a <time datetime="RFC 3339"> (views.Time);
+  // its text is rewritten here in the browser's time zone, in one format
+  // ("1 Dec 2026, 14:05"), also for elements other scripts add later.
+  const timeFormat = new Intl.DateTimeFormat("en-GB", {
+    day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
+  });
+  const zoneFormat = new Intl.DateTimeFormat("en-GB", { timeZoneName: "long" });
+  // formatTime is an instant (a Date or an RFC 3339 string) as pages show it.
+  function formatTime(at) {
+    const d = at instanceof Date ? at : new Date(at);
+    return isNaN(d) ? "" : timeFormat.format(d);
+  }
+  function formatTimes(root) {
+    const els = root.matches && root.matches("time[datetime]") ? [root] : Array.from((root.querySelectorAll ? root : document).querySelectorAll("time[datetime]"));
+    els.forEach((el) => {
+      const iso = el.getAttribute("datetime");
+      if (el.dataset.shown === iso) return;
+      const d = new Date(iso);
+      if (isNaN(d)) return;
+      el.textContent = formatTime(d);
+      el.title = zoneFormat.formatToParts(d).filter((p) => p.type === "timeZoneName").map((p) => p.value).join("") || "";
+      el.dataset.shown = iso;
+    });
+  }
+  // timeEl makes a <time> for scripts that add rows; it is formatted at once.
+  function timeEl(iso, cls) {
+    const t = document.createElement("time");
+    t.setAttribute("datetime", iso);
+    if (cls) t.className = cls;
+    t.textContent = formatTime(iso);
+    return t;
+  }
+  new MutationObserver((records) => {
+    records.forEach((r) => {
+      if (r.type === "attributes") formatTimes(r.target);
+      else r.addedNodes.forEach((n) => { if (n.nodeType === 1) formatTimes(n); });
+    });
+  }).observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ["datetime"] });
+
+  // ---- Date and time inputs ----------------------------------------------
+  // A datetime-local input is the browser's local time. The server renders
+  // its value as an instant (data-utc: RFC 3339, or a bare value meaning
+  // UTC); here it is shown in local time, and on submit each such field is
+  // posted as RFC 3339 with the offset, so the server reads one instant.
+  function pad(n) { return String(n).padStart(2, "0"); }
+  function localInputValue(d) {
+    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+  }
+  const zoned = /(Z|[+-]\d\d:\d\d)$/i;
+  function instantOf(raw, bareIsUTC) {
+    raw = (raw || "").trim();
+    if (!raw) return null;
+    const d = new Date(zoned.test(raw) ? raw : bareIsUTC ? raw + "Z" : raw);
+    return isNaN(d) ? null : d;
+  }
+  function localiseInputs(root) {
+    root.querySelectorAll('input[type="datetime-local"]').forEach((inp) => {
+      const d = inp.dataset.utc !== undefined ? instantOf(inp.dataset.utc, true)
+        : inp.dataset.localValue !== undefined ? instantOf(inp.dataset.localValue, true)
+          : zoned.test(inp.getAttribute("value") || "") ? instantOf(inp.getAttribute("value"), true) : null;
+      if (d) inp.value = localInputValue(d);
+    });
+  }
+  // rfc3339Local is a local date and time with the browser's offset then, e.g. "2026-12-01T14:05:00+08:00".
+  function rfc3339Local(d) {
+    const off = -d.getTimezoneOffset(), sign = off < 0 ? "-" : "+", a = Math.abs(off);
+    return `${localInputValue(d)}:${pad(d.getSeconds())}${sign}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
+  }
+  // Runs after the forms' own submit checks (they listen on the form).
+  document.addEventListener("submit", (e) => {
+    const form = e.target;
+    if (e.defaultPrevented || !(form instanceof HTMLFormElement)) return;
+    form.querySelectorAll('input[type="datetime-local"][name]').forEach((inp) => {
+      const d = inp.value ? new Date(inp.value) : null; // a bare date-time is local time
+      if (!d || isNaN(d)) return;
+      const hidden = document.createElement("input");
+      hidden.type = "hidden";
+      hidden.name = inp.name;
+      hidden.value = rfc3339Local(d);
+      hidden.dataset.instantFor = inp.name;
+      inp.dataset.name = inp.name;
+      inp.removeAttribute("name");
+      inp.after(hidden);
+    });
+  });
+  // Back to a page from the history cache: the fields get their names back.
+  window.addEventListener("pageshow", () => {
+    document.querySelectorAll("input[data-instant-for]").forEach((h) => h.remove());
+    document.querySelectorAll('input[type="datetime-local"][data-name]').forEach((inp) => { inp.name = inp.dataset.name; });
+  });
+
+  // ---- Phone menu --------------------------------------------------------
+  function initMenu() {
+    const btn = document.querySelector("[data-menu-toggle]");
+    const bar = document.querySelector(".topbar");
+    if (!btn || !bar) return;
+    const set = (open) => {
+      bar.classList.toggle("menu-open", open);
+      btn.setAttribute("aria-expanded", open ? "true" : "false");
+    };
+    btn.addEventListener("click", () => set(!bar.classList.contains("menu-open")));
+    document.addEventListener("keydown", (e) => { if (e.key === "Escape") set(false); });
+  }
+
+  // orderNumber is an order's short number, "G12-0007" (goods 12, its 7th
+  // order), as views.orderNo renders it; the API keeps the integer ID.
+  function orderNumber(id) {
+    const n = Number(id), span = 1e9;
+    return "G" + Math.floor(n / span) + "-" + String(n % span).padStart(4, "0");
+  }
+
+  // stateLabel is how a state code reads on a badge ("sold_out" → "Sold out"), as views.stateLabel.
+  function stateLabel(code) {
+    const s = String(code || "").replace(/_/g, " ");
+    return s ? s[0].toUpperCase() + s.slice(1) : "";
+  }
+
+  // sentence is a server's message as pages show it, as views.sentence:
+  // "sold out" → "Sold out.".
+  function sentence(msg) {
+    msg = String(msg || "").trim();
+    if (!msg) return "";
+    msg = msg[0].toUpperCase() + msg.slice(1);
+    return /[.!?]$/.test(msg) ? msg : msg + ".";
+  }
+
+  window.seckill = { api, csrfHeaders, live, money, countdown, formatTime, formatTimes, timeEl, orderNumber, stateLabel, sentence };
+  formatTimes(document);
   document.addEventListener("DOMContentLoaded", () => {
+    formatTimes(document);
+    localiseInputs(document);
+    initMenu();
     connect();
     tickCountdowns();
     setInterval(tickCountdowns, 1000);

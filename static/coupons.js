@@ -6,13 +6,7 @@
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
   const channelLabels = { app: "In app", email: "Email", webhook: "Webhook", sms: "SMS", wechat: "WeChat" };
 
-  function localTime(iso) {
-    const d = new Date(iso);
-    return d.toLocaleString([], { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
-  }
-  function localiseTimes(root) {
-    $$("time[datetime]", root).forEach((el) => { el.textContent = localTime(el.getAttribute("datetime")); });
-  }
+  const localTime = (iso) => S.formatTime(iso);
   function requestID() {
     const b = new Uint8Array(12);
     crypto.getRandomValues(b);
@@ -20,17 +14,52 @@
   }
 
   // --- coupon centre ---
+  // One record per coupon card; every path (the render, a stock event, a
+  // grab answer, the opening countdown) updates it and calls showCoupon,
+  // the one place that decides and draws the Grab button's state.
+  const coupons = {}; // coupon ID → {state, remaining, held, limit}
+  function couponRec(id) {
+    if (coupons[id]) return coupons[id];
+    const card = document.querySelector(`[data-coupon="${id}"]`);
+    if (!card) return null;
+    const rem = document.querySelector(`[data-remaining="${id}"]`);
+    coupons[id] = {
+      state: card.dataset.state,
+      remaining: rem ? Number(rem.textContent) : 1,
+      held: Number(card.dataset.held) || 0,
+      limit: Number(card.dataset.limit) || 0,
+    };
+    return coupons[id];
+  }
+  function couponButton(c) {
+    if (c.remaining <= 0) return ["Sold out", false];
+    if (c.limit > 0 && c.held >= c.limit) return ["Limit reached", false];
+    if (c.state === "ended") return ["Ended", false];
+    return ["Grab", c.state === "live"];
+  }
+  function showCoupon(id) {
+    const c = couponRec(id);
+    if (!c) return;
+    const [label, enabled] = couponButton(c);
+    $$(`[data-remaining="${id}"]`).forEach((el) => { el.textContent = String(c.remaining); });
+    $$(`[data-grab="${id}"]`).forEach((b) => { b.textContent = label; b.disabled = !enabled || b.dataset.busy === "1"; });
+    const badge = document.querySelector(`[data-testid="coupon-state-${id}"]`);
+    if (badge) { badge.textContent = S.stateLabel(c.state); badge.className = "badge " + c.state; }
+    const card = document.querySelector(`[data-coupon="${id}"]`);
+    if (card) { card.dataset.state = c.state; card.dataset.held = String(c.held); }
+  }
   function setRemaining(id, n) {
-    $$(`[data-remaining="${id}"]`).forEach((el) => { el.textContent = String(n); });
-    if (n <= 0) {
-      $$(`[data-grab="${id}"]`).forEach((b) => { b.disabled = true; b.textContent = "Sold out"; });
-    }
+    const c = couponRec(id);
+    if (!c) return;
+    c.remaining = Number(n);
+    showCoupon(id);
   }
 
   async function grab(btn) {
     const id = btn.dataset.grab;
     const out = document.querySelector(`[data-testid="grab-result-${id}"]`);
-    btn.disabled = true;
+    btn.dataset.busy = "1";
+    showCoupon(id);
     const headers = Object.assign({ "Accept": "application/json", "X-Request-ID": requestID() }, S.csrfHeaders("POST"));
     const opts = { method: "POST", headers, credentials: "same-origin" };
     let status = 0, body = null;
@@ -39,6 +68,8 @@
       status = res.status;
       body = await res.json();
     } catch (e) { body = null; }
+    delete btn.dataset.busy;
+    const c = couponRec(id);
     if (status === 201) {
       const uc = body.user_coupon;
       out.className = "grab-result ok";
@@ -47,14 +78,17 @@
       const a = document.createElement("a");
       a.href = "/me/coupons"; a.textContent = "See my coupons"; a.dataset.testid = "to-my-coupons";
       out.append(a);
-      btn.disabled = false;
+      c.held += 1;
+      showCoupon(id);
       return;
     }
     out.className = "grab-result error";
-    out.textContent = (body && body.error && body.error.message) || "Something went wrong; try again.";
+    out.textContent = S.sentence(body && body.error && body.error.message) || "Something went wrong. Try again.";
     const code = body && body.error && body.error.code;
-    if (code === "sold_out") setRemaining(id, 0);
-    else if (code !== "ended") btn.disabled = false;
+    if (code === "sold_out") c.remaining = 0;
+    else if (code === "limit_reached") c.held = Math.max(c.held, c.limit);
+    else if (code === "ended") c.state = "ended";
+    showCoupon(id);
   }
 
   function renderReminders(id, reminders) {
@@ -64,9 +98,7 @@
     reminders.forEach((r) => {
       const li = document.createElement("li");
       li.dataset.testid = `reminder-${id}-${r.minutes_before}-${r.channel}`;
-      const t = document.createElement("time");
-      t.setAttribute("datetime", r.remind_at);
-      t.textContent = localTime(r.remind_at);
+      const t = S.timeEl(r.remind_at);
       li.append(`${r.minutes_before} min before · ${channelLabels[r.channel] || r.channel} · at `, t);
       ul.append(li);
     });
@@ -86,7 +118,7 @@
       return;
     }
     box.checked = !box.checked;
-    errEl.textContent = (r.body && r.body.error && r.body.error.message) || "Could not change the reminder.";
+    errEl.textContent = S.sentence(r.body && r.body.error && r.body.error.message) || "Could not change the reminder.";
     if (r.body && r.body.error && (r.body.error.code === "too_late" || r.body.error.code === "not_configured")) {
       box.disabled = true;
       box.title = r.body.error.message;
@@ -101,14 +133,13 @@
     // When an upcoming window opens, its Grab button comes alive.
     document.addEventListener("countdown-done", (e) => {
       const id = e.target.dataset && e.target.dataset.opens;
-      if (!id) return;
-      const card = document.querySelector(`[data-coupon="${id}"]`);
-      const badge = document.querySelector(`[data-testid="coupon-state-${id}"]`);
-      if (badge) { badge.textContent = "live"; badge.className = "badge live"; }
-      if (card) card.dataset.state = "live";
-      $$(`[data-grab="${id}"]`).forEach((b) => { if (b.textContent.trim() !== "Sold out") b.disabled = false; });
+      const c = id && couponRec(id);
+      if (!c) return;
+      c.state = "live";
+      showCoupon(id);
       $$(`[data-remind="${id}"]`).forEach((box) => { box.disabled = true; });
     });
+    $$("[data-coupon]").forEach((card) => showCoupon(card.dataset.coupon));
   }
 
   // --- my reminders ---
@@ -133,12 +164,9 @@
       li.dataset.testid = `notification-${n.id}`;
       const span = document.createElement("span");
       span.textContent = n.message;
-      const t = document.createElement("time");
-      t.setAttribute("datetime", n.created_at);
-      t.textContent = localTime(n.created_at);
       li.append(span);
       if (n.goods_id) { const a = document.createElement("a"); a.href = `/goods/${n.goods_id}`; a.textContent = "See the goods"; a.dataset.testid = `notification-goods-${n.id}`; li.append(" ", a); }
-      li.append(t);
+      li.append(S.timeEl(n.created_at));
       list.prepend(li);
       const empty = document.querySelector('[data-testid="no-notifications"]');
       if (empty) empty.hidden = true;
@@ -152,14 +180,8 @@
   }
 
   // --- merchant forms ---
-  function pad(n) { return String(n).padStart(2, "0"); }
-  function toLocalInput(iso) {
-    const d = new Date(iso);
-    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-  }
   function initMerchant() {
     $$("[data-tz-offset]").forEach((el) => { el.value = String(new Date().getTimezoneOffset()); });
-    $$("[data-local-value]").forEach((el) => { el.value = toLocalInput(el.dataset.localValue); });
     const form = document.querySelector("[data-coupon-form]");
     if (!form) return;
     const kind = form.querySelector('[name="kind"]'), value = form.querySelector('[name="value"]');
@@ -206,13 +228,12 @@
       const uc = ev.user_coupon || {};
       $$(`[data-user-coupon="${uc.id}"] [data-user-coupon-status]`).forEach((b) => {
         b.className = "badge " + uc.status;
-        b.textContent = uc.status;
+        b.textContent = S.stateLabel(uc.status);
       });
     });
   }
 
   document.addEventListener("DOMContentLoaded", () => {
-    localiseTimes(document);
     initMine();
     initCentre();
     initCancel();

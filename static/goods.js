@@ -10,12 +10,12 @@
   // Why the durable unit guard failed an order (its "failure" field).
   const FAILURES = { sold_twice: "Failed: sold twice, nothing charged", refund_due: "Failed: sold twice, refund due" };
   const GRAB_ERRORS = {
-    sold_out: "Sold out — every unit has been grabbed.",
+    sold_out: "Sold out: every unit has been grabbed.",
     limit_reached: "You already hold as many of these as one customer may.",
     not_started: "The sale has not started yet.",
     ended: "The sale has ended.",
     unauthorized: "Please log in to grab.",
-    rate_limited: "Too many tries — wait a moment.",
+    rate_limited: "Too many tries. Wait a moment and try again.",
   };
 
   function el(tag, attrs, ...children) {
@@ -33,6 +33,10 @@
       box.querySelector("[data-remaining]").textContent = remaining;
       box.querySelector("[data-bar]").style.width = pct + "%";
     });
+    if (goodsRec[goodsID]) {
+      goodsRec[goodsID].remaining = Number(remaining);
+      showGrabState(String(goodsID));
+    }
   }
   const stockEvents = {}; // goods ID → live stock events shown
   const stockVersions = {}; // goods ID → newest stock version shown
@@ -69,47 +73,155 @@
     if (ok) $$(`[data-live-topic="${ev.topic}"]`).forEach((sec) => { sec.dataset.subscribed = "on"; });
   });
 
-  // ---- Grab ------------------------------------------------------------
+  // ---- Grab state ------------------------------------------------------
+  // Each goods on the page (the goods page's grab box, the slot page's
+  // cards) is one record; every path that learns something (the render, a
+  // stock event, a grab answer, an order event, the start or end timer)
+  // changes the record and calls showGrabState, the one place that decides
+  // the state (as views.GrabState does on the server) and draws it.
+  const goodsRec = {}; // goods ID → {start, end, limit, held, remaining, price, ended}
+  $$("[data-goods-state]").forEach((box) => {
+    const id = box.dataset.goodsState;
+    goodsRec[id] = goodsRec[id] || {
+      start: new Date(box.dataset.start).getTime(),
+      end: new Date(box.dataset.end).getTime(),
+      limit: Number(box.dataset.limit) || 0,
+      held: Number(box.dataset.held) || 0,
+      remaining: Number(box.dataset.remaining),
+      price: Number(box.dataset.price) || 0,
+      ended: box.dataset.state === "ended",
+    };
+  });
+
+  function grabState(g) {
+    const now = Date.now();
+    if (g.ended || now >= g.end) return "ended";
+    if (now < g.start) return "upcoming";
+    if (g.remaining <= 0) return "sold_out";
+    if (g.limit > 0 && g.held >= g.limit) return "limit_reached";
+    return "live";
+  }
+  const BADGES = { upcoming: "Soon", live: "Live", sold_out: "Sold out", limit_reached: "Limit reached", ended: "Ended" };
+
+  function countdownEl(until, testid) {
+    const attrs = { class: "countdown", "data-countdown": new Date(until).toISOString() };
+    if (testid) attrs["data-testid"] = testid;
+    return el("span", attrs, S.countdown(until));
+  }
+  function saleStateLine(st, g) {
+    switch (st) {
+      case "upcoming": return ["Starts in ", countdownEl(g.start, "start-countdown"), " · ", S.timeEl(new Date(g.start).toISOString())];
+      case "sold_out": return ["Sold out: every unit has been grabbed."];
+      case "ended": return ["This sale has ended."];
+      case "limit_reached": return ["On sale now, ends in ", countdownEl(g.end), `. You hold ${g.held} of ${g.limit}, the limit per customer.`];
+    }
+    return ["On sale now, ends in ", countdownEl(g.end)];
+  }
+  function grabLabel(st, g) {
+    return { sold_out: "Sold out", limit_reached: "Limit reached", ended: "Sale ended" }[st] || "Grab for " + S.money(g.price);
+  }
+
+  let grabbing = false; // a grab in flight keeps the button disabled
+  function showGrabState(id) {
+    const g = goodsRec[id];
+    if (!g) return;
+    const st = grabState(g);
+    $$(`[data-goods-state="${id}"]`).forEach((box) => {
+      const changed = box.dataset.state !== st || box.dataset.held !== String(g.held);
+      box.dataset.state = st;
+      box.dataset.held = String(g.held);
+      const line = box.querySelector("[data-sale-state]");
+      if (line && (changed || !line.dataset.drawn)) {
+        line.dataset.drawn = "1";
+        line.replaceChildren(...saleStateLine(st, g));
+      }
+      const badge = box.querySelector("[data-state-badge]");
+      if (badge) { badge.className = "badge " + st; badge.textContent = BADGES[st]; }
+      const btn = box.querySelector("[data-grab]");
+      if (btn) {
+        btn.textContent = grabLabel(st, g);
+        btn.disabled = st !== "live" || grabbing;
+      }
+    });
+  }
+  function showAllGrabStates() { Object.keys(goodsRec).forEach(showGrabState); }
+  showAllGrabStates();
+  // The start and the end: a countdown inside a goods' box fires when due.
+  document.addEventListener("countdown-done", (e) => {
+    const box = e.target.closest && e.target.closest("[data-goods-state]");
+    if (box) showGrabState(box.dataset.goodsState);
+  });
+  // Not every state shows a countdown (a sold-out goods still ends, a
+  // slot card has none): each second, a goods whose state the clock has
+  // changed is drawn again.
+  if (Object.keys(goodsRec).length) {
+    setInterval(() => Object.keys(goodsRec).forEach((id) => {
+      const st = grabState(goodsRec[id]);
+      if ($$(`[data-goods-state="${id}"]`).some((box) => box.dataset.state !== st)) showGrabState(id);
+    }), 1000);
+  }
+
+  // The shopper's live orders of each goods: what the limit counts.
+  const orderStatus = {}; // order ID → [goods ID, status]
+  $$("[data-goods-order]").forEach((li) => {
+    const box = li.closest("[data-testid=goods-page]");
+    const gs = box && box.querySelector("[data-goods-state]");
+    if (gs) orderStatus[li.dataset.goodsOrder] = [gs.dataset.goodsState, li.dataset.status];
+  });
+  const holds = (status) => status === "unpaid" || status === "paid";
+  function noteOrder(o) {
+    const gid = String(o.goods_id), g = goodsRec[gid];
+    if (!g) return;
+    const before = orderStatus[o.id];
+    if (before) {
+      if (holds(before[1]) && !holds(o.status)) g.held = Math.max(0, g.held - 1);
+      else if (!holds(before[1]) && holds(o.status)) g.held += 1;
+    } else if (holds(o.status)) {
+      g.held += 1;
+    }
+    orderStatus[o.id] = [gid, o.status];
+    showGrabState(gid);
+  }
+
   const grabBtn = document.querySelector("[data-grab]");
   const grabOut = document.querySelector("[data-testid=grab-result]");
   if (grabBtn) {
-    document.addEventListener("countdown-done", (e) => {
-      if (e.target.matches("[data-testid=start-countdown]") && grabBtn.dataset.state === "upcoming") {
-        grabBtn.dataset.state = "live";
-        grabBtn.disabled = false;
-      }
-    });
+    const id = grabBtn.dataset.grab;
     grabBtn.addEventListener("click", async () => {
-      grabBtn.disabled = true;
+      grabbing = true;
+      showGrabState(id);
       grabOut.className = "grab-result pending";
       grabOut.textContent = "Grabbing…";
       let r;
       try {
-        r = await S.api("POST", `/api/goods/${grabBtn.dataset.grab}/grab`);
+        r = await S.api("POST", `/api/goods/${id}/grab`);
       } catch (e) {
         r = { status: 0, body: null };
       }
+      grabbing = false;
       grabOut.textContent = "";
+      const g = goodsRec[id];
       if (r.status === 201) {
         const o = r.body.order;
         grabOut.className = "grab-result ok";
         grabOut.append(
           el("strong", { "data-testid": "grab-success" }, "You got it! "),
-          `Order #${o.id} for ${S.money(o.amount_cents)}. Pay within `,
-          el("span", { class: "countdown", "data-countdown": o.expires_at }, S.countdown(o.expires_at)),
+          `Order #${S.orderNumber(o.id)} for ${S.money(o.amount_cents)}. Pay within `,
+          countdownEl(o.expires_at),
           " — ",
           el("a", { href: "/me/orders", "data-testid": "grab-pay-link" }, "pay in My orders"),
         );
+        noteOrder(o);
         return;
       }
       const code = (r.body && r.body.error && r.body.error.code) || "";
       grabOut.className = "grab-result bad";
       grabOut.append(el("span", { "data-testid": "grab-error", "data-code": code },
-        GRAB_ERRORS[code] || (r.body && r.body.error && r.body.error.message) || "Something went wrong — try again."));
-      // Try again makes sense only when the refusal may pass.
-      if (!["sold_out", "limit_reached", "ended"].includes(code)) {
-        setTimeout(() => { grabBtn.disabled = false; }, code === "not_started" ? 1000 : 300);
-      }
+        GRAB_ERRORS[code] || S.sentence(r.body && r.body.error && r.body.error.message) || "Something went wrong. Try again."));
+      if (g && code === "sold_out") g.remaining = 0;
+      else if (g && code === "limit_reached") g.held = Math.max(g.held, g.limit);
+      else if (g && code === "ended") g.ended = true;
+      showGrabState(id);
     });
   }
 
@@ -127,7 +239,7 @@
       location.reload(); // an order made elsewhere: show it with its buttons
     }
   }
-  S.live.on("order", (ev) => showOrder(ev.order));
+  S.live.on("order", (ev) => { showOrder(ev.order); noteOrder(ev.order); });
 
   async function orderAction(id, verb) {
     const msg = document.querySelector(`[data-order-msg="${id}"]`);
@@ -135,11 +247,12 @@
     const r = await S.api("POST", `/api/orders/${id}/${verb}`);
     if (r.ok) {
       showOrder(r.body.order);
+      noteOrder(r.body.order);
       if (msg) msg.textContent = verb === "pay" ? "Thank you!" : "Cancelled.";
       return;
     }
     const code = (r.body && r.body.error && r.body.error.code) || "";
-    if (msg) msg.textContent = code === "expired" ? "Too late: this order has expired." : (r.body && r.body.error ? r.body.error.message : "Something went wrong.");
+    if (msg) msg.textContent = code === "expired" ? "Too late: this order has expired." : (S.sentence(r.body && r.body.error && r.body.error.message) || "Something went wrong. Try again.");
     const fresh = await S.api("GET", `/api/orders/${id}`);
     if (fresh.ok) showOrder(fresh.body.order);
     $$(`[data-order-row="${id}"] button`).forEach((b) => { b.disabled = false; });
@@ -209,18 +322,7 @@
     setInterval(() => { if (!document.hidden) refreshStats(id, showReconcile); }, 2000);
   }
 
-  // ---- Admin forms: local times and inline validation -----------------
-  function pad(n) { return String(n).padStart(2, "0"); }
-  function localValue(d) {
-    return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
-  }
-  // The server renders times in UTC; show them in the browser's time.
-  $$("input[data-utc]").forEach((inp) => {
-    if (!inp.dataset.utc) return;
-    const d = new Date(inp.dataset.utc + ":00Z");
-    if (!isNaN(d)) inp.value = localValue(d);
-  });
-
+  // ---- Admin forms: inline validation (static/app.js posts times as instants)
   function fieldError(form, name, msg) {
     const box = form.querySelector(`[data-error-for="${name}"]`);
     if (box) box.textContent = msg;

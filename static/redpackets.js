@@ -57,7 +57,7 @@
       li.append(el("span", { class: "rp-who" }, g.username));
       if (lucky) li.append(el("span", { class: "badge ok", "data-testid": "rp-luckiest" }, "👑 luckiest"));
       li.append(el("span", { class: "spacer" }));
-      li.append(el("time", { class: "muted", datetime: g.grabbed_at }, new Date(g.grabbed_at).toTimeString().slice(0, 8)));
+      li.append(window.seckill.timeEl(g.grabbed_at, "muted"));
       li.append(el("span", { class: "rp-grab-amount" }, sk.money(g.amount_cents)));
       list.append(li);
     });
@@ -99,7 +99,7 @@
         } else {
           const e = (res.body && res.body.error) || {};
           const text = { sold_out: "Too late: all shares are gone.", expired: "This packet has expired.", already_grabbed: "You have already opened this packet." }[e.code];
-          err.textContent = text || e.message || "Something went wrong; try again.";
+          err.textContent = text || sk.sentence(e.message) || "Something went wrong. Try again.";
           err.hidden = false;
           if (!e.code || e.code === "rate_limited" || e.code === "internal") open.disabled = false;
           else open.hidden = true;

@@ -6,5 +6,5 @@ import "embed"
 
 // Files are the embedded assets.
 //
-//go:embed *.css *.js
+//go:embed *.css *.js *.svg *.ico
 var Files embed.FS

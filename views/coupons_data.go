@@ -37,9 +37,6 @@ func CouponTerms(kind string, value, minSpend int64) string {
 // rfc3339 is the machine form of a time, for data attributes and <time>.
 func rfc3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-// clock is the server-side rendering of a time; app scripts show it in the browser's zone.
-func clock(t time.Time) string { return t.UTC().Format("2006-01-02 15:04 UTC") }
-
 func testid(parts ...any) string {
 	s := ""
 	for i, p := range parts {
@@ -67,6 +64,29 @@ func pickerProblem(centre *model.CouponCentre, c *model.Coupon, minutes int, cha
 		return "too late for this reminder"
 	}
 	return centre.Channels[channel]
+}
+
+// tooLate reports whether a reminder minutes before c opens can no longer be booked.
+func tooLate(centre *model.CouponCentre, c *model.Coupon, minutes int) bool {
+	return !centre.Now.Before(model.RemindAt(c.GrabStartAt, minutes))
+}
+
+// pickerNotes say, beside the picker, why some of its cells cannot be
+// booked: lead times already past and channels not set up.
+func pickerNotes(centre *model.CouponCentre, c *model.Coupon) []string {
+	var notes []string
+	for _, m := range model.LeadTimeList() {
+		if tooLate(centre, c, m) {
+			notes = append(notes, fmt.Sprintf("Reminders %d minutes or more before the start are too late: it opens sooner than that.", m))
+			break
+		}
+	}
+	for _, ch := range model.Channels {
+		if why := centre.Channels[ch]; why != "" {
+			notes = append(notes, channelLabel(ch)+": "+why)
+		}
+	}
+	return notes
 }
 
 func channelLabel(ch string) string {

@@ -16,6 +16,7 @@ type SlotsView struct {
 	Slots   []model.Slot
 	Current *model.Slot
 	Goods   []model.Goods
+	Orders  []model.Order // the shopper's, for the cards' limit state
 }
 
 // GoodsView is one goods for the shopper, with the caller's orders of it.
@@ -97,7 +98,6 @@ func GoodsFormOf(g model.Goods) GoodsForm {
 
 func i64(n int64) string                { return strconv.FormatInt(n, 10) }
 func rfc(t time.Time) string            { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }
-func when(t time.Time) string           { return t.UTC().Format("Jan 2 15:04 UTC") }
 func goodsURL(id int64) templ.SafeURL   { return templ.SafeURL("/goods/" + i64(id)) }
 func slotURL(id int64) templ.SafeURL    { return templ.SafeURL("/slots/" + i64(id)) }
 func adminSlot(id int64) templ.SafeURL  { return templ.SafeURL("/admin/slots/" + i64(id)) }

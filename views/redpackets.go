@@ -79,8 +79,6 @@ func rpInt(n int64) string { return fmt.Sprint(n) }
 
 func rpRFC3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-func rpClock(t time.Time) string { return t.Local().Format("15:04:05") }
-
 func rpModeText(mode string) string {
 	if mode == "fixed" {
 		return "equal"

@@ -158,6 +158,12 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			}
 		}
 		msg = fe.Message
+		if fe.Code == fiber.StatusNotFound {
+			msg = "no such page" // not Fiber's "Cannot GET /path"
+			if isAPI(c) {
+				msg = "no such endpoint"
+			}
+		}
 		if code == db.EINTERNAL {
 			msg = "internal error"
 		}

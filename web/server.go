@@ -180,6 +180,7 @@ func (s *Server) routes(cfg Config) {
 	app.Use(securityHeaders)
 	app.Get("/readyz", s.readyz)
 	app.Get("/metrics", s.metricsGate(cfg.MetricsToken), adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
+	app.Get("/favicon.ico", favicon)
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(mustSub(static.Files, ".")), MaxAge: 3600}))
 
 	app.Use(s.identify, s.observe, s.authenticate)

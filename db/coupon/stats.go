@@ -70,5 +70,8 @@ func (s *Service) Centre(ctx context.Context, userID int64) (*model.CouponCentre
 	for _, r := range rs {
 		out.Reminders[r.CouponID] = append(out.Reminders[r.CouponID], r)
 	}
+	if out.Held, err = s.held(ctx, userID, cs); err != nil {
+		return nil, err
+	}
 	return out, nil
 }

@@ -1,9 +1,11 @@
 package goods
 
+import "github.com/seckill/seckill/db/model"
+
 // Order IDs are assigned inside the grab script from a per-goods sequence,
 // with no SQL: ID = goods ID * OrderSeqSpan + sequence. The goods (and so the
 // Redis keys holding the order) can be read back from the ID alone.
-const OrderSeqSpan = 1_000_000_000
+const OrderSeqSpan = model.OrderSeqSpan
 
 // MaxID is the largest goods ID whose order IDs stay below 2^53, the
 // largest integer a JSON client is guaranteed to read exactly.

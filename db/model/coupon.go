@@ -152,6 +152,7 @@ type CouponCentre struct {
 	Coupons   []*Coupon
 	Reminders map[int64][]BookedReminder // by template
 	Channels  map[string]string          // channel → why it cannot be booked ("" when it can)
+	Held      map[int64]int64            // by template: coupons the user holds, what the limit counts
 }
 
 // MergeReminders lists the reminders of several lists (coupons', goods')

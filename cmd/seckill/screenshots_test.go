@@ -1,0 +1,92 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/chromedp"
+	"github.com/seckill/seckill/db/demo"
+)
+
+// TestScreenshots saves PNGs of the main pages of the demo, at the desktop
+// and the phone size, into the folder SCREENSHOTS names:
+//
+//	SCREENSHOTS=docs/screenshots go test -run TestScreenshots ./cmd/seckill
+//
+// (a path relative to the repository). Skipped when SCREENSHOTS is unset.
+func TestScreenshots(t *testing.T) {
+	dir := os.Getenv("SCREENSHOTS")
+	if dir == "" {
+		t.Skip("set SCREENSHOTS=docs/screenshots to save screenshots of the main pages")
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join("..", "..", dir) // go test runs in cmd/seckill
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	a := startApp(t, func(c *Config) { c.Demo = true })
+	shopper := a.login(demo.Shopper, demo.ShopperPassword)
+	var slots struct{ Slots []slotJSON }
+	a.call("GET", "/api/slots", "", nil, &slots)
+	if len(slots.Slots) == 0 {
+		t.Fatal("the demo has no slots")
+	}
+	var goods struct{ Goods []goodsJSON }
+	a.call("GET", fmt.Sprintf("/api/slots/%d/goods", slots.Slots[0].ID), "", nil, &goods)
+	if len(goods.Goods) < 2 {
+		t.Fatal("the demo's live slot has too few goods")
+	}
+	g := goods.Goods[1] // the keyboard: a limit of 2, so the page still offers Grab after one
+	a.grab(shopper, g.ID)
+	a.grab(shopper, goods.Goods[0].ID)
+	var rps struct{ Redpackets []rpJSON }
+	a.call("GET", "/api/redpackets", "", nil, &rps)
+	if len(rps.Redpackets) == 0 {
+		t.Fatal("the demo has no red packets")
+	}
+
+	shots := []struct{ name, user, path, wait string }{
+		{"home", demo.Shopper, "/", `[data-testid=home-sections]`},
+		{"slot", demo.Shopper, fmt.Sprintf("/slots/%d", slots.Slots[0].ID), `[data-testid=slot-goods][data-subscribed=on]`},
+		{"goods", demo.Shopper, fmt.Sprintf("/goods/%d", g.ID), `[data-testid=goods-page][data-subscribed=on]`},
+		{"my-orders", demo.Shopper, "/me/orders", `[data-testid=orders-table]`},
+		{"coupons", demo.Shopper, "/coupons", `[data-testid=coupon-list]`},
+		{"redpacket", demo.Shopper, fmt.Sprintf("/redpackets/%d", rps.Redpackets[0].ID), `[data-testid=redpacket]`},
+		{"admin-dashboard", demo.Merchant, "/admin", `[data-testid=admin-dashboard]`},
+		{"admin-goods", demo.Merchant, fmt.Sprintf("/admin/slots/%d", slots.Slots[0].ID), `[data-testid=sales-table]`},
+	}
+	passwords := map[string]string{demo.Shopper: demo.ShopperPassword, demo.Merchant: demo.MerchantPassword}
+	for _, v := range shopperViewports {
+		ctx := newBrowser(t)
+		browse(t, ctx, "zone and size", chromedp.ActionFunc(func(ctx context.Context) error {
+			return emulation.SetTimezoneOverride("Asia/Shanghai").Do(ctx)
+		}), v.sized())
+		who := ""
+		for _, s := range shots {
+			if s.user != who {
+				if who != "" {
+					browse(t, ctx, "log out", chromedp.Click(`.account button`), chromedp.WaitVisible(`[data-testid=nav-login]`))
+				}
+				browse(t, ctx, "log in as "+s.user, browserLogin(ctx, a.URL, s.user, passwords[s.user]))
+				who = s.user
+			}
+			var png []byte
+			browse(t, ctx, s.name,
+				chromedp.Navigate(a.URL+s.path),
+				chromedp.WaitVisible(s.wait),
+				chromedp.Poll(`document.fonts.status === "loaded"`, nil),
+				chromedp.FullScreenshot(&png, 100),
+			)
+			file := filepath.Join(dir, s.name+"-"+v.name+".png")
+			if err := os.WriteFile(file, png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("saved %s (%d bytes)", file, len(png))
+		}
+	}
+}

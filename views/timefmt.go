@@ -1,0 +1,37 @@
+package views
+
+import (
+	"strings"
+	"time"
+)
+
+// timeFallback is an instant as shown before static/app.js formats it in the
+// browser's zone: the same shape ("2 Jan 2006, 15:04"), in UTC and saying so.
+func timeFallback(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04") + " UTC" }
+
+// errorTitle is the error page's headline for a status.
+func errorTitle(status int) string {
+	switch {
+	case status == 404:
+		return "Not found"
+	case status == 401 || status == 403:
+		return "Not allowed"
+	case status == 429:
+		return "Too many requests"
+	case status >= 500:
+		return "Something went wrong"
+	}
+	return "That did not work"
+}
+
+// sentence is a message as the pages write it: a capital first letter and a full stop.
+func sentence(msg string) string {
+	if msg == "" {
+		return ""
+	}
+	msg = strings.ToUpper(msg[:1]) + msg[1:]
+	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "!") && !strings.HasSuffix(msg, "?") {
+		msg += "."
+	}
+	return msg
+}
