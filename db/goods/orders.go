@@ -146,9 +146,9 @@ return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. '
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
 var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded'"))
 
-// Grab decides a grab in one Redis round trip with no SQL, then
-// schedules the order's expiry off the request path; that enqueue is the
-// only other work (the sweep of overdue orders covers one lost in a crash).
+// Grab decides a grab in one Redis round trip with no SQL and nothing
+// else in Redis: the order's deadline is in the goods' deadlines, where the
+// periodic expiry (ExpireDue) finds it.
 func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order, error) {
 	if goodsID <= 0 || goodsID > MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
@@ -157,12 +157,7 @@ func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order
 	if !keyed {
 		req = rdb.NewRequestID()
 	}
-	o, err := s.grab(ctx, userID, goodsID, req, keyed)
-	if err != nil {
-		return nil, err
-	}
-	s.Background.Go(func() { s.scheduleExpiry(ctx, o) })
-	return o, nil
+	return s.grab(ctx, userID, goodsID, req, keyed)
 }
 
 // GrabCall is the grab script's call for one request at now: the script,
@@ -264,7 +259,7 @@ func (s *Service) loadLiveOnce(ctx context.Context, goodsID int64) error {
 }
 
 // payScript pays an unpaid order of the user's. An order past its deadline
-// is expired here instead (the expiry task may not have run yet), so pay and
+// is expired here instead (the expiry tick may not have run yet), so pay and
 // expire can never both win.
 //
 // KEYS: scriptKeys
@@ -293,7 +288,7 @@ return answer('ok', save(f, 'paid', ARGV[3]))
 // answer, ARGV[4] is its TTL in ms.
 var payScriptKeyed = redis.NewScript(goodsLua + db.Memoize(payLua, "true"))
 
-// PayOrder pays the user's order and deletes its expiry task. Paying again
+// PayOrder pays the user's order (which takes it off the deadlines). Paying again
 // answers the paid order unchanged; an expired or cancelled order is refused.
 func (s *Service) PayOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {
 	return s.payOrder(ctx, userID, orderID, s.Now())
@@ -305,10 +300,7 @@ func (s *Service) payOrder(ctx context.Context, userID, orderID int64, now time.
 		return nil, err
 	}
 	switch code {
-	case "ok":
-		s.deleteExpiry(ctx, o.ID)
-		return o, nil
-	case "unchanged", model.OrderPaid:
+	case "ok", "unchanged", model.OrderPaid:
 		return o, nil
 	default: // expired, lapsed, or a final status from the store
 		return nil, db.ErrExpired
@@ -347,10 +339,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*mode
 		return nil, err
 	}
 	switch code {
-	case "ok":
-		s.deleteExpiry(ctx, o.ID)
-		return o, nil
-	case "unchanged", model.OrderCancelled:
+	case "ok", "unchanged", model.OrderCancelled:
 		return o, nil
 	case model.OrderPaid:
 		return nil, db.Errorf(db.ECONFLICT, "a paid order cannot be cancelled")
@@ -361,7 +350,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*mode
 
 // expireScript expires an unpaid order whose deadline has passed: the unit
 // goes back to stock and the user's limit mark is cleared. Anything else is
-// left alone, so the task may run any number of times.
+// left alone, so it may run any number of times (ExpireDue runs it in batches).
 //
 // KEYS: scriptKeys
 // ARGV: 1 sequence, 2 now ms
