@@ -234,7 +234,9 @@ const httpFloor = "HTTP floor (GET /healthz)"
 // concurrency: no grab over HTTP can beat it, so it bounds what ours / naive
 // can reach on this machine.
 func benchHTTPFloor(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
-	return &scenario{name: httpFloor, op: func(ctx context.Context, w int, _ int64) string { return t.healthz(w) }}, nil
+	sc := &scenario{name: httpFloor, op: func(ctx context.Context, w int, _ int64) string { return t.healthz(w) }}
+	t.measureRedis(ctx, sc, nil)
+	return sc, nil
 }
 
 func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func(), error) {

@@ -73,11 +73,12 @@ func parseAnswer(goodsID int64, reply string) (answer, error) {
 	if !about {
 		return answer{code: code}, nil
 	}
-	bad := fmt.Errorf("goods %d: unreadable script answer %q", goodsID, reply)
+	// Built only when needed: a win reads an answer on every request.
+	bad := func() error { return fmt.Errorf("goods %d: unreadable script answer %q", goodsID, reply) }
 	remaining, rest, _ := strings.Cut(rest, ":")
 	slot, rec, ok := strings.Cut(rest, ":")
 	if !ok {
-		return answer{}, bad
+		return answer{}, bad()
 	}
 	a := answer{code: code, rec: rec}
 	// The version sits before the record; an answer remembered by a release
@@ -85,7 +86,7 @@ func parseAnswer(goodsID int64, reply string) (answer, error) {
 	if v, r, found := strings.Cut(rec, ":"); found && !strings.Contains(v, "|") {
 		var err error
 		if a.version, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return answer{}, bad
+			return answer{}, bad()
 		}
 		a.rec = r
 	}
@@ -93,7 +94,7 @@ func parseAnswer(goodsID int64, reply string) (answer, error) {
 	a.remaining, err1 = strconv.ParseInt(remaining, 10, 64)
 	a.slot, err2 = strconv.ParseInt(slot, 10, 64)
 	if err1 != nil || err2 != nil {
-		return answer{}, bad
+		return answer{}, bad()
 	}
 	return a, nil
 }
