@@ -26,6 +26,7 @@ func TestOrderJSONMatchesTags(t *testing.T) {
 		full,
 		{ID: 1, GoodsID: 1, UserID: 1, Status: OrderUnpaid, CreatedAt: at, ExpiresAt: at, UpdatedAt: at},
 		{GoodsTitle: `<b>"Tea" & 茶</b>` + "\n\\", Failure: "x\u2028y", CreatedAt: at.In(time.FixedZone("", 3600))},
+		{GoodsTitle: `say "hi"`, Failure: `back\slash`}, {GoodsTitle: "tab\there"},
 		{GoodsTitle: "a<b", Failure: "c&d"}, {GoodsTitle: "e>f", Failure: "\x7f\x01"},
 		{},
 	} {
