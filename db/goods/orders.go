@@ -3,6 +3,7 @@ package goods
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -649,6 +650,14 @@ func (s *Service) pushStock(goodsID, slotID, remaining, version int64) {
 
 // pushOrder sends the order to its owner. It is coalesced per order so it
 // leaves the request path at once and a later change always arrives last.
+// The event is encoded here, as encoding/json would encode an OrderEvent,
+// without reflection: every winning grab sends one.
 func (s *Service) pushOrder(o *model.Order) {
-	s.Events.PublishCoalescedKey(live.TopicUser(o.UserID), "order:"+strconv.FormatInt(o.ID, 10), OrderEvent{Type: "order", Order: o})
+	ev, err := o.MarshalJSON()
+	if err != nil {
+		s.Log.Warn("encode order event", "order", o.ID, "err", err)
+		return
+	}
+	ev = append(append([]byte(`{"type":"order","order":`), ev...), '}')
+	s.Events.PublishCoalescedKey(live.TopicUser(o.UserID), "order:"+strconv.FormatInt(o.ID, 10), json.RawMessage(ev))
 }
