@@ -215,15 +215,17 @@ var benchScenarios = []struct {
 	prepare func(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error)
 }{
 	{"goods", benchGoods},
-	{"wins", benchGoodsWins},
 	{"limits-off", benchLimitsOff},
 	{"attack", benchUnderAttack},
 	{"redis", benchRedisLimit},
-	{"redis-wins", benchRedisWins},
 	{"floor", benchHTTPFloor},
 	{"naive", benchNaive},
 	{"redpacket", benchRedPacket},
 	{"coupon", benchCoupon},
+	// Last in each round: each turn leaves as many orders as it had grabs,
+	// and settles their flush before the next target's turn starts.
+	{"wins", benchGoodsWins},
+	{"redis-wins", benchRedisWins},
 }
 
 // httpFloor names the floor scenario's result.

@@ -295,7 +295,7 @@ func (t *benchTarget) reportRedisWork(r *bench.Report) {
 	r.AddRatio("HTTP goods grab, every grab wins / HTTP goods grab (target 1: ≥ 0.8)", httpWins, httpGrab)
 	r.AddRatio("HTTP goods grab, every grab wins / Redis limit, every grab wins", httpWins, redisWins)
 	if win, refuse := r.Result(httpWins), r.Result(httpGrab); win != nil && refuse != nil && refuse.Throughput > 0 {
-		r.Extra["target 1: wins vs refusals"] = fmt.Sprintf("%.0f wins/s against %.0f grabs/s (%.0f%% refused): %.2f× (target ≥ 0.8); p99 %.2f ms against %.2f ms (target ≤ 25 ms)",
+		r.Extra["target 1: wins vs refusals"] = fmt.Sprintf("%.0f wins/s against %.0f grabs/s (%.1f%% refused): %.2f× (target ≥ 0.8); p99 %.2f ms against %.2f ms (target ≤ 25 ms)",
 			win.Throughput, refuse.Throughput, 100*float64(refuse.Requests-refuse.Codes["ok"])/float64(max(refuse.Requests, 1)),
 			win.Throughput/refuse.Throughput, win.Latency.P99, refuse.Latency.P99)
 	}
