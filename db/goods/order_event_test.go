@@ -2,7 +2,6 @@ package goods_test
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -38,7 +37,7 @@ func TestOrderEventEncoding(t *testing.T) {
 			}
 			return
 		case <-timeout:
-			t.Fatal(fmt.Sprintf("no order event on %s", live.TopicUser(7)))
+			t.Fatalf("no order event on %s", live.TopicUser(7))
 		}
 	}
 }
