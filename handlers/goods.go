@@ -241,7 +241,7 @@ func (h *Handlers) Grab(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return c.Status(fiber.StatusCreated).JSON(fiber.Map{"order": o})
+	return sendOrder(c, fiber.StatusCreated, o)
 }
 
 // GetOrder answers one of the caller's orders: GET /api/orders/{id}.

@@ -10,24 +10,27 @@ import (
 	"github.com/hibiken/asynq"
 )
 
-// Goods task types. The goods service enqueues order expiry (on the grab
-// path) and the slot-end stock sync itself.
+// Goods task types. The goods service enqueues the slot-end stock sync
+// itself; order expiry is the periodic TypeOrderExpireDue. TypeOrderExpire
+// (one task per order) and TypeOrderSweep are what earlier releases
+// enqueued: their handlers stay for tasks still queued from them.
 const (
-	TypeOrderExpire  = "order:expire"
-	TypeGoodsSync    = "goods:sync"
-	TypeGoodsPreheat = "goods:preheat"
-	TypeOrderSweep   = "order:sweep"
+	TypeOrderExpireDue = "order:expire-due"
+	TypeOrderExpire    = "order:expire"
+	TypeGoodsSync      = "goods:sync"
+	TypeGoodsPreheat   = "goods:preheat"
+	TypeOrderSweep     = "order:sweep"
 )
 
-// QueueOrderExpire is the queue of expiry tasks: expiry must not wait behind
-// reminders. Paying deletes the order's task from it.
+// QueueOrderExpire is the queue of expiry work: expiry must not wait behind reminders.
 const QueueOrderExpire = QueueCritical
 
-// How often the periodic goods work runs.
+// How often the periodic goods work runs. OrderExpireEvery is the expiry
+// tick: an order expires within a tick of its deadline.
 const (
 	GoodsPreheatEvery = 5 * time.Second
 	GoodsSyncEvery    = 5 * time.Second
-	OrderSweepEvery   = 10 * time.Second
+	OrderExpireEvery  = time.Second
 )
 
 // OrderExpirePayload is the body of an order's expiry task.
@@ -53,6 +56,15 @@ func NewOrderExpireTask(orderID int64) *asynq.Task {
 		asynq.TaskID(OrderExpireTaskID(orderID)))
 }
 
+// NewOrderExpireDueTask is one expiry tick: it expires every unpaid order
+// past its deadline, in batches. It is not retried (the next tick is a
+// second away) and its result, the number expired, stays visible in Asynqmon
+// for ten minutes.
+func NewOrderExpireDueTask() *asynq.Task {
+	return asynq.NewTask(TypeOrderExpireDue, nil, asynq.Queue(QueueOrderExpire), asynq.MaxRetry(0), asynq.Timeout(30*time.Second),
+		asynq.Retention(10*time.Minute))
+}
+
 // NewGoodsSyncTask syncs one slot's stock to SQLite (0: every active goods).
 func NewGoodsSyncTask(slotID int64) *asynq.Task {
 	body, _ := json.Marshal(GoodsSyncPayload{SlotID: slotID})
@@ -70,21 +82,16 @@ func NewGoodsPreheatTask() *asynq.Task {
 	return asynq.NewTask(TypeGoodsPreheat, nil, asynq.Queue(QueueCritical), asynq.MaxRetry(3), asynq.Timeout(time.Minute))
 }
 
-// NewOrderSweepTask expires overdue unpaid orders whose expiry task was lost.
-func NewOrderSweepTask() *asynq.Task {
-	return asynq.NewTask(TypeOrderSweep, nil, asynq.Queue(QueueDefault), asynq.MaxRetry(3), asynq.Timeout(time.Minute))
-}
-
 // GoodsStore is what the goods tasks need from the goods service.
 type GoodsStore interface {
 	ExpireOrder(ctx context.Context, orderID int64) error
 	Preheat(ctx context.Context) (int, error)
 	SyncStock(ctx context.Context, slotID int64) error
-	SweepOverdueOrders(ctx context.Context) (int, error)
+	ExpireDue(ctx context.Context) (int, error)
 }
 
-// Goods is the background work of seckill goods: order expiry, preheat,
-// stock sync and the sweep of overdue orders. Every handler is idempotent.
+// Goods is the background work of seckill goods: order expiry, preheat and
+// stock sync. Every handler is idempotent.
 type Goods struct {
 	Store GoodsStore
 	Log   *slog.Logger
@@ -101,17 +108,13 @@ func (g *Goods) Register(mux *asynq.ServeMux) {
 		}
 		return err
 	})
-	mux.HandleFunc(TypeOrderSweep, func(ctx context.Context, _ *asynq.Task) error {
-		n, err := g.Store.SweepOverdueOrders(ctx)
-		if n > 0 {
-			g.Log.Info("swept overdue orders", "expired", n)
-		}
-		return err
-	})
+	mux.HandleFunc(TypeOrderExpireDue, g.expireDue)
+	mux.HandleFunc(TypeOrderSweep, g.expireDue)
 }
 
-// Periodic runs preheat, stock sync and the sweep on a schedule; Unique
-// keeps several schedulers (one per worker process) from piling them up.
+// Periodic runs preheat, stock sync and the expiry tick on a schedule;
+// Unique keeps several schedulers (one per worker process) from piling them
+// up, and the expiry's own lock keeps its ticks from overlapping.
 func (g *Goods) Periodic() []Periodic {
 	every := func(d time.Duration, t *asynq.Task) Periodic {
 		return Periodic{Spec: fmt.Sprintf("@every %s", d), Task: t, Opts: []asynq.Option{asynq.Unique(d)}}
@@ -119,8 +122,20 @@ func (g *Goods) Periodic() []Periodic {
 	return []Periodic{
 		every(GoodsPreheatEvery, NewGoodsPreheatTask()),
 		every(GoodsSyncEvery, NewGoodsSyncTask(0)),
-		every(OrderSweepEvery, NewOrderSweepTask()),
+		every(OrderExpireEvery, NewOrderExpireDueTask()),
 	}
+}
+
+// expireDue is one expiry tick; Asynqmon shows how many orders it expired.
+func (g *Goods) expireDue(ctx context.Context, t *asynq.Task) error {
+	n, err := g.Store.ExpireDue(ctx)
+	if n > 0 {
+		g.Log.Debug("expired due orders", "expired", n)
+		if w := t.ResultWriter(); w != nil {
+			fmt.Fprintf(w, "expired %d orders", n)
+		}
+	}
+	return err
 }
 
 // expire expires one order if it is still unpaid; paid, closed or unknown

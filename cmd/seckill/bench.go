@@ -77,7 +77,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
-	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,limits-off,attack,redis,floor,naive,redpacket,coupon,idle-ws or all")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,idle-ws or all")
 	fs.IntVar(&o.Rounds, "rounds", 5, "run the scenarios in turns, each with n/rounds requests a turn, so a noisy machine slows them alike")
 	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
 	fs.BoolVar(&o.FlushRedis, "flush-redis", false, "empty the REDIS_URL database first (the in-process bench needs an empty one)")
@@ -106,10 +106,11 @@ type benchTarget struct {
 	addrs     []string // the shoppers' client addresses (X-Forwarded-For)
 	admin     string   // a token of the bootstrap admin
 	naive     *naive.Baseline
-	client    *http.Client  // metrics
-	load      *bench.Client // one connection per worker of the load, and one for set-up calls
-	unlimited *bench.Client // the load's connections to a twin web process with every limit off (in-process only)
-	setupConn int           // load's connection for set-up calls
+	client    *http.Client          // metrics
+	load      *bench.Client         // one connection per worker of the load, and one for set-up calls
+	unlimited *bench.Client         // the load's connections to a twin web process with every limit off (in-process only)
+	setupConn int                   // load's connection for set-up calls
+	redisWork map[string]*redisWork // Redis work measured around the turns, by scenario (see measureRedis)
 }
 
 // runBench is `seckill bench`: it loads a server and writes the report.
@@ -189,6 +190,7 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 			return nil, fmt.Errorf("scenario idle-ws: %w", err)
 		}
 	}
+	t.reportRedisWork(r)
 	r.AddRatio("HTTP goods grab / Redis limit", "HTTP goods grab", "Redis limit (EVALSHA)")
 	r.AddRatio("HTTP goods grab / same, limits off (the limits' cost)", "HTTP goods grab", limitsOff)
 	r.AddRatio("HTTP goods grab / naive SQLite grab", "HTTP goods grab", "naive SQLite grab")
@@ -220,6 +222,10 @@ var benchScenarios = []struct {
 	{"naive", benchNaive},
 	{"redpacket", benchRedPacket},
 	{"coupon", benchCoupon},
+	// Last in each round: each turn leaves as many orders as it had grabs,
+	// and settles their flush before the next target's turn starts.
+	{"wins", benchGoodsWins},
+	{"redis-wins", benchRedisWins},
 }
 
 // httpFloor names the floor scenario's result.
@@ -230,7 +236,9 @@ const httpFloor = "HTTP floor (GET /healthz)"
 // concurrency: no grab over HTTP can beat it, so it bounds what ours / naive
 // can reach on this machine.
 func benchHTTPFloor(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
-	return &scenario{name: httpFloor, op: func(ctx context.Context, w int, _ int64) string { return t.healthz(w) }}, nil
+	sc := &scenario{name: httpFloor, op: func(ctx context.Context, w int, _ int64) string { return t.healthz(w) }}
+	t.measureRedis(ctx, sc, nil)
+	return sc, nil
 }
 
 func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func(), error) {

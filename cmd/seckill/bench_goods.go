@@ -3,19 +3,22 @@ package main
 import (
 	"context"
 	"fmt"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/sqldb"
 )
 
-// benchGoodsFixture creates a live slot and goods of the given stock through the admin API.
+// benchGoodsFixture creates a live slot and goods of the given stock (limit 1 a user) through the admin API.
 func (t *benchTarget) benchGoodsFixture(ctx context.Context, title string, stock int) (int64, error) {
+	return t.benchGoodsFixtureLimit(ctx, title, stock, 1)
+}
+
+// benchGoodsFixtureLimit is benchGoodsFixture with its own per-user limit.
+func (t *benchTarget) benchGoodsFixtureLimit(ctx context.Context, title string, stock, limit int) (int64, error) {
 	now := time.Now().UTC()
 	var slot struct {
 		Slot struct {
@@ -34,7 +37,7 @@ func (t *benchTarget) benchGoodsFixture(ctx context.Context, title string, stock
 	}
 	err := t.mustCall("POST", "/api/admin/goods", t.admin, map[string]any{
 		"slot_id": slot.Slot.ID, "title": title, "description": "load bench", "price_cents": 9900,
-		"seckill_price_cents": 990, "stock": stock, "limit_per_user": 1,
+		"seckill_price_cents": 990, "stock": stock, "limit_per_user": limit,
 	}, &goods)
 	return goods.Goods.ID, err
 }
@@ -52,7 +55,7 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario
 	}
 	var mu sync.Mutex
 	var done []time.Time
-	return &scenario{name: "HTTP goods grab",
+	sc := &scenario{name: httpGrab,
 		op: func(ctx context.Context, w int, i int64) string {
 			code := t.loadCall(w, fmt.Sprintf("/api/goods/%d/grab", id), i, nil)
 			if code == "ok" {
@@ -69,26 +72,33 @@ func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario
 			if p50, p99, n := w.lag(int64(o.Stock), done); n > 0 {
 				r.Extra["WebSocket stock event lag"] = fmt.Sprintf("p50 %.1f ms, p99 %.1f ms (%d grab×subscriber pairs, %d subscribers, events coalesced per %s)", p50, p99, n, o.Watchers, live.CoalesceWindow)
 			}
-
-			var st model.GoodsStats
-			if err := t.waitFlushed(ctx, fmt.Sprintf("/api/admin/goods/%d/stats", id), &st, func() bool { return (st.Pending == 0 && st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid) }); err != nil {
-				return err
-			}
-			perUser, err := maxOrdersPerUser(ctx, t.Backend.SQL, id)
-			if err != nil {
-				return err
-			}
-			ok := res.Codes["ok"]
-			r.Checks = append(r.Checks,
-				bench.Check{Name: "goods: no oversell", OK: ok <= int64(o.Stock) && st.Unpaid+st.Paid == ok, Detail: fmt.Sprintf("%d orders for stock %d (Redis: %d unpaid + %d paid)", ok, o.Stock, st.Unpaid, st.Paid)},
-				bench.Check{Name: "goods: stock adds up", OK: st.Remaining+st.Unpaid+st.Paid == st.Stock, Detail: fmt.Sprintf("remaining %d + unpaid %d + paid %d = stock %d", st.Remaining, st.Unpaid, st.Paid, st.Stock)},
-				bench.Check{Name: "goods: nobody over the limit", OK: perUser <= 1, Detail: fmt.Sprintf("most orders by one user in SQLite: %d (limit 1)", perUser)},
-				bench.Check{Name: "goods: SQLite equals Redis after the flush", OK: st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid && st.DB.Conflicts == 0,
-					Detail: fmt.Sprintf("SQLite %d live orders, Redis %d, %d refused", st.DB.Unpaid+st.DB.Paid, st.Unpaid+st.Paid, st.DB.Conflicts)},
-			)
-			return nil
+			return t.checkGoods(ctx, r, "goods", id, int64(o.Stock), 1, res.Codes["ok"])
 		},
-	}, nil
+	}
+	t.measureRedis(ctx, sc, nil)
+	return sc, nil
+}
+
+// checkGoods waits for the flush of the goods to catch up, then checks no
+// oversell, nobody over the limit, and the store equal to Redis; label
+// names the scenario in the checks.
+func (t *benchTarget) checkGoods(ctx context.Context, r *bench.Report, label string, id, stock, limit, ok int64) error {
+	var st model.GoodsStats
+	if err := t.waitFlushed(ctx, fmt.Sprintf("/api/admin/goods/%d/stats", id), &st, func() bool { return (st.Pending == 0 && st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid) }); err != nil {
+		return err
+	}
+	perUser, err := maxOrdersPerUser(ctx, t.Backend.SQL, id)
+	if err != nil {
+		return err
+	}
+	r.Checks = append(r.Checks,
+		bench.Check{Name: label + ": no oversell", OK: ok <= stock && st.Unpaid+st.Paid == ok, Detail: fmt.Sprintf("%d orders for stock %d (Redis: %d unpaid + %d paid)", ok, stock, st.Unpaid, st.Paid)},
+		bench.Check{Name: label + ": stock adds up", OK: st.Remaining+st.Unpaid+st.Paid == st.Stock, Detail: fmt.Sprintf("remaining %d + unpaid %d + paid %d = stock %d", st.Remaining, st.Unpaid, st.Paid, st.Stock)},
+		bench.Check{Name: label + ": nobody over the limit", OK: perUser <= limit, Detail: fmt.Sprintf("most orders by one user in SQLite: %d (limit %d)", perUser, limit)},
+		bench.Check{Name: label + ": SQLite equals Redis after the flush", OK: st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid && st.DB.Conflicts == 0,
+			Detail: fmt.Sprintf("SQLite %d live orders, Redis %d, %d refused", st.DB.Unpaid+st.DB.Paid, st.Unpaid+st.Paid, st.DB.Conflicts)},
+	)
+	return nil
 }
 
 // maxOrdersPerUser is the most live orders one user holds on the goods in the durable store.
@@ -110,17 +120,9 @@ func benchRedisLimit(ctx context.Context, o *benchOptions, t *benchTarget) (*sce
 	if err != nil {
 		return nil, err
 	}
-	return &scenario{name: "Redis limit (EVALSHA)",
-		op: func(ctx context.Context, _ int, i int64) string {
-			script, keys, args := t.Goods.GrabCall(t.Users[i%int64(len(t.Users))].ID, id, rdb.NewRequestID(), t.Goods.Now())
-			res, err := script.Run(ctx, t.Goods.Redis, keys, args...).Text()
-			if err != nil {
-				return "transport"
-			}
-			code, _, _ := strings.Cut(res, ":") // the status word: "ok:<remaining>:<slot>:<record>", "sold_out", ...
-			return code
-		},
-	}, nil
+	sc := &scenario{name: redisGrab, op: t.grabScriptOp(id)}
+	t.measureRedis(ctx, sc, nil)
+	return sc, nil
 }
 
 // benchNaive grabs through the SQLite-transaction baseline behind the same server.

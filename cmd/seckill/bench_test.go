@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/seckill/seckill/db/dbtest"
@@ -41,7 +42,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{"HTTP goods grab": false, "Redis limit (EVALSHA)": false, httpFloor: false, "naive SQLite grab": false, "HTTP red packet grab": false, "HTTP coupon grab": false,
-		underAttack: false, limitsOff: false}
+		underAttack: false, limitsOff: false, httpWins: false, redisWins: false}
 	for _, res := range r.Results {
 		if _, ok := want[res.Name]; ok {
 			want[res.Name] = res.Requests == int64(o.Requests)
@@ -57,6 +58,18 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	if len(r.Checks) < 8 {
 		t.Errorf("only %d invariants checked", len(r.Checks))
+	}
+	// Every grab of the win scenarios wins, and the report states the win targets.
+	for _, name := range []string{httpWins, redisWins} {
+		if res := r.Result(name); res == nil || res.Codes["ok"] != res.Requests {
+			t.Errorf("%s: not every grab won: %+v", name, res)
+		}
+	}
+	for _, k := range []string{"target 1: wins vs refusals", "target 2: Redis work per win vs the grab script alone",
+		"machine CPU per win vs per refusal", "CPU per request: " + httpWins, "CPU per request: " + redisWins} {
+		if v := r.Extra[k]; v == "" || strings.Contains(v, "NaN") || strings.Contains(v, "Inf") {
+			t.Errorf("report measure %q: %q", k, v)
+		}
 	}
 	for _, c := range r.Checks {
 		if !c.OK {
@@ -84,7 +97,7 @@ func TestBenchRemote(t *testing.T) {
 	for _, res := range r.Results {
 		got[res.Name] = res.Requests
 	}
-	for _, name := range []string{"HTTP goods grab", httpFloor, "HTTP red packet grab", "HTTP coupon grab"} {
+	for _, name := range []string{"HTTP goods grab", httpFloor, "HTTP red packet grab", "HTTP coupon grab", httpWins} {
 		if got[name] != int64(o.Requests) {
 			t.Errorf("%s: %d requests, want %d", name, got[name], o.Requests)
 		}

@@ -3,8 +3,10 @@ package goods
 import (
 	"context"
 	"database/sql"
+	"strconv"
 	"time"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -50,3 +52,19 @@ func (s *Service) ActiveGoods(ctx context.Context) ([]int64, error) { return s.a
 
 // OnLiveLoad calls f each time a grab's load of missing goods starts reading SQLite.
 func (s *Service) OnLiveLoad(f func(goodsID int64)) { s.onLiveLoad = f }
+
+// ExpiryLockKey is the key of the expiry tick's lock.
+const ExpiryLockKey = expiryLockKey
+
+// ExpireFirstDue expires the first n orders due on the goods without the
+// tick's lock, as a tick that died after one batch would have left them.
+func (s *Service) ExpireFirstDue(ctx context.Context, goodsID int64, n int) (int, error) {
+	seqs, err := s.Redis.ZRangeByScore(ctx, deadlinesKey(goodsID), &redis.ZRangeBy{
+		Min: "-inf", Max: strconv.FormatInt(s.Now().UnixMilli(), 10), Count: int64(n),
+	}).Result()
+	if err != nil || len(seqs) == 0 {
+		return 0, err
+	}
+	expired, _, err := s.expireBatch(ctx, goodsID, seqs, s.Now())
+	return expired, err
+}

@@ -159,22 +159,23 @@ func TestOldSnapshotDurableGuard(t *testing.T) {
 	}
 }
 
-// An order whose expiry was never enqueued is expired by the sweep.
-func TestSweepOverdueOrders(t *testing.T) {
-	e := newGoodsEnv(t) // no Asynq client: nothing is enqueued, as after a crash
+// The expiry tick expires unpaid orders at their deadline, never before, and
+// leaves paid ones.
+func TestExpireDue(t *testing.T) {
+	e := newGoodsEnv(t)
 	g := e.liveGoods(5, 1)
 	o := e.grab(1, g.ID)
 	paid := e.grab(2, g.ID)
 	e.s.PayOrder(e.ctx, 2, paid.ID)
-	if n, err := e.s.SweepOverdueOrders(e.ctx); err != nil || n != 0 {
-		t.Fatalf("sweep before the deadline expired %d (%v)", n, err)
+	if n, err := e.s.ExpireDue(e.ctx); err != nil || n != 0 {
+		t.Fatalf("tick before the deadline expired %d (%v)", n, err)
 	}
 	e.clk.Advance(e.s.OrderTTL)
-	if n, err := e.s.SweepOverdueOrders(e.ctx); err != nil || n != 1 {
-		t.Fatalf("sweep after the deadline expired %d (%v), want 1", n, err)
+	if n, err := e.s.ExpireDue(e.ctx); err != nil || n != 1 {
+		t.Fatalf("tick after the deadline expired %d (%v), want 1", n, err)
 	}
 	if got, _ := e.s.Order(e.ctx, 1, o.ID); got.Status != model.OrderExpired {
-		t.Fatalf("swept order is %q", got.Status)
+		t.Fatalf("expired order is %q", got.Status)
 	}
 	if got, _ := e.s.Order(e.ctx, 2, paid.ID); got.Status != model.OrderPaid {
 		t.Fatalf("paid order is %q", got.Status)
@@ -205,7 +206,7 @@ func TestStockSyncAndRetire(t *testing.T) {
 	if active, _ := e.s.ActiveGoods(e.ctx); !slices.Contains(active, g.ID) {
 		t.Fatal("goods retired while an order is still unpaid")
 	}
-	e.s.SweepOverdueOrders(e.ctx)
+	e.s.ExpireDue(e.ctx)
 	e.s.SyncStock(e.ctx, 0) // the expiry is not flushed yet
 	if active, _ := e.s.ActiveGoods(e.ctx); !slices.Contains(active, g.ID) {
 		t.Fatal("goods retired before its last change was flushed")

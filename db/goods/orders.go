@@ -3,6 +3,7 @@ package goods
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -73,11 +74,12 @@ func parseAnswer(goodsID int64, reply string) (answer, error) {
 	if !about {
 		return answer{code: code}, nil
 	}
-	bad := fmt.Errorf("goods %d: unreadable script answer %q", goodsID, reply)
+	// Built only when needed: a win reads an answer on every request.
+	bad := func() error { return fmt.Errorf("goods %d: unreadable script answer %q", goodsID, reply) }
 	remaining, rest, _ := strings.Cut(rest, ":")
 	slot, rec, ok := strings.Cut(rest, ":")
 	if !ok {
-		return answer{}, bad
+		return answer{}, bad()
 	}
 	a := answer{code: code, rec: rec}
 	// The version sits before the record; an answer remembered by a release
@@ -85,7 +87,7 @@ func parseAnswer(goodsID int64, reply string) (answer, error) {
 	if v, r, found := strings.Cut(rec, ":"); found && !strings.Contains(v, "|") {
 		var err error
 		if a.version, err = strconv.ParseInt(v, 10, 64); err != nil {
-			return answer{}, bad
+			return answer{}, bad()
 		}
 		a.rec = r
 	}
@@ -93,7 +95,7 @@ func parseAnswer(goodsID int64, reply string) (answer, error) {
 	a.remaining, err1 = strconv.ParseInt(remaining, 10, 64)
 	a.slot, err2 = strconv.ParseInt(slot, 10, 64)
 	if err1 != nil || err2 != nil {
-		return answer{}, bad
+		return answer{}, bad()
 	}
 	return a, nil
 }
@@ -146,9 +148,9 @@ return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. '
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
 var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded'"))
 
-// Grab decides a grab in one Redis round trip with no SQL, then
-// schedules the order's expiry off the request path; that enqueue is the
-// only other work (the sweep of overdue orders covers one lost in a crash).
+// Grab decides a grab in one Redis round trip with no SQL and nothing
+// else in Redis: the order's deadline is in the goods' deadlines, where the
+// periodic expiry (ExpireDue) finds it.
 func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order, error) {
 	if goodsID <= 0 || goodsID > MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
@@ -157,12 +159,7 @@ func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order
 	if !keyed {
 		req = rdb.NewRequestID()
 	}
-	o, err := s.grab(ctx, userID, goodsID, req, keyed)
-	if err != nil {
-		return nil, err
-	}
-	s.Background.Go(func() { s.scheduleExpiry(ctx, o) })
-	return o, nil
+	return s.grab(ctx, userID, goodsID, req, keyed)
 }
 
 // GrabCall is the grab script's call for one request at now: the script,
@@ -264,7 +261,7 @@ func (s *Service) loadLiveOnce(ctx context.Context, goodsID int64) error {
 }
 
 // payScript pays an unpaid order of the user's. An order past its deadline
-// is expired here instead (the expiry task may not have run yet), so pay and
+// is expired here instead (the expiry tick may not have run yet), so pay and
 // expire can never both win.
 //
 // KEYS: scriptKeys
@@ -293,7 +290,7 @@ return answer('ok', save(f, 'paid', ARGV[3]))
 // answer, ARGV[4] is its TTL in ms.
 var payScriptKeyed = redis.NewScript(goodsLua + db.Memoize(payLua, "true"))
 
-// PayOrder pays the user's order and deletes its expiry task. Paying again
+// PayOrder pays the user's order (which takes it off the deadlines). Paying again
 // answers the paid order unchanged; an expired or cancelled order is refused.
 func (s *Service) PayOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {
 	return s.payOrder(ctx, userID, orderID, s.Now())
@@ -305,10 +302,7 @@ func (s *Service) payOrder(ctx context.Context, userID, orderID int64, now time.
 		return nil, err
 	}
 	switch code {
-	case "ok":
-		s.deleteExpiry(ctx, o.ID)
-		return o, nil
-	case "unchanged", model.OrderPaid:
+	case "ok", "unchanged", model.OrderPaid:
 		return o, nil
 	default: // expired, lapsed, or a final status from the store
 		return nil, db.ErrExpired
@@ -347,10 +341,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*mode
 		return nil, err
 	}
 	switch code {
-	case "ok":
-		s.deleteExpiry(ctx, o.ID)
-		return o, nil
-	case "unchanged", model.OrderCancelled:
+	case "ok", "unchanged", model.OrderCancelled:
 		return o, nil
 	case model.OrderPaid:
 		return nil, db.Errorf(db.ECONFLICT, "a paid order cannot be cancelled")
@@ -361,7 +352,7 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*mode
 
 // expireScript expires an unpaid order whose deadline has passed: the unit
 // goes back to stock and the user's limit mark is cleared. Anything else is
-// left alone, so the task may run any number of times.
+// left alone, so it may run any number of times (ExpireDue runs it in batches).
 //
 // KEYS: scriptKeys
 // ARGV: 1 sequence, 2 now ms
@@ -659,6 +650,14 @@ func (s *Service) pushStock(goodsID, slotID, remaining, version int64) {
 
 // pushOrder sends the order to its owner. It is coalesced per order so it
 // leaves the request path at once and a later change always arrives last.
+// The event is encoded here, as encoding/json would encode an OrderEvent,
+// without reflection: every winning grab sends one.
 func (s *Service) pushOrder(o *model.Order) {
-	s.Events.PublishCoalescedKey(live.TopicUser(o.UserID), "order:"+strconv.FormatInt(o.ID, 10), OrderEvent{Type: "order", Order: o})
+	ev, err := o.MarshalJSON()
+	if err != nil {
+		s.Log.Warn("encode order event", "order", o.ID, "err", err)
+		return
+	}
+	ev = append(append([]byte(`{"type":"order","order":`), ev...), '}')
+	s.Events.PublishCoalescedKey(live.TopicUser(o.UserID), "order:"+strconv.FormatInt(o.ID, 10), json.RawMessage(ev))
 }

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db/model"
@@ -14,7 +13,7 @@ import (
 
 // SyncStock brings the store's remaining stock in line with Redis for the
 // slot's goods (slotID 0: every active goods), and retires goods whose sale
-// is over and settled, so the flush and sweep stop visiting them.
+// is over and settled, so the flush and the expiry ticks stop visiting them.
 func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 	var ids []int64
 	var err error
@@ -79,32 +78,4 @@ func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 		return s.Redis.SRem(ctx, activeKey, done...).Err()
 	}
 	return nil
-}
-
-// SweepOverdueOrders expires unpaid orders past their deadline on every
-// active goods: it catches orders whose expiry task was never enqueued
-// (a crash between the grab and the enqueue). It returns how many it expired.
-func (s *Service) SweepOverdueOrders(ctx context.Context) (int, error) {
-	ids, err := s.activeGoods(ctx)
-	if err != nil {
-		return 0, err
-	}
-	now := s.Now()
-	n := 0
-	for _, id := range ids {
-		seqs, err := s.Redis.ZRangeByScore(ctx, deadlinesKey(id), &redis.ZRangeBy{
-			Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: 500,
-		}).Result()
-		if err != nil {
-			return n, err
-		}
-		for _, sq := range seqs {
-			seq, _ := strconv.ParseInt(sq, 10, 64)
-			if err := s.expireOrder(ctx, OrderID(id, seq), now); err != nil && !errors.Is(err, ErrNotDue) {
-				return n, err
-			}
-			n++
-		}
-	}
-	return n, nil
 }

@@ -113,7 +113,7 @@ func (e *Events) Close() {
 
 // Publish sends event to the topic's subscribers now.
 func (e *Events) Publish(ctx context.Context, topic string, event any) error {
-	body, err := json.Marshal(event)
+	body, err := encodeEvent(event)
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
@@ -194,7 +194,7 @@ func (e *Events) publishLoop() {
 	for first := range e.out {
 		pipe := e.rdb.Pipeline()
 		add := func(ev keyedEvent) {
-			body, err := json.Marshal(ev.event)
+			body, err := encodeEvent(ev.event)
 			if err != nil {
 				slog.Error("encode live event", "topic", ev.topic, "err", err)
 				return
@@ -220,6 +220,17 @@ func (e *Events) publishLoop() {
 		}
 		cancel()
 	}
+}
+
+// encodeEvent is the event's JSON. An event that is a json.RawMessage is
+// sent as it is, not checked and compacted again: a hot path (each winning
+// grab's order event) encodes its events itself, and must make them valid,
+// compact JSON.
+func encodeEvent(event any) ([]byte, error) {
+	if raw, ok := event.(json.RawMessage); ok {
+		return raw, nil
+	}
+	return json.Marshal(event)
 }
 
 // PublishAll sends already encoded events in one pipeline.

@@ -1,0 +1,311 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/cmd/seckill/bench"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
+)
+
+// Names of the results the win targets compare (issue 14).
+const (
+	httpWins  = "HTTP goods grab, every grab wins"
+	redisWins = "Redis limit, every grab wins (EVALSHA)"
+	httpGrab  = "HTTP goods grab"
+	redisGrab = "Redis limit (EVALSHA)"
+)
+
+// winsLimit is the per-user limit that lets every one of n grabs by users
+// shoppers (request i is shopper i mod users) win.
+func winsLimit(n, users int) int {
+	return min((n+users-1)/users, 1000)
+}
+
+// benchGoodsWins grabs goods with stock for every request and a per-user
+// limit that never refuses: every grab wins, so each pays the whole win path
+// (script, live order event, flush row). Each turn ends once the flush has
+// caught up, so the Redis work measured around the turn holds the wins' own
+// follow-up work and none of it spills into the next target's turn.
+func benchGoodsWins(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+	limit := winsLimit(o.Requests, len(t.Users))
+	id, err := t.benchGoodsFixtureLimit(ctx, "HTTP goods wins", o.Requests, limit)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scenario{name: httpWins,
+		op: func(ctx context.Context, w int, i int64) string {
+			return t.loadCall(w, fmt.Sprintf("/api/goods/%d/grab", id), i, nil)
+		},
+		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
+			return t.checkGoods(ctx, r, "goods (every grab wins)", id, int64(o.Requests), int64(limit), res.Codes["ok"])
+		},
+	}
+	t.measureRedis(ctx, sc, func() { t.settleGoods(ctx, id) })
+	return sc, nil
+}
+
+// benchRedisWins runs the grab script alone, as benchRedisLimit does, on
+// goods where every grab wins: the script's own cost on the win path.
+func benchRedisWins(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+	if t.Goods == nil {
+		return nil, nil
+	}
+	id, err := t.benchGoodsFixtureLimit(ctx, "Redis limit wins", o.Requests, winsLimit(o.Requests, len(t.Users)))
+	if err != nil {
+		return nil, err
+	}
+	sc := &scenario{name: redisWins, op: t.grabScriptOp(id)}
+	t.measureRedis(ctx, sc, func() { t.settleGoods(ctx, id) })
+	return sc, nil
+}
+
+// grabScriptOp runs the goods grab script of id straight from Go: one EVALSHA, nothing after it.
+func (t *benchTarget) grabScriptOp(id int64) bench.Op {
+	return func(ctx context.Context, _ int, i int64) string {
+		script, keys, args := t.Goods.GrabCall(t.Users[i%int64(len(t.Users))].ID, id, rdb.NewRequestID(), t.Goods.Now())
+		res, err := script.Run(ctx, t.Goods.Redis, keys, args...).Text()
+		if err != nil {
+			return "transport"
+		}
+		code, _, _ := strings.Cut(res, ":") // the status word: "ok:<remaining>:<slot>:<record>", "sold_out", ...
+		return code
+	}
+}
+
+// settleGoods waits (10 s at most) until the goods' orders are all flushed
+// and Redis runs no more scripts (follow-up work queued in the process, such
+// as expiry enqueues, is done), so a turn's follow-up work is done before
+// its Redis work is read.
+func (t *benchTarget) settleGoods(ctx context.Context, id int64) {
+	var st model.GoodsStats
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		if t.benchCall("GET", fmt.Sprintf("/api/admin/goods/%d/stats", id), t.admin, nil, &st) != "ok" ||
+			(st.Pending == 0 && st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid) {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	last := -1.0
+	for time.Now().Before(deadline) {
+		st, err := readRedisStats(ctx, t.Goods.Redis)
+		if err != nil || st.cmds["evalsha"][0] == last {
+			return
+		}
+		last = st.cmds["evalsha"][0]
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// redisStats is what the Redis server (every master of a cluster) reports
+// of its own work: CPU time and, per command, calls and time spent in it
+// (INFO cpu and INFO commandstats).
+type redisStats struct {
+	cpuUS float64
+	cmds  map[string][2]float64 // command → calls, µs
+}
+
+func (a redisStats) minus(b redisStats) redisStats {
+	d := redisStats{cpuUS: a.cpuUS - b.cpuUS, cmds: map[string][2]float64{}}
+	for k, v := range a.cmds {
+		d.cmds[k] = [2]float64{v[0] - b.cmds[k][0], v[1] - b.cmds[k][1]}
+	}
+	return d
+}
+
+func (a *redisStats) add(b redisStats) {
+	a.cpuUS += b.cpuUS
+	if a.cmds == nil {
+		a.cmds = map[string][2]float64{}
+	}
+	for k, v := range b.cmds {
+		a.cmds[k] = [2]float64{a.cmds[k][0] + v[0], a.cmds[k][1] + v[1]}
+	}
+}
+
+// readRedisStats reads INFO cpu and INFO commandstats of every server of c.
+func readRedisStats(ctx context.Context, c redis.UniversalClient) (redisStats, error) {
+	var mu sync.Mutex
+	all := redisStats{cmds: map[string][2]float64{}}
+	err := rdb.ForEachServer(ctx, c, func(ctx context.Context, s *redis.Client) error {
+		info, err := s.Info(ctx, "cpu", "commandstats").Result()
+		if err != nil {
+			return err
+		}
+		one := parseRedisStats(info)
+		mu.Lock()
+		all.add(one)
+		mu.Unlock()
+		return nil
+	})
+	return all, err
+}
+
+// parseRedisStats reads the used_cpu_sys/user and cmdstat_* lines of an INFO answer.
+func parseRedisStats(info string) redisStats {
+	st := redisStats{cmds: map[string][2]float64{}}
+	for _, line := range strings.Split(info, "\n") {
+		line = strings.TrimSpace(line)
+		k, v, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		switch {
+		case k == "used_cpu_sys" || k == "used_cpu_user":
+			s, _ := strconv.ParseFloat(v, 64)
+			st.cpuUS += s * 1e6
+		case strings.HasPrefix(k, "cmdstat_"):
+			var calls, us float64
+			for _, f := range strings.Split(v, ",") {
+				name, val, _ := strings.Cut(f, "=")
+				switch name {
+				case "calls":
+					calls, _ = strconv.ParseFloat(val, 64)
+				case "usec":
+					us, _ = strconv.ParseFloat(val, 64)
+				}
+			}
+			st.cmds[strings.TrimPrefix(k, "cmdstat_")] = [2]float64{calls, us}
+		}
+	}
+	return st
+}
+
+// redisWork is the Redis work measured around a scenario's turns, and the
+// CPU time of this process (the in-process server and the load generator).
+type redisWork struct {
+	mu     sync.Mutex
+	stats  redisStats
+	procUS float64
+	err    error
+}
+
+// processCPU is this process's user and system CPU time so far, in µs.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return float64(ru.Utime.Nano()+ru.Stime.Nano()) / 1e3
+}
+
+// measureRedis wraps the scenario's turns: the Redis server's stats are
+// read before each turn and after it (and after settle, which waits for the
+// turn's follow-up work), and the differences summed. Against a remote
+// target the bench has no Redis of its own and measures nothing.
+func (t *benchTarget) measureRedis(ctx context.Context, sc *scenario, settle func()) {
+	if t.Goods == nil || t.Goods.Redis == nil {
+		return
+	}
+	w := &redisWork{}
+	if t.redisWork == nil {
+		t.redisWork = map[string]*redisWork{}
+	}
+	t.redisWork[sc.name] = w
+	inner := sc.turn
+	sc.turn = func(run func()) {
+		before, err1 := readRedisStats(ctx, t.Goods.Redis)
+		proc := processCPU()
+		if inner != nil {
+			inner(run)
+		} else {
+			run()
+		}
+		if settle != nil {
+			settle()
+		}
+		proc = processCPU() - proc
+		after, err2 := readRedisStats(ctx, t.Goods.Redis)
+		w.mu.Lock()
+		defer w.mu.Unlock()
+		if err := firstErr(err1, err2); err != nil {
+			w.err = err
+			return
+		}
+		w.stats.add(after.minus(before))
+		w.procUS += proc
+	}
+}
+
+func firstErr(errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// perOp is the work per request of res: CPU µs, EVALSHA µs, and the busiest
+// commands' calls per request.
+func (w *redisWork) perOp(res *bench.Result) (cpu, evalsha, proc float64, top string) {
+	n := float64(res.Requests)
+	if n == 0 {
+		return 0, 0, 0, ""
+	}
+	type cmd struct {
+		name      string
+		calls, us float64
+	}
+	var cmds []cmd
+	for k, v := range w.stats.cmds {
+		if v[0] > 0 {
+			cmds = append(cmds, cmd{k, v[0], v[1]})
+		}
+	}
+	sort.Slice(cmds, func(i, j int) bool { return cmds[i].calls > cmds[j].calls })
+	var parts []string
+	for i, c := range cmds {
+		if i == 6 || c.calls/n < 0.01 {
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %.2f", c.name, c.calls/n))
+	}
+	return w.stats.cpuUS / n, w.stats.cmds["evalsha"][1] / n, w.procUS / n, strings.Join(parts, ", ")
+}
+
+// reportRedisWork adds the Redis work per request of each measured scenario
+// and the issue 14 targets: wins against refusals (throughput and p99), and
+// Redis CPU per win against the grab script's own.
+func (t *benchTarget) reportRedisWork(r *bench.Report) {
+	cpu, evalsha, proc := map[string]float64{}, map[string]float64{}, map[string]float64{}
+	for name, w := range t.redisWork {
+		res := r.Result(name)
+		if res == nil {
+			continue
+		}
+		if w.err != nil {
+			r.Extra["CPU per request: "+name] = "not measured: " + w.err.Error()
+			continue
+		}
+		c, e, p, top := w.perOp(res)
+		cpu[name], evalsha[name], proc[name] = c, e, p
+		r.Extra["CPU per request: "+name] = fmt.Sprintf("Redis %.1f µs (INFO cpu), of it EVALSHA %.1f µs; this process (server and load generator) %.1f µs; commands a request (INFO commandstats, scripts' own calls included): %s", c, e, p, top)
+	}
+	r.AddRatio("HTTP goods grab, every grab wins / HTTP goods grab (target 1: ≥ 0.8)", httpWins, httpGrab)
+	r.AddRatio("HTTP goods grab, every grab wins / Redis limit, every grab wins", httpWins, redisWins)
+	if win, refuse := r.Result(httpWins), r.Result(httpGrab); win != nil && refuse != nil && refuse.Throughput > 0 {
+		r.Extra["target 1: wins vs refusals"] = fmt.Sprintf("%.0f wins/s against %.0f grabs/s (%.1f%% refused): %.2f× (target ≥ 0.8); p99 %.2f ms against %.2f ms (target ≤ 25 ms)",
+			win.Throughput, refuse.Throughput, 100*float64(refuse.Requests-refuse.Codes["ok"])/float64(max(refuse.Requests, 1)),
+			win.Throughput/refuse.Throughput, win.Latency.P99, refuse.Latency.P99)
+	}
+	if a, b := cpu[httpWins], cpu[redisWins]; a > 0 && b > 0 {
+		r.Extra["target 2: Redis work per win vs the grab script alone"] = fmt.Sprintf(
+			"%.1f µs Redis CPU per HTTP win against %.1f µs per bare grab script win: %.2f× (target ≤ 1.5); EVALSHA time %.1f µs against %.1f µs; a refusal over HTTP %.1f µs, a bare refused script %.1f µs",
+			a, b, a/b, evalsha[httpWins], evalsha[redisWins], cpu[httpGrab], cpu[redisGrab])
+	}
+	if a, b := proc[httpWins]+cpu[httpWins], proc[httpGrab]+cpu[httpGrab]; a > 0 && b > 0 {
+		r.Extra["machine CPU per win vs per refusal"] = fmt.Sprintf("%.1f µs (process %.1f + Redis %.1f) per HTTP win against %.1f µs (%.1f + %.1f) per HTTP grab of the refusal run: a win costs %.2f× a refusal, so on a saturated machine wins/refusals ≤ %.2f",
+			a, proc[httpWins], cpu[httpWins], b, proc[httpGrab], cpu[httpGrab], a/b, b/a)
+	}
+}

@@ -1,0 +1,19 @@
+package main
+
+import "testing"
+
+// INFO cpu and commandstats are read into CPU µs and per-command calls and
+// µs; differences of two readings are per command.
+func TestParseRedisStats(t *testing.T) {
+	a := parseRedisStats("# CPU\r\nused_cpu_sys:1.500000\r\nused_cpu_user:2.250000\r\nused_cpu_sys_children:9.0\r\n" +
+		"# Commandstats\r\ncmdstat_evalsha:calls=10,usec=200,usec_per_call=20.00,rejected_calls=0,failed_calls=0\r\n" +
+		"cmdstat_publish:calls=4,usec=2,usec_per_call=0.50,rejected_calls=0,failed_calls=0\r\n")
+	if a.cpuUS != 3_750_000 || a.cmds["evalsha"] != [2]float64{10, 200} || a.cmds["publish"] != [2]float64{4, 2} {
+		t.Fatalf("parsed %+v", a)
+	}
+	b := parseRedisStats("used_cpu_sys:1.0\r\nused_cpu_user:2.0\r\ncmdstat_evalsha:calls=4,usec=50\r\n")
+	d := a.minus(b)
+	if d.cpuUS != 750_000 || d.cmds["evalsha"] != [2]float64{6, 150} || d.cmds["publish"] != [2]float64{4, 2} {
+		t.Fatalf("difference %+v", d)
+	}
+}

@@ -1,0 +1,142 @@
+package goods
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db/rdb"
+)
+
+// Expiry without a task per order: the grab script adds each order to its
+// goods' deadlines ZSET, and a periodic task (tasks.TypeOrderExpireDue,
+// every second) calls ExpireDue, which pops what is due on every active goods
+// and expires it in batches, one pipelined round trip of expireScript a
+// batch. A grab then pays no enqueue, and paying or cancelling deletes no task.
+// The order expires at its deadline, on the first tick at or after it, and
+// never before: expireScript checks the deadline against the tick's clock,
+// and pay and cancel past the deadline expire the order themselves.
+
+// expiryLockKey keeps one expiry tick at a time across worker processes.
+const expiryLockKey = "seckill:goods:expiry:lock"
+
+// expiryLockTTL frees the lock of a tick that died holding it: the next tick
+// after it takes over the orders that tick left.
+const expiryLockTTL = 10 * time.Second
+
+// expiryBudget is how long one tick works before leaving the rest to the next,
+// well inside the lock's TTL.
+const expiryBudget = 5 * time.Second
+
+// ExpiryBatch is how many orders of one goods one round trip expires.
+const ExpiryBatch = 500
+
+// ExpireDue expires every unpaid order past its deadline on every active
+// goods and returns how many it expired. One tick runs at a time: a call
+// that finds another tick's lock taken returns 0 at once.
+func (s *Service) ExpireDue(ctx context.Context) (int, error) {
+	token := rdb.NewRequestID()
+	ok, err := s.Redis.SetNX(ctx, expiryLockKey, token, expiryLockTTL).Result()
+	if err != nil || !ok {
+		return 0, err
+	}
+	defer func() {
+		if released, err := rdb.ReleaseOwned(context.WithoutCancel(ctx), s.Redis, expiryLockKey, token); err != nil || !released {
+			s.Log.Warn("order expiry tick outlived its lock; another tick may have run alongside", "err", err)
+		}
+	}()
+	return s.expireDue(ctx, s.Now(), time.Now().Add(expiryBudget))
+}
+
+// expireDue expires, as of now, what is due on every active goods, batch by
+// batch, until nothing is due or the wall clock passes stop.
+func (s *Service) expireDue(ctx context.Context, now, stop time.Time) (int, error) {
+	ids, err := s.activeGoods(ctx)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, id := range ids {
+		for time.Now().Before(stop) {
+			seqs, err := s.Redis.ZRangeByScore(ctx, deadlinesKey(id), &redis.ZRangeBy{
+				Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: ExpiryBatch,
+			}).Result()
+			if err != nil {
+				return n, fmt.Errorf("due orders of goods %d: %w", id, err)
+			}
+			if len(seqs) == 0 {
+				break
+			}
+			expired, gone, err := s.expireBatch(ctx, id, seqs, now)
+			n += expired
+			if err != nil {
+				return n, err
+			}
+			if len(seqs) < ExpiryBatch || expired+gone == 0 {
+				break // all due ones done, or a full batch of orders not due by their own record
+			}
+		}
+	}
+	return n, nil
+}
+
+// expireBatch runs expireScript for each of the goods' sequences in one
+// pipeline and pushes each expiry live. Entries whose order is no longer
+// unpaid (or no longer there) are dropped from the deadlines; expireScript
+// leaves them, so they would otherwise come back every tick. It returns how
+// many it expired and how many such entries it dropped.
+func (s *Service) expireBatch(ctx context.Context, goodsID int64, seqs []string, now time.Time) (expired, gone int, err error) {
+	keys, ms := scriptKeys(goodsID), now.UnixMilli()
+	run := func() ([]*redis.Cmd, error) {
+		pipe := s.Redis.Pipeline()
+		cmds := make([]*redis.Cmd, len(seqs))
+		for i, sq := range seqs {
+			cmds[i] = expireScript.EvalSha(ctx, pipe, keys, sq, ms)
+		}
+		_, err := pipe.Exec(ctx)
+		return cmds, err
+	}
+	cmds, err := run()
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		if err := expireScript.Load(ctx, s.Redis).Err(); err != nil {
+			return 0, 0, fmt.Errorf("load the expiry script: %w", err)
+		}
+		cmds, err = run()
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("expire due orders of goods %d: %w", goodsID, err)
+	}
+	var stale []any
+	for i, cmd := range cmds {
+		res, err := cmd.Text()
+		if err != nil {
+			return expired, gone, fmt.Errorf("expire order %s of goods %d: %w", seqs[i], goodsID, err)
+		}
+		a, err := parseAnswer(goodsID, res)
+		if err != nil {
+			return expired, gone, err
+		}
+		switch a.code {
+		case "ok":
+			o, err := parseOrderRecord(goodsID, a.rec)
+			if err != nil {
+				return expired, gone, err
+			}
+			s.pushStock(goodsID, a.slot, a.remaining, a.version)
+			s.pushOrder(o)
+			expired++
+		case "paid", "closed", "not_found":
+			stale = append(stale, seqs[i])
+		}
+	}
+	if len(stale) > 0 {
+		if err := s.Redis.ZRem(ctx, deadlinesKey(goodsID), stale...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return expired, gone, err
+		}
+	}
+	return expired, len(stale), nil
+}

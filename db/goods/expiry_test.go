@@ -1,0 +1,239 @@
+package goods_test
+
+import (
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/model"
+)
+
+// grabMany grabs n orders of the goods, one per user from 1.
+func (e *goodsEnv) grabMany(goodsID int64, n int) []*model.Order {
+	e.t.Helper()
+	out := make([]*model.Order, n)
+	for i := range out {
+		out[i] = e.grab(int64(i+1), goodsID)
+	}
+	return out
+}
+
+// expireDue runs one expiry tick and fails the test on an error.
+func (e *goodsEnv) expireDue() int {
+	e.t.Helper()
+	n, err := e.s.ExpireDue(e.ctx)
+	if err != nil {
+		e.t.Fatalf("expiry tick: %v", err)
+	}
+	return n
+}
+
+// checkSettled flushes and checks that Redis and the store agree on every
+// count, and that Redis balances.
+func (e *goodsEnv) checkSettled(goodsID int64, unpaid, paid, expired int64) {
+	e.t.Helper()
+	e.checkBalance(goodsID, "settled")
+	e.flush()
+	st := e.stats(goodsID)
+	if st.Unpaid != unpaid || st.Paid != paid || st.Expired != expired {
+		e.t.Fatalf("Redis: %d unpaid, %d paid, %d expired; want %d, %d, %d", st.Unpaid, st.Paid, st.Expired, unpaid, paid, expired)
+	}
+	if st.DB.Unpaid != unpaid || st.DB.Paid != paid || st.DB.Expired != expired {
+		e.t.Fatalf("store: %d unpaid, %d paid, %d expired; want %d, %d, %d", st.DB.Unpaid, st.DB.Paid, st.DB.Expired, unpaid, paid, expired)
+	}
+}
+
+// An order expires on the first tick at or after its deadline, never on one
+// a millisecond before, and exactly once: later ticks find nothing. More
+// orders than one batch holds all expire in one tick.
+func TestExpireDueAtDeadlineOnce(t *testing.T) {
+	e := newGoodsEnv(t)
+	const n = goods.ExpiryBatch*2 + 17
+	g := e.liveGoods(n+5, 1)
+	orders := e.grabMany(g.ID, n)
+	deadline := orders[0].ExpiresAt // the clock stood still: one deadline for all
+	e.clk.Set(deadline.Add(-time.Millisecond))
+	if got := e.expireDue(); got != 0 {
+		t.Fatalf("a millisecond before the deadline a tick expired %d", got)
+	}
+	if o, _ := e.s.Order(e.ctx, int64(n), orders[n-1].ID); o.Status != model.OrderUnpaid {
+		t.Fatalf("order expired before its deadline: %+v", o)
+	}
+	e.clk.Set(deadline)
+	if got := e.expireDue(); got != n {
+		t.Fatalf("at the deadline a tick expired %d, want %d", got, n)
+	}
+	if got := e.expireDue(); got != 0 {
+		t.Fatalf("a second tick expired %d more", got)
+	}
+	if left := e.remaining(g.ID); left != n+5 {
+		t.Fatalf("remaining %d, want every unit back (%d)", left, n+5)
+	}
+	if z, _ := e.s.Redis.ZCard(e.ctx, goods.Key(g.ID, "deadlines")).Result(); z != 0 {
+		t.Fatalf("%d deadlines left", z)
+	}
+	e.checkSettled(g.ID, 0, 0, n)
+	// The users' limit marks were cleared: each may grab again.
+	e.grab(1, g.ID)
+}
+
+// Pays released at once against an expiry tick at the deadline: every order
+// ends paid or expired, never both and never neither; a paid order keeps its
+// unit and an expired one gives it back. The tick goes through the orders
+// first to last in batches while the payers go last to first, so they meet.
+func TestExpireDueRacesPay(t *testing.T) {
+	e := newGoodsEnv(t)
+	const n = 3 * goods.ExpiryBatch
+	g := e.liveGoods(n, 1)
+	orders := e.grabMany(g.ID, n)
+	e.clk.Set(orders[n-1].ExpiresAt) // the tick sees every order due
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var paid, refused atomic.Int64
+	var next atomic.Int64
+	next.Store(n)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := next.Add(-1); i >= 0; i = next.Add(-1) {
+				o := orders[i]
+				// The payer's clock reads a millisecond before the order's own deadline.
+				_, err := e.s.PayAt(e.ctx, i+1, o.ID, o.ExpiresAt.Add(-time.Millisecond))
+				switch db.ErrorCode(err) {
+				case "":
+					paid.Add(1)
+				case db.EEXPIRED:
+					refused.Add(1)
+				default:
+					t.Errorf("pay %d: %v", o.ID, err)
+				}
+			}
+		}()
+	}
+	var expired int
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		n, err := e.s.ExpireDue(e.ctx)
+		if err != nil {
+			t.Errorf("tick: %v", err)
+		}
+		expired = n
+	}()
+	close(start)
+	wg.Wait()
+	if paid.Load()+int64(expired) != n || refused.Load() != int64(expired) {
+		t.Fatalf("%d paid + %d expired by the tick != %d orders (%d pays refused)", paid.Load(), expired, n, refused.Load())
+	}
+	for i, o := range orders {
+		got, err := e.s.Order(e.ctx, int64(i+1), o.ID)
+		if err != nil || (got.Status != model.OrderPaid && got.Status != model.OrderExpired) {
+			t.Fatalf("order %d ended %+v (%v)", o.ID, got, err)
+		}
+	}
+	if got := e.expireDue(); got != 0 {
+		t.Fatalf("a later tick expired %d more", got)
+	}
+	if left := e.remaining(g.ID); left != int64(expired) {
+		t.Fatalf("remaining %d, want the %d expired units back", left, expired)
+	}
+	e.checkSettled(g.ID, 0, paid.Load(), int64(expired))
+	t.Logf("%d paid, %d expired", paid.Load(), expired)
+}
+
+// Ticks released at once (several workers' schedulers) run one at a time:
+// every order expires exactly once, by one of them.
+func TestExpireDueOneTickAtATime(t *testing.T) {
+	e := newGoodsEnv(t)
+	const n = 400
+	g := e.liveGoods(n, 1)
+	orders := e.grabMany(g.ID, n)
+	e.clk.Set(orders[n-1].ExpiresAt)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var total, ran atomic.Int64
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			k, err := e.s.ExpireDue(e.ctx)
+			if err != nil {
+				t.Errorf("tick: %v", err)
+			}
+			if k > 0 {
+				ran.Add(1)
+			}
+			total.Add(int64(k))
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if total.Load() != n || ran.Load() != 1 {
+		t.Fatalf("ticks expired %d orders in %d ticks, want %d in one", total.Load(), ran.Load(), n)
+	}
+	e.checkSettled(g.ID, 0, 0, n)
+}
+
+// A tick that died after one batch leaves its lock and the rest of the due
+// orders: no tick runs while the dead lock lasts, and the first one after it
+// expires the rest, each order once.
+func TestExpireDueAfterCrashedTick(t *testing.T) {
+	e := newGoodsEnv(t)
+	const n = 50
+	g := e.liveGoods(n, 1)
+	orders := e.grabMany(g.ID, n)
+	e.clk.Set(orders[n-1].ExpiresAt)
+	if err := e.s.Redis.Set(e.ctx, goods.ExpiryLockKey, "dead-tick", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if k, err := e.s.ExpireFirstDue(e.ctx, g.ID, 20); err != nil || k != 20 {
+		t.Fatalf("the dead tick's batch expired %d (%v), want 20", k, err)
+	}
+	if got := e.expireDue(); got != 0 {
+		t.Fatalf("a tick ran beside the dead tick's lock and expired %d", got)
+	}
+	// The lock's TTL runs out (here: it goes); the next tick takes over.
+	e.s.Redis.Del(e.ctx, goods.ExpiryLockKey)
+	if got := e.expireDue(); got != n-20 {
+		t.Fatalf("the next tick expired %d, want the %d left", got, n-20)
+	}
+	if ttl, _ := e.s.Redis.Exists(e.ctx, goods.ExpiryLockKey).Result(); ttl != 0 {
+		t.Fatal("the tick left its lock behind")
+	}
+	e.checkSettled(g.ID, 0, 0, n)
+}
+
+// A deadline entry whose order is no longer unpaid (left by an older
+// release or a script that missed it) is dropped, not visited every tick;
+// the paid order stays paid.
+func TestExpireDueDropsStaleDeadlines(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.liveGoods(5, 1)
+	o := e.grab(1, g.ID)
+	if _, err := e.s.PayOrder(e.ctx, 1, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	_, seq, _ := goods.SplitOrderID(o.ID)
+	key := goods.Key(g.ID, "deadlines")
+	e.s.Redis.ZAdd(e.ctx, key, redis.Z{Score: float64(o.ExpiresAt.UnixMilli()), Member: strconv.FormatInt(seq, 10)})
+	e.clk.Set(o.ExpiresAt.Add(time.Second))
+	if got := e.expireDue(); got != 0 {
+		t.Fatalf("expired %d paid orders", got)
+	}
+	if z, _ := e.s.Redis.ZCard(e.ctx, key).Result(); z != 0 {
+		t.Fatalf("the stale deadline stayed (%d entries)", z)
+	}
+	if got, _ := e.s.Order(e.ctx, 1, o.ID); got.Status != model.OrderPaid {
+		t.Fatalf("paid order became %q", got.Status)
+	}
+}
