@@ -20,8 +20,9 @@ type Service struct {
 	// OrderTTL is how long an order may stay unpaid.
 	OrderTTL time.Duration
 
-	liveLoads  *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
-	onLiveLoad func(goodsID int64) // tests: called as a load starts reading the store
+	liveLoads   *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
+	onLiveLoad  func(goodsID int64) // tests: called as a load starts reading the store
+	merchantsOf merchants           // the merchant of each sampled goods
 }
 
 // New returns the goods service over b with defaults filled in.
