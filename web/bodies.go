@@ -31,9 +31,10 @@ const declaredTooLarge = "X-Seckill-Declared-Too-Large"
 // one the client waits to send (Expect: 100-continue), is not read at all:
 // its length is zeroed and the connection closes after the answer.
 func headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	if cl := h.ContentLength(); cl > BodyLimit {
+	limit, drain, _ := bodyLimits(h.RequestURI())
+	if cl := h.ContentLength(); cl > limit {
 		h.Set(declaredTooLarge, "1")
-		if cl > drainLimit || len(h.Peek(fiber.HeaderExpect)) > 0 {
+		if cl > drain || len(h.Peek(fiber.HeaderExpect)) > 0 {
 			h.SetContentLength(0)
 			h.Del(fiber.HeaderExpect) // no 100 Continue for a body we refuse
 			h.SetConnectionClose()
@@ -59,6 +60,7 @@ var errTooLarge = db.Errorf(db.ETOOLARGE, "the request body is larger than 64 Ki
 // 408. Memory grows with what arrives, not with what was declared.
 func bodies(c *fiber.Ctx) error {
 	req := c.Request()
+	limit, _, errTooLarge := bodyLimits(req.URI().Path())
 	if len(req.Header.Peek(declaredTooLarge)) > 0 {
 		return errTooLarge // the body is left unread (see headerReceived)
 	}
@@ -76,8 +78,8 @@ func bodies(c *fiber.Ctx) error {
 	if cl > 0 {
 		size = min(cl, 8<<10)
 	}
-	body, err := readLimited(req.BodyStream(), size, BodyLimit)
-	if err != nil || len(body) > BodyLimit {
+	body, err := readLimited(req.BodyStream(), size, limit)
+	if err != nil || len(body) > limit {
 		// Leave the rest of the body unread and the connection closed.
 		c.Set(fiber.HeaderConnection, "close")
 		var ne net.Error
