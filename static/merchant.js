@@ -145,8 +145,8 @@
       form.dataset.priceWarning = bad ? "on" : "";
       return bad;
     };
-    list.addEventListener("input", check);
-    sale.addEventListener("input", check);
+    // On the form, after goods.js's listener there, which clears a field's error as it is typed.
+    form.addEventListener("input", (e) => { if (e.target === list || e.target === sale) check(); });
     form.addEventListener("submit", (e) => { if (check()) { e.preventDefault(); sale.focus(); } });
   });
 

@@ -1,0 +1,72 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+)
+
+// A merchant watches a goods' live chart while the test drives a sale
+// through the API: stock left, unpaid and paid move without a reload, the
+// slot's totals follow, and the form warns of a seckill price above the list
+// price as it is typed.
+func TestMerchantBrowserChart(t *testing.T) {
+	a := startApp(t)
+	name := fmt.Sprintf("merch%d", userSeq.Add(1))
+	if st := a.call("POST", "/api/admin/users", a.adminToken(), map[string]string{"username": name, "password": "password123", "role": "merchant"}, nil); st != 201 {
+		t.Fatalf("create merchant: %d", st)
+	}
+	mt := a.login(name, "password123")
+	sl := a.createSlot(mt, -time.Minute, time.Hour)
+	g := a.createGoods(mt, sl.ID, 10, 1)
+
+	ctx := newBrowser(t)
+	a.followClock(ctx)
+	browse(t, ctx, "log in", browserLogin(ctx, a.URL, name, "password123"))
+	browse(t, ctx, "open the goods page",
+		chromedp.Navigate(fmt.Sprintf("%s/admin/goods/%d", a.URL, g.ID)),
+		chromedp.WaitVisible(`[data-testid=goods-chart][data-loaded=on]`),
+	)
+	waitText(t, ctx, `[data-testid=chart-remaining]`, "10")
+
+	var orders []orderJSON
+	var tokens []string
+	for range 3 {
+		u, _ := a.newUser()
+		tokens = append(tokens, u)
+		orders = append(orders, a.grab(u, g.ID))
+	}
+	a.advance(time.Second) // the next sample is a second later, whatever the wall clock does
+	waitText(t, ctx, `[data-testid=chart-remaining]`, "7")
+	waitText(t, ctx, `[data-testid=chart-unpaid]`, "3")
+
+	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/pay", orders[0].ID), tokens[0], nil, nil); st != 200 {
+		t.Fatalf("pay: %d", st)
+	}
+	a.advance(time.Second)
+	waitText(t, ctx, `[data-testid=chart-paid]`, "1")
+	waitText(t, ctx, `[data-testid=chart-unpaid]`, "2")
+	var bars int
+	browse(t, ctx, "read the chart", chromedp.Evaluate(`document.querySelectorAll("[data-testid=goods-chart] svg polyline").length`, &bars))
+	if bars != 3 {
+		t.Fatalf("chart has %d lines, want 3", bars)
+	}
+
+	// The slot's page: totals of its goods, and its own chart.
+	browse(t, ctx, "open the slot page",
+		chromedp.Navigate(fmt.Sprintf("%s/admin/slots/%d", a.URL, sl.ID)),
+		chromedp.WaitVisible(`[data-testid=slot-chart][data-loaded=on]`),
+	)
+	waitText(t, ctx, `[data-testid=total-sold]`, "3")
+	waitText(t, ctx, `[data-testid=total-paid]`, "1")
+	waitText(t, ctx, `[data-testid=slot-chart] [data-testid=chart-remaining]`, "7")
+
+	// A seckill price above the list price is flagged while typing.
+	browse(t, ctx, "type prices",
+		chromedp.SendKeys(`[data-testid=goods-form] [data-testid=input-price_cents]`, "10.00"),
+		chromedp.SendKeys(`[data-testid=goods-form] [data-testid=input-seckill_price_cents]`, "12.00"),
+	)
+	waitText(t, ctx, `[data-testid=goods-form] [data-testid=error-seckill_price_cents]`, "must not be above the list price")
+}
