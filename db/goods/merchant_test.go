@@ -130,3 +130,20 @@ func TestSetImage(t *testing.T) {
 		t.Fatalf("stored: %+v %v", img, err)
 	}
 }
+
+// BenchmarkSampleActive measures one sampler tick over 100 active goods (one
+// pipelined round trip of 100 scripts); each iteration is a new second.
+func BenchmarkSampleActive(b *testing.B) {
+	e := newGoodsEnv(b)
+	sl := e.slot(-time.Minute, time.Hour)
+	for range 100 {
+		e.goods(sl, 1000, 1)
+	}
+	b.ResetTimer()
+	for range b.N {
+		e.clk.Advance(time.Second)
+		if err := e.s.SampleActive(e.ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

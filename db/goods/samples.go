@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -16,12 +17,16 @@ import (
 // MaxSamples is how many one-second samples of a goods Redis keeps: an hour.
 const MaxSamples = 3600
 
+// samplesTTL is how long a goods' samples are kept after its last one, for
+// the chart of a sale that is over.
+const samplesTTL = 7 * 24 * time.Hour
+
 // sampleScript appends one sample of the goods' sale to its capped list of
 // samples, at most one a second: a second worker sampling the same second
 // (or a tick that came early) adds nothing.
 //
 // KEYS: 1 fresh, 2 free, 3 counts, 4 seq, 5 samples
-// ARGV: 1 now ms, 2 most samples kept
+// ARGV: 1 now ms, 2 most samples kept, 3 how long the list outlives its last sample (ms)
 // Returns the sample "at|remaining|unpaid|paid|grabs", or "" when this
 // second has one already.
 var sampleScript = redis.NewScript(`
@@ -33,6 +38,7 @@ local c = redis.call('HMGET', KEYS[3], 'unpaid', 'paid')
 local s = table.concat({ARGV[1], remaining, tonumber(c[1]) or 0, tonumber(c[2]) or 0, tonumber(redis.call('GET', KEYS[4])) or 0}, '|')
 redis.call('RPUSH', KEYS[5], s)
 redis.call('LTRIM', KEYS[5], -tonumber(ARGV[2]), -1)
+redis.call('PEXPIRE', KEYS[5], ARGV[3])
 return s
 `)
 
@@ -67,11 +73,11 @@ func (s *Service) SampleActive(ctx context.Context) error {
 		return cmds, err
 	}
 	cmds, err := run(func(p redis.Pipeliner, keys []string) *redis.Cmd {
-		return sampleScript.EvalSha(ctx, p, keys, now, MaxSamples)
+		return sampleScript.EvalSha(ctx, p, keys, now, MaxSamples, samplesTTL.Milliseconds())
 	})
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
 		cmds, err = run(func(p redis.Pipeliner, keys []string) *redis.Cmd {
-			return sampleScript.Eval(ctx, p, keys, now, MaxSamples)
+			return sampleScript.Eval(ctx, p, keys, now, MaxSamples, samplesTTL.Milliseconds())
 		})
 	}
 	if err != nil && err != redis.Nil {
