@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gorilla/websocket"
 )
 
 // upload posts data as the multipart field "image" to the goods' picture route.
@@ -319,4 +321,38 @@ func TestAdminListsUsers(t *testing.T) {
 		t.Fatalf("users: %d %+v", st, out)
 	}
 	a.wantError("GET", "/api/admin/users", mt, nil, 403, "forbidden")
+}
+
+// The chart samples reach the goods' merchant and admins, never another
+// merchant or a shopper, and nobody can subscribe to a merchant's topic.
+func TestMerchantSamplesAreTheOwners(t *testing.T) {
+	a := startApp(t)
+	mt, g := a.liveGoods(10, 1)
+	other, otherID := a.newMerchant()
+	shopper, _ := a.newUser()
+	owner, admin, stranger, watcher := dialWS(t, a.URL, mt), dialWS(t, a.URL, a.adminToken()), dialWS(t, a.URL, other), dialWS(t, a.URL, shopper)
+	subscribe(t, watcher, fmt.Sprintf("goods:%d", g.ID))
+	// The hub holds each socket once it answers an op; a goods topic is a harmless one.
+	for _, c := range []*websocket.Conn{owner, admin, stranger} {
+		subscribe(t, c, fmt.Sprintf("goods:%d", g.ID))
+	}
+	a.grab(shopper, g.ID)
+	a.advance(time.Second)
+	isSample := func(ev map[string]any) bool {
+		s, _ := ev["sample"].(map[string]any)
+		return ev["type"] == "sample" && s["goods_id"] == float64(g.ID) && s["unpaid"] == float64(1)
+	}
+	waitEvent(t, owner, isSample)
+	waitEvent(t, admin, isSample)
+	// Every socket was sent the sample before the owner read it; what the
+	// others read before answering one more op is all they were sent.
+	for name, c := range map[string]*websocket.Conn{"another merchant": stranger, "a shopper": watcher} {
+		if err := c.WriteJSON(map[string]string{"op": "subscribe", "topic": fmt.Sprintf("merchant:%d", otherID)}); err != nil {
+			t.Fatal(err)
+		}
+		ev := waitEvent(t, c, func(ev map[string]any) bool { return ev["type"] == "sample" || ev["type"] == "error" || ev["type"] == "subscribed" })
+		if ev["type"] != "error" {
+			t.Fatalf("%s: %v, want the subscribe to a merchant topic refused and no sample", name, ev)
+		}
+	}
 }
