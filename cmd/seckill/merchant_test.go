@@ -350,7 +350,9 @@ func TestMerchantSamplesAreTheOwners(t *testing.T) {
 		if err := c.WriteJSON(map[string]string{"op": "subscribe", "topic": fmt.Sprintf("merchant:%d", otherID)}); err != nil {
 			t.Fatal(err)
 		}
-		ev := waitEvent(t, c, func(ev map[string]any) bool { return ev["type"] == "sample" || ev["type"] == "error" || ev["type"] == "subscribed" })
+		ev := waitEvent(t, c, func(ev map[string]any) bool {
+			return ev["type"] == "sample" || ev["type"] == "error" || ev["type"] == "subscribed"
+		})
 		if ev["type"] != "error" {
 			t.Fatalf("%s: %v, want the subscribe to a merchant topic refused and no sample", name, ev)
 		}
