@@ -243,6 +243,10 @@ func TestMerchantImages(t *testing.T) {
 		t.Fatalf("a refused upload set the picture: %q", img.ImageURL)
 	}
 
+	// Up to 2 MiB is taken, far over the 64 KiB of other bodies (the type is read from the first bytes).
+	if st, raw := a.upload(mt, g.ID, append(append([]byte{}, pic...), make([]byte, 2<<20-len(pic))...)); st != 200 {
+		t.Fatalf("2 MiB upload: %d %s", st, raw)
+	}
 	st, raw := a.upload(mt, g.ID, pic)
 	if st != 200 {
 		t.Fatalf("upload: %d %s", st, raw)

@@ -147,3 +147,21 @@ func BenchmarkSampleActive(b *testing.B) {
 		}
 	}
 }
+
+// Goods ended before its slot opens reads ended, before and after the slot's start.
+func TestEndUpcomingGoods(t *testing.T) {
+	e := newGoodsEnv(t)
+	sl := e.slot(5*time.Minute, time.Hour)
+	g, other := e.goods(sl, 3, 1), e.goods(sl, 3, 1)
+	ended, err := e.s.EndGoods(e.ctx, e.merchant, g.ID)
+	if err != nil || ended.State != model.SlotEnded {
+		t.Fatalf("end: %+v %v", ended, err)
+	}
+	e.clk.Advance(10 * time.Minute)
+	if got, _ := e.s.Get(e.ctx, g.ID); got.State != model.SlotEnded {
+		t.Fatalf("after the slot's start: %q", got.State)
+	}
+	_, err = e.s.Grab(e.ctx, 1, g.ID)
+	wantCode(t, "grab", err, db.EENDED)
+	e.grab(1, other.ID) // the slot's other goods is on sale
+}
