@@ -69,4 +69,59 @@ func TestMerchantBrowserChart(t *testing.T) {
 		chromedp.SendKeys(`[data-testid=goods-form] [data-testid=input-seckill_price_cents]`, "12.00"),
 	)
 	waitText(t, ctx, `[data-testid=goods-form] [data-testid=error-seckill_price_cents]`, "must not be above the list price")
+
+	// The dashboard lists the live slot with its totals.
+	browse(t, ctx, "open the dashboard", chromedp.Navigate(a.URL+"/admin/"))
+	waitText(t, ctx, fmt.Sprintf(`[data-testid=dashboard-slot-%d] [data-total=sold]`, sl.ID), "3")
+
+	// A shopper's page of the goods shows the end live when the merchant ends the sale.
+	browse(t, ctx, "open the shopper's page",
+		chromedp.Navigate(fmt.Sprintf("%s/goods/%d", a.URL, g.ID)),
+		chromedp.WaitVisible(`[data-testid=goods-page][data-subscribed=on]`),
+	)
+	if st := a.call("POST", fmt.Sprintf("/api/admin/goods/%d/end", g.ID), mt, nil, nil); st != 200 {
+		t.Fatalf("end: %d", st)
+	}
+	waitText(t, ctx, `[data-testid=sale-state]`, "The sale has ended.")
+	var disabled bool
+	browse(t, ctx, "read the grab button", chromedp.JavascriptAttribute(`[data-testid=grab-button]`, "disabled", &disabled))
+	if !disabled {
+		t.Fatal("grab button enabled after the end")
+	}
+
+	// Hidden from its page, marked so for its owner.
+	browse(t, ctx, "hide the goods",
+		chromedp.Navigate(fmt.Sprintf("%s/admin/goods/%d", a.URL, g.ID)),
+		chromedp.Click(`[data-testid=hide]`),
+		chromedp.WaitVisible(`[data-testid=unhide]`),
+	)
+	waitText(t, ctx, `h1 [data-testid=hidden-badge]`, "hidden")
+}
+
+// An admin creates a merchant account from the accounts page; it can log in as a merchant.
+func TestAdminCreatesMerchantBrowser(t *testing.T) {
+	a := startApp(t)
+	ctx := newBrowser(t)
+	browse(t, ctx, "log in", browserLogin(ctx, a.URL, a.Config.AdminUsername, testAdminPassword))
+	name := fmt.Sprintf("shop%d", userSeq.Add(1))
+	browse(t, ctx, "create a merchant",
+		chromedp.Navigate(a.URL+"/admin/users"),
+		chromedp.WaitVisible(`[data-testid=user-form]`),
+		chromedp.SendKeys(`[data-testid=input-username]`, name),
+		chromedp.SendKeys(`[data-testid=input-password]`, "x"),
+		chromedp.Click(`[data-testid=user-submit]`),
+		chromedp.WaitVisible(`[data-testid=error-password]`),
+	)
+	waitText(t, ctx, `[data-testid=error-password]`, "must be 8–72 bytes")
+	browse(t, ctx, "fix the password",
+		chromedp.SendKeys(`[data-testid=input-password]`, "password123"),
+		chromedp.Click(`[data-testid=user-submit]`),
+		chromedp.WaitVisible(`[data-testid=user-row-`+name+`]`),
+	)
+	var me struct {
+		User struct{ Role string }
+	}
+	if st := a.call("GET", "/api/me", a.login(name, "password123"), nil, &me); st != 200 || me.User.Role != "merchant" {
+		t.Fatalf("new merchant: %d %+v", st, me)
+	}
 }

@@ -211,6 +211,9 @@ func TestMerchantImages(t *testing.T) {
 	mt, g := a.liveGoods(10, 1)
 	other, _ := a.newMerchant()
 	pic := pngBytes(t)
+	if html := a.html(fmt.Sprintf("/goods/%d", g.ID)); !strings.Contains(html, fmt.Sprintf(`data-testid="goods-placeholder-%d"`, g.ID)) {
+		t.Fatal("goods without a picture shows no placeholder")
+	}
 
 	if st, raw := a.upload(mt, g.ID, []byte("<svg xmlns='http://www.w3.org/2000/svg'></svg>")); st != 400 || errorCode(t, raw) != "invalid" {
 		t.Fatalf("svg upload: %d %s", st, raw)
@@ -277,6 +280,12 @@ func TestMerchantImages(t *testing.T) {
 	res.Body.Close()
 	if res.StatusCode != 304 {
 		t.Fatalf("If-None-Match: %d", res.StatusCode)
+	}
+	if html := a.html(fmt.Sprintf("/goods/%d", g.ID)); !strings.Contains(html, `src="`+img.ImageURL+`"`) {
+		t.Fatalf("the goods page does not show the picture %s", img.ImageURL)
+	}
+	if html := a.html(fmt.Sprintf("/slots/%d", g.SlotID)); !strings.Contains(html, `src="`+img.ImageURL+`"`) {
+		t.Fatalf("the slot page does not show the picture %s", img.ImageURL)
 	}
 	if res := a.page("/images/"+strings.Repeat("0", 64), ""); res != 404 {
 		t.Fatalf("unknown picture: %d", res)
@@ -361,4 +370,19 @@ func TestMerchantSamplesAreTheOwners(t *testing.T) {
 			t.Fatalf("%s: %v, want the subscribe to a merchant topic refused and no sample", name, ev)
 		}
 	}
+}
+
+// html GETs a page anonymously and returns its body.
+func (a *testApp) html(path string) string {
+	a.t.Helper()
+	res, err := http.Get(a.URL + path)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		a.t.Fatalf("GET %s: %d", path, res.StatusCode)
+	}
+	return string(b)
 }
