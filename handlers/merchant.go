@@ -12,14 +12,9 @@ import (
 	"github.com/seckill/seckill/views"
 )
 
-// hiddenBody is the JSON of PUT /api/admin/goods/{id} or /api/admin/slots/{id}
-// that only hides or shows the item: {"hidden": true}.
-type hiddenBody struct {
-	Hidden *bool `json:"hidden"`
-}
-
-// onlyHidden reports whether the body of a PUT carries "hidden" and nothing
-// else, and what it asks; a body with other fields is an edit as before.
+// onlyHidden reports whether the body of PUT /api/admin/goods/{id} or
+// /api/admin/slots/{id} carries "hidden" and nothing else ({"hidden": true}),
+// and what it asks; a body with other fields is an edit as before.
 func onlyHidden(c *fiber.Ctx) (hidden, only bool, err error) {
 	var all map[string]any
 	if err := bind(c, &all); err != nil {

@@ -106,14 +106,18 @@ func (s *Service) SampleActive(ctx context.Context) error {
 
 // owners returns the merchant of each goods, from memory or the store.
 func (s *Service) owners(ctx context.Context, ids []int64) (map[int64]int64, error) {
-	s.merchantsOf.mu.Lock()
-	defer s.merchantsOf.mu.Unlock()
-	if s.merchantsOf.of == nil {
-		s.merchantsOf.of = map[int64]int64{}
+	m := s.merchantsOf
+	if m == nil {
+		m = new(merchants)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.of == nil {
+		m.of = map[int64]int64{}
 	}
 	var missing []string
 	for _, id := range ids {
-		if _, ok := s.merchantsOf.of[id]; !ok {
+		if _, ok := m.of[id]; !ok {
 			missing = append(missing, strconv.FormatInt(id, 10))
 		}
 	}
@@ -125,17 +129,17 @@ func (s *Service) owners(ctx context.Context, ids []int64) (map[int64]int64, err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			var id, m int64
-			if err := rows.Scan(&id, &m); err != nil {
+			var id, owner int64
+			if err := rows.Scan(&id, &owner); err != nil {
 				return nil, err
 			}
-			s.merchantsOf.of[id] = m
+			m.of[id] = owner
 		}
 		if err := rows.Err(); err != nil {
 			return nil, err
 		}
 	}
-	return s.merchantsOf.of, nil
+	return m.of, nil
 }
 
 // parseSample reads a sample written by sampleScript.
