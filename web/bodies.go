@@ -31,8 +31,11 @@ const declaredTooLarge = "X-Seckill-Declared-Too-Large"
 // one the client waits to send (Expect: 100-continue), is not read at all:
 // its length is zeroed and the connection closes after the answer.
 func headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
-	limit, drain, _ := bodyLimits(h.RequestURI())
-	if cl := h.ContentLength(); cl > limit {
+	if cl := h.ContentLength(); cl > BodyLimit {
+		limit, drain, _ := bodyLimits(h.RequestURI()) // a picture upload may be larger
+		if cl <= limit {
+			return fasthttp.RequestConfig{}
+		}
 		h.Set(declaredTooLarge, "1")
 		if cl > drain || len(h.Peek(fiber.HeaderExpect)) > 0 {
 			h.SetContentLength(0)
@@ -60,8 +63,8 @@ var errTooLarge = db.Errorf(db.ETOOLARGE, "the request body is larger than 64 Ki
 // 408. Memory grows with what arrives, not with what was declared.
 func bodies(c *fiber.Ctx) error {
 	req := c.Request()
-	limit, _, errTooLarge := bodyLimits(req.URI().Path())
 	if len(req.Header.Peek(declaredTooLarge)) > 0 {
+		_, _, errTooLarge := bodyLimits(req.URI().Path())
 		return errTooLarge // the body is left unread (see headerReceived)
 	}
 	// Fiber would inflate a compressed body with no bound (a 64 KiB gzip
@@ -74,6 +77,7 @@ func bodies(c *fiber.Ctx) error {
 	if !req.IsBodyStream() || cl == 0 {
 		return c.Next()
 	}
+	limit, _, errTooLarge := bodyLimits(req.URI().Path())
 	size := 512
 	if cl > 0 {
 		size = min(cl, 8<<10)

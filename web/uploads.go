@@ -1,6 +1,7 @@
 package web
 
 import (
+	"bytes"
 	"regexp"
 
 	"github.com/seckill/seckill/db"
@@ -21,7 +22,7 @@ var errUploadTooLarge = db.Errorf(db.ETOOLARGE, "the picture is larger than 2 Mi
 // refused body drained rather than cut off, and the refusal: BodyLimit for
 // every route but the picture uploads.
 func bodyLimits(path []byte) (limit, drain int, tooLarge error) {
-	if len(path) > 12 && uploadPath.Match(path) {
+	if bytes.HasSuffix(path, []byte("/image")) && uploadPath.Match(path) {
 		return UploadLimit, UploadLimit + drainLimit, errUploadTooLarge
 	}
 	return BodyLimit, drainLimit, errTooLarge

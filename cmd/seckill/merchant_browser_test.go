@@ -1,12 +1,39 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 )
+
+// shoot saves the page at desktop and phone sizes as <name>-desktop.jpg and
+// <name>-phone.jpg in the folder SCREENSHOTS names (unset: nothing), for the README.
+func shoot(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	dir := os.Getenv("SCREENSHOTS")
+	if dir == "" {
+		return
+	}
+	for _, size := range []struct {
+		name string
+		w, h int64
+	}{{"desktop", 1280, 900}, {"phone", 390, 844}} {
+		var png []byte
+		browse(t, ctx, "screenshot "+name,
+			chromedp.EmulateViewport(size.w, size.h),
+			chromedp.FullScreenshot(&png, 80),
+		)
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+size.name+".jpg"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	browse(t, ctx, "desktop again", chromedp.EmulateViewport(1280, 900))
+}
 
 // A merchant watches a goods' live chart while the test drives a sale
 // through the API: stock left, unpaid and paid move without a reload, the
@@ -53,6 +80,7 @@ func TestMerchantBrowserChart(t *testing.T) {
 	if bars != 3 {
 		t.Fatalf("chart has %d lines, want 3", bars)
 	}
+	shoot(t, ctx, "merchant-goods")
 
 	// The slot's page: totals of its goods, and its own chart.
 	browse(t, ctx, "open the slot page",
@@ -62,6 +90,7 @@ func TestMerchantBrowserChart(t *testing.T) {
 	waitText(t, ctx, `[data-testid=total-sold]`, "3")
 	waitText(t, ctx, `[data-testid=total-paid]`, "1")
 	waitText(t, ctx, `[data-testid=slot-chart] [data-testid=chart-remaining]`, "7")
+	shoot(t, ctx, "merchant-slot")
 
 	// A seckill price above the list price is flagged while typing.
 	browse(t, ctx, "type prices",
@@ -73,6 +102,7 @@ func TestMerchantBrowserChart(t *testing.T) {
 	// The dashboard lists the live slot with its totals.
 	browse(t, ctx, "open the dashboard", chromedp.Navigate(a.URL+"/admin/"))
 	waitText(t, ctx, fmt.Sprintf(`[data-testid=dashboard-slot-%d] [data-total=sold]`, sl.ID), "3")
+	shoot(t, ctx, "merchant-dashboard")
 
 	// A shopper's page of the goods shows the end live when the merchant ends the sale.
 	browse(t, ctx, "open the shopper's page",
