@@ -32,12 +32,11 @@ const declaredTooLarge = "X-Seckill-Declared-Too-Large"
 // its length is zeroed and the connection closes after the answer.
 func headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	if cl := h.ContentLength(); cl > BodyLimit {
-		limit, drain, _ := bodyLimits(h.RequestURI()) // a picture upload may be larger
-		if cl <= limit {
-			return fasthttp.RequestConfig{}
+		if limit, _ := bodyLimits(h.RequestURI()); cl <= limit {
+			return fasthttp.RequestConfig{} // a picture upload may be larger
 		}
 		h.Set(declaredTooLarge, "1")
-		if cl > drain || len(h.Peek(fiber.HeaderExpect)) > 0 {
+		if cl > drainLimit || len(h.Peek(fiber.HeaderExpect)) > 0 {
 			h.SetContentLength(0)
 			h.Del(fiber.HeaderExpect) // no 100 Continue for a body we refuse
 			h.SetConnectionClose()
@@ -64,7 +63,7 @@ var errTooLarge = db.Errorf(db.ETOOLARGE, "the request body is larger than 64 Ki
 func bodies(c *fiber.Ctx) error {
 	req := c.Request()
 	if len(req.Header.Peek(declaredTooLarge)) > 0 {
-		_, _, errTooLarge := bodyLimits(req.URI().Path())
+		_, errTooLarge := bodyLimits(req.URI().Path())
 		return errTooLarge // the body is left unread (see headerReceived)
 	}
 	// Fiber would inflate a compressed body with no bound (a 64 KiB gzip
@@ -77,7 +76,7 @@ func bodies(c *fiber.Ctx) error {
 	if !req.IsBodyStream() || cl == 0 {
 		return c.Next()
 	}
-	limit, _, errTooLarge := bodyLimits(req.URI().Path())
+	limit, errTooLarge := bodyLimits(req.URI().Path())
 	size := 512
 	if cl > 0 {
 		size = min(cl, 8<<10)
