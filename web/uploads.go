@@ -18,12 +18,14 @@ var uploadPath = regexp.MustCompile(`^/(api/)?admin/goods/[0-9]+/image$`)
 // errUploadTooLarge is the answer to an upload over UploadLimit.
 var errUploadTooLarge = db.Errorf(db.ETOOLARGE, "the picture is larger than 2 MiB")
 
-// bodyLimits are the largest body a request to path may carry, the largest
-// refused body drained rather than cut off, and the refusal: BodyLimit for
-// every route but the picture uploads.
-func bodyLimits(path []byte) (limit, drain int, tooLarge error) {
+// bodyLimits are the largest body a request to path may carry and the
+// refusal of a larger one: BodyLimit for every route but the picture
+// uploads. A refused upload is over drainLimit, so it is never drained: its
+// connection closes after the 413 (a client that sends Expect: 100-continue
+// reads the 413 without sending the body).
+func bodyLimits(path []byte) (limit int, tooLarge error) {
 	if bytes.HasSuffix(path, []byte("/image")) && uploadPath.Match(path) {
-		return UploadLimit, UploadLimit + drainLimit, errUploadTooLarge
+		return UploadLimit, errUploadTooLarge
 	}
-	return BodyLimit, drainLimit, errTooLarge
+	return BodyLimit, errTooLarge
 }
