@@ -66,7 +66,7 @@
     const x = (t) => PAD + ((t - t0) / (t1 - t0)) * (W - 2 * PAD);
     const y = (v, max) => H - PAD - (v / max) * (H - 2 * PAD);
     // grabs a second as bars behind the lines, on their own scale
-    const bw = Math.max(1, (W - 2 * PAD) / Math.max(1, t1 - t0) - 1);
+    const bw = Math.min(12, Math.max(1, (W - 2 * PAD) / Math.max(1, t1 - t0) - 1));
     pts.forEach((p, i) => {
       if (!rate[i]) return;
       const r = document.createElementNS(SVG, "rect");

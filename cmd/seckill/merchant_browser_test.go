@@ -11,8 +11,8 @@ import (
 	"github.com/chromedp/chromedp"
 )
 
-// shoot saves the page at desktop and phone sizes as <name>-desktop.jpg and
-// <name>-phone.jpg in the folder SCREENSHOTS names (unset: nothing), for the README.
+// shoot saves the page at desktop and phone sizes as <name>-desktop.png and
+// <name>-phone.png in the folder SCREENSHOTS names (unset: nothing), for the README.
 func shoot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
 	dir := os.Getenv("SCREENSHOTS")
@@ -26,9 +26,9 @@ func shoot(t *testing.T, ctx context.Context, name string) {
 		var png []byte
 		browse(t, ctx, "screenshot "+name,
 			chromedp.EmulateViewport(size.w, size.h),
-			chromedp.FullScreenshot(&png, 80),
+			chromedp.FullScreenshot(&png, 100),
 		)
-		if err := os.WriteFile(filepath.Join(dir, name+"-"+size.name+".jpg"), png, 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+size.name+".png"), png, 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
