@@ -5,6 +5,8 @@ import (
 	"image"
 	"image/color"
 	"image/gif"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -164,4 +166,59 @@ func TestEndUpcomingGoods(t *testing.T) {
 	_, err = e.s.Grab(e.ctx, 1, g.ID)
 	wantCode(t, "grab", err, db.EENDED)
 	e.grab(1, other.ID) // the slot's other goods is on sale
+}
+
+// 300 grabs released at once with the merchant's end on stock 200: every
+// grab wins a unit or is refused (ended, or sold out once all 200 are won),
+// the stock adds up, the store agrees after the
+// flush, and once the end has answered no grab wins.
+func TestEndGoodsRacesGrabs(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.liveGoods(200, 1)
+	const users = 300
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var won, ended, soldOut, other atomic.Int64
+	for u := int64(1); u <= users; u++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			_, err := e.s.Grab(e.ctx, u, g.ID)
+			switch db.ErrorCode(err) {
+			case "":
+				won.Add(1)
+			case db.EENDED:
+				ended.Add(1)
+			case db.ESOLDOUT: // the end came after the last unit
+				soldOut.Add(1)
+			default:
+				other.Add(1)
+				t.Errorf("user %d: %v", u, err)
+			}
+		}()
+	}
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		<-start
+		if _, err := e.s.EndGoods(e.ctx, e.merchant, g.ID); err != nil {
+			t.Errorf("end: %v", err)
+		}
+	}()
+	close(start)
+	wg.Wait()
+	if won.Load()+ended.Load()+soldOut.Load() != users || other.Load() != 0 || won.Load() > 200 || (soldOut.Load() > 0 && won.Load() != 200) {
+		t.Fatalf("won %d, ended %d, sold out %d, other %d", won.Load(), ended.Load(), soldOut.Load(), other.Load())
+	}
+	_, err := e.s.Grab(e.ctx, users+1, g.ID)
+	wantCode(t, "grab after the end answered", err, db.EENDED)
+	e.checkBalance(g.ID, "after the race")
+	if st := e.stats(g.ID); st.Unpaid != won.Load() || st.Remaining != 200-won.Load() {
+		t.Fatalf("stats %+v after %d wins", st, won.Load())
+	}
+	e.flush()
+	if st := e.stats(g.ID); st.DB.Unpaid != won.Load() {
+		t.Fatalf("store has %d unpaid, want %d", st.DB.Unpaid, won.Load())
+	}
 }
