@@ -84,6 +84,21 @@ func TestMerchantEndsGoods(t *testing.T) {
 	late, _ := a.newUser()
 	a.wantError("POST", fmt.Sprintf("/api/goods/%d/grab", g.ID), late, nil, 409, "ended")
 	a.wantError("POST", fmt.Sprintf("/api/admin/goods/%d/end", g.ID), mt, nil, 409, "conflict")
+	var log struct {
+		Entries []struct{ Action, Target string }
+	}
+	if st := a.call("GET", "/api/admin/audit", a.adminToken(), nil, &log); st != 200 {
+		t.Fatalf("audit: %d", st)
+	}
+	audited := 0
+	for _, en := range log.Entries {
+		if en.Action == "goods.end" && en.Target == fmt.Sprintf("goods:%d", g.ID) {
+			audited++
+		}
+	}
+	if audited != 1 { // the refused second end is not a change
+		t.Fatalf("%d goods.end entries in %+v", audited, log.Entries)
+	}
 	// The shopper's order stays payable: ending stops grabs, not payments.
 	o := a.order(shopper, a.grabbedOrderID(shopper))
 	var paid struct{ Order orderJSON }
