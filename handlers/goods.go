@@ -15,6 +15,7 @@ type slotBody struct {
 	Title   string `json:"title"`
 	StartAt string `json:"start_at"`
 	EndAt   string `json:"end_at"`
+	Hidden  *bool  `json:"hidden"` // PUT: hide or show as well (alone: only that)
 }
 
 // input parses the RFC 3339 times; a bad one is an invalid field.
@@ -45,6 +46,7 @@ type goodsBody struct {
 	SeckillPriceCents *int64 `json:"seckill_price_cents"`
 	Stock             int64  `json:"stock"`
 	LimitPerUser      int64  `json:"limit_per_user"`
+	Hidden            *bool  `json:"hidden"` // PUT: hide or show as well (alone: only that)
 }
 
 // input checks that both prices are present; a missing one is an invalid field.
@@ -96,6 +98,15 @@ func (h *Handlers) UpdateSlot(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if hide, only, err := onlyHidden(c); err != nil {
+		return err
+	} else if only {
+		sl, err := h.Goods.SetSlotHidden(c.UserContext(), cl, id, hide)
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"slot": sl})
+	}
 	var b slotBody
 	if err := bind(c, &b); err != nil {
 		return err
@@ -105,6 +116,9 @@ func (h *Handlers) UpdateSlot(c *fiber.Ctx) error {
 		return err
 	}
 	sl, err := h.Goods.UpdateSlot(c.UserContext(), cl, id, in)
+	if err == nil && b.Hidden != nil {
+		sl, err = h.Goods.SetSlotHidden(c.UserContext(), cl, id, *b.Hidden)
+	}
 	if err != nil {
 		return err
 	}
@@ -139,7 +153,8 @@ func (h *Handlers) SlotGoods(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	gs, err := h.Goods.SlotGoods(c.UserContext(), id)
+	cl, _ := ClaimsOf(c)
+	gs, err := h.Goods.ShopperSlotGoods(c.UserContext(), cl, id)
 	if err != nil {
 		return err
 	}
@@ -177,6 +192,15 @@ func (h *Handlers) UpdateGoods(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if hide, only, err := onlyHidden(c); err != nil {
+		return err
+	} else if only {
+		g, err := h.Goods.SetGoodsHidden(c.UserContext(), cl, id, hide)
+		if err != nil {
+			return err
+		}
+		return c.JSON(fiber.Map{"goods": g})
+	}
 	var b goodsBody
 	if err := bind(c, &b); err != nil {
 		return err
@@ -186,6 +210,9 @@ func (h *Handlers) UpdateGoods(c *fiber.Ctx) error {
 		return err
 	}
 	g, err := h.Goods.Update(c.UserContext(), cl, id, in)
+	if err == nil && b.Hidden != nil {
+		g, err = h.Goods.SetGoodsHidden(c.UserContext(), cl, id, *b.Hidden)
+	}
 	if err != nil {
 		return err
 	}
@@ -198,7 +225,8 @@ func (h *Handlers) GetGoods(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Goods.Get(c.UserContext(), id)
+	cl, _ := ClaimsOf(c)
+	g, err := h.Goods.ShopperGoods(c.UserContext(), cl, id)
 	if err != nil {
 		return err
 	}

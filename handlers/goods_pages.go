@@ -24,14 +24,16 @@ func (h *Handlers) SlotsPage(c *fiber.Ctx) error {
 		if err != nil {
 			return err
 		}
-		if v.Current, err = h.Goods.Slot(ctx, id); err != nil {
+		cl, _ := ClaimsOf(c)
+		if v.Current, err = h.Goods.ShopperSlot(ctx, cl, id); err != nil {
 			return err
 		}
 	} else if len(slots) > 0 {
 		v.Current = &slots[0] // the earliest is live if any is
 	}
 	if v.Current != nil {
-		if v.Goods, err = h.Goods.SlotGoods(ctx, v.Current.ID); err != nil {
+		cl, _ := ClaimsOf(c)
+		if v.Goods, err = h.Goods.ShopperSlotGoods(ctx, cl, v.Current.ID); err != nil {
 			return err
 		}
 		if cl, ok := ClaimsOf(c); ok {
@@ -49,7 +51,8 @@ func (h *Handlers) GoodsPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	g, err := h.Goods.Get(c.UserContext(), id)
+	viewer, _ := ClaimsOf(c)
+	g, err := h.Goods.ShopperGoods(c.UserContext(), viewer, id)
 	if err != nil {
 		return err
 	}
@@ -152,7 +155,7 @@ func (h *Handlers) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm,
 	if err != nil {
 		return err
 	}
-	v := views.AdminSlotView{Slot: *sl, Sales: sales, SlotForm: views.SlotFormOf(*sl), GoodsForm: views.GoodsForm{Limit: "1"}}
+	v := views.AdminSlotView{Slot: *sl, Sales: sales, Totals: goods.SlotSalesOf(*sl, sales).Totals, SlotForm: views.SlotFormOf(*sl), GoodsForm: views.GoodsForm{Limit: "1"}}
 	if slotForm != nil {
 		v.SlotForm = *slotForm
 	}

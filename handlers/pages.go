@@ -10,10 +10,7 @@ func (h *Handlers) Home(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.HomePage(h.page(c, "Flash sales")))
 }
 
-// AdminDashboard shows the merchant area's start page.
-func (h *Handlers) AdminDashboard(c *fiber.Ctx) error {
-	return render(c, fiber.StatusOK, views.AdminDashboard(h.page(c, "Merchant dashboard")))
-}
+// AdminDashboard (handlers/merchant.go) shows the merchant area's start page.
 
 // ErrorPage renders a friendly HTML error page; web's error handler calls it.
 func (h *Handlers) ErrorPage(c *fiber.Ctx, status int, message string) error {

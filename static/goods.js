@@ -225,6 +225,16 @@
     });
   }
 
+  // The merchant ended or hid the sale: it is over for this page.
+  S.live.on("goods_state", (ev) => {
+    const page = document.querySelector(`[data-testid=goods-page][data-live-topic="goods:${ev.goods_id}"]`);
+    if (!page) return;
+    const state = page.querySelector("[data-testid=sale-state]");
+    if (state) state.textContent = ev.state === "ended" ? "The sale has ended." : "This sale is no longer available.";
+    if (grabBtn) { grabBtn.dataset.state = "ended"; grabBtn.disabled = true; }
+    page.dispatchEvent(new CustomEvent("sale-ended", { bubbles: true, detail: ev }));
+  });
+
   // ---- Orders ----------------------------------------------------------
   function showOrder(o) {
     $$(`[data-order-status="${o.id}"]`).forEach((b) => {

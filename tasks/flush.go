@@ -23,6 +23,9 @@ type Flush struct {
 	Run      func(ctx context.Context) error
 	Interval time.Duration
 	Log      *slog.Logger
+	// Sample, when set, takes the live charts' samples after each interval
+	// flush (not after one on demand): one place that already ticks.
+	Sample func(ctx context.Context) error
 }
 
 // Register adds the on-demand flush handler.
@@ -47,6 +50,11 @@ func (f *Flush) Loop(ctx context.Context) {
 			return
 		case <-t.C:
 			f.run(ctx)
+			if f.Sample != nil {
+				if err := f.Sample(ctx); err != nil && ctx.Err() == nil {
+					f.Log.Warn("sample the live charts", "err", err)
+				}
+			}
 		}
 	}
 }

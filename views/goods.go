@@ -61,6 +61,7 @@ type AdminSlotsView struct {
 type AdminSlotView struct {
 	Slot      model.Slot
 	Sales     []model.GoodsSales
+	Totals    model.SlotTotals
 	SlotForm  SlotForm
 	GoodsForm GoodsForm
 }

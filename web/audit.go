@@ -58,6 +58,11 @@ func auditAction(c *fiber.Ctx, fields map[string]any) (action, target string) {
 	if len(segs) == 0 {
 		return strings.ToLower(c.Method()) + " " + c.Route().Path, ""
 	}
+	// An action on one item (POST /goods/:id/end) is named by it: goods.end on goods:ID.
+	if n := len(segs); n >= 3 && itemActions[segs[n-1]] && strings.HasPrefix(segs[n-2], ":") {
+		kind := singular(segs[n-3])
+		return kind + "." + segs[n-1], kind + ":" + c.Params(segs[n-2][1:])
+	}
 	last := segs[len(segs)-1]
 	onItem := strings.HasPrefix(last, ":")
 	kindSeg := last
@@ -176,6 +181,9 @@ func secretField(name string) bool {
 }
 
 // singular names one item of a route's collection: "slots" → "slot", "goods" stays.
+// itemActions are the last route segments that name an action on the item before them.
+var itemActions = map[string]bool{"end": true, "hidden": true, "image": true}
+
 func singular(collection string) string {
 	if collection == "goods" {
 		return collection

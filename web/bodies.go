@@ -32,6 +32,9 @@ const declaredTooLarge = "X-Seckill-Declared-Too-Large"
 // its length is zeroed and the connection closes after the answer.
 func headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	if cl := h.ContentLength(); cl > BodyLimit {
+		if limit, _ := bodyLimits(h.RequestURI()); cl <= limit {
+			return fasthttp.RequestConfig{} // a picture upload may be larger
+		}
 		h.Set(declaredTooLarge, "1")
 		if cl > drainLimit || len(h.Peek(fiber.HeaderExpect)) > 0 {
 			h.SetContentLength(0)
@@ -60,6 +63,7 @@ var errTooLarge = db.Errorf(db.ETOOLARGE, "the request body is larger than 64 Ki
 func bodies(c *fiber.Ctx) error {
 	req := c.Request()
 	if len(req.Header.Peek(declaredTooLarge)) > 0 {
+		_, errTooLarge := bodyLimits(req.URI().Path())
 		return errTooLarge // the body is left unread (see headerReceived)
 	}
 	// Fiber would inflate a compressed body with no bound (a 64 KiB gzip
@@ -72,12 +76,13 @@ func bodies(c *fiber.Ctx) error {
 	if !req.IsBodyStream() || cl == 0 {
 		return c.Next()
 	}
+	limit, errTooLarge := bodyLimits(req.URI().Path())
 	size := 512
 	if cl > 0 {
 		size = min(cl, 8<<10)
 	}
-	body, err := readLimited(req.BodyStream(), size, BodyLimit)
-	if err != nil || len(body) > BodyLimit {
+	body, err := readLimited(req.BodyStream(), size, limit)
+	if err != nil || len(body) > limit {
 		// Leave the rest of the body unread and the connection closed.
 		c.Set(fiber.HeaderConnection, "close")
 		var ne net.Error

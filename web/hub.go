@@ -394,10 +394,7 @@ func (h *Hub) handleOp(c *wsClient, payload []byte) {
 	h.mu.Lock()
 	if _, live := h.clients[c]; live {
 		_, already := c.topics[op.Topic]
-		own := 0
-		if c.userID > 0 {
-			own = 1 // the user's own topic does not count
-		}
+		own := len(ownTopics(c.claims)) // the topics the hub gave the socket do not count
 		switch {
 		case op.Op == "unsubscribe":
 			h.unsubscribeLocked(c, op.Topic)
@@ -631,8 +628,8 @@ func (h *Hub) attach(ws *websocket.Conn, br *bufio.Reader, claims model.Claims, 
 	})
 	h.mu.Lock()
 	h.clients[c] = struct{}{}
-	if userID > 0 {
-		h.subscribeLocked(c, live.TopicUser(userID))
+	for _, t := range ownTopics(claims) {
+		h.subscribeLocked(c, t)
 	}
 	h.mu.Unlock()
 	h.metrics.sockets.Inc()
@@ -687,4 +684,20 @@ func sameOrigin(origin, host string) bool {
 	}
 	u, err := url.Parse(origin)
 	return err == nil && strings.EqualFold(u.Host, host)
+}
+
+// ownTopics are the topics a socket follows from the start, by who it is:
+// the user's own events and, for staff, their figures (a merchant's own,
+// every merchant's for an admin). Clients cannot subscribe to these.
+func ownTopics(cl model.Claims) []string {
+	if cl.UserID <= 0 {
+		return nil
+	}
+	switch cl.Role {
+	case model.RoleMerchant:
+		return []string{live.TopicUser(cl.UserID), live.TopicMerchant(cl.UserID)}
+	case model.RoleAdmin:
+		return []string{live.TopicUser(cl.UserID), live.TopicAdmins}
+	}
+	return []string{live.TopicUser(cl.UserID)}
 }

@@ -109,7 +109,9 @@ func (s *Server) guardAPIWrites(c *fiber.Ctx) error {
 		return db.Errorf(db.EFORBIDDEN, "cross-site request refused: send the page's %s header", headerCSRF)
 	}
 	if len(c.Body()) > 0 {
-		if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil || mt != fiber.MIMEApplicationJSON {
+		// A picture upload (uploads.go) is a multipart form; the check above still holds it to the session's token.
+		if mt, _, err := mime.ParseMediaType(c.Get(fiber.HeaderContentType)); err != nil ||
+			(mt != fiber.MIMEApplicationJSON && !(mt == fiber.MIMEMultipartForm && uploadPath.MatchString(c.Path()))) {
 			return db.Errorf(db.EINVALID, "the body must be JSON sent with Content-Type: application/json")
 		}
 	}

@@ -182,6 +182,7 @@ func (s *Server) routes(cfg Config) {
 	app.Get("/metrics", s.metricsGate(cfg.MetricsToken), adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
 	app.Get("/favicon.ico", favicon)
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(mustSub(static.Files, ".")), MaxAge: 3600}))
+	app.Get(goods.ImagePath+":hash", h.Image) // product pictures, public and content-addressed
 
 	app.Use(s.identify, s.observe, s.authenticate)
 	app.Get("/ws", s.Hub.Handle)
@@ -242,6 +243,14 @@ func (s *Server) routes(cfg Config) {
 	admin.Post("/goods", h.CreateGoods)
 	admin.Put("/goods/:id", h.UpdateGoods)
 	admin.Get("/goods/:id/stats", h.GoodsStats)
+	// merchant: end, samples, pictures, totals, accounts (handlers/merchant.go)
+	admin.Post("/goods/:id/end", h.EndGoods)
+	admin.Post("/slots/:id/end", h.EndSlot)
+	admin.Get("/goods/:id/samples", h.GoodsSamples)
+	admin.Get("/slots/:id/samples", h.SlotSamples)
+	admin.Get("/slots/:id/stats", h.SlotStats)
+	admin.Post("/goods/:id/image", h.UploadGoodsImage)
+	admin.Get("/users", requireRole(model.RoleAdmin), h.AdminUsers)
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
 
 	if cfg.Monitor != nil {
@@ -276,6 +285,13 @@ func (s *Server) routes(cfg Config) {
 	staff.Post("/slots/:id/goods", h.AdminCreateGoods)
 	staff.Get("/goods/:id", h.AdminGoodsPage)
 	staff.Post("/goods/:id", h.AdminUpdateGoods)
+	staff.Post("/goods/:id/end", h.AdminEndGoodsForm)
+	staff.Post("/goods/:id/hidden", h.AdminHideGoodsForm)
+	staff.Post("/goods/:id/image", h.AdminImageForm)
+	staff.Post("/slots/:id/end", h.AdminEndSlotForm)
+	staff.Post("/slots/:id/hidden", h.AdminHideSlotForm)
+	staff.Get("/users", requireRole(model.RoleAdmin), h.AdminUsersPage)
+	staff.Post("/users", requireRole(model.RoleAdmin), h.AdminCreateUserForm)
 	// coupons
 	staff.Get("/coupons", h.AdminCouponsPage)
 	staff.Post("/coupons", h.AdminCreateCouponForm)

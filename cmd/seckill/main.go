@@ -222,7 +222,7 @@ func (m *Main) Open(ctx context.Context) error {
 	}
 
 	if m.runsWorker() {
-		flush := &tasks.Flush{Run: m.flushAll, Interval: m.Config.FlushInterval, Log: m.Log}
+		flush := &tasks.Flush{Run: m.flushAll, Interval: m.Config.FlushInterval, Log: m.Log, Sample: m.Goods.SampleActive}
 		areas := append(m.areas(), flush)
 		m.Worker = asynq.NewServer(connOpt, asynq.Config{
 			Concurrency:              20,

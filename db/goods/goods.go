@@ -22,15 +22,16 @@ func owns(by model.Claims, merchantID int64) bool {
 	return by.Role == model.RoleAdmin || by.UserID == merchantID
 }
 
-const slotColumns = `id, merchant_id, title, start_ms, end_ms`
+const slotColumns = `id, merchant_id, title, start_ms, end_ms, ended_ms, hidden`
 
 func (s *Service) scanSlot(row interface{ Scan(...any) error }) (*model.Slot, error) {
 	var sl model.Slot
 	var start, end int64
-	if err := row.Scan(&sl.ID, &sl.MerchantID, &sl.Title, &start, &end); err != nil {
+	var ended sql.NullInt64
+	if err := row.Scan(&sl.ID, &sl.MerchantID, &sl.Title, &start, &end, &ended, &sl.Hidden); err != nil {
 		return nil, err
 	}
-	sl.StartAt, sl.EndAt = msTime(start), msTime(end)
+	sl.StartAt, sl.EndAt, sl.EndedEarly = msTime(start), msTime(end), ended.Valid
 	sl.State = SlotState(s.Now(), sl.StartAt, sl.EndAt)
 	return &sl, nil
 }
@@ -167,9 +168,9 @@ func (s *Service) OwnedSlot(ctx context.Context, by model.Claims, id int64) (*mo
 	return s.ownedSlot(ctx, by, id)
 }
 
-// Slots lists the live and upcoming slots of every merchant, soonest first.
+// Slots lists the live and upcoming slots of every merchant shoppers may see, soonest first.
 func (s *Service) Slots(ctx context.Context) ([]model.Slot, error) {
-	return s.querySlots(ctx, `end_ms > ? ORDER BY start_ms, id LIMIT 200`, s.Now().UnixMilli())
+	return s.querySlots(ctx, `end_ms > ? AND hidden = 0 ORDER BY start_ms, id LIMIT 200`, s.Now().UnixMilli())
 }
 
 // MerchantSlots lists the caller's slots (an admin's: everyone's), newest first.
@@ -181,7 +182,7 @@ func (s *Service) MerchantSlots(ctx context.Context, by model.Claims) ([]model.S
 }
 
 const goodsColumns = `g.id, g.slot_id, g.merchant_id, g.title, g.description, g.price_cents, g.seckill_price_cents,
-	g.stock, g.limit_per_user, g.remaining, s.start_ms, s.end_ms`
+	g.stock, g.limit_per_user, g.remaining, s.start_ms, s.end_ms, g.ended_ms, g.hidden, s.hidden, g.image`
 
 func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]model.Goods, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+goodsColumns+` FROM goods g JOIN slots s ON s.id = g.slot_id WHERE `+where, args...)
@@ -194,11 +195,20 @@ func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]
 	for rows.Next() {
 		var g model.Goods
 		var start, end int64
+		var ended sql.NullInt64
+		var image string
 		if err := rows.Scan(&g.ID, &g.SlotID, &g.MerchantID, &g.Title, &g.Description, &g.PriceCents, &g.SeckillPriceCents,
-			&g.Stock, &g.LimitPerUser, &g.Remaining, &start, &end); err != nil {
+			&g.Stock, &g.LimitPerUser, &g.Remaining, &start, &end, &ended, &g.Hidden, &g.SlotHidden, &image); err != nil {
 			return nil, err
 		}
+		// Goods ended early closes before its slot: its window ends then
+		// (and, ended before it opened, starts then too, so it reads ended).
+		if ended.Valid && ended.Int64 < end {
+			end, g.EndedEarly = ended.Int64, true
+		}
+		start = min(start, end)
 		g.StartAt, g.EndAt = msTime(start), msTime(end)
+		g.ImageURL = ImageURL(image)
 		g.State = SlotState(now, g.StartAt, g.EndAt)
 		out = append(out, g)
 	}

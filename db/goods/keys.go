@@ -63,6 +63,10 @@ func ordersKey(id int64) string    { return hashTag(id) + ":orders" }
 func mineKey(id int64) string      { return hashTag(id) + ":mine" }
 func deadlinesKey(id int64) string { return hashTag(id) + ":deadlines" }
 func countsKey(id int64) string    { return hashTag(id) + ":counts" }
+func seqKey(id int64) string       { return hashTag(id) + ":seq" }
+
+// samplesKey is the goods' capped list of one-second samples for the live charts.
+func samplesKey(id int64) string { return hashTag(id) + ":samples" }
 
 // flushQueue is the goods' crash-safe flush queue of order records.
 func flushQueue(id int64) backend.FlushQueue {

@@ -111,7 +111,7 @@ func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
 		return false, err
 	}
 	j := func(v any) string { b, _ := json.Marshal(v); return string(b) }
-	args := []any{g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
+	args := []any{redisStart(g), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
 		st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts)}
 	res, err := loadScript.Run(ctx, s.Redis, scriptKeys(g.ID), args...).Text()
 	if err != nil {
@@ -228,7 +228,7 @@ return 'ok'
 // before the sale, loading it when it is now due.
 func (s *Service) refresh(ctx context.Context, g *model.Goods) error {
 	res, err := refreshScript.Run(ctx, s.Redis, scriptKeys(g.ID), s.Now().UnixMilli(),
-		g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock).Text()
+		redisStart(g), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock).Text()
 	switch {
 	case err != nil:
 		return fmt.Errorf("refresh goods %d: %w", g.ID, err)

@@ -20,11 +20,12 @@ type Service struct {
 	// OrderTTL is how long an order may stay unpaid.
 	OrderTTL time.Duration
 
-	liveLoads  *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
-	onLiveLoad func(goodsID int64) // tests: called as a load starts reading the store
+	liveLoads   *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
+	onLiveLoad  func(goodsID int64) // tests: called as a load starts reading the store
+	merchantsOf *merchants          // the merchant of each sampled goods (nil: asked each time)
 }
 
 // New returns the goods service over b with defaults filled in.
 func New(b *backend.Backend) *Service {
-	return &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group)}
+	return &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group), merchantsOf: new(merchants)}
 }

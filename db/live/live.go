@@ -36,6 +36,14 @@ func TopicRedPacket(id int64) string { return fmt.Sprintf("redpacket:%d", id) }
 func TopicCoupon(id int64) string    { return fmt.Sprintf("coupon:%d", id) }
 func TopicUser(id int64) string      { return fmt.Sprintf("user:%d", id) }
 
+// TopicMerchant carries a merchant's own figures (the live chart samples);
+// the hub puts a merchant's sockets on it, and nobody can subscribe to it.
+func TopicMerchant(id int64) string { return fmt.Sprintf("merchant:%d", id) }
+
+// TopicAdmins carries every merchant's figures to admins' sockets, which the
+// hub puts on it; nobody can subscribe to it.
+const TopicAdmins = "merchant:all"
+
 // Message is what travels over Channel: the topic and the event as
 // sent to clients. On the wire it is the topic, a newline and the event's
 // JSON, so every web process's hub routes it without decoding JSON (each one

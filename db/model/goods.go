@@ -17,6 +17,8 @@ type Slot struct {
 	StartAt    time.Time `json:"start_at"`
 	EndAt      time.Time `json:"end_at"`
 	State      string    `json:"state"`
+	Hidden     bool      `json:"hidden"`      // hidden from shoppers by its merchant
+	EndedEarly bool      `json:"ended_early"` // its merchant ended it before its planned end
 }
 
 // Goods is an item on sale in a slot; Remaining is live from Redis once the
@@ -35,7 +37,14 @@ type Goods struct {
 	StartAt           time.Time `json:"start_at"`
 	EndAt             time.Time `json:"end_at"`
 	State             string    `json:"state"`
+	Hidden            bool      `json:"hidden"`                // hidden from shoppers by its merchant
+	SlotHidden        bool      `json:"slot_hidden,omitempty"` // its slot is hidden, so it is too
+	EndedEarly        bool      `json:"ended_early"`           // its merchant ended its sale before the slot's end
+	ImageURL          string    `json:"image_url"`             // its picture, "" for none
 }
+
+// Listed reports whether shoppers may see the goods: neither it nor its slot is hidden.
+func (g *Goods) Listed() bool { return !g.Hidden && !g.SlotHidden }
 
 // Order statuses. failed marks an order the durable unit guard refused.
 const (
@@ -109,6 +118,45 @@ type GoodsDBStats struct {
 	Stock        int64 `json:"stock"`
 	RevenueCents int64 `json:"revenue_cents"`
 	Conflicts    int64 `json:"conflicts"`
+}
+
+// SlotTotals are the sums of a slot's goods' live figures.
+type SlotTotals struct {
+	Stock        int64 `json:"stock"`
+	Remaining    int64 `json:"remaining"`
+	Sold         int64 `json:"sold"` // units held by orders: unpaid + paid
+	Unpaid       int64 `json:"unpaid"`
+	Paid         int64 `json:"paid"`
+	RevenueCents int64 `json:"revenue_cents"`
+}
+
+// Add counts one goods' figures into the totals.
+func (t *SlotTotals) Add(st GoodsStats) {
+	t.Stock += st.Stock
+	t.Remaining += st.Remaining
+	t.Unpaid += st.Unpaid
+	t.Paid += st.Paid
+	t.Sold += st.Unpaid + st.Paid
+	t.RevenueCents += st.RevenueCents
+}
+
+// SlotSales is a slot with its goods' figures and their totals, for the merchant's pages.
+type SlotSales struct {
+	Slot
+	Goods  []GoodsSales
+	Totals SlotTotals
+}
+
+// Sample is one second of a goods' sale, for the live charts: stock left,
+// orders unpaid and paid, and Grabs, the orders taken since the sale began
+// (the goods' order sequence), whose change between samples is grabs a second.
+type Sample struct {
+	GoodsID   int64 `json:"goods_id"`
+	At        int64 `json:"at"` // unix ms
+	Remaining int64 `json:"remaining"`
+	Unpaid    int64 `json:"unpaid"`
+	Paid      int64 `json:"paid"`
+	Grabs     int64 `json:"grabs"`
 }
 
 // GoodsSales is one goods with its live and durable figures, for the sales dashboard.

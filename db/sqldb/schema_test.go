@@ -135,13 +135,15 @@ func postgresSchema(ctx context.Context, s *sqldb.DB) (schema, error) {
 	return sc, err
 }
 
-// kind is the class of a declared type: integer or text.
+// kind is the class of a declared type: integer, text or bytes.
 func kind(typ string) string {
 	switch t := strings.ToLower(typ); {
 	case strings.Contains(t, "int"):
 		return "integer"
 	case t == "text" || t == "citext":
 		return "text"
+	case t == "blob" || t == "bytea":
+		return "bytes"
 	default:
 		return fmt.Sprintf("other (%s)", typ)
 	}

@@ -1,0 +1,204 @@
+package goods
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
+)
+
+// MaxSamples is how many one-second samples of a goods Redis keeps: an hour.
+const MaxSamples = 3600
+
+// samplesTTL is how long a goods' samples are kept after its last one, for
+// the chart of a sale that is over.
+const samplesTTL = 7 * 24 * time.Hour
+
+// sampleScript appends one sample of the goods' sale to its capped list of
+// samples, at most one a second: a second worker sampling the same second
+// (or a tick that came early) adds nothing.
+//
+// KEYS: 1 fresh, 2 free, 3 counts, 4 seq, 5 samples
+// ARGV: 1 now ms, 2 most samples kept, 3 how long the list outlives its last sample (ms)
+// Returns the sample "at|remaining|unpaid|paid|grabs", or "" when this
+// second has one already.
+var sampleScript = redis.NewScript(`
+local now = tonumber(ARGV[1])
+local last = redis.call('LINDEX', KEYS[5], -1)
+if last and math.floor(tonumber(string.match(last, '^[0-9]+')) / 1000) >= math.floor(now / 1000) then return '' end
+local remaining = (tonumber(redis.call('GET', KEYS[1])) or 0) + redis.call('LLEN', KEYS[2])
+local c = redis.call('HMGET', KEYS[3], 'unpaid', 'paid')
+local s = table.concat({ARGV[1], remaining, tonumber(c[1]) or 0, tonumber(c[2]) or 0, tonumber(redis.call('GET', KEYS[4])) or 0}, '|')
+redis.call('RPUSH', KEYS[5], s)
+redis.call('LTRIM', KEYS[5], -tonumber(ARGV[2]), -1)
+redis.call('PEXPIRE', KEYS[5], ARGV[3])
+return s
+`)
+
+// SampleEvent is the live event of one sample, sent to the goods' merchant and to admins.
+type SampleEvent struct {
+	Type   string       `json:"type"` // "sample"
+	Sample model.Sample `json:"sample"`
+}
+
+// merchants remembers which merchant owns each sampled goods, so a tick asks the store only about new goods.
+type merchants struct {
+	mu sync.Mutex
+	of map[int64]int64
+}
+
+// SampleActive takes this second's sample of every active goods in one
+// pipelined round trip and sends each new one live to its merchant. The
+// worker calls it every flush interval; a second already sampled is skipped.
+func (s *Service) SampleActive(ctx context.Context) error {
+	ids, err := s.activeGoods(ctx)
+	if err != nil || len(ids) == 0 {
+		return err
+	}
+	now := s.Now().UnixMilli()
+	run := func(eval func(p redis.Pipeliner, keys []string) *redis.Cmd) ([]*redis.Cmd, error) {
+		pipe := s.Redis.Pipeline()
+		cmds := make([]*redis.Cmd, len(ids))
+		for i, id := range ids {
+			cmds[i] = eval(pipe, []string{freshKey(id), freeKey(id), countsKey(id), seqKey(id), samplesKey(id)})
+		}
+		_, err := pipe.Exec(ctx)
+		return cmds, err
+	}
+	cmds, err := run(func(p redis.Pipeliner, keys []string) *redis.Cmd {
+		return sampleScript.EvalSha(ctx, p, keys, now, MaxSamples, samplesTTL.Milliseconds())
+	})
+	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		cmds, err = run(func(p redis.Pipeliner, keys []string) *redis.Cmd {
+			return sampleScript.Eval(ctx, p, keys, now, MaxSamples, samplesTTL.Milliseconds())
+		})
+	}
+	if err != nil && err != redis.Nil {
+		return fmt.Errorf("sample goods: %w", err)
+	}
+	owners, err := s.owners(ctx, ids)
+	if err != nil {
+		return err
+	}
+	for i, id := range ids {
+		rec, _ := cmds[i].Text()
+		if rec == "" {
+			continue
+		}
+		smp, err := parseSample(id, rec)
+		if err != nil {
+			return err
+		}
+		ev := SampleEvent{Type: "sample", Sample: smp}
+		key := "sample:" + strconv.FormatInt(id, 10)
+		s.Events.PublishCoalescedKey(live.TopicMerchant(owners[id]), key, ev)
+		s.Events.PublishCoalescedKey(live.TopicAdmins, key+":admins", ev)
+	}
+	return nil
+}
+
+// owners returns the merchant of each goods, from memory or the store.
+func (s *Service) owners(ctx context.Context, ids []int64) (map[int64]int64, error) {
+	m := s.merchantsOf
+	if m == nil {
+		m = new(merchants)
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.of == nil {
+		m.of = map[int64]int64{}
+	}
+	var missing []string
+	for _, id := range ids {
+		if _, ok := m.of[id]; !ok {
+			missing = append(missing, strconv.FormatInt(id, 10))
+		}
+	}
+	if len(missing) > 0 {
+		// IDs are integers from the active set, so they are written into the statement.
+		rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, merchant_id FROM goods WHERE id IN (`+strings.Join(missing, ",")+`)`)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var id, owner int64
+			if err := rows.Scan(&id, &owner); err != nil {
+				return nil, err
+			}
+			m.of[id] = owner
+		}
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return m.of, nil
+}
+
+// parseSample reads a sample written by sampleScript.
+func parseSample(goodsID int64, rec string) (model.Sample, error) {
+	f := strings.Split(rec, "|")
+	if len(f) != 5 {
+		return model.Sample{}, fmt.Errorf("sample %q of goods %d: want 5 fields", rec, goodsID)
+	}
+	var n [5]int64
+	for i := range f {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return model.Sample{}, fmt.Errorf("sample %q of goods %d: %w", rec, goodsID, err)
+		}
+		n[i] = v
+	}
+	return model.Sample{GoodsID: goodsID, At: n[0], Remaining: n[1], Unpaid: n[2], Paid: n[3], Grabs: n[4]}, nil
+}
+
+// Samples returns the kept samples of goods the caller manages, oldest first.
+func (s *Service) Samples(ctx context.Context, by model.Claims, id int64) ([]model.Sample, error) {
+	if _, err := s.Owned(ctx, by, id); err != nil {
+		return nil, err
+	}
+	return s.samples(ctx, id)
+}
+
+func (s *Service) samples(ctx context.Context, id int64) ([]model.Sample, error) {
+	recs, err := s.Redis.LRange(ctx, samplesKey(id), 0, -1).Result()
+	if err != nil {
+		return nil, fmt.Errorf("samples of goods %d: %w", id, err)
+	}
+	out := make([]model.Sample, 0, len(recs))
+	for _, r := range recs {
+		smp, err := parseSample(id, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, smp)
+	}
+	return out, nil
+}
+
+// SlotSamples returns the kept samples of every goods of a slot the caller manages, each goods' oldest first.
+func (s *Service) SlotSamples(ctx context.Context, by model.Claims, slotID int64) ([]model.Sample, error) {
+	if _, err := s.ownedSlot(ctx, by, slotID); err != nil {
+		return nil, err
+	}
+	gs, err := s.slotGoodsRows(ctx, slotID)
+	if err != nil {
+		return nil, err
+	}
+	out := []model.Sample{}
+	for _, g := range gs {
+		smp, err := s.samples(ctx, g.ID)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, smp...)
+	}
+	return out, nil
+}
