@@ -58,6 +58,8 @@ type UserCoupon struct {
 	Kind          string `json:"kind,omitempty"`
 	Value         int64  `json:"value,omitempty"`
 	MinSpendCents int64  `json:"min_spend_cents,omitempty"`
+	// OrderID is the order a used coupon paid for.
+	OrderID int64 `json:"order_id,omitempty"`
 }
 
 // Reminder channels, in the order that fixes their place in the bitmap.
@@ -148,4 +150,25 @@ type CouponCentre struct {
 	Coupons   []*Coupon
 	Reminders map[int64][]BookedReminder // by template
 	Channels  map[string]string          // channel → why it cannot be booked ("" when it can)
+}
+
+// User coupon statuses. A coupon past its validity reads expired wherever
+// it is shown, before the periodic task marks it so in the store.
+const (
+	CouponUnused  = "unused"
+	CouponUsed    = "used"
+	CouponExpired = "expired"
+)
+
+// CouponDiscount is what a coupon of kind and value takes off amountCents:
+// amount_off its value, at most the amount; percent_off that share rounded
+// down to the cent.
+func CouponDiscount(kind string, value, amountCents int64) int64 {
+	switch kind {
+	case CouponAmountOff:
+		return max(0, min(value, amountCents))
+	case CouponPercentOff:
+		return max(0, min(amountCents, amountCents*value/100))
+	}
+	return 0
 }
