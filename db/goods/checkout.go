@@ -182,35 +182,38 @@ func (s *Service) OrderOf(ctx context.Context, orderID int64) (*model.Order, err
 	}
 }
 
-// CSVColumns are the columns of OrdersCSV, in order.
+// CSVColumns are the columns of the CSV export, in order.
 var CSVColumns = []string{"id", "user", "status", "amount", "discount", "paid", "created", "paid_at"}
 
-// OrdersCSV flushes the goods' pending orders, then hands each of its orders
-// in the store, oldest first, to row as it is read (nothing is collected):
-// the CSV export. Goods the caller does not manage are not found.
-func (s *Service) OrdersCSV(ctx context.Context, by model.Claims, goodsID int64, row func(o *model.Order) error) error {
+// OrdersCSV flushes the goods' pending orders, so the export is current,
+// and answers how to walk its orders in the store, oldest first: each is
+// handed to row as it is read (nothing is collected). Goods the caller
+// does not manage are not found.
+func (s *Service) OrdersCSV(ctx context.Context, by model.Claims, goodsID int64) (func(row func(o *model.Order) error) error, error) {
 	if _, err := s.Owned(ctx, by, goodsID); err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.flushNow(ctx, goodsID); err != nil {
-		return err
+		return nil, err
 	}
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id
-		WHERE o.goods_id = ? ORDER BY o.id`, goodsID)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		o, err := scanOrder(rows)
+	return func(row func(o *model.Order) error) error {
+		rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id
+			WHERE o.goods_id = ? ORDER BY o.id`, goodsID)
 		if err != nil {
 			return err
 		}
-		if err := row(o); err != nil {
-			return err
+		defer rows.Close()
+		for rows.Next() {
+			o, err := scanOrder(rows)
+			if err != nil {
+				return err
+			}
+			if err := row(o); err != nil {
+				return err
+			}
 		}
-	}
-	return rows.Err()
+		return rows.Err()
+	}, nil
 }
 
 // flushNow flushes one goods' pending orders under the flush lock, waiting
