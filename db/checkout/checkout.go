@@ -158,6 +158,9 @@ func (s *Service) ForOrder(ctx context.Context, userID, orderID int64) (*Checkou
 	if err != nil {
 		return nil, err
 	}
+	if err := s.Coupons.FlushPending(ctx); err != nil {
+		return nil, err
+	}
 	cs, err := s.Coupons.UserCoupons(ctx, userID)
 	if err != nil {
 		return nil, err

@@ -140,6 +140,25 @@ func (s *Service) UsedCoupons(ctx context.Context, after int64, limit int) ([]Us
 	return out, rows.Err()
 }
 
+// FlushPending moves every template's queued grabs to the store now, so a
+// coupon grabbed a moment ago is listed (the checkout page); while another
+// flusher holds the lock it waits a moment at a time, up to about a second.
+func (s *Service) FlushPending(ctx context.Context) error {
+	for range 40 {
+		ran := false
+		err := s.FlushAll(ctx, func(ctx context.Context) error { ran = true; return s.FlushGrabs(ctx) })
+		if err != nil || ran {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+	return nil // the flusher at work lists them shortly
+}
+
 // flushTemplate flushes one template's queued grabs under the flush lock,
 // waiting a moment at a time while another flusher holds it (that one
 // drains this queue too), so a coupon grabbed a moment ago can be used.
