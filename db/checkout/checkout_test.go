@@ -470,7 +470,6 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-
 // An order past its deadline that the expiry task has not reached yet looks
 // unpaid, so the coupon is claimed; the pay script expires it instead, and
 // the coupon is given back at once: neither changed.

@@ -171,7 +171,7 @@ const (
 var (
 	// An order the store holds takes its newer state, unless that state
 	// would make it hold its unit again (revived below, one at a time).
-	updateOrders = `UPDATE orders SET `+orderSet+`
+	updateOrders = `UPDATE orders SET ` + orderSet + `
 		FROM order_batch AS b
 		WHERE ` + fmt.Sprintf(sameOrder, "orders") + ` AND orders.version < b.version
 			AND (orders.status IN ` + liveState + ` OR b.status NOT IN ` + liveState + `)`
@@ -181,12 +181,12 @@ var (
 		WHERE orders.version < b.version AND b.status IN ` + liveState + ` AND orders.status NOT IN ` + liveState + `
 		ORDER BY b.pos`
 	// One revival, taken only while no other live order holds the unit.
-	reviveOrder = `UPDATE orders SET `+orderSet+`
+	reviveOrder = `UPDATE orders SET ` + orderSet + `
 		FROM order_batch AS b
 		WHERE b.pos = ? AND ` + fmt.Sprintf(sameOrder, "orders") + ` AND orders.version < b.version
 			AND NOT EXISTS (SELECT 1 FROM orders AS o WHERE o.goods_id = orders.goods_id AND o.unit = orders.unit AND o.status IN ` + liveState + `)`
 	// A refused order takes its newer state where it was kept.
-	updateConflicts = `UPDATE order_conflicts SET `+orderSet+`
+	updateConflicts = `UPDATE order_conflicts SET ` + orderSet + `
 		FROM order_batch AS b
 		WHERE ` + fmt.Sprintf(sameOrder, "order_conflicts") + ` AND order_conflicts.version < b.version
 			AND NOT EXISTS (SELECT 1 FROM orders AS o WHERE ` + fmt.Sprintf(sameOrder, "o") + `)`
