@@ -158,6 +158,11 @@ func (s *Service) ForOrder(ctx context.Context, userID, orderID int64) (*Checkou
 	if err != nil {
 		return nil, err
 	}
+	if o.GoodsTitle == "" { // an order read from Redis carries no title
+		if g, err := s.Goods.Get(ctx, o.GoodsID); err == nil {
+			o.GoodsTitle = g.Title
+		}
+	}
 	if err := s.Coupons.FlushPending(ctx); err != nil {
 		return nil, err
 	}

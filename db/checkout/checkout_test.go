@@ -489,3 +489,25 @@ func TestPayLapsedOrderReleasesCoupon(t *testing.T) {
 		t.Fatalf("order %+v, want expired without a coupon", got)
 	}
 }
+
+// A pay with an Idempotency-Key answers the first answer again: the same
+// order, and a coupon named by the retry is not taken.
+func TestPayIdempotencyKey(t *testing.T) {
+	e := newEnv(t)
+	u := e.users[0]
+	tpl := e.template(model.CouponAmountOff, 200, 0, 7)
+	a, b := e.grabCoupon(u, tpl.ID), e.grabCoupon(u, tpl.ID)
+	o := e.grab(u, e.liveGoods(1, 1, 999).ID)
+	ctx := db.WithIdempotencyKey(e.ctx, "pay-once")
+	first, err := e.s.Pay(ctx, u, o.ID, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := e.s.Pay(ctx, u, o.ID, b)
+	if err != nil || second.UserCouponID != a || second.Version != first.Version || second.DiscountCents != 200 {
+		t.Fatalf("keyed retry = %+v, %v; want the first answer", second, err)
+	}
+	if st, _ := e.couponRow(b); st != model.CouponUnused {
+		t.Fatalf("coupon b %s after a keyed retry named it", st)
+	}
+}
