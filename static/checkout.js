@@ -48,6 +48,14 @@
     if (!row) return;
     if (o.status !== "unpaid") $$("[data-pay-link]", row).forEach((x) => x.remove());
     if (o.status !== "paid") $$("[data-refund]", row).forEach((x) => x.remove());
+    const msg = row.querySelector("[data-order-msg]");
+    if (o.status === "paid" && !row.querySelector("[data-refund]") && msg) { // paid elsewhere: refundable here too
+      const b = document.createElement("button");
+      Object.assign(b, { type: "button", className: "small secondary", textContent: "Refund" });
+      b.dataset.refund = o.id;
+      b.setAttribute("data-testid", "refund-" + o.id);
+      msg.before(b);
+    }
     if (o.status === "refunded") {
       $$(`[data-order-status="${o.id}"]`).forEach((b) => { b.className = "badge refunded"; b.textContent = "Refunded"; });
     }
