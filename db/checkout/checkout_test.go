@@ -38,6 +38,7 @@ type env struct {
 func newEnv(t testing.TB) *env {
 	t.Helper()
 	r, sq := dbtest.Redis(t), dbtest.DB(t)
+	dbtest.GuardSlots(t, r.Client) // every script and command stays in one Redis Cluster slot
 	b := backend.New(sq, r.Client)
 	b.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	b.Tasks = asynq.NewClientFromRedisClient(r.Client)
