@@ -512,3 +512,34 @@ func TestPayIdempotencyKey(t *testing.T) {
 		t.Fatalf("coupon b %s after a keyed retry named it", st)
 	}
 }
+
+// A refund after the sale ended and its goods was retired from the flush
+// (every order settled) still reaches the store.
+func TestRefundAfterTheSaleWasRetired(t *testing.T) {
+	e := newEnv(t)
+	u := e.users[0]
+	g := e.liveGoods(2, 1, 4999)
+	o := e.grab(u, g.ID)
+	if _, err := e.s.Pay(e.ctx, u, o.ID, 0); err != nil {
+		t.Fatal(err)
+	}
+	e.flush()
+	e.clk.Advance(2 * time.Hour)
+	if err := e.g.SyncStock(e.ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := e.r.Client.SCard(e.ctx, "seckill:goods:active").Result(); n != 0 {
+		t.Fatalf("%d goods still active after the sync past the end", n)
+	}
+	if _, err := e.s.Refund(e.ctx, u, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.flush()
+	if s, _, _, _, _ := e.orderRow(o.ID); s != model.OrderRefunded {
+		t.Fatalf("stored %s after refunding a retired sale's order, want refunded", s)
+	}
+	mine, err := e.g.MyOrders(e.ctx, u)
+	if err != nil || len(mine) != 1 || mine[0].Status != model.OrderRefunded {
+		t.Fatalf("my orders %+v, %v", mine, err)
+	}
+}

@@ -128,6 +128,21 @@ var refundScriptKeyed = redis.NewScript(goodsLua + db.Memoize(refundLua, "true")
 // refunded order; any other order is a conflict. An order of goods no
 // longer in Redis is refunded in the store.
 func (s *Service) Refund(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+	// Goods whose sale ended leave the active set once every order is
+	// flushed, but Redis keeps their orders: the refund's record must reach
+	// the store, so its goods is made active again (first, so a crash after
+	// the refund cannot strand the record); the stock sync retires it again.
+	if goodsID, seq, ok := SplitOrderID(orderID); ok {
+		held, err := s.Redis.HExists(ctx, ordersKey(goodsID), strconv.FormatInt(seq, 10)).Result()
+		if err != nil {
+			return nil, fmt.Errorf("refund order %d: %w", orderID, err)
+		}
+		if held {
+			if err := s.Redis.SAdd(ctx, activeKey, goodsID).Err(); err != nil {
+				return nil, fmt.Errorf("refund order %d: %w", orderID, err)
+			}
+		}
+	}
 	o, code, err := s.runOrderScript(ctx, userID, orderID, refundScript, s.Now())
 	if err != nil {
 		return nil, err
