@@ -91,16 +91,19 @@ func (s *Service) Refund(ctx context.Context, userID, orderID int64) (*model.Ord
 // SweepCoupons gives back every used coupon whose order ended unpaid
 // (expired, cancelled, failed or refunded), was paid with another coupon or
 // none, or does not exist; an order still unpaid keeps its claim (a pay may
-// be under way). It answers how many it released.
+// be under way). The store names the candidates in one indexed query (the
+// used coupons whose order, as flushed, is not paid with them; the settled
+// majority costs nothing), and each is confirmed against the order's live
+// state before it is released. It answers how many it released.
 func (s *Service) SweepCoupons(ctx context.Context) (int, error) {
 	released := 0
 	var after int64
 	for {
-		used, err := s.Coupons.UsedCoupons(ctx, after, 500)
-		if err != nil || len(used) == 0 {
+		cands, err := s.sweepCandidates(ctx, after, 500)
+		if err != nil || len(cands) == 0 {
 			return released, err
 		}
-		for _, u := range used {
+		for _, u := range cands {
 			after = u.ID
 			o, err := s.Goods.OrderOf(ctx, u.OrderID)
 			switch {
@@ -122,6 +125,28 @@ func (s *Service) SweepCoupons(ctx context.Context) (int, error) {
 			}
 		}
 	}
+}
+
+// sweepCandidates are the used coupons, with IDs above after, whose order the
+// store does not show paid with them: not flushed yet, or flushed in
+// another state (an order flushed unpaid may have ended since).
+func (s *Service) sweepCandidates(ctx context.Context, after int64, limit int) ([]coupon.UsedCoupon, error) {
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT u.id, u.order_id FROM user_coupons u LEFT JOIN orders o ON o.id = u.order_id
+		WHERE u.status = ? AND u.id > ? AND (o.id IS NULL OR o.status <> ? OR o.user_coupon_id <> u.id)
+		ORDER BY u.id LIMIT ?`, model.CouponUsed, after, model.OrderPaid, limit)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []coupon.UsedCoupon
+	for rows.Next() {
+		var u coupon.UsedCoupon
+		if err := rows.Scan(&u.ID, &u.OrderID); err != nil {
+			return nil, err
+		}
+		out = append(out, u)
+	}
+	return out, rows.Err()
 }
 
 // ExpireCoupons marks expired the unused coupons past their validity.

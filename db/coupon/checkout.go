@@ -115,29 +115,6 @@ func (s *Service) ExpireCoupons(ctx context.Context) (int64, error) {
 // UsedCoupon is a used coupon and the order it paid for.
 type UsedCoupon struct {
 	ID, OrderID int64
-	UsedAt      time.Time
-}
-
-// UsedCoupons lists used coupons with IDs above after, in ID order, at most
-// limit: the checkout's sweep walks them.
-func (s *Service) UsedCoupons(ctx context.Context, after int64, limit int) ([]UsedCoupon, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, order_id, used_ms FROM user_coupons WHERE status = ? AND id > ? ORDER BY id LIMIT ?`,
-		model.CouponUsed, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []UsedCoupon
-	for rows.Next() {
-		var u UsedCoupon
-		var at int64
-		if err := rows.Scan(&u.ID, &u.OrderID, &at); err != nil {
-			return nil, err
-		}
-		u.UsedAt = fromMS(at)
-		out = append(out, u)
-	}
-	return out, rows.Err()
 }
 
 // FlushPending moves every template's queued grabs to the store now, so a

@@ -44,7 +44,7 @@ ALTER TABLE user_coupons ADD COLUMN order_id INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE user_coupons ADD COLUMN used_ms INTEGER NOT NULL DEFAULT 0;
 -- The periodic expiry walks unused coupons by validity; the sweep walks used ones.
 CREATE INDEX user_coupons_unused_until ON user_coupons (valid_until_ms) WHERE status = 'unused';
-CREATE INDEX user_coupons_used_order ON user_coupons (order_id) WHERE status = 'used';
+CREATE INDEX user_coupons_used ON user_coupons (id, order_id) WHERE status = 'used';
 
 -- Payment gateway callbacks, one row per gateway_ref: a replay finds its
 -- row and changes nothing. outcome is 'pending' until the task decides
