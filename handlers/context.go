@@ -17,6 +17,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
+	"github.com/seckill/seckill/db/checkout"
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/inbox"
@@ -42,6 +43,7 @@ type Handlers struct {
 	Accounts *account.Service
 	Audit    *audit.Service
 	Goods    *goods.Service
+	Checkout *checkout.Service
 	Tokens   *account.Tokens
 	TokenTTL time.Duration
 	// MonitorPath is where Asynqmon is mounted, linked from the admin dashboard.

@@ -6,7 +6,7 @@
   const S = window.seckill;
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
 
-  const LABELS = { unpaid: "Awaiting payment", paid: "Paid", expired: "Expired", cancelled: "Cancelled", failed: "Failed" };
+  const LABELS = { unpaid: "Awaiting payment", paid: "Paid", expired: "Expired", cancelled: "Cancelled", failed: "Failed", refunded: "Refunded" };
   // Why the durable unit guard failed an order (its "failure" field).
   const FAILURES = { sold_twice: "Failed: sold twice, nothing charged", refund_due: "Failed: sold twice, refund due" };
   const GRAB_ERRORS = {
@@ -209,7 +209,7 @@
           `Order #${S.orderNumber(o.id)} for ${S.money(o.amount_cents)}. Pay within `,
           countdownEl(o.expires_at),
           " — ",
-          el("a", { href: "/me/orders", "data-testid": "grab-pay-link" }, "pay in My orders"),
+          el("a", { href: `/orders/${o.id}/checkout`, "data-testid": "grab-pay-link" }, "pay now"),
         );
         noteOrder(o);
         return;

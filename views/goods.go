@@ -141,6 +141,8 @@ func statusLabel(status string) string {
 		return "Cancelled"
 	case model.OrderFailed:
 		return "Failed"
+	case model.OrderRefunded:
+		return "Refunded"
 	}
 	return status
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
+	"github.com/seckill/seckill/db/checkout"
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/inbox"
@@ -44,6 +45,7 @@ type Config struct {
 	Accounts *account.Service
 	Audit    *audit.Service
 	Goods    *goods.Service
+	Checkout *checkout.Service
 	Tokens   *account.Tokens
 	TokenTTL time.Duration
 	Log      *slog.Logger
@@ -127,7 +129,7 @@ func New(cfg Config) *Server {
 		maxConns: cfg.MaxConnsPerIP, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
-	s.handlers = &handlers.Handlers{Coupons: cfg.Coupons, Inbox: cfg.Inbox, Goods: cfg.Goods, RedPackets: cfg.RedPackets, Accounts: cfg.Accounts, Audit: cfg.Audit, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
+	s.handlers = &handlers.Handlers{Coupons: cfg.Coupons, Inbox: cfg.Inbox, Goods: cfg.Goods, Checkout: cfg.Checkout, RedPackets: cfg.RedPackets, Accounts: cfg.Accounts, Audit: cfg.Audit, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
 	s.Hub = newHub(cfg.Redis, cfg.Tokens, cfg.Log, s.metrics)
 	if cfg.PingInterval > 0 {
 		s.Hub.PingInterval = cfg.PingInterval
@@ -234,7 +236,9 @@ func (s *Server) routes(cfg Config) {
 	api.Put("/goods/:id/reminders", requireUser, h.BookGoodsReminder)
 	api.Delete("/goods/:id/reminders", requireUser, h.CancelGoodsReminder)
 	api.Get("/orders/:id", requireUser, h.GetOrder)
-	api.Post("/orders/:id/pay", requireUser, h.PayOrder)
+	api.Post("/orders/:id/pay", requireUser, h.CheckoutPay)
+	api.Post("/orders/:id/refund", requireUser, s.auditRefund, h.Refund)
+	api.Post("/payments/callback", h.PaymentCallback)
 	api.Post("/orders/:id/cancel", requireUser, h.CancelOrder)
 	api.Get("/me/orders", requireUser, h.MyOrders)
 	admin.Get("/slots", h.AdminListSlots)
@@ -251,6 +255,7 @@ func (s *Server) routes(cfg Config) {
 	admin.Get("/slots/:id/stats", h.SlotStats)
 	admin.Post("/goods/:id/image", h.UploadGoodsImage)
 	admin.Get("/users", requireRole(model.RoleAdmin), h.AdminUsers)
+	admin.Get("/goods/:id/orders.csv", h.OrdersCSV)
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
 
 	if cfg.Monitor != nil {
@@ -278,6 +283,7 @@ func (s *Server) routes(cfg Config) {
 	pages.Get("/slots/:id", h.SlotsPage)
 	pages.Get("/goods/:id", h.GoodsPage)
 	pages.Get("/me/orders", requireUser, h.MyOrdersPage)
+	pages.Get("/orders/:id/checkout", requireUser, h.CheckoutPage)
 	staff.Get("/slots", h.AdminSlotsPage)
 	staff.Post("/slots", h.AdminCreateSlot)
 	staff.Get("/slots/:id", h.AdminSlotPage)

@@ -32,6 +32,7 @@ type Config struct {
 	AdminPassword       string
 	SMTPURL             string
 	WebhookSecret       string
+	PaymentSecret       string // keys the payment gateway callback's signature; "" derives it from the session secret
 	WebhookAllowPrivate bool
 	ReminderRetryDelay  time.Duration
 	Demo                bool
@@ -116,6 +117,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	str(&c.AdminPassword, "admin-password", "ADMIN_PASSWORD", "bootstrap admin password; unset: generated and kept beside the database")
 	str(&c.SMTPURL, "smtp-url", "SMTP_URL", "SMTP server for email reminders, like smtp://user:pass@host:587")
 	str(&c.WebhookSecret, "webhook-secret", "WEBHOOK_SECRET", "key for webhook signatures; unset: derived from the session secret")
+	str(&c.PaymentSecret, "payment-secret", "PAYMENT_SECRET", "key of the payment gateway callback's signature; unset: derived from the session secret")
 	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "allow webhook URLs on non-global (loopback, private, reserved) addresses")
 	dur(&c.ReminderRetryDelay, "reminder-retry-delay", "REMINDER_RETRY_DELAY", "wait before retrying a failed email or webhook reminder, doubling each time; unset: 10s")
 	boolean(&c.Demo, "demo", "DEMO", "seed demo data into an empty database")

@@ -131,6 +131,8 @@ func TestGoodsBrowserShopper(t *testing.T) {
 		chromedp.Navigate(a.URL+"/me/orders"),
 		chromedp.WaitVisible(fmt.Sprintf(`[data-testid=order-countdown-%d]`, orderID)),
 		chromedp.Click(fmt.Sprintf(`[data-testid=pay-%d]`, orderID)),
+		chromedp.WaitVisible(`[data-testid=checkout-pay]`), // Pay opens the checkout
+		chromedp.Click(`[data-testid=checkout-pay]`),
 	)
 	waitText(t, ctx, fmt.Sprintf(`[data-testid=order-status-%d]`, orderID), "Paid")
 	if got := a.order(token, orderID); got.Status != "paid" {

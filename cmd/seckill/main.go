@@ -27,6 +27,7 @@ import (
 	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/background"
+	"github.com/seckill/seckill/db/checkout"
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/demo"
 	"github.com/seckill/seckill/db/goods"
@@ -108,6 +109,7 @@ type Main struct {
 	Audit      *audit.Service
 	Goods      *goods.Service
 	RedPackets *redpacket.Service
+	Checkout   *checkout.Service
 	Tokens     *account.Tokens
 	Registry   *prometheus.Registry
 	Client     *asynq.Client
@@ -207,6 +209,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.RedPackets = &redpacket.Service{Backend: m.Backend}
 	m.Goods = goods.New(m.Backend)
 	m.Goods.OrderTTL = m.Config.OrderTTL
+	m.Checkout = &checkout.Service{Backend: m.Backend, Goods: m.Goods, Coupons: m.Coupons,
+		PaymentSecret: checkout.PaymentKey(m.Config.PaymentSecret, secret)}
 
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
@@ -251,7 +255,7 @@ func (m *Main) Open(ctx context.Context) error {
 
 	if m.runsWeb() {
 		wcfg := web.Config{
-			Redis: m.Redis.Client, Coupons: m.Coupons, Inbox: m.Inbox, Goods: m.Goods, RedPackets: m.RedPackets, Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
+			Redis: m.Redis.Client, Coupons: m.Coupons, Inbox: m.Inbox, Goods: m.Goods, RedPackets: m.RedPackets, Checkout: m.Checkout, Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready, PingInterval: m.PingInterval, SocketReadWindow: m.SocketReadWindow,
 			MetricsToken:  m.Config.MetricsToken,
@@ -285,6 +289,7 @@ func (m *Main) areas() []tasks.Area {
 		&tasks.Goods{Store: m.Goods, Log: m.Log},
 		&tasks.Coupons{Store: m.Coupons},
 		&tasks.GoodsReminders{Store: m.Goods},
+		&tasks.Checkout{Store: m.Checkout},
 	}
 }
 

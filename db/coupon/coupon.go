@@ -369,10 +369,10 @@ func (s *Service) FlushGrabs(ctx context.Context) error {
 // the store, newest first, with the grabs the durable guard refused as failed
 // (under the ID the grab answered, valid until the moment of the grab).
 func (s *Service) UserCoupons(ctx context.Context, userID int64) ([]*model.UserCoupon, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT u.id AS id, u.coupon_id, u.status, u.grabbed_ms AS grabbed_ms, u.valid_until_ms, c.title, c.kind, c.value, c.min_spend_cents
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT u.id AS id, u.coupon_id, u.status, u.grabbed_ms AS grabbed_ms, u.valid_until_ms, c.title, c.kind, c.value, c.min_spend_cents, u.order_id
 		FROM user_coupons u JOIN coupons c ON c.id = u.coupon_id WHERE u.user_id = ?1
 		UNION ALL
-		SELECT f.coupon_id * ?2 + f.unit, f.coupon_id, ?3, f.grabbed_ms, f.grabbed_ms, c.title, c.kind, c.value, c.min_spend_cents
+		SELECT f.coupon_id * ?2 + f.unit, f.coupon_id, ?3, f.grabbed_ms, f.grabbed_ms, c.title, c.kind, c.value, c.min_spend_cents, 0
 		FROM coupon_conflicts f JOIN coupons c ON c.id = f.coupon_id WHERE f.user_id = ?1
 		ORDER BY grabbed_ms DESC, id DESC LIMIT 500`, userID, userCouponIDMultiple, StatusFailed)
 	if err != nil {
@@ -384,7 +384,7 @@ func (s *Service) UserCoupons(ctx context.Context, userID int64) ([]*model.UserC
 	for rows.Next() {
 		u := &model.UserCoupon{UserID: userID}
 		var grabbed, until int64
-		if err := rows.Scan(&u.ID, &u.CouponID, &u.Status, &grabbed, &until, &u.Title, &u.Kind, &u.Value, &u.MinSpendCents); err != nil {
+		if err := rows.Scan(&u.ID, &u.CouponID, &u.Status, &grabbed, &until, &u.Title, &u.Kind, &u.Value, &u.MinSpendCents, &u.OrderID); err != nil {
 			return nil, err
 		}
 		u.GrabbedAt, u.ValidUntil = fromMS(grabbed), fromMS(until)

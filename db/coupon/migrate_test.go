@@ -172,7 +172,8 @@ func TestCouponTimesMigration(t *testing.T) {
 	}
 	rows.Close()
 	want := []string{"coupon_reminders_template", "coupons_end", "coupons_shop", "notifications_unread", "notifications_user",
-		"reminder_deliveries_lease", "user_coupons_coupon", "user_coupons_user"} // the lease index comes with 0009
+		"reminder_deliveries_lease", "user_coupons_coupon", "user_coupons_unused_until", "user_coupons_used",
+		"user_coupons_user"} // the lease index comes with 0009, the unused and used ones with 0011
 	if strings.Join(indexes, " ") != strings.Join(want, " ") {
 		t.Errorf("indexes %v, want %v", indexes, want)
 	}

@@ -145,8 +145,20 @@ var orderBatchColumns = []sqldb.Column{
 	{Name: "id", Type: "BIGINT"}, {Name: "goods_id", Type: "BIGINT"}, {Name: "user_id", Type: "BIGINT"}, {Name: "unit", Type: "BIGINT"},
 	{Name: "amount_cents", Type: "BIGINT"}, {Name: "status", Type: "TEXT"}, {Name: "created_ms", Type: "BIGINT"},
 	{Name: "expires_ms", Type: "BIGINT"}, {Name: "updated_ms", Type: "BIGINT"}, {Name: "version", Type: "BIGINT"},
-	{Name: "failure", Type: "TEXT"}, {Name: "pos", Type: "BIGINT"},
+	{Name: "failure", Type: "TEXT"}, {Name: "discount_cents", Type: "BIGINT"}, {Name: "paid_cents", Type: "BIGINT"},
+	{Name: "user_coupon_id", Type: "BIGINT"}, {Name: "paid_at_ms", Type: "BIGINT"}, {Name: "refunded_ms", Type: "BIGINT"},
+	{Name: "pos", Type: "BIGINT"},
 }
+
+// Places in a staged row of orderBatchColumns.
+const (
+	batchVersion = 9
+	batchPos     = 16
+)
+
+// orderSet is what a newer record of an order sets in the store.
+const orderSet = `status = b.status, failure = b.failure, updated_ms = b.updated_ms, version = b.version,
+	discount_cents = b.discount_cents, paid_cents = b.paid_cents, user_coupon_id = b.user_coupon_id, paid_at_ms = b.paid_at_ms, refunded_ms = b.refunded_ms`
 
 // SQL pieces of the apply: a row of table t that is the staged order b (the
 // same ID, user, unit and grab time; its state may differ), and live states.
@@ -159,7 +171,7 @@ const (
 var (
 	// An order the store holds takes its newer state, unless that state
 	// would make it hold its unit again (revived below, one at a time).
-	updateOrders = `UPDATE orders SET status = b.status, failure = b.failure, updated_ms = b.updated_ms, version = b.version
+	updateOrders = `UPDATE orders SET ` + orderSet + `
 		FROM order_batch AS b
 		WHERE ` + fmt.Sprintf(sameOrder, "orders") + ` AND orders.version < b.version
 			AND (orders.status IN ` + liveState + ` OR b.status NOT IN ` + liveState + `)`
@@ -169,12 +181,12 @@ var (
 		WHERE orders.version < b.version AND b.status IN ` + liveState + ` AND orders.status NOT IN ` + liveState + `
 		ORDER BY b.pos`
 	// One revival, taken only while no other live order holds the unit.
-	reviveOrder = `UPDATE orders SET status = b.status, failure = b.failure, updated_ms = b.updated_ms, version = b.version
+	reviveOrder = `UPDATE orders SET ` + orderSet + `
 		FROM order_batch AS b
 		WHERE b.pos = ? AND ` + fmt.Sprintf(sameOrder, "orders") + ` AND orders.version < b.version
 			AND NOT EXISTS (SELECT 1 FROM orders AS o WHERE o.goods_id = orders.goods_id AND o.unit = orders.unit AND o.status IN ` + liveState + `)`
 	// A refused order takes its newer state where it was kept.
-	updateConflicts = `UPDATE order_conflicts SET status = b.status, failure = b.failure, updated_ms = b.updated_ms, version = b.version
+	updateConflicts = `UPDATE order_conflicts SET ` + orderSet + `
 		FROM order_batch AS b
 		WHERE ` + fmt.Sprintf(sameOrder, "order_conflicts") + ` AND order_conflicts.version < b.version
 			AND NOT EXISTS (SELECT 1 FROM orders AS o WHERE ` + fmt.Sprintf(sameOrder, "o") + `)`
@@ -227,7 +239,7 @@ func (s *Service) applyOrders(ctx context.Context, goodsID int64, ended *endedOr
 		// order's; and when every row is applied, none is refused.
 		applied, later := int64(0), int64(0)
 		for _, r := range rows {
-			if r[9].(int64) > 1 {
+			if r[batchVersion].(int64) > 1 {
 				later++
 			}
 		}
@@ -291,14 +303,22 @@ func (s *Service) orderBatch(goodsID int64, recs []string, ended *endedOrders) [
 		if ended != nil {
 			ended.add(o)
 		}
+		var paidAt, refundedAt int64
+		if o.PaidAt != nil {
+			paidAt = o.PaidAt.UnixMilli()
+		}
+		if o.RefundedAt != nil {
+			refundedAt = o.RefundedAt.UnixMilli()
+		}
 		row := []any{o.ID, o.GoodsID, o.UserID, o.Unit, o.AmountCents, o.Status, o.CreatedAt.UnixMilli(),
-			o.ExpiresAt.UnixMilli(), o.UpdatedAt.UnixMilli(), o.Version, o.Failure, int64(len(rows))}
+			o.ExpiresAt.UnixMilli(), o.UpdatedAt.UnixMilli(), o.Version, o.Failure,
+			o.DiscountCents, o.PaidCents, o.UserCouponID, paidAt, refundedAt, int64(len(rows))}
 		key := identity{o.ID, o.UserID, o.Unit, o.CreatedAt.UnixMilli()}
 		if i, ok := at[key]; !ok {
 			at[key] = len(rows)
 			rows = append(rows, row)
-		} else if o.Version > rows[i][9].(int64) {
-			row[11] = rows[i][11] // keeps the place of the order's first record
+		} else if o.Version > rows[i][batchVersion].(int64) {
+			row[batchPos] = rows[i][batchPos] // keeps the place of the order's first record
 			rows[i] = row
 		}
 	}
@@ -359,13 +379,14 @@ func (s *Service) voidConflicts(ctx context.Context) ([]int64, error) {
 	var refused []*model.Order
 	for rows.Next() {
 		var o model.Order
-		var created, expires, updated int64
+		var created, expires, updated, paidCents, paidAt, refundedAt int64
 		if err := rows.Scan(&o.ID, &o.GoodsID, &o.UserID, &o.Unit, &o.AmountCents, &o.Status, &created, &expires, &updated,
-			&o.Version, &o.Failure); err != nil {
+			&o.Version, &o.Failure, &o.DiscountCents, &paidCents, &o.UserCouponID, &paidAt, &refundedAt); err != nil {
 			rows.Close()
 			return nil, err
 		}
 		o.CreatedAt, o.ExpiresAt, o.UpdatedAt = msTime(created), msTime(expires), msTime(updated)
+		fillPaid(&o, paidAt, refundedAt)
 		refused = append(refused, &o)
 	}
 	err = rows.Err() // a read that broke off must not pass for the end of the list

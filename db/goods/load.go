@@ -19,8 +19,10 @@ import (
 //
 // An order record is "seq|user|unit|amount|status|created|expires|version|updated"
 // (times in unix ms), and for a failed order a tenth field, the failure
-// (model.FailureSoldTwice or model.FailureRefundDue); the same string goes
-// to the flush queue on each change.
+// (model.FailureSoldTwice or model.FailureRefundDue); a paid order has
+// thirteen: the failure (may be empty), then the discount in cents, the user
+// coupon ID (0: none) and the paid time. Grabs write nine; pay and refund
+// add the rest. The same string goes to the flush queue on each change.
 //
 // Every script returns one string: a status word ("sold_out"), or for an
 // answer about an order the word, the goods' remaining stock, its slot ID,
@@ -50,7 +52,7 @@ end
 
 local function split(rec)
 	local f = {}
-	for v in string.gmatch(rec, '[^|]+') do f[#f + 1] = v end
+	for v in string.gmatch(rec .. '|', '([^|]*)|') do f[#f + 1] = v end -- fields may be empty (no failure)
 	return f
 end
 
@@ -144,7 +146,8 @@ type goodsState struct {
 // stock is fresh; otherwise units held by live orders stay taken.
 func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState, error) {
 	st := &goodsState{fresh: g.Stock, free: []string{}, held: map[string]string{}, records: []string{}, mine: map[string]string{}, counts: map[string]string{}}
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, user_id, unit, amount_cents, status, created_ms, expires_ms, version, updated_ms
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, user_id, unit, amount_cents, status, created_ms, expires_ms, version, updated_ms,
+			discount_cents, user_coupon_id, paid_at_ms
 		FROM orders WHERE goods_id = ? AND status IN ('unpaid', 'paid') ORDER BY id`, g.ID)
 	if err != nil {
 		return nil, err
@@ -155,13 +158,21 @@ func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState
 	var mine = map[int64][]string{}
 	for rows.Next() {
 		var o model.Order
-		var created, expires, updated int64
-		if err := rows.Scan(&o.ID, &o.UserID, &o.Unit, &o.AmountCents, &o.Status, &created, &expires, &o.Version, &updated); err != nil {
+		var created, expires, updated, discount, coupon, paidAt int64
+		if err := rows.Scan(&o.ID, &o.UserID, &o.Unit, &o.AmountCents, &o.Status, &created, &expires, &o.Version, &updated,
+			&discount, &coupon, &paidAt); err != nil {
 			return nil, err
 		}
 		_, seq, _ := SplitOrderID(o.ID)
-		st.records = append(st.records, strings.Join([]string{fmt.Sprint(seq), fmt.Sprint(o.UserID), fmt.Sprint(o.Unit), fmt.Sprint(o.AmountCents),
-			o.Status, fmt.Sprint(created), fmt.Sprint(expires), fmt.Sprint(o.Version), fmt.Sprint(updated)}, "|"))
+		f := []string{fmt.Sprint(seq), fmt.Sprint(o.UserID), fmt.Sprint(o.Unit), fmt.Sprint(o.AmountCents),
+			o.Status, fmt.Sprint(created), fmt.Sprint(expires), fmt.Sprint(o.Version), fmt.Sprint(updated)}
+		if o.Status == model.OrderPaid {
+			if paidAt == 0 {
+				paidAt = updated
+			}
+			f = append(f, "", fmt.Sprint(discount), fmt.Sprint(coupon), fmt.Sprint(paidAt))
+		}
+		st.records = append(st.records, strings.Join(f, "|"))
 		taken[o.Unit] = true
 		held[o.UserID]++
 		mine[o.UserID] = append(mine[o.UserID], fmt.Sprint(seq))

@@ -38,8 +38,8 @@ type OrderEvent struct {
 // parseOrderRecord reads a record written by the goods scripts (see goodsLua).
 func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 	f := strings.Split(rec, "|")
-	if len(f) != 9 && len(f) != 10 {
-		return nil, fmt.Errorf("order record %q of goods %d: want 9 or 10 fields", rec, goodsID)
+	if len(f) != 9 && len(f) != 10 && len(f) != 13 {
+		return nil, fmt.Errorf("order record %q of goods %d: want 9, 10 or 13 fields", rec, goodsID)
 	}
 	n := make([]int64, 9)
 	for _, i := range []int{0, 1, 2, 3, 5, 6, 7, 8} {
@@ -53,10 +53,44 @@ func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 		ID: OrderID(goodsID, n[0]), GoodsID: goodsID, UserID: n[1], Unit: n[2], AmountCents: n[3], Status: f[4],
 		CreatedAt: msTime(n[5]), ExpiresAt: msTime(n[6]), Version: n[7], UpdatedAt: msTime(n[8]),
 	}
-	if len(f) == 10 {
+	if len(f) >= 10 {
 		o.Failure = f[9]
 	}
+	var paidAt int64
+	if len(f) == 13 {
+		var err error
+		for i, p := range []*int64{&o.DiscountCents, &o.UserCouponID, &paidAt} {
+			if *p, err = strconv.ParseInt(f[10+i], 10, 64); err != nil {
+				return nil, fmt.Errorf("order record %q of goods %d: field %d: %w", rec, goodsID, 11+i, err)
+			}
+		}
+	}
+	fillPaid(o, paidAt, 0)
 	return o, nil
+}
+
+// fillPaid sets what an order paid and when from its status: a paid,
+// refunded or refund-due order paid its amount less the discount, at paidAt
+// (0: an order paid before checkout kept the time, its last update);
+// a refunded one was refunded at refundedAt (0: its last update).
+func fillPaid(o *model.Order, paidAt, refundedAt int64) {
+	if o.Status != model.OrderPaid && o.Status != model.OrderRefunded && o.Failure != model.FailureRefundDue {
+		o.DiscountCents, o.UserCouponID = 0, 0
+		return
+	}
+	o.PaidCents = o.AmountCents - o.DiscountCents
+	at := o.UpdatedAt
+	if paidAt > 0 {
+		at = msTime(paidAt)
+	}
+	o.PaidAt = &at
+	if o.Status == model.OrderRefunded {
+		r := o.UpdatedAt
+		if refundedAt > 0 {
+			r = msTime(refundedAt)
+		}
+		o.RefundedAt = &r
+	}
 }
 
 // answer is a goods script's reply (see goodsLua): a status word and, for an
@@ -265,10 +299,13 @@ func (s *Service) loadLiveOnce(ctx context.Context, goodsID int64) error {
 // expire can never both win.
 //
 // KEYS: scriptKeys
-// ARGV: 1 sequence, 2 user ID, 3 now ms
+// ARGV: 1 sequence, 2 user ID, 3 now ms, 4 discount cents (at most the
+// amount), 5 user coupon ID (0: none)
 // Returns "word:remaining:slot:version:record" where word is ok | unchanged (already
-// paid) | expired (expired, cancelled or failed) | lapsed (past its
-// deadline: expired now), or not_found.
+// paid: the record says with which coupon) | expired (expired, cancelled,
+// failed or refunded) | lapsed (past its deadline: expired now), or not_found.
+// A paid record carries the discount, the coupon and the paid time (fields
+// 11–13); revenue counts the amount before the discount, as the store's does.
 var payScript = redis.NewScript(goodsLua + payLua)
 
 const payLua = `
@@ -283,6 +320,10 @@ redis.call('ZREM', K_DEADLINES, f[1])
 redis.call('HINCRBY', K_COUNTS, 'unpaid', -1)
 redis.call('HINCRBY', K_COUNTS, 'paid', 1)
 redis.call('HINCRBY', K_COUNTS, 'revenue', f[4])
+f[10] = f[10] or ''
+f[11] = tostring(math.max(0, math.min(tonumber(ARGV[4]), tonumber(f[4]))))
+f[12] = ARGV[5]
+f[13] = ARGV[3]
 return answer('ok', save(f, 'paid', ARGV[3]))
 `
 
@@ -297,7 +338,7 @@ func (s *Service) PayOrder(ctx context.Context, userID, orderID int64) (*model.O
 }
 
 func (s *Service) payOrder(ctx context.Context, userID, orderID int64, now time.Time) (*model.Order, error) {
-	o, code, err := s.runOrderScript(ctx, userID, orderID, payScript, now)
+	o, code, err := s.runOrderScript(ctx, userID, orderID, payScript, now, 0, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -423,12 +464,13 @@ return answer('ok', save(f, 'failed', ARGV[2]))
 var keyedOrderScripts = map[*redis.Script]struct {
 	script *redis.Script
 	op     string
-}{payScript: {payScriptKeyed, "pay"}, cancelScript: {cancelScriptKeyed, "cancel"}}
+}{payScript: {payScriptKeyed, "pay"}, cancelScript: {cancelScriptKeyed, "cancel"}, refundScript: {refundScriptKeyed, "refund"}}
 
 // runOrderScript runs one of the order scripts for orderID (owned by userID
 // unless it is 0) and pushes the change live. A "not_found" from Redis looks
-// in the store, for orders of goods no longer active.
-func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, script *redis.Script, now time.Time) (*model.Order, string, error) {
+// in the store, for orders of goods no longer active. extra are the
+// script's arguments after the common ones.
+func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, script *redis.Script, now time.Time, extra ...any) (*model.Order, string, error) {
 	goodsID, seq, ok := SplitOrderID(orderID)
 	if !ok {
 		return nil, "", db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
@@ -437,6 +479,7 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 	if userID == 0 {
 		args = []any{seq, now.UnixMilli()}
 	}
+	args = append(args, extra...)
 	keys := scriptKeys(goodsID)
 	if k, ok := keyedOrderScripts[script]; ok {
 		if req, keyed := db.KeyedRequestID(ctx, k.op, userID); keyed {
@@ -506,18 +549,21 @@ func (s *Service) Order(ctx context.Context, userID, orderID int64) (*model.Orde
 
 // orderTableColumns are the columns orders and order_conflicts share, for
 // reading both as one.
-const orderTableColumns = `id, goods_id, user_id, unit, amount_cents, status, created_ms, expires_ms, updated_ms, version, failure`
+const orderTableColumns = `id, goods_id, user_id, unit, amount_cents, status, created_ms, expires_ms, updated_ms, version, failure,
+	discount_cents, paid_cents, user_coupon_id, paid_at_ms, refunded_ms`
 
-const orderColumns = `o.id, o.goods_id, o.user_id, o.unit, o.amount_cents, o.status, o.created_ms, o.expires_ms, o.updated_ms, o.version, o.failure, COALESCE(g.title, '')`
+const orderColumns = `o.id, o.goods_id, o.user_id, o.unit, o.amount_cents, o.status, o.created_ms, o.expires_ms, o.updated_ms, o.version, o.failure,
+	o.discount_cents, o.paid_cents, o.user_coupon_id, o.paid_at_ms, o.refunded_ms, COALESCE(g.title, '')`
 
 func scanOrder(row interface{ Scan(...any) error }) (*model.Order, error) {
 	var o model.Order
-	var created, expires, updated int64
+	var created, expires, updated, paidCents, paidAt, refundedAt int64
 	if err := row.Scan(&o.ID, &o.GoodsID, &o.UserID, &o.Unit, &o.AmountCents, &o.Status, &created, &expires, &updated, &o.Version,
-		&o.Failure, &o.GoodsTitle); err != nil {
+		&o.Failure, &o.DiscountCents, &paidCents, &o.UserCouponID, &paidAt, &refundedAt, &o.GoodsTitle); err != nil {
 		return nil, err
 	}
 	o.CreatedAt, o.ExpiresAt, o.UpdatedAt = msTime(created), msTime(expires), msTime(updated)
+	fillPaid(&o, paidAt, refundedAt)
 	return &o, nil
 }
 

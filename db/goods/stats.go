@@ -117,12 +117,13 @@ func (s *Service) Conflicts(ctx context.Context, by model.Claims, id int64) ([]m
 	out := []model.OrderConflict{}
 	for rows.Next() {
 		var c model.OrderConflict
-		var created, expires, updated, detected int64
+		var created, expires, updated, detected, paidCents, paidAt, refundedAt int64
 		if err := rows.Scan(&c.ID, &c.GoodsID, &c.UserID, &c.Unit, &c.AmountCents, &c.Status, &created, &expires, &updated,
-			&c.Version, &c.Failure, &c.Reason, &detected, &c.Handled); err != nil {
+			&c.Version, &c.Failure, &c.DiscountCents, &paidCents, &c.UserCouponID, &paidAt, &refundedAt, &c.Reason, &detected, &c.Handled); err != nil {
 			return nil, err
 		}
 		c.CreatedAt, c.ExpiresAt, c.UpdatedAt, c.DetectedAt = msTime(created), msTime(expires), msTime(updated), msTime(detected)
+		fillPaid(&c.Order, paidAt, refundedAt)
 		out = append(out, c)
 	}
 	return out, rows.Err()

@@ -61,6 +61,8 @@ type UserCoupon struct {
 	Kind          string `json:"kind,omitempty"`
 	Value         int64  `json:"value,omitempty"`
 	MinSpendCents int64  `json:"min_spend_cents,omitempty"`
+	// OrderID is the order a used coupon paid for.
+	OrderID int64 `json:"order_id,omitempty"`
 }
 
 // Reminder channels, in the order that fixes their place in the bitmap.
@@ -164,4 +166,25 @@ func MergeReminders(lists ...[]BookedReminder) []BookedReminder {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].RemindAt.Before(out[j].RemindAt) })
 	return out
+}
+
+// User coupon statuses. A coupon past its validity reads expired wherever
+// it is shown, before the periodic task marks it so in the store.
+const (
+	CouponUnused  = "unused"
+	CouponUsed    = "used"
+	CouponExpired = "expired"
+)
+
+// CouponDiscount is what a coupon of kind and value takes off amountCents:
+// amount_off its value, at most the amount; percent_off that share rounded
+// down to the cent.
+func CouponDiscount(kind string, value, amountCents int64) int64 {
+	switch kind {
+	case CouponAmountOff:
+		return max(0, min(value, amountCents))
+	case CouponPercentOff:
+		return max(0, min(amountCents, amountCents*value/100))
+	}
+	return 0
 }

@@ -53,6 +53,7 @@ const (
 	OrderExpired   = "expired"
 	OrderCancelled = "cancelled"
 	OrderFailed    = "failed"
+	OrderRefunded  = "refunded" // paid, then refunded: the unit went back on sale while the slot was live
 )
 
 // Why an order failed (Order.Failure). Both mean the durable unit guard found
@@ -75,7 +76,13 @@ type Order struct {
 	UpdatedAt   time.Time `json:"updated_at"`
 	GoodsTitle  string    `json:"goods_title,omitempty"`
 	Failure     string    `json:"failure,omitempty"` // why a failed order failed: FailureSoldTwice or FailureRefundDue
-	Version     int64     `json:"-"`
+	// Checkout: what was paid and with which coupon; set when the order is paid.
+	DiscountCents int64      `json:"discount_cents"`
+	PaidCents     int64      `json:"paid_cents"`
+	UserCouponID  int64      `json:"user_coupon_id,omitempty"`
+	PaidAt        *time.Time `json:"paid_at,omitempty"`
+	RefundedAt    *time.Time `json:"refunded_at,omitempty"`
+	Version       int64      `json:"-"`
 }
 
 // OrderConflict is an order from Redis that SQLite refused.

@@ -42,6 +42,26 @@ func (o Order) MarshalJSON() ([]byte, error) {
 		b = append(b, `,"failure":`...)
 		b = appendJSONString(b, o.Failure)
 	}
+	b = append(b, `,"discount_cents":`...)
+	b = strconv.AppendInt(b, o.DiscountCents, 10)
+	b = append(b, `,"paid_cents":`...)
+	b = strconv.AppendInt(b, o.PaidCents, 10)
+	if o.UserCouponID != 0 {
+		b = append(b, `,"user_coupon_id":`...)
+		b = strconv.AppendInt(b, o.UserCouponID, 10)
+	}
+	for _, f := range [...]struct {
+		name string
+		t    *time.Time
+	}{{`,"paid_at":`, o.PaidAt}, {`,"refunded_at":`, o.RefundedAt}} {
+		if f.t == nil {
+			continue
+		}
+		b = append(b, f.name...)
+		if b, err = appendJSONTime(b, *f.t); err != nil {
+			return nil, err
+		}
+	}
 	return append(b, '}'), nil
 }
 

@@ -14,7 +14,8 @@ func TestOrderJSONMatchesTags(t *testing.T) {
 	at := time.Date(2026, 12, 1, 3, 4, 5, 120_000_000, time.UTC)
 	full := Order{ID: 3_000_000_009, GoodsID: 3, UserID: 42, AmountCents: 4999, Status: OrderFailed, Unit: 7,
 		CreatedAt: at, ExpiresAt: at.Add(30 * time.Minute), UpdatedAt: at.Add(time.Second), GoodsTitle: "Phone",
-		Failure: FailureSoldTwice, Version: 3}
+		Failure: FailureSoldTwice, Version: 3, DiscountCents: 500, PaidCents: 4499, UserCouponID: 9_000_000_001,
+		PaidAt: &at, RefundedAt: &at}
 	v := reflect.ValueOf(full)
 	for i := 0; i < v.NumField(); i++ {
 		if v.Field(i).IsZero() {

@@ -1,0 +1,251 @@
+package goods
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
+)
+
+// Paid is the answer of PayWith: the order as it stands and how pay went.
+type Paid struct {
+	Order *model.Order
+	// Now is true when this call paid the order; false when it was paid
+	// already (Order says with which coupon, if any).
+	Now bool
+}
+
+// PayWith pays the user's unpaid order with a discount taken by the user
+// coupon userCouponID (0: none). An order paid
+// already comes back unchanged (Paid.Now false), an expired, cancelled,
+// failed or refunded one is db.ErrExpired. The coupon must have been claimed
+// for this order by the caller (the checkout), which releases it when the
+// order was not paid with it.
+func (s *Service) PayWith(ctx context.Context, userID, orderID, discountCents, userCouponID int64) (Paid, error) {
+	o, code, err := s.runOrderScript(ctx, userID, orderID, payScript, s.Now(), discountCents, userCouponID)
+	if err != nil {
+		return Paid{}, err
+	}
+	switch code {
+	case "ok":
+		return Paid{Order: o, Now: true}, nil
+	case "unchanged", model.OrderPaid:
+		return Paid{Order: o}, nil
+	default: // expired, lapsed, or a final status from the store
+		return Paid{Order: o}, db.ErrExpired
+	}
+}
+
+// gatewayMemoTTL is how long the pay script remembers its answer to one
+// gateway payment: past a task's retries (the payments table keeps the
+// outcome for good once decided).
+const gatewayMemoTTL = 7 * 24 * time.Hour
+
+// PayByGateway pays the order for the payment gateway's payment ref, without
+// a coupon: the first run decides, and any later run for the same ref gets
+// the same answer (the script remembers it under the ref, in the same step as
+// the change). It answers the order and the script's word: ok (paid now),
+// unchanged (paid already, before this payment), expired or lapsed.
+func (s *Service) PayByGateway(ctx context.Context, orderID int64, ref string) (*model.Order, string, error) {
+	goodsID, seq, ok := SplitOrderID(orderID)
+	if !ok {
+		return nil, "", db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
+	}
+	o, err := s.OrderOf(ctx, orderID)
+	if err != nil {
+		return nil, "", err
+	}
+	sum := sha256.Sum256([]byte(ref))
+	keys := scriptKeys(goodsID, memoKey(goodsID, "gw"+hex.EncodeToString(sum[:16])))
+	res, err := payScriptKeyed.Run(ctx, s.Redis, keys, seq, o.UserID, s.Now().UnixMilli(), 0, 0, gatewayMemoTTL.Milliseconds()).Text()
+	if err != nil {
+		return nil, "", fmt.Errorf("pay order %d: %w", orderID, err)
+	}
+	a, err := parseAnswer(goodsID, res)
+	if err != nil {
+		return nil, "", err
+	}
+	if a.code == "not_found" { // goods no longer in Redis: the store has the final state
+		return s.settledOrder(ctx, o.UserID, orderID)
+	}
+	if o, err = parseOrderRecord(goodsID, a.rec); err != nil {
+		return nil, "", err
+	}
+	if a.code == "ok" || a.code == "lapsed" {
+		s.pushStock(goodsID, a.slot, a.remaining, a.version)
+		s.pushOrder(o)
+	}
+	return o, a.code, nil
+}
+
+// refundScript refunds a paid order of the user's: it becomes refunded, the
+// counts and revenue drop, the user's limit mark is freed and, while the
+// sale is live (now < end), the unit goes back on sale.
+//
+// KEYS: scriptKeys
+// ARGV: 1 sequence, 2 user ID, 3 now ms
+// Returns "word:remaining:slot:version:record" where word is ok | unchanged
+// (refunded already) | not_paid (any other status), or not_found.
+var refundScript = redis.NewScript(goodsLua + refundLua)
+
+const refundLua = `
+local rec = redis.call('HGET', K_ORDERS, ARGV[1])
+if not rec then return 'not_found' end
+local f = split(rec)
+if f[2] ~= ARGV[2] then return 'not_found' end
+if f[5] == 'refunded' then return answer('unchanged', rec) end
+if f[5] ~= 'paid' then return answer('not_paid', rec) end
+redis.call('HINCRBY', K_COUNTS, 'paid', -1)
+redis.call('HINCRBY', K_COUNTS, 'refunded', 1)
+redis.call('HINCRBY', K_COUNTS, 'revenue', -tonumber(f[4]))
+if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, f[2]) end
+local stop = tonumber(redis.call('HGET', K_INFO, 'end'))
+if stop and tonumber(ARGV[3]) < stop then redis.call('RPUSH', K_FREE, f[3]) end
+f[10] = f[10] or ''
+f[11] = f[11] or '0'
+f[12] = f[12] or '0'
+f[13] = f[13] or f[9] -- paid before checkout: paid at its last update
+return answer('ok', save(f, 'refunded', ARGV[3]))
+`
+
+// refundScriptKeyed is refundScript with an Idempotency-Key: KEYS[11] keeps
+// the answer, ARGV[4] is its TTL in ms.
+var refundScriptKeyed = redis.NewScript(goodsLua + db.Memoize(refundLua, "true"))
+
+// Refund refunds the user's paid order: it becomes refunded and its unit
+// goes back on sale while the slot is live. Refunding again answers the
+// refunded order; any other order is a conflict. An order of goods no
+// longer in Redis is refunded in the store.
+func (s *Service) Refund(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+	// Goods whose sale ended leave the active set once every order is
+	// flushed, but Redis keeps their orders: the refund's record must reach
+	// the store, so its goods is made active again (first, so a crash after
+	// the refund cannot strand the record); the stock sync retires it again.
+	if goodsID, seq, ok := SplitOrderID(orderID); ok {
+		held, err := s.Redis.HExists(ctx, ordersKey(goodsID), strconv.FormatInt(seq, 10)).Result()
+		if err != nil {
+			return nil, fmt.Errorf("refund order %d: %w", orderID, err)
+		}
+		if held {
+			if err := s.Redis.SAdd(ctx, activeKey, goodsID).Err(); err != nil {
+				return nil, fmt.Errorf("refund order %d: %w", orderID, err)
+			}
+		}
+	}
+	o, code, err := s.runOrderScript(ctx, userID, orderID, refundScript, s.Now())
+	if err != nil {
+		return nil, err
+	}
+	switch code {
+	case "ok", "unchanged", model.OrderRefunded:
+		return o, nil
+	case model.OrderPaid: // from the store: goods no longer in Redis
+		return s.refundSettled(ctx, userID, o)
+	default:
+		return nil, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", o.Status)
+	}
+}
+
+// refundSettled refunds a paid order in the store alone (its goods left Redis).
+func (s *Service) refundSettled(ctx context.Context, userID int64, o *model.Order) (*model.Order, error) {
+	now := s.Now().UnixMilli()
+	res, err := s.SQL.W.ExecContext(ctx, `UPDATE orders SET status = ?, refunded_ms = ?, updated_ms = ?, version = version + 1
+		WHERE id = ? AND user_id = ? AND status = ?`, model.OrderRefunded, now, now, o.ID, userID, model.OrderPaid)
+	if err != nil {
+		return nil, fmt.Errorf("refund order %d: %w", o.ID, err)
+	}
+	n, _ := res.RowsAffected()
+	o, err = s.sqlOrder(ctx, userID, o.ID)
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 && o.Status != model.OrderRefunded {
+		return nil, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", o.Status)
+	}
+	if n == 1 {
+		s.pushOrder(o)
+	}
+	return o, nil
+}
+
+// OrderOf returns any user's order, from Redis while its goods is active,
+// else from the store: for the checkout's sweep and the payment gateway.
+func (s *Service) OrderOf(ctx context.Context, orderID int64) (*model.Order, error) {
+	goodsID, seq, ok := SplitOrderID(orderID)
+	if !ok {
+		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
+	}
+	rec, err := s.Redis.HGet(ctx, ordersKey(goodsID), strconv.FormatInt(seq, 10)).Result()
+	switch {
+	case err == nil:
+		return parseOrderRecord(goodsID, rec)
+	case errors.Is(err, redis.Nil):
+		return s.sqlOrder(ctx, 0, orderID)
+	default:
+		return nil, fmt.Errorf("order %d: %w", orderID, err)
+	}
+}
+
+// CSVColumns are the columns of the CSV export, in order.
+var CSVColumns = []string{"id", "user", "status", "amount", "discount", "paid", "created", "paid_at"}
+
+// OrdersCSV flushes the goods' pending orders, so the export is current,
+// and answers how to walk its orders in the store, oldest first: each is
+// handed to row as it is read (nothing is collected). Goods the caller
+// does not manage are not found.
+func (s *Service) OrdersCSV(ctx context.Context, by model.Claims, goodsID int64) (func(row func(o *model.Order) error) error, error) {
+	if _, err := s.Owned(ctx, by, goodsID); err != nil {
+		return nil, err
+	}
+	if err := s.flushNow(ctx, goodsID); err != nil {
+		return nil, err
+	}
+	return func(row func(o *model.Order) error) error {
+		rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id
+			WHERE o.goods_id = ? ORDER BY o.id`, goodsID)
+		if err != nil {
+			return err
+		}
+		defer rows.Close()
+		for rows.Next() {
+			o, err := scanOrder(rows)
+			if err != nil {
+				return err
+			}
+			if err := row(o); err != nil {
+				return err
+			}
+		}
+		return rows.Err()
+	}, nil
+}
+
+// flushNow flushes one goods' pending orders under the flush lock, waiting
+// (a moment at a time) while another flusher holds it: that one drains
+// this goods' queue too.
+func (s *Service) flushNow(ctx context.Context, goodsID int64) error {
+	for range 200 {
+		ran := false
+		err := s.FlushAll(ctx, func(ctx context.Context) error { ran = true; return s.flushGoods(ctx, goodsID) })
+		if err != nil || ran {
+			return err
+		}
+		n, err := s.Redis.Exists(ctx, flushQueue(goodsID).Pending, flushQueue(goodsID).Processing).Result()
+		if err != nil || n == 0 {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+	return db.Errorf(db.EUNAVAILABLE, "the orders of goods %d are being flushed; try again shortly", goodsID)
+}
