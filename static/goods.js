@@ -128,8 +128,10 @@
     const st = grabState(g);
     $$(`[data-goods-state="${id}"]`).forEach((box) => {
       const changed = box.dataset.state !== st || box.dataset.held !== String(g.held);
+      const moved = box.dataset.state !== st;
       box.dataset.state = st;
       box.dataset.held = String(g.held);
+      if (moved) box.dispatchEvent(new CustomEvent("grab-state", { bubbles: true, detail: { id, state: st } }));
       const line = box.querySelector("[data-sale-state]");
       if (line && (changed || !line.dataset.drawn)) {
         line.dataset.drawn = "1";

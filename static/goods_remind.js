@@ -79,7 +79,11 @@
       arrived.textContent = n.message;
       arrived.hidden = false;
     });
-    document.addEventListener("countdown-done", () => { if (Date.now() >= start) box.hidden = true; });
+    // goods.js announces each change of the goods' sale state (the start,
+    // whichever path noticed it first): past upcoming, nothing is left to remind of.
+    document.addEventListener("grab-state", (e) => {
+      if (String(e.detail.id) === id && e.detail.state !== "upcoming") box.hidden = true;
+    });
 
     markLate();
     setInterval(markLate, 15000);

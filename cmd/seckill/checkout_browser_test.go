@@ -77,5 +77,5 @@ func TestCheckoutBrowser(t *testing.T) {
 	browse(t, ctx, "refund", chromedp.Click(tid("refund", id)), chromedp.WaitVisible(tid("refund-done", id)))
 	waitText(t, ctx, tid("order-status", id), "Refunded")
 	browse(t, ctx, "my coupons", chromedp.Navigate(a.URL+"/me/coupons"), chromedp.WaitVisible(`[data-testid=my-coupons]`))
-	waitText(t, ctx, tid("my-coupon", off.ID)+` [data-user-coupon-status]`, "unused")
+	waitText(t, ctx, tid("my-coupon", off.ID)+` [data-user-coupon-status]`, "Unused")
 }

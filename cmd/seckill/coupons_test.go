@@ -673,7 +673,7 @@ func TestCouponStaleRestoreTellsTheUser(t *testing.T) {
 		t.Fatalf("bob's coupons = %+v, want his grab as failed", mine.Coupons)
 	}
 	if st, page := a.getPage(bob, "/me/coupons"); st != 200 || !strings.Contains(page, fmt.Sprintf(`data-user-coupon="%d"`, second.UserCoupon.ID)) ||
-		!strings.Contains(page, `class="badge failed" data-user-coupon-status>failed<`) {
+		!strings.Contains(page, `class="badge failed" data-user-coupon-status>Failed<`) {
 		t.Fatalf("bob's My coupons page (%d) does not show his grab failed", st)
 	}
 	if inbox := a.couponInbox(bob); len(inbox) != 1 || inbox[0].Kind != "coupon_failed" || !strings.Contains(inbox[0].Message, c.Title) {
