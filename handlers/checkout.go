@@ -24,11 +24,7 @@ type payBody struct {
 // CheckoutPay pays one of the caller's orders, with a coupon when the body
 // names one: POST /api/orders/{id}/pay.
 func (h *Handlers) CheckoutPay(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -68,11 +64,7 @@ func (h *Handlers) PaymentCallback(c *fiber.Ctx) error {
 
 // OrdersCSV streams a goods' orders as CSV: GET /api/admin/goods/{id}/orders.csv.
 func (h *Handlers) OrdersCSV(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -111,11 +103,7 @@ func (h *Handlers) OrdersCSV(c *fiber.Ctx) error {
 // CheckoutPage is one of the caller's orders with the coupons that apply:
 // GET /orders/{id}/checkout.
 func (h *Handlers) CheckoutPage(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}

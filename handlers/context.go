@@ -165,3 +165,27 @@ func (h *Handlers) setSession(c *fiber.Ctx, token string) {
 		Secure: c.Protocol() == "https", MaxAge: int(h.TokenTTL.Seconds()),
 	})
 }
+
+// callerAndID is the signed-in caller and the route's :id.
+func callerAndID(c *fiber.Ctx) (model.Claims, int64, error) {
+	cl, err := caller(c)
+	if err != nil {
+		return model.Claims{}, 0, err
+	}
+	id, err := paramID(c, "id")
+	return cl, id, err
+}
+
+// answerByID is a route that makes one service call for the signed-in
+// caller on the route's :id and answers {key: result}.
+func answerByID[T any](c *fiber.Ctx, key string, call func(context.Context, model.Claims, int64) (T, error)) error {
+	cl, id, err := callerAndID(c)
+	if err != nil {
+		return err
+	}
+	v, err := call(c.UserContext(), cl, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{key: v})
+}

@@ -46,11 +46,7 @@ func (h *Handlers) AdminCoupons(c *fiber.Ctx) error {
 
 // CouponStats answers one template's figures: GET /api/admin/coupons/{id}/stats.
 func (h *Handlers) CouponStats(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -68,11 +64,7 @@ type couponWindow struct {
 
 // UpdateCoupon moves a template's grab window, and its reminders with it: PUT /api/admin/coupons/{id}.
 func (h *Handlers) UpdateCoupon(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -113,11 +105,7 @@ func (h *Handlers) GetCoupon(c *fiber.Ctx) error {
 // A client makes its retries safe with Idempotency-Key (X-Request-ID, the
 // older header, still keeps a success from being applied twice).
 func (h *Handlers) GrabCoupon(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -147,70 +135,6 @@ func (h *Handlers) MyCoupons(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"coupons": ucs})
-}
-
-type reminderBody struct {
-	MinutesBefore int    `json:"minutes_before"`
-	Channel       string `json:"channel"`
-}
-
-// CouponReminders lists the caller's reminders for a template: GET /api/coupons/{id}/reminders.
-func (h *Handlers) CouponReminders(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	rs, err := h.Coupons.Reminders(c.UserContext(), cl.UserID, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"reminders": rs})
-}
-
-// BookReminder books one reminder: PUT /api/coupons/{id}/reminders.
-func (h *Handlers) BookReminder(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	var in reminderBody
-	if err := bind(c, &in); err != nil {
-		return err
-	}
-	rs, err := h.Coupons.Book(c.UserContext(), cl.UserID, id, in.MinutesBefore, in.Channel)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"reminders": rs})
-}
-
-// CancelReminder clears one reminder: DELETE /api/coupons/{id}/reminders?minutes_before=&channel=.
-func (h *Handlers) CancelReminder(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
-	if err != nil {
-		return err
-	}
-	minutes, err := strconv.Atoi(c.Query("minutes_before"))
-	if err != nil {
-		return db.FieldErrorf("minutes_before", "must be one of 5, 10, … 60")
-	}
-	rs, err := h.Coupons.Cancel(c.UserContext(), cl.UserID, id, minutes, c.Query("channel"))
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"reminders": rs})
 }
 
 // MyReminders lists every reminder the caller booked: GET /api/me/reminders.
@@ -368,11 +292,7 @@ func (h *Handlers) AdminCouponPage(c *fiber.Ctx) error {
 }
 
 func (h *Handlers) adminCoupon(c *fiber.Ctx, status int, formErr string) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -385,11 +305,7 @@ func (h *Handlers) adminCoupon(c *fiber.Ctx, status int, formErr string) error {
 
 // AdminCouponWindowForm moves a template's grab window from the admin form.
 func (h *Handlers) AdminCouponWindowForm(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}

@@ -90,11 +90,7 @@ func (h *Handlers) CreateSlot(c *fiber.Ctx) error {
 
 // UpdateSlot edits a slot: PUT /api/admin/slots/{id}.
 func (h *Handlers) UpdateSlot(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -184,11 +180,7 @@ func (h *Handlers) CreateGoods(c *fiber.Ctx) error {
 
 // UpdateGoods edits goods: PUT /api/admin/goods/{id}.
 func (h *Handlers) UpdateGoods(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -235,11 +227,7 @@ func (h *Handlers) GetGoods(c *fiber.Ctx) error {
 
 // GoodsStats answers Redis's live counts beside SQLite's: GET /api/admin/goods/{id}/stats.
 func (h *Handlers) GoodsStats(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -253,11 +241,7 @@ func (h *Handlers) GoodsStats(c *fiber.Ctx) error {
 // Grab takes one unit of goods for the caller: POST /api/goods/{id}/grab.
 // The caller comes from the signed token, so nothing is looked up first.
 func (h *Handlers) Grab(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -288,11 +272,7 @@ func (h *Handlers) CancelOrder(c *fiber.Ctx) error {
 }
 
 func (h *Handlers) orderAction(c *fiber.Ctx, act func(ctx context.Context, userID, orderID int64) (*model.Order, error)) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}

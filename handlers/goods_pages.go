@@ -143,11 +143,7 @@ func (h *Handlers) AdminSlotPage(c *fiber.Ctx) error {
 }
 
 func (h *Handlers) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm, goodsForm *views.GoodsForm) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -167,11 +163,7 @@ func (h *Handlers) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm,
 
 // AdminUpdateSlot handles the edit-slot form: POST /admin/slots/{id}.
 func (h *Handlers) AdminUpdateSlot(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -192,11 +184,7 @@ func (h *Handlers) AdminUpdateSlot(c *fiber.Ctx) error {
 
 // AdminCreateGoods handles the add-goods form: POST /admin/slots/{id}/goods.
 func (h *Handlers) AdminCreateGoods(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -221,11 +209,7 @@ func (h *Handlers) AdminGoodsPage(c *fiber.Ctx) error {
 }
 
 func (h *Handlers) adminGoods(c *fiber.Ctx, status int, form *views.GoodsForm) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -251,11 +235,7 @@ func (h *Handlers) adminGoods(c *fiber.Ctx, status int, form *views.GoodsForm) e
 
 // AdminUpdateGoods handles the edit-goods form: POST /admin/goods/{id}.
 func (h *Handlers) AdminUpdateGoods(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}

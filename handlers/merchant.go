@@ -32,30 +32,10 @@ func onlyHidden(c *fiber.Ctx) (hidden, only bool, err error) {
 }
 
 // EndGoods ends the sale of goods now: POST /api/admin/goods/{id}/end.
-func (h *Handlers) EndGoods(c *fiber.Ctx) error {
-	cl, id, err := callerAndID(c)
-	if err != nil {
-		return err
-	}
-	g, err := h.Goods.EndGoods(c.UserContext(), cl, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"goods": g})
-}
+func (h *Handlers) EndGoods(c *fiber.Ctx) error { return answerByID(c, "goods", h.Goods.EndGoods) }
 
 // EndSlot ends the sale of a slot now: POST /api/admin/slots/{id}/end.
-func (h *Handlers) EndSlot(c *fiber.Ctx) error {
-	cl, id, err := callerAndID(c)
-	if err != nil {
-		return err
-	}
-	sl, err := h.Goods.EndSlot(c.UserContext(), cl, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"slot": sl})
-}
+func (h *Handlers) EndSlot(c *fiber.Ctx) error { return answerByID(c, "slot", h.Goods.EndSlot) }
 
 // SlotStats answers a slot's goods with their figures and the totals: GET /api/admin/slots/{id}/stats.
 func (h *Handlers) SlotStats(c *fiber.Ctx) error {
@@ -80,29 +60,11 @@ func (h *Handlers) SlotStats(c *fiber.Ctx) error {
 }
 
 // GoodsSamples answers the goods' one-second samples for its chart: GET /api/admin/goods/{id}/samples.
-func (h *Handlers) GoodsSamples(c *fiber.Ctx) error {
-	cl, id, err := callerAndID(c)
-	if err != nil {
-		return err
-	}
-	smp, err := h.Goods.Samples(c.UserContext(), cl, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"samples": smp})
-}
+func (h *Handlers) GoodsSamples(c *fiber.Ctx) error { return answerByID(c, "samples", h.Goods.Samples) }
 
 // SlotSamples answers the samples of every goods of a slot: GET /api/admin/slots/{id}/samples.
 func (h *Handlers) SlotSamples(c *fiber.Ctx) error {
-	cl, id, err := callerAndID(c)
-	if err != nil {
-		return err
-	}
-	smp, err := h.Goods.SlotSamples(c.UserContext(), cl, id)
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"samples": smp})
+	return answerByID(c, "samples", h.Goods.SlotSamples)
 }
 
 // uploadedImage reads the multipart field "image" of the request.
@@ -174,15 +136,6 @@ func (h *Handlers) AdminUsers(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"users": us})
-}
-
-func callerAndID(c *fiber.Ctx) (model.Claims, int64, error) {
-	cl, err := caller(c)
-	if err != nil {
-		return cl, 0, err
-	}
-	id, err := paramID(c, "id")
-	return cl, id, err
 }
 
 // ---- pages ----

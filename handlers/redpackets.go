@@ -65,11 +65,7 @@ func (h *Handlers) GetRedPacket(c *fiber.Ctx) error {
 
 // GrabRedPacket opens a packet for the caller: POST /api/redpackets/{id}/grab.
 func (h *Handlers) GrabRedPacket(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -99,11 +95,7 @@ func (h *Handlers) RedPacketGrabs(c *fiber.Ctx) error {
 
 // RedPacketStats answers a packet's live and durable figures to its merchant: GET /api/admin/redpackets/{id}/stats.
 func (h *Handlers) RedPacketStats(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
@@ -198,11 +190,7 @@ func (h *Handlers) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 
 // AdminRedPacketPage shows one of the merchant's packets with live claims.
 func (h *Handlers) AdminRedPacketPage(c *fiber.Ctx) error {
-	cl, err := caller(c)
-	if err != nil {
-		return err
-	}
-	id, err := paramID(c, "id")
+	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
