@@ -246,8 +246,8 @@ func TestShopperBrowserTimes(t *testing.T) {
 
 // shopperPages are every page a shopper or a merchant opens, with IDs filled in by the test.
 var shopperPages = []string{"/", "/slots", "/slots/%[1]d", "/goods/%[2]d", "/coupons", "/redpackets", "/redpackets/%[3]d",
-	"/me/orders", "/me/coupons", "/me/reminders", "/me/notifications", "/settings",
-	"/admin", "/admin/slots", "/admin/slots/%[1]d", "/admin/goods/%[2]d", "/admin/coupons", "/admin/coupons/%[4]d",
+	"/me/orders", "/orders/%[5]d/checkout", "/me/coupons", "/me/reminders", "/me/notifications", "/settings",
+	"/admin", "/admin/users", "/admin/slots", "/admin/slots/%[1]d", "/admin/goods/%[2]d", "/admin/coupons", "/admin/coupons/%[4]d",
 	"/admin/redpackets", "/admin/redpackets/%[3]d", "/admin/audit", "/nope"}
 
 // No page scrolls sideways (the document is no wider than the window; a
@@ -264,7 +264,7 @@ func TestShopperBrowserLayout(t *testing.T) {
 		a.createSlot(admin, 3*time.Hour, time.Hour)
 		g := a.createGoods(admin, sl.ID, 5, 2)
 		a.grab(admin, g.ID)
-		a.grab(admin, g.ID)
+		o := a.grab(admin, g.ID)
 		rp := a.createRedPacket(admin, map[string]any{"title": "Layout packet with a long enough title", "total_cents": 10000, "count": 5, "mode": "random"})
 		a.grabRedPacket(admin, rp.ID)
 		now := a.Clock.Now()
@@ -278,7 +278,7 @@ func TestShopperBrowserLayout(t *testing.T) {
 		for _, p := range pages {
 			path := p
 			if strings.Contains(p, "%") {
-				path = fmt.Sprintf(p, sl.ID, g.ID, rp.ID, cp.ID)
+				path = fmt.Sprintf(p, sl.ID, g.ID, rp.ID, cp.ID, o.ID)
 			}
 			var width, inner int64
 			browse(t, ctx, "open "+path,
