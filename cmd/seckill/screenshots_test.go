@@ -43,7 +43,16 @@ func TestScreenshots(t *testing.T) {
 	}
 	g := goods.Goods[1] // the keyboard: a limit of 2, so the page still offers Grab after one
 	a.grab(shopper, g.ID)
-	a.grab(shopper, goods.Goods[0].ID)
+	first := a.grab(shopper, goods.Goods[0].ID)
+	// Coupons to pay it with: every live demo coupon the shopper can take.
+	var coupons struct{ Coupons []couponJSON }
+	a.call("GET", "/api/coupons", "", nil, &coupons)
+	for _, c := range coupons.Coupons {
+		a.call("POST", fmt.Sprintf("/api/coupons/%d/grab", c.ID), shopper, nil, nil)
+	}
+	if err := a.flushAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	var rps struct{ Redpackets []rpJSON }
 	a.call("GET", "/api/redpackets", "", nil, &rps)
 	if len(rps.Redpackets) == 0 {
@@ -55,6 +64,7 @@ func TestScreenshots(t *testing.T) {
 		{"slot", demo.Shopper, fmt.Sprintf("/slots/%d", slots.Slots[0].ID), `[data-testid=slot-goods][data-subscribed=on]`},
 		{"goods", demo.Shopper, fmt.Sprintf("/goods/%d", g.ID), `[data-testid=goods-page][data-subscribed=on]`},
 		{"my-orders", demo.Shopper, "/me/orders", `[data-testid=orders-table]`},
+		{"checkout", demo.Shopper, fmt.Sprintf("/orders/%d/checkout", first.ID), `[data-testid=checkout-form]`},
 		{"coupons", demo.Shopper, "/coupons", `[data-testid=coupon-list]`},
 		{"redpacket", demo.Shopper, fmt.Sprintf("/redpackets/%d", rps.Redpackets[0].ID), `[data-testid=redpacket]`},
 		{"admin-dashboard", demo.Merchant, "/admin", `[data-testid=admin-dashboard]`},
