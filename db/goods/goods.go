@@ -362,19 +362,35 @@ func (s *Service) fillRemaining(ctx context.Context, gs []*model.Goods) error {
 	if len(gs) == 0 {
 		return nil
 	}
-	pipe := s.Redis.Pipeline()
-	fresh := make([]*redis.StringCmd, len(gs))
-	free := make([]*redis.IntCmd, len(gs))
+	ids := make([]int64, len(gs))
 	for i, g := range gs {
-		fresh[i] = pipe.Get(ctx, freshKey(g.ID))
-		free[i] = pipe.LLen(ctx, freeKey(g.ID))
+		ids[i] = g.ID
+	}
+	shards, err := s.shardsOf(ctx, false, ids...)
+	if err != nil {
+		return err
+	}
+	pipe := s.Redis.Pipeline()
+	fresh := make([][]*redis.StringCmd, len(gs))
+	free := make([][]*redis.IntCmd, len(gs))
+	for i, g := range gs {
+		for _, b := range bucketsOf(g.ID, shards[g.ID]) {
+			fresh[i] = append(fresh[i], pipe.Get(ctx, freshKey(b)))
+			free[i] = append(free[i], pipe.LLen(ctx, freeKey(b)))
+		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("read remaining stock: %w", err)
 	}
 	for i, g := range gs {
-		if n, err := fresh[i].Int64(); err == nil {
-			g.Remaining = n + free[i].Val()
+		sum, loaded := int64(0), true
+		for j := range fresh[i] {
+			n, err := fresh[i][j].Int64()
+			loaded = loaded && err == nil
+			sum += n + free[i][j].Val()
+		}
+		if loaded {
+			g.Remaining = sum
 		}
 	}
 	return nil

@@ -143,17 +143,27 @@ const grabMemoTTL = 5 * time.Minute
 // record. The answer is remembered under the request ID, so when go-redis
 // retries a command whose reply was lost the same order comes back.
 //
-// KEYS: scriptKeys, then 11 the request's memo key
-// ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 memo TTL ms
-// Returns "ok:remaining:slot:version:record", or not_loaded | not_started |
-// ended | limit_reached | sold_out.
+// With several buckets it runs in the user's home bucket (see shards.go):
+// its stock is the bucket's, and ARGV[6], when not empty, is a unit taken
+// from another bucket for this grab, put in the free list first so it stays
+// on sale whatever the answer.
+//
+// KEYS: scriptKeys (of the home bucket), then 11 the request's memo key
+// ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 memo TTL ms, 5 the goods'
+// bucket count as the caller knows it, 6 a unit brought ("": none)
+// Returns "ok:remaining:slot:version:record", or not_loaded | reshard (the
+// bucket count is not ARGV[5]) | not_started | ended | limit_reached |
+// sold_out | dry (no stock in this bucket, others may have some).
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
 const grabLua = `
+if ARGV[6] ~= '' then redis.call('RPUSH', K_FREE, ARGV[6]) end
 local memo = redis.call('GET', KEYS[11])
 if memo then return answer('ok', memo) end
-local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot')
+local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base')
 if not info[1] then return 'not_loaded' end
+local shards = tonumber(info[6]) or 1
+if shards ~= tonumber(ARGV[5]) then return 'reshard' end
 local now = tonumber(ARGV[2])
 if now < tonumber(info[1]) then return 'not_started' end
 if now >= tonumber(info[2]) then return 'ended' end
@@ -162,8 +172,9 @@ if (tonumber(redis.call('HGET', K_HELD, uid)) or 0) >= tonumber(info[4]) then re
 local unit, left = redis.call('RPOP', K_FREE), nil
 if not unit then
 	unit = redis.call('GET', K_FRESH)
-	if not unit or tonumber(unit) <= 0 then return 'sold_out' end
+	if not unit or tonumber(unit) <= 0 then return shards > 1 and 'dry' or 'sold_out' end
 	left = redis.call('DECR', K_FRESH) -- the free list is empty, so this is all that is left
+	if info[7] then unit = tostring(tonumber(unit) + tonumber(info[7])) end -- the bucket's units start after base
 end
 local seq = redis.call('INCR', K_SEQ)
 local rec = table.concat({seq, uid, unit, info[3], 'unpaid', ARGV[2], ARGV[3], 1, ARGV[2]}, '|')
@@ -180,7 +191,24 @@ return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. '
 
 // grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
-var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded'"))
+var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry'"))
+
+// stealScript takes one unit from a bucket for a grab whose home bucket has
+// none: a unit given back first, else a fresh one.
+//
+// KEYS: scriptKeys (of the bucket)
+// ARGV: none
+// Returns "unit:remaining:slot:version", or empty.
+var stealScript = redis.NewScript(goodsLua + `
+local unit = redis.call('RPOP', K_FREE)
+if not unit then
+	local n = tonumber(redis.call('GET', K_FRESH)) or 0
+	if n <= 0 then return 'empty' end
+	redis.call('DECR', K_FRESH)
+	unit = tostring(n + (tonumber(redis.call('HGET', K_INFO, 'base')) or 0))
+end
+return unit .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. version()
+`)
 
 // Grab decides a grab in one Redis round trip with no SQL and nothing
 // else in Redis: the order's deadline is in the goods' deadlines, where the
@@ -197,25 +225,47 @@ func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order
 }
 
 // GrabCall is the grab script's call for one request at now: the script,
-// its keys and its arguments. Grab runs it through the pipeliner; the load
-// bench runs it bare (one EVALSHA, no HTTP and no follow-up work) as the
-// most a grab could do on the machine.
+// its keys (of the user's home bucket, for the bucket count this process
+// last read; 1 if none) and its arguments. Grab runs it through the
+// pipeliner; the load bench runs it bare (one EVALSHA, no HTTP and no
+// follow-up work) as the most a grab could do on the machine.
 func (s *Service) GrabCall(userID, goodsID int64, requestID string, now time.Time) (*redis.Script, []string, []any) {
-	return grabScript, scriptKeys(goodsID, memoKey(goodsID, requestID)),
-		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()}
+	k := 1
+	if v, ok := s.shards.m.Load(goodsID); ok {
+		k = v.(shardsEntry).k
+	}
+	return s.grabCall(userID, goodsID, k, requestID, now)
 }
 
-// grab runs the grab script under requestID; goods not in Redis are loaded
-// when their sale is live (a preheat missed or Redis was emptied) and tried once more.
+func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now time.Time) (*redis.Script, []string, []any) {
+	home := bucket{goods: goodsID, n: homeBucket(userID, k), k: k}
+	return grabScript, scriptKeys(home, memoKey(home, requestID)),
+		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds(), k, ""}
+}
+
+// grab runs the grab script under requestID in the user's home bucket;
+// goods not in Redis are loaded when their sale is live (a preheat missed or
+// Redis was emptied) and tried once more. A home bucket without stock sends
+// the grab on to the others (grabElsewhere).
 func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed bool) (*model.Order, error) {
-	script, keys, args := s.GrabCall(userID, goodsID, requestID, s.Now())
-	if keyed {
-		script = grabScriptKeyed
+	k, err := s.shardsOne(ctx, goodsID, true)
+	if err != nil {
+		return nil, err
 	}
+	now := s.Now()
 	for attempt := 0; ; attempt++ {
+		script, keys, args := s.grabCall(userID, goodsID, k, requestID, now)
+		if keyed {
+			script = grabScriptKeyed
+		}
 		res, err := s.Eval(ctx, script, keys, args...).Text()
 		if err != nil {
 			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
+		}
+		if res == "dry" {
+			if res, err = s.grabElsewhere(ctx, userID, goodsID, k, script, keys, args); err != nil {
+				return nil, err
+			}
 		}
 		a, err := parseAnswer(goodsID, res)
 		if err != nil {
@@ -227,9 +277,17 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			if err != nil {
 				return nil, err
 			}
-			s.pushStock(goodsID, a.slot, a.remaining, a.version)
+			s.pushStock(bucketOfSeq(goodsID, o.ID%OrderSeqSpan, k), a.slot, a.remaining, a.version)
 			s.pushOrder(o)
 			return o, nil
+		case "reshard": // the goods' bucket count changed (before its sale) since this process read it
+			if attempt > 1 {
+				return nil, fmt.Errorf("grab goods %d: its bucket count keeps changing", goodsID)
+			}
+			s.shards.forget(goodsID)
+			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
+				return nil, err
+			}
 		case "not_started":
 			return nil, db.ErrNotStarted
 		case "ended":
@@ -245,10 +303,54 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			if err := s.loadLive(ctx, goodsID); err != nil {
 				return nil, err
 			}
+			s.shards.forget(goodsID)
+			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
+				return nil, err
+			}
 		default:
 			return nil, fmt.Errorf("grab goods %d: unexpected answer %q", goodsID, res)
 		}
 	}
+}
+
+// grabElsewhere goes on with a grab whose home bucket (keys, args: the
+// grab script's call there) had no stock: it takes a unit from the next
+// bucket that has one (one round trip each; buckets found empty lately are
+// passed over) and runs the grab script at home again with it. It answers
+// as the grab script does; sold_out when no bucket had a unit.
+func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, script *redis.Script, keys []string, args []any) (string, error) {
+	home := homeBucket(userID, k)
+	s.dry.mark(bucket{goods: goodsID, n: home, k: k})
+	for i := 1; i < k; i++ {
+		b := bucket{goods: goodsID, n: (home + i) % k, k: k}
+		if s.dry.dry(b) {
+			continue
+		}
+		res, err := stealScript.Run(ctx, s.Redis, scriptKeys(b)).Text()
+		if err != nil {
+			return "", fmt.Errorf("grab goods %d: take a unit from bucket %d: %w", goodsID, b.n, err)
+		}
+		if res == "empty" {
+			s.dry.mark(b)
+			continue
+		}
+		f := strings.SplitN(res, ":", 4)
+		if len(f) != 4 {
+			return "", fmt.Errorf("grab goods %d: unreadable answer %q of bucket %d", goodsID, res, b.n)
+		}
+		remaining, _ := strconv.ParseInt(f[1], 10, 64)
+		slot, _ := strconv.ParseInt(f[2], 10, 64)
+		version, _ := strconv.ParseInt(f[3], 10, 64)
+		s.pushStock(b, slot, remaining, version)
+		with := append(append([]any(nil), args[:5]...), f[0])
+		res, err = s.Eval(ctx, script, keys, with...).Text()
+		if err != nil {
+			// The unit may be lost with the reply: stock short by one, never sold twice.
+			return "", fmt.Errorf("grab goods %d with a unit of bucket %d: %w", goodsID, b.n, err)
+		}
+		return res, nil
+	}
+	return "sold_out", nil
 }
 
 // loadLive loads goods a grab found missing from Redis, when its sale is
@@ -270,7 +372,7 @@ func (s *Service) loadLive(ctx context.Context, goodsID int64) error {
 // missing may get here just after another's load ended; it finds the goods
 // loaded and reads nothing from the store.
 func (s *Service) loadLiveOnce(ctx context.Context, goodsID int64) error {
-	n, err := s.Redis.Exists(ctx, infoKey(goodsID)).Result()
+	n, err := s.Redis.Exists(ctx, infoKey(bucket0(goodsID))).Result()
 	if err != nil {
 		return fmt.Errorf("load goods %d: %w", goodsID, err)
 	}
@@ -480,10 +582,14 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 		args = []any{seq, now.UnixMilli()}
 	}
 	args = append(args, extra...)
-	keys := scriptKeys(goodsID)
+	b, err := s.orderBucket(ctx, goodsID, seq)
+	if err != nil {
+		return nil, "", err
+	}
+	keys := scriptKeys(b)
 	if k, ok := keyedOrderScripts[script]; ok {
 		if req, keyed := db.KeyedRequestID(ctx, k.op, userID); keyed {
-			script, keys = k.script, scriptKeys(goodsID, memoKey(goodsID, req+":"+strconv.FormatInt(seq, 10)))
+			script, keys = k.script, scriptKeys(b, memoKey(b, req+":"+strconv.FormatInt(seq, 10)))
 			args = append(args, db.IdempotencyTTL.Milliseconds())
 		}
 	}
@@ -503,10 +609,19 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 		return nil, "", err
 	}
 	if a.code == "ok" || a.code == "lapsed" {
-		s.pushStock(goodsID, a.slot, a.remaining, a.version)
+		s.pushStock(b, a.slot, a.remaining, a.version)
 		s.pushOrder(o)
 	}
 	return o, a.code, nil
+}
+
+// orderBucket is the bucket holding the goods' order of sequence seq.
+func (s *Service) orderBucket(ctx context.Context, goodsID, seq int64) (bucket, error) {
+	k, err := s.shardsOne(ctx, goodsID, true)
+	if err != nil {
+		return bucket{}, err
+	}
+	return bucketOfSeq(goodsID, seq, k), nil
 }
 
 // settledOrder answers an order script for an order Redis no longer holds
@@ -531,7 +646,11 @@ func (s *Service) Order(ctx context.Context, userID, orderID int64) (*model.Orde
 	if !ok {
 		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
 	}
-	rec, err := s.Redis.HGet(ctx, ordersKey(goodsID), strconv.FormatInt(seq, 10)).Result()
+	b, err := s.orderBucket(ctx, goodsID, seq)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.Redis.HGet(ctx, ordersKey(b), strconv.FormatInt(seq, 10)).Result()
 	var o *model.Order
 	switch {
 	case err == nil:
@@ -641,11 +760,20 @@ func (s *Service) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Orde
 	if err != nil || len(active) == 0 {
 		return nil, err
 	}
+	shards, err := s.shardsOf(ctx, true, active...)
+	if err != nil {
+		return nil, err
+	}
+	// All of a user's orders of a goods are in the user's home bucket.
+	home := make([]bucket, len(active))
+	for i, g := range active {
+		home[i] = bucket{goods: g, n: homeBucket(userID, shards[g]), k: shards[g]}
+	}
 	uid := strconv.FormatInt(userID, 10)
 	pipe := s.Redis.Pipeline()
 	mine := make([]*redis.StringCmd, len(active))
-	for i, g := range active {
-		mine[i] = pipe.HGet(ctx, mineKey(g), uid)
+	for i := range active {
+		mine[i] = pipe.HGet(ctx, mineKey(home[i]), uid)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -663,7 +791,7 @@ func (s *Service) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Orde
 		}
 		fields := make([]string, len(seqs))
 		copy(fields, seqs)
-		refs = append(refs, ref{g, pipe.HMGet(ctx, ordersKey(g), fields...)})
+		refs = append(refs, ref{g, pipe.HMGet(ctx, ordersKey(home[i]), fields...)})
 	}
 	if len(refs) == 0 {
 		return nil, nil
@@ -684,8 +812,18 @@ func (s *Service) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Orde
 	return out, nil
 }
 
-// pushStock sends the goods' remaining stock to watchers of the goods and of its slot.
-func (s *Service) pushStock(goodsID, slotID, remaining, version int64) {
+// pushStock sends the goods' remaining stock to watchers of the goods and
+// of its slot, given bucket b's remaining at version. With several buckets
+// the event carries the sum over the buckets as this process last saw them
+// (stockSums), at the newest version seen.
+func (s *Service) pushStock(b bucket, slotID, remaining, version int64) {
+	goodsID := b.goods
+	if b.k > 1 {
+		var ok bool
+		if remaining, version, ok = s.stock.add(b, remaining, version, s.bucketRemaining); !ok {
+			return
+		}
+	}
 	ev := StockEvent{Type: "stock", GoodsID: goodsID, Remaining: remaining, Version: version}
 	s.Events.PublishCoalescedVersion(live.TopicGoods(goodsID), live.TopicGoods(goodsID), version, ev)
 	if slotID > 0 {
