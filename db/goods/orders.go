@@ -149,21 +149,22 @@ const grabMemoTTL = 5 * time.Minute
 // on sale whatever the answer.
 //
 // KEYS: scriptKeys (of the home bucket), then 11 the request's memo key
-// ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 memo TTL ms, 5 the goods'
-// bucket count as the caller knows it, 6 a unit brought ("": none)
+// ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 the goods' bucket count as the
+// caller knows it, 5 a unit brought ("": none), 6 memo TTL ms (last, as
+// db.Memoize takes it)
 // Returns "ok:remaining:slot:version:record", or not_loaded | reshard (the
-// bucket count is not ARGV[5]) | not_started | ended | limit_reached |
+// bucket count is not ARGV[4]) | not_started | ended | limit_reached |
 // sold_out | dry (no stock in this bucket, others may have some).
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
 const grabLua = `
-if ARGV[6] ~= '' then redis.call('RPUSH', K_FREE, ARGV[6]) end
+if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]) end
 local memo = redis.call('GET', KEYS[11])
 if memo then return answer('ok', memo) end
 local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base')
 if not info[1] then return 'not_loaded' end
 local shards = tonumber(info[6]) or 1
-if shards ~= tonumber(ARGV[5]) then return 'reshard' end
+if shards ~= tonumber(ARGV[4]) then return 'reshard' end
 local now = tonumber(ARGV[2])
 if now < tonumber(info[1]) then return 'not_started' end
 if now >= tonumber(info[2]) then return 'ended' end
@@ -185,7 +186,7 @@ redis.call('HSET', K_MINE, uid, mine and (mine .. ',' .. seq) or seq)
 redis.call('ZADD', K_DEADLINES, ARGV[3], seq)
 redis.call('RPUSH', K_PENDING, rec)
 redis.call('HINCRBY', K_COUNTS, 'unpaid', 1)
-redis.call('SET', KEYS[11], rec, 'PX', ARGV[4])
+redis.call('SET', KEYS[11], rec, 'PX', ARGV[6])
 return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. ':' .. rec
 `
 
@@ -240,7 +241,7 @@ func (s *Service) GrabCall(userID, goodsID int64, requestID string, now time.Tim
 func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now time.Time) (*redis.Script, []string, []any) {
 	home := bucket{goods: goodsID, n: homeBucket(userID, k), k: k}
 	return grabScript, scriptKeys(home, memoKey(home, requestID)),
-		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds(), k, ""}
+		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), k, "", grabMemoTTL.Milliseconds()}
 }
 
 // grab runs the grab script under requestID in the user's home bucket;
@@ -342,7 +343,8 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 		slot, _ := strconv.ParseInt(f[2], 10, 64)
 		version, _ := strconv.ParseInt(f[3], 10, 64)
 		s.pushStock(b, slot, remaining, version)
-		with := append(append([]any(nil), args[:5]...), f[0])
+		with := append([]any(nil), args...)
+		with[4] = f[0]
 		res, err = s.Eval(ctx, script, keys, with...).Text()
 		if err != nil {
 			// The unit may be lost with the reply: stock short by one, never sold twice.
