@@ -67,12 +67,26 @@ const ExpiryLockKey = expiryLockKey
 // ExpireFirstDue expires the first n orders due on the goods without the
 // tick's lock, as a tick that died after one batch would have left them.
 func (s *Service) ExpireFirstDue(ctx context.Context, goodsID int64, n int) (int, error) {
-	seqs, err := s.Redis.ZRangeByScore(ctx, deadlinesKey(bucket0(goodsID)), &redis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatInt(s.Now().UnixMilli(), 10), Count: int64(n),
-	}).Result()
-	if err != nil || len(seqs) == 0 {
+	bs, err := s.bucketsOfGoods(ctx, goodsID)
+	if err != nil {
 		return 0, err
 	}
-	expired, _, err := s.expireBatch(ctx, bucket0(goodsID), seqs, s.Now())
-	return expired, err
+	total := 0
+	for _, b := range bs {
+		seqs, err := s.Redis.ZRangeByScore(ctx, deadlinesKey(b), &redis.ZRangeBy{
+			Min: "-inf", Max: strconv.FormatInt(s.Now().UnixMilli(), 10), Count: int64(n - total),
+		}).Result()
+		if err != nil {
+			return total, err
+		}
+		if len(seqs) == 0 {
+			continue
+		}
+		expired, _, err := s.expireBatch(ctx, b, seqs, s.Now())
+		total += expired
+		if err != nil || total >= n {
+			return total, err
+		}
+	}
+	return total, nil
 }

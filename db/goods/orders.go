@@ -821,6 +821,9 @@ func (s *Service) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Orde
 func (s *Service) pushStock(b bucket, slotID, remaining, version int64) {
 	goodsID := b.goods
 	if b.k > 1 {
+		if remaining > 0 { // a unit came back (or is left): the bucket's neighbours may take it again
+			s.dry.clear(b)
+		}
 		var ok bool
 		if remaining, version, ok = s.stock.add(b, remaining, version, s.bucketRemaining); !ok {
 			return
