@@ -195,12 +195,17 @@ return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. '
 var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry'"))
 
 // stealScript takes one unit from a bucket for a grab whose home bucket has
-// none: a unit given back first, else a fresh one.
+// none: a unit given back first, else a fresh one. Outside the sale's
+// window (the merchant ended it, bucket by bucket) it takes none.
 //
 // KEYS: scriptKeys (of the bucket)
-// ARGV: none
-// Returns "unit:remaining:slot:version", or empty.
+// ARGV: 1 now ms
+// Returns "unit:remaining:slot:version", or empty | ended | not_started.
 var stealScript = redis.NewScript(goodsLua + `
+local w = redis.call('HMGET', K_INFO, 'start', 'end')
+if not w[1] then return 'empty' end
+if tonumber(ARGV[1]) >= tonumber(w[2]) then return 'ended' end
+if tonumber(ARGV[1]) < tonumber(w[1]) then return 'not_started' end
 local unit = redis.call('RPOP', K_FREE)
 if not unit then
 	local n = tonumber(redis.call('GET', K_FRESH)) or 0
@@ -318,22 +323,30 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 // grab script's call there) had no stock: it takes a unit from the next
 // bucket that has one (one round trip each; buckets found empty lately are
 // passed over) and runs the grab script at home again with it. It answers
-// as the grab script does; sold_out when no bucket had a unit.
+// as the grab script does; sold_out when no bucket had a unit. When it found
+// buckets empty it asks home once more before answering sold_out: a unit
+// another grab brought there and could not use (its user's limit) is on sale
+// there now.
 func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, script *redis.Script, keys []string, args []any) (string, error) {
 	home := homeBucket(userID, k)
 	s.dry.mark(bucket{goods: goodsID, n: home, k: k})
+	probed := false
 	for i := 1; i < k; i++ {
 		b := bucket{goods: goodsID, n: (home + i) % k, k: k}
 		if s.dry.dry(b) {
 			continue
 		}
-		res, err := stealScript.Run(ctx, s.Redis, scriptKeys(b)).Text()
+		res, err := stealScript.Run(ctx, s.Redis, scriptKeys(b), args[1]).Text()
 		if err != nil {
 			return "", fmt.Errorf("grab goods %d: take a unit from bucket %d: %w", goodsID, b.n, err)
 		}
-		if res == "empty" {
+		switch res {
+		case "empty":
 			s.dry.mark(b)
+			probed = true
 			continue
+		case "ended", "not_started":
+			return res, nil
 		}
 		f := strings.SplitN(res, ":", 4)
 		if len(f) != 4 {
@@ -350,7 +363,16 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 			// The unit may be lost with the reply: stock short by one, never sold twice.
 			return "", fmt.Errorf("grab goods %d with a unit of bucket %d: %w", goodsID, b.n, err)
 		}
+		if !strings.HasPrefix(res, "ok:") { // refused: the unit stays on sale in the home bucket
+			s.dry.clear(bucket{goods: goodsID, n: home, k: k})
+		}
 		return res, nil
+	}
+	if probed {
+		res, err := s.Eval(ctx, script, keys, args...).Text()
+		if err != nil || res != "dry" {
+			return res, err
+		}
 	}
 	return "sold_out", nil
 }
