@@ -23,30 +23,64 @@ import (
 // (target: the hottest ≤ 45%); on one Redis the shares are 100% either way.
 
 // hotItemName names the hot-item scenario of k buckets.
-func hotItemName(k int) string { return fmt.Sprintf("HTTP hot item, every grab wins, K=%d", k) }
+func hotItemName(k int, soldOut bool) string {
+	if soldOut {
+		return fmt.Sprintf("HTTP hot item, -stock units then sold out, K=%d", k)
+	}
+	return fmt.Sprintf("HTTP hot item, every grab wins, K=%d", k)
+}
 
 func benchHotItem1(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
-	return benchHotItem(ctx, o, t, 1)
+	return benchHotItem(ctx, o, t, 1, false)
 }
 
 func benchHotItem3(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
-	return benchHotItem(ctx, o, t, 3)
+	return benchHotItem(ctx, o, t, 3, false)
 }
 
-func benchHotItem(ctx context.Context, o *benchOptions, t *benchTarget, k int) (*scenario, error) {
-	limit := winsLimit(o.Requests, len(t.Users))
-	id, err := t.benchGoodsFixtureShards(ctx, fmt.Sprintf("hot item K=%d", k), o.Requests, limit, k)
+func benchHotSoldOut1(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+	return benchHotItem(ctx, o, t, 1, true)
+}
+
+func benchHotSoldOut3(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+	return benchHotItem(ctx, o, t, 3, true)
+}
+
+// benchHotItem grabs one item of k buckets: with stock for every request
+// and a limit that never refuses, or (soldOut) with -stock units and a
+// limit of 1, so most grabs meet an empty bucket.
+func benchHotItem(ctx context.Context, o *benchOptions, t *benchTarget, k int, soldOut bool) (*scenario, error) {
+	stock, limit := o.Requests, winsLimit(o.Requests, len(t.Users))
+	if soldOut {
+		stock, limit = o.Stock, 1
+	}
+	name, label := hotItemName(k, soldOut), fmt.Sprintf("hot item K=%d", k)
+	if soldOut {
+		label += " (sold out)"
+	}
+	id, err := t.benchGoodsFixtureShards(ctx, label, stock, limit, k)
 	if err != nil {
 		return nil, err
 	}
 	nodes := &nodeWork{}
-	sc := &scenario{name: hotItemName(k),
+	var grabs0, trips0 int64
+	if t.Goods != nil {
+		grabs0, trips0 = t.Goods.GrabTrips(id)
+	}
+	sc := &scenario{name: name,
 		op: func(ctx context.Context, w int, i int64) string {
 			return t.loadCall(w, fmt.Sprintf("/api/goods/%d/grab", id), i, nil)
 		},
 		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
-			nodes.report(r, hotItemName(k), k, res.Requests)
-			return t.checkGoods(ctx, r, fmt.Sprintf("hot item K=%d", k), id, int64(o.Requests), int64(limit), res.Codes["ok"])
+			nodes.report(r, name, k, res.Requests)
+			if t.Goods == nil {
+				return t.checkGoods(ctx, r, label, id, int64(stock), int64(limit), res.Codes["ok"])
+			}
+			if grabs, trips := t.Goods.GrabTrips(id); k > 1 && grabs > grabs0 {
+				r.Extra["target 3: round trips a grab, "+name] = fmt.Sprintf("%.3f script round trips a grab (%d grabs, %d trips; 1 while the home bucket has stock, 3 for a unit from another bucket)",
+					float64(trips-trips0)/float64(grabs-grabs0), grabs-grabs0, trips-trips0)
+			}
+			return t.checkGoods(ctx, r, label, id, int64(stock), int64(limit), res.Codes["ok"])
 		},
 	}
 	if t.Goods != nil && t.Goods.Redis != nil {

@@ -268,6 +268,11 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 		if err != nil {
 			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
 		}
+		if k > 1 {
+			c := s.trips.count(goodsID)
+			c.grabs.Add(1)
+			c.trips.Add(1)
+		}
 		if res == "dry" {
 			if res, err = s.grabElsewhere(ctx, userID, goodsID, k, script, keys, args); err != nil {
 				return nil, err
@@ -337,6 +342,7 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 			continue
 		}
 		res, err := stealScript.Run(ctx, s.Redis, scriptKeys(b), args[1]).Text()
+		s.trips.count(goodsID).trips.Add(1)
 		if err != nil {
 			return "", fmt.Errorf("grab goods %d: take a unit from bucket %d: %w", goodsID, b.n, err)
 		}
@@ -359,6 +365,7 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 		with := append([]any(nil), args...)
 		with[4] = f[0]
 		res, err = s.Eval(ctx, script, keys, with...).Text()
+		s.trips.count(goodsID).trips.Add(1)
 		if err != nil {
 			// The unit may be lost with the reply: stock short by one, never sold twice.
 			return "", fmt.Errorf("grab goods %d with a unit of bucket %d: %w", goodsID, b.n, err)
@@ -370,6 +377,7 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 	}
 	if probed {
 		res, err := s.Eval(ctx, script, keys, args...).Text()
+		s.trips.count(goodsID).trips.Add(1)
 		if err != nil || res != "dry" {
 			return res, err
 		}

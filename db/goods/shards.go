@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -198,6 +199,27 @@ func (s *Service) bucketsOfGoods(ctx context.Context, id int64) ([]bucket, error
 		return nil, err
 	}
 	return bucketsOf(id, k), nil
+}
+
+// trips counts, per goods with several buckets, the grabs and their round
+// trips to Redis, for the bench: a grab served by its home bucket makes one.
+type trips struct{ of sync.Map } // goods ID → *tripCount
+
+type tripCount struct{ grabs, trips atomic.Int64 }
+
+func (t *trips) count(goodsID int64) *tripCount {
+	if c, ok := t.of.Load(goodsID); ok {
+		return c.(*tripCount)
+	}
+	c, _ := t.of.LoadOrStore(goodsID, new(tripCount))
+	return c.(*tripCount)
+}
+
+// GrabTrips reports how many grabs of the goods (when it has several
+// buckets) this service ran and how many script round trips they made.
+func (s *Service) GrabTrips(goodsID int64) (grabs, roundTrips int64) {
+	c := s.trips.count(goodsID)
+	return c.grabs.Load(), c.trips.Load()
 }
 
 // dryFor is how long a bucket found without stock is passed over by the
