@@ -311,7 +311,7 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			if attempt > 0 {
 				return nil, fmt.Errorf("grab goods %d: still not loaded after loading", goodsID)
 			}
-			if err := s.loadLive(ctx, goodsID); err != nil {
+			if err := s.loadLive(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}); err != nil {
 				return nil, err
 			}
 			s.shards.forget(goodsID)
@@ -390,12 +390,15 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 // Redis that lost its data. The grabs of one goods share one load, so a spike
 // that finds the goods missing meets the store once, not once per grab; the load
 // ignores the first grab's cancellation, which would fail all of them.
-func (s *Service) loadLive(ctx context.Context, goodsID int64) error {
+//
+// b is the bucket found missing: with several buckets on a cluster one node
+// may lose its bucket alone; the load then rebuilds the buckets missing.
+func (s *Service) loadLive(ctx context.Context, b bucket) error {
 	if s.liveLoads == nil {
-		return s.loadLiveOnce(ctx, goodsID)
+		return s.loadLiveOnce(ctx, b)
 	}
-	_, err, _ := s.liveLoads.Do(strconv.FormatInt(goodsID, 10), func() (any, error) {
-		return nil, s.loadLiveOnce(context.WithoutCancel(ctx), goodsID)
+	_, err, _ := s.liveLoads.Do(strconv.FormatInt(b.goods, 10), func() (any, error) {
+		return nil, s.loadLiveOnce(context.WithoutCancel(ctx), b)
 	})
 	return err
 }
@@ -403,8 +406,9 @@ func (s *Service) loadLive(ctx context.Context, goodsID int64) error {
 // loadLiveOnce is one load of loadLive. A grab that saw the goods
 // missing may get here just after another's load ended; it finds the goods
 // loaded and reads nothing from the store.
-func (s *Service) loadLiveOnce(ctx context.Context, goodsID int64) error {
-	n, err := s.Redis.Exists(ctx, infoKey(bucket0(goodsID))).Result()
+func (s *Service) loadLiveOnce(ctx context.Context, b bucket) error {
+	goodsID := b.goods
+	n, err := s.Redis.Exists(ctx, infoKey(b)).Result()
 	if err != nil {
 		return fmt.Errorf("load goods %d: %w", goodsID, err)
 	}
