@@ -363,3 +363,45 @@ func TestShardedSamples(t *testing.T) {
 	}
 }
 
+
+// One node of a cluster loses its bucket alone: a grab homed there loads
+// the bucket again from the store (its flushed orders, its units held
+// staying taken), and the other buckets go on as they were.
+func TestShardedOneBucketLost(t *testing.T) {
+	const k = 3
+	e := shardedEnv(t, k)
+	g := e.liveGoods(30, 1)
+	lost := usersHomedAt(1, k, 4)
+	kept := usersHomedAt(2, k, 2)
+	a, b := e.grab(lost[0], g.ID), e.grab(lost[1], g.ID)
+	c := e.grab(kept[0], g.ID)
+	e.flush()
+	var del []string
+	for _, name := range []string{"info", "fresh", "free", "held", "seq", "orders", "mine", "deadlines", "pending", "processing", "counts"} {
+		del = append(del, goods.BucketKey(g.ID, 1, k, name))
+	}
+	for _, key := range del { // one at a time: the guard checks slots, and these share one
+		if err := e.s.Redis.Del(e.ctx, key).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := e.s.Grab(e.ctx, lost[0], g.ID)
+	wantCode(t, "the limit mark came back with the bucket", err, db.ELIMITREACHED)
+	d := e.grab(lost[2], g.ID)
+	if d.Unit == a.Unit || d.Unit == b.Unit || d.ID <= b.ID || bucketOf(d.ID) != 1 {
+		t.Fatalf("after the bucket's rebuild %+v takes a held unit or an old ID (held %d, %d; last ID %d)", d, a.Unit, b.Unit, b.ID)
+	}
+	if o, err := e.s.PayOrder(e.ctx, lost[1], b.ID); err != nil || o.Status != model.OrderPaid {
+		t.Fatalf("pay an order of the rebuilt bucket: %+v %v", o, err)
+	}
+	if o, err := e.s.Order(e.ctx, kept[0], c.ID); err != nil || o.Status != model.OrderUnpaid {
+		t.Fatalf("an order of another bucket: %+v %v", o, err)
+	}
+	e.flush()
+	if err := e.s.SyncStock(e.ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.stats(g.ID); len(st.Drift) != 0 || st.Unpaid+st.Paid != 4 || st.Remaining != 26 {
+		t.Fatalf("stats %+v: want no drift, 4 live orders, 26 left", st)
+	}
+}
