@@ -223,7 +223,9 @@ func TestStaleRestoreDuplicateFails(t *testing.T) {
 // A paid duplicate the durable guard refused that Redis no longer holds
 // (Redis lost it, or it is one a release before 0010 left paid, which the
 // migration reopens): the next flush fails it in SQLite and tells its owner.
-func TestPaidConflictOutsideRedisFails(t *testing.T) { eachShards(t, testPaidConflictOutsideRedisFails) }
+func TestPaidConflictOutsideRedisFails(t *testing.T) {
+	eachShards(t, testPaidConflictOutsideRedisFails)
+}
 
 func testPaidConflictOutsideRedisFails(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)

@@ -10,7 +10,9 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-func TestIdempotentGoodsGrabAnswersTheFirstAnswer(t *testing.T) { eachShards(t, testIdempotentGoodsGrabAnswersTheFirstAnswer) }
+func TestIdempotentGoodsGrabAnswersTheFirstAnswer(t *testing.T) {
+	eachShards(t, testIdempotentGoodsGrabAnswersTheFirstAnswer)
+}
 
 func testIdempotentGoodsGrabAnswersTheFirstAnswer(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
@@ -45,7 +47,9 @@ func testIdempotentGoodsGrabAnswersTheFirstAnswer(t *testing.T, k int) {
 	}
 }
 
-func TestIdempotentGoodsGrabUnderConcurrentRetries(t *testing.T) { eachShards(t, testIdempotentGoodsGrabUnderConcurrentRetries) }
+func TestIdempotentGoodsGrabUnderConcurrentRetries(t *testing.T) {
+	eachShards(t, testIdempotentGoodsGrabUnderConcurrentRetries)
+}
 
 func testIdempotentGoodsGrabUnderConcurrentRetries(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)

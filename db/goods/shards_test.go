@@ -363,7 +363,6 @@ func TestShardedSamples(t *testing.T) {
 	}
 }
 
-
 // One node of a cluster loses its bucket alone: a grab homed there loads
 // the bucket again from the store (its flushed orders, its units held
 // staying taken), and the other buckets go on as they were.
