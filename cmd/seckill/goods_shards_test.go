@@ -20,12 +20,7 @@ func TestGoodsShardsHTTP(t *testing.T) {
 	if st := a.call("POST", "/api/admin/goods", mt, body, nil); st != 400 {
 		t.Fatalf("9 shards: %d, want 400", st)
 	}
-	var out struct {
-		Goods struct {
-			goodsJSON
-			Shards int `json:"shards"`
-		}
-	}
+	var out struct{ Goods goodsJSON }
 	body["shards"] = 3
 	if st := a.call("POST", "/api/admin/goods", mt, body, &out); st != 201 || out.Goods.Shards != 3 || out.Goods.Remaining != 30 {
 		t.Fatalf("create with 3 shards: %d %+v", st, out.Goods)
@@ -64,12 +59,7 @@ func TestGoodsShardsHTTP(t *testing.T) {
 		}
 		return num(ev["remaining"]) == 22
 	})
-	var got struct {
-		Goods struct {
-			goodsJSON
-			Shards int `json:"shards"`
-		}
-	}
+	var got struct{ Goods goodsJSON }
 	if st := a.call("GET", fmt.Sprintf("/api/goods/%d", g.ID), ut, nil, &got); st != 200 || got.Goods.Remaining != 22 || got.Goods.Shards != 3 {
 		t.Fatalf("goods after 9 grabs, a cancel: %d %+v", st, got.Goods)
 	}
