@@ -324,6 +324,10 @@ func TestShardsChangeBeforeTheSale(t *testing.T) {
 	if got, err := e.s.Update(e.ctx, e.merchant, g.ID, in); err != nil || got.Shards != 3 || got.Remaining != 9 {
 		t.Fatalf("three buckets before the sale: %+v %v", got, err)
 	}
+	in.Stock = 12 // new terms in the same three buckets
+	if got, err := e.s.Update(e.ctx, e.merchant, g.ID, in); err != nil || got.Shards != 3 || got.Remaining != 12 {
+		t.Fatalf("new stock in three buckets: %+v %v", got, err)
+	}
 	in.Shards = 9
 	_, err := e.s.Update(e.ctx, e.merchant, g.ID, in)
 	wantCode(t, "more buckets than 8", err, db.EINVALID)
@@ -339,8 +343,15 @@ func TestShardsChangeBeforeTheSale(t *testing.T) {
 	in.Shards = 2
 	_, err = e.s.Update(e.ctx, e.merchant, g.ID, in)
 	wantCode(t, "after the start", err, db.ECONFLICT)
-	if left := e.remaining(g.ID); left != 7 {
-		t.Fatalf("remaining %d, want 7", left)
+	if left := e.remaining(g.ID); left != 10 {
+		t.Fatalf("remaining %d, want 10", left)
+	}
+	e.flush()
+	if err := e.s.SyncStock(e.ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if st := e.stats(g.ID); len(st.Drift) != 0 || st.Stock != 12 {
+		t.Fatalf("stats %+v", st)
 	}
 }
 
