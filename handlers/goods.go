@@ -46,12 +46,13 @@ type goodsBody struct {
 	SeckillPriceCents *int64 `json:"seckill_price_cents"`
 	Stock             int64  `json:"stock"`
 	LimitPerUser      int64  `json:"limit_per_user"`
+	Shards            int    `json:"shards"` // Redis buckets of the stock, 1–8 (create: 1 if left out; update: unchanged)
 	Hidden            *bool  `json:"hidden"` // PUT: hide or show as well (alone: only that)
 }
 
 // input checks that both prices are present; a missing one is an invalid field.
 func (b goodsBody) input() (goods.Input, error) {
-	in := goods.Input{SlotID: b.SlotID, Title: b.Title, Description: b.Description, Stock: b.Stock, LimitPerUser: b.LimitPerUser}
+	in := goods.Input{SlotID: b.SlotID, Title: b.Title, Description: b.Description, Stock: b.Stock, LimitPerUser: b.LimitPerUser, Shards: b.Shards}
 	f := db.FieldErrors{}
 	for _, p := range []struct {
 		name string

@@ -55,6 +55,12 @@ func goodsFormInput(form views.GoodsForm, slotID int64) (goods.Input, db.FieldEr
 	}
 	count("stock", form.Stock, &in.Stock, 0)
 	count("limit_per_user", form.Limit, &in.LimitPerUser, 1)
+	var shards int64
+	count("shards", form.Shards, &shards, 0)
+	in.Shards = int(shards)
+	if shards != int64(in.Shards) {
+		errs["shards"] = "must be 1–8"
+	}
 	return in, errs
 }
 

@@ -77,7 +77,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
-	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,idle-ws or all")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,idle-ws or all")
 	fs.IntVar(&o.Rounds, "rounds", 5, "run the scenarios in turns, each with n/rounds requests a turn, so a noisy machine slows them alike")
 	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
 	fs.BoolVar(&o.FlushRedis, "flush-redis", false, "empty the REDIS_URL database first (the in-process bench needs an empty one)")
@@ -226,6 +226,11 @@ var benchScenarios = []struct {
 	// and settles their flush before the next target's turn starts.
 	{"wins", benchGoodsWins},
 	{"redis-wins", benchRedisWins},
+	// One hot item in one Redis bucket and in three (issue 14 target 3: run on a cluster).
+	{"hot1", benchHotItem1},
+	{"hot3", benchHotItem3},
+	{"hot1-soldout", benchHotSoldOut1},
+	{"hot3-soldout", benchHotSoldOut3},
 }
 
 // httpFloor names the floor scenario's result.

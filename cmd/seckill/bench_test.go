@@ -60,13 +60,15 @@ func TestBenchSmoke(t *testing.T) {
 		t.Errorf("only %d invariants checked", len(r.Checks))
 	}
 	// Every grab of the win scenarios wins, and the report states the win targets.
-	for _, name := range []string{httpWins, redisWins} {
+	for _, name := range []string{httpWins, redisWins, hotItemName(1, false), hotItemName(3, false)} {
 		if res := r.Result(name); res == nil || res.Codes["ok"] != res.Requests {
 			t.Errorf("%s: not every grab won: %+v", name, res)
 		}
 	}
 	for _, k := range []string{"target 1: wins vs refusals", "target 2: Redis work per win vs the grab script alone",
-		"machine CPU per win vs per refusal", "CPU per request: " + httpWins, "CPU per request: " + redisWins} {
+		"machine CPU per win vs per refusal", "CPU per request: " + httpWins, "CPU per request: " + redisWins,
+		"target 3: Redis nodes, " + hotItemName(1, false), "target 3: Redis nodes, " + hotItemName(3, false),
+		"target 3: Redis nodes, " + hotItemName(3, true), "target 3: round trips a grab, " + hotItemName(3, true)} {
 		if v := r.Extra[k]; v == "" || strings.Contains(v, "NaN") || strings.Contains(v, "Inf") {
 			t.Errorf("report measure %q: %q", k, v)
 		}

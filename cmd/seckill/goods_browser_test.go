@@ -225,6 +225,7 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 	waitText(t, ctx, gf+`[data-testid=error-stock]`, "must be at least 1")
 	browse(t, ctx, "fix and add the goods",
 		chromedp.SetValue(gf+`[data-testid=input-stock]`, "25"),
+		chromedp.SetValue(gf+`[data-testid=input-shards]`, "3"),
 		chromedp.Click(`[data-testid=goods-submit]`),
 		chromedp.WaitVisible(`[data-testid=sales-table]`),
 	)
@@ -236,7 +237,7 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 	var gs struct{ Goods []goodsJSON }
 	a.call("GET", fmt.Sprintf("/api/slots/%d/goods", mySlots.Slots[0].ID), "", nil, &gs)
 	if len(gs.Goods) != 1 || gs.Goods[0].Title != "Rice bowl" || gs.Goods[0].PriceCents != 3800 || gs.Goods[0].SeckillPriceCents != 1950 ||
-		gs.Goods[0].Stock != 25 || gs.Goods[0].LimitPerUser != 1 {
+		gs.Goods[0].Stock != 25 || gs.Goods[0].LimitPerUser != 1 || gs.Goods[0].Shards != 3 {
 		t.Fatalf("goods after the form: %+v", gs.Goods)
 	}
 	// The server refuses what the browser cannot check, beside the field.

@@ -23,6 +23,7 @@ type goodsJSON struct {
 	SeckillPriceCents int64  `json:"seckill_price_cents"`
 	Stock             int64  `json:"stock"`
 	LimitPerUser      int64  `json:"limit_per_user"`
+	Shards            int    `json:"shards"`
 	Remaining         int64  `json:"remaining"`
 }
 

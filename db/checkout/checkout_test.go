@@ -33,6 +33,22 @@ type env struct {
 	s        *checkout.Service
 	merchant model.Claims
 	users    []int64
+	shards   int // Redis buckets of the goods it creates (at most the stock); 0: 1
+}
+
+// eachShards runs a checkout test over goods of one Redis bucket and of
+// three: the users' orders then lie in buckets other than 0 too.
+func eachShards(t *testing.T, test func(t *testing.T, k int)) {
+	for _, k := range []int{1, 3} {
+		t.Run(fmt.Sprintf("K=%d", k), func(t *testing.T) { test(t, k) })
+	}
+}
+
+// newEnvK is newEnv whose goods have k buckets.
+func newEnvK(t testing.TB, k int) *env {
+	e := newEnv(t)
+	e.shards = k
+	return e
 }
 
 func newEnv(t testing.TB) *env {
@@ -73,7 +89,7 @@ func (e *env) liveGoods(stock, limit, price int64) *model.Goods {
 		e.t.Fatal(err)
 	}
 	g, err := e.g.Create(e.ctx, e.merchant, goods.Input{SlotID: sl.ID, Title: "Phone", PriceCents: price + 1000,
-		SeckillPriceCents: price, Stock: stock, LimitPerUser: limit})
+		SeckillPriceCents: price, Stock: stock, LimitPerUser: limit, Shards: int(min(int64(max(e.shards, 1)), stock))})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -166,8 +182,10 @@ func TestCouponDiscount(t *testing.T) {
 // Paying with a coupon discounts the order and uses the coupon, both in Redis
 // and, after the flush, in the store; paying again changes nothing; the coupon
 // cannot pay a second order.
-func TestPayWithCoupon(t *testing.T) {
-	e := newEnv(t)
+func TestPayWithCoupon(t *testing.T) { eachShards(t, testPayWithCoupon) }
+
+func testPayWithCoupon(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u := e.users[0]
 	g := e.liveGoods(10, 2, 4999)
 	tpl := e.template(model.CouponAmountOff, 1000, 2000, 7)
@@ -213,8 +231,10 @@ func TestPayWithCoupon(t *testing.T) {
 
 // A coupon is refused, changing nothing, when it is below its minimum,
 // someone else's, expired or unknown; percent_off rounds down.
-func TestPayCouponRules(t *testing.T) {
-	e := newEnv(t)
+func TestPayCouponRules(t *testing.T) { eachShards(t, testPayCouponRules) }
+
+func testPayCouponRules(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u, other := e.users[0], e.users[1]
 	g := e.liveGoods(10, 5, 4999)
 	big := e.template(model.CouponAmountOff, 1000, 5000, 7)
@@ -265,8 +285,10 @@ func TestPayCouponRules(t *testing.T) {
 // Hundreds of pays of several orders with the same coupon, released at once:
 // exactly one order takes the coupon, and after the flush the order and the
 // coupon name each other; every other order is still unpaid.
-func TestPayCouponRace(t *testing.T) {
-	e := newEnv(t)
+func TestPayCouponRace(t *testing.T) { eachShards(t, testPayCouponRace) }
+
+func testPayCouponRace(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u := e.users[0]
 	tpl := e.template(model.CouponAmountOff, 500, 0, 7)
 	uc := e.grabCoupon(u, tpl.ID)
@@ -322,8 +344,10 @@ func TestPayCouponRace(t *testing.T) {
 
 // A refund puts the unit back on sale while the slot is live and the
 // coupon back to unused; only a paid order can be refunded.
-func TestRefund(t *testing.T) {
-	e := newEnv(t)
+func TestRefund(t *testing.T) { eachShards(t, testRefund) }
+
+func testRefund(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u := e.users[0]
 	g := e.liveGoods(1, 1, 4999)
 	tpl := e.template(model.CouponAmountOff, 1000, 0, 7)
@@ -371,8 +395,10 @@ func TestRefund(t *testing.T) {
 }
 
 // Orders of goods no longer in Redis are refunded in the store.
-func TestRefundSettled(t *testing.T) {
-	e := newEnv(t)
+func TestRefundSettled(t *testing.T) { eachShards(t, testRefundSettled) }
+
+func testRefundSettled(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u := e.users[0]
 	g := e.liveGoods(2, 1, 4999)
 	o := e.grab(u, g.ID)
@@ -398,8 +424,10 @@ func TestRefundSettled(t *testing.T) {
 // The sweep gives back a coupon a crash left claimed for an order that then
 // expired, or that was paid without it; it keeps one whose order is still
 // unpaid (a pay may be under way) or paid with it.
-func TestSweepCoupons(t *testing.T) {
-	e := newEnv(t)
+func TestSweepCoupons(t *testing.T) { eachShards(t, testSweepCoupons) }
+
+func testSweepCoupons(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u := e.users[0]
 	tpl := e.template(model.CouponAmountOff, 100, 0, 7)
 	a, b, c := e.grabCoupon(u, tpl.ID), e.grabCoupon(u, tpl.ID), e.grabCoupon(u, tpl.ID)
@@ -474,8 +502,10 @@ func TestOptions(t *testing.T) {
 // An order past its deadline that the expiry task has not reached yet looks
 // unpaid, so the coupon is claimed; the pay script expires it instead, and
 // the coupon is given back at once: neither changed.
-func TestPayLapsedOrderReleasesCoupon(t *testing.T) {
-	e := newEnv(t)
+func TestPayLapsedOrderReleasesCoupon(t *testing.T) { eachShards(t, testPayLapsedOrderReleasesCoupon) }
+
+func testPayLapsedOrderReleasesCoupon(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u := e.users[0]
 	tpl := e.template(model.CouponAmountOff, 100, 0, 7)
 	uc := e.grabCoupon(u, tpl.ID)
@@ -493,8 +523,10 @@ func TestPayLapsedOrderReleasesCoupon(t *testing.T) {
 
 // A pay with an Idempotency-Key answers the first answer again: the same
 // order, and a coupon named by the retry is not taken.
-func TestPayIdempotencyKey(t *testing.T) {
-	e := newEnv(t)
+func TestPayIdempotencyKey(t *testing.T) { eachShards(t, testPayIdempotencyKey) }
+
+func testPayIdempotencyKey(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u := e.users[0]
 	tpl := e.template(model.CouponAmountOff, 200, 0, 7)
 	a, b := e.grabCoupon(u, tpl.ID), e.grabCoupon(u, tpl.ID)
@@ -515,8 +547,10 @@ func TestPayIdempotencyKey(t *testing.T) {
 
 // A refund after the sale ended and its goods was retired from the flush
 // (every order settled) still reaches the store.
-func TestRefundAfterTheSaleWasRetired(t *testing.T) {
-	e := newEnv(t)
+func TestRefundAfterTheSaleWasRetired(t *testing.T) { eachShards(t, testRefundAfterTheSaleWasRetired) }
+
+func testRefundAfterTheSaleWasRetired(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u := e.users[0]
 	g := e.liveGoods(2, 1, 4999)
 	o := e.grab(u, g.ID)

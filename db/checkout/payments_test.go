@@ -28,8 +28,10 @@ func (e *env) payments(ref string) (n int, outcome, reason string) {
 
 // The callback needs the body's signature under the payment secret and a
 // well-formed body; a refused one records and enqueues nothing.
-func TestAcceptCallbackSignature(t *testing.T) {
-	e := newEnv(t)
+func TestAcceptCallbackSignature(t *testing.T) { eachShards(t, testAcceptCallbackSignature) }
+
+func testAcceptCallbackSignature(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	body := e.callback(1_000_000_001, 4999, "ref-1")
 	wantCode(t, "no signature", e.s.AcceptCallback(e.ctx, body, ""), db.EUNAUTHORIZED)
 	wantCode(t, "a signature under another key", e.s.AcceptCallback(e.ctx, body, checkout.Sign([]byte("other"), body)), db.EUNAUTHORIZED)
@@ -45,8 +47,10 @@ func TestAcceptCallbackSignature(t *testing.T) {
 
 // The same callback 50 times at once records one payment and one task; the
 // task settles it once however often it runs, and writes its outcome.
-func TestCallbackReplay(t *testing.T) {
-	e := newEnv(t)
+func TestCallbackReplay(t *testing.T) { eachShards(t, testCallbackReplay) }
+
+func testCallbackReplay(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u := e.users[0]
 	o := e.grab(u, e.liveGoods(2, 1, 4999).ID)
 	body := e.callback(o.ID, 4999, "gw-42")
@@ -113,8 +117,10 @@ func TestCallbackReplay(t *testing.T) {
 // Pay's race rules: an expired or cancelled order is refunded, not paid; so
 // is a second payment of a paid order, a payment of the wrong amount and one
 // for no order.
-func TestSettleRefunds(t *testing.T) {
-	e := newEnv(t)
+func TestSettleRefunds(t *testing.T) { eachShards(t, testSettleRefunds) }
+
+func testSettleRefunds(t *testing.T, k int) {
+	e := newEnvK(t, k)
 	u := e.users[0]
 	g := e.liveGoods(5, 5, 4999)
 	expired, cancelled, paid, wrong := e.grab(u, g.ID), e.grab(u, g.ID), e.grab(u, g.ID), e.grab(u, g.ID)

@@ -62,8 +62,12 @@ func (s *Service) PayByGateway(ctx context.Context, orderID int64, ref string) (
 	if err != nil {
 		return nil, "", err
 	}
+	b, err := s.orderBucket(ctx, goodsID, seq)
+	if err != nil {
+		return nil, "", err
+	}
 	sum := sha256.Sum256([]byte(ref))
-	keys := scriptKeys(goodsID, memoKey(goodsID, "gw"+hex.EncodeToString(sum[:16])))
+	keys := scriptKeys(b, memoKey(b, "gw"+hex.EncodeToString(sum[:16])))
 	res, err := payScriptKeyed.Run(ctx, s.Redis, keys, seq, o.UserID, s.Now().UnixMilli(), 0, 0, gatewayMemoTTL.Milliseconds()).Text()
 	if err != nil {
 		return nil, "", fmt.Errorf("pay order %d: %w", orderID, err)
@@ -79,7 +83,7 @@ func (s *Service) PayByGateway(ctx context.Context, orderID int64, ref string) (
 		return nil, "", err
 	}
 	if a.code == "ok" || a.code == "lapsed" {
-		s.pushStock(goodsID, a.slot, a.remaining, a.version)
+		s.pushStock(b, a.slot, a.remaining, a.version)
 		s.pushOrder(o)
 	}
 	return o, a.code, nil
@@ -129,7 +133,11 @@ func (s *Service) Refund(ctx context.Context, userID, orderID int64) (*model.Ord
 	// the store, so its goods is made active again (first, so a crash after
 	// the refund cannot strand the record); the stock sync retires it again.
 	if goodsID, seq, ok := SplitOrderID(orderID); ok {
-		held, err := s.Redis.HExists(ctx, ordersKey(goodsID), strconv.FormatInt(seq, 10)).Result()
+		b, err := s.orderBucket(ctx, goodsID, seq)
+		if err != nil {
+			return nil, err
+		}
+		held, err := s.Redis.HExists(ctx, ordersKey(b), strconv.FormatInt(seq, 10)).Result()
 		if err != nil {
 			return nil, fmt.Errorf("refund order %d: %w", orderID, err)
 		}
@@ -182,7 +190,11 @@ func (s *Service) OrderOf(ctx context.Context, orderID int64) (*model.Order, err
 	if !ok {
 		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
 	}
-	rec, err := s.Redis.HGet(ctx, ordersKey(goodsID), strconv.FormatInt(seq, 10)).Result()
+	b, err := s.orderBucket(ctx, goodsID, seq)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.Redis.HGet(ctx, ordersKey(b), strconv.FormatInt(seq, 10)).Result()
 	switch {
 	case err == nil:
 		return parseOrderRecord(goodsID, rec)
@@ -231,15 +243,26 @@ func (s *Service) OrdersCSV(ctx context.Context, by model.Claims, goodsID int64)
 // (a moment at a time) while another flusher holds it: that one drains
 // this goods' queue too.
 func (s *Service) flushNow(ctx context.Context, goodsID int64) error {
+	bs, err := s.bucketsOfGoods(ctx, goodsID)
+	if err != nil {
+		return err
+	}
 	for range 200 {
 		ran := false
 		err := s.FlushAll(ctx, func(ctx context.Context) error { ran = true; return s.flushGoods(ctx, goodsID) })
 		if err != nil || ran {
 			return err
 		}
-		n, err := s.Redis.Exists(ctx, flushQueue(goodsID).Pending, flushQueue(goodsID).Processing).Result()
-		if err != nil || n == 0 {
-			return err
+		n := int64(0)
+		for _, b := range bs { // one bucket at a time: each is its own slot
+			m, err := s.Redis.Exists(ctx, flushQueue(b).Pending, flushQueue(b).Processing).Result()
+			if err != nil {
+				return err
+			}
+			n += m
+		}
+		if n == 0 {
+			return nil
 		}
 		select {
 		case <-ctx.Done():

@@ -59,10 +59,29 @@ func (s *Service) expireDue(ctx context.Context, now, stop time.Time) (int, erro
 	if err != nil {
 		return 0, err
 	}
+	shards, err := s.shardsOf(ctx, false, ids...)
+	if err != nil {
+		return 0, err
+	}
 	n := 0
 	for _, id := range ids {
+		for _, b := range bucketsOf(id, shards[id]) {
+			k, err := s.expireBucket(ctx, b, now, stop)
+			n += k
+			if err != nil {
+				return n, err
+			}
+		}
+	}
+	return n, nil
+}
+
+// expireBucket expires, as of now, what is due in one bucket of a goods.
+func (s *Service) expireBucket(ctx context.Context, b bucket, now, stop time.Time) (int, error) {
+	n, id := 0, b.goods
+	{
 		for time.Now().Before(stop) {
-			seqs, err := s.Redis.ZRangeByScore(ctx, deadlinesKey(id), &redis.ZRangeBy{
+			seqs, err := s.Redis.ZRangeByScore(ctx, deadlinesKey(b), &redis.ZRangeBy{
 				Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: ExpiryBatch,
 			}).Result()
 			if err != nil {
@@ -71,7 +90,7 @@ func (s *Service) expireDue(ctx context.Context, now, stop time.Time) (int, erro
 			if len(seqs) == 0 {
 				break
 			}
-			expired, gone, err := s.expireBatch(ctx, id, seqs, now)
+			expired, gone, err := s.expireBatch(ctx, b, seqs, now)
 			n += expired
 			if err != nil {
 				return n, err
@@ -89,8 +108,9 @@ func (s *Service) expireDue(ctx context.Context, now, stop time.Time) (int, erro
 // unpaid (or no longer there) are dropped from the deadlines; expireScript
 // leaves them, so they would otherwise come back every tick. It returns how
 // many it expired and how many such entries it dropped.
-func (s *Service) expireBatch(ctx context.Context, goodsID int64, seqs []string, now time.Time) (expired, gone int, err error) {
-	keys, ms := scriptKeys(goodsID), now.UnixMilli()
+func (s *Service) expireBatch(ctx context.Context, b bucket, seqs []string, now time.Time) (expired, gone int, err error) {
+	goodsID := b.goods
+	keys, ms := scriptKeys(b), now.UnixMilli()
 	run := func() ([]*redis.Cmd, error) {
 		pipe := s.Redis.Pipeline()
 		cmds := make([]*redis.Cmd, len(seqs))
@@ -126,7 +146,7 @@ func (s *Service) expireBatch(ctx context.Context, goodsID int64, seqs []string,
 			if err != nil {
 				return expired, gone, err
 			}
-			s.pushStock(goodsID, a.slot, a.remaining, a.version)
+			s.pushStock(b, a.slot, a.remaining, a.version)
 			s.pushOrder(o)
 			expired++
 		case "paid", "closed", "not_found":
@@ -134,7 +154,7 @@ func (s *Service) expireBatch(ctx context.Context, goodsID int64, seqs []string,
 		}
 	}
 	if len(stale) > 0 {
-		if err := s.Redis.ZRem(ctx, deadlinesKey(goodsID), stale...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+		if err := s.Redis.ZRem(ctx, deadlinesKey(b), stale...).Err(); err != nil && !errors.Is(err, redis.Nil) {
 			return expired, gone, err
 		}
 	}

@@ -52,8 +52,10 @@ func (e *goodsEnv) checkSettled(goodsID int64, unpaid, paid, expired int64) {
 // An order expires on the first tick at or after its deadline, never on one
 // a millisecond before, and exactly once: later ticks find nothing. More
 // orders than one batch holds all expire in one tick.
-func TestExpireDueAtDeadlineOnce(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestExpireDueAtDeadlineOnce(t *testing.T) { eachShards(t, testExpireDueAtDeadlineOnce) }
+
+func testExpireDueAtDeadlineOnce(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	const n = goods.ExpiryBatch*2 + 17
 	g := e.liveGoods(n+5, 1)
 	orders := e.grabMany(g.ID, n)
@@ -87,8 +89,10 @@ func TestExpireDueAtDeadlineOnce(t *testing.T) {
 // ends paid or expired, never both and never neither; a paid order keeps its
 // unit and an expired one gives it back. The tick goes through the orders
 // first to last in batches while the payers go last to first, so they meet.
-func TestExpireDueRacesPay(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestExpireDueRacesPay(t *testing.T) { eachShards(t, testExpireDueRacesPay) }
+
+func testExpireDueRacesPay(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	const n = 3 * goods.ExpiryBatch
 	g := e.liveGoods(n, 1)
 	orders := e.grabMany(g.ID, n)
@@ -152,8 +156,10 @@ func TestExpireDueRacesPay(t *testing.T) {
 
 // Ticks released at once (several workers' schedulers) run one at a time:
 // every order expires exactly once, by one of them.
-func TestExpireDueOneTickAtATime(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestExpireDueOneTickAtATime(t *testing.T) { eachShards(t, testExpireDueOneTickAtATime) }
+
+func testExpireDueOneTickAtATime(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	const n = 400
 	g := e.liveGoods(n, 1)
 	orders := e.grabMany(g.ID, n)
@@ -187,8 +193,10 @@ func TestExpireDueOneTickAtATime(t *testing.T) {
 // A tick that died after one batch leaves its lock and the rest of the due
 // orders: no tick runs while the dead lock lasts, and the first one after it
 // expires the rest, each order once.
-func TestExpireDueAfterCrashedTick(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestExpireDueAfterCrashedTick(t *testing.T) { eachShards(t, testExpireDueAfterCrashedTick) }
+
+func testExpireDueAfterCrashedTick(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	const n = 50
 	g := e.liveGoods(n, 1)
 	orders := e.grabMany(g.ID, n)
@@ -216,8 +224,10 @@ func TestExpireDueAfterCrashedTick(t *testing.T) {
 // A deadline entry whose order is no longer unpaid (left by an older
 // release or a script that missed it) is dropped, not visited every tick;
 // the paid order stays paid.
-func TestExpireDueDropsStaleDeadlines(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestExpireDueDropsStaleDeadlines(t *testing.T) { eachShards(t, testExpireDueDropsStaleDeadlines) }
+
+func testExpireDueDropsStaleDeadlines(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(5, 1)
 	o := e.grab(1, g.ID)
 	if _, err := e.s.PayOrder(e.ctx, 1, o.ID); err != nil {

@@ -30,14 +30,14 @@ func (s *Service) ExpireAt(ctx context.Context, orderID int64, now time.Time) er
 // MoveOrderBatch moves one batch of the goods' order records to processing
 // and stops there, as a flush killed between the move and the commit would.
 func (s *Service) MoveOrderBatch(ctx context.Context, goodsID int64) (int, error) {
-	recs, err := s.TakeBatch(ctx, flushQueue(goodsID))
+	recs, err := s.TakeBatch(ctx, flushQueue(bucket0(goodsID)))
 	return len(recs), err
 }
 
 // ApplyOrderBatch writes the batch now in processing to SQLite and commits,
 // but leaves it in processing, as a flush killed between the commit and the release would.
 func (s *Service) ApplyOrderBatch(ctx context.Context, goodsID int64) (int, error) {
-	recs, err := s.Redis.LRange(ctx, flushQueue(goodsID).Processing, 0, -1).Result()
+	recs, err := s.Redis.LRange(ctx, flushQueue(bucket0(goodsID)).Processing, 0, -1).Result()
 	if err != nil {
 		return 0, err
 	}
@@ -46,6 +46,14 @@ func (s *Service) ApplyOrderBatch(ctx context.Context, goodsID int64) (int, erro
 
 // Key names one of the goods' Redis keys ("fresh", "free", "info", "pending", ...).
 func Key(goodsID int64, name string) string { return hashTag(goodsID) + ":" + name }
+
+// BucketKey names one of the Redis keys of bucket n of goods of k buckets.
+func BucketKey(goodsID int64, n, k int, name string) string {
+	return bucket{goods: goodsID, n: n, k: k}.tag() + ":" + name
+}
+
+// HomeBucket is the bucket of k holding the user's orders.
+func HomeBucket(userID int64, k int) int { return homeBucket(userID, k) }
 
 // ActiveGoods lists the goods the flush, sync and sweep visit.
 func (s *Service) ActiveGoods(ctx context.Context) ([]int64, error) { return s.activeGoods(ctx) }
@@ -59,12 +67,26 @@ const ExpiryLockKey = expiryLockKey
 // ExpireFirstDue expires the first n orders due on the goods without the
 // tick's lock, as a tick that died after one batch would have left them.
 func (s *Service) ExpireFirstDue(ctx context.Context, goodsID int64, n int) (int, error) {
-	seqs, err := s.Redis.ZRangeByScore(ctx, deadlinesKey(goodsID), &redis.ZRangeBy{
-		Min: "-inf", Max: strconv.FormatInt(s.Now().UnixMilli(), 10), Count: int64(n),
-	}).Result()
-	if err != nil || len(seqs) == 0 {
+	bs, err := s.bucketsOfGoods(ctx, goodsID)
+	if err != nil {
 		return 0, err
 	}
-	expired, _, err := s.expireBatch(ctx, goodsID, seqs, s.Now())
-	return expired, err
+	total := 0
+	for _, b := range bs {
+		seqs, err := s.Redis.ZRangeByScore(ctx, deadlinesKey(b), &redis.ZRangeBy{
+			Min: "-inf", Max: strconv.FormatInt(s.Now().UnixMilli(), 10), Count: int64(n - total),
+		}).Result()
+		if err != nil {
+			return total, err
+		}
+		if len(seqs) == 0 {
+			continue
+		}
+		expired, _, err := s.expireBatch(ctx, b, seqs, s.Now())
+		total += expired
+		if err != nil || total >= n {
+			return total, err
+		}
+	}
+	return total, nil
 }

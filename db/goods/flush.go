@@ -40,9 +40,23 @@ func (s *Service) FlushOrders(ctx context.Context) error {
 // orders still does, and a list holds only live orders and those that ended
 // since the last flush, however often its user grabs and cancels.
 func (s *Service) flushGoods(ctx context.Context, goodsID int64) error {
+	bs, err := s.bucketsOfGoods(ctx, goodsID)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, b := range bs {
+		errs = append(errs, s.flushBucket(ctx, b))
+	}
+	return errors.Join(errs...)
+}
+
+// flushBucket is flushGoods for one bucket of the goods.
+func (s *Service) flushBucket(ctx context.Context, b bucket) error {
+	goodsID := b.goods
 	var done, batch endedOrders // of committed batches; of the batch being applied
 	apply := s.applyOrders(ctx, goodsID, &batch)
-	_, err := s.Flush(ctx, flushQueue(goodsID), func(tx *sql.Tx, recs []string) error {
+	_, err := s.Flush(ctx, flushQueue(b), func(tx *sql.Tx, recs []string) error {
 		// Flush applies a batch only once the one before is committed and released.
 		done.merge(batch)
 		batch = endedOrders{}
@@ -52,7 +66,7 @@ func (s *Service) flushGoods(ctx context.Context, goodsID int64) error {
 		done.merge(batch)
 	}
 	if len(done) > 0 {
-		if terr := s.trimMine(ctx, goodsID, done); terr != nil {
+		if terr := s.trimMine(ctx, b, done); terr != nil {
 			err = errors.Join(err, terr)
 		}
 	}
@@ -122,13 +136,13 @@ end
 return dropped
 `)
 
-func (s *Service) trimMine(ctx context.Context, goodsID int64, ended endedOrders) error {
+func (s *Service) trimMine(ctx context.Context, b bucket, ended endedOrders) error {
 	args := make([]any, 0, 2*len(ended))
 	for uid, seqs := range ended {
 		args = append(args, uid, seqs)
 	}
-	if err := trimMineScript.Run(ctx, s.Redis, scriptKeys(goodsID), args...).Err(); err != nil {
-		return fmt.Errorf("trim the order lists of goods %d: %w", goodsID, err)
+	if err := trimMineScript.Run(ctx, s.Redis, scriptKeys(b), args...).Err(); err != nil {
+		return fmt.Errorf("trim the order lists of goods %d: %w", b.goods, err)
 	}
 	return nil
 }
@@ -416,7 +430,11 @@ func (s *Service) voidConflict(ctx context.Context, c *model.Order) (bool, error
 		return false, err
 	}
 	now := s.Now()
-	res, err := voidScript.Run(ctx, s.Redis, scriptKeys(goodsID), seq, now.UnixMilli(), c.UserID, c.Unit, c.CreatedAt.UnixMilli()).Text()
+	b, err := s.orderBucket(ctx, goodsID, seq)
+	if err != nil {
+		return false, err
+	}
+	res, err := voidScript.Run(ctx, s.Redis, scriptKeys(b), seq, now.UnixMilli(), c.UserID, c.Unit, c.CreatedAt.UnixMilli()).Text()
 	if err != nil {
 		return false, fmt.Errorf("void order %d: %w", c.ID, err)
 	}

@@ -182,7 +182,7 @@ func (s *Service) MerchantSlots(ctx context.Context, by model.Claims) ([]model.S
 }
 
 const goodsColumns = `g.id, g.slot_id, g.merchant_id, g.title, g.description, g.price_cents, g.seckill_price_cents,
-	g.stock, g.limit_per_user, g.remaining, s.start_ms, s.end_ms, g.ended_ms, g.hidden, s.hidden, g.image`
+	g.stock, g.limit_per_user, g.shards, g.remaining, s.start_ms, s.end_ms, g.ended_ms, g.hidden, s.hidden, g.image`
 
 func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]model.Goods, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+goodsColumns+` FROM goods g JOIN slots s ON s.id = g.slot_id WHERE `+where, args...)
@@ -198,7 +198,7 @@ func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]
 		var ended sql.NullInt64
 		var image string
 		if err := rows.Scan(&g.ID, &g.SlotID, &g.MerchantID, &g.Title, &g.Description, &g.PriceCents, &g.SeckillPriceCents,
-			&g.Stock, &g.LimitPerUser, &g.Remaining, &start, &end, &ended, &g.Hidden, &g.SlotHidden, &image); err != nil {
+			&g.Stock, &g.LimitPerUser, &g.Shards, &g.Remaining, &start, &end, &ended, &g.Hidden, &g.SlotHidden, &image); err != nil {
 			return nil, err
 		}
 		// Goods ended early closes before its slot: its window ends then
@@ -235,6 +235,9 @@ func (s *Service) slotGoodsRows(ctx context.Context, slotID int64) ([]model.Good
 // window it is loaded into Redis at once.
 func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model.Goods, error) {
 	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
+	if in.Shards == 0 {
+		in.Shards = 1
+	}
 	if err := Validate(&in).Err(); err != nil {
 		return nil, err
 	}
@@ -248,8 +251,8 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 	var id int64
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO goods (slot_id, merchant_id, title, description, price_cents, seckill_price_cents,
-			stock, limit_per_user, remaining, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			sl.ID, sl.MerchantID, in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Stock, s.Now().UnixMilli()).Scan(&id)
+			stock, limit_per_user, shards, remaining, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			sl.ID, sl.MerchantID, in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Shards, in.Stock, s.Now().UnixMilli()).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -282,11 +285,14 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 	}
 	in.SlotID = old.SlotID
 	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
+	if in.Shards == 0 {
+		in.Shards = max(old.Shards, 1)
+	}
 	if err := Validate(&in).Err(); err != nil {
 		return nil, err
 	}
 	terms := in.PriceCents != old.PriceCents || in.SeckillPriceCents != old.SeckillPriceCents ||
-		in.Stock != old.Stock || in.LimitPerUser != old.LimitPerUser
+		in.Stock != old.Stock || in.LimitPerUser != old.LimitPerUser || in.Shards != old.Shards
 	if terms && old.State != model.SlotUpcoming {
 		return nil, db.Errorf(db.ECONFLICT, "the sale has started: only the title and description can change")
 	}
@@ -294,11 +300,11 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 	// while the slot is still upcoming: a concurrent change (updates run side
 	// by side on PostgreSQL) or the sale's start makes this one answer a conflict.
 	res, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET title = ?, description = ?, price_cents = ?, seckill_price_cents = ?,
-		stock = ?, limit_per_user = ?, remaining = CASE WHEN ? THEN ? ELSE remaining END
-		WHERE id = ? AND price_cents = ? AND seckill_price_cents = ? AND stock = ? AND limit_per_user = ?
+		stock = ?, limit_per_user = ?, shards = ?, remaining = CASE WHEN ? THEN ? ELSE remaining END
+		WHERE id = ? AND price_cents = ? AND seckill_price_cents = ? AND stock = ? AND limit_per_user = ? AND shards = ?
 			AND (NOT ? OR (SELECT start_ms FROM slots WHERE slots.id = goods.slot_id) > ?)`,
-		in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, terms, in.Stock,
-		id, old.PriceCents, old.SeckillPriceCents, old.Stock, old.LimitPerUser, terms, s.Now().UnixMilli())
+		in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Shards, terms, in.Stock,
+		id, old.PriceCents, old.SeckillPriceCents, old.Stock, old.LimitPerUser, old.Shards, terms, s.Now().UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("update goods %d: %w", id, err)
 	}
@@ -362,19 +368,35 @@ func (s *Service) fillRemaining(ctx context.Context, gs []*model.Goods) error {
 	if len(gs) == 0 {
 		return nil
 	}
-	pipe := s.Redis.Pipeline()
-	fresh := make([]*redis.StringCmd, len(gs))
-	free := make([]*redis.IntCmd, len(gs))
+	ids := make([]int64, len(gs))
 	for i, g := range gs {
-		fresh[i] = pipe.Get(ctx, freshKey(g.ID))
-		free[i] = pipe.LLen(ctx, freeKey(g.ID))
+		ids[i] = g.ID
+	}
+	shards, err := s.shardsOf(ctx, false, ids...)
+	if err != nil {
+		return err
+	}
+	pipe := s.Redis.Pipeline()
+	fresh := make([][]*redis.StringCmd, len(gs))
+	free := make([][]*redis.IntCmd, len(gs))
+	for i, g := range gs {
+		for _, b := range bucketsOf(g.ID, shards[g.ID]) {
+			fresh[i] = append(fresh[i], pipe.Get(ctx, freshKey(b)))
+			free[i] = append(free[i], pipe.LLen(ctx, freeKey(b)))
+		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("read remaining stock: %w", err)
 	}
 	for i, g := range gs {
-		if n, err := fresh[i].Int64(); err == nil {
-			g.Remaining = n + free[i].Val()
+		sum, loaded := int64(0), true
+		for j := range fresh[i] {
+			n, err := fresh[i][j].Int64()
+			loaded = loaded && err == nil
+			sum += n + free[i][j].Val()
+		}
+		if loaded {
+			g.Remaining = sum
 		}
 	}
 	return nil

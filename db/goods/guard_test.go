@@ -224,7 +224,11 @@ func TestStaleRestoreDuplicateFails(t *testing.T) {
 // (Redis lost it, or it is one a release before 0010 left paid, which the
 // migration reopens): the next flush fails it in SQLite and tells its owner.
 func TestPaidConflictOutsideRedisFails(t *testing.T) {
-	e := newGoodsEnv(t)
+	eachShards(t, testPaidConflictOutsideRedisFails)
+}
+
+func testPaidConflictOutsideRedisFails(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(3, 1)
 	id := goods.OrderID(g.ID, 7)
 	now := e.clk.Now().UnixMilli()
@@ -252,8 +256,10 @@ func TestPaidConflictOutsideRedisFails(t *testing.T) {
 // The reconciliation counts failed orders (and revenue) on both sides: a
 // goods whose duplicate failed shows no figure drift while the two sides
 // agree, and the drift as soon as SQLite's record of it differs.
-func TestStatsDriftCountsFailedOrders(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestStatsDriftCountsFailedOrders(t *testing.T) { testStatsDriftCountsFailedOrders(t, 1) } // its figures are one bucket's (shards_test.go has buckets' own)
+
+func testStatsDriftCountsFailedOrders(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	sale := e.staleSale()
 	g := sale.g
 	e.grab(4, g.ID) // the duplicate, left unpaid: voided as failed
@@ -314,8 +320,10 @@ func TestStatsDriftCountsFailedOrders(t *testing.T) {
 // ID, a unit sold twice and an ended order brought back onto a held unit are
 // kept in order_conflicts with their reason; one brought back onto a free
 // unit holds it again; and a batch applied twice changes nothing the second time.
-func TestApplyOrdersGuardsEveryPath(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestApplyOrdersGuardsEveryPath(t *testing.T) { eachShards(t, testApplyOrdersGuardsEveryPath) }
+
+func testApplyOrdersGuardsEveryPath(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(5, 1)
 	now := e.clk.Now().UnixMilli()
 	rec := func(seq, user, unit int64, status string, version int64) string {

@@ -2,6 +2,7 @@ package goods_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -23,6 +24,22 @@ type goodsEnv struct {
 	clk      *dbtest.Clock
 	merchant model.Claims
 	ctx      context.Context
+	shards   int // the Redis buckets of the goods it creates (at most its stock); 0: 1
+}
+
+// eachShards runs a goods test with goods of one Redis bucket and of three
+// (db/goods/shards.go): the same behaviour either way.
+func eachShards(t *testing.T, test func(t *testing.T, k int)) {
+	for _, k := range []int{1, 3} {
+		t.Run(fmt.Sprintf("K=%d", k), func(t *testing.T) { test(t, k) })
+	}
+}
+
+// newGoodsEnvK is newGoodsEnv whose goods have k buckets.
+func newGoodsEnvK(t testing.TB, k int) *goodsEnv {
+	e := newGoodsEnv(t)
+	e.shards = k
+	return e
 }
 
 func newGoodsEnv(t testing.TB) *goodsEnv {
@@ -79,7 +96,7 @@ func (e *goodsEnv) slot(start, length time.Duration) *model.Slot {
 func (e *goodsEnv) goods(slot *model.Slot, stock, limit int64) *model.Goods {
 	e.t.Helper()
 	g, err := e.s.Create(e.ctx, e.merchant, goods.Input{SlotID: slot.ID, Title: "Phone", PriceCents: 10000,
-		SeckillPriceCents: 4999, Stock: stock, LimitPerUser: limit})
+		SeckillPriceCents: 4999, Stock: stock, LimitPerUser: limit, Shards: int(min(int64(max(e.shards, 1)), stock))})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -11,7 +11,11 @@ import (
 )
 
 func TestIdempotentGoodsGrabAnswersTheFirstAnswer(t *testing.T) {
-	e := newGoodsEnv(t)
+	eachShards(t, testIdempotentGoodsGrabAnswersTheFirstAnswer)
+}
+
+func testIdempotentGoodsGrabAnswersTheFirstAnswer(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.goods(e.slot(time.Minute, time.Hour), 5, 2)
 	ctx := db.WithIdempotencyKey(e.ctx, "retry-1")
 	// Refused before the start: a retry with the same key after the start is refused the same way.
@@ -44,7 +48,11 @@ func TestIdempotentGoodsGrabAnswersTheFirstAnswer(t *testing.T) {
 }
 
 func TestIdempotentGoodsGrabUnderConcurrentRetries(t *testing.T) {
-	e := newGoodsEnv(t)
+	eachShards(t, testIdempotentGoodsGrabUnderConcurrentRetries)
+}
+
+func testIdempotentGoodsGrabUnderConcurrentRetries(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(100, 5)
 	ctx := db.WithIdempotencyKey(e.ctx, "burst")
 	var start, done sync.WaitGroup
@@ -73,8 +81,10 @@ func TestIdempotentGoodsGrabUnderConcurrentRetries(t *testing.T) {
 	e.checkBalance(g.ID, "after the retries")
 }
 
-func TestIdempotentPayAndCancel(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestIdempotentPayAndCancel(t *testing.T) { eachShards(t, testIdempotentPayAndCancel) }
+
+func testIdempotentPayAndCancel(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(5, 1)
 	o := e.grab(3, g.ID)
 	cancelCtx := db.WithIdempotencyKey(e.ctx, "cancel-1")

@@ -7,8 +7,8 @@ import (
 	"github.com/seckill/seckill/db/backend"
 )
 
-// hashTag is in every Redis key of one goods, {goods:ID}, so each script
-// touches one Redis Cluster slot.
+// hashTag is in every Redis key of one goods' first bucket, {goods:ID}, so
+// each script touches one Redis Cluster slot (other buckets: bucket.tag).
 func hashTag(id int64) string { return "{goods:" + strconv.FormatInt(id, 10) + "}" }
 
 // scriptKeys are the keys every goods script receives, in this order:
@@ -25,10 +25,10 @@ func hashTag(id int64) string { return "{goods:" + strconv.FormatInt(id, 10) + "
 //	10 counts   hash: unpaid, paid, expired, cancelled, failed, revenue
 //
 // extra keys (a script's own, such as the grab's memo) follow these.
-func scriptKeys(id int64, extra ...string) []string {
+func scriptKeys(bk bucket, extra ...string) []string {
 	// Every grab builds these, so they are cut from one string: two
 	// allocations instead of eleven.
-	t := hashTag(id)
+	t := bk.tag()
 	var b strings.Builder
 	b.Grow(10*len(t) + scriptKeySuffixBytes)
 	keys := make([]string, 0, 10+len(extra))
@@ -56,27 +56,27 @@ var scriptKeySuffixBytes = func() (n int) {
 	return n
 }()
 
-func infoKey(id int64) string      { return hashTag(id) + ":info" }
-func freshKey(id int64) string     { return hashTag(id) + ":fresh" }
-func freeKey(id int64) string      { return hashTag(id) + ":free" }
-func ordersKey(id int64) string    { return hashTag(id) + ":orders" }
-func mineKey(id int64) string      { return hashTag(id) + ":mine" }
-func deadlinesKey(id int64) string { return hashTag(id) + ":deadlines" }
-func countsKey(id int64) string    { return hashTag(id) + ":counts" }
-func seqKey(id int64) string       { return hashTag(id) + ":seq" }
+func infoKey(b bucket) string      { return b.tag() + ":info" }
+func freshKey(b bucket) string     { return b.tag() + ":fresh" }
+func freeKey(b bucket) string      { return b.tag() + ":free" }
+func ordersKey(b bucket) string    { return b.tag() + ":orders" }
+func mineKey(b bucket) string      { return b.tag() + ":mine" }
+func deadlinesKey(b bucket) string { return b.tag() + ":deadlines" }
+func countsKey(b bucket) string    { return b.tag() + ":counts" }
+func seqKey(b bucket) string       { return b.tag() + ":seq" }
 
 // samplesKey is the goods' capped list of one-second samples for the live charts.
-func samplesKey(id int64) string { return hashTag(id) + ":samples" }
+func samplesKey(b bucket) string { return b.tag() + ":samples" }
 
-// flushQueue is the goods' crash-safe flush queue of order records.
-func flushQueue(id int64) backend.FlushQueue {
-	t := hashTag(id)
+// flushQueue is the bucket's crash-safe flush queue of order records.
+func flushQueue(b bucket) backend.FlushQueue {
+	t := b.tag()
 	return backend.FlushQueue{Pending: t + ":pending", Processing: t + ":processing"}
 }
 
 // memoKey remembers the answer to one grab request, so a retried command
 // returns the same order instead of taking a second unit.
-func memoKey(id int64, requestID string) string { return hashTag(id) + ":req:" + requestID }
+func memoKey(b bucket, requestID string) string { return b.tag() + ":req:" + requestID }
 
 // activeKey is the set of goods loaded into Redis whose orders may still
 // change: the flush, stock sync and expiry sweep walk it. Grab scripts never

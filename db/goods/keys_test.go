@@ -8,18 +8,61 @@ import (
 // The scripts' KEYS order is a contract with the Lua; the keys cut from one
 // string must equal the ones each named key function builds.
 func TestGoodsScriptKeys(t *testing.T) {
-	got := scriptKeys(42, "extra")
+	b := bucket0(42)
+	got := scriptKeys(b, "extra")
 	want := []string{"{goods:42}:info", "{goods:42}:fresh", "{goods:42}:free", "{goods:42}:held", "{goods:42}:seq",
 		"{goods:42}:orders", "{goods:42}:mine", "{goods:42}:deadlines", "{goods:42}:pending", "{goods:42}:counts", "extra"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("keys\n got %q\nwant %q", got, want)
 	}
-	named := []string{infoKey(42), freshKey(42), freeKey(42), got[3], got[4], ordersKey(42),
-		mineKey(42), deadlinesKey(42), flushQueue(42).Pending, countsKey(42)}
+	named := []string{infoKey(b), freshKey(b), freeKey(b), got[3], got[4], ordersKey(b),
+		mineKey(b), deadlinesKey(b), flushQueue(b).Pending, countsKey(b)}
 	if !slices.Equal(got[:10], named) {
 		t.Fatalf("script keys %q differ from the named keys %q", got[:10], named)
 	}
-	if n := len(scriptKeys(7)); n != 10 {
+	if n := len(scriptKeys(bucket0(7))); n != 10 {
 		t.Fatalf("%d keys without extras", n)
+	}
+}
+
+// Bucket 0 keeps {goods:ID}; the buckets of K = 3 lie in three different
+// thirds of the slot space (three nodes of an evenly split three-node
+// cluster), for any goods; the tags depend on the goods, bucket and K alone.
+func TestBucketTags(t *testing.T) {
+	for id := int64(1); id <= 500; id++ {
+		bs := bucketsOf(id, 3)
+		if bs[0].tag() != hashTag(id) {
+			t.Fatalf("goods %d: bucket 0 tag %q", id, bs[0].tag())
+		}
+		thirds := map[int]bool{}
+		for _, b := range bs {
+			tg := b.tag()
+			thirds[keySlot(tg[1:len(tg)-1])*3/clusterSlots] = true
+		}
+		if len(thirds) != 3 {
+			t.Fatalf("goods %d: buckets %v fall in %d thirds of the slots", id, bs, len(thirds))
+		}
+	}
+	if keySlot("123456789") != 0x31C3%clusterSlots {
+		t.Fatalf("CRC16 of the check string: %#x", keySlot("123456789"))
+	}
+}
+
+// Stock splits into K ranges that cover 1..stock once.
+func TestBucketSizes(t *testing.T) {
+	for _, k := range []int{1, 2, 3, 8} {
+		for _, stock := range []int64{1, 2, 7, 100, 1001} {
+			next := int64(0)
+			for b := range k {
+				n, base := bucketSize(stock, b, k)
+				if base != next {
+					t.Fatalf("stock %d k %d bucket %d: base %d, want %d", stock, k, b, base, next)
+				}
+				next += n
+			}
+			if next != stock {
+				t.Fatalf("stock %d k %d: buckets hold %d", stock, k, next)
+			}
+		}
 	}
 }

@@ -16,8 +16,10 @@ import (
 
 // Preheat loads goods once: a second run never resets the stock, and goods
 // created inside the window are loaded at once.
-func TestPreheatIdempotent(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestPreheatIdempotent(t *testing.T) { eachShards(t, testPreheatIdempotent) }
+
+func testPreheatIdempotent(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	far := e.goods(e.slot(time.Hour, time.Hour), 10, 1)
 	if n, err := e.s.Preheat(e.ctx); err != nil || n != 0 {
 		t.Fatalf("preheat an hour early loaded %d (%v), want 0", n, err)
@@ -53,8 +55,10 @@ func TestPreheatIdempotent(t *testing.T) {
 
 // A flush killed between moving a batch and committing it, or between
 // committing and releasing it, then run again: every order in SQLite exactly once.
-func TestOrderFlushCrash(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestOrderFlushCrash(t *testing.T) { testOrderFlushCrash(t, 1) } // its figures are one bucket's (shards_test.go has buckets' own)
+
+func testOrderFlushCrash(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(backend.FlushBatchSize+200, 1)
 	var ids []int64
 	for u := int64(1); u <= backend.FlushBatchSize+200; u++ {
@@ -99,8 +103,10 @@ func TestOrderFlushCrash(t *testing.T) {
 // Redis restored from an old snapshot: its stock counter is back up after
 // units were sold. The durable guard refuses the extra live orders, the
 // flush goes on, the refused orders are voided, and the stats show the drift.
-func TestOldSnapshotDurableGuard(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestOldSnapshotDurableGuard(t *testing.T) { eachShards(t, testOldSnapshotDurableGuard) }
+
+func testOldSnapshotDurableGuard(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(10, 1)
 	for u := int64(1); u <= 5; u++ {
 		e.grab(u, g.ID) // units 10..6
@@ -161,8 +167,10 @@ func TestOldSnapshotDurableGuard(t *testing.T) {
 
 // The expiry tick expires unpaid orders at their deadline, never before, and
 // leaves paid ones.
-func TestExpireDue(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestExpireDue(t *testing.T) { eachShards(t, testExpireDue) }
+
+func testExpireDue(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(5, 1)
 	o := e.grab(1, g.ID)
 	paid := e.grab(2, g.ID)
@@ -187,8 +195,10 @@ func TestExpireDue(t *testing.T) {
 
 // The stock sync writes Redis's stock to SQLite and retires goods once their
 // slot is over and every order is settled and flushed; reads then come from SQLite.
-func TestStockSyncAndRetire(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestStockSyncAndRetire(t *testing.T) { eachShards(t, testStockSyncAndRetire) }
+
+func testStockSyncAndRetire(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(5, 1)
 	a, b := e.grab(1, g.ID), e.grab(2, g.ID)
 	e.s.PayOrder(e.ctx, 1, a.ID)
@@ -233,8 +243,10 @@ func TestStockSyncAndRetire(t *testing.T) {
 
 // After Redis loses everything, goods are rebuilt from SQLite: units held by
 // live orders stay taken, the sequence goes on, the limit marks hold.
-func TestRebuildAfterRedisLoss(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestRebuildAfterRedisLoss(t *testing.T) { testRebuildAfterRedisLoss(t, 1) } // its figures are one bucket's (shards_test.go has buckets' own)
+
+func testRebuildAfterRedisLoss(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(4, 1)
 	o1, o2, o3 := e.grab(1, g.ID), e.grab(2, g.ID), e.grab(3, g.ID) // units 4, 3, 2
 	e.s.CancelOrder(e.ctx, 1, o1.ID)                                // unit 4 back
@@ -268,8 +280,10 @@ func TestRebuildAfterRedisLoss(t *testing.T) {
 
 // 200 grabs released at once on live goods Redis has lost share one rebuild
 // from SQLite, and the rebuilt goods still sells each unit once.
-func TestGrabRebuildsLostGoodsOnce(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestGrabRebuildsLostGoodsOnce(t *testing.T) { eachShards(t, testGrabRebuildsLostGoodsOnce) }
+
+func testGrabRebuildsLostGoodsOnce(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(50, 1)
 	if err := rdb.FlushDB(e.ctx, e.s.Redis); err != nil {
 		t.Fatal(err)
@@ -311,8 +325,10 @@ func TestGrabRebuildsLostGoodsOnce(t *testing.T) {
 }
 
 // Slots and goods can be edited before the sale; once it starts only the words can change.
-func TestEditSlotsAndGoods(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestEditSlotsAndGoods(t *testing.T) { testEditSlotsAndGoods(t, 1) } // its figures are one bucket's (shards_test.go has buckets' own)
+
+func testEditSlotsAndGoods(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	sl := e.slot(time.Minute, time.Hour) // inside the window: loaded
 	g := e.goods(sl, 5, 1)
 	in := goods.Input{Title: "Phone 2", Description: "new", PriceCents: 100, SeckillPriceCents: 50, Stock: 8, LimitPerUser: 2}

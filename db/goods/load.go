@@ -79,14 +79,16 @@ local function close(f, status, now, giveBack)
 end
 `
 
-// loadScript puts goods into Redis unless it is there already: a second
-// preheat never resets stock. After a Redis loss it rebuilds the goods from
-// the store's live orders, so no unit they hold is sold again.
+// loadScript puts one bucket of goods into Redis unless it is there
+// already: a second preheat never resets stock. After a Redis loss it
+// rebuilds the bucket from the store's live orders, so no unit they hold is
+// sold again.
 //
-// KEYS: scriptKeys
+// KEYS: scriptKeys (of the bucket)
 // ARGV: 1 start ms, 2 end ms, 3 seckill price, 4 limit, 5 stock, 6 slot ID,
 // 7 fresh units, 8 last sequence, then JSON: 9 free units, 10 held marks,
-// 11 live order records, 12 mine lists, 13 counts
+// 11 live order records, 12 mine lists, 13 counts; then 14 the goods'
+// bucket count, 15 the base the bucket's fresh units are numbered from
 // Returns loaded, or exists when the goods was loaded already (nothing changed).
 var loadScript = redis.NewScript(goodsLua + `
 if redis.call('EXISTS', K_INFO) == 1 then return 'exists' end
@@ -102,24 +104,37 @@ for _, rec in ipairs(cjson.decode(ARGV[11])) do
 end
 for uid, seqs in pairs(cjson.decode(ARGV[12])) do redis.call('HSET', K_MINE, uid, seqs) end
 for k, n in pairs(cjson.decode(ARGV[13])) do redis.call('HSET', K_COUNTS, k, n) end
-redis.call('HSET', K_INFO, 'start', ARGV[1], 'end', ARGV[2], 'price', ARGV[3], 'limit', ARGV[4], 'stock', ARGV[5], 'slot', ARGV[6])
+redis.call('HSET', K_INFO, 'start', ARGV[1], 'end', ARGV[2], 'price', ARGV[3], 'limit', ARGV[4], 'stock', ARGV[5], 'slot', ARGV[6],
+	'shards', ARGV[14], 'base', ARGV[15])
 return 'loaded'
 `)
 
-// load loads the goods into Redis once and marks it active; it reports whether this call loaded it.
+// goodsShards is the goods' bucket count (at least 1).
+func goodsShards(g *model.Goods) int { return max(g.Shards, 1) }
+
+// load loads the goods into Redis once, every bucket, and marks it active;
+// it reports whether this call loaded it. Bucket 0 goes last, so goods whose
+// bucket 0 is in Redis has all its buckets there.
 func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
-	st, err := s.rebuildState(ctx, g)
+	sts, err := s.rebuildState(ctx, g)
 	if err != nil {
 		return false, err
 	}
+	k := goodsShards(g)
 	j := func(v any) string { b, _ := json.Marshal(v); return string(b) }
-	args := []any{redisStart(g), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
-		st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts)}
-	res, err := loadScript.Run(ctx, s.Redis, scriptKeys(g.ID), args...).Text()
-	if err != nil {
-		return false, fmt.Errorf("load goods %d: %w", g.ID, err)
+	loaded := false
+	for n := k - 1; n >= 0; n-- {
+		st, b := sts[n], bucket{goods: g.ID, n: n, k: k}
+		_, base := bucketSize(g.Stock, n, k)
+		args := []any{redisStart(g), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
+			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base}
+		res, err := loadScript.Run(ctx, s.Redis, scriptKeys(b), args...).Text()
+		if err != nil {
+			return false, fmt.Errorf("load goods %d: %w", g.ID, err)
+		}
+		loaded = res == "loaded"
 	}
-	loaded := res == "loaded"
+	s.shards.forget(g.ID)
 	if err := s.Redis.SAdd(ctx, activeKey, g.ID).Err(); err != nil {
 		return false, fmt.Errorf("activate goods %d: %w", g.ID, err)
 	}
@@ -142,10 +157,18 @@ type goodsState struct {
 	counts  map[string]string
 }
 
-// rebuildState derives the goods' Redis state from the store: for new goods all
-// stock is fresh; otherwise units held by live orders stay taken.
-func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState, error) {
-	st := &goodsState{fresh: g.Stock, free: []string{}, held: map[string]string{}, records: []string{}, mine: map[string]string{}, counts: map[string]string{}}
+// rebuildState derives each bucket's Redis state from the store: for new
+// goods all of a bucket's stock is fresh; otherwise units held by live orders
+// (of any bucket) stay taken, and each order goes back to the bucket its
+// sequence names.
+func (s *Service) rebuildState(ctx context.Context, g *model.Goods) ([]*goodsState, error) {
+	k := goodsShards(g)
+	sts := make([]*goodsState, k)
+	for n := range sts {
+		fresh, _ := bucketSize(g.Stock, n, k)
+		sts[n] = &goodsState{fresh: fresh, seq: int64(n) * BucketSeqSpan, free: []string{}, held: map[string]string{},
+			records: []string{}, mine: map[string]string{}, counts: map[string]string{}}
+	}
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id, user_id, unit, amount_cents, status, created_ms, expires_ms, version, updated_ms,
 			discount_cents, user_coupon_id, paid_at_ms
 		FROM orders WHERE goods_id = ? AND status IN ('unpaid', 'paid') ORDER BY id`, g.ID)
@@ -154,8 +177,11 @@ func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState
 	}
 	defer rows.Close()
 	taken := map[int64]bool{}
-	held := map[int64]int{}
-	var mine = map[int64][]string{}
+	held := make([]map[int64]int, k)
+	mine := make([]map[int64][]string, k)
+	for n := range k {
+		held[n], mine[n] = map[int64]int{}, map[int64][]string{}
+	}
 	for rows.Next() {
 		var o model.Order
 		var created, expires, updated, discount, coupon, paidAt int64
@@ -164,6 +190,10 @@ func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState
 			return nil, err
 		}
 		_, seq, _ := SplitOrderID(o.ID)
+		n := int(seq / BucketSeqSpan)
+		if n >= k {
+			return nil, fmt.Errorf("goods %d: order %d is of bucket %d of %d", g.ID, o.ID, n, k)
+		}
 		f := []string{fmt.Sprint(seq), fmt.Sprint(o.UserID), fmt.Sprint(o.Unit), fmt.Sprint(o.AmountCents),
 			o.Status, fmt.Sprint(created), fmt.Sprint(expires), fmt.Sprint(o.Version), fmt.Sprint(updated)}
 		if o.Status == model.OrderPaid {
@@ -172,80 +202,126 @@ func (s *Service) rebuildState(ctx context.Context, g *model.Goods) (*goodsState
 			}
 			f = append(f, "", fmt.Sprint(discount), fmt.Sprint(coupon), fmt.Sprint(paidAt))
 		}
-		st.records = append(st.records, strings.Join(f, "|"))
+		sts[n].records = append(sts[n].records, strings.Join(f, "|"))
 		taken[o.Unit] = true
-		held[o.UserID]++
-		mine[o.UserID] = append(mine[o.UserID], fmt.Sprint(seq))
+		held[n][o.UserID]++
+		mine[n][o.UserID] = append(mine[n][o.UserID], fmt.Sprint(seq))
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	for uid, n := range held {
-		st.held[fmt.Sprint(uid)] = fmt.Sprint(n)
-	}
-	for uid, seqs := range mine {
-		st.mine[fmt.Sprint(uid)] = strings.Join(seqs, ",")
-	}
-	if len(taken) > 0 {
-		low := g.Stock + 1
+	for n, st := range sts {
+		for uid, c := range held[n] {
+			st.held[fmt.Sprint(uid)] = fmt.Sprint(c)
+		}
+		for uid, seqs := range mine[n] {
+			st.mine[fmt.Sprint(uid)] = strings.Join(seqs, ",")
+		}
+		if len(taken) == 0 {
+			continue
+		}
+		// The bucket's units are base+1 .. base+size: fresh below the lowest taken, free the untaken above.
+		size, base := bucketSize(g.Stock, n, k)
+		low := size + 1
 		for u := range taken {
-			low = min(low, u)
+			if u > base && u <= base+size {
+				low = min(low, u-base)
+			}
 		}
 		st.fresh = max(low-1, 0)
-		for u := g.Stock; u > st.fresh; u-- {
+		for u := base + size; u > base+st.fresh; u-- {
 			if !taken[u] {
 				st.free = append(st.free, strconv.FormatInt(u, 10))
 			}
 		}
 	}
-	var maxID sql.NullInt64
-	if err := s.SQL.R.QueryRowContext(ctx, `SELECT MAX(id) FROM (SELECT id FROM orders WHERE goods_id = ?1 UNION ALL SELECT id FROM order_conflicts WHERE goods_id = ?1) AS ids`, g.ID).Scan(&maxID); err != nil {
-		return nil, err
-	}
-	if maxID.Valid {
-		_, st.seq, _ = SplitOrderID(maxID.Int64)
-	}
-	c, err := s.durableCounts(ctx, g.ID)
-	if err != nil {
-		return nil, err
-	}
-	for k, n := range map[string]int64{model.OrderUnpaid: c.Unpaid, model.OrderPaid: c.Paid, model.OrderExpired: c.Expired,
-		model.OrderCancelled: c.Cancelled, model.OrderFailed: c.Failed, "revenue": c.RevenueCents} {
-		if n != 0 {
-			st.counts[k] = fmt.Sprint(n)
+	for n, st := range sts {
+		lo, hi := bucketIDs(g.ID, n)
+		var maxID sql.NullInt64
+		if err := s.SQL.R.QueryRowContext(ctx, `SELECT MAX(id) FROM (SELECT id FROM orders WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3
+				UNION ALL SELECT id FROM order_conflicts WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3) AS ids`, g.ID, lo, hi).Scan(&maxID); err != nil {
+			return nil, err
+		}
+		if maxID.Valid {
+			_, st.seq, _ = SplitOrderID(maxID.Int64)
+		}
+		c, err := s.durableCountsOf(ctx, g.ID, lo, hi)
+		if err != nil {
+			return nil, err
+		}
+		for name, v := range map[string]int64{model.OrderUnpaid: c.Unpaid, model.OrderPaid: c.Paid, model.OrderExpired: c.Expired,
+			model.OrderCancelled: c.Cancelled, model.OrderFailed: c.Failed, "revenue": c.RevenueCents} {
+			if v != 0 {
+				st.counts[name] = fmt.Sprint(v)
+			}
 		}
 	}
-	return st, nil
+	return sts, nil
+}
+
+// bucketIDs is the range of order IDs bucket n of the goods numbers.
+func bucketIDs(goodsID int64, n int) (lo, hi int64) {
+	lo = OrderID(goodsID, int64(n)*BucketSeqSpan)
+	return lo, lo + BucketSeqSpan - 1
 }
 
 // refreshScript gives loaded goods new terms (window, price, limit,
 // stock) before its sale starts; no unit can have been sold yet, so the stock
 // is set afresh.
 //
-// KEYS: scriptKeys
-// ARGV: 1 now ms, 2 start ms, 3 end ms, 4 seckill price, 5 limit, 6 stock
-// Returns ok when changed, not_loaded when the goods is not in Redis, or
+// With ARGV[7] "unload" it instead removes the bucket (the goods' bucket
+// count changed: it is loaded again in the new layout).
+//
+// KEYS: scriptKeys (of the bucket)
+// ARGV: 1 now ms, 2 start ms, 3 end ms, 4 seckill price, 5 limit, 6 the
+// goods' stock, 7 the bucket's fresh units (or unload), 8 its base
+// Returns ok when changed, not_loaded when the bucket is not in Redis, or
 // started when the sale has begun (nothing changed).
 var refreshScript = redis.NewScript(goodsLua + `
 if redis.call('EXISTS', K_INFO) == 0 then return 'not_loaded' end
 if tonumber(ARGV[1]) >= tonumber(redis.call('HGET', K_INFO, 'start')) or redis.call('HLEN', K_ORDERS) > 0 then return 'started' end
-redis.call('HSET', K_INFO, 'start', ARGV[2], 'end', ARGV[3], 'price', ARGV[4], 'limit', ARGV[5], 'stock', ARGV[6])
-redis.call('SET', K_FRESH, ARGV[6])
+if ARGV[7] == 'unload' then
+	redis.call('DEL', K_INFO, K_FRESH, K_FREE, K_HELD, K_SEQ, K_ORDERS, K_MINE, K_DEADLINES, K_COUNTS)
+	return 'ok'
+end
+redis.call('HSET', K_INFO, 'start', ARGV[2], 'end', ARGV[3], 'price', ARGV[4], 'limit', ARGV[5], 'stock', ARGV[6], 'base', ARGV[8])
+redis.call('SET', K_FRESH, ARGV[7])
 redis.call('DEL', K_FREE)
 return 'ok'
 `)
 
 // refresh brings Redis in line with goods whose terms or window changed
-// before the sale, loading it when it is now due.
+// before the sale, loading it when it is now due. Goods whose bucket count
+// changed is taken out of Redis and loaded again.
 func (s *Service) refresh(ctx context.Context, g *model.Goods) error {
-	res, err := refreshScript.Run(ctx, s.Redis, scriptKeys(g.ID), s.Now().UnixMilli(),
-		redisStart(g), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock).Text()
-	switch {
-	case err != nil:
-		return fmt.Errorf("refresh goods %d: %w", g.ID, err)
-	case res == "started":
-		return db.Errorf(db.ECONFLICT, "the sale of goods %d has started", g.ID)
-	case res == "not_loaded" && PreheatDue(s.Now(), g.StartAt, g.EndAt):
+	s.shards.forget(g.ID)
+	old, err := s.shardsOne(ctx, g.ID, false)
+	if err != nil {
+		return err
+	}
+	k := goodsShards(g)
+	res, layout := "", k
+	if old != k {
+		layout = old // unloaded, bucket 0 last: while it is there the old layout is whole
+	}
+	for n := layout - 1; n >= 0; n-- {
+		fresh, base := bucketSize(g.Stock, n, k)
+		args := []any{s.Now().UnixMilli(), redisStart(g), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, fresh, base}
+		if old != k {
+			args[6] = "unload"
+		}
+		if res, err = refreshScript.Run(ctx, s.Redis, scriptKeys(bucket{goods: g.ID, n: n, k: layout}), args...).Text(); err != nil {
+			return fmt.Errorf("refresh goods %d: %w", g.ID, err)
+		}
+		if res == "started" {
+			return db.Errorf(db.ECONFLICT, "the sale of goods %d has started", g.ID)
+		}
+	}
+	if old != k {
+		s.shards.forget(g.ID)
+		res = "not_loaded"
+	}
+	if res == "not_loaded" && PreheatDue(s.Now(), g.StartAt, g.EndAt) {
 		_, err = s.load(ctx, g)
 		return err
 	}
@@ -265,7 +341,7 @@ func (s *Service) Preheat(ctx context.Context) (int, error) {
 	exists := make([]*redis.IntCmd, len(gs))
 	ids := make([]any, len(gs))
 	for i := range gs {
-		exists[i] = pipe.Exists(ctx, infoKey(gs[i].ID))
+		exists[i] = pipe.Exists(ctx, infoKey(bucket0(gs[i].ID)))
 		ids[i] = gs[i].ID
 	}
 	// Re-adding every due goods heals a load whose activation was lost.

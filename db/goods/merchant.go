@@ -40,10 +40,16 @@ redis.call('HSET', KEYS[1], 'start', ARGV[1])
 return 'ok'
 `)
 
-// pushWindow gives Redis the goods' window as the store now says it.
+// pushWindow gives Redis the goods' window as the store now says it, in every bucket.
 func (s *Service) pushWindow(ctx context.Context, g *model.Goods) error {
-	if err := windowScript.Run(ctx, s.Redis, []string{infoKey(g.ID)}, redisStart(g), g.EndAt.UnixMilli()).Err(); err != nil {
-		return fmt.Errorf("move the window of goods %d: %w", g.ID, err)
+	bs, err := s.bucketsOfGoods(ctx, g.ID)
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if err := windowScript.Run(ctx, s.Redis, []string{infoKey(b)}, redisStart(g), g.EndAt.UnixMilli()).Err(); err != nil {
+			return fmt.Errorf("move the window of goods %d: %w", g.ID, err)
+		}
 	}
 	return nil
 }

@@ -17,8 +17,10 @@ import (
 
 // Ending goods closes its window in the store and in Redis; the slot's other
 // goods sell on; the stock sync then retires it once settled.
-func TestEndGoodsEarly(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestEndGoodsEarly(t *testing.T) { eachShards(t, testEndGoodsEarly) }
+
+func testEndGoodsEarly(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	sl := e.slot(-time.Minute, time.Hour)
 	g1, g2 := e.goods(sl, 5, 1), e.goods(sl, 5, 1)
 	e.grab(1, g1.ID)
@@ -37,8 +39,10 @@ func TestEndGoodsEarly(t *testing.T) {
 }
 
 // An upcoming slot ended now reads ended, and stays so when its planned start passes.
-func TestEndUpcomingSlot(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestEndUpcomingSlot(t *testing.T) { eachShards(t, testEndUpcomingSlot) }
+
+func testEndUpcomingSlot(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	sl := e.slot(5*time.Minute, time.Hour) // inside the preheat window: loaded at once
 	g := e.goods(sl, 3, 1)
 	ended, err := e.s.EndSlot(e.ctx, e.merchant, sl.ID)
@@ -55,8 +59,10 @@ func TestEndUpcomingSlot(t *testing.T) {
 
 // Hidden goods is refused to shoppers and to grabs, seen by its owner, and
 // sells again once shown; hiding never touches its stock.
-func TestHideGoods(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestHideGoods(t *testing.T) { eachShards(t, testHideGoods) }
+
+func testHideGoods(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(4, 1)
 	e.grab(1, g.ID)
 	if _, err := e.s.SetGoodsHidden(e.ctx, e.merchant, g.ID, true); err != nil {
@@ -85,8 +91,10 @@ func TestHideGoods(t *testing.T) {
 }
 
 // The sampler takes one sample a second of every active goods and keeps them.
-func TestSampleActive(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestSampleActive(t *testing.T) { eachShards(t, testSampleActive) }
+
+func testSampleActive(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(5, 2)
 	if err := e.s.SampleActive(e.ctx); err != nil {
 		t.Fatal(err)
@@ -112,8 +120,10 @@ func TestSampleActive(t *testing.T) {
 }
 
 // Pictures are taken by their bytes' type, stored once by hash.
-func TestSetImage(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestSetImage(t *testing.T) { eachShards(t, testSetImage) }
+
+func testSetImage(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(1, 1)
 	_, err := e.s.SetImage(e.ctx, e.merchant, g.ID, []byte("<html>not a picture</html>"))
 	wantCode(t, "html", err, db.EINVALID)
@@ -151,8 +161,10 @@ func BenchmarkSampleActive(b *testing.B) {
 }
 
 // Goods ended before its slot opens reads ended, before and after the slot's start.
-func TestEndUpcomingGoods(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestEndUpcomingGoods(t *testing.T) { eachShards(t, testEndUpcomingGoods) }
+
+func testEndUpcomingGoods(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	sl := e.slot(5*time.Minute, time.Hour)
 	g, other := e.goods(sl, 3, 1), e.goods(sl, 3, 1)
 	ended, err := e.s.EndGoods(e.ctx, e.merchant, g.ID)
@@ -172,8 +184,10 @@ func TestEndUpcomingGoods(t *testing.T) {
 // grab wins a unit or is refused (ended, or sold out once all 200 are won),
 // the stock adds up, the store agrees after the
 // flush, and once the end has answered no grab wins.
-func TestEndGoodsRacesGrabs(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestEndGoodsRacesGrabs(t *testing.T) { eachShards(t, testEndGoodsRacesGrabs) }
+
+func testEndGoodsRacesGrabs(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(200, 1)
 	const users = 300
 	start := make(chan struct{})

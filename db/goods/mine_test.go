@@ -12,7 +12,8 @@ import (
 // mineLen is how many orders the user's list in Redis names for the goods.
 func (e *goodsEnv) mineLen(goodsID, userID int64) int {
 	e.t.Helper()
-	v, err := e.s.Redis.HGet(e.ctx, goods.Key(goodsID, "mine"), strconv.FormatInt(userID, 10)).Result()
+	k := max(e.shards, 1)
+	v, err := e.s.Redis.HGet(e.ctx, goods.BucketKey(goodsID, goods.HomeBucket(userID, k), k, "mine"), strconv.FormatInt(userID, 10)).Result()
 	if err != nil || v == "" {
 		return 0
 	}
@@ -22,8 +23,10 @@ func (e *goodsEnv) mineLen(goodsID, userID int64) int {
 // Grab and cancel (or let expire) 60 times: once flushed, the user's list
 // in Redis names only the live orders (at most the limit), while My orders
 // lists every order with its status at every step, flushed or not.
-func TestMineListStaysBounded(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestMineListStaysBounded(t *testing.T) { eachShards(t, testMineListStaysBounded) }
+
+func testMineListStaysBounded(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	const limit, cycles, flushEvery = 2, 60, 7
 	g := e.liveGoods(5, limit)
 	const user = 7

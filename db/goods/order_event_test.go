@@ -11,8 +11,10 @@ import (
 
 // A grab's live order event, encoded on the grab path without reflection,
 // is byte for byte what encoding/json makes of the OrderEvent.
-func TestOrderEventEncoding(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestOrderEventEncoding(t *testing.T) { eachShards(t, testOrderEventEncoding) }
+
+func testOrderEventEncoding(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(3, 1)
 	sub := e.s.Redis.Subscribe(e.ctx, live.ChannelOf(e.s.Redis))
 	defer sub.Close()

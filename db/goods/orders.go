@@ -143,17 +143,28 @@ const grabMemoTTL = 5 * time.Minute
 // record. The answer is remembered under the request ID, so when go-redis
 // retries a command whose reply was lost the same order comes back.
 //
-// KEYS: scriptKeys, then 11 the request's memo key
-// ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 memo TTL ms
-// Returns "ok:remaining:slot:version:record", or not_loaded | not_started |
-// ended | limit_reached | sold_out.
+// With several buckets it runs in the user's home bucket (see shards.go):
+// its stock is the bucket's, and ARGV[6], when not empty, is a unit taken
+// from another bucket for this grab, put in the free list first so it stays
+// on sale whatever the answer.
+//
+// KEYS: scriptKeys (of the home bucket), then 11 the request's memo key
+// ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 the goods' bucket count as the
+// caller knows it, 5 a unit brought ("": none), 6 memo TTL ms (last, as
+// db.Memoize takes it)
+// Returns "ok:remaining:slot:version:record", or not_loaded | reshard (the
+// bucket count is not ARGV[4]) | not_started | ended | limit_reached |
+// sold_out | dry (no stock in this bucket, others may have some).
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
 const grabLua = `
+if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]) end
 local memo = redis.call('GET', KEYS[11])
 if memo then return answer('ok', memo) end
-local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot')
+local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base')
 if not info[1] then return 'not_loaded' end
+local shards = tonumber(info[6]) or 1
+if shards ~= tonumber(ARGV[4]) then return 'reshard' end
 local now = tonumber(ARGV[2])
 if now < tonumber(info[1]) then return 'not_started' end
 if now >= tonumber(info[2]) then return 'ended' end
@@ -162,8 +173,9 @@ if (tonumber(redis.call('HGET', K_HELD, uid)) or 0) >= tonumber(info[4]) then re
 local unit, left = redis.call('RPOP', K_FREE), nil
 if not unit then
 	unit = redis.call('GET', K_FRESH)
-	if not unit or tonumber(unit) <= 0 then return 'sold_out' end
+	if not unit or tonumber(unit) <= 0 then return shards > 1 and 'dry' or 'sold_out' end
 	left = redis.call('DECR', K_FRESH) -- the free list is empty, so this is all that is left
+	if info[7] then unit = tostring(tonumber(unit) + tonumber(info[7])) end -- the bucket's units start after base
 end
 local seq = redis.call('INCR', K_SEQ)
 local rec = table.concat({seq, uid, unit, info[3], 'unpaid', ARGV[2], ARGV[3], 1, ARGV[2]}, '|')
@@ -174,13 +186,35 @@ redis.call('HSET', K_MINE, uid, mine and (mine .. ',' .. seq) or seq)
 redis.call('ZADD', K_DEADLINES, ARGV[3], seq)
 redis.call('RPUSH', K_PENDING, rec)
 redis.call('HINCRBY', K_COUNTS, 'unpaid', 1)
-redis.call('SET', KEYS[11], rec, 'PX', ARGV[4])
+redis.call('SET', KEYS[11], rec, 'PX', ARGV[6])
 return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. ':' .. rec
 `
 
 // grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
-var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded'"))
+var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry'"))
+
+// stealScript takes one unit from a bucket for a grab whose home bucket has
+// none: a unit given back first, else a fresh one. Outside the sale's
+// window (the merchant ended it, bucket by bucket) it takes none.
+//
+// KEYS: scriptKeys (of the bucket)
+// ARGV: 1 now ms
+// Returns "unit:remaining:slot:version", or empty | ended | not_started.
+var stealScript = redis.NewScript(goodsLua + `
+local w = redis.call('HMGET', K_INFO, 'start', 'end')
+if not w[1] then return 'empty' end
+if tonumber(ARGV[1]) >= tonumber(w[2]) then return 'ended' end
+if tonumber(ARGV[1]) < tonumber(w[1]) then return 'not_started' end
+local unit = redis.call('RPOP', K_FREE)
+if not unit then
+	local n = tonumber(redis.call('GET', K_FRESH)) or 0
+	if n <= 0 then return 'empty' end
+	redis.call('DECR', K_FRESH)
+	unit = tostring(n + (tonumber(redis.call('HGET', K_INFO, 'base')) or 0))
+end
+return unit .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. version()
+`)
 
 // Grab decides a grab in one Redis round trip with no SQL and nothing
 // else in Redis: the order's deadline is in the goods' deadlines, where the
@@ -197,25 +231,52 @@ func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order
 }
 
 // GrabCall is the grab script's call for one request at now: the script,
-// its keys and its arguments. Grab runs it through the pipeliner; the load
-// bench runs it bare (one EVALSHA, no HTTP and no follow-up work) as the
-// most a grab could do on the machine.
+// its keys (of the user's home bucket, for the bucket count this process
+// last read; 1 if none) and its arguments. Grab runs it through the
+// pipeliner; the load bench runs it bare (one EVALSHA, no HTTP and no
+// follow-up work) as the most a grab could do on the machine.
 func (s *Service) GrabCall(userID, goodsID int64, requestID string, now time.Time) (*redis.Script, []string, []any) {
-	return grabScript, scriptKeys(goodsID, memoKey(goodsID, requestID)),
-		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), grabMemoTTL.Milliseconds()}
+	k := 1
+	if v, ok := s.shards.m.Load(goodsID); ok {
+		k = v.(shardsEntry).k
+	}
+	return s.grabCall(userID, goodsID, k, requestID, now)
 }
 
-// grab runs the grab script under requestID; goods not in Redis are loaded
-// when their sale is live (a preheat missed or Redis was emptied) and tried once more.
+func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now time.Time) (*redis.Script, []string, []any) {
+	home := bucket{goods: goodsID, n: homeBucket(userID, k), k: k}
+	return grabScript, scriptKeys(home, memoKey(home, requestID)),
+		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), k, "", grabMemoTTL.Milliseconds()}
+}
+
+// grab runs the grab script under requestID in the user's home bucket;
+// goods not in Redis are loaded when their sale is live (a preheat missed or
+// Redis was emptied) and tried once more. A home bucket without stock sends
+// the grab on to the others (grabElsewhere).
 func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed bool) (*model.Order, error) {
-	script, keys, args := s.GrabCall(userID, goodsID, requestID, s.Now())
-	if keyed {
-		script = grabScriptKeyed
+	k, err := s.shardsOne(ctx, goodsID, true)
+	if err != nil {
+		return nil, err
 	}
+	now := s.Now()
 	for attempt := 0; ; attempt++ {
+		script, keys, args := s.grabCall(userID, goodsID, k, requestID, now)
+		if keyed {
+			script = grabScriptKeyed
+		}
 		res, err := s.Eval(ctx, script, keys, args...).Text()
 		if err != nil {
 			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
+		}
+		if k > 1 {
+			c := s.trips.count(goodsID)
+			c.grabs.Add(1)
+			c.trips.Add(1)
+		}
+		if res == "dry" {
+			if res, err = s.grabElsewhere(ctx, userID, goodsID, k, script, keys, args); err != nil {
+				return nil, err
+			}
 		}
 		a, err := parseAnswer(goodsID, res)
 		if err != nil {
@@ -227,9 +288,17 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			if err != nil {
 				return nil, err
 			}
-			s.pushStock(goodsID, a.slot, a.remaining, a.version)
+			s.pushStock(bucketOfSeq(goodsID, o.ID%OrderSeqSpan, k), a.slot, a.remaining, a.version)
 			s.pushOrder(o)
 			return o, nil
+		case "reshard": // the goods' bucket count changed (before its sale) since this process read it
+			if attempt > 1 {
+				return nil, fmt.Errorf("grab goods %d: its bucket count keeps changing", goodsID)
+			}
+			s.shards.forget(goodsID)
+			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
+				return nil, err
+			}
 		case "not_started":
 			return nil, db.ErrNotStarted
 		case "ended":
@@ -242,7 +311,11 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			if attempt > 0 {
 				return nil, fmt.Errorf("grab goods %d: still not loaded after loading", goodsID)
 			}
-			if err := s.loadLive(ctx, goodsID); err != nil {
+			if err := s.loadLive(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}); err != nil {
+				return nil, err
+			}
+			s.shards.forget(goodsID)
+			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
 				return nil, err
 			}
 		default:
@@ -251,17 +324,81 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 	}
 }
 
+// grabElsewhere goes on with a grab whose home bucket (keys, args: the
+// grab script's call there) had no stock: it takes a unit from the next
+// bucket that has one (one round trip each; buckets found empty lately are
+// passed over) and runs the grab script at home again with it. It answers
+// as the grab script does; sold_out when no bucket had a unit. When it found
+// buckets empty it asks home once more before answering sold_out: a unit
+// another grab brought there and could not use (its user's limit) is on sale
+// there now.
+func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, script *redis.Script, keys []string, args []any) (string, error) {
+	home := homeBucket(userID, k)
+	s.dry.mark(bucket{goods: goodsID, n: home, k: k})
+	probed := false
+	for i := 1; i < k; i++ {
+		b := bucket{goods: goodsID, n: (home + i) % k, k: k}
+		if s.dry.dry(b) {
+			continue
+		}
+		res, err := stealScript.Run(ctx, s.Redis, scriptKeys(b), args[1]).Text()
+		s.trips.count(goodsID).trips.Add(1)
+		if err != nil {
+			return "", fmt.Errorf("grab goods %d: take a unit from bucket %d: %w", goodsID, b.n, err)
+		}
+		switch res {
+		case "empty":
+			s.dry.mark(b)
+			probed = true
+			continue
+		case "ended", "not_started":
+			return res, nil
+		}
+		f := strings.SplitN(res, ":", 4)
+		if len(f) != 4 {
+			return "", fmt.Errorf("grab goods %d: unreadable answer %q of bucket %d", goodsID, res, b.n)
+		}
+		remaining, _ := strconv.ParseInt(f[1], 10, 64)
+		slot, _ := strconv.ParseInt(f[2], 10, 64)
+		version, _ := strconv.ParseInt(f[3], 10, 64)
+		s.pushStock(b, slot, remaining, version)
+		with := append([]any(nil), args...)
+		with[4] = f[0]
+		res, err = s.Eval(ctx, script, keys, with...).Text()
+		s.trips.count(goodsID).trips.Add(1)
+		if err != nil {
+			// The unit may be lost with the reply: stock short by one, never sold twice.
+			return "", fmt.Errorf("grab goods %d with a unit of bucket %d: %w", goodsID, b.n, err)
+		}
+		if !strings.HasPrefix(res, "ok:") { // refused: the unit stays on sale in the home bucket
+			s.dry.clear(bucket{goods: goodsID, n: home, k: k})
+		}
+		return res, nil
+	}
+	if probed {
+		res, err := s.Eval(ctx, script, keys, args...).Text()
+		s.trips.count(goodsID).trips.Add(1)
+		if err != nil || res != "dry" {
+			return res, err
+		}
+	}
+	return "sold_out", nil
+}
+
 // loadLive loads goods a grab found missing from Redis, when its sale is
 // live; the only SQL a grab can meet, and only after a missed preheat or a
 // Redis that lost its data. The grabs of one goods share one load, so a spike
 // that finds the goods missing meets the store once, not once per grab; the load
 // ignores the first grab's cancellation, which would fail all of them.
-func (s *Service) loadLive(ctx context.Context, goodsID int64) error {
+//
+// b is the bucket found missing: with several buckets on a cluster one node
+// may lose its bucket alone; the load then rebuilds the buckets missing.
+func (s *Service) loadLive(ctx context.Context, b bucket) error {
 	if s.liveLoads == nil {
-		return s.loadLiveOnce(ctx, goodsID)
+		return s.loadLiveOnce(ctx, b)
 	}
-	_, err, _ := s.liveLoads.Do(strconv.FormatInt(goodsID, 10), func() (any, error) {
-		return nil, s.loadLiveOnce(context.WithoutCancel(ctx), goodsID)
+	_, err, _ := s.liveLoads.Do(strconv.FormatInt(b.goods, 10), func() (any, error) {
+		return nil, s.loadLiveOnce(context.WithoutCancel(ctx), b)
 	})
 	return err
 }
@@ -269,8 +406,9 @@ func (s *Service) loadLive(ctx context.Context, goodsID int64) error {
 // loadLiveOnce is one load of loadLive. A grab that saw the goods
 // missing may get here just after another's load ended; it finds the goods
 // loaded and reads nothing from the store.
-func (s *Service) loadLiveOnce(ctx context.Context, goodsID int64) error {
-	n, err := s.Redis.Exists(ctx, infoKey(goodsID)).Result()
+func (s *Service) loadLiveOnce(ctx context.Context, b bucket) error {
+	goodsID := b.goods
+	n, err := s.Redis.Exists(ctx, infoKey(b)).Result()
 	if err != nil {
 		return fmt.Errorf("load goods %d: %w", goodsID, err)
 	}
@@ -480,10 +618,14 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 		args = []any{seq, now.UnixMilli()}
 	}
 	args = append(args, extra...)
-	keys := scriptKeys(goodsID)
+	b, err := s.orderBucket(ctx, goodsID, seq)
+	if err != nil {
+		return nil, "", err
+	}
+	keys := scriptKeys(b)
 	if k, ok := keyedOrderScripts[script]; ok {
 		if req, keyed := db.KeyedRequestID(ctx, k.op, userID); keyed {
-			script, keys = k.script, scriptKeys(goodsID, memoKey(goodsID, req+":"+strconv.FormatInt(seq, 10)))
+			script, keys = k.script, scriptKeys(b, memoKey(b, req+":"+strconv.FormatInt(seq, 10)))
 			args = append(args, db.IdempotencyTTL.Milliseconds())
 		}
 	}
@@ -503,10 +645,19 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 		return nil, "", err
 	}
 	if a.code == "ok" || a.code == "lapsed" {
-		s.pushStock(goodsID, a.slot, a.remaining, a.version)
+		s.pushStock(b, a.slot, a.remaining, a.version)
 		s.pushOrder(o)
 	}
 	return o, a.code, nil
+}
+
+// orderBucket is the bucket holding the goods' order of sequence seq.
+func (s *Service) orderBucket(ctx context.Context, goodsID, seq int64) (bucket, error) {
+	k, err := s.shardsOne(ctx, goodsID, true)
+	if err != nil {
+		return bucket{}, err
+	}
+	return bucketOfSeq(goodsID, seq, k), nil
 }
 
 // settledOrder answers an order script for an order Redis no longer holds
@@ -531,7 +682,11 @@ func (s *Service) Order(ctx context.Context, userID, orderID int64) (*model.Orde
 	if !ok {
 		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
 	}
-	rec, err := s.Redis.HGet(ctx, ordersKey(goodsID), strconv.FormatInt(seq, 10)).Result()
+	b, err := s.orderBucket(ctx, goodsID, seq)
+	if err != nil {
+		return nil, err
+	}
+	rec, err := s.Redis.HGet(ctx, ordersKey(b), strconv.FormatInt(seq, 10)).Result()
 	var o *model.Order
 	switch {
 	case err == nil:
@@ -641,11 +796,20 @@ func (s *Service) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Orde
 	if err != nil || len(active) == 0 {
 		return nil, err
 	}
+	shards, err := s.shardsOf(ctx, true, active...)
+	if err != nil {
+		return nil, err
+	}
+	// All of a user's orders of a goods are in the user's home bucket.
+	home := make([]bucket, len(active))
+	for i, g := range active {
+		home[i] = bucket{goods: g, n: homeBucket(userID, shards[g]), k: shards[g]}
+	}
 	uid := strconv.FormatInt(userID, 10)
 	pipe := s.Redis.Pipeline()
 	mine := make([]*redis.StringCmd, len(active))
-	for i, g := range active {
-		mine[i] = pipe.HGet(ctx, mineKey(g), uid)
+	for i := range active {
+		mine[i] = pipe.HGet(ctx, mineKey(home[i]), uid)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -663,7 +827,7 @@ func (s *Service) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Orde
 		}
 		fields := make([]string, len(seqs))
 		copy(fields, seqs)
-		refs = append(refs, ref{g, pipe.HMGet(ctx, ordersKey(g), fields...)})
+		refs = append(refs, ref{g, pipe.HMGet(ctx, ordersKey(home[i]), fields...)})
 	}
 	if len(refs) == 0 {
 		return nil, nil
@@ -684,8 +848,21 @@ func (s *Service) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Orde
 	return out, nil
 }
 
-// pushStock sends the goods' remaining stock to watchers of the goods and of its slot.
-func (s *Service) pushStock(goodsID, slotID, remaining, version int64) {
+// pushStock sends the goods' remaining stock to watchers of the goods and
+// of its slot, given bucket b's remaining at version. With several buckets
+// the event carries the sum over the buckets as this process last saw them
+// (stockSums), at the newest version seen.
+func (s *Service) pushStock(b bucket, slotID, remaining, version int64) {
+	goodsID := b.goods
+	if b.k > 1 {
+		if remaining > 0 { // a unit came back (or is left): the bucket's neighbours may take it again
+			s.dry.clear(b)
+		}
+		var ok bool
+		if remaining, version, ok = s.stock.add(b, remaining, version, s.bucketRemaining); !ok {
+			return
+		}
+	}
 	ev := StockEvent{Type: "stock", GoodsID: goodsID, Remaining: remaining, Version: version}
 	s.Events.PublishCoalescedVersion(live.TopicGoods(goodsID), live.TopicGoods(goodsID), version, ev)
 	if slotID > 0 {

@@ -11,8 +11,10 @@ import (
 
 // 1,000 distinct users released at once on stock 100: exactly 100 orders,
 // no user twice, every unit sold once, remaining 0.
-func TestGrabRaceDistinctUsers(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestGrabRaceDistinctUsers(t *testing.T) { eachShards(t, testGrabRaceDistinctUsers) }
+
+func testGrabRaceDistinctUsers(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(100, 1)
 	const users = 1000
 	start := make(chan struct{})
@@ -105,8 +107,10 @@ func TestGrabRaceOneUser(t *testing.T) {
 
 // Pay and expire released together, 200 rounds: exactly one wins each round
 // and remaining + unpaid + paid == stock after every round.
-func TestPayVersusExpire(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestPayVersusExpire(t *testing.T) { eachShards(t, testPayVersusExpire) }
+
+func testPayVersusExpire(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	const rounds = 200
 	g := e.liveGoods(rounds, 1)
 	expirer, _ := e.twin()

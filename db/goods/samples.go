@@ -3,6 +3,7 @@ package goods
 import (
 	"context"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -25,8 +26,12 @@ const samplesTTL = 7 * 24 * time.Hour
 // samples, at most one a second: a second worker sampling the same second
 // (or a tick that came early) adds nothing.
 //
-// KEYS: 1 fresh, 2 free, 3 counts, 4 seq, 5 samples
-// ARGV: 1 now ms, 2 most samples kept, 3 how long the list outlives its last sample (ms)
+// Goods of several buckets keeps samples per bucket; SampleActive and
+// samples add them up per second.
+//
+// KEYS: 1 fresh, 2 free, 3 counts, 4 seq, 5 samples (of one bucket)
+// ARGV: 1 now ms, 2 most samples kept, 3 how long the list outlives its
+// last sample (ms), 4 the bucket's first sequence less one (0 for bucket 0)
 // Returns the sample "at|remaining|unpaid|paid|grabs", or "" when this
 // second has one already.
 var sampleScript = redis.NewScript(`
@@ -35,7 +40,8 @@ local last = redis.call('LINDEX', KEYS[5], -1)
 if last and math.floor(tonumber(string.match(last, '^[0-9]+')) / 1000) >= math.floor(now / 1000) then return '' end
 local remaining = (tonumber(redis.call('GET', KEYS[1])) or 0) + redis.call('LLEN', KEYS[2])
 local c = redis.call('HMGET', KEYS[3], 'unpaid', 'paid')
-local s = table.concat({ARGV[1], remaining, tonumber(c[1]) or 0, tonumber(c[2]) or 0, tonumber(redis.call('GET', KEYS[4])) or 0}, '|')
+local grabs = math.max((tonumber(redis.call('GET', KEYS[4])) or 0) - tonumber(ARGV[4] or '0'), 0)
+local s = table.concat({ARGV[1], remaining, tonumber(c[1]) or 0, tonumber(c[2]) or 0, grabs}, '|')
 redis.call('RPUSH', KEYS[5], s)
 redis.call('LTRIM', KEYS[5], -tonumber(ARGV[2]), -1)
 redis.call('PEXPIRE', KEYS[5], ARGV[3])
@@ -63,21 +69,27 @@ func (s *Service) SampleActive(ctx context.Context) error {
 		return err
 	}
 	now := s.Now().UnixMilli()
-	run := func(eval func(p redis.Pipeliner, keys []string) *redis.Cmd) ([]*redis.Cmd, error) {
+	shards, err := s.shardsOf(ctx, false, ids...)
+	if err != nil {
+		return err
+	}
+	run := func(eval func(p redis.Pipeliner, keys []string, base int64) *redis.Cmd) ([][]*redis.Cmd, error) {
 		pipe := s.Redis.Pipeline()
-		cmds := make([]*redis.Cmd, len(ids))
+		cmds := make([][]*redis.Cmd, len(ids)) // per goods, per bucket
 		for i, id := range ids {
-			cmds[i] = eval(pipe, []string{freshKey(id), freeKey(id), countsKey(id), seqKey(id), samplesKey(id)})
+			for _, b := range bucketsOf(id, shards[id]) {
+				cmds[i] = append(cmds[i], eval(pipe, []string{freshKey(b), freeKey(b), countsKey(b), seqKey(b), samplesKey(b)}, int64(b.n)*BucketSeqSpan))
+			}
 		}
 		_, err := pipe.Exec(ctx)
 		return cmds, err
 	}
-	cmds, err := run(func(p redis.Pipeliner, keys []string) *redis.Cmd {
-		return sampleScript.EvalSha(ctx, p, keys, now, MaxSamples, samplesTTL.Milliseconds())
+	cmds, err := run(func(p redis.Pipeliner, keys []string, base int64) *redis.Cmd {
+		return sampleScript.EvalSha(ctx, p, keys, now, MaxSamples, samplesTTL.Milliseconds(), base)
 	})
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
-		cmds, err = run(func(p redis.Pipeliner, keys []string) *redis.Cmd {
-			return sampleScript.Eval(ctx, p, keys, now, MaxSamples, samplesTTL.Milliseconds())
+		cmds, err = run(func(p redis.Pipeliner, keys []string, base int64) *redis.Cmd {
+			return sampleScript.Eval(ctx, p, keys, now, MaxSamples, samplesTTL.Milliseconds(), base)
 		})
 	}
 	if err != nil && err != redis.Nil {
@@ -88,14 +100,22 @@ func (s *Service) SampleActive(ctx context.Context) error {
 		return err
 	}
 	for i, id := range ids {
-		rec, _ := cmds[i].Text()
-		if rec == "" {
+		var smps []model.Sample
+		for _, cmd := range cmds[i] {
+			rec, _ := cmd.Text()
+			if rec == "" {
+				continue
+			}
+			smp, err := parseSample(id, rec)
+			if err != nil {
+				return err
+			}
+			smps = append(smps, smp)
+		}
+		if len(smps) == 0 {
 			continue
 		}
-		smp, err := parseSample(id, rec)
-		if err != nil {
-			return err
-		}
+		smp := sumSamples(smps)
 		ev := SampleEvent{Type: "sample", Sample: smp}
 		key := "sample:" + strconv.FormatInt(id, 10)
 		s.Events.PublishCoalescedKey(live.TopicMerchant(owners[id]), key, ev)
@@ -168,19 +188,49 @@ func (s *Service) Samples(ctx context.Context, by model.Claims, id int64) ([]mod
 }
 
 func (s *Service) samples(ctx context.Context, id int64) ([]model.Sample, error) {
-	recs, err := s.Redis.LRange(ctx, samplesKey(id), 0, -1).Result()
+	bs, err := s.bucketsOfGoods(ctx, id)
 	if err != nil {
-		return nil, fmt.Errorf("samples of goods %d: %w", id, err)
+		return nil, err
 	}
-	out := make([]model.Sample, 0, len(recs))
-	for _, r := range recs {
-		smp, err := parseSample(id, r)
+	var out []model.Sample
+	bySecond := map[int64]int{} // second → its place in out
+	for _, b := range bs {
+		recs, err := s.Redis.LRange(ctx, samplesKey(b), 0, -1).Result()
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("samples of goods %d: %w", id, err)
 		}
-		out = append(out, smp)
+		for _, r := range recs {
+			smp, err := parseSample(id, r)
+			if err != nil {
+				return nil, err
+			}
+			if i, ok := bySecond[smp.At/1000]; ok { // another bucket's sample of the second: added up
+				out[i] = sumSamples([]model.Sample{out[i], smp})
+				continue
+			}
+			bySecond[smp.At/1000] = len(out)
+			out = append(out, smp)
+		}
+	}
+	if len(bs) > 1 {
+		sort.Slice(out, func(i, j int) bool { return out[i].At < out[j].At })
+	}
+	if out == nil {
+		out = []model.Sample{}
 	}
 	return out, nil
+}
+
+// sumSamples adds up the buckets' samples of one second (at the first's time).
+func sumSamples(smps []model.Sample) model.Sample {
+	sum := smps[0]
+	for _, smp := range smps[1:] {
+		sum.Remaining += smp.Remaining
+		sum.Unpaid += smp.Unpaid
+		sum.Paid += smp.Paid
+		sum.Grabs += smp.Grabs
+	}
+	return sum
 }
 
 // SlotSamples returns the kept samples of every goods of a slot the caller manages, each goods' oldest first.

@@ -218,8 +218,10 @@ func TestOrderScriptOutcomes(t *testing.T) {
 
 // The order is readable by its owner only, from Redis and (once the goods is
 // retired) from SQLite.
-func TestOrderReadsAndMyOrders(t *testing.T) {
-	e := newGoodsEnv(t)
+func TestOrderReadsAndMyOrders(t *testing.T) { eachShards(t, testOrderReadsAndMyOrders) }
+
+func testOrderReadsAndMyOrders(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
 	g1, g2 := e.liveGoods(5, 1), e.liveGoods(5, 1)
 	a := e.grab(3, g1.ID)
 	b := e.grab(3, g2.ID)

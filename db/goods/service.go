@@ -23,9 +23,14 @@ type Service struct {
 	liveLoads   *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
 	onLiveLoad  func(goodsID int64) // tests: called as a load starts reading the store
 	merchantsOf *merchants          // the merchant of each sampled goods (nil: asked each time)
+	shards      *shardsCache        // each goods' bucket count
+	dry         *dryBuckets         // buckets lately found without stock
+	stock       *stockSums          // the buckets' remaining as last seen, for stock events
+	trips       *trips              // grabs of goods with several buckets and their round trips
 }
 
 // New returns the goods service over b with defaults filled in.
 func New(b *backend.Backend) *Service {
-	return &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group), merchantsOf: new(merchants)}
+	return &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group), merchantsOf: new(merchants),
+		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips)}
 }

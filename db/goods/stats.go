@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"strconv"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -41,20 +43,35 @@ func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.
 		return nil, err
 	}
 	st := &model.GoodsStats{Stock: g.Stock, Remaining: g.Remaining}
+	bs, err := s.bucketsOfGoods(ctx, id)
+	if err != nil {
+		return nil, err
+	}
 	pipe := s.Redis.Pipeline()
-	loaded := pipe.Exists(ctx, infoKey(id))
-	counts := pipe.HGetAll(ctx, countsKey(id))
-	pending := pipe.LLen(ctx, flushQueue(id).Pending)
-	processing := pipe.LLen(ctx, flushQueue(id).Processing)
+	loaded := pipe.Exists(ctx, infoKey(bucket0(id)))
+	counts := make([]*redis.MapStringStringCmd, len(bs))
+	pending := make([]*redis.IntCmd, 2*len(bs))
+	for i, b := range bs { // the sums over the buckets
+		counts[i] = pipe.HGetAll(ctx, countsKey(b))
+		pending[2*i] = pipe.LLen(ctx, flushQueue(b).Pending)
+		pending[2*i+1] = pipe.LLen(ctx, flushQueue(b).Processing)
+	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return nil, fmt.Errorf("goods %d stats: %w", id, err)
 	}
 	st.Loaded = loaded.Val() == 1
-	c := counts.Val()
-	num := func(k string) int64 { n, _ := strconv.ParseInt(c[k], 10, 64); return n }
+	num := func(k string) (sum int64) {
+		for _, c := range counts {
+			n, _ := strconv.ParseInt(c.Val()[k], 10, 64)
+			sum += n
+		}
+		return sum
+	}
 	st.Unpaid, st.Paid, st.Expired, st.Cancelled, st.Failed, st.RevenueCents =
 		num(model.OrderUnpaid), num(model.OrderPaid), num(model.OrderExpired), num(model.OrderCancelled), num(model.OrderFailed), num("revenue")
-	st.Pending = pending.Val() + processing.Val()
+	for _, p := range pending {
+		st.Pending += p.Val()
+	}
 
 	if st.DB, err = s.durableCounts(ctx, id); err != nil {
 		return nil, err
@@ -73,9 +90,14 @@ func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.
 // revenue); an ended order counts wherever it is (expired, cancelled,
 // failed). Stock and Conflicts are left to the caller.
 func (s *Service) durableCounts(ctx context.Context, goodsID int64) (model.GoodsDBStats, error) {
+	return s.durableCountsOf(ctx, goodsID, OrderID(goodsID, 0), OrderID(goodsID, OrderSeqSpan-1))
+}
+
+// durableCountsOf is durableCounts of the goods' orders with IDs lo..hi (one bucket's).
+func (s *Service) durableCountsOf(ctx context.Context, goodsID, lo, hi int64) (model.GoodsDBStats, error) {
 	var c model.GoodsDBStats
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT 0, status, COUNT(*), COALESCE(SUM(amount_cents), 0) FROM orders WHERE goods_id = ?1 GROUP BY status
-		UNION ALL SELECT 1, status, COUNT(*), 0 FROM order_conflicts WHERE goods_id = ?1 GROUP BY status`, goodsID)
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT 0, status, COUNT(*), COALESCE(SUM(amount_cents), 0) FROM orders WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status
+		UNION ALL SELECT 1, status, COUNT(*), 0 FROM order_conflicts WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status`, goodsID, lo, hi)
 	if err != nil {
 		return c, err
 	}

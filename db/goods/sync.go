@@ -32,19 +32,25 @@ func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 		return nil
 	}
 	slices.Sort(ids) // concurrent syncs lock the goods rows in one order
+	shards, err := s.shardsOf(ctx, false, ids...)
+	if err != nil {
+		return err
+	}
 	type reading struct {
 		fresh                     *redis.StringCmd
 		free, pending, processing *redis.IntCmd
 		unpaid, end               *redis.StringCmd
 	}
 	pipe := s.Redis.Pipeline()
-	rs := make([]reading, len(ids))
+	rs := make([][]reading, len(ids)) // per goods, per bucket
 	for i, id := range ids {
-		q := flushQueue(id)
-		rs[i] = reading{
-			fresh: pipe.Get(ctx, freshKey(id)), free: pipe.LLen(ctx, freeKey(id)),
-			pending: pipe.LLen(ctx, q.Pending), processing: pipe.LLen(ctx, q.Processing),
-			unpaid: pipe.HGet(ctx, countsKey(id), model.OrderUnpaid), end: pipe.HGet(ctx, infoKey(id), "end"),
+		for _, b := range bucketsOf(id, shards[id]) {
+			q := flushQueue(b)
+			rs[i] = append(rs[i], reading{
+				fresh: pipe.Get(ctx, freshKey(b)), free: pipe.LLen(ctx, freeKey(b)),
+				pending: pipe.LLen(ctx, q.Pending), processing: pipe.LLen(ctx, q.Processing),
+				unpaid: pipe.HGet(ctx, countsKey(b), model.OrderUnpaid), end: pipe.HGet(ctx, infoKey(b), "end"),
+			})
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -54,18 +60,24 @@ func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 	var done []any
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		for i, id := range ids {
-			fresh, err := rs[i].fresh.Int64()
-			if err != nil {
+			remaining, settled, loaded := int64(0), true, true
+			for _, r := range rs[i] {
+				fresh, err := r.fresh.Int64()
+				loaded = loaded && err == nil
+				remaining += fresh + r.free.Val()
+				end, _ := r.end.Int64()
+				unpaid, _ := r.unpaid.Int64()
+				settled = settled && end > 0 && end <= now && unpaid == 0 && r.pending.Val() == 0 && r.processing.Val() == 0
+			}
+			if !loaded {
 				continue // not in Redis: nothing to sync
 			}
 			// A sync that read Redis earlier than the one that wrote last leaves its figure alone.
 			if _, err := tx.ExecContext(ctx, `UPDATE goods SET remaining = ?, synced_ms = ? WHERE id = ? AND (synced_ms IS NULL OR synced_ms <= ?)`,
-				fresh+rs[i].free.Val(), now, id, now); err != nil {
+				remaining, now, id, now); err != nil {
 				return err
 			}
-			end, _ := rs[i].end.Int64()
-			unpaid, _ := rs[i].unpaid.Int64()
-			if end > 0 && end <= now && unpaid == 0 && rs[i].pending.Val() == 0 && rs[i].processing.Val() == 0 {
+			if settled {
 				done = append(done, id) // no order can change any more and all are flushed
 			}
 		}

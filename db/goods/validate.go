@@ -61,6 +61,10 @@ type Input struct {
 	SeckillPriceCents int64
 	Stock             int64
 	LimitPerUser      int64
+	// Shards is how many Redis buckets the stock is split into (see
+	// shards.go), 1 to MaxShards; 0 means 1 on create and the current
+	// count on update.
+	Shards int
 }
 
 // Validate checks goods against the rules; it fills in the default limit.
@@ -91,6 +95,12 @@ func Validate(in *Input) db.FieldErrors {
 		f["limit_per_user"] = "must be at most 1000"
 	case in.LimitPerUser == 0:
 		in.LimitPerUser = 1
+	}
+	switch {
+	case in.Shards < 0 || in.Shards > MaxShards:
+		f["shards"] = "must be 1–8"
+	case in.Shards > 0 && int64(in.Shards) > in.Stock && in.Stock >= 1:
+		f["shards"] = "must not be more than the stock"
 	}
 	return f
 }

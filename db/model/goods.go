@@ -33,6 +33,7 @@ type Goods struct {
 	SeckillPriceCents int64     `json:"seckill_price_cents"`
 	Stock             int64     `json:"stock"`
 	LimitPerUser      int64     `json:"limit_per_user"`
+	Shards            int       `json:"shards"` // Redis buckets its stock is split into (1: one)
 	Remaining         int64     `json:"remaining"`
 	StartAt           time.Time `json:"start_at"`
 	EndAt             time.Time `json:"end_at"`
