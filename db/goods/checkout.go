@@ -100,10 +100,8 @@ func (s *Service) PayByGateway(ctx context.Context, orderID int64, ref string) (
 var refundScript = redis.NewScript(goodsLua + refundLua)
 
 const refundLua = `
-local rec = redis.call('HGET', K_ORDERS, ARGV[1])
+local rec, f = order(ARGV[1], ARGV[2])
 if not rec then return 'not_found' end
-local f = split(rec)
-if f[2] ~= ARGV[2] then return 'not_found' end
 if f[5] == 'refunded' then return answer('unchanged', rec) end
 if f[5] ~= 'paid' then return answer('not_paid', rec) end
 redis.call('HINCRBY', K_COUNTS, 'paid', -1)

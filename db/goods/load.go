@@ -56,6 +56,16 @@ local function split(rec)
 	return f
 end
 
+-- order reads the order at sequence seq: its record and fields, or nil
+-- when there is none or, given uid, it is another user's.
+local function order(seq, uid)
+	local rec = redis.call('HGET', K_ORDERS, seq)
+	if not rec then return nil end
+	local f = split(rec)
+	if uid and f[2] ~= uid then return nil end
+	return rec, f
+end
+
 -- save writes the order's new status, bumps its version and queues it for the flush.
 local function save(f, status, now)
 	f[5] = status

@@ -447,10 +447,8 @@ func (s *Service) loadLiveOnce(ctx context.Context, b bucket) error {
 var payScript = redis.NewScript(goodsLua + payLua)
 
 const payLua = `
-local rec = redis.call('HGET', K_ORDERS, ARGV[1])
+local rec, f = order(ARGV[1], ARGV[2])
 if not rec then return 'not_found' end
-local f = split(rec)
-if f[2] ~= ARGV[2] then return 'not_found' end
 if f[5] == 'paid' then return answer('unchanged', rec) end
 if f[5] ~= 'unpaid' then return answer('expired', rec) end
 if tonumber(ARGV[3]) >= tonumber(f[7]) then return answer('lapsed', close(f, 'expired', ARGV[3], true)) end
@@ -498,10 +496,8 @@ func (s *Service) payOrder(ctx context.Context, userID, orderID int64, now time.
 var cancelScript = redis.NewScript(goodsLua + cancelLua)
 
 const cancelLua = `
-local rec = redis.call('HGET', K_ORDERS, ARGV[1])
+local rec, f = order(ARGV[1], ARGV[2])
 if not rec then return 'not_found' end
-local f = split(rec)
-if f[2] ~= ARGV[2] then return 'not_found' end
 if f[5] == 'cancelled' then return answer('unchanged', rec) end
 if f[5] == 'paid' then return answer('paid', rec) end
 if f[5] ~= 'unpaid' then return answer('expired', rec) end
@@ -538,9 +534,8 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*mode
 // Returns "word:remaining:slot:version:record" where word is ok | paid | closed
 // (already expired, cancelled or failed) | not_due, or not_found.
 var expireScript = redis.NewScript(goodsLua + `
-local rec = redis.call('HGET', K_ORDERS, ARGV[1])
+local rec, f = order(ARGV[1])
 if not rec then return 'not_found' end
-local f = split(rec)
 if f[5] == 'paid' then return answer('paid', rec) end
 if f[5] ~= 'unpaid' then return answer('closed', rec) end
 if tonumber(ARGV[2]) < tonumber(f[7]) then return answer('not_due', rec) end
@@ -581,9 +576,8 @@ func (s *Service) expireOrder(ctx context.Context, orderID int64, now time.Time)
 // Returns "word:remaining:slot:version:record" where word is ok (it failed) | closed
 // (it had ended already) | other (another order holds the sequence), or not_found.
 var voidScript = redis.NewScript(goodsLua + `
-local rec = redis.call('HGET', K_ORDERS, ARGV[1])
+local rec, f = order(ARGV[1])
 if not rec then return 'not_found' end
-local f = split(rec)
 if f[2] ~= ARGV[3] or f[3] ~= ARGV[4] or f[6] ~= ARGV[5] then return answer('other', rec) end
 if f[5] == 'unpaid' then
 	f[10] = 'sold_twice'
