@@ -262,11 +262,6 @@ func (h *Handlers) GetOrder(c *fiber.Ctx) error {
 	return h.orderAction(c, h.Goods.Order)
 }
 
-// PayOrder pays one of the caller's orders: POST /api/orders/{id}/pay.
-func (h *Handlers) PayOrder(c *fiber.Ctx) error {
-	return h.orderAction(c, h.Goods.PayOrder)
-}
-
 // CancelOrder cancels one of the caller's unpaid orders: POST /api/orders/{id}/cancel.
 func (h *Handlers) CancelOrder(c *fiber.Ctx) error {
 	return h.orderAction(c, h.Goods.CancelOrder)

@@ -72,21 +72,7 @@ func (s *Service) PayByGateway(ctx context.Context, orderID int64, ref string) (
 	if err != nil {
 		return nil, "", fmt.Errorf("pay order %d: %w", orderID, err)
 	}
-	a, err := parseAnswer(goodsID, res)
-	if err != nil {
-		return nil, "", err
-	}
-	if a.code == "not_found" { // goods no longer in Redis: the store has the final state
-		return s.settledOrder(ctx, o.UserID, orderID)
-	}
-	if o, err = parseOrderRecord(goodsID, a.rec); err != nil {
-		return nil, "", err
-	}
-	if a.code == "ok" || a.code == "lapsed" {
-		s.pushStock(b, a.slot, a.remaining, a.version)
-		s.pushOrder(o)
-	}
-	return o, a.code, nil
+	return s.orderAnswer(ctx, o.UserID, orderID, b, res)
 }
 
 // refundScript refunds a paid order of the user's: it becomes refunded, the

@@ -627,14 +627,21 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 	if err != nil {
 		return nil, "", fmt.Errorf("order %d: %w", orderID, err)
 	}
-	a, err := parseAnswer(goodsID, res)
+	return s.orderAnswer(ctx, userID, orderID, b, res)
+}
+
+// orderAnswer reads an order script's reply about orderID (of userID, 0 for
+// any) run in bucket b and pushes a change live. A "not_found" from Redis
+// looks in the store, for orders of goods no longer active.
+func (s *Service) orderAnswer(ctx context.Context, userID, orderID int64, b bucket, res string) (*model.Order, string, error) {
+	a, err := parseAnswer(b.goods, res)
 	if err != nil {
 		return nil, "", err
 	}
 	if a.code == "not_found" {
 		return s.settledOrder(ctx, userID, orderID)
 	}
-	o, err := parseOrderRecord(goodsID, a.rec)
+	o, err := parseOrderRecord(b.goods, a.rec)
 	if err != nil {
 		return nil, "", err
 	}
