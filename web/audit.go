@@ -16,7 +16,9 @@ import (
 // the caller as actor, a verb derived from the route ("goods.update"), the
 // item as target ("goods:42") and the submitted fields, secrets removed, as
 // detail. It runs after the change, so a failed append is logged and never
-// turns a done change into an error. Sits behind requireRole: claims exist.
+// turns a done change into an error. Sits behind requireRole, or requireUser
+// on a shopper's route that is audited too (a refund: order.refund on
+// order:ID): claims exist.
 func (s *Server) audit(c *fiber.Ctx) error {
 	err := c.Next()
 	switch c.Method() {
@@ -182,7 +184,7 @@ func secretField(name string) bool {
 
 // singular names one item of a route's collection: "slots" → "slot", "goods" stays.
 // itemActions are the last route segments that name an action on the item before them.
-var itemActions = map[string]bool{"end": true, "hidden": true, "image": true}
+var itemActions = map[string]bool{"end": true, "hidden": true, "image": true, "refund": true}
 
 func singular(collection string) string {
 	if collection == "goods" {
