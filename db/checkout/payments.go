@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/hmac"
-	"crypto/sha256"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -14,6 +12,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/tasks"
 )
 
@@ -28,15 +27,12 @@ const (
 	RefundNotFound    = "not_found"    // no such order
 )
 
-// SignatureHeader carries the callback's signature: "sha256=<hex HMAC-SHA256 of the body>".
-const SignatureHeader = "X-Seckill-Signature"
+// SignatureHeader carries the callback's signature: "sha256=<hex HMAC-SHA256
+// of the body>", the scheme of the webhooks seckill sends.
+const SignatureHeader = outbound.SignatureHeader
 
 // Sign is the signature header value of body under secret, as the gateway sends it.
-func Sign(secret, body []byte) string {
-	m := hmac.New(sha256.New, secret)
-	m.Write(body)
-	return "sha256=" + hex.EncodeToString(m.Sum(nil))
-}
+var Sign = outbound.Sign
 
 // AcceptCallback takes one payment gateway callback: the signature over the
 // raw body must match (else unauthorized), the body must be
@@ -172,10 +168,5 @@ func (s *Service) decide(ctx context.Context, p tasks.PaymentPayload) (outcome, 
 // PaymentKey is the callback's signing key: PAYMENT_SECRET when configured,
 // else derived from the session secret (apart from the webhook key).
 func PaymentKey(configured string, sessionSecret []byte) []byte {
-	if configured != "" {
-		return []byte(configured)
-	}
-	m := hmac.New(sha256.New, sessionSecret)
-	m.Write([]byte("seckill payment callback key"))
-	return []byte(hex.EncodeToString(m.Sum(nil)))
+	return outbound.DeriveKey(configured, sessionSecret, "seckill payment callback key")
 }

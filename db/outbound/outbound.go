@@ -36,11 +36,18 @@ const SignatureHeader = "X-Seckill-Signature"
 // Key is the configured WEBHOOK_SECRET, or else a key derived from the
 // session secret (so restarts keep signing with the same key).
 func Key(configured string, sessionSecret []byte) []byte {
+	return DeriveKey(configured, sessionSecret, "seckill webhook signing key")
+}
+
+// DeriveKey is a configured signing secret, or else a key derived from the
+// session secret for one purpose, so each purpose (webhooks, the payment
+// gateway's callback) signs with a key of its own that restarts keep.
+func DeriveKey(configured string, sessionSecret []byte, purpose string) []byte {
 	if configured != "" {
 		return []byte(configured)
 	}
 	m := hmac.New(sha256.New, sessionSecret)
-	m.Write([]byte("seckill webhook signing key"))
+	m.Write([]byte(purpose))
 	return []byte(hex.EncodeToString(m.Sum(nil)))
 }
 
