@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -165,28 +164,6 @@ func (s *Service) refundSettled(ctx context.Context, userID int64, o *model.Orde
 		s.pushOrder(o)
 	}
 	return o, nil
-}
-
-// OrderOf returns any user's order, from Redis while its goods is active,
-// else from the store: for the checkout's sweep and the payment gateway.
-func (s *Service) OrderOf(ctx context.Context, orderID int64) (*model.Order, error) {
-	goodsID, seq, ok := SplitOrderID(orderID)
-	if !ok {
-		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
-	}
-	b, err := s.orderBucket(ctx, goodsID, seq)
-	if err != nil {
-		return nil, err
-	}
-	rec, err := s.Redis.HGet(ctx, ordersKey(b), strconv.FormatInt(seq, 10)).Result()
-	switch {
-	case err == nil:
-		return parseOrderRecord(goodsID, rec)
-	case errors.Is(err, redis.Nil):
-		return s.sqlOrder(ctx, 0, orderID)
-	default:
-		return nil, fmt.Errorf("order %d: %w", orderID, err)
-	}
 }
 
 // CSVColumns are the columns of the CSV export, in order.

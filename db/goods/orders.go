@@ -677,8 +677,9 @@ func (s *Service) settledOrder(ctx context.Context, userID, orderID int64) (*mod
 	return o, o.Status, nil // paid, expired, cancelled or failed: final
 }
 
-// Order returns one of the user's orders; other users' orders are not found.
-func (s *Service) Order(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+// OrderOf returns any user's order, from Redis while its goods is active,
+// else from the store: for the checkout's sweep and the payment gateway.
+func (s *Service) OrderOf(ctx context.Context, orderID int64) (*model.Order, error) {
 	goodsID, seq, ok := SplitOrderID(orderID)
 	if !ok {
 		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
@@ -688,19 +689,23 @@ func (s *Service) Order(ctx context.Context, userID, orderID int64) (*model.Orde
 		return nil, err
 	}
 	rec, err := s.Redis.HGet(ctx, ordersKey(b), strconv.FormatInt(seq, 10)).Result()
-	var o *model.Order
 	switch {
 	case err == nil:
-		o, err = parseOrderRecord(goodsID, rec)
+		return parseOrderRecord(goodsID, rec)
 	case errors.Is(err, redis.Nil):
-		o, err = s.sqlOrder(ctx, userID, orderID)
+		return s.sqlOrder(ctx, 0, orderID)
+	default:
+		return nil, fmt.Errorf("order %d: %w", orderID, err)
 	}
+}
+
+// Order returns one of the user's orders; other users' orders are not found.
+func (s *Service) Order(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+	o, err := s.OrderOf(ctx, orderID)
 	if db.ErrorCode(err) == db.ENOTFOUND || (err == nil && o.UserID != userID) {
 		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
-	} else if err != nil {
-		return nil, err
 	}
-	return o, nil
+	return o, err
 }
 
 // orderTableColumns are the columns orders and order_conflicts share, for
