@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // slotGuard refuses, as a Redis Cluster does (CROSSSLOT), a command or
@@ -62,10 +63,10 @@ func (g *slotGuard) check(cmd redis.Cmder) error {
 	if len(keys) < 2 {
 		return nil
 	}
-	slot := Slot(keys[0])
+	slot := rdb.Slot(keys[0])
 	for _, k := range keys[1:] {
-		if Slot(k) != slot {
-			err := fmt.Errorf("CROSSSLOT %s names keys of two cluster slots: %q (%d) and %q (%d)", cmd.Name(), keys[0], slot, k, Slot(k))
+		if rdb.Slot(k) != slot {
+			err := fmt.Errorf("CROSSSLOT %s names keys of two cluster slots: %q (%d) and %q (%d)", cmd.Name(), keys[0], slot, k, rdb.Slot(k))
 			g.mu.Lock()
 			if !g.stopped {
 				g.t.Errorf("dbtest: %v", err)
@@ -122,26 +123,4 @@ func commandKeys(args []any) []string {
 		return str(2, len(args), 1)
 	}
 	return nil
-}
-
-// Slot is the Redis Cluster slot of key: CRC16 of its hash tag (the part
-// between the first { and the next }, when not empty) or of the whole key, mod 16384.
-func Slot(key string) int {
-	if i := strings.IndexByte(key, '{'); i >= 0 {
-		if j := strings.IndexByte(key[i+1:], '}'); j > 0 {
-			key = key[i+1 : i+1+j]
-		}
-	}
-	var crc uint16
-	for i := 0; i < len(key); i++ {
-		crc ^= uint16(key[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc) % 16384
 }

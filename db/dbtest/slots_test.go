@@ -14,7 +14,7 @@ func TestSlot(t *testing.T) {
 		"foo": 12182, "bar": 5061, "{user1000}.following": 3443, "{goods:42}:stock": 15647,
 		"seckill:goods:active": 15581, "a{}b": 13694, "{}{x}": 3257, "{x": 11068,
 	} {
-		if got := Slot(key); got != want {
+		if got := rdb.Slot(key); got != want {
 			t.Errorf("Slot(%q) = %d, want %d", key, got, want)
 		}
 	}

@@ -3,6 +3,8 @@ package goods
 import (
 	"slices"
 	"testing"
+
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // The scripts' KEYS order is a contract with the Lua; the keys cut from one
@@ -37,14 +39,14 @@ func TestBucketTags(t *testing.T) {
 		thirds := map[int]bool{}
 		for _, b := range bs {
 			tg := b.tag()
-			thirds[keySlot(tg[1:len(tg)-1])*3/clusterSlots] = true
+			thirds[rdb.Slot(tg[1:len(tg)-1])*3/rdb.ClusterSlots] = true
 		}
 		if len(thirds) != 3 {
 			t.Fatalf("goods %d: buckets %v fall in %d thirds of the slots", id, bs, len(thirds))
 		}
 	}
-	if keySlot("123456789") != 0x31C3%clusterSlots {
-		t.Fatalf("CRC16 of the check string: %#x", keySlot("123456789"))
+	if rdb.Slot("123456789") != 0x31C3%rdb.ClusterSlots {
+		t.Fatalf("CRC16 of the check string: %#x", rdb.Slot("123456789"))
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // One hot item across several Redis shards: goods may split its stock into
@@ -40,9 +41,6 @@ const MaxShards = 8
 // numbers its orders from b*BucketSeqSpan+1, so an order ID names its bucket
 // and bucket 0's numbers (every order before buckets) are unchanged.
 const BucketSeqSpan = OrderSeqSpan / 10
-
-// clusterSlots is the number of Redis Cluster hash slots.
-const clusterSlots = 16384
 
 // bucket names one bucket of a goods: bucket n of k.
 type bucket struct {
@@ -105,34 +103,18 @@ func (b bucket) tag() string {
 		return t.(string)
 	}
 	id := strconv.FormatInt(b.goods, 10)
-	s0 := keySlot("goods:" + id)
-	part := (s0*b.k/clusterSlots + b.n) % b.k
+	s0 := rdb.Slot("goods:" + id)
+	part := (s0*b.k/rdb.ClusterSlots + b.n) % b.k
 	var t string
 	for i := 1; ; i++ {
 		t = "goods:" + id + ":" + strconv.Itoa(i)
-		if keySlot(t)*b.k/clusterSlots == part {
+		if rdb.Slot(t)*b.k/rdb.ClusterSlots == part {
 			break
 		}
 	}
 	t = "{" + t + "}"
 	tagCache.Store(b, t)
 	return t
-}
-
-// keySlot is the cluster slot of a hash tag's content: CRC16 (XMODEM) mod 16384.
-func keySlot(s string) int {
-	var crc uint16
-	for i := 0; i < len(s); i++ {
-		crc ^= uint16(s[i]) << 8
-		for range 8 {
-			if crc&0x8000 != 0 {
-				crc = crc<<1 ^ 0x1021
-			} else {
-				crc <<= 1
-			}
-		}
-	}
-	return int(crc) % clusterSlots
 }
 
 // shardsTTL is how long a process trusts the bucket count it read: K changes
