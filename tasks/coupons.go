@@ -45,9 +45,15 @@ func CouponRemindTaskID(p CouponRemindPayload) string {
 // Completed tasks are kept a day so their ID stays taken and Asynqmon shows them.
 func NewCouponRemindTask(p CouponRemindPayload) *asynq.Task {
 	body, _ := json.Marshal(p)
-	return asynq.NewTask(TypeCouponRemind, body,
-		asynq.TaskID(CouponRemindTaskID(p)), asynq.ProcessAt(model.RemindAt(p.GrabStartAt, p.MinutesBefore)),
-		asynq.Queue(CouponRemindQueue), asynq.MaxRetry(10), asynq.Timeout(30*time.Minute), asynq.Retention(24*time.Hour))
+	return newRemindTask(TypeCouponRemind, CouponRemindTaskID(p), model.RemindAt(p.GrabStartAt, p.MinutesBefore), CouponRemindQueue, body)
+}
+
+// newRemindTask is the fan-out task of one reminder time, coupons' or
+// goods': unique by id, due at, retried for a while and kept a day after it
+// ran so its ID stays taken.
+func newRemindTask(typ, id string, at time.Time, queue string, body []byte) *asynq.Task {
+	return asynq.NewTask(typ, body, asynq.TaskID(id), asynq.ProcessAt(at),
+		asynq.Queue(queue), asynq.MaxRetry(10), asynq.Timeout(30*time.Minute), asynq.Retention(24*time.Hour))
 }
 
 // CouponDeliverPayload is one email or webhook reminder to retry; Attempt

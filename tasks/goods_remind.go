@@ -38,9 +38,7 @@ func GoodsRemindTaskID(p GoodsRemindPayload) string {
 // Completed tasks are kept a day so their ID stays taken.
 func NewGoodsRemindTask(p GoodsRemindPayload) *asynq.Task {
 	body, _ := json.Marshal(p)
-	return asynq.NewTask(TypeGoodsRemind, body,
-		asynq.TaskID(GoodsRemindTaskID(p)), asynq.ProcessAt(model.RemindAt(p.StartAt, p.MinutesBefore)),
-		asynq.Queue(GoodsRemindQueue), asynq.MaxRetry(10), asynq.Timeout(30*time.Minute), asynq.Retention(24*time.Hour))
+	return newRemindTask(TypeGoodsRemind, GoodsRemindTaskID(p), model.RemindAt(p.StartAt, p.MinutesBefore), GoodsRemindQueue, body)
 }
 
 // NewGoodsEnsureTask checks that every goods reminder due within the hour has its task.
