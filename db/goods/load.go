@@ -98,7 +98,8 @@ end
 // ARGV: 1 start ms, 2 end ms, 3 seckill price, 4 limit, 5 stock, 6 slot ID,
 // 7 fresh units, 8 last sequence, then JSON: 9 free units, 10 held marks,
 // 11 live order records, 12 mine lists, 13 counts; then 14 the goods'
-// bucket count, 15 the base the bucket's fresh units are numbered from
+// bucket count, 15 the base the bucket's fresh units are numbered from, 16
+// hidden (hiddenFlag)
 // Returns loaded, or exists when the goods was loaded already (nothing changed).
 var loadScript = redis.NewScript(goodsLua + `
 if redis.call('EXISTS', K_INFO) == 1 then return 'exists' end
@@ -115,7 +116,7 @@ end
 for uid, seqs in pairs(cjson.decode(ARGV[12])) do redis.call('HSET', K_MINE, uid, seqs) end
 for k, n in pairs(cjson.decode(ARGV[13])) do redis.call('HSET', K_COUNTS, k, n) end
 redis.call('HSET', K_INFO, 'start', ARGV[1], 'end', ARGV[2], 'price', ARGV[3], 'limit', ARGV[4], 'stock', ARGV[5], 'slot', ARGV[6],
-	'shards', ARGV[14], 'base', ARGV[15])
+	'shards', ARGV[14], 'base', ARGV[15], 'hidden', ARGV[16])
 return 'loaded'
 `)
 
@@ -136,8 +137,8 @@ func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
 	for n := k - 1; n >= 0; n-- {
 		st, b := sts[n], bucket{goods: g.ID, n: n, k: k}
 		_, base := bucketSize(g.Stock, n, k)
-		args := []any{redisStart(g), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
-			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base}
+		args := []any{g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
+			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base, hiddenFlag(g)}
 		res, err := loadScript.Run(ctx, s.Redis, scriptKeys(b), args...).Text()
 		if err != nil {
 			return false, fmt.Errorf("load goods %d: %w", g.ID, err)
@@ -284,7 +285,8 @@ func bucketIDs(goodsID int64, n int) (lo, hi int64) {
 //
 // KEYS: scriptKeys (of the bucket)
 // ARGV: 1 now ms, 2 start ms, 3 end ms, 4 seckill price, 5 limit, 6 the
-// goods' stock, 7 the bucket's fresh units (or unload), 8 its base
+// goods' stock, 7 the bucket's fresh units (or unload), 8 its base, 9
+// hidden (hiddenFlag)
 // Returns ok when changed, not_loaded when the bucket is not in Redis, or
 // started when the sale has begun (nothing changed).
 var refreshScript = redis.NewScript(goodsLua + `
@@ -294,7 +296,7 @@ if ARGV[7] == 'unload' then
 	redis.call('DEL', K_INFO, K_FRESH, K_FREE, K_HELD, K_SEQ, K_ORDERS, K_MINE, K_DEADLINES, K_COUNTS)
 	return 'ok'
 end
-redis.call('HSET', K_INFO, 'start', ARGV[2], 'end', ARGV[3], 'price', ARGV[4], 'limit', ARGV[5], 'stock', ARGV[6], 'base', ARGV[8])
+redis.call('HSET', K_INFO, 'start', ARGV[2], 'end', ARGV[3], 'price', ARGV[4], 'limit', ARGV[5], 'stock', ARGV[6], 'base', ARGV[8], 'hidden', ARGV[9])
 redis.call('SET', K_FRESH, ARGV[7])
 redis.call('DEL', K_FREE)
 return 'ok'
@@ -316,7 +318,7 @@ func (s *Service) refresh(ctx context.Context, g *model.Goods) error {
 	}
 	for n := layout - 1; n >= 0; n-- {
 		fresh, base := bucketSize(g.Stock, n, k)
-		args := []any{s.Now().UnixMilli(), redisStart(g), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, fresh, base}
+		args := []any{s.Now().UnixMilli(), g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, fresh, base, hiddenFlag(g)}
 		if old != k {
 			args[6] = "unload"
 		}

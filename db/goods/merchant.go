@@ -11,32 +11,28 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// hiddenStartMs is the start Redis holds for hidden goods: a grab of it
-// answers not_started until the merchant shows it again (the grab script is
-// left as it is; the window alone refuses the grab).
-const hiddenStartMs = 253402300799999 // 9999-12-31T23:59:59.999Z
-
-// redisStart is the start of the goods' window as Redis holds it: the real
-// one, or hiddenStartMs while shoppers may not see it.
-func redisStart(g *model.Goods) int64 {
-	if !g.Listed() {
-		return hiddenStartMs
+// hiddenFlag is the goods' hidden field in Redis ("1": shoppers may not
+// see it, and its grabs are refused as not found; "0": listed).
+func hiddenFlag(g *model.Goods) string {
+	if g.Listed() {
+		return "0"
 	}
-	return g.StartAt.UnixMilli()
+	return "1"
 }
 
 // windowScript moves loaded goods' window: the start to ARGV[1] and the end
 // to ARGV[2] when that is earlier (a window is only ever shortened here, so a
-// late call never reopens a sale that was ended).
+// late call never reopens a sale that was ended), and sets whether it is
+// hidden to ARGV[3].
 //
 // KEYS: 1 info
-// ARGV: 1 start ms, 2 end ms
+// ARGV: 1 start ms, 2 end ms, 3 hidden (hiddenFlag)
 // Returns ok, or not_loaded when the goods is not in Redis (nothing changed).
 var windowScript = redis.NewScript(`
 if redis.call('EXISTS', KEYS[1]) == 0 then return 'not_loaded' end
 local e = tonumber(ARGV[2])
 if e < tonumber(redis.call('HGET', KEYS[1], 'end')) then redis.call('HSET', KEYS[1], 'end', ARGV[2]) end
-redis.call('HSET', KEYS[1], 'start', ARGV[1])
+redis.call('HSET', KEYS[1], 'start', ARGV[1], 'hidden', ARGV[3])
 return 'ok'
 `)
 
@@ -47,7 +43,7 @@ func (s *Service) pushWindow(ctx context.Context, g *model.Goods) error {
 		return err
 	}
 	for _, b := range bs {
-		if err := windowScript.Run(ctx, s.Redis, []string{infoKey(b)}, redisStart(g), g.EndAt.UnixMilli()).Err(); err != nil {
+		if err := windowScript.Run(ctx, s.Redis, []string{infoKey(b)}, g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), hiddenFlag(g)).Err(); err != nil {
 			return fmt.Errorf("move the window of goods %d: %w", g.ID, err)
 		}
 	}

@@ -153,18 +153,20 @@ const grabMemoTTL = 5 * time.Minute
 // caller knows it, 5 a unit brought ("": none), 6 memo TTL ms (last, as
 // db.Memoize takes it)
 // Returns "ok:remaining:slot:version:record", or not_loaded | reshard (the
-// bucket count is not ARGV[4]) | not_started | ended | limit_reached |
-// sold_out | dry (no stock in this bucket, others may have some).
+// bucket count is not ARGV[4]) | hidden (its merchant hid it) | not_started
+// | ended | limit_reached | sold_out | dry (no stock in this bucket, others
+// may have some).
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
 const grabLua = `
 if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]) end
 local memo = redis.call('GET', KEYS[11])
 if memo then return answer('ok', memo) end
-local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base')
+local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden')
 if not info[1] then return 'not_loaded' end
 local shards = tonumber(info[6]) or 1
 if shards ~= tonumber(ARGV[4]) then return 'reshard' end
+if info[8] == '1' then return 'hidden' end
 local now = tonumber(ARGV[2])
 if now < tonumber(info[1]) then return 'not_started' end
 if now >= tonumber(info[2]) then return 'ended' end
@@ -200,10 +202,11 @@ var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'no
 //
 // KEYS: scriptKeys (of the bucket)
 // ARGV: 1 now ms
-// Returns "unit:remaining:slot:version", or empty | ended | not_started.
+// Returns "unit:remaining:slot:version", or empty | hidden | ended | not_started.
 var stealScript = redis.NewScript(goodsLua + `
-local w = redis.call('HMGET', K_INFO, 'start', 'end')
+local w = redis.call('HMGET', K_INFO, 'start', 'end', 'hidden')
 if not w[1] then return 'empty' end
+if w[3] == '1' then return 'hidden' end
 if tonumber(ARGV[1]) >= tonumber(w[2]) then return 'ended' end
 if tonumber(ARGV[1]) < tonumber(w[1]) then return 'not_started' end
 local unit = redis.call('RPOP', K_FREE)
@@ -299,6 +302,8 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
 				return nil, err
 			}
+		case "hidden": // its merchant hid it: not there for shoppers
+			return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 		case "not_started":
 			return nil, db.ErrNotStarted
 		case "ended":
@@ -351,7 +356,7 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 			s.dry.mark(b)
 			probed = true
 			continue
-		case "ended", "not_started":
+		case "ended", "not_started", "hidden":
 			return res, nil
 		}
 		f := strings.SplitN(res, ":", 4)
