@@ -10,7 +10,7 @@ help: ## list the targets
 run: ## run the whole app (web + worker + scheduler) on embedded defaults with demo data
 	DEMO=$(DEMO) $(GO) run ./cmd/seckill serve
 
-test: ## run every test with the race detector (real Redis when REDIS_URL is set, PostgreSQL when DATABASE_URL is)
+test: ## run every test with the race detector (embedded Redis + SQLite; a real Redis when REDIS_URL is set, PostgreSQL when DATABASE_URL is)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
 test-cluster: ## run every test on the Redis Cluster REDIS_URL lists, one package at a time (README: Redis Cluster)

@@ -111,6 +111,7 @@ type benchTarget struct {
 	unlimited *bench.Client         // the load's connections to a twin web process with every limit off (in-process only)
 	setupConn int                   // load's connection for set-up calls
 	redisWork map[string]*redisWork // Redis work measured around the turns, by scenario (see measureRedis)
+	embedded  bool                  // the in-process server runs on the embedded Redis (no INFO sections to read)
 }
 
 // runBench is `seckill bench`: it loads a server and writes the report.
@@ -287,7 +288,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		}
 		closers = append(closers, func() { m.Close() })
 		t.URL, t.Backend, t.Accounts, t.Tokens = m.URL(), m.Backend, m.Accounts, m.Tokens
-		t.Goods = m.Goods
+		t.Goods, t.embedded = m.Goods, m.Redis.Embedded
 		// A twin web process on the same Redis and database with every
 		// abuse limit off: the limits' cost is measured against it.
 		twin := cfg

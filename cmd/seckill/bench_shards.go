@@ -85,6 +85,12 @@ func benchHotItem(ctx context.Context, o *benchOptions, t *benchTarget, k int, s
 	}
 	if t.Goods != nil && t.Goods.Redis != nil {
 		sc.turn = func(run func()) {
+			if t.embedded {
+				run()
+				t.settleGoods(ctx, id)
+				nodes.add(nil, nil, errEmbeddedInfo)
+				return
+			}
 			before, err1 := readNodeStats(ctx, t.Goods.Redis)
 			run()
 			t.settleGoods(ctx, id)
@@ -189,7 +195,7 @@ func (w *nodeWork) report(r *bench.Report, name string, k int, requests int64) {
 	defer w.mu.Unlock()
 	key := "target 3: Redis nodes, " + name
 	if w.err != nil {
-		r.Extra[key] = "not measured: " + w.err.Error()
+		r.Extra[key] = notMeasured(w.err)
 		return
 	}
 	addrs := make([]string, 0, len(w.nodes))
