@@ -325,6 +325,8 @@
     if (sum) sum.textContent = st.drift && st.drift.length ? "differs: " + st.drift.join(", ") : "in line";
     const p = document.querySelector("[data-k=pending]");
     if (p) p.textContent = st.pending;
+    const lag = document.querySelector("[data-k=durable_lag]");
+    if (lag) lag.textContent = (st.durable_lag_ms / 1000).toFixed(1) + " s";
   }
   const rec = document.querySelector("[data-reconcile]");
   if (rec) {

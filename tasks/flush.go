@@ -6,6 +6,9 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/seckill/seckill/db/backend"
 )
 
 // TypeFlushRun moves pending claims, orders and coupons from Redis to SQLite on demand.
@@ -63,4 +66,22 @@ func (f *Flush) run(ctx context.Context) {
 	if err := f.Run(ctx); err != nil && ctx.Err() == nil {
 		f.Log.Error("batch flush", "err", err)
 	}
+}
+
+// RegisterFlushMetrics adds the flush lease's series, read from st at each
+// scrape: lease waits, batches taken over, batches fenced off, and the last
+// commit (seconds since the last durable write: time() minus it).
+func RegisterFlushMetrics(reg prometheus.Registerer, st *backend.FlushStats) {
+	counter := func(name, help string, v func() int64) prometheus.Collector {
+		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(v()) })
+	}
+	reg.MustRegister(
+		counter("seckill_flush_lease_waits_total", "Flushes that found the flush lease held by another flusher.", st.LeaseWaits.Load),
+		counter("seckill_flush_takeovers_total", "Flush batches found in processing, left by a flusher that died, stalled or failed, and applied.", st.Takeovers.Load),
+		counter("seckill_flush_fenced_total", "Flush batches refused at commit because a newer lease holder had started.", st.Fenced.Load),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "seckill_flush_last_commit_timestamp_seconds",
+			Help: "When this process last committed a flush batch to the durable store (Unix seconds; 0: never).",
+		}, func() float64 { return float64(st.LastCommit.Load()) / 1000 }),
+	)
 }

@@ -176,3 +176,6 @@ func diffText(live, durable int64) string {
 	}
 	return fmt.Sprintf("%+d", live-durable)
 }
+
+// lagText shows a delay in ms as seconds with one decimal ("0.4 s").
+func lagText(ms int64) string { return strconv.FormatFloat(float64(ms)/1000, 'f', 1, 64) + " s" }

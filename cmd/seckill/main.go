@@ -215,6 +215,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	taskMetrics := tasks.NewMetrics(m.Registry)
+	tasks.RegisterFlushMetrics(m.Registry, m.Backend.Flushes)
 
 	if err := m.bootstrapAdmin(ctx); err != nil {
 		return err

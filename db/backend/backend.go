@@ -33,12 +33,13 @@ type Backend struct {
 	Queue      *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
 	Log        *slog.Logger
 	Now        func() time.Time
+	Flushes    *FlushStats // what this process's flushes met (lease waits, takeovers, fenced batches); New sets it
 }
 
 // New returns a backend over the given stores with live events, the default
 // log and the wall clock filled in.
 func New(sql *sqldb.DB, redis redis.UniversalClient) *Backend {
-	return &Backend{SQL: sql, Redis: redis, Events: live.New(redis), Log: slog.Default(), Now: time.Now}
+	return &Backend{SQL: sql, Redis: redis, Events: live.New(redis), Log: slog.Default(), Now: time.Now, Flushes: new(FlushStats)}
 }
 
 // Eval runs a hot-path script through the pipeliner when there is one.

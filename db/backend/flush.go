@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/seckill/seckill/db/rdb"
 )
 
 // FlushQueue is a crash-safe pipe from Redis to the durable store. Grab
@@ -27,18 +26,25 @@ type FlushQueue struct {
 }
 
 // takeBatch moves up to ARGV[1] records from the head of the pending list to
-// the processing list, unless processing already holds a batch left by a crash.
+// the processing list, unless processing already holds a batch left by a
+// crash, a lost lease or a failed commit.
 //
 // KEYS[1] pending list, KEYS[2] processing list
 // ARGV[1] batch size
-// Returns the records now in processing (possibly the leftover batch), or an empty list.
+// Returns '1' followed by the leftover batch in processing, or '0' followed
+// by the records just moved (none when pending is empty).
 var takeBatch = redis.NewScript(`
 local left = redis.call('LRANGE', KEYS[2], 0, -1)
-if #left > 0 then return left end
+if #left > 0 then
+	table.insert(left, 1, '1')
+	return left
+end
 local recs = redis.call('LRANGE', KEYS[1], 0, tonumber(ARGV[1]) - 1)
-if #recs == 0 then return recs end
-redis.call('LTRIM', KEYS[1], #recs, -1)
-redis.call('RPUSH', KEYS[2], unpack(recs))
+if #recs > 0 then
+	redis.call('LTRIM', KEYS[1], #recs, -1)
+	redis.call('RPUSH', KEYS[2], unpack(recs))
+end
+table.insert(recs, 1, '0')
 return recs
 `)
 
@@ -46,67 +52,91 @@ return recs
 // crash left there) without applying it; Flush calls it, and tests use it to
 // stop a flush between the move and the commit.
 func (b *Backend) TakeBatch(ctx context.Context, q FlushQueue) ([]string, error) {
-	return takeBatch.Run(ctx, b.Redis, []string{q.Pending, q.Processing}, FlushBatchSize).StringSlice()
+	recs, _, err := b.takeBatch(ctx, q)
+	return recs, err
+}
+
+// takeBatch is TakeBatch that also says whether the batch was left over.
+func (b *Backend) takeBatch(ctx context.Context, q FlushQueue) (recs []string, leftover bool, err error) {
+	out, err := takeBatch.Run(ctx, b.Redis, []string{q.Pending, q.Processing}, FlushBatchSize).StringSlice()
+	if err != nil || len(out) == 0 {
+		return nil, false, err
+	}
+	return out[1:], out[0] == "1", nil
 }
 
 // FlushBatchSize is how many records one transaction of the durable store takes.
 const FlushBatchSize = 500
 
-// Flush drains q into the durable store, batch by batch, and returns how many records it applied.
-// Two flushes of one queue must not run at once (the tasks make them unique).
+// Flush drains q into the durable store, batch by batch, and returns how
+// many records it applied. Under FlushAll's lease each batch commits only
+// while the lease is still this flusher's (see lease.go); two flushes of
+// one queue must not run at once, which the lease ensures.
 func (b *Backend) Flush(ctx context.Context, q FlushQueue, apply func(tx *sql.Tx, records []string) error) (int, error) {
+	l := leaseOf(ctx)
 	total := 0
 	for {
-		recs, err := b.TakeBatch(ctx, q)
+		recs, leftover, err := b.takeBatch(ctx, q)
 		if err != nil {
 			return total, fmt.Errorf("take batch from %s: %w", q.Pending, err)
 		}
 		if len(recs) == 0 {
 			return total, nil
 		}
-		if err := b.SQL.Tx(ctx, func(tx *sql.Tx) error { return apply(tx, recs) }); err != nil {
+		if leftover {
+			b.Flushes.Takeovers.Add(1)
+		}
+		err = b.SQL.TxQuiet(ctx, FlushLeaseTTL, func(tx *sql.Tx) error {
+			if err := apply(tx, recs); err != nil {
+				return err
+			}
+			if l != nil {
+				return commitFence(ctx, tx, l)
+			}
+			return nil
+		})
+		if errors.Is(err, errLeaseLost) {
+			b.Flushes.Fenced.Add(1)
+		}
+		if err != nil {
 			return total, fmt.Errorf("apply batch from %s: %w", q.Pending, err)
 		}
-		if err := b.Redis.Del(ctx, q.Processing).Err(); err != nil {
+		b.Flushes.LastCommit.Store(time.Now().UnixMilli())
+		if err := b.releaseBatch(ctx, q, recs); err != nil {
 			return total, fmt.Errorf("release batch of %s: %w", q.Pending, err)
 		}
 		total += len(recs)
 	}
 }
 
-// FlushLockKey keeps one flusher at a time across worker processes.
-const FlushLockKey = "seckill:flush:lock"
-
-// flushLockTTL frees the lock of a flusher that died holding it.
-const flushLockTTL = 30 * time.Second
-
-// takeFlushLock takes the flush lock under a token of this acquisition's own,
-// so that only this flusher can release it. It returns "" when another holds it.
-func (b *Backend) takeFlushLock(ctx context.Context) (string, error) {
-	token := rdb.NewRequestID()
-	ok, err := b.Redis.SetNX(ctx, FlushLockKey, token, flushLockTTL).Result()
-	if err != nil || !ok {
-		return "", err
-	}
-	return token, nil
-}
-
-// FlushAll runs every promotion's flush step (each moves its pending records
-// to the durable store). Only one process flushes at a time; a call that finds the lock
-// taken returns at once. A failing step does not stop the others.
+// FlushAll runs every promotion's flush step (each moves its pending
+// records to the durable store) under the flush lease (lease.go). A call
+// that finds the lease taken returns at once: its holder drains every
+// queue. A failing step does not stop the others.
 func (b *Backend) FlushAll(ctx context.Context, steps ...func(context.Context) error) error {
-	token, err := b.takeFlushLock(ctx)
-	if err != nil || token == "" {
+	l, err := b.takeLease(ctx)
+	if err != nil {
 		return err
 	}
+	if l == nil {
+		b.Flushes.LeaseWaits.Add(1)
+		b.Log.Debug("flush lease held by another flusher; it drains the queues")
+		return nil
+	}
+	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, leaseKey{}, l))
+	kept := make(chan struct{})
+	go func() { defer close(kept); b.keepLease(ctx, l, func() { cancel(errLeaseLost) }) }()
 	defer func() {
-		if released, err := rdb.ReleaseOwned(context.WithoutCancel(ctx), b.Redis, FlushLockKey, token); err != nil || !released {
-			b.Log.Warn("flush outlived its lock; another flusher may have run alongside", "err", err)
-		}
+		cancel(nil)
+		<-kept
+		b.releaseLease(ctx, l)
 	}()
 	var errs []error
 	for _, step := range steps {
 		errs = append(errs, step(ctx))
+	}
+	if context.Cause(ctx) == errLeaseLost {
+		errs = append(errs, errLeaseLost)
 	}
 	return errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db/backend"
@@ -108,8 +109,8 @@ func TestFlushWhileProducing(t *testing.T) {
 	}
 }
 
-// takeoverHook makes the flush lock expire and pass to another flusher right
-// after the first SET of it, as if that flush had outlived the lock's TTL.
+// takeoverHook makes the flush lease pass to another flusher right after
+// the first SET of it, as if that flush had outlived the lease.
 type takeoverHook struct {
 	owner string
 	done  bool
@@ -122,9 +123,9 @@ func (h *takeoverHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 func (h *takeoverHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if args := cmd.Args(); !h.done && cmd.Name() == "set" && len(args) > 1 && args[1] == backend.FlushLockKey {
+		if args := cmd.Args(); !h.done && cmd.Name() == "set" && len(args) > 1 && args[1] == backend.FlushLeaseKey {
 			h.done = true
-			if err := next(ctx, redis.NewStatusCmd(ctx, "set", backend.FlushLockKey, h.owner)); err != nil {
+			if err := next(ctx, redis.NewStatusCmd(ctx, "set", backend.FlushLeaseKey, h.owner)); err != nil {
 				return err
 			}
 		}
@@ -132,23 +133,185 @@ func (h *takeoverHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// A flush that outlives its lock does not free the lock a second flusher has
-// taken since; a flush that keeps its lock releases it.
-func TestFlushLockReleasesOnlyItsOwn(t *testing.T) {
+// A flush that outlives its lease does not free the lease a second flusher
+// has taken since; a flush that keeps its lease releases it.
+func TestFlushLeaseReleasesOnlyItsOwn(t *testing.T) {
 	ctx := context.Background()
 	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	s := backend.New(sq, r.Client)
 	if err := s.FlushAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if n := r.Client.Exists(ctx, backend.FlushLockKey).Val(); n != 0 {
-		t.Fatal("the flush lock is still held after a flush that kept it")
+	if n := r.Client.Exists(ctx, backend.FlushLeaseKey).Val(); n != 0 {
+		t.Fatal("the flush lease is still held after a flush that kept it")
 	}
 	r.Client.AddHook(&takeoverHook{owner: "flusher-b"})
-	if err := s.FlushAll(ctx); err != nil {
+	s.FlushAll(ctx) // its lease was lost at once: it may say so
+	if got, err := r.Client.Get(ctx, backend.FlushLeaseKey).Result(); got != "flusher-b" {
+		t.Fatalf("after the first flusher released: lease holds %q (%v), want the second flusher's %q", got, err, "flusher-b")
+	}
+}
+
+// flushedTable makes the table a test's apply writes, each record counted
+// every time it is applied, and returns that apply.
+func flushedTable(t *testing.T, sq interface {
+	Exec(string, ...any) (sql.Result, error)
+}) func(tx *sql.Tx, recs []string) error {
+	t.Helper()
+	if _, err := sq.Exec(`CREATE TABLE flushed (rec TEXT PRIMARY KEY, n INTEGER NOT NULL DEFAULT 1)`); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := r.Client.Get(ctx, backend.FlushLockKey).Result(); got != "flusher-b" {
-		t.Fatalf("after the first flusher released: lock holds %q (%v), want the second flusher's %q", got, err, "flusher-b")
+	return func(tx *sql.Tx, recs []string) error {
+		for _, rec := range recs {
+			if _, err := tx.Exec(`INSERT INTO flushed (rec) VALUES (?) ON CONFLICT (rec) DO UPDATE SET n = flushed.n + 1`, rec); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// A flusher that died holding the lease and a batch is replaced once its
+// lease runs out (FlushLeaseTTL, not a long lock): until then another
+// flush waits and says so; then it takes the batch over and applies it once.
+func TestFlushLeaseTakeover(t *testing.T) {
+	ctx := context.Background()
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
+	s := backend.New(sq, r.Client)
+	apply := flushedTable(t, sq.W)
+	q := backend.FlushQueue{Pending: "{t:4}:pending", Processing: "{t:4}:processing"}
+	for i := 0; i < 700; i++ {
+		r.Client.RPush(ctx, q.Pending, fmt.Sprint(i))
+	}
+	// The dead flusher: its lease, and the batch it had moved.
+	if err := r.Client.Set(ctx, backend.FlushLeaseKey, "dead-flusher", backend.FlushLeaseTTL).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if ttl := r.Client.PTTL(ctx, backend.FlushLeaseKey).Val(); ttl > backend.FlushLeaseTTL {
+		t.Fatalf("lease TTL %v", ttl)
+	}
+	if _, err := s.TakeBatch(ctx, q); err != nil {
+		t.Fatal(err)
+	}
+	step := func(ctx context.Context) error { _, err := s.Flush(ctx, q, apply); return err }
+	if err := s.FlushAll(ctx, step); err != nil {
+		t.Fatal(err)
+	}
+	if w := s.Flushes.LeaseWaits.Load(); w != 1 {
+		t.Fatalf("%d lease waits counted, want 1", w)
+	}
+	var rows, maxN int
+	if sq.R.QueryRow(`SELECT COUNT(*), COALESCE(MAX(n), 0) FROM flushed`).Scan(&rows, &maxN); rows != 0 {
+		t.Fatalf("%d records applied while the dead flusher's lease held", rows)
+	}
+	// The lease runs out by itself (Redis's TTL): wait for that event.
+	for r.Client.Exists(ctx, backend.FlushLeaseKey).Val() == 1 {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err := s.FlushAll(ctx, step); err != nil {
+		t.Fatal(err)
+	}
+	sq.R.QueryRow(`SELECT COUNT(*), MAX(n) FROM flushed`).Scan(&rows, &maxN)
+	if rows != 700 || maxN != 1 {
+		t.Fatalf("after the takeover: %d records (most copies %d), want 700 once each", rows, maxN)
+	}
+	if n := s.Flushes.Takeovers.Load(); n != 1 {
+		t.Fatalf("%d takeovers counted, want the dead flusher's batch", n)
+	}
+}
+
+// A flusher that comes back after a newer lease holder started (a paused
+// process, a long GC) commits nothing: its batch stays in processing, and
+// the successor applies it, once.
+func TestFlushFencedAfterSuccessor(t *testing.T) {
+	ctx := context.Background()
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
+	s := backend.New(sq, r.Client)
+	apply := flushedTable(t, sq.W)
+	q := backend.FlushQueue{Pending: "{t:5}:pending", Processing: "{t:5}:processing"}
+	for i := 0; i < 300; i++ {
+		r.Client.RPush(ctx, q.Pending, fmt.Sprint(i))
+	}
+	stale, err := backend.StaleLease(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	successor, err := backend.StaleLease(ctx, s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Flush(stale, q, apply); err == nil {
+		t.Fatal("a flush under a fencing number older than its successor's committed")
+	}
+	var rows, maxN int
+	if sq.R.QueryRow(`SELECT COUNT(*) FROM flushed`).Scan(&rows); rows != 0 {
+		t.Fatalf("the fenced flush applied %d records", rows)
+	}
+	if n := s.Flushes.Fenced.Load(); n != 1 {
+		t.Fatalf("%d fenced batches counted, want 1", n)
+	}
+	if l := r.Client.LLen(ctx, q.Processing).Val(); l != 300 {
+		t.Fatalf("processing holds %d after the fenced flush, want its batch of 300", l)
+	}
+	if _, err := s.Flush(successor, q, apply); err != nil {
+		t.Fatal(err)
+	}
+	sq.R.QueryRow(`SELECT COUNT(*), MAX(n) FROM flushed`).Scan(&rows, &maxN)
+	if rows != 300 || maxN != 1 {
+		t.Fatalf("the successor applied %d records (most copies %d), want 300 once each", rows, maxN)
+	}
+}
+
+// Releasing a batch deletes processing only while it holds that batch: a
+// flusher that comes back late leaves its successor's batch alone.
+func TestFlushReleaseOnlyItsBatch(t *testing.T) {
+	ctx := context.Background()
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
+	s := backend.New(sq, r.Client)
+	q := backend.FlushQueue{Pending: "{t:6}:pending", Processing: "{t:6}:processing"}
+	r.Client.RPush(ctx, q.Processing, "c", "d", "e")
+	for _, late := range [][]string{{"a", "b"}, {"c", "d"}, {"a", "d", "e"}, {"c", "x", "f"}} {
+		if err := s.ReleaseBatch(ctx, q, late); err != nil {
+			t.Fatal(err)
+		}
+		if got := r.Client.LRange(ctx, q.Processing, 0, -1).Val(); len(got) != 3 {
+			t.Fatalf("releasing %v freed the successor's batch: processing %v", late, got)
+		}
+	}
+	if err := s.ReleaseBatch(ctx, q, []string{"c", "d", "e"}); err != nil {
+		t.Fatal(err)
+	}
+	if n := r.Client.Exists(ctx, q.Processing).Val(); n != 0 {
+		t.Fatal("releasing its own batch left processing")
+	}
+}
+
+// A flush that outlasts the lease's TTL renews it and keeps it.
+func TestFlushLeaseRenewed(t *testing.T) {
+	ctx := context.Background()
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
+	s := backend.New(sq, r.Client)
+	var token string
+	err := s.FlushAll(ctx, func(ctx context.Context) error {
+		token = r.Client.Get(ctx, backend.FlushLeaseKey).Val()
+		// Wait for a renewal (the TTL going up), twice: no wall-clock window.
+		for renewals, last := 0, r.Client.PTTL(ctx, backend.FlushLeaseKey).Val(); renewals < 2; {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			ttl := r.Client.PTTL(ctx, backend.FlushLeaseKey).Val()
+			if ttl > last {
+				renewals++
+			}
+			last = ttl
+			time.Sleep(10 * time.Millisecond)
+		}
+		if got := r.Client.Get(ctx, backend.FlushLeaseKey).Val(); got != token {
+			return fmt.Errorf("lease holds %q after renewals, want %q", got, token)
+		}
+		return nil
+	})
+	if err != nil || token == "" {
+		t.Fatalf("flush: %v (token %q)", err, token)
 	}
 }

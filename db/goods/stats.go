@@ -2,8 +2,10 @@ package goods
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 
@@ -51,13 +53,19 @@ func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.
 	loaded := pipe.Exists(ctx, infoKey(bucket0(id)))
 	counts := make([]*redis.MapStringStringCmd, len(bs))
 	pending := make([]*redis.IntCmd, 2*len(bs))
+	oldest := make([]*redis.StringCmd, 2*len(bs)) // each queue's first record: the oldest change it holds
 	for i, b := range bs { // the sums over the buckets
 		counts[i] = pipe.HGetAll(ctx, countsKey(b))
 		pending[2*i] = pipe.LLen(ctx, flushQueue(b).Pending)
 		pending[2*i+1] = pipe.LLen(ctx, flushQueue(b).Processing)
+		oldest[2*i] = pipe.LIndex(ctx, flushQueue(b).Pending, 0)
+		oldest[2*i+1] = pipe.LIndex(ctx, flushQueue(b).Processing, 0)
 	}
-	if _, err := pipe.Exec(ctx); err != nil {
-		return nil, fmt.Errorf("goods %d stats: %w", id, err)
+	cmds, _ := pipe.Exec(ctx)
+	for _, c := range cmds { // an empty queue's head is redis.Nil
+		if err := c.Err(); err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("goods %d stats: %w", id, err)
+		}
 	}
 	st.Loaded = loaded.Val() == 1
 	num := func(k string) (sum int64) {
@@ -72,6 +80,7 @@ func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.
 	for _, p := range pending {
 		st.Pending += p.Val()
 	}
+	st.DurableLagMS = durableLag(id, oldest, s.Now())
 
 	if st.DB, err = s.durableCounts(ctx, id); err != nil {
 		return nil, err
@@ -82,6 +91,22 @@ func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.
 	}
 	st.Drift = StatsDrift(*st)
 	return st, nil
+}
+
+// durableLag is how far the store trails Redis: the age of the oldest change
+// at the head of a flush queue (heads: the queues' first records, empty when
+// a queue is), 0 when none waits.
+func durableLag(goodsID int64, heads []*redis.StringCmd, now time.Time) int64 {
+	lag := int64(0)
+	for _, h := range heads {
+		if h.Val() == "" {
+			continue
+		}
+		if o, err := parseOrderRecord(goodsID, h.Val()); err == nil {
+			lag = max(lag, now.Sub(o.UpdatedAt).Milliseconds())
+		}
+	}
+	return lag
 }
 
 // durableCounts counts the goods' orders in the store as Redis counts them:

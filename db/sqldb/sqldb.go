@@ -139,6 +139,25 @@ func (s *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	return Classify(tx.Commit())
 }
 
+// TxQuiet is Tx in a transaction that the database ends by itself once its
+// client has been quiet inside it for longer than limit (PostgreSQL's
+// idle_in_transaction_session_timeout, set for this transaction alone): a
+// client paused mid-transaction (a stopped process, a long GC) then holds no
+// row lock its successor needs for longer than limit, and finds its
+// transaction gone when it wakes. SQLite is one host's file and has no such
+// limit: TxQuiet is Tx there.
+func (s *DB) TxQuiet(ctx context.Context, limit time.Duration, fn func(tx *sql.Tx) error) error {
+	if s.Dialect != Postgres {
+		return s.Tx(ctx, fn)
+	}
+	return s.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SET LOCAL idle_in_transaction_session_timeout = %d`, max(limit.Milliseconds(), 1))); err != nil {
+			return err
+		}
+		return fn(tx)
+	})
+}
+
 // placeholders is "?, ?, ?" for n values.
 func placeholders(n int) string {
 	return strings.TrimSuffix(strings.Repeat("?, ", n), ", ")
