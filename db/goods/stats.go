@@ -54,7 +54,7 @@ func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.
 	counts := make([]*redis.MapStringStringCmd, len(bs))
 	pending := make([]*redis.IntCmd, 2*len(bs))
 	oldest := make([]*redis.StringCmd, 2*len(bs)) // each queue's first record: the oldest change it holds
-	for i, b := range bs { // the sums over the buckets
+	for i, b := range bs {                        // the sums over the buckets
 		counts[i] = pipe.HGetAll(ctx, countsKey(b))
 		pending[2*i] = pipe.LLen(ctx, flushQueue(b).Pending)
 		pending[2*i+1] = pipe.LLen(ctx, flushQueue(b).Processing)

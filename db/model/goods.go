@@ -108,7 +108,7 @@ type GoodsStats struct {
 	RevenueCents int64        `json:"revenue_cents"`
 	Pending      int64        `json:"pending"`        // order changes waiting for the flush
 	DurableLagMS int64        `json:"durable_lag_ms"` // how far the durable record trails: the age of the oldest change waiting (0: none waits)
-	Loaded       bool         `json:"loaded"`  // whether the goods is in Redis yet
+	Loaded       bool         `json:"loaded"`         // whether the goods is in Redis yet
 	DB           GoodsDBStats `json:"db"`
 	Drift        []string     `json:"drift"`
 }
