@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -166,15 +167,27 @@ type hosts struct {
 	procs     map[string]*exec.Cmd
 }
 
-// start runs the binary in mode as the named host and, for a web process,
-// waits until it is ready; it returns a client of a web process (nil for a worker).
+// hostsMetricsToken is the METRICS_TOKEN of every host.
+const hostsMetricsToken = "multi-host-metrics-token"
+
+// start runs the binary in mode as the named host and, for a process that
+// serves HTTP, waits until it is ready; it returns a client of that process
+// (nil for a worker). The host connects to PostgreSQL under its name
+// (application_name), so pg_stat_activity tells the hosts apart.
 func (h *hosts) start(name, mode string) *testApp {
 	h.t.Helper()
 	dir := filepath.Join(h.t.TempDir(), name)
 	addr := freeAddr(h.t)
+	dbURL, err := url.Parse(h.db)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	q := dbURL.Query()
+	q.Set("application_name", name)
+	dbURL.RawQuery = q.Encode()
 	cmd := exec.Command(h.bin, mode)
 	cmd.Env = append(os.Environ(),
-		"REDIS_URL="+h.redis, "DATABASE_URL="+h.db, "DB_PATH="+filepath.Join(dir, "seckill.db"), "ADDR="+addr,
+		"REDIS_URL="+h.redis, "DATABASE_URL="+dbURL.String(), "DB_PATH="+filepath.Join(dir, "seckill.db"), "ADDR="+addr, "METRICS_TOKEN="+hostsMetricsToken,
 		"SESSION_SECRET=multi-host-test-session-secret-0123456789", "ADMIN_USERNAME=admin", "ADMIN_PASSWORD="+testAdminPassword,
 		"ORDER_TTL=20s", "FLUSH_INTERVAL=100ms", "RATE_GRAB=0", "RATE_AUTH=0", "RATE_IP=0", "DEMO=false")
 	logf, err := os.Create(filepath.Join(h.t.TempDir(), name+".log"))
@@ -190,6 +203,7 @@ func (h *hosts) start(name, mode string) *testApp {
 	}
 	h.procs[name] = cmd
 	h.t.Cleanup(func() {
+		cmd.Process.Signal(syscall.SIGCONT) // a host a failed test left stopped
 		cmd.Process.Signal(syscall.SIGTERM)
 		cmd.Wait()
 		logf.Close()
@@ -198,7 +212,7 @@ func (h *hosts) start(name, mode string) *testApp {
 			h.t.Logf("%s's log:\n%s", name, b)
 		}
 	})
-	if mode != ModeWeb {
+	if mode == ModeWorker {
 		return nil
 	}
 	a := &testApp{Main: &Main{Config: Config{AdminUsername: "admin"}}, t: h.t, URL: "http://" + addr, Clock: new(testClock)}
@@ -210,6 +224,14 @@ func (h *hosts) start(name, mode string) *testApp {
 		return err == nil && res.StatusCode == http.StatusOK
 	})
 	return a
+}
+
+// signal sends the named host sig (SIGSTOP and SIGCONT: a paused process).
+func (h *hosts) signal(name string, sig syscall.Signal) {
+	h.t.Helper()
+	if err := h.procs[name].Process.Signal(sig); err != nil {
+		h.t.Fatal(err)
+	}
 }
 
 // kill ends the named host with SIGKILL, as a crash would.
