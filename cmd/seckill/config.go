@@ -42,6 +42,11 @@ type Config struct {
 	RateIP         ratelimit.Rate
 	TrustedProxies string // comma-separated CIDRs whose X-Forwarded-For is believed
 	MetricsToken   string
+	// Durability across a failover (DESIGN.md §5): how many replicas hold a
+	// change before it is acknowledged ("auto": one where the master has
+	// one), and how long to wait for them before answering 503.
+	RedisWaitReplicas string
+	RedisWaitTimeout  time.Duration
 }
 
 // DefaultConfig is what runs when nothing is set.
@@ -55,7 +60,19 @@ func DefaultConfig() Config {
 		RateGrab:      ratelimit.Rate{N: 10, Per: time.Second},
 		RateAuth:      ratelimit.Rate{N: 10, Per: time.Minute},
 		RateIP:        ratelimit.Rate{N: 300, Per: time.Second},
+
+		RedisWaitReplicas: "auto",
+		RedisWaitTimeout:  100 * time.Millisecond,
 	}
+}
+
+// WaitReplicas is REDIS_WAIT_REPLICAS for the pipeliner: rdb.AutoReplicas or a number.
+func (c Config) WaitReplicas() int {
+	if c.RedisWaitReplicas == "auto" {
+		return rdb.AutoReplicas
+	}
+	n, _ := strconv.Atoi(c.RedisWaitReplicas)
+	return n
 }
 
 // ParseConfig reads the environment (through getenv) and then args, and validates the result.
@@ -126,6 +143,8 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	rate(&c.RateIP, "rate-ip", "RATE_IP", "API requests per client address, 0 = off")
 	str(&c.TrustedProxies, "trusted-proxies", "TRUSTED_PROXIES", "comma-separated CIDRs whose X-Forwarded-For is believed; unset: none")
 	str(&c.MetricsToken, "metrics-token", "METRICS_TOKEN", "bearer token that may read /metrics besides admins")
+	str(&c.RedisWaitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", "replicas that must hold a grab, pay, cancel or refund before it is acknowledged: auto (1 where the master has a replica, else 0) or a number")
+	dur(&c.RedisWaitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", "how long to wait for those replicas before answering 503 unavailable")
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%v\n%s", err, usage(fs))
 	}
@@ -191,6 +210,12 @@ func (c Config) validate() []string {
 	}
 	if c.MetricsToken != "" && len(c.MetricsToken) < 16 {
 		errs = append(errs, "METRICS_TOKEN must be at least 16 characters")
+	}
+	if n, err := strconv.Atoi(c.RedisWaitReplicas); c.RedisWaitReplicas != "auto" && (err != nil || n < 0 || n > 16) {
+		errs = append(errs, fmt.Sprintf("REDIS_WAIT_REPLICAS=%q must be auto or a number from 0 to 16", c.RedisWaitReplicas))
+	}
+	if c.RedisWaitTimeout < time.Millisecond || c.RedisWaitTimeout > 2*time.Second {
+		errs = append(errs, fmt.Sprintf("REDIS_WAIT_TIMEOUT=%s must be between 1ms and 2s", c.RedisWaitTimeout))
 	}
 	if c.SMTPURL != "" {
 		if u, err := url.Parse(c.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {

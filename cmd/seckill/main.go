@@ -191,6 +191,7 @@ func (m *Main) Open(ctx context.Context) error {
 		m.Backend.Now = m.Now
 	}
 	m.Backend.Pipe = rdb.NewPipeliner(m.Redis.Client, 4)
+	m.Backend.Pipe.SetWait(m.Config.WaitReplicas(), m.Config.RedisWaitTimeout)
 	m.Client = asynq.NewClientFromRedisClient(m.Backend.Pipe.Client())
 	m.Backend.Tasks, m.Backend.Queue, m.Backend.Log = m.Client, m.Inspector, m.Log
 	m.Revocations = account.NewRevocations(m.Redis.Client, 7*24*time.Hour)

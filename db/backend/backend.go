@@ -42,10 +42,14 @@ func New(sql *sqldb.DB, redis redis.UniversalClient) *Backend {
 	return &Backend{SQL: sql, Redis: redis, Events: live.New(redis), Log: slog.Default(), Now: time.Now, Flushes: new(FlushStats)}
 }
 
-// Eval runs a hot-path script through the pipeliner when there is one.
+// Eval runs a script whose change a shopper is told about (a grab, a pay,
+// a cancel, a refund): through the pipeliner when there is one, where the
+// answer waits until the change is on a replica where masters have them
+// (REDIS_WAIT_REPLICAS; rdb.Durable), and past the wait's timeout is
+// rdb.ErrNotReplicated (503 unavailable).
 func (b *Backend) Eval(ctx context.Context, script *redis.Script, keys []string, args ...any) *redis.Cmd {
 	if b.Pipe != nil {
-		return script.Run(ctx, b.Pipe.Client(), keys, args...)
+		return script.Run(rdb.Durable(ctx), b.Pipe.Client(), keys, args...)
 	}
 	return script.Run(ctx, b.Redis, keys, args...)
 }

@@ -67,7 +67,7 @@ func (s *Service) PayByGateway(ctx context.Context, orderID int64, ref string) (
 	}
 	sum := sha256.Sum256([]byte(ref))
 	keys := scriptKeys(b, memoKey(b, "gw"+hex.EncodeToString(sum[:16])))
-	res, err := payScriptKeyed.Run(ctx, s.Redis, keys, seq, o.UserID, s.Now().UnixMilli(), 0, 0, gatewayMemoTTL.Milliseconds()).Text()
+	res, err := s.Eval(ctx, payScriptKeyed, keys, seq, o.UserID, s.Now().UnixMilli(), 0, 0, gatewayMemoTTL.Milliseconds()).Text()
 	if err != nil {
 		return nil, "", fmt.Errorf("pay order %d: %w", orderID, err)
 	}

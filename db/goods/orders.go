@@ -346,7 +346,7 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 		if s.dry.dry(b) {
 			continue
 		}
-		res, err := stealScript.Run(ctx, s.Redis, scriptKeys(b), args[1]).Text()
+		res, err := s.Eval(ctx, stealScript, scriptKeys(b), args[1]).Text()
 		s.trips.count(goodsID).trips.Add(1)
 		if err != nil {
 			return "", fmt.Errorf("grab goods %d: take a unit from bucket %d: %w", goodsID, b.n, err)
@@ -628,7 +628,7 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 			args = append(args, db.IdempotencyTTL.Milliseconds())
 		}
 	}
-	res, err := script.Run(ctx, s.Redis, keys, args...).Text()
+	res, err := s.Eval(ctx, script, keys, args...).Text()
 	if err != nil {
 		return nil, "", fmt.Errorf("order %d: %w", orderID, err)
 	}

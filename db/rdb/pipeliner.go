@@ -28,6 +28,8 @@ type Pipeliner struct {
 	client redis.UniversalClient // routes its commands into the batches
 	reqs   chan *pipeReq
 	wg     sync.WaitGroup
+	wait   *waitPolicy   // what durable commands wait for (nil: nothing); see replicas.go
+	stop   chan struct{} // closed by Close
 
 	mu     sync.RWMutex // held to read while queueing, to write while closing
 	closed bool
@@ -37,8 +39,9 @@ type Pipeliner struct {
 var ErrPipelinerClosed = errors.New("redis pipeliner closed")
 
 type pipeReq struct {
-	cmd  redis.Cmder
-	done chan struct{}
+	cmd     redis.Cmder
+	durable bool // answered only once replicated (Durable)
+	done    chan struct{}
 }
 
 // MaxPipeline is the most commands one round trip carries.
@@ -47,7 +50,7 @@ const MaxPipeline = 256
 // NewPipeliner starts lanes goroutines that each send one pipeline at a time
 // on rdb, a *redis.Client or a *redis.ClusterClient (its options make Client's).
 func NewPipeliner(rdb redis.UniversalClient, lanes int) *Pipeliner {
-	p := &Pipeliner{rdb: rdb, reqs: make(chan *pipeReq, MaxPipeline*lanes)}
+	p := &Pipeliner{rdb: rdb, reqs: make(chan *pipeReq, MaxPipeline*lanes), stop: make(chan struct{})}
 	// Client is of rdb's kind, so it answers what go-redis asks of each kind;
 	// the hook takes every command before it could reach a server.
 	switch c := rdb.(type) {
@@ -73,8 +76,9 @@ func (p *Pipeliner) Client() redis.UniversalClient { return p.client }
 
 var reqPool = sync.Pool{New: func() any { return &pipeReq{done: make(chan struct{}, 1)} }}
 
-// Do sends cmd in the next pipeline and waits for its reply.
-func (p *Pipeliner) Do(cmd redis.Cmder) error {
+// Do sends cmd in the next pipeline and waits for its reply; a durable
+// command (ctx marked by Durable) is answered once replicated (SetWait).
+func (p *Pipeliner) Do(ctx context.Context, cmd redis.Cmder) error {
 	p.mu.RLock()
 	if p.closed {
 		p.mu.RUnlock()
@@ -82,7 +86,7 @@ func (p *Pipeliner) Do(cmd redis.Cmder) error {
 		return cmd.Err()
 	}
 	r := reqPool.Get().(*pipeReq)
-	r.cmd = cmd
+	r.cmd, r.durable = cmd, isDurable(ctx)
 	p.reqs <- r
 	p.mu.RUnlock()
 	<-r.done
@@ -97,7 +101,7 @@ type pipeHook struct{ p *Pipeliner }
 func (h pipeHook) DialHook(next redis.DialHook) redis.DialHook { return next }
 
 func (h pipeHook) ProcessHook(redis.ProcessHook) redis.ProcessHook {
-	return func(_ context.Context, cmd redis.Cmder) error { return h.p.Do(cmd) }
+	return func(ctx context.Context, cmd redis.Cmder) error { return h.p.Do(ctx, cmd) }
 }
 
 func (h pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
@@ -113,6 +117,7 @@ func (p *Pipeliner) Close() {
 	}
 	p.closed = true
 	close(p.reqs)
+	close(p.stop)
 	p.mu.Unlock()
 	p.wg.Wait()
 	p.client.Close()
@@ -135,20 +140,48 @@ func (p *Pipeliner) lane() {
 				break fill
 			}
 		}
-		p.send(batch)
+		p.sendBatch(batch)
+		for _, r := range batch {
+			r.done <- struct{}{}
+		}
 	}
 }
 
-// send runs the batch as one pipeline; each command gets its own reply or
-// error (a NOSCRIPT among them is retried by go-redis's Script.Run).
-func (p *Pipeliner) send(batch []*pipeReq) {
+// sendBatch sends a batch: its durable commands through sendWaited when
+// they wait for replicas, the rest as one pipeline.
+func (p *Pipeliner) sendBatch(batch []*pipeReq) {
 	ctx := context.Background()
+	if p.wait == nil || (p.wait.replicas == 0) {
+		p.send(ctx, batch)
+		return
+	}
+	var durable, plain []*pipeReq
+	for _, r := range batch {
+		if r.durable {
+			durable = append(durable, r)
+		} else {
+			plain = append(plain, r)
+		}
+	}
+	if len(durable) == 0 {
+		p.send(ctx, plain)
+		return
+	}
+	var wg sync.WaitGroup
+	if len(plain) > 0 {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.send(ctx, plain) }()
+	}
+	p.sendWaited(ctx, durable)
+	wg.Wait()
+}
+
+// send runs reqs as one pipeline; each command gets its own reply or
+// error (a NOSCRIPT among them is retried by go-redis's Script.Run).
+func (p *Pipeliner) send(ctx context.Context, batch []*pipeReq) {
 	pipe := p.rdb.Pipeline()
 	for _, r := range batch {
 		pipe.Process(ctx, r.cmd)
 	}
 	pipe.Exec(ctx)
-	for _, r := range batch {
-		r.done <- struct{}{}
-	}
 }
