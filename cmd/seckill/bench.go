@@ -77,7 +77,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
-	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,idle-ws or all")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,idle-ws or all")
 	fs.IntVar(&o.Rounds, "rounds", 5, "run the scenarios in turns, each with n/rounds requests a turn, so a noisy machine slows them alike")
 	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
 	fs.BoolVar(&o.FlushRedis, "flush-redis", false, "empty the REDIS_URL database first (the in-process bench needs an empty one)")
@@ -109,6 +109,7 @@ type benchTarget struct {
 	client    *http.Client          // metrics
 	load      *bench.Client         // one connection per worker of the load, and one for set-up calls
 	unlimited *bench.Client         // the load's connections to a twin web process with every limit off (in-process only)
+	noWait    *bench.Client         // the load's connections to a twin that acknowledges without WAIT (only when the Redis has replicas)
 	setupConn int                   // load's connection for set-up calls
 	redisWork map[string]*redisWork // Redis work measured around the turns, by scenario (see measureRedis)
 	embedded  bool                  // the in-process server runs on the embedded Redis (no INFO sections to read)
@@ -192,6 +193,7 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 		}
 	}
 	t.reportRedisWork(r)
+	t.reportWaitCost(r)
 	r.AddRatio("HTTP goods grab / Redis limit", "HTTP goods grab", "Redis limit (EVALSHA)")
 	r.AddRatio("HTTP goods grab / same, limits off (the limits' cost)", "HTTP goods grab", limitsOff)
 	r.AddRatio("HTTP goods grab / naive SQLite grab", "HTTP goods grab", "naive SQLite grab")
@@ -226,6 +228,7 @@ var benchScenarios = []struct {
 	// Last in each round: each turn leaves as many orders as it had grabs,
 	// and settles their flush before the next target's turn starts.
 	{"wins", benchGoodsWins},
+	{"wins-nowait", benchGoodsWinsNoWait},
 	{"redis-wins", benchRedisWins},
 	// One hot item in one Redis bucket and in three (issue 14 target 3: run on a cluster).
 	{"hot1", benchHotItem1},
@@ -307,6 +310,25 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 			return nil, nil, err
 		}
 		closers = append(closers, t.unlimited.Close)
+		// Where the masters have replicas the server waits for them (WAIT):
+		// a twin that does not (REDIS_WAIT_REPLICAS=0) measures that cost.
+		if rdb.HasReplicas(ctx, m.Redis.Client) {
+			nw := cfg
+			nw.RedisURL, nw.RedisWaitReplicas = m.Redis.URL, "0"
+			wm := NewMain(nw, ModeWeb)
+			wm.Log = discardLogger()
+			if err := wm.Open(ctx); err != nil {
+				wm.Close()
+				closeAll()
+				return nil, nil, fmt.Errorf("twin without WAIT: %w", err)
+			}
+			closers = append(closers, func() { wm.Close() })
+			if t.noWait, err = bench.NewClient(wm.URL(), o.Conc); err != nil {
+				closeAll()
+				return nil, nil, err
+			}
+			closers = append(closers, t.noWait.Close)
+		}
 		t.naive = &naive.Baseline{SQL: m.SQL}
 		o.redisLabel = "in-process server, embedded Redis"
 		if !m.Redis.Embedded {

@@ -70,17 +70,22 @@ func TestBenchSmoke(t *testing.T) {
 	// so, and the rest (this process's CPU holds the embedded Redis's) are taken.
 	embedded := o.RedisURL == ""
 	redisOnly := map[string]bool{"target 2: Redis work per win vs the grab script alone": true}
+	waitOnly := map[string]bool{"WAIT cost": true} // the smoke's Redis has no replica: nothing waits
 	for _, name := range []string{hotItemName(1, false), hotItemName(3, false), hotItemName(3, true)} {
 		redisOnly["target 3: Redis nodes, "+name] = true
 	}
 	for _, k := range []string{"target 1: wins vs refusals", "target 2: Redis work per win vs the grab script alone",
 		"machine CPU per win vs per refusal", "CPU per request: " + httpWins, "CPU per request: " + redisWins,
 		"target 3: Redis nodes, " + hotItemName(1, false), "target 3: Redis nodes, " + hotItemName(3, false),
-		"target 3: Redis nodes, " + hotItemName(3, true), "target 3: round trips a grab, " + hotItemName(3, true)} {
+		"target 3: Redis nodes, " + hotItemName(3, true), "target 3: round trips a grab, " + hotItemName(3, true), "WAIT cost"} {
 		v := r.Extra[k]
 		switch {
 		case v == "" || strings.Contains(v, "NaN") || strings.Contains(v, "Inf"):
 			t.Errorf("report measure %q: %q", k, v)
+		case waitOnly[k]:
+			if !strings.HasPrefix(v, "not measured: the target's Redis masters have no replica") {
+				t.Errorf("report measure %q without a replica: %q", k, v)
+			}
 		case embedded && redisOnly[k]:
 			if !strings.HasPrefix(v, "not measured on the embedded Redis: ") {
 				t.Errorf("report measure %q on the embedded Redis: %q, want it to say it is not measured there", k, v)
@@ -126,4 +131,36 @@ func TestBenchRemote(t *testing.T) {
 	if len(r.Checks) < 8 || r.Failed() {
 		t.Errorf("checks: %+v", r.Checks)
 	}
+}
+
+// On a Redis whose master has a replica, the bench measures the cost of
+// waiting for it: the same wins through a twin that does not wait, in the
+// same rounds. Without a replica it says why it measured nothing.
+func TestBenchWaitCost(t *testing.T) {
+	master := dbtest.StartServer(t)
+	master.StartReplica()
+	o, err := parseBenchOptions([]string{"-smoke", "-scenarios", "wins,wins-nowait", "-idle-ws", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.RedisURL, o.DatabaseURL = "redis://"+master.Addr, dbtest.DatabaseURL(t)
+	o.Progress = nil
+	r, err := benchRun(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{httpWins, httpWinsNoWait} {
+		if res := r.Result(name); res == nil || res.Codes["ok"] != int64(o.Requests) {
+			t.Errorf("%s: not every grab won: %+v", name, res)
+		}
+	}
+	if v := r.Extra["WAIT cost"]; v == "" || strings.HasPrefix(v, "not measured") {
+		t.Errorf("WAIT cost on a master with a replica: %q", v)
+	}
+	for _, c := range r.Checks {
+		if !c.OK {
+			t.Errorf("invariant %s violated: %s", c.Name, c.Detail)
+		}
+	}
+	t.Log("\n" + r.Markdown())
 }

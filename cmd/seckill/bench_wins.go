@@ -23,7 +23,9 @@ const (
 	httpWins  = "HTTP goods grab, every grab wins"
 	redisWins = "Redis limit, every grab wins (EVALSHA)"
 	httpGrab  = "HTTP goods grab"
-	redisGrab = "Redis limit (EVALSHA)"
+	// httpWinsNoWait is httpWins on a twin that acknowledges without WAIT.
+	httpWinsNoWait = "HTTP goods grab, every grab wins, WAIT off"
+	redisGrab      = "Redis limit (EVALSHA)"
 )
 
 // winsLimit is the per-user limit that lets every one of n grabs by users
@@ -53,6 +55,52 @@ func benchGoodsWins(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 	}
 	t.measureRedis(ctx, sc, func() { t.settleGoods(ctx, id) })
 	return sc, nil
+}
+
+// benchGoodsWinsNoWait is benchGoodsWins through the twin that does not
+// wait for replicas (REDIS_WAIT_REPLICAS=0), run in the same rounds, so the
+// cost of WAIT is the two scenarios' rates and p99s side by side. It runs
+// only where the masters have replicas (else nothing waits).
+func benchGoodsWinsNoWait(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+	if t.noWait == nil {
+		return nil, nil
+	}
+	limit := winsLimit(o.Requests, len(t.Users))
+	id, err := t.benchGoodsFixtureLimit(ctx, "HTTP goods wins, WAIT off", o.Requests, limit)
+	if err != nil {
+		return nil, err
+	}
+	path := fmt.Sprintf("/api/goods/%d/grab", id)
+	sc := &scenario{name: httpWinsNoWait,
+		op: func(ctx context.Context, w int, i int64) string {
+			k := i % int64(len(t.tokens))
+			st, raw, err := t.noWait.DoFrom(w, t.addrs[k], "POST", path, t.tokens[k], nil)
+			if err != nil {
+				return "transport"
+			}
+			return outcome(st, raw, nil)
+		},
+		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
+			return t.checkGoods(ctx, r, "goods (every grab wins, WAIT off)", id, int64(o.Requests), int64(limit), res.Codes["ok"])
+		},
+	}
+	t.measureRedis(ctx, sc, func() { t.settleGoods(ctx, id) })
+	return sc, nil
+}
+
+// reportWaitCost adds the cost of waiting for replicas: wins with WAIT
+// against wins without, from the same rounds.
+func (t *benchTarget) reportWaitCost(r *bench.Report) {
+	on, off := r.Result(httpWins), r.Result(httpWinsNoWait)
+	switch {
+	case on == nil:
+		return
+	case off == nil:
+		r.Extra["WAIT cost"] = "not measured: the target's Redis masters have no replica, so nothing waits (REDIS_WAIT_REPLICAS=auto); give a REDIS_URL whose masters have replicas"
+	case off.Throughput > 0 && off.Latency.P99 > 0:
+		r.Extra["WAIT cost"] = fmt.Sprintf("wins with WAIT (one per node per batch) %.0f/s, p99 %.2f ms; without %.0f/s, p99 %.2f ms: throughput %.2f×, p99 %.2f×",
+			on.Throughput, on.Latency.P99, off.Throughput, off.Latency.P99, on.Throughput/off.Throughput, on.Latency.P99/off.Latency.P99)
+	}
 }
 
 // benchRedisWins runs the grab script alone, as benchRedisLimit does, on

@@ -131,6 +131,18 @@ func (w *waitPolicy) refresh(ctx context.Context, c redis.UniversalClient) {
 	w.mu.Unlock()
 }
 
+// HasReplicas tells whether any master of c has a replica connected.
+func HasReplicas(ctx context.Context, c redis.UniversalClient) bool {
+	w := &waitPolicy{}
+	w.refresh(ctx, c)
+	for _, n := range w.connected {
+		if n > 0 {
+			return true
+		}
+	}
+	return false
+}
+
 // connectedReplicas reads connected_slaves from an INFO replication answer.
 func connectedReplicas(info string) int {
 	for _, line := range strings.Split(info, "\n") {
