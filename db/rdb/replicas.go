@@ -2,6 +2,7 @@ package rdb
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -236,12 +237,20 @@ func (p *Pipeliner) sendWaited(ctx context.Context, reqs []*pipeReq) {
 			}
 			wg.Wait()
 			var again []*pipeReq
+			lost := false // a node did not answer: the layout may have changed
 			for _, rs := range groups {
 				for _, r := range rs {
-					if redirected(r.cmd.Err()) {
+					var re redis.Error
+					switch err := r.cmd.Err(); {
+					case redirected(err):
 						again = append(again, r)
+					case err != nil && !errors.As(err, &re):
+						lost = true
 					}
 				}
+			}
+			if lost && len(again) == 0 {
+				c.ReloadState(ctx)
 			}
 			if len(again) > 0 {
 				c.ReloadState(ctx)
