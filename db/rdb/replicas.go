@@ -244,7 +244,7 @@ func (p *Pipeliner) sendWaited(ctx context.Context, reqs []*pipeReq) {
 					switch err := r.cmd.Err(); {
 					case redirected(err):
 						again = append(again, r)
-					case err != nil && !errors.As(err, &re):
+					case err != nil && !errors.Is(err, ErrNotReplicated) && !errors.As(err, &re):
 						lost = true
 					}
 				}
