@@ -99,7 +99,7 @@ end
 // 7 fresh units, 8 last sequence, then JSON: 9 free units, 10 held marks,
 // 11 live order records, 12 mine lists, 13 counts; then 14 the goods'
 // bucket count, 15 the base the bucket's fresh units are numbered from, 16
-// hidden (hiddenFlag)
+// hidden (hiddenFlag), 17 the ceiling of its order sequences (seq_blocks.go)
 // Returns loaded, or exists when the goods was loaded already (nothing changed).
 var loadScript = redis.NewScript(goodsLua + `
 if redis.call('EXISTS', K_INFO) == 1 then return 'exists' end
@@ -116,7 +116,7 @@ end
 for uid, seqs in pairs(cjson.decode(ARGV[12])) do redis.call('HSET', K_MINE, uid, seqs) end
 for k, n in pairs(cjson.decode(ARGV[13])) do redis.call('HSET', K_COUNTS, k, n) end
 redis.call('HSET', K_INFO, 'start', ARGV[1], 'end', ARGV[2], 'price', ARGV[3], 'limit', ARGV[4], 'stock', ARGV[5], 'slot', ARGV[6],
-	'shards', ARGV[14], 'base', ARGV[15], 'hidden', ARGV[16])
+	'shards', ARGV[14], 'base', ARGV[15], 'hidden', ARGV[16], 'ceil', ARGV[17])
 return 'loaded'
 `)
 
@@ -137,8 +137,19 @@ func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
 	for n := k - 1; n >= 0; n-- {
 		st, b := sts[n], bucket{goods: g.ID, n: n, k: k}
 		_, base := bucketSize(g.Stock, n, k)
+		// Every sequence up to the ceiling reserved before may have been
+		// issued (seq_blocks.go): start above it, under a new block.
+		reserved, err := s.reservedSeqs(ctx, b)
+		if err != nil {
+			return false, fmt.Errorf("load goods %d: %w", g.ID, err)
+		}
+		st.seq = max(st.seq, reserved)
+		ceil, err := s.reserveSeqs(ctx, b, st.seq+s.seqBlock())
+		if err != nil {
+			return false, fmt.Errorf("load goods %d: %w", g.ID, err)
+		}
 		args := []any{g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
-			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base, hiddenFlag(g)}
+			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base, hiddenFlag(g), ceil}
 		res, err := loadScript.Run(ctx, s.Redis, scriptKeys(b), args...).Text()
 		if err != nil {
 			return false, fmt.Errorf("load goods %d: %w", g.ID, err)

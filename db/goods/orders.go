@@ -154,15 +154,16 @@ const grabMemoTTL = 5 * time.Minute
 // db.Memoize takes it)
 // Returns "ok:remaining:slot:version:record", or not_loaded | reshard (the
 // bucket count is not ARGV[4]) | hidden (its merchant hid it) | not_started
-// | ended | limit_reached | sold_out | dry (no stock in this bucket, others
-// may have some).
+// | ended | limit_reached | reserve (the bucket issued every order sequence
+// the store reserved: seq_blocks.go) | sold_out | dry (no stock in this
+// bucket, others may have some).
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
 const grabLua = `
 if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]) end
 local memo = redis.call('GET', KEYS[11])
 if memo then return answer('ok', memo) end
-local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden')
+local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden', 'ceil')
 if not info[1] then return 'not_loaded' end
 local shards = tonumber(info[6]) or 1
 if shards ~= tonumber(ARGV[4]) then return 'reshard' end
@@ -172,6 +173,7 @@ if now < tonumber(info[1]) then return 'not_started' end
 if now >= tonumber(info[2]) then return 'ended' end
 local uid = ARGV[1]
 if (tonumber(redis.call('HGET', K_HELD, uid)) or 0) >= tonumber(info[4]) then return 'limit_reached' end
+if info[9] and (tonumber(redis.call('GET', K_SEQ)) or 0) >= tonumber(info[9]) then return 'reserve' end
 local unit, left = redis.call('RPOP', K_FREE), nil
 if not unit then
 	unit = redis.call('GET', K_FRESH)
@@ -194,7 +196,7 @@ return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. '
 
 // grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
-var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry'"))
+var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry' and res ~= 'reserve'"))
 
 // stealScript takes one unit from a bucket for a grab whose home bucket has
 // none: a unit given back first, else a fresh one. Outside the sale's
@@ -300,6 +302,13 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			}
 			s.shards.forget(goodsID)
 			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
+				return nil, err
+			}
+		case "reserve": // the bucket issued every sequence reserved: reserve the next block
+			if attempt > 20 { // others took each block reserved since: only with tiny blocks
+				return nil, db.Errorf(db.EUNAVAILABLE, "goods %d: order numbers are being reserved; try again shortly", goodsID)
+			}
+			if err := s.extendSeqs(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}); err != nil {
 				return nil, err
 			}
 		case "hidden": // its merchant hid it: not there for shoppers

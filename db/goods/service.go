@@ -19,6 +19,9 @@ type Service struct {
 	*backend.Backend
 	// OrderTTL is how long an order may stay unpaid.
 	OrderTTL time.Duration
+	// SeqBlock is how many order sequences a bucket reserves in the durable
+	// store at a time (seq_blocks.go); 0: DefaultSeqBlock.
+	SeqBlock int64
 
 	liveLoads   *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
 	onLiveLoad  func(goodsID int64) // tests: called as a load starts reading the store

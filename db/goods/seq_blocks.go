@@ -1,0 +1,90 @@
+package goods
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Order IDs never repeat, even when Redis loses a bucket (a node restarted
+// without persistence and without a replica): the grab script issues a
+// bucket's sequences only up to a ceiling (the info hash's "ceil") that the
+// durable store recorded first (goods_seq_blocks). A bucket loaded again
+// starts above the recorded ceiling, so above every sequence it may have
+// issued, acknowledged or not, flushed or not. The ceiling moves up a block
+// at a time; a grab that meets it answers "reserve", and the grab reserves
+// the next block and runs again (one SQL write per block, not per grab).
+
+// DefaultSeqBlock is how many order sequences a bucket reserves at a time.
+const DefaultSeqBlock = 100_000
+
+// seqBlock is the service's block size (SeqBlock, else DefaultSeqBlock).
+func (s *Service) seqBlock() int64 {
+	if s.SeqBlock > 0 {
+		return s.SeqBlock
+	}
+	return DefaultSeqBlock
+}
+
+// reserveSeqs records that bucket b may issue sequences up to ceiling (kept
+// inside the bucket's range; never lowered) and returns the ceiling recorded.
+func (s *Service) reserveSeqs(ctx context.Context, b bucket, ceiling int64) (int64, error) {
+	_, hi := bucketIDs(b.goods, b.n)
+	ceiling = min(ceiling, hi%OrderSeqSpan)
+	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO goods_seq_blocks (goods_id, bucket, ceiling) VALUES (?, ?, ?)
+		ON CONFLICT (goods_id, bucket) DO UPDATE SET ceiling = CASE WHEN excluded.ceiling > goods_seq_blocks.ceiling
+			THEN excluded.ceiling ELSE goods_seq_blocks.ceiling END
+		RETURNING ceiling`, b.goods, b.n, ceiling).Scan(&ceiling)
+	if err != nil {
+		return 0, fmt.Errorf("reserve order sequences of goods %d bucket %d: %w", b.goods, b.n, err)
+	}
+	return ceiling, nil
+}
+
+// reservedSeqs is the ceiling recorded for bucket b (0: none yet).
+func (s *Service) reservedSeqs(ctx context.Context, b bucket) (int64, error) {
+	var c int64
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT ceiling FROM goods_seq_blocks WHERE goods_id = ? AND bucket = ?`, b.goods, b.n).Scan(&c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return c, err
+}
+
+// raiseCeilScript raises a loaded bucket's sequence ceiling, never lowers it.
+//
+// KEYS[1] the bucket's info hash
+// ARGV[1] the ceiling the durable store recorded
+// Returns the bucket's ceiling now, or -1 when the bucket is not loaded.
+var raiseCeilScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local c = tonumber(redis.call('HGET', KEYS[1], 'ceil')) or 0
+if c < tonumber(ARGV[1]) then
+	redis.call('HSET', KEYS[1], 'ceil', ARGV[1])
+	return tonumber(ARGV[1])
+end
+return c
+`)
+
+// extendSeqs reserves the next block of bucket b above the sequences it has
+// issued, then raises its ceiling in Redis: a grab that met the ceiling.
+func (s *Service) extendSeqs(ctx context.Context, b bucket) error {
+	seq, err := s.Redis.Get(ctx, seqKey(b)).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("read the order sequence of goods %d bucket %d: %w", b.goods, b.n, err)
+	}
+	c, err := s.reserveSeqs(ctx, b, seq+s.seqBlock())
+	if err != nil {
+		return err
+	}
+	if c <= seq {
+		return fmt.Errorf("goods %d bucket %d: its order sequences are used up", b.goods, b.n)
+	}
+	if err := raiseCeilScript.Run(ctx, s.Redis, []string{infoKey(b)}, c).Err(); err != nil {
+		return fmt.Errorf("raise the sequence ceiling of goods %d bucket %d: %w", b.goods, b.n, err)
+	}
+	return nil
+}
