@@ -36,3 +36,40 @@ func FailoverError(err error) bool {
 	return redis.IsClusterDownError(err) || redis.IsTryAgainError(err) || redis.IsMasterDownError(err) ||
 		redis.IsLoadingError(err) || redis.IsReadOnlyError(err) || redis.IsNoReplicasError(err)
 }
+
+// reloadOnFailover asks a cluster client for a fresh slot map whenever a
+// command or a pipeline fails with a FailoverError. go-redis reloads the map
+// by itself on MOVED and READONLY only: a master that died leaves its slots
+// mapped to its address, so every command of those slots fails (connection
+// refused, EOF, timeouts) until the periodic reload (ClusterStateReloadInterval,
+// 60 s by default), long after its replica took them over. ReloadState is
+// lazy and coalesced (one CLUSTER SLOTS at a time, then at most one more
+// after 200 ms), so a storm of failures costs a few reloads a second.
+type reloadOnFailover struct{ c *redis.ClusterClient }
+
+func (h reloadOnFailover) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h reloadOnFailover) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		err := next(ctx, cmd)
+		if FailoverError(err) {
+			h.c.ReloadState(ctx)
+		}
+		return err
+	}
+}
+
+func (h reloadOnFailover) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		err := next(ctx, cmds)
+		// A pipeline's error is its first command's; the one that failed
+		// over may be any of them (a batch spans nodes).
+		for _, cmd := range cmds {
+			if FailoverError(cmd.Err()) {
+				h.c.ReloadState(ctx)
+				break
+			}
+		}
+		return err
+	}
+}

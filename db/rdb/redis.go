@@ -69,7 +69,9 @@ func Open(ctx context.Context, url string) (*Redis, error) {
 		}
 	}
 	copt.PoolSize = poolSize
-	r.Client, r.Cluster = redis.NewClusterClient(copt), true
+	cc := redis.NewClusterClient(copt)
+	cc.AddHook(reloadOnFailover{cc})
+	r.Client, r.Cluster = cc, true
 	if err := r.Client.Ping(ctx).Err(); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("redis cluster at %s does not answer: %w", r.URL, err)
