@@ -386,7 +386,8 @@ type grabLoad struct {
 }
 
 // startGrabLoad starts loops goroutines; loop i sends grabs of goodsID to
-// webs[i%len(webs)] as shopper tokens[i%len(tokens)], each with an
+// webs[i%len(webs)], each grab as the next of the shoppers (tokens) in
+// turn, so the per-shopper limit is reached late, each with an
 // Idempotency-Key kept while the answer is a 503 or no answer (a safe retry,
 // as a client honouring Retry-After makes; here after pause) and renewed after
 // any other answer.
@@ -398,7 +399,7 @@ func startGrabLoad(webs []*testApp, tokens []string, goodsID int64, loops int, p
 		l.wg.Add(1)
 		go func() {
 			defer l.wg.Done()
-			w, tok := i%len(webs), tokens[i%len(tokens)]
+			w, tok := i%len(webs), ""
 			key, n := "", 0
 			for {
 				select {
@@ -407,6 +408,7 @@ func startGrabLoad(webs []*testApp, tokens []string, goodsID int64, loops int, p
 				default:
 				}
 				if key == "" {
+					tok = tokens[(i+n*loops)%len(tokens)]
 					n++
 					key = fmt.Sprintf("failover-%d-%d-%d", goodsID, i, n)
 				}
