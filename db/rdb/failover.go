@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -37,8 +38,28 @@ func FailoverError(err error) bool {
 		redis.IsLoadingError(err) || redis.IsReadOnlyError(err) || redis.IsNoReplicasError(err)
 }
 
-// reloadOnFailover asks a cluster client for a fresh slot map whenever a
-// command or a pipeline fails with a FailoverError. go-redis reloads the map
+// failFast sets the cluster options a REDIS_URL leaves unset so that the
+// commands of a node that died or was cut off fail within a second and go
+// again to the node the reloaded slot map names (reloadOnFailover), rather
+// than hang: go-redis by default waits 5 s for a connection, dials 5 times
+// (100 ms apart) before giving up, and waits 5 s for a reply, on each of
+// its 1+MaxRedirects attempts. A Redis command of the hot path takes well
+// under a millisecond; blocking commands get their own longer timeouts.
+func failFast(o *redis.ClusterOptions) {
+	if o.DialTimeout == 0 {
+		o.DialTimeout = time.Second
+	}
+	if o.DialerRetries == 0 {
+		o.DialerRetries = 1 // the command is tried again anyway, on the then current map
+	}
+	if o.ReadTimeout == 0 {
+		o.ReadTimeout = time.Second // WriteTimeout follows it
+	}
+}
+
+// reloadOnFailover, a hook on the client of each node of a cluster, asks the
+// cluster client for a fresh slot map whenever a command or a pipeline sent
+// to the node fails with a FailoverError. go-redis reloads the map
 // by itself on MOVED and READONLY only: a master that died leaves its slots
 // mapped to its address, so every command of those slots fails (connection
 // refused, EOF, timeouts) until the periodic reload (ClusterStateReloadInterval,
@@ -62,8 +83,8 @@ func (h reloadOnFailover) ProcessHook(next redis.ProcessHook) redis.ProcessHook 
 func (h reloadOnFailover) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
 	return func(ctx context.Context, cmds []redis.Cmder) error {
 		err := next(ctx, cmds)
-		// A pipeline's error is its first command's; the one that failed
-		// over may be any of them (a batch spans nodes).
+		// A pipeline's error is its first command's; any of them may
+		// carry the failover (a MOVED, say, while the others succeeded).
 		for _, cmd := range cmds {
 			if FailoverError(cmd.Err()) {
 				h.c.ReloadState(ctx)

@@ -9,6 +9,7 @@ import (
 	"os"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
@@ -58,5 +59,25 @@ func TestFailoverError(t *testing.T) {
 		if got := FailoverError(tc.err); got != tc.want {
 			t.Errorf("FailoverError(%v) = %v, want %v", tc.err, got, tc.want)
 		}
+	}
+}
+
+// A cluster's nodes fail fast unless the URL says otherwise.
+func TestFailFast(t *testing.T) {
+	_, o, err := parseURL("redis://h1:7000,h2:7001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failFast(o)
+	if o.DialTimeout != time.Second || o.DialerRetries != 1 || o.ReadTimeout != time.Second {
+		t.Fatalf("dial timeout %v, dials %d, read timeout %v, want 1s, 1, 1s", o.DialTimeout, o.DialerRetries, o.ReadTimeout)
+	}
+	_, o, err = parseURL("redis://h1:7000,h2:7001?dial_timeout=3s&dialer_retries=4&read_timeout=2s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	failFast(o)
+	if o.DialTimeout != 3*time.Second || o.DialerRetries != 4 || o.ReadTimeout != 2*time.Second {
+		t.Fatalf("dial timeout %v, dials %d, read timeout %v, want the URL's 3s, 4, 2s", o.DialTimeout, o.DialerRetries, o.ReadTimeout)
 	}
 }

@@ -69,8 +69,11 @@ func Open(ctx context.Context, url string) (*Redis, error) {
 		}
 	}
 	copt.PoolSize = poolSize
+	failFast(copt)
 	cc := redis.NewClusterClient(copt)
-	cc.AddHook(reloadOnFailover{cc})
+	// On each node's client, so every attempt go-redis makes (it tries a
+	// failed command again, MaxRedirects times) may find the new map.
+	cc.OnNewNode(func(node *redis.Client) { node.AddHook(reloadOnFailover{cc}) })
 	r.Client, r.Cluster = cc, true
 	if err := r.Client.Ping(ctx).Err(); err != nil {
 		r.Close()
