@@ -580,7 +580,7 @@ func logTimeline(t *testing.T, answers []grabAnswer, killed, promoted time.Time,
 		return strings.Join(parts, ";")
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "timeline per 100 ms (K: since the kill, P: since the promotion at K+%.2fs):\n", promoted.Sub(killed).Seconds())
+	fmt.Fprintf(&b, "timeline per 100 ms (K: since the fault, P: since the promotion at K+%.2fs):\n", promoted.Sub(killed).Seconds())
 	for i := lo; i <= hi; {
 		cs := byBucket[i]
 		if cs == nil {
@@ -620,14 +620,18 @@ func logTimeline(t *testing.T, answers []grabAnswer, killed, promoted time.Time,
 // logReport logs when each web process served grabs again, and every 500.
 func logReport(t *testing.T, r failoverReport, killed, promoted time.Time) {
 	t.Helper()
-	t.Logf("promotion %.2f s after the kill", promoted.Sub(killed).Seconds())
+	t.Logf("promotion %.2f s after the fault", promoted.Sub(killed).Seconds())
 	for w := range r.firstServed {
 		if r.firstServed[w].IsZero() {
 			t.Logf("web-%d: no grab served after the promotion (%d failed answers)", w+1, r.failedAfter[w])
 			continue
 		}
-		t.Logf("web-%d: grabs served again %.2f s after the promotion (%.2f s after the kill), after %d failed answers since the promotion; last failed answer at K%+.2fs",
-			w+1, r.firstServed[w].Sub(promoted).Seconds(), r.firstServed[w].Sub(killed).Seconds(), r.failedAfter[w], r.lastFailure[w].Sub(killed).Seconds())
+		last := "no failed answer"
+		if !r.lastFailure[w].IsZero() {
+			last = fmt.Sprintf("last failed answer at K%+.2fs", r.lastFailure[w].Sub(killed).Seconds())
+		}
+		t.Logf("web-%d: grabs served again %.2f s after the promotion (%.2f s after the fault), after %d failed answers since the promotion; %s",
+			w+1, r.firstServed[w].Sub(promoted).Seconds(), r.firstServed[w].Sub(killed).Seconds(), r.failedAfter[w], last)
 	}
 	for _, a := range r.internal {
 		t.Logf("500 on web-%d at K%+.2fs: %s", a.web+1, a.at.Sub(killed).Seconds(), a.body)
