@@ -136,8 +136,8 @@ func (c *redisCluster) URL() string {
 	return "redis://" + strings.Join(hosts, ",")
 }
 
-// live lists the ports of the nodes neither killed nor paused... as far as
-// the test knows: those whose process has not ended.
+// live lists the ports of the nodes whose process has not ended (a paused
+// one included: the admin calls to it time out and go on to the next).
 func (c *redisCluster) live() []int {
 	var out []int
 	for _, p := range c.ports {
