@@ -13,6 +13,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // statusOf is the one table from domain error codes to HTTP status.
@@ -62,19 +63,21 @@ var keepStatus = map[int]bool{
 var unavailableText = []string{
 	"connection refused", "connection reset", "broken pipe", "i/o timeout", "no route to host",
 	"redis: connection pool timeout", "redis: client is closed",
+	"CLUSTERDOWN ", "TRYAGAIN ", "MASTERDOWN ", "LOADING Redis is loading", "READONLY You can't write",
 	"database is locked", "database table is locked", "database is busy", "SQLITE_BUSY",
 }
 
 // unavailable tells whether err means Redis or the database did not answer
-// (unreachable, closed, timed out, busy), which the client may retry, rather
-// than a bug.
+// (unreachable, closed, timed out, busy; a Redis node gone or failing over,
+// as rdb.FailoverError tells), which the client may retry, rather than a bug.
 func unavailable(err error) bool {
 	if err == nil {
 		return false
 	}
 	var ne net.Error
 	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrClosed) ||
-		errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) {
+		errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
+		rdb.FailoverError(err) {
 		return true
 	}
 	msg := err.Error()

@@ -49,6 +49,11 @@ func TestUnavailable(t *testing.T) {
 		{errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout"), true},
 		{errors.New("database is locked"), true},
 		{errors.New("insert order: database is locked (5) (SQLITE_BUSY)"), true},
+		// A Redis node going away mid-command, or a cluster failing over.
+		{fmt.Errorf("grab goods 42: %w", io.EOF), true},
+		{errors.New("CLUSTERDOWN The cluster is down"), true},
+		{errors.New("order expiry tick: CLUSTERDOWN The cluster is down"), true}, // flattened with %v
+		{errors.New("MOVED 4663 127.0.0.1:7001"), true},
 		{nil, false},
 		{errors.New("index out of range"), false},
 		{io.ErrUnexpectedEOF, false},

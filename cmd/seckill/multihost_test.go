@@ -165,6 +165,7 @@ type hosts struct {
 	bin       string
 	db, redis string
 	procs     map[string]*exec.Cmd
+	logs      map[string]string // each host's log file
 }
 
 // hostsMetricsToken is the METRICS_TOKEN of every host.
@@ -199,9 +200,9 @@ func (h *hosts) start(name, mode string) *testApp {
 		h.t.Fatal(err)
 	}
 	if h.procs == nil {
-		h.procs = map[string]*exec.Cmd{}
+		h.procs, h.logs = map[string]*exec.Cmd{}, map[string]string{}
 	}
-	h.procs[name] = cmd
+	h.procs[name], h.logs[name] = cmd, logf.Name()
 	h.t.Cleanup(func() {
 		cmd.Process.Signal(syscall.SIGCONT) // a host a failed test left stopped
 		cmd.Process.Signal(syscall.SIGTERM)
@@ -232,6 +233,12 @@ func (h *hosts) signal(name string, sig syscall.Signal) {
 	if err := h.procs[name].Process.Signal(sig); err != nil {
 		h.t.Fatal(err)
 	}
+}
+
+// log is what the named host has written to its log so far.
+func (h *hosts) log(name string) string {
+	b, _ := os.ReadFile(h.logs[name])
+	return string(b)
 }
 
 // kill ends the named host with SIGKILL, as a crash would.

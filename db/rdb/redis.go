@@ -69,7 +69,12 @@ func Open(ctx context.Context, url string) (*Redis, error) {
 		}
 	}
 	copt.PoolSize = poolSize
-	r.Client, r.Cluster = redis.NewClusterClient(copt), true
+	failFast(copt)
+	cc := redis.NewClusterClient(copt)
+	// On each node's client, so every attempt go-redis makes (it tries a
+	// failed command again, MaxRedirects times) may find the new map.
+	cc.OnNewNode(func(node *redis.Client) { node.AddHook(reloadOnFailover{cc}) })
+	r.Client, r.Cluster = cc, true
 	if err := r.Client.Ping(ctx).Err(); err != nil {
 		r.Close()
 		return nil, fmt.Errorf("redis cluster at %s does not answer: %w", r.URL, err)
