@@ -47,7 +47,8 @@ type benchOptions struct {
 	Rounds      int
 	Smoke       bool
 	CPUProfile  string
-	RedisURL    string // in-process target's Redis: REDIS_URL, else embedded
+	RedisURL    string        // in-process target's Redis: REDIS_URL, else embedded
+	WaitTimeout time.Duration // in-process target's REDIS_WAIT_TIMEOUT
 	FlushRedis  bool
 	Progress    io.Writer
 	redisLabel  string
@@ -79,6 +80,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
 	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,idle-ws or all")
 	fs.IntVar(&o.Rounds, "rounds", 5, "run the scenarios in turns, each with n/rounds requests a turn, so a noisy machine slows them alike")
+	fs.DurationVar(&o.WaitTimeout, "redis-wait-timeout", 0, "the in-process server's REDIS_WAIT_TIMEOUT (0: its default)")
 	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
 	fs.BoolVar(&o.FlushRedis, "flush-redis", false, "empty the REDIS_URL database first (the in-process bench needs an empty one)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run (server included when in-process)")
@@ -272,6 +274,9 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		cfg.DBPath = filepath.Join(dir, "bench.db")
 		cfg.DatabaseURL = o.DatabaseURL
 		cfg.RedisURL = o.RedisURL
+		if o.WaitTimeout > 0 {
+			cfg.RedisWaitTimeout = o.WaitTimeout
+		}
 		if err := emptyRedis(ctx, o); err != nil {
 			closeAll()
 			return nil, nil, err

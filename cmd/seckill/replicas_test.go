@@ -50,7 +50,9 @@ func (a *testApp) keyedCall(method, path, token, key string) keyedAnswer {
 func TestAcknowledgedOnlyWhenReplicated(t *testing.T) {
 	master := dbtest.StartServer(t)
 	replica := master.StartReplica()
-	a := startApp(t, func(c *Config) { c.RedisURL = "redis://" + master.Addr })
+	// The longest wait the setting allows: a healthy replica confirms within
+	// it however busy the machine, a stopped one never does.
+	a := startApp(t, func(c *Config) { c.RedisURL, c.RedisWaitTimeout = "redis://"+master.Addr, 2*time.Second })
 	merchant, g := a.liveGoods(10, 5)
 	shopper, _ := a.newUser()
 	grabPath := fmt.Sprintf("/api/goods/%d/grab", g.ID)

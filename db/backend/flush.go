@@ -27,7 +27,11 @@ type FlushQueue struct {
 
 // takeBatch moves up to ARGV[1] records from the head of the pending list to
 // the processing list, unless processing already holds a batch left by a
-// crash, a lost lease or a failed commit.
+// crash, a lost lease or a failed commit. It always writes (a leftover
+// batch's first record is set again), so the WAIT the pipeliner sends behind
+// it covers this call: once a replica holds it, the replica holds every
+// record of the batch too (a replica applies the master's changes in order),
+// and the durable store never takes a change a failover could lose.
 //
 // KEYS[1] pending list, KEYS[2] processing list
 // ARGV[1] batch size
@@ -36,6 +40,7 @@ type FlushQueue struct {
 var takeBatch = redis.NewScript(`
 local left = redis.call('LRANGE', KEYS[2], 0, -1)
 if #left > 0 then
+	redis.call('LSET', KEYS[2], 0, left[1])
 	table.insert(left, 1, '1')
 	return left
 end
@@ -58,7 +63,7 @@ func (b *Backend) TakeBatch(ctx context.Context, q FlushQueue) ([]string, error)
 
 // takeBatch is TakeBatch that also says whether the batch was left over.
 func (b *Backend) takeBatch(ctx context.Context, q FlushQueue) (recs []string, leftover bool, err error) {
-	out, err := takeBatch.Run(ctx, b.Redis, []string{q.Pending, q.Processing}, FlushBatchSize).StringSlice()
+	out, err := b.Eval(ctx, takeBatch, []string{q.Pending, q.Processing}, FlushBatchSize).StringSlice()
 	if err != nil || len(out) == 0 {
 		return nil, false, err
 	}

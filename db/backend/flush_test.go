@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // The flush survives a failure between moving a batch and committing it:
@@ -313,5 +315,48 @@ func TestFlushLeaseRenewed(t *testing.T) {
 	})
 	if err != nil || token == "" {
 		t.Fatalf("flush: %v (token %q)", err, token)
+	}
+}
+
+// The flush takes into the durable store only records a replica holds: while
+// the master's replica lags, a batch is not applied (a failover could take
+// its records back, and the store would keep orders Redis no longer has);
+// once the replica catches up, the batch is applied, once.
+func TestFlushWaitsForReplica(t *testing.T) {
+	ctx := context.Background()
+	master := dbtest.StartServer(t)
+	replica := master.StartReplica()
+	sq := dbtest.DB(t)
+	s := backend.New(sq, master.Client)
+	s.Pipe = rdb.NewPipeliner(master.Client, 1)
+	s.Pipe.SetWait(rdb.AutoReplicas, 500*time.Millisecond)
+	defer s.Pipe.Close()
+	apply := flushedTable(t, sq.W)
+	q := backend.FlushQueue{Pending: "{t:7}:pending", Processing: "{t:7}:processing"}
+	replica.Signal(syscall.SIGSTOP)
+	for i := 0; i < 10; i++ {
+		master.Client.RPush(ctx, q.Pending, fmt.Sprint(i))
+	}
+	if _, err := s.Flush(ctx, q, apply); !errors.Is(err, rdb.ErrNotReplicated) {
+		t.Fatalf("flush while the replica lags: %v, want ErrNotReplicated", err)
+	}
+	var rows, maxN int
+	if sq.R.QueryRow(`SELECT COUNT(*) FROM flushed`).Scan(&rows); rows != 0 {
+		t.Fatalf("%d records applied that no replica held", rows)
+	}
+	replica.Signal(syscall.SIGCONT)
+	for {
+		_, err := s.Flush(ctx, q, apply)
+		if err == nil {
+			break
+		}
+		if !errors.Is(err, rdb.ErrNotReplicated) {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	sq.R.QueryRow(`SELECT COUNT(*), MAX(n) FROM flushed`).Scan(&rows, &maxN)
+	if rows != 10 || maxN != 1 {
+		t.Fatalf("after the replica caught up: %d records (most copies %d), want 10 once each", rows, maxN)
 	}
 }

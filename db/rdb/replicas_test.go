@@ -34,12 +34,14 @@ func waits(t *testing.T, s *dbtest.Server) int {
 	return 0
 }
 
-// pipelinerOn opens a pipeliner on the server whose durable commands wait for replicas.
+// pipelinerOn opens a pipeliner on the server whose durable commands wait
+// for replicas, for as long as the setting allows (2 s): a healthy replica
+// confirms within it however busy the machine, a stopped one never does.
 func pipelinerOn(t *testing.T, s *dbtest.Server, replicas int) *rdb.Pipeliner {
 	t.Helper()
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
 	p := rdb.NewPipeliner(c, 1)
-	p.SetWait(replicas, 100*time.Millisecond)
+	p.SetWait(replicas, 2*time.Second)
 	t.Cleanup(func() { p.Close(); c.Close() })
 	return p
 }
