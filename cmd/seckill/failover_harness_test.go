@@ -369,6 +369,8 @@ type grabAnswer struct {
 	status int    // HTTP status; 0 when no answer came (transport error)
 	code   string // the error body's code ("" on a 201)
 	body   string // the body of a 500 or a transport error's text
+	order  int64  // the order's ID, on a 201
+	user   int64  // the order's shopper, on a 201
 }
 
 // served tells whether the grab was decided by the sale: an order (201) or
@@ -443,6 +445,9 @@ func grabOnce(client *http.Client, url, token, key string) grabAnswer {
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	a := grabAnswer{at: at, status: res.StatusCode}
+	if res.StatusCode == http.StatusCreated {
+		a.order, a.user = orderOf(string(raw))
+	}
 	if res.StatusCode != http.StatusCreated {
 		var e apiError
 		json.Unmarshal(raw, &e)

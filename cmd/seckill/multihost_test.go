@@ -166,6 +166,7 @@ type hosts struct {
 	db, redis string
 	procs     map[string]*exec.Cmd
 	logs      map[string]string // each host's log file
+	env       []string          // settings of every host started after, over the defaults (ORDER_TTL=10m)
 }
 
 // hostsMetricsToken is the METRICS_TOKEN of every host.
@@ -191,6 +192,7 @@ func (h *hosts) start(name, mode string) *testApp {
 		"REDIS_URL="+h.redis, "DATABASE_URL="+dbURL.String(), "DB_PATH="+filepath.Join(dir, "seckill.db"), "ADDR="+addr, "METRICS_TOKEN="+hostsMetricsToken,
 		"SESSION_SECRET=multi-host-test-session-secret-0123456789", "ADMIN_USERNAME=admin", "ADMIN_PASSWORD="+testAdminPassword,
 		"ORDER_TTL=20s", "FLUSH_INTERVAL=100ms", "RATE_GRAB=0", "RATE_AUTH=0", "RATE_IP=0", "DEMO=false")
+	cmd.Env = append(cmd.Env, h.env...) // the test's own settings win
 	logf, err := os.Create(filepath.Join(h.t.TempDir(), name+".log"))
 	if err != nil {
 		h.t.Fatal(err)

@@ -109,27 +109,34 @@ func (w *waitPolicy) refreshLoop(c redis.UniversalClient, stop <-chan struct{}) 
 	}
 }
 
-// refresh reads connected_slaves of every master (INFO replication). A master
-// that does not answer, or a server without that section (the embedded
-// Redis), counts as having none.
+// refresh reads connected_slaves of every master (INFO replication). A
+// master that does not answer keeps the count last read: a busy master must
+// not pass for one without replicas, whose changes would be acknowledged
+// unconfirmed. A master never read (the embedded Redis, which has no such
+// section) counts as having none.
 func (w *waitPolicy) refresh(ctx context.Context, c redis.UniversalClient) {
 	ctx, cancel := context.WithTimeout(ctx, time.Second)
 	defer cancel()
 	var mu sync.Mutex
-	connected := map[string]int{}
+	read := map[string]int{}
 	ForEachServer(ctx, c, func(ctx context.Context, s *redis.Client) error {
 		info, err := s.Info(ctx, "replication").Result()
 		if err != nil {
 			return err
 		}
 		mu.Lock()
-		connected[s.Options().Addr] = connectedReplicas(info)
+		read[s.Options().Addr] = connectedReplicas(info)
 		mu.Unlock()
 		return nil
 	})
 	w.mu.Lock()
-	w.connected = connected
-	w.mu.Unlock()
+	defer w.mu.Unlock()
+	if w.connected == nil {
+		w.connected = map[string]int{}
+	}
+	for addr, n := range read {
+		w.connected[addr] = n
+	}
 }
 
 // HasReplicas tells whether any master of c has a replica connected.

@@ -157,3 +157,27 @@ func TestWaitAutoWithoutReplicas(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A master whose replica count cannot be read for a while (busy, a command
+// refused) keeps the count last read: its changes still wait for the
+// replica, and fail while it lags, rather than pass unconfirmed.
+func TestWaitKeepsCountWhenUnread(t *testing.T) {
+	ctx := context.Background()
+	master := dbtest.StartServer(t)
+	replica := master.StartReplica()
+	p := pipelinerOn(t, master, rdb.AutoReplicas)
+	if err := incrScript.Run(rdb.Durable(ctx), p.Client(), []string{"{t}:n"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	// From now on the pipeliner's INFO is refused (NOPERM).
+	if err := master.Client.Do(ctx, "ACL", "SETUSER", "default", "-info").Err(); err != nil {
+		t.Fatal(err)
+	}
+	replica.Signal(syscall.SIGSTOP)
+	for i := 0; i < 3; i++ { // each failed wait asks for a fresh reading, which is refused
+		if err := incrScript.Run(rdb.Durable(ctx), p.Client(), []string{"{t}:n"}).Err(); !errors.Is(err, rdb.ErrNotReplicated) {
+			t.Fatalf("durable change %d while the replica lags and the count cannot be read: %v, want ErrNotReplicated", i, err)
+		}
+	}
+	replica.Signal(syscall.SIGCONT)
+}
