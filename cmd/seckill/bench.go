@@ -299,40 +299,36 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		t.Goods, t.embedded = m.Goods, m.Redis.Embedded
 		// A twin web process on the same Redis and database with every
 		// abuse limit off: the limits' cost is measured against it.
-		twin := cfg
-		twin.RedisURL = m.Redis.URL
-		twin.RateGrab, twin.RateIP, twin.RateAuth = ratelimit.Rate{}, ratelimit.Rate{}, ratelimit.Rate{}
-		tm := NewMain(twin, ModeWeb)
-		tm.Log = discardLogger()
-		if err := tm.Open(ctx); err != nil {
-			tm.Close()
-			closeAll()
-			return nil, nil, fmt.Errorf("twin without limits: %w", err)
+		twin := func(what string, change func(*Config)) (*bench.Client, error) {
+			c := cfg
+			c.RedisURL = m.Redis.URL
+			change(&c)
+			tm := NewMain(c, ModeWeb)
+			tm.Log = discardLogger()
+			if err := tm.Open(ctx); err != nil {
+				tm.Close()
+				return nil, fmt.Errorf("twin %s: %w", what, err)
+			}
+			closers = append(closers, func() { tm.Close() })
+			client, err := bench.NewClient(tm.URL(), o.Conc)
+			if err == nil {
+				closers = append(closers, client.Close)
+			}
+			return client, err
 		}
-		closers = append(closers, func() { tm.Close() })
-		if t.unlimited, err = bench.NewClient(tm.URL(), o.Conc); err != nil {
+		if t.unlimited, err = twin("without limits", func(c *Config) {
+			c.RateGrab, c.RateIP, c.RateAuth = ratelimit.Rate{}, ratelimit.Rate{}, ratelimit.Rate{}
+		}); err != nil {
 			closeAll()
 			return nil, nil, err
 		}
-		closers = append(closers, t.unlimited.Close)
 		// Where the masters have replicas the server waits for them (WAIT):
 		// a twin that does not (REDIS_WAIT_REPLICAS=0) measures that cost.
 		if rdb.HasReplicas(ctx, m.Redis.Client) {
-			nw := cfg
-			nw.RedisURL, nw.RedisWaitReplicas = m.Redis.URL, "0"
-			wm := NewMain(nw, ModeWeb)
-			wm.Log = discardLogger()
-			if err := wm.Open(ctx); err != nil {
-				wm.Close()
-				closeAll()
-				return nil, nil, fmt.Errorf("twin without WAIT: %w", err)
-			}
-			closers = append(closers, func() { wm.Close() })
-			if t.noWait, err = bench.NewClient(wm.URL(), o.Conc); err != nil {
+			if t.noWait, err = twin("without WAIT", func(c *Config) { c.RedisWaitReplicas = "0" }); err != nil {
 				closeAll()
 				return nil, nil, err
 			}
-			closers = append(closers, t.noWait.Close)
 		}
 		t.naive = &naive.Baseline{SQL: m.SQL}
 		o.redisLabel = "in-process server, embedded Redis"

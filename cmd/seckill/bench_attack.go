@@ -174,14 +174,7 @@ func benchLimitsOff(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 	}
 	path := fmt.Sprintf("/api/goods/%d/grab", id)
 	return &scenario{name: limitsOff,
-		op: func(ctx context.Context, w int, i int64) string {
-			k := i % int64(len(t.tokens))
-			st, raw, err := t.unlimited.DoFrom(w, t.addrs[k], "POST", path, t.tokens[k], nil)
-			if err != nil {
-				return "transport"
-			}
-			return outcome(st, raw, nil)
-		},
+		op: func(ctx context.Context, w int, i int64) string { return t.callVia(t.unlimited, w, path, i, nil) },
 	}, nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+
+	"github.com/seckill/seckill/cmd/seckill/bench"
 )
 
 // benchCall sends one JSON request as the bearer of token and decodes a 2xx
@@ -32,8 +34,13 @@ func (t *benchTarget) benchCall(method, path, token string, body, out any) strin
 // loadCall is one request of the load: a bodiless POST to path by shopper
 // i (its token, from its own address) on worker w's own connection (see bench.Client).
 func (t *benchTarget) loadCall(w int, path string, i int64, out any) string {
+	return t.callVia(t.load, w, path, i, out)
+}
+
+// callVia is loadCall through client (the load's connections to another process).
+func (t *benchTarget) callVia(client *bench.Client, w int, path string, i int64, out any) string {
 	k := i % int64(len(t.tokens))
-	st, raw, err := t.load.DoFrom(w, t.addrs[k], "POST", path, t.tokens[k], nil)
+	st, raw, err := client.DoFrom(w, t.addrs[k], "POST", path, t.tokens[k], nil)
 	if err != nil {
 		return "transport"
 	}

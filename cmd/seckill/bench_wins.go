@@ -72,14 +72,7 @@ func benchGoodsWinsNoWait(ctx context.Context, o *benchOptions, t *benchTarget) 
 	}
 	path := fmt.Sprintf("/api/goods/%d/grab", id)
 	sc := &scenario{name: httpWinsNoWait,
-		op: func(ctx context.Context, w int, i int64) string {
-			k := i % int64(len(t.tokens))
-			st, raw, err := t.noWait.DoFrom(w, t.addrs[k], "POST", path, t.tokens[k], nil)
-			if err != nil {
-				return "transport"
-			}
-			return outcome(st, raw, nil)
-		},
+		op: func(ctx context.Context, w int, i int64) string { return t.callVia(t.noWait, w, path, i, nil) },
 		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
 			return t.checkGoods(ctx, r, "goods (every grab wins, WAIT off)", id, int64(o.Requests), int64(limit), res.Codes["ok"])
 		},

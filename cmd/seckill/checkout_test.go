@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -186,19 +185,11 @@ func TestCheckoutHTTPContract(t *testing.T) {
 	a.wantError("POST", fmt.Sprintf("/api/orders/%d/pay", o5.ID), ut, map[string]int64{"user_coupon_id": ucShort.ID}, 409, "expired")
 }
 
-// keyed sends a write with an Idempotency-Key and returns the raw answer.
+// keyed sends a write with an Idempotency-Key and returns the raw answer ("201 {…}").
 func (a *testApp) keyed(method, path, token, key string) string {
 	a.t.Helper()
-	req, _ := http.NewRequest(method, a.URL+path, nil)
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Idempotency-Key", key)
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	return fmt.Sprintf("%d %s", res.StatusCode, b)
+	ans := a.keyedCall(method, path, token, key)
+	return fmt.Sprintf("%d %s", ans.Status, ans.Raw)
 }
 
 // callback posts a gateway callback signed with secret ("" for none).

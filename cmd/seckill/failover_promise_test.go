@@ -221,18 +221,7 @@ func (r *failoverRig) checkDurable(t *testing.T, acked map[int64]int64, stock in
 	}
 	defer store.Close()
 	orders := func() map[int64]int64 {
-		rows, err := store.R.QueryContext(ctx, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'unpaid'`, r.goods.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		have := map[int64]int64{}
-		for rows.Next() {
-			var id, uid int64
-			rows.Scan(&id, &uid)
-			have[id] = uid
-		}
-		return have
+		return pairs(t, store, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'unpaid'`, r.goods.ID)
 	}
 	var have map[int64]int64
 	missing := 0
@@ -257,32 +246,10 @@ func (r *failoverRig) checkDurable(t *testing.T, acked map[int64]int64, stock in
 	claims.mu.Lock()
 	defer claims.mu.Unlock()
 	shares := func() map[int64]int64 {
-		rows, err := store.R.QueryContext(ctx, `SELECT user_id, amount_cents FROM redpacket_shares WHERE redpacket_id = ? AND user_id IS NOT NULL`, rpID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		got := map[int64]int64{}
-		for rows.Next() {
-			var uid, cents int64
-			rows.Scan(&uid, &cents)
-			got[uid] += cents
-		}
-		return got
+		return pairs(t, store, `SELECT user_id, amount_cents FROM redpacket_shares WHERE redpacket_id = ? AND user_id IS NOT NULL`, rpID)
 	}
 	coupons := func() map[int64]int64 {
-		rows, err := store.R.QueryContext(ctx, `SELECT id, user_id FROM user_coupons WHERE coupon_id = ?`, couponID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		got := map[int64]int64{}
-		for rows.Next() {
-			var id, uid int64
-			rows.Scan(&id, &uid)
-			got[id] = uid
-		}
-		return got
+		return pairs(t, store, `SELECT id, user_id FROM user_coupons WHERE coupon_id = ?`, couponID)
 	}
 	eventually(t, 2*time.Minute, "PostgreSQL to hold every acknowledged share and coupon", func() bool {
 		s, c := shares(), coupons()

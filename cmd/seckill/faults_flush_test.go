@@ -95,17 +95,7 @@ func TestFlushTakeover(t *testing.T) {
 	}
 	// durable says whether PostgreSQL holds every acknowledged order as its shopper's live order.
 	durable := func() bool {
-		rows, err := store.R.QueryContext(ctx, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'unpaid'`, g.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer rows.Close()
-		have := map[int64]int64{}
-		for rows.Next() {
-			var id, uid int64
-			rows.Scan(&id, &uid)
-			have[id] = uid
-		}
+		have := pairs(t, store, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'unpaid'`, g.ID)
 		mu.Lock()
 		defer mu.Unlock()
 		for id, uid := range acked {
@@ -197,6 +187,25 @@ func TestFlushTakeover(t *testing.T) {
 	if err := store.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ?`, g.ID).Scan(&conflicts); err != nil || conflicts != 0 {
 		t.Fatalf("%d orders refused by the database (%v): applied twice or out of order", conflicts, err)
 	}
+}
+
+// pairs reads a query's two integer columns as a map of the first to the second.
+func pairs(t *testing.T, store *sqldb.DB, query string, args ...any) map[int64]int64 {
+	t.Helper()
+	rows, err := store.R.QueryContext(context.Background(), query, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var k, v int64
+		if err := rows.Scan(&k, &v); err != nil {
+			t.Fatal(err)
+		}
+		out[k] += v
+	}
+	return out
 }
 
 var orderIDPattern = regexp.MustCompile(`"order":\{"id":(\d+).*?"user_id":(\d+)`)

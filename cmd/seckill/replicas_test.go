@@ -19,6 +19,7 @@ type keyedAnswer struct {
 	RetryAfter string
 	Code       string
 	Body       map[string]json.RawMessage
+	Raw        string
 }
 
 // keyedCall sends a write with an Idempotency-Key.
@@ -33,7 +34,7 @@ func (a *testApp) keyedCall(method, path, token, key string) keyedAnswer {
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
-	ans := keyedAnswer{Status: res.StatusCode, RetryAfter: res.Header.Get("Retry-After")}
+	ans := keyedAnswer{Status: res.StatusCode, RetryAfter: res.Header.Get("Retry-After"), Raw: string(raw)}
 	json.Unmarshal(raw, &ans.Body)
 	var e apiError
 	if json.Unmarshal(raw, &e) == nil {
