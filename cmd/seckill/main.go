@@ -130,8 +130,14 @@ type Main struct {
 	// BcryptCost overrides the password hashing cost (tests lower it).
 	BcryptCost int
 	// Now is the clock the services judge sale windows and deadlines by
-	// (nil: the wall clock); tests move it instead of waiting.
+	// (nil: the wall clock), set by Redis's when the host's is off
+	// (rdb.Clock); tests move it instead of waiting.
 	Now func() time.Time
+	// SystemClock is the host's clock, compared with Redis's (nil: the
+	// wall clock); a test sets it off to play a host whose clock is wrong.
+	SystemClock func() time.Time
+	// Clock is Now set by Redis's clock.
+	Clock *rdb.Clock
 	// AdminPassword is the bootstrap admin's password when it was generated
 	// (kept beside the database), so Announce may print it; a configured one is never printed.
 	AdminPassword string
@@ -187,9 +193,18 @@ func (m *Main) Open(ctx context.Context) error {
 	connOpt := m.Redis.AsynqConnOpt()
 	m.Inspector = asynq.NewInspector(connOpt)
 	m.Backend = backend.New(m.SQL, m.Redis.Client)
-	if m.Now != nil {
-		m.Backend.Now = m.Now
+	local, system := m.Now, m.SystemClock
+	if system == nil {
+		system = time.Now
 	}
+	if local == nil {
+		local = system
+	}
+	m.Clock = rdb.NewClock(ctx, m.Redis, local, system)
+	if d := m.Clock.Skew(); d != 0 {
+		m.Log.Warn("this host's clock differs from Redis's; sale windows and deadlines follow Redis's", "difference", d)
+	}
+	m.Backend.Now = m.Clock.Now
 	m.Backend.Pipe = rdb.NewPipeliner(m.Redis.Client, 4)
 	m.Backend.Pipe.SetWait(m.Config.WaitReplicas(), m.Config.RedisWaitTimeout)
 	m.Client = asynq.NewClientFromRedisClient(m.Backend.Pipe.Client())
@@ -355,6 +370,9 @@ func (m *Main) Close() error {
 	}
 	if m.Revocations != nil {
 		m.Revocations.Close()
+	}
+	if m.Clock != nil {
+		defer m.Clock.Close()
 	}
 	if m.Backend != nil && m.Backend.Background != nil {
 		m.Backend.Background.Close() // finish the follow-up work of answers already sent
