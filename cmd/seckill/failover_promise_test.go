@@ -93,11 +93,7 @@ func TestFailoverKeepsEveryPromise(t *testing.T) {
 			for _, a := range append(rep.internal, claims.internal...) {
 				t.Errorf("web-%d answered %d at K%+.2fs: %s", a.web+1, a.status, a.at.Sub(killed).Seconds(), a.body)
 			}
-			for w, first := range rep.firstServed {
-				if first.IsZero() {
-					t.Errorf("web-%d served no grab after the promotion", w+1)
-				}
-			}
+			checkServedAgain(t, rep, promoted, len(r.webs))
 			acked := map[int64]int64{} // order ID → shopper
 			first := map[int64]grabAnswer{}
 			for _, a := range answers {
