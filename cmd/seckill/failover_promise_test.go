@@ -221,6 +221,7 @@ func (r *failoverRig) checkDurable(t *testing.T, acked map[int64]int64, stock in
 	}
 	var have map[int64]int64
 	missing := 0
+	soldOut := time.Now()
 	eventually(t, 2*time.Minute, "PostgreSQL to hold every acknowledged order and the whole stock", func() bool {
 		have, missing = orders(), 0
 		for id, uid := range acked {
@@ -230,6 +231,7 @@ func (r *failoverRig) checkDurable(t *testing.T, acked map[int64]int64, stock in
 		}
 		return missing == 0 && int64(len(have)) == stock
 	})
+	t.Logf("durable record caught up %.2f s after the sale ended (the load stopped)", time.Since(soldOut).Seconds())
 	var conflicts, units int64
 	store.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ?`, r.goods.ID).Scan(&conflicts)
 	store.R.QueryRowContext(ctx, `SELECT COUNT(DISTINCT unit) FROM orders WHERE goods_id = ? AND status = 'unpaid'`, r.goods.ID).Scan(&units)
