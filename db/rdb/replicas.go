@@ -256,17 +256,14 @@ func (p *Pipeliner) sendWaited(ctx context.Context, reqs []*pipeReq) {
 					}
 				}
 			}
-			if lost && len(again) == 0 {
+			if lost || len(again) > 0 {
 				c.ReloadState(ctx)
 			}
-			if len(again) > 0 {
-				c.ReloadState(ctx)
-				if attempt == 2 {
-					for _, r := range again {
-						r.cmd.SetErr(ErrRedirected)
-					}
-					return
+			if len(again) > 0 && attempt == 2 {
+				for _, r := range again {
+					r.cmd.SetErr(ErrRedirected)
 				}
+				return
 			}
 			reqs = again
 		}
