@@ -65,6 +65,19 @@ type waitPolicy struct {
 // master's connected replicas now and then once a second (and at once after
 // a wait fell short), until Close.
 func (p *Pipeliner) SetWait(replicas int, timeout time.Duration) {
+	// A WAIT that runs out answers at its timeout; the connection's reply
+	// timeout must not run out first, or the batch would fail as if the
+	// node were gone (a cluster's is 1 s unless REDIS_URL sets another).
+	var readTimeout time.Duration
+	switch c := p.rdb.(type) {
+	case *redis.Client:
+		readTimeout = c.Options().ReadTimeout
+	case *redis.ClusterClient:
+		readTimeout = c.Options().ReadTimeout
+	}
+	if readTimeout > 0 && timeout > readTimeout*3/4 {
+		timeout = readTimeout * 3 / 4
+	}
 	w := &waitPolicy{replicas: replicas, timeout: max(timeout, time.Millisecond), stale: make(chan struct{}, 1)}
 	if replicas == AutoReplicas {
 		w.refresh(context.Background(), p.rdb)
