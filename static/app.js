@@ -29,6 +29,7 @@
   // The live connection: one socket per page, re-subscribed after reconnects.
   const handlers = {};   // topic or event type → [fn]
   const topics = new Set();
+  const opened = []; // run each time the socket opens
   let ws = null, backoff = 500;
 
   function connect() {
@@ -38,6 +39,9 @@
       backoff = 500;
       topics.forEach((t) => ws.send(JSON.stringify({ op: "subscribe", topic: t })));
       document.documentElement.dataset.live = "on";
+      // What changed before the socket was up (a page still loading, a
+      // reconnect after a drop) came with no event: pages read it again.
+      opened.forEach((fn) => fn());
     };
     ws.onmessage = (m) => {
       let ev;
@@ -60,6 +64,9 @@
     },
     // on registers fn for events of a type ("stock", "order", "redpacket", "coupon", "notification").
     on(type, fn) { (handlers[type] = handlers[type] || []).push(fn); },
+    // onOpen registers fn to run each time the socket opens, so a page
+    // catches up on what it missed while it had none.
+    onOpen(fn) { opened.push(fn); },
   };
 
   function money(cents) {

@@ -252,6 +252,14 @@
     }
   }
   S.live.on("order", (ev) => { showOrder(ev.order); noteOrder(ev.order); });
+  // My orders catches up on changes made while its socket was not up.
+  if (document.querySelector("[data-testid=orders-page]")) {
+    S.live.onOpen(async () => {
+      const r = await S.api("GET", "/api/me/orders");
+      if (!r.ok) return;
+      r.body.orders.filter((o) => document.querySelector(`[data-order-row="${o.id}"]`)).forEach(showOrder);
+    });
+  }
 
   async function orderAction(id, verb) {
     const msg = document.querySelector(`[data-order-msg="${id}"]`);

@@ -270,3 +270,45 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 	waitText(t, ctx, `[data-testid=reconcile-paid] [data-side=db]`, "1")
 	waitText(t, ctx, `[data-testid=drift-summary]`, "in line")
 }
+
+// My orders catches up on a change it got no event for because its socket
+// was not up (still connecting on a busy machine, or dropped): once the
+// socket opens, the page reads the orders again.
+func TestOrdersBrowserCatchUpAfterSocketDown(t *testing.T) {
+	a := startApp(t)
+	_, g := a.liveGoods(5, 1)
+	name, token := a.register("shopper")
+	o := a.grab(token, g.ID)
+	ctx := newBrowser(t)
+	browse(t, ctx, "log in", browserLogin(ctx, a.URL, name, "password123"))
+	status := fmt.Sprintf(`[data-testid=order-status-%d]`, o.ID)
+	// Until the test lets it through, every socket the page opens fails at
+	// once, as one refused by a busy or restarting server.
+	const gate = `(() => {
+		const Real = window.WebSocket;
+		function Gated(url) {
+			if (window.__letSocket) return new Real(url);
+			const dead = { readyState: 3, send() {}, close() {} };
+			setTimeout(() => { window.__refused = (window.__refused || 0) + 1; dead.onclose && dead.onclose(); }, 0);
+			return dead;
+		}
+		Gated.CONNECTING = 0; Gated.OPEN = 1; Gated.CLOSING = 2; Gated.CLOSED = 3;
+		window.WebSocket = Gated;
+	})()`
+	var refused int
+	browse(t, ctx, "open My orders with the live socket refused",
+		chromedp.ActionFunc(func(ctx context.Context) error {
+			_, err := page.AddScriptToEvaluateOnNewDocument(gate).Do(ctx)
+			return err
+		}),
+		chromedp.Navigate(a.URL+"/me/orders"),
+		chromedp.WaitVisible(status),
+		chromedp.Poll(`window.__refused > 0`, nil),
+		chromedp.Evaluate(`window.__refused`, &refused),
+	)
+	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/cancel", o.ID), token, nil, nil); st != 200 {
+		t.Fatalf("cancel: %d", st)
+	}
+	browse(t, ctx, "let the socket through", chromedp.Evaluate(`window.__letSocket = true`, nil))
+	waitText(t, ctx, status, "Cancelled")
+}
