@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
 	"regexp"
 	"strconv"
 	"sync"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/backend"
-	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/sqldb"
 )
@@ -29,14 +27,8 @@ import (
 // the flusher's apply waits on it with its batch moved to processing, and
 // pg_stat_activity names the process (each host connects under its name).
 func TestFlushTakeover(t *testing.T) {
-	if os.Getenv("DATABASE_URL") == "" || os.Getenv("REDIS_URL") == "" {
-		t.Skip("flush takeover test: set DATABASE_URL (PostgreSQL) and REDIS_URL (a Redis or Redis Cluster) that separate processes can share")
-	}
-	if testing.Short() {
-		t.Skip("flush takeover test builds the binary and starts processes")
-	}
 	ctx := context.Background()
-	h := &hosts{t: t, bin: buildSeckill(t), db: dbtest.DatabaseURL(t), redis: dbtest.RedisURL(t)}
+	h := sharedHosts(t, "flush takeover test")
 	web := h.start("web-1", ModeWeb)
 	h.start("worker-1", ModeWorker)
 	store, err := sqldb.Open(ctx, h.db, "")

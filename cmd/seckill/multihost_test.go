@@ -26,14 +26,8 @@ import (
 // database, and a worker killed with SIGKILL mid-flush loses and doubles
 // nothing once another takes over.
 func TestMultiHost(t *testing.T) {
-	if os.Getenv("DATABASE_URL") == "" || os.Getenv("REDIS_URL") == "" {
-		t.Skip("multi-host test: set DATABASE_URL (PostgreSQL) and REDIS_URL (a Redis or Redis Cluster) that separate processes can share")
-	}
-	if testing.Short() {
-		t.Skip("multi-host test builds the binary and starts processes")
-	}
 	ctx := context.Background()
-	h := &hosts{t: t, bin: buildSeckill(t), db: dbtest.DatabaseURL(t), redis: dbtest.RedisURL(t)}
+	h := sharedHosts(t, "multi-host test")
 	h.start("worker-1", ModeWorker)
 	web1, web2 := h.start("web-1", ModeWeb), h.start("web-2", ModeWeb)
 	store, err := sqldb.Open(ctx, h.db, "")
@@ -157,6 +151,20 @@ func TestMultiHost(t *testing.T) {
 	if n := count(`SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ?`, big.ID); n != 0 {
 		t.Fatalf("%d orders refused by the database after the takeover (doubled)", n)
 	}
+}
+
+// sharedHosts skips the test (named what) unless DATABASE_URL (PostgreSQL)
+// and REDIS_URL give stores that separate processes can share, and returns
+// hosts on them running a freshly built binary.
+func sharedHosts(t *testing.T, what string) *hosts {
+	t.Helper()
+	if os.Getenv("DATABASE_URL") == "" || os.Getenv("REDIS_URL") == "" {
+		t.Skip(what + ": set DATABASE_URL (PostgreSQL) and REDIS_URL (a Redis or Redis Cluster) that separate processes can share")
+	}
+	if testing.Short() {
+		t.Skip(what + " builds the binary and starts processes")
+	}
+	return &hosts{t: t, bin: buildSeckill(t), db: dbtest.DatabaseURL(t), redis: dbtest.RedisURL(t)}
 }
 
 // hosts runs seckill processes as a deployment would, one data directory each.
