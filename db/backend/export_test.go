@@ -6,11 +6,11 @@ import "context"
 // holder has it, without the Redis lease: a test takes two and runs the
 // older one's flush as a flusher that came back after its successor started.
 func StaleLease(ctx context.Context, b *Backend) (context.Context, error) {
-	l := &lease{token: "test"}
-	if err := b.SQL.W.QueryRowContext(ctx, `UPDATE flush_fences SET fence = fence + 1 WHERE name = 'flush' RETURNING fence`).Scan(&l.fence); err != nil {
+	fence, err := b.nextFence(ctx)
+	if err != nil {
 		return nil, err
 	}
-	return context.WithValue(ctx, leaseKey{}, l), nil
+	return context.WithValue(ctx, leaseKey{}, &lease{token: "test", fence: fence}), nil
 }
 
 // ReleaseBatch is the compare-and-delete of a flushed batch's processing list.

@@ -76,11 +76,21 @@ func (b *Backend) takeLease(ctx context.Context) (*lease, error) {
 	if err != nil || !ok {
 		return nil, err
 	}
-	if err := b.SQL.W.QueryRowContext(ctx, `UPDATE flush_fences SET fence = fence + 1 WHERE name = 'flush' RETURNING fence`).Scan(&l.fence); err != nil {
+	if l.fence, err = b.nextFence(ctx); err != nil {
 		b.releaseLease(ctx, l)
-		return nil, fmt.Errorf("take a fencing number: %w", err)
+		return nil, err
 	}
 	return l, nil
+}
+
+// nextFence takes the next fencing number from the durable store.
+func (b *Backend) nextFence(ctx context.Context) (int64, error) {
+	var fence int64
+	err := b.SQL.W.QueryRowContext(ctx, `UPDATE flush_fences SET fence = fence + 1 WHERE name = 'flush' RETURNING fence`).Scan(&fence)
+	if err != nil {
+		return 0, fmt.Errorf("take a fencing number: %w", err)
+	}
+	return fence, nil
 }
 
 // renewLeaseScript extends the lease while it still holds the owner's token.

@@ -2,7 +2,6 @@ package rdb
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"strings"
 	"sync"
@@ -182,13 +181,9 @@ func redirected(err error) bool {
 	if err == nil {
 		return false
 	}
-	msg := err.Error()
-	for _, p := range []string{"MOVED ", "ASK ", "CLUSTERDOWN", "TRYAGAIN"} {
-		if strings.HasPrefix(msg, p) {
-			return true
-		}
-	}
-	return false
+	_, moved := redis.IsMovedError(err)
+	_, ask := redis.IsAskError(err)
+	return moved || ask || redis.IsClusterDownError(err) || redis.IsTryAgainError(err)
 }
 
 // firstKey is the first key of a script call (EVAL, EVALSHA and their _RO
@@ -260,11 +255,10 @@ func (p *Pipeliner) sendWaited(ctx context.Context, reqs []*pipeReq) {
 			lost := false // a node did not answer: the layout may have changed
 			for _, rs := range groups {
 				for _, r := range rs {
-					var re redis.Error
 					switch err := r.cmd.Err(); {
 					case redirected(err):
 						again = append(again, r)
-					case err != nil && !errors.Is(err, ErrNotReplicated) && !errors.As(err, &re):
+					case FailoverError(err):
 						lost = true
 					}
 				}
