@@ -67,7 +67,10 @@ func (s *DB) migrate(ctx context.Context) error {
 		}
 		defer conn.ExecContext(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(?)`, migrationLock)
 	}
-	if _, err := conn.ExecContext(ctx, s.Dialect.createMigrations()); err != nil {
+	if err := inTx(ctx, conn, func(tx *sql.Tx) error {
+		_, err := tx.ExecContext(ctx, s.Dialect.createMigrations())
+		return err
+	}); err != nil {
 		return err
 	}
 	for _, m := range migs {
@@ -79,21 +82,34 @@ func (s *DB) migrate(ctx context.Context) error {
 }
 
 func applyMigration(ctx context.Context, conn *sql.Conn, m Migration) error {
+	return inTx(ctx, conn, func(tx *sql.Tx) error {
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM migrations WHERE name = ?`, m.Name).Scan(&n); err != nil {
+			return err
+		} else if n > 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO migrations (name) VALUES (?)`, m.Name)
+		return err
+	})
+}
+
+// inTx runs fn in one transaction on conn. On SQLite every step of a
+// migration, the CREATE of the migrations table too, runs in a transaction:
+// the DSN's _txlock=immediate takes the write lock at BEGIN, where the busy
+// timeout waits for another process. A statement run on its own reads first
+// and takes the write lock later, and when another process committed in
+// between SQLite answers "database is locked" at once (SQLITE_BUSY_SNAPSHOT).
+func inTx(ctx context.Context, conn *sql.Conn, fn func(*sql.Tx) error) error {
 	tx, err := conn.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
 	defer tx.Rollback()
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM migrations WHERE name = ?`, m.Name).Scan(&n); err != nil {
-		return err
-	} else if n > 0 {
-		return nil
-	}
-	if _, err := tx.ExecContext(ctx, m.SQL); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO migrations (name) VALUES (?)`, m.Name); err != nil {
+	if err := fn(tx); err != nil {
 		return err
 	}
 	return tx.Commit()

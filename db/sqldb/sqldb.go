@@ -8,6 +8,7 @@ package sqldb
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,7 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/stdlib"
-	_ "github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
+	"github.com/mattn/go-sqlite3" // registers the "sqlite3" driver
 )
 
 // DB is the durable store. On SQLite, W is one writer connection (so writes
@@ -51,12 +52,16 @@ func OpenSQLite(path string) (*DB, error) {
 			return nil, fmt.Errorf("create database folder: %w", err)
 		}
 	}
-	dsn := "file:" + path + "?_journal_mode=WAL&_foreign_keys=on&_busy_timeout=10000&_synchronous=NORMAL&_txlock=immediate"
+	dsn := "file:" + path + "?_foreign_keys=on&_busy_timeout=" + fmt.Sprint(sqliteBusyTimeout.Milliseconds()) + "&_synchronous=NORMAL&_txlock=immediate"
 	w, err := sql.Open("sqlite3", dsn)
 	if err != nil {
 		return nil, err
 	}
 	w.SetMaxOpenConns(1)
+	if err := walMode(w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("WAL mode for %s: %w", path, err)
+	}
 	r, err := sql.Open("sqlite3", dsn+"&mode=ro")
 	if err != nil {
 		w.Close()
@@ -69,6 +74,33 @@ func OpenSQLite(path string) (*DB, error) {
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
 	}
 	return s, nil
+}
+
+// sqliteBusyTimeout is how long a SQLite connection waits for another
+// process's write lock before it answers "database is locked".
+const sqliteBusyTimeout = 10 * time.Second
+
+// walMode turns the file to write-ahead logging, which lasts in the file.
+// It is not a DSN option (_journal_mode) because the switch takes an
+// exclusive lock without SQLite's busy wait: processes opening one new file
+// at once then fail to connect at all ("database is locked"). Here the switch
+// is tried again until it takes, for as long as a busy wait would last; on a
+// file already in WAL mode it takes at once.
+func walMode(w *sql.DB) error {
+	deadline := time.Now().Add(sqliteBusyTimeout)
+	for {
+		var mode string
+		err := w.QueryRow(`PRAGMA journal_mode = WAL`).Scan(&mode)
+		var se sqlite3.Error
+		if errors.As(err, &se) && se.Code == sqlite3.ErrBusy && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		if err == nil && !strings.EqualFold(mode, "wal") {
+			err = fmt.Errorf("journal mode is %q", mode)
+		}
+		return err
+	}
 }
 
 // PostgresPoolSize is how many connections one process keeps to PostgreSQL.
