@@ -90,3 +90,15 @@ func (s *Service) ExpireFirstDue(ctx context.Context, goodsID int64, n int) (int
 	}
 	return total, nil
 }
+
+// RollBackAsPromotedReplica leaves goods bucket n (of k) as a replica that
+// lagged behind its master and was promoted holds it: the order sequence
+// back at seq, and the bucket recorded as issued by another node (the dead
+// master's ID).
+func (s *Service) RollBackAsPromotedReplica(ctx context.Context, goodsID int64, n, k int, seq int64) error {
+	b := bucket{goods: goodsID, n: n, k: k}
+	if err := s.Redis.Set(ctx, seqKey(b), seq, 0).Err(); err != nil {
+		return err
+	}
+	return s.Redis.HSet(ctx, infoKey(b), "node", "0123456789abcdef0123456789abcdef01234567").Err()
+}

@@ -50,6 +50,16 @@ local function answer(word, rec)
 	return word .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. version() .. ':' .. rec
 end
 
+-- node is the cluster node that runs the script (CLUSTER MYID), when
+-- cluster is '1'; '' otherwise. A bucket remembers the node that issued
+-- its sequences (info 'node'; seq_blocks.go).
+local function node(cluster)
+	if cluster ~= '1' then return '' end
+	local id = redis.pcall('CLUSTER', 'MYID')
+	if type(id) == 'string' then return id end
+	return ''
+end
+
 local function split(rec)
 	local f = {}
 	for v in string.gmatch(rec .. '|', '([^|]*)|') do f[#f + 1] = v end -- fields may be empty (no failure)
@@ -99,7 +109,8 @@ end
 // 7 fresh units, 8 last sequence, then JSON: 9 free units, 10 held marks,
 // 11 live order records, 12 mine lists, 13 counts; then 14 the goods'
 // bucket count, 15 the base the bucket's fresh units are numbered from, 16
-// hidden (hiddenFlag), 17 the ceiling of its order sequences (seq_blocks.go)
+// hidden (hiddenFlag), 17 the ceiling of its order sequences, 18 '1' on a
+// Redis Cluster (the bucket records its node: seq_blocks.go)
 // Returns loaded, or exists when the goods was loaded already (nothing changed).
 var loadScript = redis.NewScript(goodsLua + `
 if redis.call('EXISTS', K_INFO) == 1 then return 'exists' end
@@ -116,7 +127,7 @@ end
 for uid, seqs in pairs(cjson.decode(ARGV[12])) do redis.call('HSET', K_MINE, uid, seqs) end
 for k, n in pairs(cjson.decode(ARGV[13])) do redis.call('HSET', K_COUNTS, k, n) end
 redis.call('HSET', K_INFO, 'start', ARGV[1], 'end', ARGV[2], 'price', ARGV[3], 'limit', ARGV[4], 'stock', ARGV[5], 'slot', ARGV[6],
-	'shards', ARGV[14], 'base', ARGV[15], 'hidden', ARGV[16], 'ceil', ARGV[17])
+	'shards', ARGV[14], 'base', ARGV[15], 'hidden', ARGV[16], 'ceil', ARGV[17], 'node', node(ARGV[18]))
 return 'loaded'
 `)
 
@@ -149,7 +160,7 @@ func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
 			return false, fmt.Errorf("load goods %d: %w", g.ID, err)
 		}
 		args := []any{g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
-			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base, hiddenFlag(g), ceil}
+			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base, hiddenFlag(g), ceil, s.clusterFlag()}
 		res, err := loadScript.Run(ctx, s.Redis, scriptKeys(b), args...).Text()
 		if err != nil {
 			return false, fmt.Errorf("load goods %d: %w", g.ID, err)

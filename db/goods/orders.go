@@ -150,7 +150,8 @@ const grabMemoTTL = 5 * time.Minute
 //
 // KEYS: scriptKeys (of the home bucket), then 11 the request's memo key
 // ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 the goods' bucket count as the
-// caller knows it, 5 a unit brought ("": none), 6 memo TTL ms (last, as
+// caller knows it, 5 a unit brought ("": none), 6 '1' on a Redis Cluster
+// (the bucket's node is checked: seq_blocks.go), 7 memo TTL ms (last, as
 // db.Memoize takes it)
 // Returns "ok:remaining:slot:version:record", or not_loaded | reshard (the
 // bucket count is not ARGV[4]) | hidden (its merchant hid it) | not_started
@@ -163,8 +164,16 @@ const grabLua = `
 if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]) end
 local memo = redis.call('GET', KEYS[11])
 if memo then return answer('ok', memo) end
-local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden', 'ceil')
+local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden', 'ceil', 'node')
 if not info[1] then return 'not_loaded' end
+local here = node(ARGV[6])
+if here ~= info[10] and here ~= '' then
+	redis.call('HSET', K_INFO, 'node', here)
+	if info[10] and info[10] ~= '' and info[9] then -- another node issued these sequences: see seq_blocks.go
+		if (tonumber(redis.call('GET', K_SEQ)) or 0) < tonumber(info[9]) then redis.call('SET', K_SEQ, info[9]) end
+		return 'reserve'
+	end
+end
 local shards = tonumber(info[6]) or 1
 if shards ~= tonumber(ARGV[4]) then return 'reshard' end
 if info[8] == '1' then return 'hidden' end
@@ -190,7 +199,7 @@ redis.call('HSET', K_MINE, uid, mine and (mine .. ',' .. seq) or seq)
 redis.call('ZADD', K_DEADLINES, ARGV[3], seq)
 redis.call('RPUSH', K_PENDING, rec)
 redis.call('HINCRBY', K_COUNTS, 'unpaid', 1)
-redis.call('SET', KEYS[11], rec, 'PX', ARGV[6])
+redis.call('SET', KEYS[11], rec, 'PX', ARGV[7])
 return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. ':' .. rec
 `
 
@@ -251,7 +260,7 @@ func (s *Service) GrabCall(userID, goodsID int64, requestID string, now time.Tim
 func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now time.Time) (*redis.Script, []string, []any) {
 	home := bucket{goods: goodsID, n: homeBucket(userID, k), k: k}
 	return grabScript, scriptKeys(home, memoKey(home, requestID)),
-		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), k, "", grabMemoTTL.Milliseconds()}
+		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), k, "", s.clusterFlag(), grabMemoTTL.Milliseconds()}
 }
 
 // grab runs the grab script under requestID in the user's home bucket;

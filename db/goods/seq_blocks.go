@@ -18,6 +18,28 @@ import (
 // at a time; a grab that meets it answers "reserve", and the grab reserves
 // the next block and runs again (one SQL write per block, not per grab).
 
+//
+// A failover must not roll the sequences back either. A replica promoted
+// after its master died may lack the master's last writes (REDIS_WAIT_REPLICAS
+// 0, or a WAIT that fell short), the bucket's sequence among them, and would
+// issue again numbers already acknowledged. So on a Redis Cluster each bucket
+// records the node that issues its sequences (info "node", CLUSTER MYID, set
+// by the load and the grab scripts); a grab that runs on another node (a
+// promoted replica, a slot moved) skips the rest of the reserved block,
+// which the old node may have issued, and answers "reserve": the next block
+// is reserved above it before any number is issued here. Order numbers jump
+// by up to a block at a failover, and never repeat. (A single Redis server
+// has no node ID to compare: it has no replica to fail over to.)
+
+// clusterFlag is the scripts' ARGV saying whether to check the bucket's
+// node: "1" on a Redis Cluster, "" on one server.
+func (s *Service) clusterFlag() string {
+	if _, ok := s.Redis.(*redis.ClusterClient); ok {
+		return "1"
+	}
+	return ""
+}
+
 // DefaultSeqBlock is how many order sequences a bucket reserves at a time.
 const DefaultSeqBlock = 100_000
 
