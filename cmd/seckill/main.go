@@ -150,6 +150,9 @@ type Main struct {
 	served    chan error
 	stopFlush context.CancelFunc
 	flushDone chan struct{}
+
+	stopPhantoms context.CancelFunc
+	phantomsDone chan struct{}
 }
 
 // NewMain returns an unopened process of the given mode.
@@ -286,6 +289,12 @@ func (m *Main) Open(ctx context.Context) error {
 		if err := m.Revocations.Start(ctx); err != nil {
 			return fmt.Errorf("follow revocations: %w", err)
 		}
+		// Orders this process acknowledged and a Redis node then lost
+		// (no WAIT) are found and told to their shoppers (goods/phantoms.go).
+		var phantomsCtx context.Context
+		phantomsCtx, m.stopPhantoms = context.WithCancel(context.Background())
+		m.phantomsDone = make(chan struct{})
+		go func() { defer close(m.phantomsDone); m.Goods.WatchPhantoms(phantomsCtx, m.Redis.Failovers.Load) }()
 		m.Web = web.New(wcfg)
 		if err := m.Web.Start(ctx); err != nil {
 			return fmt.Errorf("subscribe to live events: %w", err)
@@ -367,6 +376,10 @@ func (m *Main) Close() error {
 			m.listener.Close()
 			<-m.served
 		}
+	}
+	if m.stopPhantoms != nil {
+		m.stopPhantoms()
+		<-m.phantomsDone
 	}
 	if m.Revocations != nil {
 		m.Revocations.Close()

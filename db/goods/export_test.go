@@ -102,3 +102,26 @@ func (s *Service) RollBackAsPromotedReplica(ctx context.Context, goodsID int64, 
 	}
 	return s.Redis.HSet(ctx, infoKey(b), "node", "0123456789abcdef0123456789abcdef01234567").Err()
 }
+
+// LoseOrder takes an order out of Redis as a node that died before
+// replicating its grab would: its record, its flush record and its
+// deadline are gone (the unit and limit mark stay taken, as a test needs no more).
+func (s *Service) LoseOrder(ctx context.Context, orderID int64) error {
+	goodsID, seq, _ := SplitOrderID(orderID)
+	b, err := s.orderBucket(ctx, goodsID, seq)
+	if err != nil {
+		return err
+	}
+	field := strconv.FormatInt(seq, 10)
+	rec, err := s.Redis.HGet(ctx, ordersKey(b), field).Result()
+	if err != nil {
+		return err
+	}
+	if err := s.Redis.LRem(ctx, flushQueue(b).Pending, 0, rec).Err(); err != nil {
+		return err
+	}
+	if err := s.Redis.ZRem(ctx, deadlinesKey(b), field).Err(); err != nil {
+		return err
+	}
+	return s.Redis.HDel(ctx, ordersKey(b), field).Err()
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
 )
@@ -450,7 +451,7 @@ func (s *Service) voidConflict(ctx context.Context, c *model.Order) (bool, error
 			return false, err
 		}
 		changed = true
-		s.tellFailure(o) // the stock is as it was: the unit stays with the earlier order
+		s.tellFailure(ctx, o) // the stock is as it was: the unit stays with the earlier order
 	case "not_found", "other":
 		// Redis no longer holds the order (it lost it, or an order before
 		// 0010 left paid): it can change nowhere else, so it fails here.
@@ -464,7 +465,7 @@ func (s *Service) voidConflict(ctx context.Context, c *model.Order) (bool, error
 				WHERE id = ? AND handled = 0`, c.Status, c.Failure, c.UpdatedAt.UnixMilli(), c.Version, c.ID); err != nil {
 				return false, err
 			}
-			s.tellFailure(c)
+			s.tellFailure(ctx, c)
 			return false, nil
 		}
 	}
@@ -472,11 +473,23 @@ func (s *Service) voidConflict(ctx context.Context, c *model.Order) (bool, error
 	return changed, err
 }
 
-// tellFailure sends the owner of a refused order its failure; one paid is owed a refund.
-func (s *Service) tellFailure(o *model.Order) {
+// tellFailure sends the owner of a refused order its failure, live and in
+// the inbox; one paid is owed a refund.
+func (s *Service) tellFailure(ctx context.Context, o *model.Order) {
 	if o.Failure == model.FailureRefundDue {
 		s.Log.Warn("a paid order failed: its unit had been sold already; refund due",
 			"order", o.ID, "goods", o.GoodsID, "user", o.UserID, "amount_cents", o.AmountCents)
 	}
 	s.pushOrder(o)
+	var told map[int64]model.Notification
+	err := s.SQL.Tx(ctx, func(tx *sql.Tx) (err error) {
+		told, err = notifyFailed(ctx, tx, o, s.Now())
+		return err
+	})
+	if err == nil {
+		err = s.Events.PublishAll(ctx, inbox.Messages(told))
+	}
+	if err != nil {
+		s.Log.Warn("tell a failed order's shopper in the inbox", "order", o.ID, "err", err) // the live event and My orders have it
+	}
 }

@@ -304,6 +304,7 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			}
 			s.pushStock(bucketOfSeq(goodsID, o.ID%OrderSeqSpan, k), a.slot, a.remaining, a.version)
 			s.pushOrder(o)
+			s.acks.add(acked{at: time.Now(), goodsID: goodsID, rec: a.rec})
 			return o, nil
 		case "reshard": // the goods' bucket count changed (before its sale) since this process read it
 			if attempt > 1 {

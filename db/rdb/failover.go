@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -66,7 +67,19 @@ func failFast(o *redis.ClusterOptions) {
 // 60 s by default), long after its replica took them over. ReloadState is
 // lazy and coalesced (one CLUSTER SLOTS at a time, then at most one more
 // after 200 ms), so a storm of failures costs a few reloads a second.
-type reloadOnFailover struct{ c *redis.ClusterClient }
+// Every such failure is counted in n (Redis.Failovers); on one server (c
+// nil) the hook only counts.
+type reloadOnFailover struct {
+	c *redis.ClusterClient
+	n *atomic.Int64
+}
+
+func (h reloadOnFailover) failed(ctx context.Context) {
+	h.n.Add(1)
+	if h.c != nil {
+		h.c.ReloadState(ctx)
+	}
+}
 
 func (h reloadOnFailover) DialHook(next redis.DialHook) redis.DialHook { return next }
 
@@ -74,7 +87,7 @@ func (h reloadOnFailover) ProcessHook(next redis.ProcessHook) redis.ProcessHook 
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
 		if FailoverError(err) {
-			h.c.ReloadState(ctx)
+			h.failed(ctx)
 		}
 		return err
 	}
@@ -87,7 +100,7 @@ func (h reloadOnFailover) ProcessPipelineHook(next redis.ProcessPipelineHook) re
 		// carry the failover (a MOVED, say, while the others succeeded).
 		for _, cmd := range cmds {
 			if FailoverError(cmd.Err()) {
-				h.c.ReloadState(ctx)
+				h.failed(ctx)
 				break
 			}
 		}

@@ -22,6 +22,11 @@ type Redis struct {
 	Embedded bool
 	Cluster  bool // Client is a *redis.ClusterClient
 
+	// Failovers counts the commands that failed as a node going away does
+	// (FailoverError): a reader that sees it move knows a node died, was
+	// paused or restarted, and what it acknowledged may be gone with it.
+	Failovers atomic.Int64
+
 	mini *miniredis.Miniredis
 	stop chan struct{}
 }
@@ -60,6 +65,7 @@ func Open(ctx context.Context, url string) (*Redis, error) {
 			return nil, fmt.Errorf("redis at %s does not answer: %w", r.URL, err)
 		}
 		if r.Embedded || !clusterEnabled(ctx, r.Client) {
+			r.Client.AddHook(reloadOnFailover{n: &r.Failovers})
 			return r, nil
 		}
 		// One node of a cluster: the cluster client finds the others from it.
@@ -73,7 +79,7 @@ func Open(ctx context.Context, url string) (*Redis, error) {
 	cc := redis.NewClusterClient(copt)
 	// On each node's client, so every attempt go-redis makes (it tries a
 	// failed command again, MaxRedirects times) may find the new map.
-	cc.OnNewNode(func(node *redis.Client) { node.AddHook(reloadOnFailover{cc}) })
+	cc.OnNewNode(func(node *redis.Client) { node.AddHook(reloadOnFailover{c: cc, n: &r.Failovers}) })
 	r.Client, r.Cluster = cc, true
 	if err := r.Client.Ping(ctx).Err(); err != nil {
 		r.Close()
