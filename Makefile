@@ -2,7 +2,7 @@
 GO ?= go
 DEMO ?= true
 
-.PHONY: help run test test-cluster generate build bench lint
+.PHONY: help run test test-cluster faults generate build bench lint
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -22,6 +22,11 @@ generate: ## regenerate templ views (*_templ.go)
 
 build: ## build the binary into bin/seckill
 	$(GO) build -o bin/seckill ./cmd/seckill
+
+faults: ## run the fault matrix of README "Faults mid-sale": needs redis-server, DATABASE_URL (PostgreSQL) and REDIS_URL (a Redis the processes share)
+	@test -n "$(DATABASE_URL)" -a -n "$(REDIS_URL)" || (echo "make faults: set DATABASE_URL (PostgreSQL) and REDIS_URL (README: Faults mid-sale)"; exit 2)
+	$(GO) test -count=1 -v -timeout 30m -run 'TestFailover|TestFlushTakeover|TestWebKilledMidRequest|TestPostgresCrashMidFlush|TestClockOff' ./cmd/seckill
+	$(GO) test -count=1 -v -run 'TestOrderIDsNeverRepeat|TestPhantomWins|TestWaitAutoWithoutReplicas' ./db/goods ./db/rdb
 
 BENCH_FLAGS ?= -users 20000 -n 200000 -c 200 -stock 1000 -ws 100 -idle-ws 5000
 bench: ## load bench: grabs over HTTP vs the Redis limit and a naive SQLite baseline (report in docs/bench)
