@@ -23,6 +23,8 @@ type Server struct {
 	Client *redis.Client
 	cmd    *exec.Cmd
 	t      testing.TB
+	dir    string
+	args   []string // the command line, program first
 }
 
 // StartServer starts a redis-server on a free loopback port with args added
@@ -37,32 +39,49 @@ func StartServer(t testing.TB, args ...string) *Server {
 	}
 	port := freePort(t)
 	dir := t.TempDir()
-	cmd := exec.Command(bin, append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, args...)...)
-	log, err := os.Create(dir + "/redis.log")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, t: t}
+	s := &Server{Addr: fmt.Sprintf("127.0.0.1:%d", port), t: t, dir: dir,
+		args: append([]string{bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir}, args...)}
 	s.Client = redis.NewClient(&redis.Options{Addr: s.Addr})
 	t.Cleanup(func() {
 		s.Client.Close()
-		cmd.Process.Signal(syscall.SIGCONT)
-		cmd.Process.Kill()
-		cmd.Wait()
-		log.Close()
+		s.cmd.Process.Signal(syscall.SIGCONT)
+		s.cmd.Process.Kill()
+		s.cmd.Wait()
 	})
+	s.start()
+	return s
+}
+
+// start runs the server and waits until it answers.
+func (s *Server) start() {
+	s.t.Helper()
+	cmd := exec.Command(s.args[0], s.args[1:]...)
+	log, err := os.OpenFile(s.dir+"/redis.log", os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer log.Close() // the process has its own descriptor
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		s.t.Fatal(err)
+	}
+	s.cmd = cmd
 	for i := 0; s.Client.Ping(context.Background()).Err() != nil; i++ {
 		if i == 500 {
-			b, _ := os.ReadFile(dir + "/redis.log")
-			t.Fatalf("redis-server on %s did not start:\n%s", s.Addr, b)
+			b, _ := os.ReadFile(s.dir + "/redis.log")
+			s.t.Fatalf("redis-server on %s did not start:\n%s", s.Addr, b)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
-	return s
+}
+
+// Restart kills the server (SIGKILL) and starts it again on the same
+// port, empty: a node restarted without persistence.
+func (s *Server) Restart() {
+	s.t.Helper()
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+	s.start()
 }
 
 // StartReplica starts a replica of s and waits until the master counts it connected and in sync.

@@ -78,6 +78,12 @@ func flushQueue(b bucket) backend.FlushQueue {
 // returns the same order instead of taking a second unit.
 func memoKey(b bucket, requestID string) string { return b.tag() + ":req:" + requestID }
 
+// lostKey counts the times a process found that Redis lost goods state it
+// had acknowledged (a bucket loaded again after it was emptied, a bucket
+// whose sequences another node issued): phantoms.go's watchers look again
+// at the orders they acknowledged when it moves.
+const lostKey = "seckill:goods:lost"
+
 // activeKey is the set of goods loaded into Redis whose orders may still
 // change: the flush, stock sync and expiry sweep walk it. Grab scripts never
 // touch it; preheat adds to it and the stock sync removes finished goods.

@@ -166,6 +166,9 @@ func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
 			return false, fmt.Errorf("load goods %d: %w", g.ID, err)
 		}
 		loaded = res == "loaded"
+		if loaded && reserved > 0 { // it was loaded before: Redis lost it, with what was not flushed yet
+			s.lost(ctx)
+		}
 	}
 	s.shards.forget(g.ID)
 	if err := s.Redis.SAdd(ctx, activeKey, g.ID).Err(); err != nil {

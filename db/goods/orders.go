@@ -156,7 +156,8 @@ const grabMemoTTL = 5 * time.Minute
 // Returns "ok:remaining:slot:version:record", or not_loaded | reshard (the
 // bucket count is not ARGV[4]) | hidden (its merchant hid it) | not_started
 // | ended | limit_reached | reserve (the bucket issued every order sequence
-// the store reserved: seq_blocks.go) | sold_out | dry (no stock in this
+// the store reserved: seq_blocks.go) | moved (another node issued its
+// sequences: a failover; the rest of its block is skipped) | sold_out | dry (no stock in this
 // bucket, others may have some).
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
@@ -171,7 +172,7 @@ if here ~= info[10] and here ~= '' then
 	redis.call('HSET', K_INFO, 'node', here)
 	if info[10] and info[10] ~= '' and info[9] then -- another node issued these sequences: see seq_blocks.go
 		if (tonumber(redis.call('GET', K_SEQ)) or 0) < tonumber(info[9]) then redis.call('SET', K_SEQ, info[9]) end
-		return 'reserve'
+		return 'moved'
 	end
 end
 local shards = tonumber(info[6]) or 1
@@ -205,7 +206,7 @@ return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. '
 
 // grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
-var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry' and res ~= 'reserve'"))
+var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry' and res ~= 'reserve' and res ~= 'moved'"))
 
 // stealScript takes one unit from a bucket for a grab whose home bucket has
 // none: a unit given back first, else a fresh one. Outside the sale's
@@ -314,7 +315,10 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
 				return nil, err
 			}
-		case "reserve": // the bucket issued every sequence reserved: reserve the next block
+		case "reserve", "moved": // the bucket issued every sequence reserved, or another node did: reserve the next block
+			if a.code == "moved" {
+				s.lost(ctx)
+			}
 			if attempt > 20 { // others took each block reserved since: only with tiny blocks
 				return nil, db.Errorf(db.EUNAVAILABLE, "goods %d: order numbers are being reserved; try again shortly", goodsID)
 			}

@@ -3,11 +3,14 @@ package goods
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/inbox"
@@ -90,14 +93,27 @@ func (j *ackJournal) upTo(t time.Time) []acked {
 	return out
 }
 
-// WatchPhantoms runs until ctx ends: at each move of failovers() (a count
-// of failover errors) it waits until the count has been still for
-// PhantomSettle and then finds and tells the phantom wins among this
-// process's orders (FindPhantoms). Web processes run it.
+// lost tells every process's watcher that Redis lost goods state (lostKey).
+func (s *Service) lost(ctx context.Context) {
+	if err := s.Redis.Incr(ctx, lostKey).Err(); err != nil {
+		s.Log.Warn("count a loss of goods state in Redis", "err", err)
+	}
+}
+
+// WatchPhantoms runs until ctx ends: at each move of failovers() (this
+// process's count of failover errors) or of the count of losses any process
+// found (lostKey), it waits until both have been still for PhantomSettle and
+// then finds and tells the phantom wins among this process's orders
+// (FindPhantoms). Web processes run it.
 func (s *Service) WatchPhantoms(ctx context.Context, failovers func() int64) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
-	last, moved := failovers(), time.Time{}
+	type counts struct{ lost, failovers int64 }
+	count := func() counts {
+		n, _ := s.Redis.Get(ctx, lostKey).Int64() // unread (Redis away): the failovers move
+		return counts{n, failovers()}
+	}
+	last, moved := count(), time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -105,7 +121,7 @@ func (s *Service) WatchPhantoms(ctx context.Context, failovers func() int64) {
 		case <-tick.C:
 		}
 		now := time.Now()
-		if n := failovers(); n != last {
+		if n := count(); n != last {
 			last, moved = n, now
 			continue
 		}
@@ -148,32 +164,48 @@ func (s *Service) FindPhantoms(ctx context.Context, upTo time.Time) (int, error)
 }
 
 // missingOrders returns the acknowledged orders held as their shopper's
-// neither in Redis nor in the store.
+// neither in Redis (read in pipelines) nor in the store.
 func (s *Service) missingOrders(ctx context.Context, acks []acked) ([]acked, error) {
+	type check struct {
+		a   acked
+		o   *model.Order
+		rec *redis.StringCmd
+	}
 	var missing []acked
-	for _, a := range acks {
-		o, err := parseOrderRecord(a.goodsID, a.rec)
-		if err != nil {
-			continue
-		}
-		_, seq, _ := SplitOrderID(o.ID)
-		b, err := s.orderBucket(ctx, a.goodsID, seq)
-		if err != nil {
-			return nil, err
-		}
-		rec, err := s.Redis.HGet(ctx, ordersKey(b), strconv.FormatInt(seq, 10)).Result()
-		if err == nil {
-			if f := strings.SplitN(rec, "|", 3); len(f) == 3 && f[1] == strconv.FormatInt(o.UserID, 10) {
-				continue
+	for start := 0; start < len(acks); start += 1000 {
+		var checks []check
+		_, err := s.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for _, a := range acks[start:min(start+1000, len(acks))] {
+				o, err := parseOrderRecord(a.goodsID, a.rec)
+				if err != nil {
+					continue
+				}
+				_, seq, _ := SplitOrderID(o.ID)
+				b, err := s.orderBucket(ctx, a.goodsID, seq)
+				if err != nil {
+					return err
+				}
+				checks = append(checks, check{a, o, p.HGet(ctx, ordersKey(b), strconv.FormatInt(seq, 10))})
 			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, redis.Nil) {
+			return nil, fmt.Errorf("look for acknowledged orders in Redis: %w", err)
 		}
-		var n int
-		if err := s.SQL.R.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM orders WHERE id = ? AND user_id = ?)
-			+ (SELECT COUNT(*) FROM order_conflicts WHERE id = ? AND user_id = ?)`, o.ID, o.UserID, o.ID, o.UserID).Scan(&n); err != nil {
-			return nil, fmt.Errorf("look for order %d: %w", o.ID, err)
-		}
-		if n == 0 {
-			missing = append(missing, a)
+		for _, c := range checks {
+			if rec, err := c.rec.Result(); err == nil {
+				if f := strings.SplitN(rec, "|", 3); len(f) == 3 && f[1] == strconv.FormatInt(c.o.UserID, 10) {
+					continue
+				}
+			}
+			var n int
+			if err := s.SQL.R.QueryRowContext(ctx, `SELECT (SELECT COUNT(*) FROM orders WHERE id = ? AND user_id = ?)
+				+ (SELECT COUNT(*) FROM order_conflicts WHERE id = ? AND user_id = ?)`, c.o.ID, c.o.UserID, c.o.ID, c.o.UserID).Scan(&n); err != nil {
+				return nil, fmt.Errorf("look for order %d: %w", c.o.ID, err)
+			}
+			if n == 0 {
+				missing = append(missing, c.a)
+			}
 		}
 	}
 	return missing, nil

@@ -26,7 +26,7 @@ import (
 // records the node that issues its sequences (info "node", CLUSTER MYID, set
 // by the load and the grab scripts); a grab that runs on another node (a
 // promoted replica, a slot moved) skips the rest of the reserved block,
-// which the old node may have issued, and answers "reserve": the next block
+// which the old node may have issued, and answers "moved": the next block
 // is reserved above it before any number is issued here. Order numbers jump
 // by up to a block at a failover, and never repeat. (A single Redis server
 // has no node ID to compare: it has no replica to fail over to.)
