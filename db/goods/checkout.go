@@ -166,39 +166,50 @@ func (s *Service) refundSettled(ctx context.Context, userID int64, o *model.Orde
 	return o, nil
 }
 
-// CSVColumns are the columns of the CSV export, in order.
-var CSVColumns = []string{"id", "user", "status", "amount", "discount", "paid", "created", "paid_at"}
+// CSVColumns are the columns of the orders export, in order (the
+// contract's orders.csv header).
+var CSVColumns = []string{"number", "order_id", "username", "user_id", "status", "amount", "discount", "paid", "created_at", "paid_at"}
 
 // OrdersCSV flushes the goods' pending orders, so the export is current,
 // and answers how to walk its orders in the store, oldest first: each is
-// handed to row as it is read (nothing is collected). Goods the caller
-// does not manage are not found.
-func (s *Service) OrdersCSV(ctx context.Context, by model.Claims, goodsID int64) (func(row func(o *model.Order) error) error, error) {
+// handed to row with its shopper's username as it is read (nothing is
+// collected). Goods the caller does not manage are not found.
+func (s *Service) OrdersCSV(ctx context.Context, by model.Claims, goodsID int64) (func(row func(o *model.Order, username string) error) error, error) {
 	if _, err := s.Owned(ctx, by, goodsID); err != nil {
 		return nil, err
 	}
 	if err := s.flushNow(ctx, goodsID); err != nil {
 		return nil, err
 	}
-	return func(row func(o *model.Order) error) error {
-		rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id
+	return func(row func(o *model.Order, username string) error) error {
+		rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+`, COALESCE(u.username, '') FROM orders o
+			LEFT JOIN goods g ON g.id = o.goods_id LEFT JOIN users u ON u.id = o.user_id
 			WHERE o.goods_id = ? ORDER BY o.id`, goodsID)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			o, err := scanOrder(rows)
+			var name string
+			o, err := scanOrder(scanAlso{rows, []any{&name}})
 			if err != nil {
 				return err
 			}
-			if err := row(o); err != nil {
+			if err := row(o, name); err != nil {
 				return err
 			}
 		}
 		return rows.Err()
 	}, nil
 }
+
+// scanAlso scans a row whose columns are those of another scan followed by more.
+type scanAlso struct {
+	row  interface{ Scan(...any) error }
+	more []any
+}
+
+func (r scanAlso) Scan(dest ...any) error { return r.row.Scan(append(dest, r.more...)...) }
 
 // flushNow flushes one goods' pending orders under the flush lock, waiting
 // (a moment at a time) while another flusher holds it: that one drains
