@@ -37,15 +37,15 @@ func (o DeskOrder) RefundPath() templ.SafeURL {
 
 // DeskView is one page of the orders desk, with the search and filters that made it.
 type DeskView struct {
-	Q              string
-	GoodsID        int64
-	SlotID         int64
-	Status         string
-	From, To       string // YYYY-MM-DD as entered
-	Statuses       []string
-	Orders         []DeskOrder
-	NextBefore     string // the cursor of the next, older page; "" on the last
-	Paged          bool   // this is not the first page
+	Q          string
+	GoodsID    int64
+	SlotID     int64
+	Status     string
+	From, To   string // YYYY-MM-DD as entered
+	Statuses   []string
+	Orders     []DeskOrder
+	NextBefore string // the cursor of the next, older page; "" on the last
+	Paged      bool   // this is not the first page
 }
 
 // query is the desk's search and filters as a query string, with before when not empty.
