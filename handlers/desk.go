@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -154,11 +155,15 @@ func (h *Handlers) deskOrderView(c *fiber.Ctx) (views.DeskOrderView, error) {
 }
 
 // DeskOrderPage is one order with its history and, when paid, the way to
-// refund it: GET /admin/orders/{id}.
+// refund it: GET /admin/orders/{id}; ?done=refunded after a refund made
+// from the form says so beside it.
 func (h *Handlers) DeskOrderPage(c *fiber.Ctx) error {
 	v, err := h.deskOrderView(c)
 	if err != nil {
 		return err
+	}
+	if c.Query("done") == "refunded" && v.Order.Status == model.OrderRefunded {
+		v.Done = "Refunded #" + v.Order.Number + ": " + views.Money(v.Order.PaidCents) + " back to " + v.Order.Username + "."
 	}
 	return render(c, fiber.StatusOK, views.DeskOrderPage(h.page(c, v.Order.Number), v))
 }
@@ -174,9 +179,11 @@ func (h *Handlers) DeskRefundConfirm(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.DeskOrderPage(h.page(c, "Refund "+v.Order.Number), v))
 }
 
-// DeskRefundForm refunds from the confirm form and shows the outcome beside
-// it: POST /admin/orders/{id}/refund. A refused refund answers 4xx (so the
-// audit records only refunds made) with the form and its error.
+// DeskRefundForm refunds from the confirm form: POST /admin/orders/{id}/refund.
+// A refund made goes to the order's page, which says so beside the refund
+// (and, read after this request, shows the audited reason in the history);
+// a refused one answers 4xx (so the audit records only refunds made) with
+// the form and its error beside it.
 func (h *Handlers) DeskRefundForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
@@ -184,9 +191,10 @@ func (h *Handlers) DeskRefundForm(c *fiber.Ctx) error {
 	}
 	reason := c.FormValue("reason")
 	_, rerr := h.Checkout.DeskRefund(c.UserContext(), cl, id, reason)
-	status := fiber.StatusOK
+	var status int
 	switch db.ErrorCode(rerr) {
 	case "":
+		return c.Redirect("/admin/orders/"+strconv.FormatInt(id, 10)+"?done=refunded", fiber.StatusSeeOther)
 	case db.EINVALID:
 		status = fiber.StatusUnprocessableEntity
 	case db.ECONFLICT:
@@ -198,11 +206,7 @@ func (h *Handlers) DeskRefundForm(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	if rerr != nil {
-		v.Confirm, v.Reason, v.Error = true, reason, refundErrorText(rerr)
-	} else {
-		v.Done = "Refunded " + v.Order.Number + ": " + views.Money(v.Order.PaidCents) + " back to " + v.Order.Username + "."
-	}
+	v.Confirm, v.Reason, v.Error = true, reason, refundErrorText(rerr)
 	return render(c, status, views.DeskOrderPage(h.page(c, "Refund "+v.Order.Number), v))
 }
 
