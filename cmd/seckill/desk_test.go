@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -98,7 +99,7 @@ func (a *testApp) deskAudit(token string, id int64) []string {
 // refunds it with a reason (audited; then 409), while bad reasons change
 // nothing; another merchant's orders are never listed and 404 one by one.
 func TestOrdersDesk(t *testing.T) {
-	a := startApp(t)
+	a := startApp(t, func(c *Config) { c.PaymentSecret = "gateway-secret" })
 	m1, g1 := a.liveGoods(50, 10)
 	m2, g2 := a.liveGoods(50, 10)
 	admin := a.adminToken()
@@ -251,6 +252,31 @@ func TestOrdersDesk(t *testing.T) {
 		one.Order.RefundedAt == nil {
 		t.Fatalf("history after the refund %+v", one.History)
 	}
+	// Who else makes steps: the gateway pays, the shopper refunds.
+	body, _ := json.Marshal(map[string]any{"order_id": bobs[0], "paid_cents": 2500, "gateway_ref": "desk-1"})
+	if st, _ := a.callback(body, []byte("gateway-secret")); st != 202 {
+		t.Fatalf("gateway callback: %d", st)
+	}
+	if out := a.paymentResult("desk-1"); out.Outcome != "paid" {
+		t.Fatalf("gateway payment %+v", out)
+	}
+	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/refund", bobs[0]), bob, nil, nil); st != 200 {
+		t.Fatalf("shopper's refund: %d", st)
+	}
+	a.call("GET", fmt.Sprintf("/api/admin/orders/%d", bobs[0]), m1, nil, &one)
+	if h := one.History; len(h) != 3 || h[1].Status != "paid" || h[1].Actor != "gateway" ||
+		h[2].Status != "refunded" || h[2].Actor != "shopper" || h[2].ActorName != tag+"_bob" {
+		t.Fatalf("history of the gateway-paid order the shopper refunded: %+v", h)
+	}
+	// An order that was never paid ends by its shopper (cancelled) or the clock (expired).
+	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/cancel", bobs[1]), bob, nil, nil); st != 200 {
+		t.Fatalf("cancel: %d", st)
+	}
+	a.call("GET", fmt.Sprintf("/api/admin/orders/%d", bobs[1]), m1, nil, &one)
+	if h := one.History; len(h) != 2 || h[1].Status != "cancelled" || h[1].Actor != "shopper" {
+		t.Fatalf("history of a cancelled order: %+v", h)
+	}
+
 	eventually(t, 15*time.Second, "the list to show o1 refunded", func() bool {
 		p := a.desk(m1, url.Values{"q": {num}})
 		return len(p.Orders) == 1 && p.Orders[0].Status == "refunded" && p.Orders[0].RefundedAt != nil
