@@ -246,6 +246,7 @@ func TestOrdersDesk(t *testing.T) {
 	}
 	var me struct{ User struct{ Username string } }
 	a.call("GET", "/api/me", m1, nil, &me)
+	one = deskOrderPageJSON{}
 	a.call("GET", fmt.Sprintf("/api/admin/orders/%d", o1.ID), m1, nil, &one)
 	last := one.History[len(one.History)-1]
 	if len(one.History) != 3 || last.Status != "refunded" || last.Actor != "merchant" || last.ActorName != me.User.Username || last.Detail != reason ||
@@ -263,8 +264,9 @@ func TestOrdersDesk(t *testing.T) {
 	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/refund", bobs[0]), bob, nil, nil); st != 200 {
 		t.Fatalf("shopper's refund: %d", st)
 	}
+	one = deskOrderPageJSON{}
 	a.call("GET", fmt.Sprintf("/api/admin/orders/%d", bobs[0]), m1, nil, &one)
-	if h := one.History; len(h) != 3 || h[1].Status != "paid" || h[1].Actor != "gateway" ||
+	if h := one.History; len(h) != 3 || h[1].Status != "paid" || h[1].Actor != "gateway" || h[1].ActorName != "" || h[1].Detail != "" ||
 		h[2].Status != "refunded" || h[2].Actor != "shopper" || h[2].ActorName != tag+"_bob" {
 		t.Fatalf("history of the gateway-paid order the shopper refunded: %+v", h)
 	}
@@ -272,6 +274,7 @@ func TestOrdersDesk(t *testing.T) {
 	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/cancel", bobs[1]), bob, nil, nil); st != 200 {
 		t.Fatalf("cancel: %d", st)
 	}
+	one = deskOrderPageJSON{}
 	a.call("GET", fmt.Sprintf("/api/admin/orders/%d", bobs[1]), m1, nil, &one)
 	if h := one.History; len(h) != 2 || h[1].Status != "cancelled" || h[1].Actor != "shopper" {
 		t.Fatalf("history of a cancelled order: %+v", h)
