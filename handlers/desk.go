@@ -123,10 +123,22 @@ func (h *Handlers) DeskPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	choices, err := h.Checkout.DeskChoices(c.UserContext(), cl)
+	if err != nil {
+		return err
+	}
 	v := views.DeskView{Q: f.Q, GoodsID: f.GoodsID, SlotID: f.SlotID, Status: f.Status, From: c.Query("from"), To: c.Query("to"),
 		Statuses: model.OrderStatuses, NextBefore: page.NextBefore, Paged: f.Before != ""}
 	for _, o := range page.Orders {
 		v.Orders = append(v.Orders, deskRow(o))
+	}
+	seen := map[int64]bool{}
+	for _, ch := range choices {
+		v.Goods = append(v.Goods, views.DeskChoice{ID: ch.GoodsID, Title: ch.GoodsTitle})
+		if !seen[ch.SlotID] {
+			seen[ch.SlotID] = true
+			v.Slots = append(v.Slots, views.DeskChoice{ID: ch.SlotID, Title: ch.SlotTitle})
+		}
 	}
 	return render(c, fiber.StatusOK, views.DeskPage(h.page(c, "Orders"), v))
 }

@@ -43,6 +43,8 @@ type DeskView struct {
 	Status     string
 	From, To   string // YYYY-MM-DD as entered
 	Statuses   []string
+	Goods      []DeskChoice // the goods and slots the filters offer, newest first
+	Slots      []DeskChoice
 	Orders     []DeskOrder
 	NextBefore string // the cursor of the next, older page; "" on the last
 	Paged      bool   // this is not the first page
@@ -140,10 +142,21 @@ func actorLabel(s DeskStep) string {
 	return who
 }
 
-// idOrEmpty is an ID for a form field: empty when not set.
-func idOrEmpty(id int64) string {
-	if id == 0 {
-		return ""
+// DeskChoice is one goods or slot a desk filter offers.
+type DeskChoice struct {
+	ID    int64
+	Title string
+}
+
+// choiceLabel names a goods or slot in a filter: "#12 Title".
+func choiceLabel(c DeskChoice) string { return "#" + i64(c.ID) + " " + c.Title }
+
+// hasChoice reports whether id is among the choices (a goods_id from a link may not be).
+func hasChoice(cs []DeskChoice, id int64) bool {
+	for _, c := range cs {
+		if c.ID == id {
+			return true
+		}
 	}
-	return i64(id)
+	return false
 }

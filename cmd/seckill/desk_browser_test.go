@@ -49,6 +49,7 @@ func TestDeskBrowser(t *testing.T) {
 			number := fmt.Sprintf("G%d-%04d", g.ID, paid.ID%1_000_000_000)
 			row := func(id int64) string { return fmt.Sprintf(`[data-testid=desk-order-%d]`, id) }
 			var rows int
+			var gone bool
 
 			browse(t, ctx, "open the desk from the dashboard",
 				chromedp.EmulateViewport(size.w, size.h),
@@ -57,7 +58,7 @@ func TestDeskBrowser(t *testing.T) {
 				chromedp.WaitVisible(`[data-testid=desk-search]`),
 			)
 			browse(t, ctx, "search by number",
-				chromedp.SetValue(`[data-testid=desk-q]`, "#"+number),
+				setField(`[data-testid=desk-q]`, "#"+number),
 				chromedp.Submit(`[data-testid=desk-q]`),
 				chromedp.WaitVisible(row(paid.ID)),
 				chromedp.Evaluate(`document.querySelectorAll("[data-testid=desk-orders] tbody tr").length`, &rows),
@@ -66,8 +67,21 @@ func TestDeskBrowser(t *testing.T) {
 				t.Fatalf("search by number lists %d orders, want 1", rows)
 			}
 			waitText(t, ctx, row(paid.ID)+` [data-testid=desk-number]`, "#"+number)
+			browse(t, ctx, "filter by goods and status",
+				setField(`[data-testid=desk-q]`, ""),
+				setField(`[data-testid=desk-goods]`, fmt.Sprint(g.ID)),
+				setField(`[data-testid=desk-status]`, "unpaid"),
+				chromedp.Submit(`[data-testid=desk-q]`),
+				chromedp.WaitVisible(row(unpaid.ID)),
+				chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q) === null`, row(paid.ID)), &gone),
+			)
+			if !gone {
+				t.Fatal("the paid order is listed under status unpaid")
+			}
 			browse(t, ctx, "search by the start of the username",
-				chromedp.SetValue(`[data-testid=desk-q]`, strings.ToUpper(tag+"_ca")),
+				setField(`[data-testid=desk-q]`, strings.ToUpper(tag+"_ca")),
+				setField(`[data-testid=desk-goods]`, ""),
+				setField(`[data-testid=desk-status]`, ""),
 				chromedp.Submit(`[data-testid=desk-q]`),
 				chromedp.WaitVisible(row(unpaid.ID)),
 				chromedp.WaitVisible(row(paid.ID)),
@@ -148,4 +162,9 @@ func noWiderThanViewport(t *testing.T, ctx context.Context, what string) {
 	if over > 0 {
 		t.Fatalf("%s is %dpx wider than the viewport", what, over)
 	}
+}
+
+// setField sets a form field's value, an empty one included.
+func setField(sel, value string) chromedp.Action {
+	return chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).value = %q`, sel, value), nil)
 }

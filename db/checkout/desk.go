@@ -364,3 +364,44 @@ func (s *Service) DeskRefund(ctx context.Context, by model.Claims, id int64, rea
 	d := model.DeskOrderOf(r, o.Username)
 	return &d, nil
 }
+
+// DeskChoice is one goods the desk's filters offer, with its slot.
+type DeskChoice struct {
+	GoodsID    int64
+	GoodsTitle string
+	SlotID     int64
+	SlotTitle  string
+}
+
+// deskChoicesMax is how many goods the filters offer: the newest ones; older
+// goods are still found by their number or the goods_id of their page's link.
+const deskChoicesMax = 500
+
+// DeskChoices are the goods the caller manages (an admin: all), newest
+// first, for the desk's goods and slot filters.
+func (s *Service) DeskChoices(ctx context.Context, by model.Claims) ([]DeskChoice, error) {
+	q := `SELECT g.id, g.title, g.slot_id, COALESCE(sl.title, '') FROM goods g LEFT JOIN slots sl ON sl.id = g.slot_id`
+	args := []any{}
+	switch by.Role {
+	case model.RoleAdmin:
+	case model.RoleMerchant:
+		q += ` WHERE g.merchant_id = ?`
+		args = append(args, by.UserID)
+	default:
+		return nil, db.ErrForbidden
+	}
+	rows, err := s.SQL.R.QueryContext(ctx, q+` ORDER BY g.id DESC LIMIT ?`, append(args, deskChoicesMax)...)
+	if err != nil {
+		return nil, fmt.Errorf("desk choices: %w", err)
+	}
+	defer rows.Close()
+	out := []DeskChoice{}
+	for rows.Next() {
+		var c DeskChoice
+		if err := rows.Scan(&c.GoodsID, &c.GoodsTitle, &c.SlotID, &c.SlotTitle); err != nil {
+			return nil, err
+		}
+		out = append(out, c)
+	}
+	return out, rows.Err()
+}
