@@ -196,6 +196,20 @@ func TestOrdersDesk(t *testing.T) {
 	a.wantError("GET", fmt.Sprintf("/api/admin/orders/%d", o1.ID), m2, nil, 404, "not_found")
 	a.wantError("POST", fmt.Sprintf("/api/admin/orders/%d/refund", o1.ID), m2, map[string]string{"reason": "mine now"}, 404, "not_found")
 	a.wantError("GET", fmt.Sprintf("/api/admin/orders/%d", other.ID), m1, nil, 404, "not_found")
+	for _, path := range []string{"/admin/orders/%d", "/admin/orders/%d/refund"} {
+		for token, want := range map[string]int{m1: 200, m2: 404} {
+			req, _ := http.NewRequest("GET", a.URL+fmt.Sprintf(path, o1.ID), nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res.Body.Close()
+			if res.StatusCode != want {
+				t.Fatalf("order page %s: %d, want %d (404 for another merchant)", path, res.StatusCode, want)
+			}
+		}
+	}
 	if got := deskIDs(a.desk(admin, url.Values{"q": {tag + "_alice"}})); !slices.Equal(got, []int64{other.ID, o2.ID, o1.ID}) {
 		t.Fatalf("admin's search %v, want alice's 3 orders", got)
 	}
