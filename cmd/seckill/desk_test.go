@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -386,5 +387,42 @@ func TestClaimsExports(t *testing.T) {
 	}
 	if body = page(fmt.Sprintf("/admin/coupons/%d/claims?q=%s", tpl.ID, tag+"_al")); !strings.Contains(body, tag+"_alice") {
 		t.Fatalf("claims page searched for alice:\n%s", body)
+	}
+}
+
+// TestDeskRefundRace: many refunds of one paid order at once from the desk:
+// exactly one is made (200, audited once), every other answers 409.
+func TestDeskRefundRace(t *testing.T) {
+	a := startApp(t)
+	mt, g := a.liveGoods(5, 1)
+	ut, _ := a.newUser()
+	o := a.grab(ut, g.ID)
+	if st, _ := a.pay(ut, o.ID, 0); st != 200 {
+		t.Fatalf("pay: %d", st)
+	}
+	const n = 24
+	codes := make(chan int, n)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			codes <- a.call("POST", fmt.Sprintf("/api/admin/orders/%d/refund", o.ID), mt, map[string]string{"reason": fmt.Sprint("race ", i)}, nil)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(codes)
+	count := map[int]int{}
+	for c := range codes {
+		count[c]++
+	}
+	if count[200] != 1 || count[409] != n-1 {
+		t.Fatalf("answers %v, want one 200 and %d 409", count, n-1)
+	}
+	if d := a.deskAudit(mt, o.ID); len(d) != 1 {
+		t.Fatalf("audit entries of the refund %q, want 1", d)
 	}
 }

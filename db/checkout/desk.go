@@ -342,7 +342,8 @@ func ValidRefundReason(reason string) (string, error) {
 
 // DeskRefund refunds a paid order of the caller's goods by the shopper's
 // refund (Refund: the same rule, the coupon given back): any order that is
-// not paid, refunded ones included, is a conflict. The reason is checked
+// not paid, refunded ones included, is a conflict, and of two refunds at
+// once one is. The reason is checked
 // here; the audit entry that records it is written by the web layer, as
 // for every merchant change.
 func (s *Service) DeskRefund(ctx context.Context, by model.Claims, id int64, reason string) (*model.DeskOrder, error) {
@@ -356,9 +357,12 @@ func (s *Service) DeskRefund(ctx context.Context, by model.Claims, id int64, rea
 	if o.Status != model.OrderPaid {
 		return nil, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", o.Status)
 	}
-	r, err := s.Refund(ctx, o.UserID, id)
+	r, now, err := s.refund(ctx, o.UserID, id)
 	if err != nil {
 		return nil, err
+	}
+	if !now { // refunded between the read above and the refund: by another request, which answered it
+		return nil, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", r.Status)
 	}
 	r.GoodsTitle = o.GoodsTitle
 	d := model.DeskOrderOf(r, o.Username)
