@@ -119,6 +119,7 @@ func TestDeskBrowser(t *testing.T) {
 				chromedp.WaitVisible(`[data-testid=refund-section] [data-testid=refund-error]`),
 			)
 			waitText(t, ctx, `[data-testid=refund-error]`, "The reason must be 1–200 characters.")
+			shoot(t, ctx, "desk-refund")
 			if got := a.order(shopper, paid.ID); got.Status != "paid" {
 				t.Fatalf("after a refund without a reason the order is %s", got.Status)
 			}
