@@ -1,12 +1,9 @@
 package handlers
 
 import (
-	"bufio"
 	"context"
-	"encoding/csv"
 	"fmt"
 	"strconv"
-	"time"
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
@@ -62,7 +59,8 @@ func (h *Handlers) PaymentCallback(c *fiber.Ctx) error {
 	return c.Status(fiber.StatusAccepted).JSON(fiber.Map{"accepted": true})
 }
 
-// OrdersCSV streams a goods' orders as CSV: GET /api/admin/goods/{id}/orders.csv.
+// OrdersCSV streams a goods' orders as CSV, in the contract's columns
+// (goods.CSVColumns): GET /api/admin/goods/{id}/orders.csv.
 func (h *Handlers) OrdersCSV(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
@@ -73,31 +71,21 @@ func (h *Handlers) OrdersCSV(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	c.Set(fiber.HeaderContentType, "text/csv; charset=utf-8")
-	c.Set(fiber.HeaderContentDisposition, fmt.Sprintf(`attachment; filename="goods-%d-orders.csv"`, id))
-	c.Context().SetBodyStreamWriter(func(w *bufio.Writer) {
-		cw := csv.NewWriter(w)
-		cw.Write(goods.CSVColumns)
-		err := each(func(o *model.Order) error {
+	zone := h.shopZone()
+	return streamCSV(c, fmt.Sprintf("goods-%d-orders.csv", id), goods.CSVColumns, func(write func([]string) error) error {
+		err := each(func(o *model.Order, username string) error {
 			paidAt := ""
 			if o.PaidAt != nil {
-				paidAt = o.PaidAt.UTC().Format(time.RFC3339)
+				paidAt = csvTime(*o.PaidAt, zone)
 			}
-			cw.Write([]string{strconv.FormatInt(o.ID, 10), strconv.FormatInt(o.UserID, 10), o.Status,
-				strconv.FormatInt(o.AmountCents, 10), strconv.FormatInt(o.DiscountCents, 10), strconv.FormatInt(o.PaidCents, 10),
-				o.CreatedAt.UTC().Format(time.RFC3339), paidAt})
-			cw.Flush()
-			if err := cw.Error(); err != nil {
-				return err
-			}
-			return w.Flush() // rows leave as they are read
+			return write([]string{model.OrderNumber(o.ID), strconv.FormatInt(o.ID, 10), username, strconv.FormatInt(o.UserID, 10), o.Status,
+				model.Yuan(o.AmountCents), model.Yuan(o.DiscountCents), model.Yuan(o.PaidCents), csvTime(o.CreatedAt, zone), paidAt})
 		})
-		cw.Flush()
 		if err != nil {
 			h.Goods.Log.Warn("orders CSV broke off", "goods", id, "err", err)
 		}
+		return err
 	})
-	return nil
 }
 
 // CheckoutPage is one of the caller's orders with the coupons that apply:

@@ -1153,98 +1153,111 @@ func AdminRedPacketPage(p Page, d AdminRedPacketDetail) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 95, "\">shopper page</a></p><div class=\"grid rp-stats\"><div class=\"card\"><p class=\"muted\">Claimed</p><p class=\"price\"><span data-testid=\"rp-stat-claimed\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 95, "\">shopper page</a> · <a href=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var67 string
-			templ_7745c5c3_Var67, templ_7745c5c3_Err = templ.JoinStringErrs(rpInt(d.Stats.Claimed))
+			templ_7745c5c3_Var67, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/admin/redpackets/" + rpInt(d.Packet.ID) + "/grabs")).ResolveURL(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 180, Col: 127}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 178, Col: 81}
 			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var67))
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var67)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 96, "</span> / ")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 96, "\" data-testid=\"rp-grabs-link\">who got one (search, CSV)</a></p><div class=\"grid rp-stats\"><div class=\"card\"><p class=\"muted\">Claimed</p><p class=\"price\"><span data-testid=\"rp-stat-claimed\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var68 string
-			templ_7745c5c3_Var68, templ_7745c5c3_Err = templ.JoinStringErrs(rpInt(d.Stats.Count))
+			templ_7745c5c3_Var68, templ_7745c5c3_Err = templ.JoinStringErrs(rpInt(d.Stats.Claimed))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 180, Col: 161}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 181, Col: 127}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var68))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 97, "</p></div><div class=\"card\"><p class=\"muted\">Saved to the database</p><p class=\"price\" data-testid=\"rp-stat-flushed\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 97, "</span> / ")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var69 string
-			templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(rpInt(d.Stats.Flushed))
+			templ_7745c5c3_Var69, templ_7745c5c3_Err = templ.JoinStringErrs(rpInt(d.Stats.Count))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 181, Col: 135}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 181, Col: 161}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var69))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, "</p></div><div class=\"card\"><p class=\"muted\">Left</p><p class=\"price\"><span data-testid=\"rp-stat-remaining\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, "</p></div><div class=\"card\"><p class=\"muted\">Saved to the database</p><p class=\"price\" data-testid=\"rp-stat-flushed\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var70 string
-			templ_7745c5c3_Var70, templ_7745c5c3_Err = templ.JoinStringErrs(rpInt(d.Stats.RemainingCount))
+			templ_7745c5c3_Var70, templ_7745c5c3_Err = templ.JoinStringErrs(rpInt(d.Stats.Flushed))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 182, Col: 133}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 182, Col: 135}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var70))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 99, "</span> · <span data-testid=\"rp-stat-remaining-cents\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 99, "</p></div><div class=\"card\"><p class=\"muted\">Left</p><p class=\"price\"><span data-testid=\"rp-stat-remaining\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var71 string
-			templ_7745c5c3_Var71, templ_7745c5c3_Err = templ.JoinStringErrs(Money(d.Stats.RemainingCents))
+			templ_7745c5c3_Var71, templ_7745c5c3_Err = templ.JoinStringErrs(rpInt(d.Stats.RemainingCount))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 182, Col: 221}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 183, Col: 133}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var71))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 100, "</span></p></div><div class=\"card\"><p class=\"muted\">Refunded</p><p class=\"price\" data-testid=\"rp-stat-refunded\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 100, "</span> · <span data-testid=\"rp-stat-remaining-cents\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var72 string
-			templ_7745c5c3_Var72, templ_7745c5c3_Err = templ.JoinStringErrs(Money(d.Stats.RefundedCents))
+			templ_7745c5c3_Var72, templ_7745c5c3_Err = templ.JoinStringErrs(Money(d.Stats.RemainingCents))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 183, Col: 129}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 183, Col: 221}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var72))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 101, "</p></div></div><div class=\"bar rp-bar\"><span data-testid=\"rp-bar\" style=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 101, "</span></p></div><div class=\"card\"><p class=\"muted\">Refunded</p><p class=\"price\" data-testid=\"rp-stat-refunded\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var73 string
-			templ_7745c5c3_Var73, templ_7745c5c3_Err = templruntime.SanitizeStyleAttributeValues(rpBarStyle(d.Stats.Claimed, d.Stats.Count))
+			templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(Money(d.Stats.RefundedCents))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 185, Col: 104}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 184, Col: 129}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var73))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "\"></span></div><h2 class=\"rp-section\">Grabs</h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "</p></div></div><div class=\"bar rp-bar\"><span data-testid=\"rp-bar\" style=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var74 string
+			templ_7745c5c3_Var74, templ_7745c5c3_Err = templruntime.SanitizeStyleAttributeValues(rpBarStyle(d.Stats.Claimed, d.Stats.Count))
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 186, Col: 104}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var74))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "\"></span></div><h2 class=\"rp-section\">Grabs</h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1252,7 +1265,7 @@ func AdminRedPacketPage(p Page, d AdminRedPacketDetail) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "</section><link rel=\"stylesheet\" href=\"/static/redpackets.css\"><script src=\"/static/redpackets.js\" defer></script>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "</section><link rel=\"stylesheet\" href=\"/static/redpackets.css\"><script src=\"/static/redpackets.js\" defer></script>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

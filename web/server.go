@@ -256,6 +256,12 @@ func (s *Server) routes(cfg Config) {
 	admin.Post("/goods/:id/image", h.UploadGoodsImage)
 	admin.Get("/users", requireRole(model.RoleAdmin), h.AdminUsers)
 	admin.Get("/goods/:id/orders.csv", h.OrdersCSV)
+	// Merchant orders desk and exports (issue 24).
+	admin.Get("/orders", h.DeskOrders)
+	admin.Get("/orders/:id", h.DeskOrder)
+	admin.Post("/orders/:id/refund", h.DeskRefund)
+	admin.Get("/redpackets/:id/grabs.csv", h.RedPacketGrabsCSV)
+	admin.Get("/coupons/:id/claims.csv", h.CouponClaimsCSV)
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
 
 	if cfg.Monitor != nil {
@@ -303,6 +309,13 @@ func (s *Server) routes(cfg Config) {
 	staff.Post("/coupons", h.AdminCreateCouponForm)
 	staff.Get("/coupons/:id", h.AdminCouponPage)
 	staff.Post("/coupons/:id", h.AdminCouponWindowForm)
+	// Merchant orders desk: search, an order's history, refund after a confirm page (issue 24).
+	staff.Get("/orders", h.DeskPage)
+	staff.Get("/orders/:id", h.DeskOrderPage)
+	staff.Get("/orders/:id/refund", h.DeskRefundConfirm)
+	staff.Post("/orders/:id/refund", h.DeskRefundForm)
+	staff.Get("/redpackets/:id/grabs", h.RedPacketGrabsPage)
+	staff.Get("/coupons/:id/claims", h.CouponClaimsPage)
 	pages.Get("/coupons", h.CouponsPage)
 	pages.Get("/me/coupons", requireUser, h.MyCouponsPage)
 	pages.Get("/me/reminders", requireUser, h.MyRemindersPage)

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -313,17 +314,51 @@ func TestOrdersCSV(t *testing.T) {
 		!strings.Contains(res.Header.Get("Content-Disposition"), "filename=") {
 		t.Fatalf("CSV answer %d %q %q", res.StatusCode, res.Header.Get("Content-Type"), res.Header.Get("Content-Disposition"))
 	}
-	var lines []string
-	sc := bufio.NewScanner(res.Body)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
+	recs := readCSV(t, res.Body)
+	var me struct{ User struct{ Username string } }
+	a.call("GET", "/api/me", ut, nil, &me)
+	num := func(id int64) string { return fmt.Sprintf("G%d-%04d", g.ID, id%1_000_000_000) }
+	want := [][]string{
+		{"number", "order_id", "username", "user_id", "status", "amount", "discount", "paid", "created_at", "paid_at"},
+		{num(o1.ID), fmt.Sprint(o1.ID), me.User.Username, fmt.Sprint(uid), "paid", "25.00", "3.00", "22.00"},
+		{num(o2.ID), fmt.Sprint(o2.ID), me.User.Username, fmt.Sprint(uid), "unpaid", "25.00", "0.00", "0.00"},
 	}
-	want := []string{"id,user,status,amount,discount,paid,created,paid_at",
-		fmt.Sprintf("%d,%d,paid,2500,300,2200,", o1.ID, uid), fmt.Sprintf("%d,%d,unpaid,2500,0,0,", o2.ID, uid)}
-	if len(lines) != 3 || lines[0] != want[0] || !strings.HasPrefix(lines[1], want[1]) || !strings.HasPrefix(lines[2], want[2]) ||
-		strings.HasSuffix(lines[1], ",") || !strings.HasSuffix(lines[2], ",") {
-		t.Fatalf("CSV:\n%s\nwant lines starting\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	if len(recs) != 3 || strings.Join(recs[0], ",") != strings.Join(want[0], ",") {
+		t.Fatalf("CSV %q, want the header %q and 2 rows", recs, want[0])
 	}
+	_, zoneOffset := time.Now().Zone()
+	for i, w := range want[1:] {
+		r := recs[i+1]
+		if strings.Join(r[:8], ",") != strings.Join(w, ",") {
+			t.Fatalf("row %d %q, want it to start %q", i+1, r, w)
+		}
+		created, err := time.Parse(time.RFC3339, r[8])
+		if _, off := created.Zone(); err != nil || off != zoneOffset {
+			t.Fatalf("row %d created_at %q: %v, offset want %ds (the shop's zone)", i+1, r[8], err, zoneOffset)
+		}
+	}
+	if _, err := time.Parse(time.RFC3339, recs[1][9]); err != nil || recs[2][9] != "" {
+		t.Fatalf("paid_at %q and %q: want a time for the paid order, empty for the unpaid one", recs[1][9], recs[2][9])
+	}
+}
+
+// readCSV reads an export: it must start with the UTF-8 byte order mark
+// (spreadsheets then read it as UTF-8) and parse as CSV.
+func readCSV(t *testing.T, r io.Reader) [][]string {
+	t.Helper()
+	raw, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, ok := bytes.CutPrefix(raw, []byte("\xef\xbb\xbf"))
+	if !ok {
+		t.Fatalf("export does not start with the UTF-8 byte order mark: %q", raw[:min(len(raw), 20)])
+	}
+	recs, err := csv.NewReader(bytes.NewReader(body)).ReadAll()
+	if err != nil {
+		t.Fatalf("export %q is not CSV: %v", body, err)
+	}
+	return recs
 }
 
 // The periodic tasks include the coupon expiry and the checkout's sweep.

@@ -76,16 +76,22 @@ func (s *Service) Pay(ctx context.Context, userID, orderID, userCouponID int64) 
 // the slot is live) and gives back the coupon it used: unused while still
 // valid. Refunding again answers the refunded order; any other order is a conflict.
 func (s *Service) Refund(ctx context.Context, userID, orderID int64) (*model.Order, error) {
-	o, err := s.Goods.Refund(ctx, userID, orderID)
+	o, _, err := s.refund(ctx, userID, orderID)
+	return o, err
+}
+
+// refund is Refund that also says whether this call refunded the order.
+func (s *Service) refund(ctx context.Context, userID, orderID int64) (*model.Order, bool, error) {
+	o, now, err := s.Goods.RefundNow(ctx, userID, orderID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if o.UserCouponID > 0 {
 		if _, err := s.Coupons.Release(context.WithoutCancel(ctx), o.UserCouponID, o.ID); err != nil {
 			s.Log.Warn("give back the coupon of a refunded order; the sweep will", "coupon", o.UserCouponID, "order", o.ID, "err", err)
 		}
 	}
-	return o, nil
+	return o, now, nil
 }
 
 // SweepCoupons gives back every used coupon whose order ended unpaid

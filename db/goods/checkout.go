@@ -111,6 +111,13 @@ var refundScriptKeyed = redis.NewScript(goodsLua + db.Memoize(refundLua, "true")
 // refunded order; any other order is a conflict. An order of goods no
 // longer in Redis is refunded in the store.
 func (s *Service) Refund(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+	o, _, err := s.RefundNow(ctx, userID, orderID)
+	return o, err
+}
+
+// RefundNow is Refund that also says whether this call refunded the order
+// (false: it was refunded already), for a refund that must not answer twice.
+func (s *Service) RefundNow(ctx context.Context, userID, orderID int64) (*model.Order, bool, error) {
 	// Goods whose sale ended leave the active set once every order is
 	// flushed, but Redis keeps their orders: the refund's record must reach
 	// the store, so its goods is made active again (first, so a crash after
@@ -118,87 +125,100 @@ func (s *Service) Refund(ctx context.Context, userID, orderID int64) (*model.Ord
 	if goodsID, seq, ok := SplitOrderID(orderID); ok {
 		b, err := s.orderBucket(ctx, goodsID, seq)
 		if err != nil {
-			return nil, err
+			return nil, false, err
 		}
 		held, err := s.Redis.HExists(ctx, ordersKey(b), strconv.FormatInt(seq, 10)).Result()
 		if err != nil {
-			return nil, fmt.Errorf("refund order %d: %w", orderID, err)
+			return nil, false, fmt.Errorf("refund order %d: %w", orderID, err)
 		}
 		if held {
 			if err := s.Redis.SAdd(ctx, activeKey, goodsID).Err(); err != nil {
-				return nil, fmt.Errorf("refund order %d: %w", orderID, err)
+				return nil, false, fmt.Errorf("refund order %d: %w", orderID, err)
 			}
 		}
 	}
 	o, code, err := s.runOrderScript(ctx, userID, orderID, refundScript, s.Now())
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	switch code {
-	case "ok", "unchanged", model.OrderRefunded:
-		return o, nil
+	case "ok":
+		return o, true, nil
+	case "unchanged", model.OrderRefunded:
+		return o, false, nil
 	case model.OrderPaid: // from the store: goods no longer in Redis
 		return s.refundSettled(ctx, userID, o)
 	default:
-		return nil, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", o.Status)
+		return nil, false, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", o.Status)
 	}
 }
 
 // refundSettled refunds a paid order in the store alone (its goods left Redis).
-func (s *Service) refundSettled(ctx context.Context, userID int64, o *model.Order) (*model.Order, error) {
+func (s *Service) refundSettled(ctx context.Context, userID int64, o *model.Order) (*model.Order, bool, error) {
 	now := s.Now().UnixMilli()
 	res, err := s.SQL.W.ExecContext(ctx, `UPDATE orders SET status = ?, refunded_ms = ?, updated_ms = ?, version = version + 1
 		WHERE id = ? AND user_id = ? AND status = ?`, model.OrderRefunded, now, now, o.ID, userID, model.OrderPaid)
 	if err != nil {
-		return nil, fmt.Errorf("refund order %d: %w", o.ID, err)
+		return nil, false, fmt.Errorf("refund order %d: %w", o.ID, err)
 	}
 	n, _ := res.RowsAffected()
 	o, err = s.sqlOrder(ctx, userID, o.ID)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if n == 0 && o.Status != model.OrderRefunded {
-		return nil, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", o.Status)
+		return nil, false, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", o.Status)
 	}
 	if n == 1 {
 		s.pushOrder(o)
 	}
-	return o, nil
+	return o, n == 1, nil
 }
 
-// CSVColumns are the columns of the CSV export, in order.
-var CSVColumns = []string{"id", "user", "status", "amount", "discount", "paid", "created", "paid_at"}
+// CSVColumns are the columns of the orders export, in order (the
+// contract's orders.csv header).
+var CSVColumns = []string{"number", "order_id", "username", "user_id", "status", "amount", "discount", "paid", "created_at", "paid_at"}
 
 // OrdersCSV flushes the goods' pending orders, so the export is current,
 // and answers how to walk its orders in the store, oldest first: each is
-// handed to row as it is read (nothing is collected). Goods the caller
-// does not manage are not found.
-func (s *Service) OrdersCSV(ctx context.Context, by model.Claims, goodsID int64) (func(row func(o *model.Order) error) error, error) {
+// handed to row with its shopper's username as it is read (nothing is
+// collected). Goods the caller does not manage are not found.
+func (s *Service) OrdersCSV(ctx context.Context, by model.Claims, goodsID int64) (func(row func(o *model.Order, username string) error) error, error) {
 	if _, err := s.Owned(ctx, by, goodsID); err != nil {
 		return nil, err
 	}
 	if err := s.flushNow(ctx, goodsID); err != nil {
 		return nil, err
 	}
-	return func(row func(o *model.Order) error) error {
-		rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM orders o LEFT JOIN goods g ON g.id = o.goods_id
+	return func(row func(o *model.Order, username string) error) error {
+		rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+`, COALESCE(u.username, '') FROM orders o
+			LEFT JOIN goods g ON g.id = o.goods_id LEFT JOIN users u ON u.id = o.user_id
 			WHERE o.goods_id = ? ORDER BY o.id`, goodsID)
 		if err != nil {
 			return err
 		}
 		defer rows.Close()
 		for rows.Next() {
-			o, err := scanOrder(rows)
+			var name string
+			o, err := scanOrder(scanAlso{rows, []any{&name}})
 			if err != nil {
 				return err
 			}
-			if err := row(o); err != nil {
+			if err := row(o, name); err != nil {
 				return err
 			}
 		}
 		return rows.Err()
 	}, nil
 }
+
+// scanAlso scans a row whose columns are those of another scan followed by more.
+type scanAlso struct {
+	row  interface{ Scan(...any) error }
+	more []any
+}
+
+func (r scanAlso) Scan(dest ...any) error { return r.row.Scan(append(dest, r.more...)...) }
 
 // flushNow flushes one goods' pending orders under the flush lock, waiting
 // (a moment at a time) while another flusher holds it: that one drains
