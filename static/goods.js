@@ -102,6 +102,8 @@
     return "live";
   }
   const BADGES = { upcoming: "Soon", live: "Live", sold_out: "Sold out", limit_reached: "Limit reached", ended: "Ended" };
+  // The sale's state in words (the goods page and the front page's cards), as views.homeStateText.
+  const STATE_TEXT = { upcoming: "Upcoming", live: "On sale", limit_reached: "On sale", sold_out: "Sold out", ended: "Ended" };
 
   function countdownEl(until, testid) {
     const attrs = { class: "countdown", "data-countdown": new Date(until).toISOString() };
@@ -139,6 +141,7 @@
       }
       const badge = box.querySelector("[data-state-badge]");
       if (badge) { badge.className = "badge " + st; badge.textContent = BADGES[st]; }
+      $$("[data-state-text]", box).forEach((t) => { t.className = "badge " + st; t.textContent = STATE_TEXT[st]; });
       const btn = box.querySelector("[data-grab]");
       if (btn) {
         btn.textContent = grabLabel(st, g);
@@ -231,6 +234,8 @@
   S.live.on("goods_state", (ev) => {
     const page = document.querySelector(`[data-testid=goods-page][data-live-topic="goods:${ev.goods_id}"]`);
     if (!page) return;
+    const g = goodsRec[String(ev.goods_id)];
+    if (g) { g.ended = true; showGrabState(String(ev.goods_id)); }
     const state = page.querySelector("[data-testid=sale-state]");
     if (state) state.textContent = ev.state === "ended" ? "The sale has ended." : "This sale is no longer available.";
     if (grabBtn) { grabBtn.dataset.state = "ended"; grabBtn.disabled = true; }
