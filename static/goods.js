@@ -307,7 +307,7 @@
   function showSales(id, st) {
     const row = document.querySelector(`[data-sales-for="${id}"]`);
     if (!row) return;
-    const vals = { sold: st.unpaid + st.paid, remaining: st.remaining, unpaid: st.unpaid, paid: st.paid, expired: st.expired, revenue_cents: st.revenue_cents };
+    const vals = { sold: st.unpaid + st.paid, remaining: st.remaining, unpaid: st.unpaid, paid: st.paid, expired: st.expired, revenue_cents: st.revenue_cents, discount_cents: st.discount_cents || 0, net_cents: st.net_cents || 0 };
     Object.entries(vals).forEach(([k, v]) => {
       const cell = row.querySelector(`[data-k="${k}"]`);
       if (cell) cell.textContent = cell.hasAttribute("data-money") ? S.money(v) : v;
@@ -315,6 +315,14 @@
   }
   if (document.querySelector("[data-dashboard]")) {
     S.live.on("stock", (ev) => refreshStats(ev.goods_id, showSales));
+    // A payment moves no stock: the merchant's chart sample says paid moved.
+    const sampled = {};
+    S.live.on("sample", (ev) => {
+      const s = ev.sample || {}, mark = s.unpaid + "/" + s.paid;
+      if (!document.querySelector(`[data-sales-for="${s.goods_id}"]`) || sampled[s.goods_id] === mark) return;
+      sampled[s.goods_id] = mark;
+      refreshStats(s.goods_id, showSales);
+    });
   }
 
   function showReconcile(id, st) {
