@@ -247,7 +247,7 @@ func HomePage(p Page, v HomeView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "</section><section class=\"grid two home-more\"><div class=\"card\" data-testid=\"home-redpackets\"><h2><a href=\"/redpackets\">Red packets</a></h2>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 22, "</section><section class=\"grid two home-more\" data-testid=\"home-sections\"><div class=\"card\" data-testid=\"home-redpackets\"><h2><a href=\"/redpackets\">Red packets</a></h2>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
