@@ -42,7 +42,7 @@ func WalletPage(p Page, v WalletView) templ.Component {
 				}()
 			}
 			ctx = templ.InitializeContext(ctx)
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section data-testid=\"wallet\"><h1>My wallet</h1><div class=\"grid two\"><div class=\"card\" data-testid=\"wallet-redpackets\"><h2>Red packets</h2><p class=\"muted\">You got, in all</p><p class=\"wallet-total\" data-testid=\"wallet-total\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<section data-testid=\"wallet\"><h1>My wallet</h1><div class=\"grid two\"><div class=\"card\" data-testid=\"wallet-redpackets\"><h2><a href=\"/redpackets\">Red packets</a></h2><p class=\"muted\">You got, in all</p><p class=\"wallet-total\" data-testid=\"wallet-total\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
