@@ -5,9 +5,45 @@ import (
 	"github.com/seckill/seckill/views"
 )
 
-// Home shows the shopper's start page.
+// homeSlots is how many of the live and upcoming slots the front page shows
+// (soonest first); the rest are a click away on /slots.
+const homeSlots = 3
+
+// Home shows the shopper's start page: GET /. The goods of the first slots
+// come from the same list functions as the slot page, one call per slot.
 func (h *Handlers) Home(c *fiber.Ctx) error {
-	return render(c, fiber.StatusOK, views.HomePage(h.page(c, "Flash sales")))
+	ctx := c.UserContext()
+	cl, loggedIn := ClaimsOf(c)
+	slots, err := h.Goods.Slots(ctx)
+	if err != nil {
+		return err
+	}
+	var v views.HomeView
+	for _, sl := range slots[:min(len(slots), homeSlots)] {
+		gs, err := h.Goods.ShopperSlotGoods(ctx, cl, sl.ID)
+		if err != nil {
+			return err
+		}
+		if len(gs) > 0 {
+			v.Sales = append(v.Sales, views.HomeSlot{Slot: sl, Goods: gs})
+		}
+	}
+	if loggedIn && len(v.Sales) > 0 {
+		orders, err := h.Goods.MyOrders(ctx, cl.UserID)
+		if err != nil {
+			return err
+		}
+		v.Held = views.HeldByGoods(orders)
+	}
+	packets, err := h.RedPackets.Active(ctx)
+	if err != nil {
+		return err
+	}
+	v.RedPackets = redPacketCards(packets)
+	if v.Coupons, err = h.Coupons.List(ctx); err != nil {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.HomePage(h.page(c, "Flash sales"), v))
 }
 
 // AdminDashboard (handlers/merchant.go) shows the merchant area's start page.

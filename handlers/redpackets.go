@@ -112,7 +112,17 @@ func (h *Handlers) RedPacketsPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	return render(c, fiber.StatusOK, views.RedPacketsPage(h.page(c, "Red packets"), redPacketCards(list)))
+	cards := redPacketCards(list)
+	if cl, ok := ClaimsOf(c); ok {
+		mine, err := h.RedPackets.Opened(c.UserContext(), cl.UserID, list)
+		if err != nil {
+			return err
+		}
+		for i := range cards {
+			cards[i].MineCents = mine[cards[i].ID]
+		}
+	}
+	return render(c, fiber.StatusOK, views.RedPacketsPage(h.page(c, "Red packets"), cards))
 }
 
 // RedPacketPage shows one packet with its open button and the grabs.

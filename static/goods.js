@@ -102,6 +102,8 @@
     return "live";
   }
   const BADGES = { upcoming: "Soon", live: "Live", sold_out: "Sold out", limit_reached: "Limit reached", ended: "Ended" };
+  // The sale's state in words (the goods page and the front page's cards), as views.homeStateText.
+  const STATE_TEXT = { upcoming: "Upcoming", live: "On sale", limit_reached: "On sale", sold_out: "Sold out", ended: "Ended" };
 
   function countdownEl(until, testid) {
     const attrs = { class: "countdown", "data-countdown": new Date(until).toISOString() };
@@ -139,6 +141,7 @@
       }
       const badge = box.querySelector("[data-state-badge]");
       if (badge) { badge.className = "badge " + st; badge.textContent = BADGES[st]; }
+      $$("[data-state-text]", box).forEach((t) => { t.className = "badge " + st; t.textContent = STATE_TEXT[st]; });
       const btn = box.querySelector("[data-grab]");
       if (btn) {
         btn.textContent = grabLabel(st, g);
@@ -231,6 +234,8 @@
   S.live.on("goods_state", (ev) => {
     const page = document.querySelector(`[data-testid=goods-page][data-live-topic="goods:${ev.goods_id}"]`);
     if (!page) return;
+    const g = goodsRec[String(ev.goods_id)];
+    if (g) { g.ended = true; showGrabState(String(ev.goods_id)); }
     const state = page.querySelector("[data-testid=sale-state]");
     if (state) state.textContent = ev.state === "ended" ? "The sale has ended." : "This sale is no longer available.";
     if (grabBtn) { grabBtn.dataset.state = "ended"; grabBtn.disabled = true; }
@@ -302,7 +307,7 @@
   function showSales(id, st) {
     const row = document.querySelector(`[data-sales-for="${id}"]`);
     if (!row) return;
-    const vals = { sold: st.unpaid + st.paid, remaining: st.remaining, unpaid: st.unpaid, paid: st.paid, expired: st.expired, revenue_cents: st.revenue_cents };
+    const vals = { sold: st.unpaid + st.paid, remaining: st.remaining, unpaid: st.unpaid, paid: st.paid, expired: st.expired, revenue_cents: st.revenue_cents, discount_cents: st.discount_cents || 0, net_cents: st.net_cents || 0 };
     Object.entries(vals).forEach(([k, v]) => {
       const cell = row.querySelector(`[data-k="${k}"]`);
       if (cell) cell.textContent = cell.hasAttribute("data-money") ? S.money(v) : v;
@@ -310,6 +315,14 @@
   }
   if (document.querySelector("[data-dashboard]")) {
     S.live.on("stock", (ev) => refreshStats(ev.goods_id, showSales));
+    // A payment moves no stock: the merchant's chart sample says paid moved.
+    const sampled = {};
+    S.live.on("sample", (ev) => {
+      const s = ev.sample || {}, mark = s.unpaid + "/" + s.paid;
+      if (!document.querySelector(`[data-sales-for="${s.goods_id}"]`) || sampled[s.goods_id] === mark) return;
+      sampled[s.goods_id] = mark;
+      refreshStats(s.goods_id, showSales);
+    });
   }
 
   function showReconcile(id, st) {

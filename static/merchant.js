@@ -118,10 +118,10 @@
   if (totals && salesBody) {
     const num = (td) => Number(String(td ? td.textContent : "0").replace(/[^0-9-]/g, "")) || 0;
     const sum = () => {
-      ["stock", "sold", "remaining", "unpaid", "paid", "revenue_cents"].forEach((k) => {
+      ["stock", "sold", "remaining", "unpaid", "paid", "revenue_cents", "discount_cents", "net_cents"].forEach((k) => {
         const v = $$(`[data-sales-for] [data-k="${k}"]`, salesBody).reduce((a, td) => a + num(td), 0);
         const cell = totals.querySelector(`[data-total="${k}"]`);
-        if (cell) cell.textContent = k === "revenue_cents" ? S.money(v) : String(v);
+        if (cell) cell.textContent = k.endsWith("_cents") ? S.money(v) : String(v);
       });
     };
     new MutationObserver(sum).observe(salesBody, { subtree: true, childList: true, characterData: true });

@@ -17,6 +17,8 @@ type RedPacketCard struct {
 	RemainingCents int64
 	Status         string
 	ExpiresAt      time.Time
+	// MineCents is what the viewing shopper got from it (0: not opened by them).
+	MineCents int64
 }
 
 // Path is the shopper page of the packet.

@@ -322,6 +322,9 @@ func (s *Server) routes(cfg Config) {
 	pages.Get("/me/notifications", requireUser, h.NotificationsPage)
 	pages.Get("/settings", requireUser, h.SettingsPage)
 	pages.Post("/settings", requireUser, h.SettingsForm)
+
+	// Issue 24 (front page and wallet): the shopper's red packet winnings and coupons.
+	pages.Get("/me/wallet", requireUser, h.WalletPage)
 }
 
 // Start subscribes the hub to live events and joins the count of web

@@ -75,7 +75,7 @@ func (s *Service) PayByGateway(ctx context.Context, orderID int64, ref string) (
 }
 
 // refundScript refunds a paid order of the user's: it becomes refunded, the
-// counts and revenue drop, the user's limit mark is freed and, while the
+// counts, revenue and discount drop, the user's limit mark is freed and, while the
 // sale is live (now < end), the unit goes back on sale.
 //
 // KEYS: scriptKeys
@@ -92,6 +92,7 @@ if f[5] ~= 'paid' then return answer('not_paid', rec) end
 redis.call('HINCRBY', K_COUNTS, 'paid', -1)
 redis.call('HINCRBY', K_COUNTS, 'refunded', 1)
 redis.call('HINCRBY', K_COUNTS, 'revenue', -tonumber(f[4]))
+redis.call('HINCRBY', K_COUNTS, 'discount', -(tonumber(f[11]) or 0))
 if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, f[2]) end
 local stop = tonumber(redis.call('HGET', K_INFO, 'end'))
 if stop and tonumber(ARGV[3]) < stop then redis.call('RPUSH', K_FREE, f[3]) end

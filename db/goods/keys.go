@@ -22,7 +22,7 @@ func hashTag(id int64) string { return "{goods:" + strconv.FormatInt(id, 10) + "
 //	7 mine      hash: user → comma-separated sequences of the user's orders
 //	8 deadlines zset: sequence of each unpaid order, scored by its expiry (unix ms)
 //	9 pending   list: order records waiting for the batch flush
-//	10 counts   hash: unpaid, paid, expired, cancelled, failed, revenue
+//	10 counts   hash: unpaid, paid, expired, cancelled, failed, revenue, discount
 //
 // extra keys (a script's own, such as the grab's memo) follow these.
 func scriptKeys(bk bucket, extra ...string) []string {

@@ -286,7 +286,7 @@ func (s *Service) rebuildState(ctx context.Context, g *model.Goods) ([]*goodsSta
 			return nil, err
 		}
 		for name, v := range map[string]int64{model.OrderUnpaid: c.Unpaid, model.OrderPaid: c.Paid, model.OrderExpired: c.Expired,
-			model.OrderCancelled: c.Cancelled, model.OrderFailed: c.Failed, "revenue": c.RevenueCents} {
+			model.OrderCancelled: c.Cancelled, model.OrderFailed: c.Failed, "revenue": c.RevenueCents, "discount": c.DiscountCents} {
 			if v != 0 {
 				st.counts[name] = fmt.Sprint(v)
 			}

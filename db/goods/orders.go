@@ -471,7 +471,8 @@ func (s *Service) loadLiveOnce(ctx context.Context, b bucket) error {
 // paid: the record says with which coupon) | expired (expired, cancelled,
 // failed or refunded) | lapsed (past its deadline: expired now), or not_found.
 // A paid record carries the discount, the coupon and the paid time (fields
-// 11–13); revenue counts the amount before the discount, as the store's does.
+// 11–13); revenue counts the amount before the discount, as the store's
+// does, and discount the coupons' share of it (net = revenue - discount).
 var payScript = redis.NewScript(goodsLua + payLua)
 
 const payLua = `
@@ -486,6 +487,7 @@ redis.call('HINCRBY', K_COUNTS, 'paid', 1)
 redis.call('HINCRBY', K_COUNTS, 'revenue', f[4])
 f[10] = f[10] or ''
 f[11] = tostring(math.max(0, math.min(tonumber(ARGV[4]), tonumber(f[4]))))
+redis.call('HINCRBY', K_COUNTS, 'discount', f[11])
 f[12] = ARGV[5]
 f[13] = ARGV[3]
 return answer('ok', save(f, 'paid', ARGV[3]))
@@ -617,6 +619,7 @@ if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, 
 redis.call('HINCRBY', K_COUNTS, 'paid', -1)
 redis.call('HINCRBY', K_COUNTS, 'failed', 1)
 redis.call('HINCRBY', K_COUNTS, 'revenue', -tonumber(f[4]))
+redis.call('HINCRBY', K_COUNTS, 'discount', -(tonumber(f[11]) or 0))
 return answer('ok', save(f, 'failed', ARGV[2]))
 `)
 

@@ -27,6 +27,7 @@ func StatsDrift(st model.GoodsStats) []string {
 		{"cancelled", st.Cancelled, st.DB.Cancelled},
 		{"failed", st.Failed, st.DB.Failed},
 		{"revenue", st.RevenueCents, st.DB.RevenueCents},
+		{"discount", st.DiscountCents, st.DB.DiscountCents},
 	} {
 		if c.redis != c.sqlt {
 			drift = append(drift, c.name)
@@ -77,6 +78,8 @@ func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.
 	}
 	st.Unpaid, st.Paid, st.Expired, st.Cancelled, st.Failed, st.RevenueCents =
 		num(model.OrderUnpaid), num(model.OrderPaid), num(model.OrderExpired), num(model.OrderCancelled), num(model.OrderFailed), num("revenue")
+	st.DiscountCents = num("discount")
+	st.NetCents = st.RevenueCents - st.DiscountCents
 	for _, p := range pending {
 		st.Pending += p.Val()
 	}
@@ -121,8 +124,8 @@ func (s *Service) durableCounts(ctx context.Context, goodsID int64) (model.Goods
 // durableCountsOf is durableCounts of the goods' orders with IDs lo..hi (one bucket's).
 func (s *Service) durableCountsOf(ctx context.Context, goodsID, lo, hi int64) (model.GoodsDBStats, error) {
 	var c model.GoodsDBStats
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT 0, status, COUNT(*), COALESCE(SUM(amount_cents), 0) FROM orders WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status
-		UNION ALL SELECT 1, status, COUNT(*), 0 FROM order_conflicts WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status`, goodsID, lo, hi)
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT 0, status, COUNT(*), COALESCE(SUM(amount_cents), 0), COALESCE(SUM(discount_cents), 0) FROM orders WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status
+		UNION ALL SELECT 1, status, COUNT(*), 0, 0 FROM order_conflicts WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status`, goodsID, lo, hi)
 	if err != nil {
 		return c, err
 	}
@@ -130,15 +133,15 @@ func (s *Service) durableCountsOf(ctx context.Context, goodsID, lo, hi int64) (m
 	for rows.Next() {
 		var refused bool
 		var status string
-		var n, sum int64
-		if err := rows.Scan(&refused, &status, &n, &sum); err != nil {
+		var n, sum, discount int64
+		if err := rows.Scan(&refused, &status, &n, &sum, &discount); err != nil {
 			return c, err
 		}
 		switch {
 		case status == model.OrderUnpaid && !refused:
 			c.Unpaid = n
 		case status == model.OrderPaid && !refused:
-			c.Paid, c.RevenueCents = n, sum
+			c.Paid, c.RevenueCents, c.DiscountCents = n, sum, discount
 		case status == model.OrderExpired:
 			c.Expired += n
 		case status == model.OrderCancelled:

@@ -23,6 +23,7 @@ func TestStatsDrift(t *testing.T) {
 		{"void not flushed", func(s *model.GoodsStats) { s.Failed = 2 }, []string{"failed"}},
 		{"failed order missing from SQLite", func(s *model.GoodsStats) { s.DB.Failed = 0 }, []string{"failed"}},
 		{"revenue apart", func(s *model.GoodsStats) { s.DB.RevenueCents = 399 }, []string{"revenue"}},
+		{"coupon payment not flushed", func(s *model.GoodsStats) { s.DiscountCents = 50 }, []string{"discount"}},
 		{"refused orders", func(s *model.GoodsStats) { s.DB.Conflicts = 3 }, []string{"conflicts"}},
 	} {
 		st := atRest

@@ -98,19 +98,21 @@ type OrderConflict struct {
 // beside the durable counts in SQLite. At rest remaining+unpaid+paid == stock
 // and the two sides agree; Drift names what differs.
 type GoodsStats struct {
-	Stock        int64        `json:"stock"`
-	Remaining    int64        `json:"remaining"`
-	Unpaid       int64        `json:"unpaid"`
-	Paid         int64        `json:"paid"`
-	Expired      int64        `json:"expired"`
-	Cancelled    int64        `json:"cancelled"`
-	Failed       int64        `json:"failed"`
-	RevenueCents int64        `json:"revenue_cents"`
-	Pending      int64        `json:"pending"`        // order changes waiting for the flush
-	DurableLagMS int64        `json:"durable_lag_ms"` // how far the durable record trails: the age of the oldest change waiting (0: none waits)
-	Loaded       bool         `json:"loaded"`         // whether the goods is in Redis yet
-	DB           GoodsDBStats `json:"db"`
-	Drift        []string     `json:"drift"`
+	Stock         int64        `json:"stock"`
+	Remaining     int64        `json:"remaining"`
+	Unpaid        int64        `json:"unpaid"`
+	Paid          int64        `json:"paid"`
+	Expired       int64        `json:"expired"`
+	Cancelled     int64        `json:"cancelled"`
+	Failed        int64        `json:"failed"`
+	RevenueCents  int64        `json:"revenue_cents"`  // gross: the paid orders' amounts before coupons
+	DiscountCents int64        `json:"discount_cents"` // what coupons took off the paid orders
+	NetCents      int64        `json:"net_cents"`      // what shoppers paid: gross - discount
+	Pending       int64        `json:"pending"`        // order changes waiting for the flush
+	DurableLagMS  int64        `json:"durable_lag_ms"` // how far the durable record trails: the age of the oldest change waiting (0: none waits)
+	Loaded        bool         `json:"loaded"`         // whether the goods is in Redis yet
+	DB            GoodsDBStats `json:"db"`
+	Drift         []string     `json:"drift"`
 }
 
 // GoodsDBStats are the durable counts of one goods in SQLite. Stock is the
@@ -119,24 +121,27 @@ type GoodsStats struct {
 // unit; Expired, Cancelled and Failed count every ended order, refused ones
 // too, as Redis does.
 type GoodsDBStats struct {
-	Unpaid       int64 `json:"unpaid"`
-	Paid         int64 `json:"paid"`
-	Expired      int64 `json:"expired"`
-	Cancelled    int64 `json:"cancelled"`
-	Failed       int64 `json:"failed"`
-	Stock        int64 `json:"stock"`
-	RevenueCents int64 `json:"revenue_cents"`
-	Conflicts    int64 `json:"conflicts"`
+	Unpaid        int64 `json:"unpaid"`
+	Paid          int64 `json:"paid"`
+	Expired       int64 `json:"expired"`
+	Cancelled     int64 `json:"cancelled"`
+	Failed        int64 `json:"failed"`
+	Stock         int64 `json:"stock"`
+	RevenueCents  int64 `json:"revenue_cents"`
+	DiscountCents int64 `json:"discount_cents"`
+	Conflicts     int64 `json:"conflicts"`
 }
 
 // SlotTotals are the sums of a slot's goods' live figures.
 type SlotTotals struct {
-	Stock        int64 `json:"stock"`
-	Remaining    int64 `json:"remaining"`
-	Sold         int64 `json:"sold"` // units held by orders: unpaid + paid
-	Unpaid       int64 `json:"unpaid"`
-	Paid         int64 `json:"paid"`
-	RevenueCents int64 `json:"revenue_cents"`
+	Stock         int64 `json:"stock"`
+	Remaining     int64 `json:"remaining"`
+	Sold          int64 `json:"sold"` // units held by orders: unpaid + paid
+	Unpaid        int64 `json:"unpaid"`
+	Paid          int64 `json:"paid"`
+	RevenueCents  int64 `json:"revenue_cents"` // gross, before coupons
+	DiscountCents int64 `json:"discount_cents"`
+	NetCents      int64 `json:"net_cents"` // what shoppers paid
 }
 
 // Add counts one goods' figures into the totals.
@@ -147,6 +152,8 @@ func (t *SlotTotals) Add(st GoodsStats) {
 	t.Paid += st.Paid
 	t.Sold += st.Unpaid + st.Paid
 	t.RevenueCents += st.RevenueCents
+	t.DiscountCents += st.DiscountCents
+	t.NetCents += st.NetCents
 }
 
 // SlotSales is a slot with its goods' figures and their totals, for the merchant's pages.

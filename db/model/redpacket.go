@@ -94,3 +94,11 @@ type RedPacketAdminView struct {
 	Stats  *RedPacketStats
 	Grabs  *RedPacketGrabs
 }
+
+// RedPacketWinning is what a user got from one packet, for their wallet.
+type RedPacketWinning struct {
+	RedPacketID int64     `json:"redpacket_id"`
+	Title       string    `json:"title"`
+	AmountCents int64     `json:"amount_cents"`
+	GrabbedAt   time.Time `json:"grabbed_at"`
+}
