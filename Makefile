@@ -25,7 +25,7 @@ build: ## build the binary into bin/seckill
 
 faults: ## run the fault matrix of README "Faults mid-sale": needs redis-server, DATABASE_URL (PostgreSQL) and REDIS_URL (a Redis the processes share)
 	@test -n "$(DATABASE_URL)" -a -n "$(REDIS_URL)" || (echo "make faults: set DATABASE_URL (PostgreSQL) and REDIS_URL (README: Faults mid-sale)"; exit 2)
-	$(GO) test -count=1 -v -timeout 30m -run 'TestFailover|TestFlushTakeover|TestWebKilledMidRequest|TestPostgresCrashMidFlush|TestClockOff' ./cmd/seckill
+	$(GO) test -count=1 -v -timeout 30m -run 'TestFailover|TestReplicaKilledMidSale|TestRedisRestartedEmptyMidSale|TestFlushTakeover|TestWebKilledMidRequest|TestPostgresCrashMidFlush|TestClockOff' ./cmd/seckill
 	$(GO) test -count=1 -v -run 'TestOrderIDsNeverRepeat|TestPhantomWins|TestWaitAutoWithoutReplicas' ./db/goods ./db/rdb
 
 BENCH_FLAGS ?= -users 20000 -n 200000 -c 200 -stock 1000 -ws 100 -idle-ws 5000

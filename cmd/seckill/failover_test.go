@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -9,6 +11,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
 // failoverRig is the colleague's deployment at a smaller scale: a Redis
@@ -211,3 +214,67 @@ func checkServedAgain(t *testing.T, rep failoverReport, promoted time.Time, webs
 // after the promotion before its process serves again: the grab in flight
 // when the master went, and a few sent while the slot map is reloaded.
 const failoverFailuresPerLoop = 10
+
+// The hot goods' master loses its replica mid-sale (the replica SIGKILLed):
+// with WAIT (REDIS_WAIT_REPLICAS auto) the master's changes answer 503 with
+// Retry-After until the next reading of its replicas (each second) finds
+// none, and are acknowledged without WAIT after that. Every 201 holds, no
+// answer is a 500, and the whole stock is sold once.
+func TestReplicaKilledMidSale(t *testing.T) {
+	const stock = 3000
+	r := startFailoverRig(t, 60, stock, 100, "ORDER_TTL=10m")
+	web := r.webs[0]
+	load := startGrabLoad(r.webs, r.tokens, r.goods.ID, failoverLoops, 10*time.Millisecond)
+	if !load.waitUntil(2*time.Minute, func(as []grabAnswer) bool {
+		return slices.Min(servedSince(as, time.Time{}, len(r.webs))) >= 20
+	}) {
+		load.stop()
+		t.Fatal("the sale did not start on every web process")
+	}
+	killed := time.Now()
+	r.cluster.kill(r.replica)
+	load.waitUntil(5*time.Minute, func([]grabAnswer) bool {
+		var g struct{ Goods goodsJSON }
+		return web.call("GET", fmt.Sprintf("/api/goods/%d", r.goods.ID), "", nil, &g) == http.StatusOK && g.Goods.Remaining == 0
+	})
+	answers := load.stop()
+	rep := analyse(answers, killed, len(r.webs))
+	unavailable := 0
+	for _, a := range answers {
+		if a.status == http.StatusServiceUnavailable && !a.at.Before(killed) {
+			unavailable++
+		}
+	}
+	for w := range r.webs {
+		t.Logf("web-%d: grabs served again %.2f s after the replica's kill, last refused at K%+.2fs", w+1, rep.firstServed[w].Sub(killed).Seconds(), rep.lastFailure[w].Sub(killed).Seconds())
+	}
+	t.Logf("%d answers were 503 (WAIT fell short) after the kill", unavailable)
+	for _, a := range append(rep.internal, rep.unexpected...) {
+		t.Errorf("web-%d answered %d %q at K%+.2fs: %s", a.web+1, a.status, a.code, a.at.Sub(killed).Seconds(), a.body)
+	}
+	acked := map[int64]int64{}
+	for _, a := range answers {
+		if a.status != http.StatusCreated {
+			continue
+		}
+		if was, ok := acked[a.order]; ok && was != a.user {
+			t.Errorf("order %d acknowledged to shoppers %d and %d", a.order, was, a.user)
+		}
+		acked[a.order] = a.user
+	}
+	store, err := sqldb.Open(context.Background(), r.hosts.db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	var have map[int64]int64
+	eventually(t, 2*time.Minute, "PostgreSQL to hold the whole stock", func() bool {
+		have = pairs(t, store, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'unpaid'`, r.goods.ID)
+		return int64(len(have)) == stock
+	})
+	for id, uid := range acked {
+		if have[id] != uid {
+			t.Errorf("acknowledged order %d of shopper %d: in PostgreSQL as shopper %d's", id, uid, have[id])
+		}
+	}
+}
