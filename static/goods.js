@@ -245,7 +245,7 @@
     });
     const row = document.querySelector(`[data-order-row="${o.id}"]`);
     if (row && o.status !== "unpaid") {
-      $$("[data-pay],[data-cancel],[data-countdown]", row).forEach((x) => x.remove());
+      $$("[data-pay],[data-cancel],[data-cancel-link],[data-countdown]", row).forEach((x) => x.remove());
     }
     if (!row && o.status === "unpaid" && document.querySelector("[data-testid=orders-page]")) {
       location.reload(); // an order made elsewhere: show it with its buttons
