@@ -19,6 +19,7 @@
     const epoch = readEpoch;
     const r = await S.api("GET", "/api/me/notifications/unread");
     if (r.ok && r.body && epoch === readEpoch) { unread = r.body.unread; show(); }
+    document.documentElement.dataset.unreadChecked = String(Number(document.documentElement.dataset.unreadChecked || 0) + 1);
   }
 
   S.live.on("notification", (ev) => {
