@@ -238,7 +238,13 @@
   });
 
   // ---- Orders ----------------------------------------------------------
+  // The newest state of each order shown: an answer read before a live
+  // event (My orders' catch-up) must not put an older state back.
+  const shownAt = {};
   function showOrder(o) {
+    const at = Date.parse(o.updated_at || "") || 0;
+    if (at && shownAt[o.id] && at < shownAt[o.id]) return;
+    if (at) shownAt[o.id] = at;
     $$(`[data-order-status="${o.id}"]`).forEach((b) => {
       b.className = "badge " + o.status;
       b.textContent = FAILURES[o.failure] || LABELS[o.status] || o.status;
