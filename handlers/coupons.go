@@ -325,7 +325,7 @@ func (h *Handlers) AdminCouponWindowForm(c *fiber.Ctx) error {
 		}
 		return h.adminCoupon(c, fiber.StatusUnprocessableEntity, db.ErrorMessage(err))
 	}
-	return redirectWithFlash(c, "/admin/coupons/"+strconv.FormatInt(id, 10), "Grab window moved; reminders follow the new start.")
+	return redirectWithNote(c, "/admin/coupons/"+strconv.FormatInt(id, 10), views.FlashSuccess, views.PlaceWindow, "Grab window moved; reminders follow the new start.")
 }
 
 // parseCouponForm turns the admin form into an input, collecting fields that are not numbers or times.

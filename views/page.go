@@ -26,11 +26,15 @@ const (
 
 // Places of a flash beside its form (Page.FlashPlace).
 const (
-	PlaceImage    = "image"    // a goods' picture form
-	PlaceControls = "controls" // end sale now, hide and show
-	PlacePassword = "password" // the password change in Settings
-	PlaceSettings = "settings" // the reminder addresses in Settings
-	PlaceCheckout = "checkout" // the checkout's Pay form
+	PlaceImage     = "image"      // a goods' picture form
+	PlaceControls  = "controls"   // end sale now, hide and show
+	PlacePassword  = "password"   // the password change in Settings
+	PlaceSettings  = "settings"   // the reminder addresses in Settings
+	PlaceCheckout  = "checkout"   // the checkout's Pay form
+	PlaceGoodsEdit = "goods-edit" // a goods' edit form
+	PlaceSlotEdit  = "slot-edit"  // a slot's edit form
+	PlaceGoodsAdd  = "goods-add"  // a slot's add-goods form
+	PlaceWindow    = "window"     // a coupon's grab window form
 )
 
 // PlaceOrder is the place of one order's row in My orders.

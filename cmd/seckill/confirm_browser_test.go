@@ -114,6 +114,16 @@ func TestConfirmBrowserUploadErrorBesideForm(t *testing.T) {
 	if kind != "error" || color != "rgb(197, 48, 48)" || top {
 		t.Fatalf("the upload's refusal is %q in %s (a banner at the top too: %v), want an error in red beside the form", kind, color, top)
 	}
+	// Saving the goods is answered beside its form, in green.
+	browse(t, ctx, "save the goods",
+		chromedp.Click(`[data-testid=goods-edit-submit]`),
+		chromedp.WaitVisible(`[data-testid=goods-edit-form] [data-testid=flash-goods-edit]`),
+		chromedp.Evaluate(`getComputedStyle(document.querySelector('[data-testid=flash-goods-edit]')).color`, &color),
+	)
+	waitText(t, ctx, tid("flash-goods-edit"), "Goods saved.")
+	if color != "rgb(23, 96, 58)" {
+		t.Fatalf("the save's answer is in %s, want green", color)
+	}
 }
 
 // namedMerchant has the admin create a merchant (password "password123")
