@@ -14,8 +14,12 @@ import (
 // Paying ends on a receipt (number, goods, amount, discount, paid, coupon,
 // time), reachable again from My orders; Refund there asks first on its own
 // page, "Keep it" changes nothing, and the confirmed refund is answered
-// beside the order in green.
+// beside the order in green. At the desktop and the phone size.
 func TestConfirmBrowserReceiptAndRefund(t *testing.T) {
+	forViewports(t, testConfirmBrowserReceiptAndRefund)
+}
+
+func testConfirmBrowserReceiptAndRefund(t *testing.T, v shopperViewport) {
 	a := startApp(t)
 	mt, g := a.liveGoods(3, 1) // 2500 cents
 	off := a.couponTemplate(mt, "amount_off", 500, 2000, 7)
@@ -25,6 +29,7 @@ func TestConfirmBrowserReceiptAndRefund(t *testing.T) {
 	number := "#" + model.OrderNumber(o.ID)
 
 	ctx := newBrowser(t)
+	browse(t, ctx, "size", v.sized())
 	browse(t, ctx, "log in", browserLogin(ctx, a.URL, name, "password123"))
 	browse(t, ctx, "pay with the coupon",
 		chromedp.Navigate(fmt.Sprintf("%s/orders/%d/checkout", a.URL, o.ID)),

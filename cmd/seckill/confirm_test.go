@@ -187,3 +187,46 @@ func mustUser(a *testApp) string {
 	tok, _ := a.newUser()
 	return tok
 }
+
+// The checkout pays without JavaScript too: its form posts the coupon
+// picked and ends on the receipt; a coupon that does not apply is refused
+// beside the Pay form, in red, and nothing is paid.
+func TestConfirmPayFormEndsOnReceipt(t *testing.T) {
+	a := startApp(t)
+	mt, g := a.liveGoods(3, 2) // 2500 cents
+	s, _, _ := a.newCookieSession()
+	big := a.couponTemplate(mt, "amount_off", 300, 5000, 7) // needs ¥50.00
+	off := a.couponTemplate(mt, "amount_off", 500, 2000, 7)
+	ucBig, ucOff := a.grabCoupon(s.token, big.ID), a.grabCoupon(s.token, off.ID)
+	o := a.grab(s.token, g.ID)
+	path := fmt.Sprintf("/orders/%d", o.ID)
+	if st, body, _ := s.page(path + "/checkout"); st != 200 || !strings.Contains(body, `method="post" action="`+path+`/pay"`) {
+		t.Fatalf("the checkout form posts nowhere without a script: %d", st)
+	}
+	if st, body, loc := s.page(path + "/receipt"); st != 303 || loc != path+"/checkout" {
+		t.Fatalf("the receipt of an unpaid order: %d → %q\n%s", st, loc, body)
+	}
+	if st, loc := s.postForm(path+"/pay", url.Values{"coupon": {fmt.Sprint(ucBig.ID)}}); st != 303 || loc != path+"/checkout" {
+		t.Fatalf("pay with a coupon below its minimum: %d → %q", st, loc)
+	}
+	_, body, _ := s.page(path + "/checkout")
+	if kind, text, ok := flashAt(body, "checkout"); !ok || kind != "error" || text == "" {
+		t.Fatalf("the refusal beside the Pay form: %v %q %q", ok, kind, text)
+	}
+	if got := a.order(s.token, o.ID); got.Status != "unpaid" {
+		t.Fatalf("a refused pay changed the order: %q", got.Status)
+	}
+	if st, loc := s.postForm(path+"/pay", url.Values{"coupon": {fmt.Sprint(ucOff.ID)}}); st != 303 || loc != path+"/receipt" {
+		t.Fatalf("pay: %d → %q, want the receipt", st, loc)
+	}
+	st, body, _ := s.page(path + "/receipt")
+	for _, want := range []string{"#" + model.OrderNumber(o.ID), g.Title, "¥25.00", "−¥5.00", "¥20.00", "“" + off.Title + "”"} {
+		if st != 200 || !strings.Contains(body, want) {
+			t.Fatalf("the receipt (%d) lacks %q", st, want)
+		}
+	}
+	other, _, _ := a.newCookieSession()
+	if st, _, _ := other.page(path + "/receipt"); st != 404 {
+		t.Fatalf("another shopper's receipt: %d, want 404", st)
+	}
+}

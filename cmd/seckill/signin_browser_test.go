@@ -12,13 +12,18 @@ import (
 )
 
 // A new shopper follows "Log in to grab", then "Create an account", signs
-// up and lands back on the item, signed in.
+// up and lands back on the item, signed in. At the desktop and the phone size.
 func TestSigninBrowserSignUpFromLogInToGrab(t *testing.T) {
+	forViewports(t, testSigninBrowserSignUpFromLogInToGrab)
+}
+
+func testSigninBrowserSignUpFromLogInToGrab(t *testing.T, v shopperViewport) {
 	a := startApp(t)
 	_, g := a.liveGoods(5, 1)
 	name := fmt.Sprintf("newbie%d", userSeq.Add(1))
 	ctx := newBrowser(t)
 	var path string
+	browse(t, ctx, "size", v.sized())
 	browse(t, ctx, "sign up from the item",
 		chromedp.Navigate(fmt.Sprintf("%s/goods/%d", a.URL, g.ID)),
 		chromedp.WaitVisible(`[data-testid=login-to-grab]`),
