@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 	"unicode"
@@ -123,7 +124,47 @@ func (h *Handlers) SettingsForm(c *fiber.Ctx) error {
 		form.Error = db.ErrorMessage(err)
 		return render(c, fiber.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Settings"), form))
 	}
-	return redirectWithFlash(c, "/settings", "Settings saved.")
+	return redirectWithNote(c, "/settings", views.FlashSuccess, views.PlaceSettings, "Settings saved.")
+}
+
+// PasswordForm changes the caller's password from Settings: POST
+// /settings/password. Every other session ends (as PUT /api/me/password);
+// this browser carries on with a fresh session. The answer is shown beside
+// the form.
+func (h *Handlers) PasswordForm(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
+	u, err := h.Accounts.ChangePassword(c.UserContext(), cl.UserID, c.FormValue("current_password"), c.FormValue("new_password"))
+	if err != nil {
+		if db.ErrorCode(err) == db.EINTERNAL {
+			return err
+		}
+		return redirectWithNote(c, "/settings#password", views.FlashError, views.PlacePassword, db.ErrorMessage(err))
+	}
+	h.setSession(c, h.Tokens.Sign(u))
+	return redirectWithNote(c, "/settings#password", views.FlashSuccess, views.PlacePassword, "Password changed. Every other device is signed out.")
+}
+
+// FormRefused shows a rate-limit refusal of a sign-in, sign-up or password
+// form on that form, with the seconds until the next try (retryAfter), in
+// place of an error page; handled is false for any other request.
+func (h *Handlers) FormRefused(c *fiber.Ctx, retryAfter int) (handled bool, err error) {
+	if c.Method() != fiber.MethodPost {
+		return false, nil
+	}
+	form := views.AuthForm{Username: c.FormValue("username"), Next: safeNext(c.FormValue("next")), RetryAfter: max(retryAfter, 1)}
+	switch c.Path() {
+	case "/login":
+		return true, render(c, fiber.StatusTooManyRequests, views.LoginPage(h.page(c, "Log in"), form))
+	case "/register":
+		return true, render(c, fiber.StatusTooManyRequests, views.RegisterPage(h.page(c, "Sign up"), form))
+	case "/settings/password":
+		return true, redirectWithNote(c, "/settings#password", views.FlashError, views.PlacePassword,
+			"Too many attempts. Try again in "+strconv.Itoa(form.RetryAfter)+" s.")
+	}
+	return false, nil
 }
 
 // CreateUser lets an admin add an account of any role: POST /api/admin/users.
@@ -151,7 +192,7 @@ func (h *Handlers) LoginForm(c *fiber.Ctx) error {
 	h.auditSignIn(c, audit.ActionLogin, form.Username, u, err)
 	if err != nil {
 		if db.ErrorCode(err) != db.EUNAUTHORIZED {
-			return err // backing off, busy or broken: the error page, with its status and Retry-After
+			return err // backing off (shown on this form by FormRefused), busy or broken
 		}
 		form.Error = db.ErrorMessage(err)
 		return render(c, fiber.StatusUnauthorized, views.LoginPage(h.page(c, "Log in"), form))
@@ -166,12 +207,12 @@ func (h *Handlers) LoginForm(c *fiber.Ctx) error {
 
 // RegisterPage shows the sign-up form.
 func (h *Handlers) RegisterPage(c *fiber.Ctx) error {
-	return render(c, fiber.StatusOK, views.RegisterPage(h.page(c, "Sign up"), views.AuthForm{}))
+	return render(c, fiber.StatusOK, views.RegisterPage(h.page(c, "Sign up"), views.AuthForm{Next: safeNext(c.Query("next"))}))
 }
 
 // RegisterForm handles the sign-up form post.
 func (h *Handlers) RegisterForm(c *fiber.Ctx) error {
-	form := views.AuthForm{Username: c.FormValue("username")}
+	form := views.AuthForm{Username: c.FormValue("username"), Next: safeNext(c.FormValue("next"))}
 	u, err := h.Accounts.CreateUser(c.UserContext(), form.Username, c.FormValue("password"), model.RoleUser)
 	h.auditSignIn(c, audit.ActionRegister, form.Username, u, err)
 	if err != nil {
@@ -182,7 +223,7 @@ func (h *Handlers) RegisterForm(c *fiber.Ctx) error {
 		return render(c, fiber.StatusUnprocessableEntity, views.RegisterPage(h.page(c, "Sign up"), form))
 	}
 	h.setSession(c, h.Tokens.Sign(u))
-	return redirectWithFlash(c, "/", "Welcome, "+u.Username+"! Your account is ready.")
+	return redirectWithFlash(c, form.Next, "Welcome, "+u.Username+"! Your account is ready.")
 }
 
 // LogoutAPI ends the caller's session on every process and clears the

@@ -10,6 +10,7 @@ import (
 	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -31,10 +32,18 @@ const SessionCookie = "seckill_session"
 
 // Locals keys set by web's middleware.
 const (
-	claimsKey = "seckill.claims"
-	csrfKey   = "seckill.csrf"
-	ipKey     = "seckill.ip"
+	claimsKey  = "seckill.claims"
+	csrfKey    = "seckill.csrf"
+	ipKey      = "seckill.ip"
+	refusedKey = "seckill.refused"
 )
+
+// Refused reports whether the request's form was refused and answered with
+// a redirect carrying the reason: not a change, for the audit log.
+func Refused(c *fiber.Ctx) bool {
+	r, _ := c.Locals(refusedKey).(bool)
+	return r
+}
 
 // Handlers holds what every handler needs; each area adds its methods in its own file.
 type Handlers struct {
@@ -139,7 +148,8 @@ func (h *Handlers) page(c *fiber.Ctx, title string) views.Page {
 		p.User = &views.PageUser{ID: cl.UserID, Username: cl.Username, Role: cl.Role}
 	}
 	if f := c.Cookies(flashCookie); f != "" {
-		p.Flash, _ = url.QueryUnescape(f)
+		raw, _ := url.QueryUnescape(f)
+		p.Flash, p.FlashKind, p.FlashPlace = readFlash(raw)
 		c.Cookie(&fiber.Cookie{Name: flashCookie, Value: "", Path: "/", Expires: time.Unix(1, 0), HTTPOnly: true})
 	}
 	return p
@@ -152,10 +162,32 @@ func csrfToken(c *fiber.Ctx) string {
 
 const flashCookie = "seckill_flash"
 
-// redirectWithFlash sends the browser to path with a one-time message shown there.
+// redirectWithFlash sends the browser to path with a one-time success
+// message shown at the top of the page there.
 func redirectWithFlash(c *fiber.Ctx, path, msg string) error {
-	c.Cookie(&fiber.Cookie{Name: flashCookie, Value: url.QueryEscape(msg), Path: "/", HTTPOnly: true, SameSite: "Lax", MaxAge: 60})
+	return redirectWithNote(c, path, views.FlashSuccess, "", msg)
+}
+
+// redirectWithNote sends the browser to path with a one-time message of a
+// kind (views.FlashSuccess or views.FlashError) shown at a place on the page
+// there: beside the form that place names ("" for the top of the page), so
+// an answer is read where the question was asked.
+func redirectWithNote(c *fiber.Ctx, path, kind, place, msg string) error {
+	if kind == views.FlashError {
+		c.Locals(refusedKey, true)
+	}
+	c.Cookie(&fiber.Cookie{Name: flashCookie, Value: url.QueryEscape(kind + "|" + place + "|" + msg), Path: "/", HTTPOnly: true, SameSite: "Lax", MaxAge: 60})
 	return c.Redirect(path, fiber.StatusSeeOther)
+}
+
+// readFlash splits a flash cookie into message, kind and place; a cookie
+// without them (set by an older process) is a success at the top.
+func readFlash(raw string) (msg, kind, place string) {
+	parts := strings.SplitN(raw, "|", 3)
+	if len(parts) == 3 && (parts[0] == views.FlashSuccess || parts[0] == views.FlashError) {
+		return parts[2], parts[0], parts[1]
+	}
+	return raw, views.FlashSuccess, ""
 }
 
 // setSession stores the token in the HttpOnly session cookie.

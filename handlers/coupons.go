@@ -229,7 +229,7 @@ func (h *Handlers) MyRemindersPage(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.MyRemindersPage(h.page(c, "My reminders"), rs))
 }
 
-// NotificationsPage is the caller's inbox.
+// NotificationsPage is the caller's inbox; showing it reads it.
 func (h *Handlers) NotificationsPage(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
@@ -237,6 +237,11 @@ func (h *Handlers) NotificationsPage(c *fiber.Ctx) error {
 	}
 	ns, err := h.Inbox.List(c.UserContext(), cl.UserID)
 	if err != nil {
+		return err
+	}
+	// Shown is read: the page still marks the ones that were new, and the
+	// badge in the navigation clears.
+	if err := h.Inbox.MarkRead(c.UserContext(), cl.UserID); err != nil {
 		return err
 	}
 	return render(c, fiber.StatusOK, views.NotificationsPage(h.page(c, "Inbox"), ns))
@@ -320,7 +325,7 @@ func (h *Handlers) AdminCouponWindowForm(c *fiber.Ctx) error {
 		}
 		return h.adminCoupon(c, fiber.StatusUnprocessableEntity, db.ErrorMessage(err))
 	}
-	return redirectWithFlash(c, "/admin/coupons/"+strconv.FormatInt(id, 10), "Grab window moved; reminders follow the new start.")
+	return redirectWithNote(c, "/admin/coupons/"+strconv.FormatInt(id, 10), views.FlashSuccess, views.PlaceWindow, "Grab window moved; reminders follow the new start.")
 }
 
 // parseCouponForm turns the admin form into an input, collecting fields that are not numbers or times.

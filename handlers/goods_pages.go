@@ -180,7 +180,7 @@ func (h *Handlers) AdminUpdateSlot(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	return redirectWithFlash(c, "/admin/slots/"+strconv.FormatInt(id, 10), "Slot saved.")
+	return redirectWithNote(c, "/admin/slots/"+strconv.FormatInt(id, 10), views.FlashSuccess, views.PlaceSlotEdit, "Slot saved.")
 }
 
 // AdminCreateGoods handles the add-goods form: POST /admin/slots/{id}/goods.
@@ -201,7 +201,7 @@ func (h *Handlers) AdminCreateGoods(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	return redirectWithFlash(c, "/admin/slots/"+strconv.FormatInt(id, 10), "“"+g.Title+"” added with "+strconv.FormatInt(g.Stock, 10)+" in stock.")
+	return redirectWithNote(c, "/admin/slots/"+strconv.FormatInt(id, 10), views.FlashSuccess, views.PlaceGoodsAdd, "“"+g.Title+"” added with "+strconv.FormatInt(g.Stock, 10)+" in stock.")
 }
 
 // AdminGoodsPage is one goods' reconciliation and edit form: GET /admin/goods/{id}.
@@ -251,7 +251,7 @@ func (h *Handlers) AdminUpdateGoods(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	return redirectWithFlash(c, "/admin/goods/"+strconv.FormatInt(id, 10), "Goods saved.")
+	return redirectWithNote(c, "/admin/goods/"+strconv.FormatInt(id, 10), views.FlashSuccess, views.PlaceGoodsEdit, "Goods saved.")
 }
 
 // normalizeSlotForm shows parsed times back in UTC, as the page expects them

@@ -167,8 +167,11 @@ func (h *Handlers) AdminEndGoodsForm(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if !confirmed(c) {
+		return c.Redirect("/admin/goods/"+strconv.FormatInt(id, 10)+"/end", fiber.StatusSeeOther)
+	}
 	g, err := h.Goods.EndGoods(c.UserContext(), cl, id)
-	return h.afterAction(c, "/admin/goods/"+strconv.FormatInt(id, 10), err, func() string { return "The sale of “" + g.Title + "” has ended." })
+	return h.afterAction(c, "/admin/goods/"+strconv.FormatInt(id, 10), views.PlaceControls, err, func() string { return "The sale of “" + g.Title + "” has ended." })
 }
 
 // AdminHideGoodsForm hides or shows goods: POST /admin/goods/{id}/hidden (hidden=1 or 0).
@@ -179,7 +182,7 @@ func (h *Handlers) AdminHideGoodsForm(c *fiber.Ctx) error {
 	}
 	hide := c.FormValue("hidden") == "1"
 	_, err = h.Goods.SetGoodsHidden(c.UserContext(), cl, id, hide)
-	return h.afterAction(c, "/admin/goods/"+strconv.FormatInt(id, 10), err, func() string { return hiddenMessage(hide) })
+	return h.afterAction(c, "/admin/goods/"+strconv.FormatInt(id, 10), views.PlaceControls, err, func() string { return hiddenMessage(hide) })
 }
 
 // AdminEndSlotForm ends a slot's sale: POST /admin/slots/{id}/end.
@@ -188,8 +191,11 @@ func (h *Handlers) AdminEndSlotForm(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	if !confirmed(c) {
+		return c.Redirect("/admin/slots/"+strconv.FormatInt(id, 10)+"/end", fiber.StatusSeeOther)
+	}
 	_, err = h.Goods.EndSlot(c.UserContext(), cl, id)
-	return h.afterAction(c, "/admin/slots/"+strconv.FormatInt(id, 10), err, func() string { return "The slot's sale has ended." })
+	return h.afterAction(c, "/admin/slots/"+strconv.FormatInt(id, 10), views.PlaceControls, err, func() string { return "The slot's sale has ended." })
 }
 
 // AdminHideSlotForm hides or shows a slot: POST /admin/slots/{id}/hidden (hidden=1 or 0).
@@ -200,7 +206,7 @@ func (h *Handlers) AdminHideSlotForm(c *fiber.Ctx) error {
 	}
 	hide := c.FormValue("hidden") == "1"
 	_, err = h.Goods.SetSlotHidden(c.UserContext(), cl, id, hide)
-	return h.afterAction(c, "/admin/slots/"+strconv.FormatInt(id, 10), err, func() string { return hiddenMessage(hide) })
+	return h.afterAction(c, "/admin/slots/"+strconv.FormatInt(id, 10), views.PlaceControls, err, func() string { return hiddenMessage(hide) })
 }
 
 // AdminImageForm uploads a goods' picture from its page: POST /admin/goods/{id}/image.
@@ -213,19 +219,20 @@ func (h *Handlers) AdminImageForm(c *fiber.Ctx) error {
 	if err == nil {
 		_, err = h.Goods.SetImage(c.UserContext(), cl, id, data)
 	}
-	return h.afterAction(c, "/admin/goods/"+strconv.FormatInt(id, 10), err, func() string { return "Picture saved." })
+	return h.afterAction(c, "/admin/goods/"+strconv.FormatInt(id, 10), views.PlaceImage, err, func() string { return "Picture saved." })
 }
 
-// afterAction redirects back to path with the action's outcome: a refusal
-// the merchant can act on is shown as the flash, anything else is an error page.
-func (h *Handlers) afterAction(c *fiber.Ctx, path string, err error, ok func() string) error {
+// afterAction redirects back to path with the action's outcome shown beside
+// the form at place: a refusal the merchant can act on in red, a success in
+// green; anything else is an error page.
+func (h *Handlers) afterAction(c *fiber.Ctx, path, place string, err error, ok func() string) error {
 	if err != nil {
 		if !formFailed(err) || db.ErrorCode(err) == db.ENOTFOUND {
 			return err
 		}
-		return redirectWithFlash(c, path, db.ErrorMessage(err))
+		return redirectWithNote(c, path, views.FlashError, place, db.ErrorMessage(err))
 	}
-	return redirectWithFlash(c, path, ok())
+	return redirectWithNote(c, path, views.FlashSuccess, place, ok())
 }
 
 func hiddenMessage(hidden bool) string {

@@ -32,7 +32,7 @@
       const coupon = r ? Number(r.value) : 0;
       const res = await S.api("POST", `/api/orders/${id}/pay`, coupon ? { user_coupon_id: coupon } : undefined);
       if (res.ok) {
-        location.href = "/me/orders";
+        location.href = `/orders/${id}/receipt`; // paying ends on the receipt
         return;
       }
       const code = (res.body && res.body.error && res.body.error.code) || "";
@@ -42,19 +42,27 @@
     });
   }
 
-  // ---- My orders: refunds, and rows following their order live -----------
+  // ---- My orders: rows following their order live ------------------------
+  // Refund and cancel are links to their confirm pages (no script needed);
+  // here they come and go with the order's status.
+  function link(o, verb, label, cls) {
+    const a = document.createElement("a");
+    Object.assign(a, { href: `/orders/${o.id}/${verb}`, className: cls, textContent: label });
+    a.dataset[verb + "Link"] = o.id;
+    a.setAttribute("data-testid", verb + "-" + o.id);
+    return a;
+  }
   function follow(o) {
     const row = document.querySelector(`[data-order-row="${o.id}"]`);
     if (!row) return;
-    if (o.status !== "unpaid") $$("[data-pay-link]", row).forEach((x) => x.remove());
-    if (o.status !== "paid") $$("[data-refund]", row).forEach((x) => x.remove());
+    if (o.status !== "unpaid") $$("[data-pay-link],[data-cancel-link]", row).forEach((x) => x.remove());
+    if (o.status !== "paid") $$("[data-refund-link]", row).forEach((x) => x.remove());
     const msg = row.querySelector("[data-order-msg]");
-    if (o.status === "paid" && !row.querySelector("[data-refund]") && msg) { // paid elsewhere: refundable here too
-      const b = document.createElement("button");
-      Object.assign(b, { type: "button", className: "small secondary", textContent: "Refund" });
-      b.dataset.refund = o.id;
-      b.setAttribute("data-testid", "refund-" + o.id);
-      msg.before(b);
+    if (o.status === "paid" && !row.querySelector("[data-refund-link]") && msg) { // paid elsewhere: refundable here too
+      msg.before(link(o, "refund", "Refund", "button small secondary"));
+    }
+    if (o.paid_at && !row.querySelector("[data-receipt-link]") && msg) {
+      msg.before(link(o, "receipt", "Receipt", "small"));
     }
     if (o.status === "refunded") {
       $$(`[data-order-status="${o.id}"]`).forEach((b) => { b.className = "badge refunded"; b.textContent = "Refunded"; });
@@ -63,19 +71,4 @@
   if (document.querySelector("[data-testid=orders-page]")) {
     S.live.on("order", (ev) => follow(ev.order));
   }
-  document.addEventListener("click", async (e) => {
-    const b = e.target.closest("[data-refund]");
-    if (!b) return;
-    const id = b.dataset.refund;
-    const msg = document.querySelector(`[data-order-msg="${id}"]`);
-    b.disabled = true;
-    const r = await S.api("POST", `/api/orders/${id}/refund`);
-    if (r.ok) {
-      follow(r.body.order);
-      if (msg) { msg.textContent = "Refunded."; msg.setAttribute("data-testid", "refund-done-" + id); }
-      return;
-    }
-    if (msg) msg.textContent = (r.body && r.body.error && r.body.error.message) || "Something went wrong — try again.";
-    b.disabled = false;
-  });
 })();

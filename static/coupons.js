@@ -171,12 +171,17 @@
       const empty = document.querySelector('[data-testid="no-notifications"]');
       if (empty) empty.hidden = true;
     });
-    $$("[data-mark-read]").forEach((btn) => btn.addEventListener("click", async () => {
+    async function markRead() {
       const r = await S.api("POST", "/api/me/notifications/read");
       if (!r.ok) return;
       $$("li.unread", list).forEach((li) => li.classList.remove("unread"));
       document.dispatchEvent(new CustomEvent("seckill:inbox-read"));
-    }));
+    }
+    $$("[data-mark-read]").forEach((btn) => btn.addEventListener("click", markRead));
+    // Opening the inbox reads it (the server marked them read as it showed
+    // them); one arriving while it is open is read as it appears.
+    document.addEventListener("seckill:notification", () => { if (document.visibilityState !== "hidden") markRead(); });
+    if (list.querySelector("li.unread")) document.dispatchEvent(new CustomEvent("seckill:inbox-read"));
   }
 
   // --- merchant forms ---

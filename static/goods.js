@@ -243,14 +243,20 @@
   });
 
   // ---- Orders ----------------------------------------------------------
+  // The newest state of each order shown: an answer read before a live
+  // event (My orders' catch-up) must not put an older state back.
+  const shownAt = {};
   function showOrder(o) {
+    const at = Date.parse(o.updated_at || "") || 0;
+    if (at && shownAt[o.id] && at < shownAt[o.id]) return;
+    if (at) shownAt[o.id] = at;
     $$(`[data-order-status="${o.id}"]`).forEach((b) => {
       b.className = "badge " + o.status;
       b.textContent = FAILURES[o.failure] || LABELS[o.status] || o.status;
     });
     const row = document.querySelector(`[data-order-row="${o.id}"]`);
     if (row && o.status !== "unpaid") {
-      $$("[data-pay],[data-cancel],[data-countdown]", row).forEach((x) => x.remove());
+      $$("[data-cancel-link],[data-countdown]", row).forEach((x) => x.remove());
     }
     if (!row && o.status === "unpaid" && document.querySelector("[data-testid=orders-page]")) {
       location.reload(); // an order made elsewhere: show it with its buttons
@@ -266,28 +272,7 @@
     });
   }
 
-  async function orderAction(id, verb) {
-    const msg = document.querySelector(`[data-order-msg="${id}"]`);
-    $$(`[data-order-row="${id}"] button`).forEach((b) => { b.disabled = true; });
-    const r = await S.api("POST", `/api/orders/${id}/${verb}`);
-    if (r.ok) {
-      showOrder(r.body.order);
-      noteOrder(r.body.order);
-      if (msg) msg.textContent = verb === "pay" ? "Thank you!" : "Cancelled.";
-      return;
-    }
-    const code = (r.body && r.body.error && r.body.error.code) || "";
-    if (msg) msg.textContent = code === "expired" ? "Too late: this order has expired." : (S.sentence(r.body && r.body.error && r.body.error.message) || "Something went wrong. Try again.");
-    const fresh = await S.api("GET", `/api/orders/${id}`);
-    if (fresh.ok) showOrder(fresh.body.order);
-    $$(`[data-order-row="${id}"] button`).forEach((b) => { b.disabled = false; });
-  }
-  document.addEventListener("click", (e) => {
-    const pay = e.target.closest("[data-pay]");
-    if (pay) orderAction(pay.dataset.pay, "pay");
-    const cancel = e.target.closest("[data-cancel]");
-    if (cancel) orderAction(cancel.dataset.cancel, "cancel");
-  });
+  // Cancel (and refund) are links to their confirm pages: nothing to do here.
 
   // ---- Merchant: live sales dashboard and reconciliation -------------
   // One fetch of a goods' stats at a time; events meanwhile ask for one more.

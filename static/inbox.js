@@ -13,16 +13,20 @@
     });
   }
 
+  // A count asked for before the inbox was read must not bring the badge back.
+  let readEpoch = 0;
   async function refresh() {
+    const epoch = readEpoch;
     const r = await S.api("GET", "/api/me/notifications/unread");
-    if (r.ok && r.body) { unread = r.body.unread; show(); }
+    if (r.ok && r.body && epoch === readEpoch) { unread = r.body.unread; show(); }
+    document.documentElement.dataset.unreadChecked = String(Number(document.documentElement.dataset.unreadChecked || 0) + 1);
   }
 
   S.live.on("notification", (ev) => {
     document.dispatchEvent(new CustomEvent("seckill:notification", { detail: ev.notification }));
     refresh();
   });
-  document.addEventListener("seckill:inbox-read", () => { unread = 0; show(); });
+  document.addEventListener("seckill:inbox-read", () => { readEpoch++; unread = 0; show(); });
   document.addEventListener("DOMContentLoaded", () => {
     refresh();
     // A dropped socket may have missed events: count again when it is back.

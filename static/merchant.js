@@ -151,7 +151,13 @@
   });
 
   $$("form[data-confirm]").forEach((form) => {
-    form.addEventListener("submit", (e) => { if (!window.confirm(form.dataset.confirm)) e.preventDefault(); });
+    // Confirmed here, the post does it at once; without this script the
+    // server answers an unconfirmed post with its confirm page.
+    form.addEventListener("submit", (e) => {
+      if (!window.confirm(form.dataset.confirm)) { e.preventDefault(); return; }
+      const f = form.querySelector("[data-confirmed]");
+      if (f) f.value = "1";
+    });
   });
 
   $$("[data-max-bytes]").forEach((input) => {

@@ -2,13 +2,50 @@
 // take plain structs, never a request or a store.
 package views
 
+import "net/url"
+
 // Page is what the layout needs on every page.
 type Page struct {
-	Title       string
-	User        *PageUser
-	Flash       string
+	Title string
+	User  *PageUser
+	Flash string
+	// FlashKind is FlashSuccess (green) or FlashError (red).
+	FlashKind string
+	// FlashPlace names the form the flash answers, shown beside it by
+	// FlashAt; "" shows it at the top of the page.
+	FlashPlace  string
 	CSRF        string
 	MonitorPath string
+}
+
+// Kinds of a flash message.
+const (
+	FlashSuccess = "success"
+	FlashError   = "error"
+)
+
+// Places of a flash beside its form (Page.FlashPlace).
+const (
+	PlaceImage     = "image"      // a goods' picture form
+	PlaceControls  = "controls"   // end sale now, hide and show
+	PlacePassword  = "password"   // the password change in Settings
+	PlaceSettings  = "settings"   // the reminder addresses in Settings
+	PlaceCheckout  = "checkout"   // the checkout's Pay form
+	PlaceGoodsEdit = "goods-edit" // a goods' edit form
+	PlaceSlotEdit  = "slot-edit"  // a slot's edit form
+	PlaceGoodsAdd  = "goods-add"  // a slot's add-goods form
+	PlaceWindow    = "window"     // a coupon's grab window form
+)
+
+// PlaceOrder is the place of one order's row in My orders.
+func PlaceOrder(id int64) string { return "order-" + i64(id) }
+
+// flashClass is the flash's CSS class: red for an error, green otherwise.
+func (p Page) flashClass() string {
+	if p.FlashKind == FlashError {
+		return "flash flash-error"
+	}
+	return "flash flash-success"
 }
 
 // PageUser is the logged-in user as the layout shows them.
@@ -29,6 +66,25 @@ func (p Page) IsAdmin() bool { return p.User != nil && p.User.Role == "admin" }
 // AuthForm is the state of a login or sign-up form.
 type AuthForm struct {
 	Username string
-	Next     string
+	Next     string // a local path to go to afterwards ("/" for none)
 	Error    string
+	// RetryAfter is how many seconds sign-in stays locked (0: not locked).
+	RetryAfter int
+}
+
+// nextQuery carries a local next path on a link between the login and
+// sign-up forms ("" when it is the home page).
+func nextQuery(next string) string {
+	if next == "" || next == "/" {
+		return ""
+	}
+	return "?next=" + url.QueryEscape(next)
+}
+
+// flashRole is how assistive technology announces a flash: an error at once.
+func flashRole(kind string) string {
+	if kind == FlashError {
+		return "alert"
+	}
+	return "status"
 }

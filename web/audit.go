@@ -26,7 +26,7 @@ func (s *Server) audit(c *fiber.Ctx) error {
 	default:
 		return err
 	}
-	if st := c.Response().StatusCode(); err != nil || st < 200 || st >= 400 {
+	if st := c.Response().StatusCode(); err != nil || st < 200 || st >= 400 || handlers.Refused(c) {
 		return err
 	}
 	cl, _ := handlers.ClaimsOf(c)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"syscall"
@@ -186,7 +187,14 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		return c.Send(errorBody(code, msg))
 	}
 	if status == fiber.StatusUnauthorized {
-		return c.Redirect("/login?next="+c.OriginalURL(), fiber.StatusSeeOther)
+		return c.Redirect("/login?next="+url.QueryEscape(c.OriginalURL()), fiber.StatusSeeOther)
+	}
+	if status == fiber.StatusTooManyRequests {
+		// A locked sign-in says so on its form, with the wait, not on an error page.
+		retry, _ := strconv.Atoi(string(c.Response().Header.Peek(fiber.HeaderRetryAfter)))
+		if handled, rerr := s.handlers.FormRefused(c, retry); handled {
+			return rerr
+		}
 	}
 	if rerr := s.handlers.ErrorPage(c, status, msg); rerr != nil {
 		slog.Error("render error page", "err", rerr)

@@ -325,6 +325,19 @@ func (s *Server) routes(cfg Config) {
 
 	// Issue 24 (front page and wallet): the shopper's red packet winnings and coupons.
 	pages.Get("/me/wallet", requireUser, h.WalletPage)
+
+	// Confirm before what cannot be undone (a GET asks, the POST does it:
+	// no script needed), the receipt that paying ends on, and the password
+	// change in Settings (handlers/confirm.go, handlers/accounts.go).
+	pages.Get("/orders/:id/refund", requireUser, h.RefundConfirmPage)
+	pages.Post("/orders/:id/refund", requireUser, s.audit, h.RefundForm)
+	pages.Get("/orders/:id/cancel", requireUser, h.CancelConfirmPage)
+	pages.Post("/orders/:id/cancel", requireUser, h.CancelForm)
+	pages.Post("/orders/:id/pay", requireUser, h.PayForm)
+	pages.Get("/orders/:id/receipt", requireUser, h.ReceiptPage)
+	staff.Get("/goods/:id/end", h.AdminEndGoodsConfirm)
+	staff.Get("/slots/:id/end", h.AdminEndSlotConfirm)
+	pages.Post("/settings/password", requireUser, s.limitAuth, h.PasswordForm)
 }
 
 // Start subscribes the hub to live events and joins the count of web

@@ -63,6 +63,8 @@ func TestCheckoutBrowser(t *testing.T) {
 	browse(t, ctx, "pick ¥5 off and pay",
 		chromedp.Click(tid("coupon-option", ucOff.ID)),
 		chromedp.Click(`[data-testid=checkout-pay]`),
+		chromedp.WaitVisible(`[data-testid=receipt-page]`), // paying ends on the receipt
+		chromedp.Navigate(a.URL+"/me/orders"),
 		chromedp.WaitVisible(`[data-testid=orders-page]`),
 	)
 	var mine struct{ Orders []checkoutOrderJSON }
@@ -74,7 +76,8 @@ func TestCheckoutBrowser(t *testing.T) {
 	waitText(t, ctx, tid("order-status", id), "Paid")
 	waitText(t, ctx, tid("order-discount", id), "−¥5.00 coupon, paid ¥20.00")
 
-	browse(t, ctx, "refund", chromedp.Click(tid("refund", id)), chromedp.WaitVisible(tid("refund-done", id)))
+	browse(t, ctx, "refund", chromedp.Click(tid("refund", id)), chromedp.WaitVisible(tid("confirm-yes")),
+		chromedp.Click(tid("confirm-yes")), chromedp.WaitVisible(tid("flash-order", id)))
 	waitText(t, ctx, tid("order-status", id), "Refunded")
 	browse(t, ctx, "my coupons", chromedp.Navigate(a.URL+"/me/coupons"), chromedp.WaitVisible(`[data-testid=my-coupons]`))
 	waitText(t, ctx, tid("my-coupon", off.ID)+` [data-user-coupon-status]`, "Unused")

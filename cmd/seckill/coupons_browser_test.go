@@ -154,8 +154,8 @@ func TestCouponsAdminBrowser(t *testing.T) {
 		chromedp.SetValue(`[data-testid="window-form"] [name="grab_end_at"]`, newEnd),
 		chromedp.Evaluate(`document.querySelector('[data-testid="flash"]')?.remove()`, nil), // the creation's flash
 		chromedp.Click(`[data-testid="window-form"] button`),
-		chromedp.WaitVisible(`[data-testid="flash"]`),
-		chromedp.Text(`[data-testid="flash"]`, &moved),
+		chromedp.WaitVisible(`[data-testid="flash-window"]`), // beside the window form
+		chromedp.Text(`[data-testid="flash-window"]`, &moved),
 		chromedp.Navigate(a.URL+"/admin/coupons"),
 		chromedp.Text(`[data-testid="admin-coupons"]`, &title),
 	)

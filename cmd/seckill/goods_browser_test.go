@@ -133,6 +133,8 @@ func TestGoodsBrowserShopper(t *testing.T) {
 		chromedp.Click(fmt.Sprintf(`[data-testid=pay-%d]`, orderID)),
 		chromedp.WaitVisible(`[data-testid=checkout-pay]`), // Pay opens the checkout
 		chromedp.Click(`[data-testid=checkout-pay]`),
+		chromedp.WaitVisible(`[data-testid=receipt-page]`), // and ends on the receipt
+		chromedp.Navigate(a.URL+"/me/orders"),
 	)
 	waitText(t, ctx, fmt.Sprintf(`[data-testid=order-status-%d]`, orderID), "Paid")
 	if got := a.order(token, orderID); got.Status != "paid" {
