@@ -110,7 +110,7 @@ func slotFormOf(c *fiber.Ctx) views.SlotForm {
 func goodsFormOf(c *fiber.Ctx) views.GoodsForm {
 	return views.GoodsForm{Title: c.FormValue("title"), Description: c.FormValue("description"), Price: c.FormValue("price_cents"),
 		SeckillPrice: c.FormValue("seckill_price_cents"), Stock: c.FormValue("stock"), Limit: c.FormValue("limit_per_user"),
-		Shards: c.FormValue("shards")}
+		Demand: c.FormValue("demand"), Shards: c.FormValue("shards")}
 }
 
 // formFailed reports whether err is one a form shows to the user (anything but an internal error).

@@ -163,4 +163,15 @@
       if (out) out.textContent = bad ? "The picture is larger than 2 MiB." : "";
     });
   });
+
+  // ---- Expected demand (issue 24 item 7) ---------------------------------
+  // Choosing a demand clears the advanced shard count, which would override
+  // it; the count's placeholder says what the demand stands for.
+  $$("select[data-demand]").forEach((sel) => {
+    const box = sel.form && sel.form.querySelector("[data-shards-override]");
+    if (!box) return;
+    const hint = () => { const o = sel.selectedOptions[0]; box.placeholder = o ? o.dataset.shards + " (from the expected demand)" : ""; };
+    hint();
+    sel.addEventListener("change", () => { box.value = ""; hint(); });
+  });
 })();
