@@ -52,7 +52,7 @@ func AdminDashboard(p Page, v DashboardView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-scroll\"><table data-testid=\"dashboard-slots\"><thead><tr><th>Slot</th><th>Window</th><th>State</th><th class=\"num\">Stock</th><th class=\"num\">Sold</th><th class=\"num\">Unpaid</th><th class=\"num\">Paid</th><th class=\"num\">Revenue</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-scroll\"><table class=\"stack\" data-testid=\"dashboard-slots\"><thead><tr><th>Slot</th><th>Window</th><th>State</th><th class=\"num\">Stock</th><th class=\"num\">Sold</th><th class=\"num\">Unpaid</th><th class=\"num\">Paid</th><th class=\"num\">Revenue</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -201,7 +201,7 @@ func AdminDashboard(p Page, v DashboardView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<table data-testid=\"dashboard-coupons\"><thead><tr><th>Coupon</th><th class=\"num\">Grabbed</th><th class=\"num\">Left</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 19, "<table class=\"stack\" data-testid=\"dashboard-coupons\"><thead><tr><th>Coupon</th><th class=\"num\">Grabbed</th><th class=\"num\">Left</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -291,7 +291,7 @@ func AdminDashboard(p Page, v DashboardView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<table data-testid=\"dashboard-redpackets\"><thead><tr><th>Packet</th><th>Status</th><th class=\"num\">Left</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 29, "<table class=\"stack\" data-testid=\"dashboard-redpackets\"><thead><tr><th>Packet</th><th>Status</th><th class=\"num\">Left</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1280,7 +1280,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "</small></div></div><button type=\"submit\" data-testid=\"user-submit\">Create account</button></form><div class=\"table-scroll\"><table data-testid=\"users-table\"><thead><tr><th>ID</th><th>Username</th><th>Role</th><th>Since</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "</small></div></div><button type=\"submit\" data-testid=\"user-submit\">Create account</button></form><div class=\"table-scroll\"><table class=\"stack\" data-testid=\"users-table\"><thead><tr><th>ID</th><th>Username</th><th>Role</th><th>Since</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -878,7 +878,7 @@ func AdminRedPacketsPage(p Page, f RedPacketForm, list []RedPacketCard) templ.Co
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 78, "<table data-testid=\"rp-list\"><thead><tr><th>Title</th><th class=\"num\">Total</th><th class=\"num\">Shares</th><th>Split</th><th class=\"num\">Left</th><th>Status</th><th>Expires</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 78, "<table class=\"stack\" data-testid=\"rp-list\"><thead><tr><th>Title</th><th class=\"num\">Total</th><th class=\"num\">Shares</th><th>Split</th><th class=\"num\">Left</th><th>Status</th><th>Expires</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
