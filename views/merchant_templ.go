@@ -897,7 +897,7 @@ func salesChart(kind string, id int64) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "\"><figcaption><strong>Live sales</strong> <span class=\"legend\"><i class=\"k-remaining\"></i> stock left <b data-last=\"remaining\" data-testid=\"chart-remaining\">–</b></span> <span class=\"legend\"><i class=\"k-unpaid\"></i> unpaid <b data-last=\"unpaid\" data-testid=\"chart-unpaid\">–</b></span> <span class=\"legend\"><i class=\"k-paid\"></i> paid <b data-last=\"paid\" data-testid=\"chart-paid\">–</b></span> <span class=\"legend\"><i class=\"k-rate\"></i> grabs/s <b data-last=\"rate\" data-testid=\"chart-rate\">–</b></span></figcaption><svg viewBox=\"0 0 600 200\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"stock left, unpaid and paid orders, and grabs a second over time\" data-svg></svg><p class=\"muted small\" data-chart-empty>No samples yet: they start when the goods is loaded for its sale.</p></figure>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 75, "\"><figcaption><strong>Live sales</strong> <span class=\"legend\"><i class=\"k-remaining\"></i> stock left <b data-last=\"remaining\" data-testid=\"chart-remaining\">–</b></span> <span class=\"legend\"><i class=\"k-unpaid\"></i> unpaid <b data-last=\"unpaid\" data-testid=\"chart-unpaid\">–</b></span> <span class=\"legend\"><i class=\"k-paid\"></i> paid <b data-last=\"paid\" data-testid=\"chart-paid\">–</b></span> <span class=\"legend\"><i class=\"k-rate\"></i> grabs/s <b data-last=\"rate\" data-testid=\"chart-rate\">–</b></span></figcaption><div class=\"chart-plot\"><b class=\"axis-title y\" aria-hidden=\"true\">Units</b> <b class=\"axis-title r\" aria-hidden=\"true\">Grabs/s</b><div class=\"chart-axis y\" aria-hidden=\"true\"><span data-axis=\"y-max\" data-testid=\"chart-y-max\"></span> <span data-axis=\"y-mid\"></span> <span>0</span></div><svg viewBox=\"0 0 600 200\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"stock left, unpaid and paid orders, and grabs a second over time\" data-svg></svg><div class=\"chart-axis r\" aria-hidden=\"true\"><span data-axis=\"r-max\" data-testid=\"chart-r-max\"></span> <span data-axis=\"r-mid\"></span> <span>0</span></div><div class=\"chart-axis x\" aria-hidden=\"true\"><span data-axis=\"x-start\" data-testid=\"chart-x-start\"></span> <b class=\"axis-title\">Time</b> <span data-axis=\"x-end\" data-testid=\"chart-x-end\"></span></div></div><p class=\"muted small\" data-chart-empty>No samples yet: they start when the goods is loaded for its sale.</p></figure>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -953,7 +953,7 @@ func goodsImage(g model.Goods, class string) templ.Component {
 				var templ_7745c5c3_Var52 string
 				templ_7745c5c3_Var52, templ_7745c5c3_Err = templruntime.NewAttributeExpression(g.ImageURL).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 155, Col: 54}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 174, Col: 54}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var52)
 				if templ_7745c5c3_Err != nil {
@@ -966,7 +966,7 @@ func goodsImage(g model.Goods, class string) templ.Component {
 				var templ_7745c5c3_Var53 string
 				templ_7745c5c3_Var53, templ_7745c5c3_Err = templruntime.NewAttributeExpression(g.Title).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 155, Col: 70}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 174, Col: 70}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var53)
 				if templ_7745c5c3_Err != nil {
@@ -979,7 +979,7 @@ func goodsImage(g model.Goods, class string) templ.Component {
 				var templ_7745c5c3_Var54 string
 				templ_7745c5c3_Var54, templ_7745c5c3_Err = templruntime.NewAttributeExpression("goods-image-" + i64(g.ID)).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 155, Col: 128}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 174, Col: 128}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var54)
 				if templ_7745c5c3_Err != nil {
@@ -1033,7 +1033,7 @@ func goodsImage(g model.Goods, class string) templ.Component {
 				var templ_7745c5c3_Var57 string
 				templ_7745c5c3_Var57, templ_7745c5c3_Err = templruntime.NewAttributeExpression("goods-placeholder-" + i64(g.ID)).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 157, Col: 155}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 176, Col: 155}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var57)
 				if templ_7745c5c3_Err != nil {
@@ -1087,7 +1087,7 @@ func imageForm(p Page, g model.Goods) templ.Component {
 		var templ_7745c5c3_Var59 string
 		templ_7745c5c3_Var59, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/admin/goods/" + i64(g.ID) + "/image")).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 167, Col: 83}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 186, Col: 83}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var59)
 		if templ_7745c5c3_Err != nil {
@@ -1100,7 +1100,7 @@ func imageForm(p Page, g model.Goods) templ.Component {
 		var templ_7745c5c3_Var60 string
 		templ_7745c5c3_Var60, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.CSRF).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 169, Col: 50}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 188, Col: 50}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var60)
 		if templ_7745c5c3_Err != nil {
@@ -1167,7 +1167,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 			var templ_7745c5c3_Var63 string
 			templ_7745c5c3_Var63, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.CSRF).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 186, Col: 52}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 205, Col: 52}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var63)
 			if templ_7745c5c3_Err != nil {
@@ -1233,7 +1233,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var66 string
 				templ_7745c5c3_Var66, templ_7745c5c3_Err = templruntime.NewAttributeExpression(r).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 194, Col: 25}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 213, Col: 25}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var66)
 				if templ_7745c5c3_Err != nil {
@@ -1256,7 +1256,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var67 string
 				templ_7745c5c3_Var67, templ_7745c5c3_Err = templ.JoinStringErrs(r)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 194, Col: 62}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 213, Col: 62}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var67))
 				if templ_7745c5c3_Err != nil {
@@ -1274,7 +1274,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 			var templ_7745c5c3_Var68 string
 			templ_7745c5c3_Var68, templ_7745c5c3_Err = templ.JoinStringErrs(fieldErr(v.Form.Errors, "role"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 197, Col: 91}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 216, Col: 91}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var68))
 			if templ_7745c5c3_Err != nil {
@@ -1292,7 +1292,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var69 string
 				templ_7745c5c3_Var69, templ_7745c5c3_Err = templruntime.NewAttributeExpression("user-row-" + u.Username).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 207, Col: 49}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 226, Col: 49}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var69)
 				if templ_7745c5c3_Err != nil {
@@ -1305,7 +1305,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var70 string
 				templ_7745c5c3_Var70, templ_7745c5c3_Err = templ.JoinStringErrs(i64(u.ID))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 208, Col: 23}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 227, Col: 23}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var70))
 				if templ_7745c5c3_Err != nil {
@@ -1318,7 +1318,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var71 string
 				templ_7745c5c3_Var71, templ_7745c5c3_Err = templ.JoinStringErrs(u.Username)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 209, Col: 24}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 228, Col: 24}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var71))
 				if templ_7745c5c3_Err != nil {
@@ -1371,7 +1371,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var74 string
 				templ_7745c5c3_Var74, templ_7745c5c3_Err = templ.JoinStringErrs(stateLabel(u.Role))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 210, Col: 64}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 229, Col: 64}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var74))
 				if templ_7745c5c3_Err != nil {
