@@ -6,9 +6,8 @@
   const S = window.seckill;
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
 
-  function localTime(iso) {
-    return new Date(iso).toLocaleString([], { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
-  }
+  // One date format on every page: app.js's ("1 Dec 2026, 14:05").
+  const localTime = (iso) => S.formatTime(iso);
   function errorOf(r, fallback) {
     return (r.body && r.body.error && r.body.error.message) || fallback;
   }

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -108,3 +109,6 @@ func channelLabel(ch string) string {
 func deliveryCount(st *model.CouponStats, channel, status string) int64 {
 	return st.Deliveries[channel][status]
 }
+
+// couponURL is where a coupon is shown to shoppers: its card in the coupon centre.
+func couponURL(id int64) templ.SafeURL { return templ.SafeURL("/coupons#coupon-" + i64(id)) }
