@@ -67,6 +67,16 @@ func (h *Handlers) GoodsPage(c *fiber.Ctx) error {
 				v.Orders = append(v.Orders, o)
 			}
 		}
+		if g.State == model.SlotUpcoming {
+			booked, err := h.Goods.Reminders(c.UserContext(), cl.UserID, id)
+			if err != nil {
+				return err
+			}
+			v.Reminders = views.Picker{Kind: "goods", ID: id, StartAt: g.StartAt, Now: h.Goods.Now(), Channels: map[string]string{}, Booked: booked}
+			for _, ch := range model.Channels {
+				v.Reminders.Channels[ch] = goods.ReminderChannelProblem(ch)
+			}
+		}
 	}
 	return render(c, fiber.StatusOK, views.GoodsPage(h.page(c, g.Title), v))
 }

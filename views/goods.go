@@ -21,8 +21,9 @@ type SlotsView struct {
 
 // GoodsView is one goods for the shopper, with the caller's orders of it.
 type GoodsView struct {
-	Goods  model.Goods
-	Orders []model.Order
+	Goods     model.Goods
+	Orders    []model.Order
+	Reminders Picker // "Remind me" before an upcoming sale, for a signed-in shopper
 }
 
 // OrdersView is the shopper's "My orders".

@@ -646,7 +646,7 @@ func GoodsPage(p Page, v GoodsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = GoodsRemind(p, v.Goods).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = GoodsRemind(p, v.Goods, v.Reminders).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
