@@ -1267,14 +1267,14 @@ func AdminRedPacketPage(p Page, d AdminRedPacketDetail) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "</p></div><div class=\"card\"><p class=\"muted\">Saved to the database</p><p class=\"price\" data-testid=\"rp-stat-flushed\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "</p></div><div class=\"card\"><p class=\"muted\">Recorded</p><p class=\"price\" data-testid=\"rp-stat-flushed\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var73 string
 			templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(rpInt(d.Stats.Flushed))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 188, Col: 135}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/redpackets.templ`, Line: 188, Col: 122}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var73))
 			if templ_7745c5c3_Err != nil {
