@@ -74,7 +74,9 @@ func (h *Handlers) GoodsPage(c *fiber.Ctx) error {
 			}
 			v.Reminders = views.Picker{Kind: "goods", ID: id, StartAt: g.StartAt, Now: h.Goods.Now(), Channels: map[string]string{}, Booked: booked}
 			for _, ch := range model.Channels {
-				v.Reminders.Channels[ch] = goods.ReminderChannelProblem(ch)
+				if goods.ReminderChannelProblem(ch) != "" {
+					v.Reminders.Channels[ch] = "seckill goods remind you in the app only"
+				}
 			}
 		}
 	}

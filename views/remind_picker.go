@@ -2,6 +2,7 @@ package views
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/seckill/seckill/db/model"
@@ -65,10 +66,19 @@ func (p Picker) notes() []string {
 			break
 		}
 	}
+	// Channels refused for the same reason share one note.
+	var reasons []string
+	byReason := map[string][]string{}
 	for _, ch := range model.Channels {
 		if why := p.Channels[ch]; why != "" {
-			notes = append(notes, channelLabel(ch)+": "+why)
+			if byReason[why] == nil {
+				reasons = append(reasons, why)
+			}
+			byReason[why] = append(byReason[why], channelLabel(ch))
 		}
+	}
+	for _, why := range reasons {
+		notes = append(notes, strings.Join(byReason[why], ", ")+": "+why)
 	}
 	return notes
 }

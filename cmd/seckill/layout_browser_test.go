@@ -61,13 +61,23 @@ func layoutFixture(t *testing.T) (*testApp, []layoutPage) {
 	if err := a.flushAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	var upcoming struct{ Goods []goodsJSON }
+	for _, sl := range slots.Slots {
+		if sl.StartAt.After(time.Now()) {
+			a.call("GET", fmt.Sprintf("/api/slots/%d/goods", sl.ID), "", nil, &upcoming)
+			break
+		}
+	}
+	if len(upcoming.Goods) == 0 {
+		t.Fatal("the demo's upcoming slot has no goods")
+	}
 	var cp int64
 	if len(coupons.Coupons) > 0 {
 		cp = coupons.Coupons[0].ID
 	}
 	s, m, ad := demo.Shopper, demo.Merchant, a.Config.AdminUsername
 	return a, []layoutPage{
-		{s, "/"}, {s, "/slots"}, {s, fmt.Sprintf("/goods/%d", goods.Goods[0].ID)}, {s, "/me/orders"},
+		{s, "/"}, {s, "/slots"}, {s, fmt.Sprintf("/goods/%d", goods.Goods[0].ID)}, {s, fmt.Sprintf("/goods/%d", upcoming.Goods[0].ID)}, {s, "/me/orders"},
 		{s, fmt.Sprintf("/orders/%d/checkout", unpaid.ID)}, {s, "/coupons"}, {s, "/me/coupons"}, {s, "/me/reminders"},
 		{s, "/me/notifications"}, {s, "/settings"}, {s, "/redpackets"}, {s, fmt.Sprintf("/redpackets/%d", rps.Redpackets[0].ID)},
 		{m, "/admin"}, {m, "/admin/slots"}, {m, fmt.Sprintf("/admin/slots/%d", live.ID)},
