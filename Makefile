@@ -7,8 +7,13 @@ DEMO ?= true
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
 
-run: ## run the whole app (web + worker + scheduler) on embedded defaults with demo data
-	DEMO=$(DEMO) $(GO) run ./cmd/seckill serve
+run: ## build (saying what it does), then run the whole app (web + worker + scheduler) on embedded defaults with demo data
+	@echo "Building seckill into bin/seckill (the first build downloads the Go modules and compiles them: a few minutes; later builds take seconds)..."
+	@$(GO) mod download -x 2>&1 | grep --line-buffered -E '^# get .*\.zip: 200' | sed -u -E 's|^# get https?://[^/]+/(.*)/@v/(.*)\.zip: 200.*|  downloaded \1 \2|'
+	@echo "  compiling; each package is listed as it is built..."
+	@$(GO) build -v -o bin/seckill ./cmd/seckill
+	@echo "Starting seckill (DEMO=$(DEMO)): its address and the accounts to sign in with follow."
+	DEMO=$(DEMO) ./bin/seckill serve
 
 test: ## run every test with the race detector (embedded Redis + SQLite; a real Redis when REDIS_URL is set, PostgreSQL when DATABASE_URL is)
 	$(GO) test -race -count=1 -timeout 15m ./...

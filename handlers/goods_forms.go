@@ -55,8 +55,18 @@ func goodsFormInput(form views.GoodsForm, slotID int64) (goods.Input, db.FieldEr
 	}
 	count("stock", form.Stock, &in.Stock, 0)
 	count("limit_per_user", form.Limit, &in.LimitPerUser, 1)
+	// The expected demand stands for a shard count; a number typed in the
+	// advanced field wins over it.
+	var demand int64
+	if d := strings.TrimSpace(form.Demand); d != "" {
+		n, ok := views.ShardsForDemand(d)
+		if !ok {
+			errs["demand"] = "must be normal, hot or very hot"
+		}
+		demand = int64(n)
+	}
 	var shards int64
-	count("shards", form.Shards, &shards, 0)
+	count("shards", form.Shards, &shards, demand)
 	in.Shards = int(shards)
 	if shards != int64(in.Shards) {
 		errs["shards"] = "must be 1–8"

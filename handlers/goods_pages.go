@@ -67,6 +67,18 @@ func (h *Handlers) GoodsPage(c *fiber.Ctx) error {
 				v.Orders = append(v.Orders, o)
 			}
 		}
+		if g.State == model.SlotUpcoming {
+			booked, err := h.Goods.Reminders(c.UserContext(), cl.UserID, id)
+			if err != nil {
+				return err
+			}
+			v.Reminders = views.Picker{Kind: "goods", ID: id, StartAt: g.StartAt, Now: h.Goods.Now(), Channels: map[string]string{}, Booked: booked}
+			for _, ch := range model.Channels {
+				if goods.ReminderChannelProblem(ch) != "" {
+					v.Reminders.Channels[ch] = "seckill goods remind you in the app only"
+				}
+			}
+		}
 	}
 	return render(c, fiber.StatusOK, views.GoodsPage(h.page(c, g.Title), v))
 }
@@ -110,7 +122,7 @@ func slotFormOf(c *fiber.Ctx) views.SlotForm {
 func goodsFormOf(c *fiber.Ctx) views.GoodsForm {
 	return views.GoodsForm{Title: c.FormValue("title"), Description: c.FormValue("description"), Price: c.FormValue("price_cents"),
 		SeckillPrice: c.FormValue("seckill_price_cents"), Stock: c.FormValue("stock"), Limit: c.FormValue("limit_per_user"),
-		Shards: c.FormValue("shards")}
+		Demand: c.FormValue("demand"), Shards: c.FormValue("shards")}
 }
 
 // formFailed reports whether err is one a form shows to the user (anything but an internal error).

@@ -31,3 +31,28 @@ func TestGoodsShardsInput(t *testing.T) {
 		t.Fatalf("shards \"three\": no field error (%v)", errs)
 	}
 }
+
+// The goods form's expected demand stands for a shard count (normal 1, hot 4,
+// very hot 8); a number in the advanced field wins; an unknown demand is a
+// field error. The API's `shards` is untouched by it.
+func TestGoodsDemandToShards(t *testing.T) {
+	for _, tc := range []struct {
+		demand, shards string
+		want           int
+	}{
+		{"normal", "", 1},
+		{"hot", "", 4},
+		{"very_hot", "", 8},
+		{"", "", 0},
+		{"hot", "2", 2},
+		{"very_hot", " 5 ", 5},
+	} {
+		in, errs := goodsFormInput(views.GoodsForm{Price: "1", SeckillPrice: "1", Stock: "9", Demand: tc.demand, Shards: tc.shards}, 1)
+		if len(errs) != 0 || in.Shards != tc.want {
+			t.Errorf("demand %q, shards %q: shards %d %v, want %d", tc.demand, tc.shards, in.Shards, errs, tc.want)
+		}
+	}
+	if _, errs := goodsFormInput(views.GoodsForm{Price: "1", SeckillPrice: "1", Stock: "9", Demand: "lukewarm"}, 1); errs["demand"] == "" {
+		t.Errorf("demand \"lukewarm\": no field error (%v)", errs)
+	}
+}

@@ -170,14 +170,17 @@ func (h *Handlers) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 	}
 	form := views.RedPacketForm{
 		Title: c.FormValue("title"), Total: strings.TrimSpace(c.FormValue("total")), Count: strings.TrimSpace(c.FormValue("count")),
-		Mode: c.FormValue("mode"), ExpiresIn: strings.TrimSpace(c.FormValue("expires_in")),
+		Mode: c.FormValue("mode"), ExpiresIn: strings.TrimSpace(c.FormValue("expires_in")), ExpiresAt: strings.TrimSpace(c.FormValue("expires_at")),
 	}
-	in := model.NewRedPacket{Title: form.Title, Mode: form.Mode, ExpiresIn: form.ExpiresIn}
+	in := model.NewRedPacket{Title: form.Title, Mode: form.Mode}
 	var bad error
 	if in.TotalCents, bad = parseRedPacketYuan(form.Total); bad == nil {
 		if in.Count, err = strconv.ParseInt(form.Count, 10, 64); err != nil {
 			bad = db.FieldErrorf("count", "must be a whole number")
 		}
+	}
+	if bad == nil {
+		in.ExpiresIn, bad = redPacketExpiresIn(form.ExpiresIn, form.ExpiresAt, c.FormValue("tz_offset"), h.RedPackets.Now())
 	}
 	var p *model.RedPacket
 	if bad == nil {

@@ -224,11 +224,35 @@
     return /[.!?]$/.test(msg) ? msg : msg + ".";
   }
 
+  // ---- Table cards on phones (issue 24, item 8) ---------------------------
+  // A table of class "stack" is a list of cards under 720 px, each cell
+  // labelled by CSS from its data-label; a cell a view (or a script adding
+  // rows) left without one takes its column's heading.
+  function labelCells(root) {
+    (root.matches && root.matches("table.stack") ? [root] : Array.from((root.querySelectorAll ? root : document).querySelectorAll("table.stack"))).forEach((table) => {
+      const heads = [];
+      table.querySelectorAll("thead tr:first-child th, thead tr:first-child td").forEach((th) => {
+        for (let i = 0; i < (th.colSpan || 1); i++) heads.push(th.textContent.trim());
+      });
+      table.querySelectorAll("tbody tr, tfoot tr").forEach((tr) => {
+        let col = 0;
+        Array.from(tr.cells).forEach((td) => {
+          if (!td.hasAttribute("data-label") && heads[col]) td.dataset.label = heads[col];
+          col += td.colSpan || 1;
+        });
+      });
+    });
+  }
+  new MutationObserver((records) => {
+    records.forEach((r) => { const t = r.target.closest && r.target.closest("table.stack"); if (t) labelCells(t); });
+  }).observe(document.documentElement, { childList: true, subtree: true });
+
   window.seckill = { api, csrfHeaders, live, money, countdown, formatTime, formatTimes, timeEl, orderNumber, stateLabel, sentence };
   formatTimes(document);
   document.addEventListener("DOMContentLoaded", () => {
     formatTimes(document);
     localiseInputs(document);
+    labelCells(document);
     initMenu();
     connect();
     tickCountdowns();

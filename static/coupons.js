@@ -4,7 +4,6 @@
   "use strict";
   const S = window.seckill;
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
-  const channelLabels = { app: "In app", email: "Email", webhook: "Webhook", sms: "SMS", wechat: "WeChat" };
 
   const localTime = (iso) => S.formatTime(iso);
   function requestID() {
@@ -91,45 +90,11 @@
     showCoupon(id);
   }
 
-  function renderReminders(id, reminders) {
-    const ul = document.querySelector(`[data-reminders="${id}"]`);
-    if (!ul) return;
-    ul.innerHTML = "";
-    reminders.forEach((r) => {
-      const li = document.createElement("li");
-      li.dataset.testid = `reminder-${id}-${r.minutes_before}-${r.channel}`;
-      const t = S.timeEl(r.remind_at);
-      li.append(`${r.minutes_before} min before · ${channelLabels[r.channel] || r.channel} · at `, t);
-      ul.append(li);
-    });
-  }
-
-  async function toggleReminder(box) {
-    const id = box.dataset.remind, minutes = Number(box.dataset.minutes), channel = box.dataset.channel;
-    const errEl = document.querySelector(`[data-testid="picker-error-${id}"]`);
-    box.disabled = true;
-    const r = box.checked
-      ? await S.api("PUT", `/api/coupons/${id}/reminders`, { minutes_before: minutes, channel })
-      : await S.api("DELETE", `/api/coupons/${id}/reminders?minutes_before=${minutes}&channel=${encodeURIComponent(channel)}`);
-    box.disabled = false;
-    if (r.ok) {
-      errEl.textContent = "";
-      renderReminders(id, r.body.reminders);
-      return;
-    }
-    box.checked = !box.checked;
-    errEl.textContent = S.sentence(r.body && r.body.error && r.body.error.message) || "Could not change the reminder.";
-    if (r.body && r.body.error && (r.body.error.code === "too_late" || r.body.error.code === "not_configured")) {
-      box.disabled = true;
-      box.title = r.body.error.message;
-    }
-  }
-
   function initCentre() {
     $$("[data-coupon]").forEach((card) => S.live.subscribe("coupon:" + card.dataset.coupon));
     S.live.on("coupon", (ev) => setRemaining(ev.coupon_id, ev.remaining));
     $$("[data-grab]").forEach((b) => b.addEventListener("click", () => grab(b)));
-    $$("[data-remind]").forEach((box) => box.addEventListener("change", () => toggleReminder(box)));
+    // "Remind me" is static/remind_picker.js, shared with the goods pages.
     // When an upcoming window opens, its Grab button comes alive.
     document.addEventListener("countdown-done", (e) => {
       const id = e.target.dataset && e.target.dataset.opens;

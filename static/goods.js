@@ -323,12 +323,12 @@
     });
     const c = document.querySelector("[data-row=conflicts]");
     if (c) {
-      c.querySelector("[data-side=redis]").textContent = st.failed + " voided";
+      c.querySelector("[data-side=redis]").textContent = st.failed + " cancelled";
       c.querySelector("[data-side=db]").textContent = st.db.conflicts;
       c.classList.toggle("drift", (st.drift || []).includes("conflicts"));
     }
     const sum = document.querySelector("[data-drift-summary]");
-    if (sum) sum.textContent = st.drift && st.drift.length ? "differs: " + st.drift.join(", ") : "in line";
+    if (sum) sum.textContent = st.drift && st.drift.length ? "live and recorded differ: " + st.drift.join(", ") : "live and recorded agree";
     const p = document.querySelector("[data-k=pending]");
     if (p) p.textContent = st.pending;
     const lag = document.querySelector("[data-k=durable_lag]");

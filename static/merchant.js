@@ -85,6 +85,18 @@
       line.setAttribute("vector-effect", "non-scaling-stroke");
       this.svg.append(line);
     });
+    // Axes: the units' and the grabs' scales, and the time at each end (local time).
+    [0.5, 1].forEach((f) => {
+      const g = document.createElementNS(SVG, "line");
+      g.setAttribute("x1", "0"); g.setAttribute("x2", String(W));
+      g.setAttribute("y1", String(y(top * f, top))); g.setAttribute("y2", String(y(top * f, top)));
+      g.setAttribute("class", "grid"); g.setAttribute("vector-effect", "non-scaling-stroke");
+      this.svg.prepend(g);
+    });
+    const round1 = (v) => String(Math.round(v * 10) / 10);
+    const clock = (sec) => new Date(sec * 1000).toLocaleTimeString("en-GB", { hour: "2-digit", minute: "2-digit", second: "2-digit", hourCycle: "h23" });
+    const axes = { "y-max": String(top), "y-mid": round1(top / 2), "r-max": round1(rtop), "r-mid": round1(rtop / 2), "x-start": clock(t0), "x-end": clock(t1) };
+    Object.entries(axes).forEach(([k, v]) => { const el = this.fig.querySelector(`[data-axis="${k}"]`); if (el) el.textContent = v; });
     const end = pts[pts.length - 1];
     const show = { remaining: end.remaining, unpaid: end.unpaid, paid: end.paid, rate: rate[rate.length - 1] };
     Object.entries(show).forEach(([k, v]) => {
@@ -168,5 +180,16 @@
       input.setCustomValidity(bad ? "The picture is larger than 2 MiB." : "");
       if (out) out.textContent = bad ? "The picture is larger than 2 MiB." : "";
     });
+  });
+
+  // ---- Expected demand (issue 24 item 7) ---------------------------------
+  // Choosing a demand clears the advanced shard count, which would override
+  // it; the count's placeholder says what the demand stands for.
+  $$("select[data-demand]").forEach((sel) => {
+    const box = sel.form && sel.form.querySelector("[data-shards-override]");
+    if (!box) return;
+    const hint = () => { const o = sel.selectedOptions[0]; box.placeholder = o ? o.dataset.shards + " (from the expected demand)" : ""; };
+    hint();
+    sel.addEventListener("change", () => { box.value = ""; hint(); });
   });
 })();

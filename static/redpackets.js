@@ -165,7 +165,12 @@
         if (v("mode") === "fixed" && cents % count !== 0) errs.total_cents = "must be divisible by the count in a fixed packet (" + cents + " cents over " + count + " shares leaves " + (cents % count) + ")";
       }
       const exp = v("expires_in");
-      if (exp) {
+      if (exp === "at") {
+        const at = form.elements.expires_at && form.elements.expires_at.value ? new Date(form.elements.expires_at.value) : null;
+        if (!at || isNaN(at)) errs.expires_in = "needs the date and time it expires";
+        else if (at.getTime() <= Date.now()) errs.expires_in = "must be a date and time in the future";
+        else if (at.getTime() - Date.now() > 720 * 3600 * 1000) errs.expires_in = "must be within 30 days from now";
+      } else if (exp) {
         const s = seconds(exp);
         if (isNaN(s)) errs.expires_in = "must be a duration such as 30m or 24h";
         else if (s < 1 || s > 720 * 3600) errs.expires_in = "must be between 1s and 720h0m0s";
@@ -186,7 +191,14 @@
       });
       return errs;
     }
-    const fieldOf = { title: "title", total: "total_cents", count: "count", expires_in: "expires_in" };
+    const fieldOf = { title: "title", total: "total_cents", count: "count", expires_in: "expires_in", expires_at: "expires_in" };
+    // The date and time field shows only when "At a date and time" is chosen.
+    const expiry = form.querySelector("[data-expiry]"), atBox = form.querySelector("[data-expires-at]");
+    if (expiry && atBox) {
+      const toggle = () => { atBox.hidden = expiry.value !== "at"; };
+      toggle();
+      expiry.addEventListener("change", toggle);
+    }
     form.addEventListener("input", (e) => {
       if (fieldOf[e.target.name]) touched.add(fieldOf[e.target.name]);
       // The total's rule depends on the count and the mode, once there is a total.

@@ -64,7 +64,7 @@ func AuditPage(p Page, v AuditView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<table data-testid=\"audit-log\"><thead><tr><th>#</th><th>When</th><th>Who</th><th>Action</th><th>Target</th><th>Detail</th><th>Address</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 6, "<table class=\"stack\" data-testid=\"audit-log\"><thead><tr><th>#</th><th>When</th><th>Who</th><th>Action</th><th>Target</th><th>Detail</th><th>Address</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}

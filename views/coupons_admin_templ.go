@@ -336,7 +336,7 @@ func AdminCouponsPage(p Page, stats []*model.CouponStats, f CouponForm) templ.Co
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<table data-testid=\"admin-coupons\"><thead><tr><th>Title</th><th>Terms</th><th>Window</th><th>State</th><th class=\"num\">Stock</th><th class=\"num\">Remaining</th><th class=\"num\">Grabbed</th><th class=\"num\">Bookings</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 31, "<table class=\"stack\" data-testid=\"admin-coupons\"><thead><tr><th>Title</th><th>Terms</th><th>Window</th><th>State</th><th class=\"num\">Stock</th><th class=\"num\">Remaining</th><th class=\"num\">Grabbed</th><th class=\"num\">Bookings</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -761,7 +761,7 @@ func AdminCouponPage(p Page, st *model.CouponStats, formErr string) templ.Compon
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "</p><p class=\"muted\">lead time × channel pairs</p></div></section><h2>Bookings per lead time and channel</h2><table data-testid=\"bookings\"><thead><tr><th>Before start</th>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 63, "</p><p class=\"muted\">lead time × channel pairs</p></div></section><h2>Bookings per lead time and channel</h2><table class=\"stack\" data-testid=\"bookings\"><thead><tr><th>Before start</th>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -851,7 +851,7 @@ func AdminCouponPage(p Page, st *model.CouponStats, formErr string) templ.Compon
 					return templ_7745c5c3_Err
 				}
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "</tbody></table><h2>Deliveries</h2><table data-testid=\"deliveries\"><thead><tr><th>Channel</th><th class=\"num\">Sent</th><th class=\"num\">Retrying</th><th class=\"num\">Failed</th><th class=\"num\">Skipped</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 74, "</tbody></table><h2>Deliveries</h2><table class=\"stack\" data-testid=\"deliveries\"><thead><tr><th>Channel</th><th class=\"num\">Sent</th><th class=\"num\">Retrying</th><th class=\"num\">Failed</th><th class=\"num\">Skipped</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

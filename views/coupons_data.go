@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -58,37 +59,6 @@ func reminderBooked(rs []model.BookedReminder, minutes int, channel string) bool
 	return false
 }
 
-// pickerProblem says why a picker cell is disabled, or "" when it may be toggled.
-func pickerProblem(centre *model.CouponCentre, c *model.Coupon, minutes int, channel string) string {
-	if !centre.Now.Before(model.RemindAt(c.GrabStartAt, minutes)) {
-		return "too late for this reminder"
-	}
-	return centre.Channels[channel]
-}
-
-// tooLate reports whether a reminder minutes before c opens can no longer be booked.
-func tooLate(centre *model.CouponCentre, c *model.Coupon, minutes int) bool {
-	return !centre.Now.Before(model.RemindAt(c.GrabStartAt, minutes))
-}
-
-// pickerNotes say, beside the picker, why some of its cells cannot be
-// booked: lead times already past and channels not set up.
-func pickerNotes(centre *model.CouponCentre, c *model.Coupon) []string {
-	var notes []string
-	for _, m := range model.LeadTimeList() {
-		if tooLate(centre, c, m) {
-			notes = append(notes, fmt.Sprintf("Reminders %d minutes or more before the start are too late: it opens sooner than that.", m))
-			break
-		}
-	}
-	for _, ch := range model.Channels {
-		if why := centre.Channels[ch]; why != "" {
-			notes = append(notes, channelLabel(ch)+": "+why)
-		}
-	}
-	return notes
-}
-
 func channelLabel(ch string) string {
 	switch ch {
 	case model.ChannelApp:
@@ -108,3 +78,6 @@ func channelLabel(ch string) string {
 func deliveryCount(st *model.CouponStats, channel, status string) int64 {
 	return st.Deliveries[channel][status]
 }
+
+// couponURL is where a coupon is shown to shoppers: its card in the coupon centre.
+func couponURL(id int64) templ.SafeURL { return templ.SafeURL("/coupons#coupon-" + i64(id)) }

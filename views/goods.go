@@ -21,8 +21,9 @@ type SlotsView struct {
 
 // GoodsView is one goods for the shopper, with the caller's orders of it.
 type GoodsView struct {
-	Goods  model.Goods
-	Orders []model.Order
+	Goods     model.Goods
+	Orders    []model.Order
+	Reminders Picker // "Remind me" before an upcoming sale, for a signed-in shopper
 }
 
 // OrdersView is the shopper's "My orders".
@@ -47,7 +48,8 @@ type GoodsForm struct {
 	SeckillPrice string
 	Stock        string
 	Limit        string
-	Shards       string // Redis buckets of the stock ("": 1 on create, unchanged on edit)
+	Demand       string // expected demand, a Demands value ("": normal on create, unchanged on edit)
+	Shards       string // the advanced override of Demand's shard count ("": Demand's)
 	Errors       db.FieldErrors
 	Error        string
 }
@@ -95,7 +97,8 @@ func SlotFormOf(s model.Slot) SlotForm {
 // GoodsFormOf fills a goods form from goods.
 func GoodsFormOf(g model.Goods) GoodsForm {
 	return GoodsForm{Title: g.Title, Description: g.Description, Price: CentsInput(g.PriceCents),
-		SeckillPrice: CentsInput(g.SeckillPriceCents), Stock: i64(g.Stock), Limit: i64(g.LimitPerUser), Shards: i64(int64(max(g.Shards, 1)))}
+		SeckillPrice: CentsInput(g.SeckillPriceCents), Stock: i64(g.Stock), Limit: i64(g.LimitPerUser),
+		Demand: DemandOf(g.Shards), Shards: customShards(g.Shards)}
 }
 
 func i64(n int64) string                { return strconv.FormatInt(n, 10) }

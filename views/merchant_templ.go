@@ -52,7 +52,7 @@ func AdminDashboard(p Page, v DashboardView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-scroll\"><table data-testid=\"dashboard-slots\"><thead><tr><th>Slot</th><th>Window</th><th>State</th><th class=\"num\">Stock</th><th class=\"num\">Sold</th><th class=\"num\">Unpaid</th><th class=\"num\">Paid</th><th class=\"num\" title=\"The paid orders' amounts before coupons\">Gross</th><th class=\"num\">Discount</th><th class=\"num\" title=\"What shoppers paid\">Net</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 3, "<div class=\"table-scroll\"><table class=\"stack\" data-testid=\"dashboard-slots\"><thead><tr><th>Slot</th><th>Window</th><th>State</th><th class=\"num\">Stock</th><th class=\"num\">Sold</th><th class=\"num\">Unpaid</th><th class=\"num\">Paid</th><th class=\"num\" title=\"The paid orders' amounts before coupons\">Gross</th><th class=\"num\">Discount</th><th class=\"num\" title=\"What shoppers paid\">Net</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -214,7 +214,7 @@ func AdminDashboard(p Page, v DashboardView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<table data-testid=\"dashboard-coupons\"><thead><tr><th>Coupon</th><th class=\"num\">Grabbed</th><th class=\"num\">Left</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 20, "<table class=\"stack\" data-testid=\"dashboard-coupons\"><thead><tr><th>Coupon</th><th class=\"num\">Grabbed</th><th class=\"num\">Left</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -304,7 +304,7 @@ func AdminDashboard(p Page, v DashboardView) templ.Component {
 					return templ_7745c5c3_Err
 				}
 			} else {
-				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<table data-testid=\"dashboard-redpackets\"><thead><tr><th>Packet</th><th>Status</th><th class=\"num\">Left</th></tr></thead> <tbody>")
+				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 30, "<table class=\"stack\" data-testid=\"dashboard-redpackets\"><thead><tr><th>Packet</th><th>Status</th><th class=\"num\">Left</th></tr></thead> <tbody>")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -966,7 +966,7 @@ func salesChart(kind string, id int64) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, "\"><figcaption><strong>Live sales</strong> <span class=\"legend\"><i class=\"k-remaining\"></i> stock left <b data-last=\"remaining\" data-testid=\"chart-remaining\">–</b></span> <span class=\"legend\"><i class=\"k-unpaid\"></i> unpaid <b data-last=\"unpaid\" data-testid=\"chart-unpaid\">–</b></span> <span class=\"legend\"><i class=\"k-paid\"></i> paid <b data-last=\"paid\" data-testid=\"chart-paid\">–</b></span> <span class=\"legend\"><i class=\"k-rate\"></i> grabs/s <b data-last=\"rate\" data-testid=\"chart-rate\">–</b></span></figcaption><svg viewBox=\"0 0 600 200\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"stock left, unpaid and paid orders, and grabs a second over time\" data-svg></svg><p class=\"muted small\" data-chart-empty>No samples yet: they start when the goods is loaded for its sale.</p></figure>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 80, "\"><figcaption><strong>Live sales</strong> <span class=\"legend\"><i class=\"k-remaining\"></i> stock left <b data-last=\"remaining\" data-testid=\"chart-remaining\">–</b></span> <span class=\"legend\"><i class=\"k-unpaid\"></i> unpaid <b data-last=\"unpaid\" data-testid=\"chart-unpaid\">–</b></span> <span class=\"legend\"><i class=\"k-paid\"></i> paid <b data-last=\"paid\" data-testid=\"chart-paid\">–</b></span> <span class=\"legend\"><i class=\"k-rate\"></i> grabs/s <b data-last=\"rate\" data-testid=\"chart-rate\">–</b></span></figcaption><div class=\"chart-plot\"><b class=\"axis-title y\" aria-hidden=\"true\">Units</b> <b class=\"axis-title r\" aria-hidden=\"true\">Grabs/s</b><div class=\"chart-axis y\" aria-hidden=\"true\"><span data-axis=\"y-max\" data-testid=\"chart-y-max\"></span> <span data-axis=\"y-mid\"></span> <span>0</span></div><svg viewBox=\"0 0 600 200\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"stock left, unpaid and paid orders, and grabs a second over time\" data-svg></svg><div class=\"chart-axis r\" aria-hidden=\"true\"><span data-axis=\"r-max\" data-testid=\"chart-r-max\"></span> <span data-axis=\"r-mid\"></span> <span>0</span></div><div class=\"chart-axis x\" aria-hidden=\"true\"><span data-axis=\"x-start\" data-testid=\"chart-x-start\"></span> <b class=\"axis-title\">Time</b> <span data-axis=\"x-end\" data-testid=\"chart-x-end\"></span></div></div><p class=\"muted small\" data-chart-empty>No samples yet: they start when the goods is loaded for its sale.</p></figure>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1022,7 +1022,7 @@ func goodsImage(g model.Goods, class string) templ.Component {
 				var templ_7745c5c3_Var57 string
 				templ_7745c5c3_Var57, templ_7745c5c3_Err = templruntime.NewAttributeExpression(g.ImageURL).ResolveURL(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 163, Col: 54}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 182, Col: 54}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var57)
 				if templ_7745c5c3_Err != nil {
@@ -1035,7 +1035,7 @@ func goodsImage(g model.Goods, class string) templ.Component {
 				var templ_7745c5c3_Var58 string
 				templ_7745c5c3_Var58, templ_7745c5c3_Err = templruntime.NewAttributeExpression(g.Title).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 163, Col: 70}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 182, Col: 70}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var58)
 				if templ_7745c5c3_Err != nil {
@@ -1048,7 +1048,7 @@ func goodsImage(g model.Goods, class string) templ.Component {
 				var templ_7745c5c3_Var59 string
 				templ_7745c5c3_Var59, templ_7745c5c3_Err = templruntime.NewAttributeExpression("goods-image-" + i64(g.ID)).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 163, Col: 128}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 182, Col: 128}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var59)
 				if templ_7745c5c3_Err != nil {
@@ -1102,7 +1102,7 @@ func goodsImage(g model.Goods, class string) templ.Component {
 				var templ_7745c5c3_Var62 string
 				templ_7745c5c3_Var62, templ_7745c5c3_Err = templruntime.NewAttributeExpression("goods-placeholder-" + i64(g.ID)).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 165, Col: 155}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 184, Col: 155}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var62)
 				if templ_7745c5c3_Err != nil {
@@ -1156,7 +1156,7 @@ func imageForm(p Page, g model.Goods) templ.Component {
 		var templ_7745c5c3_Var64 string
 		templ_7745c5c3_Var64, templ_7745c5c3_Err = templruntime.NewAttributeExpression(templ.SafeURL("/admin/goods/" + i64(g.ID) + "/image")).ResolveURL(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 175, Col: 83}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 194, Col: 83}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var64)
 		if templ_7745c5c3_Err != nil {
@@ -1177,7 +1177,7 @@ func imageForm(p Page, g model.Goods) templ.Component {
 		var templ_7745c5c3_Var65 string
 		templ_7745c5c3_Var65, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.CSRF).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 178, Col: 50}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 197, Col: 50}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var65)
 		if templ_7745c5c3_Err != nil {
@@ -1244,7 +1244,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 			var templ_7745c5c3_Var68 string
 			templ_7745c5c3_Var68, templ_7745c5c3_Err = templruntime.NewAttributeExpression(p.CSRF).Resolve(ctx)
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 195, Col: 52}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 214, Col: 52}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var68)
 			if templ_7745c5c3_Err != nil {
@@ -1310,7 +1310,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var71 string
 				templ_7745c5c3_Var71, templ_7745c5c3_Err = templruntime.NewAttributeExpression(r).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 203, Col: 25}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 222, Col: 25}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var71)
 				if templ_7745c5c3_Err != nil {
@@ -1333,7 +1333,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var72 string
 				templ_7745c5c3_Var72, templ_7745c5c3_Err = templ.JoinStringErrs(r)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 203, Col: 62}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 222, Col: 62}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var72))
 				if templ_7745c5c3_Err != nil {
@@ -1351,13 +1351,13 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 			var templ_7745c5c3_Var73 string
 			templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(fieldErr(v.Form.Errors, "role"))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 206, Col: 91}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 225, Col: 91}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var73))
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "</small></div></div><button type=\"submit\" data-testid=\"user-submit\">Create account</button></form><div class=\"table-scroll\"><table data-testid=\"users-table\"><thead><tr><th>ID</th><th>Username</th><th>Role</th><th>Since</th></tr></thead> <tbody>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "</small></div></div><button type=\"submit\" data-testid=\"user-submit\">Create account</button></form><div class=\"table-scroll\"><table class=\"stack\" data-testid=\"users-table\"><thead><tr><th>ID</th><th>Username</th><th>Role</th><th>Since</th></tr></thead> <tbody>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1369,7 +1369,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var74 string
 				templ_7745c5c3_Var74, templ_7745c5c3_Err = templruntime.NewAttributeExpression("user-row-" + u.Username).Resolve(ctx)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 216, Col: 49}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 235, Col: 49}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var74)
 				if templ_7745c5c3_Err != nil {
@@ -1382,7 +1382,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var75 string
 				templ_7745c5c3_Var75, templ_7745c5c3_Err = templ.JoinStringErrs(i64(u.ID))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 217, Col: 23}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 236, Col: 23}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var75))
 				if templ_7745c5c3_Err != nil {
@@ -1395,7 +1395,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var76 string
 				templ_7745c5c3_Var76, templ_7745c5c3_Err = templ.JoinStringErrs(u.Username)
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 218, Col: 24}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 237, Col: 24}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var76))
 				if templ_7745c5c3_Err != nil {
@@ -1448,7 +1448,7 @@ func AdminUsersPage(p Page, v AdminUsersView) templ.Component {
 				var templ_7745c5c3_Var79 string
 				templ_7745c5c3_Var79, templ_7745c5c3_Err = templ.JoinStringErrs(stateLabel(u.Role))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 219, Col: 64}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/merchant.templ`, Line: 238, Col: 64}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var79))
 				if templ_7745c5c3_Err != nil {

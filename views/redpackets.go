@@ -52,7 +52,8 @@ type RedPacketForm struct {
 	Total     string // yuan, e.g. "88.88"
 	Count     string
 	Mode      string
-	ExpiresIn string
+	ExpiresIn string // a RedPacketExpiries value, ExpiresAtChoice, or a duration typed elsewhere ("90m")
+	ExpiresAt string // the date and time when ExpiresIn is ExpiresAtChoice, as typed
 	Field     string
 	Error     string
 }
@@ -94,4 +95,37 @@ func rpBarStyle(claimed, count int64) templ.SafeCSS {
 		pct = 100 * claimed / count
 	}
 	return templ.SafeCSS(fmt.Sprintf("width: %d%%;", pct))
+}
+
+// ExpiryChoice is one of the red packet form's "Expires in" choices: the
+// API's expires_in (a Go duration) and what the merchant reads.
+type ExpiryChoice struct {
+	Value string
+	Label string
+}
+
+// RedPacketExpiries are the durations the red packet form offers.
+var RedPacketExpiries = []ExpiryChoice{
+	{Value: "1h", Label: "1 hour"},
+	{Value: "6h", Label: "6 hours"},
+	{Value: "24h", Label: "24 hours"},
+	{Value: "72h", Label: "3 days"},
+	{Value: "168h", Label: "7 days"},
+}
+
+// ExpiresAtChoice is the "Expires in" choice that reads the date and time field instead.
+const ExpiresAtChoice = "at"
+
+// otherExpiry is a duration posted that is none of the choices (an old
+// bookmark, a script), kept as its own option so the form shows it again.
+func otherExpiry(v string) bool {
+	if v == "" || v == ExpiresAtChoice {
+		return false
+	}
+	for _, c := range RedPacketExpiries {
+		if c.Value == v {
+			return false
+		}
+	}
+	return true
 }

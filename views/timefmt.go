@@ -3,11 +3,13 @@ package views
 import (
 	"strings"
 	"time"
+
+	"github.com/seckill/seckill/db/model"
 )
 
 // timeFallback is an instant as shown before static/app.js formats it in the
 // browser's zone: the same shape ("2 Jan 2006, 15:04"), in UTC and saying so.
-func timeFallback(t time.Time) string { return t.UTC().Format("2 Jan 2006, 15:04") + " UTC" }
+func timeFallback(t time.Time) string { return t.UTC().Format(model.TimeLayout) + " UTC" }
 
 // errorTitle is the error page's headline for a status.
 func errorTitle(status int) string {

@@ -175,7 +175,7 @@ func New(cfg Config) *Server {
 
 func (s *Server) routes(cfg Config) {
 	app, h := s.App, s.handlers
-	app.Use(bodies, recover.New(recover.Config{EnableStackTrace: true}))
+	app.Use(utf8Text, bodies, recover.New(recover.Config{EnableStackTrace: true}))
 
 	// Operations: outside metrics and auth so probes stay cheap.
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
@@ -265,7 +265,7 @@ func (s *Server) routes(cfg Config) {
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
 
 	if cfg.Monitor != nil {
-		app.Use(MonitorPath, requireRole(model.RoleAdmin), adaptor.HTTPHandler(cfg.Monitor))
+		app.Use(MonitorPath, requireRole(model.RoleAdmin), adaptor.HTTPHandler(withBackBar(cfg.Monitor)))
 	}
 
 	pages := app.Group("", s.csrf)

@@ -270,7 +270,7 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 	}
 	browse(t, ctx, "reconciliation", chromedp.Navigate(fmt.Sprintf("%s/admin/goods/%d", a.URL, g.ID)), chromedp.WaitVisible(`[data-testid=reconcile-table]`))
 	waitText(t, ctx, `[data-testid=reconcile-paid] [data-side=db]`, "1")
-	waitText(t, ctx, `[data-testid=drift-summary]`, "in line")
+	waitText(t, ctx, `[data-testid=drift-summary]`, "live and recorded agree")
 }
 
 // My orders catches up on a change it got no event for because its socket

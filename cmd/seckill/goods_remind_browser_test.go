@@ -26,34 +26,36 @@ func TestGoodsRemindBrowser(t *testing.T) {
 		t.Fatalf("register: %d", st)
 	}
 	page := fmt.Sprintf("%s/goods/%d", a.URL, g.ID)
-	choose := func(minutes int) chromedp.Action {
-		return chromedp.SetValue(`[data-testid=remind-minutes]`, fmt.Sprint(minutes), chromedp.ByQuery)
-	}
+	// The same picker as the coupon centre's: a grid of lead times × channels.
+	cell := func(minutes int) string { return tid("goods-remind", g.ID, minutes, "app") }
+	item := func(minutes int) string { return tid("goods-reminder", g.ID, minutes, "app") }
 
 	err := chromedp.Run(ctx,
 		browserLogin(ctx, a.URL, name, "password123"),
 		chromedp.Navigate(page),
 		chromedp.WaitVisible(`[data-testid=goods-remind][data-ready="1"]`),
-		choose(10), chromedp.Click(`[data-testid=remind-book]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`[data-testid=goods-reminder-10-app]`),
-		choose(5), chromedp.Click(`[data-testid=remind-book]`, chromedp.ByQuery),
-		chromedp.WaitVisible(`[data-testid=goods-reminder-5-app]`),
-		chromedp.Click(`[data-testid=cancel-goods-reminder-5-app]`, chromedp.ByQuery),
-		chromedp.WaitNotPresent(`[data-testid=goods-reminder-5-app]`),
+		chromedp.Click(tid("goods-picker-open", g.ID), chromedp.ByQuery),
+		chromedp.Click(cell(10), chromedp.ByQuery),
+		chromedp.WaitVisible(item(10), chromedp.ByQuery),
+		chromedp.Click(cell(5), chromedp.ByQuery),
+		chromedp.WaitVisible(item(5), chromedp.ByQuery),
+		chromedp.Click(cell(5), chromedp.ByQuery),
+		chromedp.WaitNotPresent(item(5), chromedp.ByQuery),
 	)
 	if err != nil {
 		t.Fatalf("book and cancel on the goods page: %v", err)
 	}
-	var late, open bool
+	var late, open, email bool
 	err = chromedp.Run(ctx,
-		chromedp.Evaluate(`document.querySelector('[data-testid=remind-minutes] option[value="35"]').disabled`, &late),
-		chromedp.Evaluate(`document.querySelector('[data-testid=remind-minutes] option[value="30"]').disabled`, &open))
-	if err != nil || !late || open {
-		t.Fatalf("35 minutes disabled %v (want true), 30 minutes disabled %v (want false): %v", late, open, err)
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).disabled`, cell(35)), &late),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).disabled`, cell(30)), &open),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('[data-testid="goods-remind-%d-30-email"]').disabled`, g.ID), &email))
+	if err != nil || !late || open || !email {
+		t.Fatalf("35 minutes disabled %v (want true), 30 minutes disabled %v (want false), email disabled %v (want true): %v", late, open, email, err)
 	}
 	var booked string
 	if err := chromedp.Run(ctx, chromedp.Reload(), chromedp.WaitVisible(`[data-testid=goods-remind][data-ready="1"]`),
-		chromedp.Text(`[data-testid=remind-list]`, &booked, chromedp.ByQuery)); err != nil || !strings.Contains(booked, "10 min before") || strings.Contains(booked, "5 min") {
+		chromedp.Text(tid("goods-reminder-list", g.ID), &booked, chromedp.ByQuery)); err != nil || !strings.Contains(booked, "10 min before") || strings.Contains(booked, "5 min") {
 		t.Fatalf("after a reload the page lists %q (%v)", booked, err)
 	}
 

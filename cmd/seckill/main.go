@@ -350,13 +350,17 @@ func (m *Main) Announce() {
 	if m.runsWeb() {
 		u := m.URL()
 		fmt.Printf("  shop:       %s/\n  merchant:   %s/admin\n  monitor:    %s%s\n  metrics:    %s/metrics\n", u, u, u, web.MonitorPath, u)
+		fmt.Println("  sign in as (username / password):")
 		if m.AdminPassword != "" {
-			fmt.Printf("  admin login: %s / %s\n", m.Config.AdminUsername, m.AdminPassword)
+			fmt.Printf("    admin      %s / %s\n", m.Config.AdminUsername, m.AdminPassword)
 		} else {
-			fmt.Printf("  admin login: %s / the configured ADMIN_PASSWORD\n", m.Config.AdminUsername)
+			fmt.Printf("    admin      %s / the configured ADMIN_PASSWORD\n", m.Config.AdminUsername)
 		}
 		if m.Config.Demo {
-			fmt.Printf("  demo shopper: %s / %s\n", demo.Shopper, demo.ShopperPassword)
+			fmt.Printf("    merchant   %s / %s\n", demo.Merchant, demo.MerchantPassword)
+			fmt.Printf("    shopper    %s / %s\n", demo.Shopper, demo.ShopperPassword)
+		} else {
+			fmt.Println("    (no demo accounts: start with DEMO=true for a demo merchant and shopper)")
 		}
 	}
 	fmt.Println()

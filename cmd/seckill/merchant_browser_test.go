@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 	"time"
 
@@ -79,6 +80,14 @@ func TestMerchantBrowserChart(t *testing.T) {
 	browse(t, ctx, "read the chart", chromedp.Evaluate(`document.querySelectorAll("[data-testid=goods-chart] svg polyline").length`, &bars))
 	if bars != 3 {
 		t.Fatalf("chart has %d lines, want 3", bars)
+	}
+	// Its axes: units up to the stock, grabs a second, the time at each end.
+	var axes map[string]string
+	browse(t, ctx, "read the axes", chromedp.Evaluate(`Object.fromEntries(Array.from(document.querySelectorAll("[data-testid=goods-chart] [data-axis], [data-testid=goods-chart] .axis-title")).map((el) => [el.dataset.axis || el.textContent, el.textContent]))`, &axes))
+	clock := regexp.MustCompile(`^\d\d:\d\d:\d\d$`)
+	if axes["y-max"] != "10" || axes["y-mid"] != "5" || axes["r-max"] == "" || !clock.MatchString(axes["x-start"]) || !clock.MatchString(axes["x-end"]) ||
+		axes["Units"] == "" || axes["Time"] == "" || axes["Grabs/s"] == "" {
+		t.Fatalf("chart axes %v, want units 0–10, grabs a second and times labelled", axes)
 	}
 	shoot(t, ctx, "merchant-goods")
 

@@ -567,6 +567,25 @@ func TestRedPacketFormServerValidation(t *testing.T) {
 	if len(list.Redpackets) != 1 || list.Redpackets[0].TotalCents != 8888 || list.Redpackets[0].Count != 8 {
 		t.Fatalf("created from the form: %+v", list)
 	}
+	// "Expires in" a date and time: in the past it is refused beside the
+	// field; ahead it is the packet's expiry, to the second.
+	at := func(when time.Time) url.Values {
+		v := form("10.00", "2", "random", "at")
+		v.Set("expires_at", when.Format(time.RFC3339))
+		return v
+	}
+	status, html = page(client.PostForm(a.URL+"/admin/redpackets", at(a.Clock.Now().Add(-time.Hour))))
+	if got := regexp.MustCompile(`data-testid="rp-error-expires">([^<]*)<`).FindStringSubmatch(html); status != http.StatusUnprocessableEntity || got == nil || got[1] != "must be a date and time in the future" {
+		t.Fatalf("an expiry in the past: %d %v", status, got)
+	}
+	when := a.Clock.Now().Add(50 * time.Hour).Truncate(time.Second)
+	if status, _ := page(client.PostForm(a.URL+"/admin/redpackets", at(when))); status != http.StatusSeeOther {
+		t.Fatalf("an expiry at a date: %d", status)
+	}
+	a.call("GET", "/api/redpackets", "", nil, &list)
+	if len(list.Redpackets) != 2 || list.Redpackets[0].ExpiresAt.Sub(when).Abs() > 2*time.Second && list.Redpackets[1].ExpiresAt.Sub(when).Abs() > 2*time.Second {
+		t.Fatalf("the packet made to expire at %s: %+v", when, list.Redpackets)
+	}
 	if _, html := page(client.PostForm(a.URL+"/admin/redpackets", url.Values{"title": {"no token"}})); !strings.Contains(html, "form has expired") {
 		t.Fatal("a form post without the CSRF token was not refused")
 	}

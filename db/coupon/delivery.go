@@ -80,7 +80,7 @@ func (s *Service) retryDelay(attempts int) time.Duration {
 }
 
 func reminderText(c *model.Coupon, minutes int) string {
-	return fmt.Sprintf("“%s” opens for grabs in %d minutes, at %s.", c.Title, minutes, c.GrabStartAt.UTC().Format("2006-01-02 15:04 UTC"))
+	return fmt.Sprintf("“%s” opens for grabs in %d minutes, at %s.", c.Title, minutes, c.GrabStartAt.UTC().Format(model.TimeLayout)+" UTC")
 }
 
 // SendReminders runs one reminder time of a template: it pages through the

@@ -243,7 +243,7 @@ func refusedText(f refused) string {
 		why = fmt.Sprintf("you already hold the %d allowed per person", f.limit)
 	}
 	return fmt.Sprintf("Your grab of “%s” at %s did not go through: %s. It is not in your coupons.",
-		f.title, fromMS(f.ms).Format("2006-01-02 15:04:05 UTC"), why)
+		f.title, fromMS(f.ms).UTC().Format(model.TimeLayout+":05")+" UTC", why)
 }
 
 // correctScript brings a template's counts in Redis in line with the store

@@ -91,7 +91,7 @@ func (s *Service) EnsureReminderTasks(ctx context.Context) error {
 
 // ReminderText is the message of a goods reminder.
 func ReminderText(title string, start time.Time, minutes int) string {
-	return fmt.Sprintf("“%s” goes on sale in %d minutes, at %s.", title, minutes, start.UTC().Format("2006-01-02 15:04 UTC"))
+	return fmt.Sprintf("“%s” goes on sale in %d minutes, at %s.", title, minutes, start.UTC().Format(model.TimeLayout)+" UTC")
 }
 
 // SendReminders runs one reminder time of a goods: every booking with the

@@ -1,0 +1,62 @@
+package web
+
+import (
+	"bytes"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// monitorBackBar is added to Asynqmon's page (whose UI cannot be edited):
+// a fixed bar back to the merchant dashboard and the shop, styled inline
+// because Asynqmon loads none of the shop's CSS (its CSP allows inline styles).
+const monitorBackBar = `<nav data-testid="monitor-back-bar" style="position:fixed;right:16px;bottom:16px;z-index:2000;display:flex;gap:8px;font:600 14px system-ui,sans-serif">` +
+	`<a href="/admin" data-testid="monitor-back" style="background:#c53030;color:#fff;padding:8px 14px;border-radius:20px;text-decoration:none;box-shadow:0 2px 6px rgba(0,0,0,.3)">&larr; Back to the shop&#39;s dashboard</a>` +
+	`<a href="/" data-testid="monitor-shop" style="background:#fff;color:#c53030;padding:8px 14px;border-radius:20px;text-decoration:none;box-shadow:0 2px 6px rgba(0,0,0,.3)">Shop</a></nav>`
+
+// withBackBar serves Asynqmon with monitorBackBar at the top of its HTML page.
+func withBackBar(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || strings.HasPrefix(r.URL.Path, MonitorPath+"/api/") {
+			next.ServeHTTP(w, r)
+			return
+		}
+		rec := &recorder{header: http.Header{}, status: http.StatusOK}
+		next.ServeHTTP(rec, r)
+		body := rec.body.Bytes()
+		if rec.header.Get("Content-Type") == "" && len(body) > 0 {
+			rec.header.Set("Content-Type", http.DetectContentType(body))
+		}
+		if strings.HasPrefix(rec.header.Get("Content-Type"), "text/html") {
+			if i := bytes.Index(body, []byte("<body>")); i >= 0 {
+				at := i + len("<body>")
+				body = append(append(append([]byte{}, body[:at]...), monitorBackBar...), body[at:]...)
+				rec.header.Set("Content-Length", strconv.Itoa(len(body)))
+			}
+		}
+		for k, v := range rec.header {
+			w.Header()[k] = v
+		}
+		w.WriteHeader(rec.status)
+		w.Write(body)
+	})
+}
+
+// recorder keeps a handler's answer so it can be changed before it is sent.
+type recorder struct {
+	header http.Header
+	body   bytes.Buffer
+	status int
+	wrote  bool
+}
+
+func (r *recorder) Header() http.Header { return r.header }
+func (r *recorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.body.Write(b)
+}
+func (r *recorder) WriteHeader(status int) {
+	if !r.wrote {
+		r.status, r.wrote = status, true
+	}
+}
