@@ -42,7 +42,7 @@ func TestScreenshots(t *testing.T) {
 		t.Fatal("the demo's live slot has too few goods")
 	}
 	g := goods.Goods[1] // the keyboard: a limit of 2, so the page still offers Grab after one
-	a.grab(shopper, g.ID)
+	paid := a.grab(shopper, g.ID)
 	first := a.grab(shopper, goods.Goods[0].ID)
 	// Coupons to pay it with: every live demo coupon the shopper can take.
 	var coupons struct{ Coupons []couponJSON }
@@ -50,13 +50,18 @@ func TestScreenshots(t *testing.T) {
 	for _, c := range coupons.Coupons {
 		a.call("POST", fmt.Sprintf("/api/coupons/%d/grab", c.ID), shopper, nil, nil)
 	}
-	if err := a.flushAll(context.Background()); err != nil {
-		t.Fatal(err)
-	}
 	var rps struct{ Redpackets []rpJSON }
 	a.call("GET", "/api/redpackets", "", nil, &rps)
 	if len(rps.Redpackets) == 0 {
 		t.Fatal("the demo has no red packets")
+	}
+	// A receipt to show, and a red packet opened for the wallet.
+	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/pay", paid.ID), shopper, nil, nil); st != 200 {
+		t.Fatalf("pay order %d: %d", paid.ID, st)
+	}
+	a.call("POST", fmt.Sprintf("/api/redpackets/%d/grab", rps.Redpackets[0].ID), shopper, nil, nil)
+	if err := a.flushAll(context.Background()); err != nil {
+		t.Fatal(err)
 	}
 
 	shots := []struct{ name, user, path, wait string }{
@@ -68,7 +73,12 @@ func TestScreenshots(t *testing.T) {
 		{"coupons", demo.Shopper, "/coupons", `[data-testid=coupon-list]`},
 		{"redpacket", demo.Shopper, fmt.Sprintf("/redpackets/%d", rps.Redpackets[0].ID), `[data-testid=redpacket]`},
 		{"admin-dashboard", demo.Merchant, "/admin", `[data-testid=admin-dashboard]`},
+		{"receipt", demo.Shopper, fmt.Sprintf("/orders/%d/receipt", paid.ID), `[data-testid=receipt-page]`},
+		{"wallet", demo.Shopper, "/me/wallet", `[data-testid=wallet]`},
 		{"admin-goods", demo.Merchant, fmt.Sprintf("/admin/slots/%d", slots.Slots[0].ID), `[data-testid=sales-table]`},
+		{"desk", demo.Merchant, "/admin/orders", `[data-testid=desk-orders]`},
+		{"desk-order", demo.Merchant, fmt.Sprintf("/admin/orders/%d", paid.ID), `[data-testid=order-history]`},
+		{"desk-refund", demo.Merchant, fmt.Sprintf("/admin/orders/%d/refund", paid.ID), `[data-testid=refund-form]`},
 	}
 	passwords := map[string]string{demo.Shopper: demo.ShopperPassword, demo.Merchant: demo.MerchantPassword}
 	for _, v := range shopperViewports {
