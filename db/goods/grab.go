@@ -1,0 +1,340 @@
+package goods
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
+)
+
+// grabMemoTTL is how long a grab's answer is remembered for retries of the same request.
+const grabMemoTTL = 5 * time.Minute
+
+// grabScript decides a grab: the slot window, the per-user limit, the stock
+// (a unit given back first, else a fresh one; refused at 0), then records the
+// order, the user's limit mark and list, the expiry deadline and the flush
+// record. The answer is remembered under the request ID, so when go-redis
+// retries a command whose reply was lost the same order comes back.
+//
+// With several buckets it runs in the user's home bucket (see shards.go):
+// its stock is the bucket's, and ARGV[6], when not empty, is a unit taken
+// from another bucket for this grab, put in the free list first so it stays
+// on sale whatever the answer.
+//
+// KEYS: scriptKeys (of the home bucket), then 11 the request's memo key
+// ARGV: 1 user ID, 2 now ms, 3 expiry ms, 4 the goods' bucket count as the
+// caller knows it, 5 a unit brought ("": none), 6 '1' on a Redis Cluster
+// (the bucket's node is checked: seq_blocks.go), 7 memo TTL ms (last, as
+// db.Memoize takes it)
+// Returns "ok:remaining:slot:version:record", or not_loaded | reshard (the
+// bucket count is not ARGV[4]) | hidden (its merchant hid it) | not_started
+// | ended | limit_reached | reserve (the bucket issued every order sequence
+// the store reserved: seq_blocks.go) | moved (another node issued its
+// sequences: a failover; the rest of its block is skipped) | sold_out | dry (no stock in this
+// bucket, others may have some).
+var grabScript = redis.NewScript(goodsLua + grabLua)
+
+const grabLua = `
+if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]) end
+local memo = redis.call('GET', KEYS[11])
+if memo then return answer('ok', memo) end
+local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden', 'ceil', 'node')
+if not info[1] then return 'not_loaded' end
+local here = node(ARGV[6])
+if here ~= info[10] and here ~= '' then
+	redis.call('HSET', K_INFO, 'node', here)
+	if info[10] and info[10] ~= '' and info[9] then -- another node issued these sequences: see seq_blocks.go
+		if (tonumber(redis.call('GET', K_SEQ)) or 0) < tonumber(info[9]) then redis.call('SET', K_SEQ, info[9]) end
+		return 'moved'
+	end
+end
+local shards = tonumber(info[6]) or 1
+if shards ~= tonumber(ARGV[4]) then return 'reshard' end
+if info[8] == '1' then return 'hidden' end
+local now = tonumber(ARGV[2])
+if now < tonumber(info[1]) then return 'not_started' end
+if now >= tonumber(info[2]) then return 'ended' end
+local uid = ARGV[1]
+if (tonumber(redis.call('HGET', K_HELD, uid)) or 0) >= tonumber(info[4]) then return 'limit_reached' end
+if info[9] and (tonumber(redis.call('GET', K_SEQ)) or 0) >= tonumber(info[9]) then return 'reserve' end
+local unit, left = redis.call('RPOP', K_FREE), nil
+if not unit then
+	unit = redis.call('GET', K_FRESH)
+	if not unit or tonumber(unit) <= 0 then return shards > 1 and 'dry' or 'sold_out' end
+	left = redis.call('DECR', K_FRESH) -- the free list is empty, so this is all that is left
+	if info[7] then unit = tostring(tonumber(unit) + tonumber(info[7])) end -- the bucket's units start after base
+end
+local seq = redis.call('INCR', K_SEQ)
+local rec = table.concat({seq, uid, unit, info[3], 'unpaid', ARGV[2], ARGV[3], 1, ARGV[2]}, '|')
+redis.call('HSET', K_ORDERS, seq, rec)
+redis.call('HINCRBY', K_HELD, uid, 1)
+local mine = redis.call('HGET', K_MINE, uid)
+redis.call('HSET', K_MINE, uid, mine and (mine .. ',' .. seq) or seq)
+redis.call('ZADD', K_DEADLINES, ARGV[3], seq)
+redis.call('RPUSH', K_PENDING, rec)
+redis.call('HINCRBY', K_COUNTS, 'unpaid', 1)
+redis.call('SET', KEYS[11], rec, 'PX', ARGV[7])
+return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. ':' .. rec
+`
+
+// grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
+// answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
+var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry' and res ~= 'reserve' and res ~= 'moved'"))
+
+// stealScript takes one unit from a bucket for a grab whose home bucket has
+// none: a unit given back first, else a fresh one. Outside the sale's
+// window (the merchant ended it, bucket by bucket) it takes none.
+//
+// KEYS: scriptKeys (of the bucket)
+// ARGV: 1 now ms
+// Returns "unit:remaining:slot:version", or empty | hidden | ended | not_started.
+var stealScript = redis.NewScript(goodsLua + `
+local w = redis.call('HMGET', K_INFO, 'start', 'end', 'hidden')
+if not w[1] then return 'empty' end
+if w[3] == '1' then return 'hidden' end
+if tonumber(ARGV[1]) >= tonumber(w[2]) then return 'ended' end
+if tonumber(ARGV[1]) < tonumber(w[1]) then return 'not_started' end
+local unit = redis.call('RPOP', K_FREE)
+if not unit then
+	local n = tonumber(redis.call('GET', K_FRESH)) or 0
+	if n <= 0 then return 'empty' end
+	redis.call('DECR', K_FRESH)
+	unit = tostring(n + (tonumber(redis.call('HGET', K_INFO, 'base')) or 0))
+end
+return unit .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. version()
+`)
+
+// Grab decides a grab in one Redis round trip with no SQL and nothing
+// else in Redis: the order's deadline is in the goods' deadlines, where the
+// periodic expiry (ExpireDue) finds it.
+func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order, error) {
+	if goodsID <= 0 || goodsID > MaxID {
+		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
+	}
+	req, keyed := db.KeyedRequestID(ctx, "goods", userID)
+	if !keyed {
+		req = rdb.NewRequestID()
+	}
+	return s.grab(ctx, userID, goodsID, req, keyed)
+}
+
+// GrabCall is the grab script's call for one request at now: the script,
+// its keys (of the user's home bucket, for the bucket count this process
+// last read; 1 if none) and its arguments. Grab runs it through the
+// pipeliner; the load bench runs it bare (one EVALSHA, no HTTP and no
+// follow-up work) as the most a grab could do on the machine.
+func (s *Service) GrabCall(userID, goodsID int64, requestID string, now time.Time) (*redis.Script, []string, []any) {
+	k := 1
+	if v, ok := s.shards.m.Load(goodsID); ok {
+		k = v.(shardsEntry).k
+	}
+	return s.grabCall(userID, goodsID, k, requestID, now)
+}
+
+func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now time.Time) (*redis.Script, []string, []any) {
+	home := bucket{goods: goodsID, n: homeBucket(userID, k), k: k}
+	return grabScript, scriptKeys(home, memoKey(home, requestID)),
+		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), k, "", s.clusterFlag(), grabMemoTTL.Milliseconds()}
+}
+
+// grab runs the grab script under requestID in the user's home bucket;
+// goods not in Redis are loaded when their sale is live (a preheat missed or
+// Redis was emptied) and tried once more. A home bucket without stock sends
+// the grab on to the others (grabElsewhere).
+func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed bool) (*model.Order, error) {
+	k, err := s.shardsOne(ctx, goodsID, true)
+	if err != nil {
+		return nil, err
+	}
+	now := s.Now()
+	for attempt := 0; ; attempt++ {
+		script, keys, args := s.grabCall(userID, goodsID, k, requestID, now)
+		if keyed {
+			script = grabScriptKeyed
+		}
+		res, err := s.Eval(ctx, script, keys, args...).Text()
+		if err != nil {
+			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
+		}
+		if k > 1 {
+			c := s.trips.count(goodsID)
+			c.grabs.Add(1)
+			c.trips.Add(1)
+		}
+		if res == "dry" {
+			if res, err = s.grabElsewhere(ctx, userID, goodsID, k, script, keys, args); err != nil {
+				return nil, err
+			}
+		}
+		a, err := parseAnswer(goodsID, res)
+		if err != nil {
+			return nil, err
+		}
+		switch a.code {
+		case "ok":
+			o, err := parseOrderRecord(goodsID, a.rec)
+			if err != nil {
+				return nil, err
+			}
+			s.pushStock(bucketOfSeq(goodsID, o.ID%OrderSeqSpan, k), a.slot, a.remaining, a.version)
+			s.pushOrder(o)
+			s.acks.add(acked{at: time.Now(), goodsID: goodsID, rec: a.rec})
+			return o, nil
+		case "reshard": // the goods' bucket count changed (before its sale) since this process read it
+			if attempt > 1 {
+				return nil, fmt.Errorf("grab goods %d: its bucket count keeps changing", goodsID)
+			}
+			s.shards.forget(goodsID)
+			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
+				return nil, err
+			}
+		case "reserve", "moved": // the bucket issued every sequence reserved, or another node did: reserve the next block
+			if a.code == "moved" {
+				s.lost(ctx)
+			}
+			if attempt > 20 { // others took each block reserved since: only with tiny blocks
+				return nil, db.Errorf(db.EUNAVAILABLE, "goods %d: order numbers are being reserved; try again shortly", goodsID)
+			}
+			if err := s.extendSeqs(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}); err != nil {
+				return nil, err
+			}
+		case "hidden": // its merchant hid it: not there for shoppers
+			return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
+		case "not_started":
+			return nil, db.ErrNotStarted
+		case "ended":
+			return nil, db.ErrEnded
+		case "limit_reached":
+			return nil, db.ErrLimitReached
+		case "sold_out":
+			return nil, db.ErrSoldOut
+		case "not_loaded":
+			if attempt > 0 {
+				return nil, fmt.Errorf("grab goods %d: still not loaded after loading", goodsID)
+			}
+			if err := s.loadLive(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}); err != nil {
+				return nil, err
+			}
+			s.shards.forget(goodsID)
+			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
+				return nil, err
+			}
+		default:
+			return nil, fmt.Errorf("grab goods %d: unexpected answer %q", goodsID, res)
+		}
+	}
+}
+
+// grabElsewhere goes on with a grab whose home bucket (keys, args: the
+// grab script's call there) had no stock: it takes a unit from the next
+// bucket that has one (one round trip each; buckets found empty lately are
+// passed over) and runs the grab script at home again with it. It answers
+// as the grab script does; sold_out when no bucket had a unit. When it found
+// buckets empty it asks home once more before answering sold_out: a unit
+// another grab brought there and could not use (its user's limit) is on sale
+// there now.
+func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, script *redis.Script, keys []string, args []any) (string, error) {
+	home := homeBucket(userID, k)
+	s.dry.mark(bucket{goods: goodsID, n: home, k: k})
+	probed := false
+	for i := 1; i < k; i++ {
+		b := bucket{goods: goodsID, n: (home + i) % k, k: k}
+		if s.dry.dry(b) {
+			continue
+		}
+		res, err := s.Eval(ctx, stealScript, scriptKeys(b), args[1]).Text()
+		s.trips.count(goodsID).trips.Add(1)
+		if err != nil {
+			return "", fmt.Errorf("grab goods %d: take a unit from bucket %d: %w", goodsID, b.n, err)
+		}
+		switch res {
+		case "empty":
+			s.dry.mark(b)
+			probed = true
+			continue
+		case "ended", "not_started", "hidden":
+			return res, nil
+		}
+		f := strings.SplitN(res, ":", 4)
+		if len(f) != 4 {
+			return "", fmt.Errorf("grab goods %d: unreadable answer %q of bucket %d", goodsID, res, b.n)
+		}
+		remaining, _ := strconv.ParseInt(f[1], 10, 64)
+		slot, _ := strconv.ParseInt(f[2], 10, 64)
+		version, _ := strconv.ParseInt(f[3], 10, 64)
+		s.pushStock(b, slot, remaining, version)
+		with := append([]any(nil), args...)
+		with[4] = f[0]
+		res, err = s.Eval(ctx, script, keys, with...).Text()
+		s.trips.count(goodsID).trips.Add(1)
+		if err != nil {
+			// The unit may be lost with the reply: stock short by one, never sold twice.
+			return "", fmt.Errorf("grab goods %d with a unit of bucket %d: %w", goodsID, b.n, err)
+		}
+		if !strings.HasPrefix(res, "ok:") { // refused: the unit stays on sale in the home bucket
+			s.dry.clear(bucket{goods: goodsID, n: home, k: k})
+		}
+		return res, nil
+	}
+	if probed {
+		res, err := s.Eval(ctx, script, keys, args...).Text()
+		s.trips.count(goodsID).trips.Add(1)
+		if err != nil || res != "dry" {
+			return res, err
+		}
+	}
+	return "sold_out", nil
+}
+
+// loadLive loads goods a grab found missing from Redis, when its sale is
+// live; the only SQL a grab can meet, and only after a missed preheat or a
+// Redis that lost its data. The grabs of one goods share one load, so a spike
+// that finds the goods missing meets the store once, not once per grab; the load
+// ignores the first grab's cancellation, which would fail all of them.
+//
+// b is the bucket found missing: with several buckets on a cluster one node
+// may lose its bucket alone; the load then rebuilds the buckets missing.
+func (s *Service) loadLive(ctx context.Context, b bucket) error {
+	if s.liveLoads == nil {
+		return s.loadLiveOnce(ctx, b)
+	}
+	_, err, _ := s.liveLoads.Do(strconv.FormatInt(b.goods, 10), func() (any, error) {
+		return nil, s.loadLiveOnce(context.WithoutCancel(ctx), b)
+	})
+	return err
+}
+
+// loadLiveOnce is one load of loadLive. A grab that saw the goods
+// missing may get here just after another's load ended; it finds the goods
+// loaded and reads nothing from the store.
+func (s *Service) loadLiveOnce(ctx context.Context, b bucket) error {
+	goodsID := b.goods
+	n, err := s.Redis.Exists(ctx, infoKey(b)).Result()
+	if err != nil {
+		return fmt.Errorf("load goods %d: %w", goodsID, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	if s.onLiveLoad != nil {
+		s.onLiveLoad(goodsID)
+	}
+	g, err := s.goodsRow(ctx, goodsID)
+	if err != nil {
+		return err
+	}
+	switch g.State {
+	case model.SlotUpcoming:
+		return db.ErrNotStarted
+	case model.SlotEnded:
+		return db.ErrEnded
+	}
+	_, err = s.load(ctx, g)
+	return err
+}

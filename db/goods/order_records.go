@@ -1,0 +1,125 @@
+package goods
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/seckill/seckill/db/model"
+)
+
+// StockEvent is the live event for a goods' remaining stock.
+type StockEvent struct {
+	Type      string `json:"type"` // "stock"
+	GoodsID   int64  `json:"goods_id"`
+	Remaining int64  `json:"remaining"`
+	// Version orders the goods' stock events (Redis's clock when the stock
+	// was read): watchers keep the highest, so events that reach them out of
+	// order, or from two web processes, never move the stock back.
+	Version int64 `json:"version"`
+}
+
+// OrderEvent is the live event a user gets on each change of one of their orders.
+type OrderEvent struct {
+	Type  string       `json:"type"` // "order"
+	Order *model.Order `json:"order"`
+}
+
+// parseOrderRecord reads a record written by the goods scripts (see goodsLua).
+func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
+	f := strings.Split(rec, "|")
+	if len(f) != 9 && len(f) != 10 && len(f) != 13 {
+		return nil, fmt.Errorf("order record %q of goods %d: want 9, 10 or 13 fields", rec, goodsID)
+	}
+	n := make([]int64, 9)
+	for _, i := range []int{0, 1, 2, 3, 5, 6, 7, 8} {
+		v, err := strconv.ParseInt(f[i], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("order record %q of goods %d: field %d: %w", rec, goodsID, i+1, err)
+		}
+		n[i] = v
+	}
+	o := &model.Order{
+		ID: OrderID(goodsID, n[0]), GoodsID: goodsID, UserID: n[1], Unit: n[2], AmountCents: n[3], Status: f[4],
+		CreatedAt: msTime(n[5]), ExpiresAt: msTime(n[6]), Version: n[7], UpdatedAt: msTime(n[8]),
+	}
+	if len(f) >= 10 {
+		o.Failure = f[9]
+	}
+	var paidAt int64
+	if len(f) == 13 {
+		var err error
+		for i, p := range []*int64{&o.DiscountCents, &o.UserCouponID, &paidAt} {
+			if *p, err = strconv.ParseInt(f[10+i], 10, 64); err != nil {
+				return nil, fmt.Errorf("order record %q of goods %d: field %d: %w", rec, goodsID, 11+i, err)
+			}
+		}
+	}
+	fillPaid(o, paidAt, 0)
+	return o, nil
+}
+
+// fillPaid sets what an order paid and when from its status: a paid,
+// refunded or refund-due order paid its amount less the discount, at paidAt
+// (0: an order paid before checkout kept the time, its last update);
+// a refunded one was refunded at refundedAt (0: its last update).
+func fillPaid(o *model.Order, paidAt, refundedAt int64) {
+	if o.Status != model.OrderPaid && o.Status != model.OrderRefunded && o.Failure != model.FailureRefundDue {
+		o.DiscountCents, o.UserCouponID = 0, 0
+		return
+	}
+	o.PaidCents = o.AmountCents - o.DiscountCents
+	at := o.UpdatedAt
+	if paidAt > 0 {
+		at = msTime(paidAt)
+	}
+	o.PaidAt = &at
+	if o.Status == model.OrderRefunded {
+		r := o.UpdatedAt
+		if refundedAt > 0 {
+			r = msTime(refundedAt)
+		}
+		o.RefundedAt = &r
+	}
+}
+
+// answer is a goods script's reply (see goodsLua): a status word and, for an
+// answer about an order, the remaining stock, the slot ID, the stock's
+// version and the record.
+type answer struct {
+	code                     string
+	remaining, slot, version int64
+	rec                      string
+}
+
+// parseAnswer reads a script's reply, "word" or "word:remaining:slot:version:record".
+func parseAnswer(goodsID int64, reply string) (answer, error) {
+	code, rest, about := strings.Cut(reply, ":")
+	if !about {
+		return answer{code: code}, nil
+	}
+	// Built only when needed: a win reads an answer on every request.
+	bad := func() error { return fmt.Errorf("goods %d: unreadable script answer %q", goodsID, reply) }
+	remaining, rest, _ := strings.Cut(rest, ":")
+	slot, rec, ok := strings.Cut(rest, ":")
+	if !ok {
+		return answer{}, bad()
+	}
+	a := answer{code: code, rec: rec}
+	// The version sits before the record; an answer remembered by a release
+	// without it (a memo of at most grabMemoTTL) has the record right there.
+	if v, r, found := strings.Cut(rec, ":"); found && !strings.Contains(v, "|") {
+		var err error
+		if a.version, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return answer{}, bad()
+		}
+		a.rec = r
+	}
+	var err1, err2 error
+	a.remaining, err1 = strconv.ParseInt(remaining, 10, 64)
+	a.slot, err2 = strconv.ParseInt(slot, 10, 64)
+	if err1 != nil || err2 != nil {
+		return answer{}, bad()
+	}
+	return a, nil
+}
