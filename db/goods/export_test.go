@@ -105,7 +105,8 @@ func (s *Service) RollBackAsPromotedReplica(ctx context.Context, goodsID int64, 
 
 // LoseOrder takes an order out of Redis as a node that died before
 // replicating its grab would: its record, its flush record and its
-// deadline are gone (the unit and limit mark stay taken, as a test needs no more).
+// deadline are gone, and its count (the unit and limit mark stay taken, as a
+// test needs no more).
 func (s *Service) LoseOrder(ctx context.Context, orderID int64) error {
 	goodsID, seq, _ := SplitOrderID(orderID)
 	b, err := s.orderBucket(ctx, goodsID, seq)
@@ -121,6 +122,9 @@ func (s *Service) LoseOrder(ctx context.Context, orderID int64) error {
 		return err
 	}
 	if err := s.Redis.ZRem(ctx, deadlinesKey(b), field).Err(); err != nil {
+		return err
+	}
+	if err := s.Redis.HIncrBy(ctx, countsKey(b), "unpaid", -1).Err(); err != nil {
 		return err
 	}
 	return s.Redis.HDel(ctx, ordersKey(b), field).Err()

@@ -240,6 +240,15 @@ func (s *Service) failPhantom(ctx context.Context, a acked) error {
 	if told == nil {
 		return nil
 	}
+	// Redis's counts gain the failed order, as a void's do, so the stock
+	// check agrees with the store. (A bucket not loaded again yet gets its
+	// counts from the store when it is: the load clears what is there.)
+	_, seq, _ := SplitOrderID(o.ID)
+	if b, err := s.orderBucket(ctx, o.GoodsID, seq); err == nil {
+		if err := s.Redis.HIncrBy(ctx, countsKey(b), "failed", 1).Err(); err != nil {
+			s.Log.Warn("count a lost order failed in Redis", "order", o.ID, "err", err)
+		}
+	}
 	s.pushOrder(o)
 	if err := s.Events.PublishAll(ctx, inbox.Messages(told)); err != nil {
 		s.Log.Warn("push a lost order's notification live", "order", o.ID, "err", err) // the inbox has it

@@ -75,4 +75,8 @@ func TestPhantomWinsFoundAndTold(t *testing.T) {
 	if stored != 0 {
 		t.Fatalf("order %d, which Redis holds, was written to the store by the check", stays.ID)
 	}
+	e.flush()
+	if st := e.stats(g.ID); st.Failed != 1 || st.DB.Failed != 1 {
+		t.Fatalf("failed orders: %d live, %d recorded; want the lost one in both, so the stock check agrees", st.Failed, st.DB.Failed)
+	}
 }
