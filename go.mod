@@ -3,13 +3,13 @@ module github.com/seckill/seckill
 go 1.26.8
 
 require (
-	github.com/getkin/kin-openapi v0.153.0
 	github.com/HdrHistogram/hdrhistogram-go v1.2.0
 	github.com/a-h/templ v0.3.1100
 	github.com/alicebob/miniredis/v2 v2.40.0
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
 	github.com/emersion/go-smtp v0.26.0
+	github.com/getkin/kin-openapi v0.153.0
 	github.com/gofiber/fiber/v2 v2.52.15
 	github.com/gorilla/websocket v1.5.3
 	github.com/hibiken/asynq v0.26.0
