@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -69,6 +70,8 @@ var contractLog struct {
 	seen       map[string]bool
 	mismatches []contractMismatch
 	checked    map[string]int
+	spent      time.Duration // in checkExchange
+	runs       int
 }
 
 // contractChecksPerKind bounds the exchanges checked per method, route and
@@ -130,7 +133,13 @@ func (t contractTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	if skip {
 		return res, nil
 	}
-	if err := checkExchange(req, reqBody, res.StatusCode, res.Header, raw); err != nil {
+	began := time.Now()
+	err = checkExchange(req, reqBody, res.StatusCode, res.Header, raw)
+	contractLog.Lock()
+	contractLog.spent += time.Since(began)
+	contractLog.runs++
+	contractLog.Unlock()
+	if err != nil {
 		recordMismatch(contractMismatch{host: req.URL.Host, method: req.Method, path: req.URL.RequestURI(),
 			route: routePath(route, req), status: res.StatusCode, msg: err.Error()})
 	}
@@ -197,6 +206,9 @@ func installContractCheck() {
 func contractReport() bool {
 	contractLog.Lock()
 	defer contractLog.Unlock()
+	if testing.Verbose() {
+		fmt.Fprintf(os.Stderr, "contract: %d /api exchanges checked against %s in %v\n", contractLog.runs, contractPath, contractLog.spent.Round(time.Millisecond))
+	}
 	if len(contractLog.mismatches) == 0 {
 		return true
 	}
