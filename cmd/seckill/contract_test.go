@@ -339,6 +339,14 @@ func TestOpenAPIContract(t *testing.T) {
 		t.Error("an order without its status passed the contract")
 	}
 
+	// So is a refusal whose code does not go with its status, and a status the route does not answer.
+	if err := checkExchange(req, nil, 409, http.Header{"Content-Type": {"application/json"}}, []byte(`{"error":{"code":"invalid","message":"x"}}`)); err == nil {
+		t.Error("a 409 with code invalid passed the contract")
+	}
+	if err := checkExchange(req, nil, 200, http.Header{"Content-Type": {"application/json"}}, won); err == nil {
+		t.Error("a grab answering 200 passed the contract")
+	}
+
 	// And the hook saw this server's calls (liveGoods, newUser) without a mismatch.
 	for _, m := range mismatchesOf(a.URL) {
 		t.Errorf("contract: %s", m)
