@@ -122,7 +122,7 @@ func (t contractTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	_, router := contractSpec()
 	route, _, _ := router.FindRoute(req)
-	kind := fmt.Sprintf("%s %s %d", req.Method, routePath(route, req), res.StatusCode)
+	kind := fmt.Sprintf("%s %s %d", req.Method, routePath(route), res.StatusCode)
 	contractLog.Lock()
 	if contractLog.checked == nil {
 		contractLog.checked = map[string]int{}
@@ -141,12 +141,12 @@ func (t contractTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	contractLog.Unlock()
 	if err != nil {
 		recordMismatch(contractMismatch{host: req.URL.Host, method: req.Method, path: req.URL.RequestURI(),
-			route: routePath(route, req), status: res.StatusCode, msg: err.Error()})
+			route: routePath(route), status: res.StatusCode, msg: err.Error()})
 	}
 	return res, nil
 }
 
-func routePath(route *routers.Route, req *http.Request) string {
+func routePath(route *routers.Route) string {
 	if route == nil {
 		return "no route"
 	}
