@@ -33,5 +33,5 @@ func redPacketExpiresIn(choice, at, tzOffset string, now time.Time) (string, err
 }
 
 // maxRedPacketLife is the longest expires_in the red packets accept
-// (DESIGN.md §6: at most 720h), said here to refuse a date in words.
+// (docs/openapi.yaml, NewRedPacket: at most 720h), said here to refuse a date in words.
 const maxRedPacketLife = 720 * time.Hour

@@ -22,7 +22,12 @@ func TestMain(m *testing.M) {
 			return
 		}
 	}
-	os.Exit(m.Run())
+	installContractCheck() // every /api exchange is checked against docs/openapi.yaml (contract_test.go)
+	code := m.Run()
+	if !contractReport() && code == 0 {
+		code = 1
+	}
+	os.Exit(code)
 }
 
 // The bench's smoke mode runs every scenario at a tiny size against an
