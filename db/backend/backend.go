@@ -1,6 +1,6 @@
 // Package backend is what every area's service runs on: the durable store
-// (SQLite or PostgreSQL), Redis (with the pipeliner of the hot path), the
-// background pool, live events, Asynq, the log and the clock. Each area's
+// (SQLite or PostgreSQL), Redis (with the pipeliner of the hot path), live
+// events, Asynq, the log and the clock. Each area's
 // Service embeds one *Backend, so its methods read s.Redis, s.SQL and
 // s.Now() directly.
 package backend
