@@ -7,6 +7,6 @@
 // Below it, one package per area (db/goods, db/redpacket, db/coupon,
 // db/account, db/audit), each a Service over the shared db/backend, and the
 // infrastructure they run on (db/backend, db/rdb, db/sqldb, db/live,
-// db/outbound, db/inbox, db/background). docs/ARCHITECTURE.md has the map
+// db/outbound, db/inbox). docs/ARCHITECTURE.md has the map
 // and the import rules that TestLayers checks.
 package db

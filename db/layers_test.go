@@ -65,9 +65,20 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
+	// The live hub (web/wshub) turns live events into socket frames: of this
+	// module it may use only the domain's codes, the model and the event bus,
+	// and only web, which mounts it, imports it.
+	hubMay := map[string]bool{mod + "db": true, mod + "db/model": true, mod + "db/live": true}
+	if _, ok := pkgs["web/wshub"]; !ok {
+		t.Fatal("package web/wshub not found")
+	}
 	for name, p := range pkgs {
 		for _, imp := range p.Imports {
 			switch {
+			case name == "web/wshub" && strings.HasPrefix(imp, mod) && !hubMay[imp]:
+				t.Errorf("the live hub imports %s; it may import only db, db/model and db/live", strings.TrimPrefix(imp, mod))
+			case imp == mod+"web/wshub" && name != "web":
+				t.Errorf("%s imports the live hub; only web mounts it", name)
 			// Areas do not import each other: what one needs of another is an interface wired in Main.
 			case isArea(mod+name) && (isArea(imp) || isComposer(imp)):
 				t.Errorf("area %s imports %s", name, strings.TrimPrefix(imp, mod))

@@ -12,8 +12,6 @@ import (
 type metrics struct {
 	requests *prometheus.CounterVec
 	latency  *prometheus.HistogramVec
-	sockets  prometheus.Gauge
-	dropped  prometheus.Counter
 
 	// series holds each route's resolved counter and histogram, so a request
 	// pays one map read instead of hashing labels and copying strings.
@@ -56,13 +54,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Name: "seckill_http_request_duration_seconds", Help: "HTTP request latency by method and route.",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"method", "route"}),
-		sockets: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "seckill_websocket_connections", Help: "Open WebSocket connections.",
-		}),
-		dropped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "seckill_websocket_dropped_total", Help: "WebSocket clients dropped for reading too slowly.",
-		}),
 	}
-	reg.MustRegister(m.requests, m.latency, m.sockets, m.dropped)
+	reg.MustRegister(m.requests, m.latency)
 	return m
 }

@@ -31,6 +31,7 @@ import (
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/static"
 	"github.com/seckill/seckill/web/ratelimit"
+	"github.com/seckill/seckill/web/wshub"
 	"github.com/valyala/fasthttp"
 )
 
@@ -88,7 +89,7 @@ const (
 // Timeouts of the HTTP server. ReadTimeout covers a whole request, headers
 // and body, from its first byte (fasthttp has no separate header timeout);
 // a new connection must start its request within it too. Upgraded
-// WebSocket connections set their own deadlines (hub.go).
+// WebSocket connections set their own deadlines (web/wshub).
 const (
 	readTimeout  = 10 * time.Second
 	writeTimeout = 30 * time.Second
@@ -105,7 +106,7 @@ type Limits struct {
 // Server is the HTTP side of seckill.
 type Server struct {
 	App *fiber.App
-	Hub *Hub
+	Hub *wshub.Hub
 
 	redis    redis.UniversalClient
 	audits   *audit.Service
@@ -130,14 +131,8 @@ func New(cfg Config) *Server {
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
 	s.handlers = &handlers.Handlers{Coupons: cfg.Coupons, Inbox: cfg.Inbox, Goods: cfg.Goods, Checkout: cfg.Checkout, RedPackets: cfg.RedPackets, Accounts: cfg.Accounts, Audit: cfg.Audit, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
-	s.Hub = newHub(cfg.Redis, cfg.Tokens, cfg.Log, s.metrics)
-	if cfg.PingInterval > 0 {
-		s.Hub.PingInterval = cfg.PingInterval
-	}
-	if cfg.SocketReadWindow > 0 {
-		s.Hub.ReadWindow = cfg.SocketReadWindow
-	}
-	s.Hub.MaxAnonPerIP = cfg.MaxAnonSocketsPerIP
+	s.Hub = wshub.New(wshub.Config{Redis: cfg.Redis, Tokens: cfg.Tokens, Log: cfg.Log, Registry: cfg.Registry, Identify: identifySocket,
+		PingInterval: cfg.PingInterval, ReadWindow: cfg.SocketReadWindow, MaxAnonPerIP: cfg.MaxAnonSocketsPerIP})
 	s.App = fiber.New(fiber.Config{
 		AppName:               "seckill",
 		ErrorHandler:          s.errorHandler,
@@ -407,6 +402,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	s.Hub.Close()
 	s.stopMembers()
 	return err
+}
+
+// identifySocket tells the hub who opens a socket, from what identify and
+// authenticate have put on the request.
+func identifySocket(c *fiber.Ctx) (model.Claims, netip.Addr) {
+	cl, _ := handlers.ClaimsOf(c)
+	return cl, handlers.ClientIP(c)
 }
 
 func mustSub(f fs.FS, dir string) fs.FS {

@@ -26,7 +26,6 @@ import (
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/backend"
-	"github.com/seckill/seckill/db/background"
 	"github.com/seckill/seckill/db/checkout"
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/demo"
@@ -218,9 +217,6 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Tokens.Revocations, m.Accounts.Revocations = m.Revocations, m.Revocations
 	m.Accounts.WebhookAllowPrivate, m.Accounts.BcryptCost = m.Config.WebhookAllowPrivate, m.BcryptCost
 	m.Audit = audit.New(m.Backend)
-	// Follow-up work off the answer. Grabs no longer enqueue an expiry
-	// each (the expiry is a periodic tick), so a sale leaves it idle.
-	m.Backend.Background = background.New(64, 1<<16)
 	m.Coupons = &coupon.Service{Backend: m.Backend, Settings: m.Accounts, SMTPURL: m.Config.SMTPURL,
 		WebhookSecret: outbound.Key(m.Config.WebhookSecret, secret), WebhookAllowPrivate: m.Config.WebhookAllowPrivate,
 		RetryDelay: m.Config.ReminderRetryDelay}
@@ -390,9 +386,6 @@ func (m *Main) Close() error {
 	}
 	if m.Clock != nil {
 		defer m.Clock.Close()
-	}
-	if m.Backend != nil && m.Backend.Background != nil {
-		m.Backend.Background.Close() // finish the follow-up work of answers already sent
 	}
 	if m.Scheduler != nil {
 		m.Scheduler.Shutdown()

@@ -1,6 +1,6 @@
 // Package backend is what every area's service runs on: the durable store
-// (SQLite or PostgreSQL), Redis (with the pipeliner of the hot path), the
-// background pool, live events, Asynq, the log and the clock. Each area's
+// (SQLite or PostgreSQL), Redis (with the pipeliner of the hot path), live
+// events, Asynq, the log and the clock. Each area's
 // Service embeds one *Backend, so its methods read s.Redis, s.SQL and
 // s.Now() directly.
 package backend
@@ -14,26 +14,23 @@ import (
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill/seckill/db/background"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/sqldb"
 )
 
 // Backend holds the parts every service shares. Fields may be nil where a
-// part is optional: Pipe (scripts run one by one), Background (follow-up
-// work runs inline), Tasks and Queue (nothing scheduled: tests of pure Redis paths).
+// part is optional: Pipe (scripts run one by one), Tasks and Queue (nothing scheduled: tests of pure Redis paths).
 type Backend struct {
-	SQL        *sqldb.DB
-	Redis      redis.UniversalClient
-	Pipe       *rdb.Pipeliner   // coalesces concurrent grab scripts into pipelines
-	Background *background.Pool // runs follow-up work (expiry enqueues) after the answer
-	Events     *live.Events
-	Tasks      *asynq.Client    // schedules delayed work
-	Queue      *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
-	Log        *slog.Logger
-	Now        func() time.Time
-	Flushes    *FlushStats // what this process's flushes met (lease waits, takeovers, fenced batches); New sets it
+	SQL     *sqldb.DB
+	Redis   redis.UniversalClient
+	Pipe    *rdb.Pipeliner // coalesces concurrent grab scripts into pipelines
+	Events  *live.Events
+	Tasks   *asynq.Client    // schedules delayed work
+	Queue   *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
+	Log     *slog.Logger
+	Now     func() time.Time
+	Flushes *FlushStats // what this process's flushes met (lease waits, takeovers, fenced batches); New sets it
 }
 
 // New returns a backend over the given stores with live events, the default

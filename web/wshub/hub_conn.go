@@ -1,4 +1,4 @@
-package web
+package wshub
 
 import (
 	"bufio"
@@ -15,7 +15,6 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/handlers"
 )
 
 // Handle upgrades GET /ws to a WebSocket. The caller is known from ?token=,
@@ -23,20 +22,20 @@ import (
 // topics. Every refusal is answered here, with the contract's error, before
 // the connection is handed to gorilla's Upgrader.
 func (h *Hub) Handle(c *fiber.Ctx) error {
-	var claims model.Claims
+	claims, ip := h.Identify(c)
 	if token := c.Query("token"); token != "" {
-		cl, err := h.tokens.Verify(token)
+		// The query's text lives in a buffer the next request reuses, and the
+		// claims outlive this one.
+		cl, err := h.Tokens.Verify(strings.Clone(token))
 		if err != nil {
 			return err
 		}
-		claims = cl
-	} else if cl, ok := handlers.ClaimsOf(c); ok {
 		claims = cl
 	}
 	userID := claims.UserID
 	var anonIP netip.Addr
 	if userID == 0 && h.MaxAnonPerIP > 0 {
-		anonIP = handlers.ClientIP(c)
+		anonIP = ip
 		// The slot is taken now, before the 101, so a client that dials again
 		// the moment its last socket opened finds it counted.
 		h.mu.Lock()
@@ -138,14 +137,13 @@ func (h *Hub) attach(ws *websocket.Conn, br *bufio.Reader, claims model.Claims, 
 		h.subscribeLocked(c, t)
 	}
 	h.mu.Unlock()
-	h.metrics.sockets.Inc()
+	h.sockets.Inc()
 	if err := h.poll.add(c); err != nil {
-		h.log.Warn("watch websocket", "err", err)
+		h.Log.Warn("watch websocket", "err", err)
 		h.remove(c)
 	}
 }
 
-// remove forgets the client and closes its socket; safe to call more than once.
 // releaseAnon frees an anonymous slot of ip (no-op for an invalid ip).
 func (h *Hub) releaseAnon(ip netip.Addr) {
 	h.mu.Lock()
@@ -162,6 +160,7 @@ func (h *Hub) releaseAnonLocked(ip netip.Addr) {
 	}
 }
 
+// remove forgets the client and closes its socket; safe to call more than once.
 func (h *Hub) remove(c *wsClient) {
 	c.mu.Lock()
 	if c.closed {
@@ -178,7 +177,7 @@ func (h *Hub) remove(c *wsClient) {
 		h.unsubscribeLocked(c, t)
 	}
 	h.mu.Unlock()
-	h.metrics.sockets.Dec()
+	h.sockets.Dec()
 	h.poll.remove(c)
 	c.ws.Close() // also frees a writer stuck on this client
 }

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package web
+package wshub
 
 // goroutinePoller reads each socket from its own goroutine where epoll is
 // missing: it costs a goroutine per client but behaves the same.

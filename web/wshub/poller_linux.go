@@ -1,6 +1,6 @@
 //go:build linux
 
-package web
+package wshub
 
 import (
 	"fmt"

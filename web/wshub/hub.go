@@ -1,4 +1,13 @@
-package web
+// Package wshub is the live hub behind GET /ws: it upgrades requests to
+// WebSockets, keeps each socket's topics, and delivers the live events that
+// db/live publishes through Redis to the sockets that follow them. Its
+// epoll poller and its connection handling stay inside; package web mounts
+// Handle and starts and closes the hub.
+//
+// (db/live is the other half: the event bus services publish on. This
+// package is named for what it serves, WebSocket clients, so the two are
+// not mistaken for each other.)
+package wshub
 
 import (
 	"bufio"
@@ -11,15 +20,47 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gofiber/fiber/v2"
 	"github.com/gorilla/websocket"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
-	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 )
 
 // publicTopic matches the topics anyone may subscribe to.
 var publicTopic = regexp.MustCompile(`^(goods|slot|redpacket|coupon):[1-9][0-9]{0,18}$`)
+
+// Tokens checks the token a socket is opened with and, while it stays
+// open, whether its session is still live (account.Tokens does both).
+type Tokens interface {
+	Verify(token string) (model.Claims, error)
+	Live(model.Claims) bool
+}
+
+// Config is what the hub needs from the wiring and how it behaves; a zero
+// duration or size takes its default.
+type Config struct {
+	Redis  redis.UniversalClient // the live channel (db/live) events arrive on
+	Tokens Tokens
+	Log    *slog.Logger
+	// Registry, when set, gets the hub's series (open sockets, slow clients dropped).
+	Registry prometheus.Registerer
+	// Identify tells who is asking from the request the web middleware has
+	// already seen: the caller's claims (zero: anonymous) and client address.
+	Identify func(c *fiber.Ctx) (claims model.Claims, ip netip.Addr)
+
+	// SendBuffer is how many messages may wait for one client (default 64);
+	// a client that falls further behind is dropped so it never holds up the others.
+	SendBuffer int
+	// PingInterval is how often sockets are pinged (default 30s); one silent for two is dropped.
+	PingInterval time.Duration
+	WriteTimeout time.Duration // default 10s
+	// ReadWindow is how long a message, once started, may take to arrive whole (default 5s).
+	ReadWindow time.Duration
+	// MaxAnonPerIP caps the anonymous sockets of one client address (0: no cap).
+	MaxAnonPerIP int
+}
 
 // Hub delivers live events to WebSocket clients. Events arrive through Redis
 // pub/sub, so a publish in any process reaches the clients of every process.
@@ -30,20 +71,11 @@ var publicTopic = regexp.MustCompile(`^(goods|slot|redpacket|coupon):[1-9][0-9]{
 // from each client's bounded queue. Each event is framed once for all of its
 // subscribers (a websocket.PreparedMessage).
 type Hub struct {
-	// SendBuffer is how many messages may wait for one client; a client that
-	// falls further behind is dropped so it never holds up the others.
-	SendBuffer   int
-	PingInterval time.Duration
-	WriteTimeout time.Duration
-	// ReadWindow is how long a message, once started, may take to arrive whole.
-	ReadWindow time.Duration
-	// MaxAnonPerIP caps the anonymous sockets of one client address (0: no cap).
-	MaxAnonPerIP int
+	// Config may be changed until Start.
+	Config
 
-	rdb      redis.UniversalClient
-	tokens   *account.Tokens
-	log      *slog.Logger
-	metrics  *metrics
+	sockets  prometheus.Gauge
+	dropped  prometheus.Counter
 	upgrader websocket.Upgrader
 	ping     *websocket.PreparedMessage // the keepalive, framed once
 	bye      *websocket.PreparedMessage // the Close of a socket whose session ended
@@ -59,6 +91,8 @@ type Hub struct {
 	done    chan struct{}
 	stop    chan struct{}
 	workers sync.WaitGroup
+
+	closeOnce sync.Once
 }
 
 // wsClient is one WebSocket connection.
@@ -110,10 +144,31 @@ const (
 	readBuffer = 512
 )
 
-func newHub(rdb redis.UniversalClient, tokens *account.Tokens, log *slog.Logger, m *metrics) *Hub {
-	return &Hub{
-		SendBuffer: 64, PingInterval: 30 * time.Second, WriteTimeout: 10 * time.Second, ReadWindow: readWindow,
-		rdb: rdb, tokens: tokens, log: log, metrics: m,
+// New makes a hub; Start it before mounting Handle.
+func New(cfg Config) *Hub {
+	if cfg.SendBuffer <= 0 {
+		cfg.SendBuffer = 64
+	}
+	if cfg.PingInterval <= 0 {
+		cfg.PingInterval = 30 * time.Second
+	}
+	if cfg.WriteTimeout <= 0 {
+		cfg.WriteTimeout = 10 * time.Second
+	}
+	if cfg.ReadWindow <= 0 {
+		cfg.ReadWindow = readWindow
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.Default()
+	}
+	h := &Hub{
+		Config: cfg,
+		sockets: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "seckill_websocket_connections", Help: "Open WebSocket connections.",
+		}),
+		dropped: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seckill_websocket_dropped_total", Help: "WebSocket clients dropped for reading too slowly.",
+		}),
 		upgrader: websocket.Upgrader{
 			HandshakeTimeout: 10 * time.Second,
 			// Writers borrow a buffer only for a message of a socket's own
@@ -130,6 +185,10 @@ func newHub(rdb redis.UniversalClient, tokens *account.Tokens, log *slog.Logger,
 		topics: map[string]map[*wsClient]struct{}{}, clients: map[*wsClient]struct{}{}, anon: map[netip.Addr]int{},
 		done: make(chan struct{}), stop: make(chan struct{}),
 	}
+	if cfg.Registry != nil {
+		cfg.Registry.MustRegister(h.sockets, h.dropped)
+	}
+	return h
 }
 
 // mustPrepare frames a message once; it fails only for a message type that does not exist.
@@ -144,7 +203,7 @@ func mustPrepare(typ int, data []byte) *websocket.PreparedMessage {
 // Start subscribes to the live channel and returns once Redis has confirmed,
 // so no event published afterwards is missed.
 func (h *Hub) Start(ctx context.Context) error {
-	h.pubsub = h.rdb.Subscribe(ctx, live.ChannelOf(h.rdb))
+	h.pubsub = h.Redis.Subscribe(ctx, live.ChannelOf(h.Redis))
 	if _, err := h.pubsub.Receive(ctx); err != nil {
 		h.pubsub.Close()
 		return err
@@ -177,7 +236,7 @@ func (h *Hub) run() {
 	for msg := range h.pubsub.Channel(redis.WithChannelSize(4096)) {
 		m, err := live.Decode(msg.Payload)
 		if err != nil {
-			h.log.Warn("bad live message", "err", err)
+			h.Log.Warn("bad live message", "err", err)
 			continue
 		}
 		h.dispatch(m.Topic, m.Event)
@@ -201,8 +260,8 @@ func (h *Hub) dispatch(topic string, event []byte) {
 	}
 	h.mu.RUnlock()
 	for _, c := range slow {
-		h.log.Info("dropping slow websocket client", "user", c.userID)
-		h.metrics.dropped.Inc()
+		h.Log.Info("dropping slow websocket client", "user", c.userID)
+		h.dropped.Inc()
 		h.remove(c)
 	}
 }
@@ -318,7 +377,7 @@ func (h *Hub) endSessions() {
 			return
 		case <-t.C:
 			for _, c := range h.snapshot() {
-				if c.claims.UserID > 0 && !h.tokens.Live(c.claims) && !h.enqueueLast(c, outMsg{pm: h.bye}, true) {
+				if c.claims.UserID > 0 && !h.Tokens.Live(c.claims) && !h.enqueueLast(c, outMsg{pm: h.bye}, true) {
 					h.remove(c)
 				}
 			}
@@ -344,8 +403,12 @@ func (h *Hub) Clients() int {
 	return len(h.clients)
 }
 
-// Close stops listening and disconnects every client.
+// Close stops listening and disconnects every client; later calls do nothing.
 func (h *Hub) Close() {
+	h.closeOnce.Do(h.close)
+}
+
+func (h *Hub) close() {
 	if h.pubsub == nil {
 		return
 	}

@@ -1,4 +1,4 @@
-package web
+package wshub
 
 import (
 	"encoding/json"
@@ -99,8 +99,12 @@ func (h *Hub) readOne(c *wsClient, deadline time.Time) (alive bool) {
 			return true
 		}
 	}
-	// A Close's echo is queued by its handler; the writer closes the socket after it.
-	if !errors.As(err, new(*websocket.CloseError)) {
+	// A Close's echo is queued by its handler; the writer closes the socket
+	// after it. gorilla reports a connection that just ended (no Close frame)
+	// as a CloseError too, with 1006, which no frame may carry: that socket
+	// goes now, or it would hold its anonymous slot until the keepalive.
+	var ce *websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code == websocket.CloseAbnormalClosure {
 		h.remove(c)
 	}
 	return false
