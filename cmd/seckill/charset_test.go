@@ -32,7 +32,7 @@ func TestTextAnswersSayUTF8(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range pages {
-		answers = append(answers, answer{p.user, p.path})
+		answers = append(answers, answer(p))
 	}
 	admin := a.Config.AdminUsername
 	answers = append(answers,
