@@ -98,22 +98,7 @@ func TestFailoverKeepsEveryPromise(t *testing.T) {
 				t.Errorf("web-%d answered %d at K%+.2fs: %s", a.web+1, a.status, a.at.Sub(killed).Seconds(), a.body)
 			}
 			checkServedAgain(t, rep, promoted, len(r.webs))
-			acked := map[int64]int64{} // order ID → shopper
-			first := map[int64]grabAnswer{}
-			for _, a := range answers {
-				if a.status != http.StatusCreated {
-					continue
-				}
-				if was, ok := acked[a.order]; ok && was != a.user {
-					f := first[a.order]
-					t.Errorf("order %d acknowledged to shopper %d (web-%d, K%+.2fs) and to shopper %d (web-%d, K%+.2fs)",
-						a.order, was, f.web+1, f.at.Sub(killed).Seconds(), a.user, a.web+1, a.at.Sub(killed).Seconds())
-				}
-				if _, ok := first[a.order]; !ok {
-					first[a.order] = a
-				}
-				acked[a.order] = a.user
-			}
+			acked := ackedOrders(t, answers, killed)
 			if !c.wait { // more orders acknowledged than units: the lost ones (phantom wins) are what WAIT prevents
 				r.checkNoRepeats(t, acked, stock)
 				return
@@ -137,16 +122,8 @@ func TestFailoverKeepsEveryPromise(t *testing.T) {
 func (r *failoverRig) checkNoRepeats(t *testing.T, acked map[int64]int64, stock int64) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := sqldb.Open(ctx, r.hosts.db, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	var have map[int64]int64
-	eventually(t, 2*time.Minute, "PostgreSQL to hold the whole stock", func() bool {
-		have = pairs(t, store, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'unpaid'`, r.goods.ID)
-		return int64(len(have)) == stock
-	})
+	store := r.store(t)
+	have := r.wholeStock(t, store, stock)
 	failed := func() map[int64]int64 {
 		m := pairs(t, store, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'failed'`, r.goods.ID)
 		for id, uid := range pairs(t, store, `SELECT id, user_id FROM order_conflicts WHERE goods_id = ? AND status = 'failed'`, r.goods.ID) {
@@ -292,11 +269,7 @@ func (r *failoverRig) shopperID(t *testing.T, i int) int64 {
 func (r *failoverRig) checkDurable(t *testing.T, acked map[int64]int64, stock int64, rpID, couponID int64, claims *claimLog) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := sqldb.Open(ctx, r.hosts.db, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
+	store := r.store(t)
 	orders := func() map[int64]int64 {
 		return pairs(t, store, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'unpaid'`, r.goods.ID)
 	}
@@ -337,4 +310,49 @@ func (r *failoverRig) checkDurable(t *testing.T, acked map[int64]int64, stock in
 	if len(claims.shares) == 0 || len(claims.coupons) == 0 {
 		t.Errorf("nothing claimed: %d shares, %d coupons", len(claims.shares), len(claims.coupons))
 	}
+}
+
+// ackedOrders reads the orders the grabs acknowledged (order ID → shopper)
+// and fails the test for each ID acknowledged to two shoppers, with when
+// (K: seconds from the fault at killed) and by which web process.
+func ackedOrders(t *testing.T, answers []grabAnswer, killed time.Time) map[int64]int64 {
+	t.Helper()
+	acked := map[int64]int64{}
+	first := map[int64]grabAnswer{}
+	for _, a := range answers {
+		if a.status != http.StatusCreated {
+			continue
+		}
+		if f, ok := first[a.order]; ok && f.user != a.user {
+			t.Errorf("order %d acknowledged to shopper %d (web-%d, K%+.2fs) and to shopper %d (web-%d, K%+.2fs)",
+				a.order, f.user, f.web+1, f.at.Sub(killed).Seconds(), a.user, a.web+1, a.at.Sub(killed).Seconds())
+		} else if !ok {
+			first[a.order] = a
+		}
+		acked[a.order] = a.user
+	}
+	return acked
+}
+
+// store opens the rig's PostgreSQL for a test's checks, closed at its end.
+func (r *failoverRig) store(t *testing.T) *sqldb.DB {
+	t.Helper()
+	store, err := sqldb.Open(context.Background(), r.hosts.db, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	return store
+}
+
+// wholeStock waits until PostgreSQL holds stock live orders of the rig's
+// goods (the sale sold out and flushed) and returns them: order ID → shopper.
+func (r *failoverRig) wholeStock(t *testing.T, store *sqldb.DB, stock int64) map[int64]int64 {
+	t.Helper()
+	var have map[int64]int64
+	eventually(t, 2*time.Minute, "PostgreSQL to hold the whole stock", func() bool {
+		have = pairs(t, store, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'unpaid'`, r.goods.ID)
+		return int64(len(have)) == stock
+	})
+	return have
 }

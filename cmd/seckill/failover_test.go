@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/dbtest"
-	"github.com/seckill/seckill/db/sqldb"
 )
 
 // failoverRig is the colleague's deployment at a smaller scale: a Redis
@@ -252,26 +251,8 @@ func TestReplicaKilledMidSale(t *testing.T) {
 	for _, a := range append(rep.internal, rep.unexpected...) {
 		t.Errorf("web-%d answered %d %q at K%+.2fs: %s", a.web+1, a.status, a.code, a.at.Sub(killed).Seconds(), a.body)
 	}
-	acked := map[int64]int64{}
-	for _, a := range answers {
-		if a.status != http.StatusCreated {
-			continue
-		}
-		if was, ok := acked[a.order]; ok && was != a.user {
-			t.Errorf("order %d acknowledged to shoppers %d and %d", a.order, was, a.user)
-		}
-		acked[a.order] = a.user
-	}
-	store, err := sqldb.Open(context.Background(), r.hosts.db, "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer store.Close()
-	var have map[int64]int64
-	eventually(t, 2*time.Minute, "PostgreSQL to hold the whole stock", func() bool {
-		have = pairs(t, store, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'unpaid'`, r.goods.ID)
-		return int64(len(have)) == stock
-	})
+	acked := ackedOrders(t, answers, killed)
+	have := r.wholeStock(t, r.store(t), stock)
 	for id, uid := range acked {
 		if have[id] != uid {
 			t.Errorf("acknowledged order %d of shopper %d: in PostgreSQL as shopper %d's", id, uid, have[id])
