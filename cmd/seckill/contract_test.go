@@ -84,17 +84,31 @@ type contractTransport struct{ next http.RoundTripper }
 // maxCapturedBody is the most of a request body kept for the check.
 const maxCapturedBody = 1 << 20
 
+// capturedBody keeps what the transport sends of a request body. The
+// transport reads it on its own goroutine, which may still be at it when
+// the answer comes back (a server that answers before the whole body), so
+// the copy is under a lock.
 type capturedBody struct {
 	io.ReadCloser
+	mu  sync.Mutex
 	buf bytes.Buffer
 }
 
 func (c *capturedBody) Read(p []byte) (int, error) {
 	n, err := c.ReadCloser.Read(p)
+	c.mu.Lock()
 	if room := maxCapturedBody - c.buf.Len(); room > 0 {
 		c.buf.Write(p[:min(n, room)])
 	}
+	c.mu.Unlock()
 	return n, err
+}
+
+// sent is a copy of what was read so far.
+func (c *capturedBody) sent() []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return bytes.Clone(c.buf.Bytes())
 }
 
 func (t contractTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -118,7 +132,7 @@ func (t contractTransport) RoundTrip(req *http.Request) (*http.Response, error) 
 	}
 	var reqBody []byte
 	if sent != nil {
-		reqBody = sent.buf.Bytes()
+		reqBody = sent.sent()
 	}
 	_, router := contractSpec()
 	route, _, _ := router.FindRoute(req)
