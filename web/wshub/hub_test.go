@@ -140,6 +140,19 @@ func (e *env) send(ws *websocket.Conn, op, topic string) {
 	}
 }
 
+// attached waits until the hub holds n sockets (it takes each on after
+// the handshake the dial returned from); the deadline only bounds a broken run.
+func (e *env) attached(n int) {
+	e.t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for e.hub.Clients() < n {
+		if time.Now().After(deadline) {
+			e.t.Fatalf("the hub holds %d sockets, want %d", e.hub.Clients(), n)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func (e *env) publish(topic string, n int) {
 	e.t.Helper()
 	if err := e.events.Publish(context.Background(), topic, map[string]any{"type": "probe", "topic": topic, "n": n}); err != nil {
@@ -208,6 +221,7 @@ func TestSignedInSocketFollowsItsUserUntilTheSessionEnds(t *testing.T) {
 	e.dial("bogus", 401)
 	ws := e.dial("u7", 101)
 	other := e.dial("u8", 101)
+	e.attached(2) // the hub takes a socket on after its handshake: publish once both follow their users
 	e.publish(live.TopicUser(7), 1)
 	e.publish(live.TopicUser(8), 2)
 	if m := e.next(ws); m["topic"] != live.TopicUser(7) {
