@@ -92,7 +92,7 @@ if f[5] ~= 'paid' then return answer('not_paid', rec) end
 redis.call('HINCRBY', K_COUNTS, 'paid', -1)
 redis.call('HINCRBY', K_COUNTS, 'refunded', 1)
 redis.call('HINCRBY', K_COUNTS, 'revenue', -tonumber(f[4]))
-if (tonumber(f[11]) or 0) ~= 0 then redis.call('HINCRBY', K_COUNTS, 'discount', -tonumber(f[11])) end -- not -0: Redis reads "-0" as no integer
+addCount('discount', -(tonumber(f[11]) or 0))
 if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, f[2]) end
 local stop = tonumber(redis.call('HGET', K_INFO, 'end'))
 if stop and tonumber(ARGV[3]) < stop then redis.call('RPUSH', K_FREE, f[3]) end

@@ -50,6 +50,12 @@ local function answer(word, rec)
 	return word .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. version() .. ':' .. rec
 end
 
+-- addCount adds n to one of the goods' counts, skipping a zero: Lua
+-- writes a negated zero as "-0", which HINCRBY refuses.
+local function addCount(name, n)
+	if n ~= 0 then redis.call('HINCRBY', K_COUNTS, name, n) end
+end
+
 -- node is the cluster node that runs the script (CLUSTER MYID), when
 -- cluster is '1'; '' otherwise. A bucket remembers the node that issued
 -- its sequences (info 'node'; seq_blocks.go).

@@ -172,7 +172,7 @@ if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, 
 redis.call('HINCRBY', K_COUNTS, 'paid', -1)
 redis.call('HINCRBY', K_COUNTS, 'failed', 1)
 redis.call('HINCRBY', K_COUNTS, 'revenue', -tonumber(f[4]))
-if (tonumber(f[11]) or 0) ~= 0 then redis.call('HINCRBY', K_COUNTS, 'discount', -tonumber(f[11])) end -- not -0: Redis reads "-0" as no integer
+addCount('discount', -(tonumber(f[11]) or 0))
 return answer('ok', save(f, 'failed', ARGV[2]))
 `)
 
