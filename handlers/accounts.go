@@ -117,12 +117,11 @@ func (h *Handlers) SettingsForm(c *fiber.Ctx) error {
 	}
 	form := views.SettingsForm{Email: c.FormValue("email"), WebhookURL: c.FormValue("webhook_url")}
 	_, err = h.Accounts.UpdateSettings(c.UserContext(), cl.UserID, model.SettingsUpdate{Email: &form.Email, WebhookURL: &form.WebhookURL})
-	if err != nil {
-		if db.ErrorCode(err) == db.EINTERNAL {
-			return err
-		}
+	if status, shown := refusal(err); shown {
 		form.Error = db.ErrorMessage(err)
-		return render(c, fiber.StatusUnprocessableEntity, views.SettingsPage(h.page(c, "Settings"), form))
+		return render(c, status, views.SettingsPage(h.page(c, "Settings"), form))
+	} else if err != nil {
+		return err
 	}
 	return redirectWithNote(c, "/settings", views.FlashSuccess, views.PlaceSettings, "Settings saved.")
 }
@@ -137,11 +136,10 @@ func (h *Handlers) PasswordForm(c *fiber.Ctx) error {
 		return err
 	}
 	u, err := h.Accounts.ChangePassword(c.UserContext(), cl.UserID, c.FormValue("current_password"), c.FormValue("new_password"))
-	if err != nil {
-		if db.ErrorCode(err) == db.EINTERNAL {
-			return err
-		}
+	if _, shown := refusal(err); shown {
 		return redirectWithNote(c, "/settings#password", views.FlashError, views.PlacePassword, db.ErrorMessage(err))
+	} else if err != nil {
+		return err // backing off (shown beside the form by FormRefused), busy or broken
 	}
 	h.setSession(c, h.Tokens.Sign(u))
 	return redirectWithNote(c, "/settings#password", views.FlashSuccess, views.PlacePassword, "Password changed. Every other device is signed out.")
@@ -190,12 +188,11 @@ func (h *Handlers) LoginForm(c *fiber.Ctx) error {
 	form := views.AuthForm{Username: c.FormValue("username"), Next: safeNext(c.FormValue("next"))}
 	u, err := h.Accounts.SignIn(c.UserContext(), form.Username, c.FormValue("password"), ClientIP(c))
 	h.auditSignIn(c, audit.ActionLogin, form.Username, u, err)
-	if err != nil {
-		if db.ErrorCode(err) != db.EUNAUTHORIZED {
-			return err // backing off (shown on this form by FormRefused), busy or broken
-		}
+	if status, shown := refusal(err); shown {
 		form.Error = db.ErrorMessage(err)
-		return render(c, fiber.StatusUnauthorized, views.LoginPage(h.page(c, "Log in"), form))
+		return render(c, status, views.LoginPage(h.page(c, "Log in"), form))
+	} else if err != nil {
+		return err // backing off (shown on this form by FormRefused), busy or broken
 	}
 	h.setSession(c, h.Tokens.Sign(u))
 	next := form.Next
@@ -215,12 +212,11 @@ func (h *Handlers) RegisterForm(c *fiber.Ctx) error {
 	form := views.AuthForm{Username: c.FormValue("username"), Next: safeNext(c.FormValue("next"))}
 	u, err := h.Accounts.CreateUser(c.UserContext(), form.Username, c.FormValue("password"), model.RoleUser)
 	h.auditSignIn(c, audit.ActionRegister, form.Username, u, err)
-	if err != nil {
-		if db.ErrorCode(err) == db.EINTERNAL {
-			return err
-		}
+	if status, shown := refusal(err); shown {
 		form.Error = db.ErrorMessage(err)
-		return render(c, fiber.StatusUnprocessableEntity, views.RegisterPage(h.page(c, "Sign up"), form))
+		return render(c, status, views.RegisterPage(h.page(c, "Sign up"), form))
+	} else if err != nil {
+		return err // backing off (shown on this form by FormRefused), busy or broken
 	}
 	h.setSession(c, h.Tokens.Sign(u))
 	return redirectWithFlash(c, form.Next, "Welcome, "+u.Username+"! Your account is ready.")

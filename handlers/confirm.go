@@ -60,11 +60,10 @@ func (h *Handlers) orderForm(c *fiber.Ctx, act func(ctx context.Context, userID,
 		return err
 	}
 	o, err := act(c.UserContext(), cl.UserID, id)
-	if err != nil {
-		if !formFailed(err) || db.ErrorCode(err) == db.ENOTFOUND {
-			return err
-		}
+	if _, shown := refusal(err); shown {
 		return redirectWithNote(c, "/me/orders", views.FlashError, views.PlaceOrder(id), db.ErrorMessage(err))
+	} else if err != nil {
+		return err
 	}
 	return redirectWithNote(c, "/me/orders", views.FlashSuccess, views.PlaceOrder(id), done(o))
 }
@@ -82,7 +81,7 @@ func (h *Handlers) PayForm(c *fiber.Ctx) error {
 		return redirectWithNote(c, checkoutPath(id), views.FlashError, views.PlaceCheckout, "Pick a coupon from the list, or none.")
 	}
 	if _, err := h.Checkout.Pay(c.UserContext(), cl.UserID, id, coupon); err != nil {
-		if !formFailed(err) || db.ErrorCode(err) == db.ENOTFOUND {
+		if _, shown := refusal(err); !shown {
 			return err
 		}
 		return redirectWithNote(c, checkoutPath(id), views.FlashError, views.PlaceCheckout, db.ErrorMessage(err))

@@ -288,7 +288,7 @@ func (h *Handlers) AdminCreateCouponForm(c *fiber.Ctx) error {
 		fields = fe.Fields
 	}
 	form.Errors = fields
-	return h.adminCoupons(c, fiber.StatusUnprocessableEntity, form)
+	return h.adminCoupons(c, invalidForm, form)
 }
 
 // AdminCouponPage shows one template's figures, bookings and deliveries.
@@ -317,13 +317,14 @@ func (h *Handlers) AdminCouponWindowForm(c *fiber.Ctx) error {
 	start, err1 := parseLocalTime(c.FormValue("grab_start_at"), tzOffsetMinutes(c.FormValue("tz_offset")))
 	end, err2 := parseLocalTime(c.FormValue("grab_end_at"), tzOffsetMinutes(c.FormValue("tz_offset")))
 	if err1 != nil || err2 != nil {
-		return h.adminCoupon(c, fiber.StatusUnprocessableEntity, "enter both times")
+		return h.adminCoupon(c, invalidForm, "enter both times")
 	}
 	if _, err := h.Coupons.MoveWindow(c.UserContext(), cl, id, start, end); err != nil {
-		if code := db.ErrorCode(err); code == db.EINTERNAL || code == db.ENOTFOUND {
+		status, shown := refusal(err)
+		if !shown {
 			return err
 		}
-		return h.adminCoupon(c, fiber.StatusUnprocessableEntity, db.ErrorMessage(err))
+		return h.adminCoupon(c, status, db.ErrorMessage(err))
 	}
 	return redirectWithNote(c, "/admin/coupons/"+strconv.FormatInt(id, 10), views.FlashSuccess, views.PlaceWindow, "Grab window moved; reminders follow the new start.")
 }

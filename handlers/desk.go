@@ -203,15 +203,11 @@ func (h *Handlers) DeskRefundForm(c *fiber.Ctx) error {
 	}
 	reason := c.FormValue("reason")
 	_, rerr := h.Checkout.DeskRefund(c.UserContext(), cl, id, reason)
-	var status int
-	switch db.ErrorCode(rerr) {
-	case "":
+	if rerr == nil {
 		return c.Redirect("/admin/orders/"+strconv.FormatInt(id, 10)+"?done=refunded", fiber.StatusSeeOther)
-	case db.EINVALID:
-		status = fiber.StatusUnprocessableEntity
-	case db.ECONFLICT:
-		status = fiber.StatusConflict
-	default:
+	}
+	status, shown := refusal(rerr)
+	if !shown {
 		return rerr
 	}
 	v, err := h.deskOrderView(c)

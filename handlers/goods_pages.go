@@ -119,14 +119,21 @@ func slotFormOf(c *fiber.Ctx) views.SlotForm {
 	return views.SlotForm{Title: c.FormValue("title"), StartAt: c.FormValue("start_at"), EndAt: c.FormValue("end_at")}
 }
 
+// formStatus is the status of a form page shown again with its problems:
+// fields the handler could not parse, or the service's refusal; ok is false
+// when there is neither (err, if any, is then the error handler's).
+func formStatus(parseErrs db.FieldErrors, err error) (status int, ok bool) {
+	if len(parseErrs) > 0 {
+		return invalidForm, true
+	}
+	return refusal(err)
+}
+
 func goodsFormOf(c *fiber.Ctx) views.GoodsForm {
 	return views.GoodsForm{Title: c.FormValue("title"), Description: c.FormValue("description"), Price: c.FormValue("price_cents"),
 		SeckillPrice: c.FormValue("seckill_price_cents"), Stock: c.FormValue("stock"), Limit: c.FormValue("limit_per_user"),
 		Demand: c.FormValue("demand"), Shards: c.FormValue("shards")}
 }
-
-// formFailed reports whether err is one a form shows to the user (anything but an internal error).
-func formFailed(err error) bool { return err != nil && db.ErrorCode(err) != db.EINTERNAL }
 
 // AdminCreateSlot handles the new-slot form: POST /admin/slots.
 func (h *Handlers) AdminCreateSlot(c *fiber.Ctx) error {
@@ -141,9 +148,9 @@ func (h *Handlers) AdminCreateSlot(c *fiber.Ctx) error {
 	if len(parseErrs) == 0 {
 		sl, err = h.Goods.CreateSlot(c.UserContext(), cl, in)
 	}
-	if len(parseErrs) > 0 || formFailed(err) {
+	if status, ok := formStatus(parseErrs, err); ok {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
-		return h.adminSlots(c, fiber.StatusUnprocessableEntity, form)
+		return h.adminSlots(c, status, form)
 	} else if err != nil {
 		return err
 	}
@@ -186,9 +193,9 @@ func (h *Handlers) AdminUpdateSlot(c *fiber.Ctx) error {
 	if len(parseErrs) == 0 {
 		_, err = h.Goods.UpdateSlot(c.UserContext(), cl, id, in)
 	}
-	if len(parseErrs) > 0 || (formFailed(err) && db.ErrorCode(err) != db.ENOTFOUND) {
+	if status, ok := formStatus(parseErrs, err); ok {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
-		return h.adminSlot(c, fiber.StatusUnprocessableEntity, &form, nil)
+		return h.adminSlot(c, status, &form, nil)
 	} else if err != nil {
 		return err
 	}
@@ -207,9 +214,9 @@ func (h *Handlers) AdminCreateGoods(c *fiber.Ctx) error {
 	if len(parseErrs) == 0 {
 		g, err = h.Goods.Create(c.UserContext(), cl, in)
 	}
-	if len(parseErrs) > 0 || (formFailed(err) && db.ErrorCode(err) != db.ENOTFOUND) {
+	if status, ok := formStatus(parseErrs, err); ok {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
-		return h.adminSlot(c, fiber.StatusUnprocessableEntity, nil, &form)
+		return h.adminSlot(c, status, nil, &form)
 	} else if err != nil {
 		return err
 	}
@@ -257,9 +264,9 @@ func (h *Handlers) AdminUpdateGoods(c *fiber.Ctx) error {
 	if len(parseErrs) == 0 {
 		_, err = h.Goods.Update(c.UserContext(), cl, id, in)
 	}
-	if len(parseErrs) > 0 || (formFailed(err) && db.ErrorCode(err) != db.ENOTFOUND) {
+	if status, ok := formStatus(parseErrs, err); ok {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
-		return h.adminGoods(c, fiber.StatusUnprocessableEntity, &form)
+		return h.adminGoods(c, status, &form)
 	} else if err != nil {
 		return err
 	}

@@ -226,11 +226,10 @@ func (h *Handlers) AdminImageForm(c *fiber.Ctx) error {
 // the form at place: a refusal the merchant can act on in red, a success in
 // green; anything else is an error page.
 func (h *Handlers) afterAction(c *fiber.Ctx, path, place string, err error, ok func() string) error {
-	if err != nil {
-		if !formFailed(err) || db.ErrorCode(err) == db.ENOTFOUND {
-			return err
-		}
+	if _, shown := refusal(err); shown {
 		return redirectWithNote(c, path, views.FlashError, place, db.ErrorMessage(err))
+	} else if err != nil {
+		return err
 	}
 	return redirectWithNote(c, path, views.FlashSuccess, place, ok())
 }
@@ -263,9 +262,9 @@ func (h *Handlers) adminUsers(c *fiber.Ctx, status int, form views.UserForm) err
 func (h *Handlers) AdminCreateUserForm(c *fiber.Ctx) error {
 	form := views.UserForm{Username: c.FormValue("username"), Role: c.FormValue("role")}
 	u, err := h.Accounts.CreateUser(c.UserContext(), form.Username, c.FormValue("password"), form.Role)
-	if formFailed(err) {
+	if status, shown := refusal(err); shown {
 		form.Errors, form.Error = mergeFieldErrors(nil, err)
-		return h.adminUsers(c, fiber.StatusUnprocessableEntity, form)
+		return h.adminUsers(c, status, form)
 	} else if err != nil {
 		return err
 	}

@@ -186,17 +186,16 @@ func (h *Handlers) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 	if bad == nil {
 		p, bad = h.RedPackets.Create(c.UserContext(), cl.UserID, in)
 	}
-	if bad != nil {
-		if db.ErrorCode(bad) != db.EINVALID {
-			return bad
-		}
+	if status, shown := refusal(bad); shown {
 		// Beside its field the message stands alone ("must be ..."); one that names no field shows above the form.
 		if form.Field = db.FieldOf(bad); form.Field != "" {
 			form.Error = db.FieldsOf(bad)[form.Field]
 		} else {
 			form.Error = db.ErrorMessage(bad)
 		}
-		return h.adminRedPackets(c, fiber.StatusUnprocessableEntity, form)
+		return h.adminRedPackets(c, status, form)
+	} else if bad != nil {
+		return bad
 	}
 	return redirectWithFlash(c, fmt.Sprintf("/admin/redpackets/%d", p.ID), "Red packet created: "+p.Title+".")
 }

@@ -1,42 +1,18 @@
 package web
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"log/slog"
-	"net"
 	"net/url"
 	"strconv"
 	"strings"
-	"syscall"
 
 	"github.com/gofiber/fiber/v2"
-	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/rdb"
+	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/handlers"
 )
-
-// statusOf is the one table from domain error codes to HTTP status.
-var statusOf = map[string]int{
-	db.EINVALID:       fiber.StatusBadRequest,
-	db.EUNAUTHORIZED:  fiber.StatusUnauthorized,
-	db.EFORBIDDEN:     fiber.StatusForbidden,
-	db.ENOTFOUND:      fiber.StatusNotFound,
-	db.ECONFLICT:      fiber.StatusConflict,
-	db.ESOLDOUT:       fiber.StatusConflict,
-	db.ELIMITREACHED:  fiber.StatusConflict,
-	db.EALREADY:       fiber.StatusConflict,
-	db.ENOTSTARTED:    fiber.StatusConflict,
-	db.EENDED:         fiber.StatusConflict,
-	db.EEXPIRED:       fiber.StatusConflict,
-	db.ETOOLATE:       fiber.StatusConflict,
-	db.ENOTCONFIGURED: fiber.StatusConflict,
-	db.ERATELIMITED:   fiber.StatusTooManyRequests,
-	db.ETOOLARGE:      fiber.StatusRequestEntityTooLarge,
-	db.EUNAVAILABLE:   fiber.StatusServiceUnavailable,
-	db.EINTERNAL:      fiber.StatusInternalServerError,
-}
 
 // fiberCodes turns Fiber's and fasthttp's own errors (unknown route, wrong
 // method, body or headers too large, malformed request) into domain codes.
@@ -57,37 +33,6 @@ var fiberCodes = map[int]string{
 var keepStatus = map[int]bool{
 	fiber.StatusRequestHeaderFieldsTooLarge: true,
 	fiber.StatusRequestTimeout:              true,
-}
-
-// unavailableText are the texts of errors that mean Redis or the database
-// did not answer, for errors that reach us flattened to a string.
-var unavailableText = []string{
-	"connection refused", "connection reset", "broken pipe", "i/o timeout", "no route to host",
-	"redis: connection pool timeout", "redis: client is closed",
-	"CLUSTERDOWN ", "TRYAGAIN ", "MASTERDOWN ", "LOADING Redis is loading", "READONLY You can't write",
-	"database is locked", "database table is locked", "database is busy", "SQLITE_BUSY",
-}
-
-// unavailable tells whether err means Redis or the database did not answer
-// (unreachable, closed, timed out, busy; a Redis node gone or failing over,
-// as rdb.FailoverError tells), which the client may retry, rather than a bug.
-func unavailable(err error) bool {
-	if err == nil {
-		return false
-	}
-	var ne net.Error
-	if errors.As(err, &ne) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, redis.ErrClosed) ||
-		errors.Is(err, redis.ErrPoolTimeout) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET) ||
-		rdb.FailoverError(err) {
-		return true
-	}
-	msg := err.Error()
-	for _, t := range unavailableText {
-		if strings.Contains(msg, t) {
-			return true
-		}
-	}
-	return false
 }
 
 // ErrorBody is the contract's error shape.
@@ -136,7 +81,7 @@ type transportErrKey struct{}
 
 // errorHandler answers every error: the contract's JSON under /api, a friendly page elsewhere.
 func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
-	if db.ErrorCode(err) == db.EINTERNAL && unavailable(err) {
+	if db.ErrorCode(err) == db.EINTERNAL && backend.Unavailable(err) {
 		// Not a bug: Redis or the database did not answer. The client may
 		// retry, and the log gets one line a second, not one per request.
 		if ok, suppressed := s.unavailableLog.allow(); ok {
@@ -147,7 +92,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	setRetryAfter(c, err)
 	if e, ok := err.(*db.Error); ok && isAPI(c) {
 		if body, ok := sentinelBodies[e]; ok {
-			c.Status(statusOf[e.Code]).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
+			c.Status(handlers.StatusOf(e.Code)).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 			return c.Send(body)
 		}
 	}
@@ -175,7 +120,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			msg = transportMessage(fe.Code) // fasthttp's text quotes the raw request
 		}
 	}
-	status := statusOf[code]
+	status := handlers.StatusOf(code)
 	if fe != nil && keepStatus[fe.Code] {
 		status = fe.Code
 	}

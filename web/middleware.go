@@ -154,7 +154,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 		if fe, ok := err.(*fiber.Error); ok {
 			status = fe.Code
 		} else {
-			status = statusOf[db.ErrorCode(err)]
+			status = handlers.StatusOf(db.ErrorCode(err))
 		}
 	}
 	s.metrics.observe(c.Method(), c.Route().Path, status, time.Since(start).Seconds())

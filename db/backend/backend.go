@@ -27,7 +27,7 @@ type Backend struct {
 	Pipe    *rdb.Pipeliner // coalesces concurrent grab scripts into pipelines
 	Events  *live.Events
 	Tasks   *asynq.Client    // schedules delayed work
-	Queue   *asynq.Inspector // deletes scheduled work (paying deletes the expiry)
+	Queue   *asynq.Inspector // deletes scheduled work (a reminder whose start moved)
 	Log     *slog.Logger
 	Now     func() time.Time
 	Flushes *FlushStats // what this process's flushes met (lease waits, takeovers, fenced batches); New sets it

@@ -23,7 +23,7 @@ const grabMemoTTL = 5 * time.Minute
 // retries a command whose reply was lost the same order comes back.
 //
 // With several buckets it runs in the user's home bucket (see shards.go):
-// its stock is the bucket's, and ARGV[6], when not empty, is a unit taken
+// its stock is the bucket's, and ARGV[5], when not empty, is a unit taken
 // from another bucket for this grab, put in the free list first so it stays
 // on sale whatever the answer.
 //

@@ -47,7 +47,7 @@ return answer('ok', save(f, 'paid', ARGV[3]))
 `
 
 // payScriptKeyed is payScript with an Idempotency-Key: KEYS[11] keeps the
-// answer, ARGV[4] is its TTL in ms.
+// answer, ARGV[6] (the last) is its TTL in ms.
 var payScriptKeyed = redis.NewScript(goodsLua + db.Memoize(payLua, "true"))
 
 // PayOrder pays the user's order (which takes it off the deadlines). Paying again

@@ -14,7 +14,7 @@ import (
 )
 
 // Service sells goods: it decides grabs in Redis, keeps the durable record
-// in the store and schedules each order's expiry in Asynq.
+// in the store, and expires unpaid orders on a periodic tick (expiry.go).
 type Service struct {
 	*backend.Backend
 	// OrderTTL is how long an order may stay unpaid.

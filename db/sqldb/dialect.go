@@ -8,8 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/mattn/go-sqlite3"
-
-	"github.com/seckill/seckill/db"
 )
 
 // Dialect is which database a DB speaks to. Queries are written once, in
@@ -180,14 +178,4 @@ func IsPassing(err error) bool {
 		}
 	}
 	return false
-}
-
-// Classify returns err as db.ErrUnavailable (the cause kept in the chain)
-// when it is passing, so callers answer 503 with Retry-After instead of 500;
-// any other error comes back unchanged.
-func Classify(err error) error {
-	if err == nil || !IsPassing(err) {
-		return err
-	}
-	return fmt.Errorf("%w: %w", db.ErrUnavailable, err)
 }

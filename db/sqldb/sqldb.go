@@ -157,18 +157,18 @@ func (s *DB) Ping(ctx context.Context) error {
 // so a read-then-write must be guarded by the write itself (a unique index,
 // a WHERE on the row's state, ON CONFLICT). A failure the database calls
 // passing (SQLite busy, a PostgreSQL serialization failure, deadlock or lock
-// timeout) comes back as db.ErrUnavailable, with the cause kept in the
-// chain; fn runs once.
+// timeout: IsPassing) comes back as the driver said it, and the client is
+// told 503 unavailable (backend.Unavailable decides); fn runs once.
 func (s *DB) Tx(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	tx, err := s.W.BeginTx(ctx, nil)
 	if err != nil {
-		return Classify(err)
+		return err
 	}
 	defer tx.Rollback()
 	if err := fn(tx); err != nil {
-		return Classify(err)
+		return err
 	}
-	return Classify(tx.Commit())
+	return tx.Commit()
 }
 
 // TxQuiet is Tx in a transaction that the database ends by itself once its

@@ -1,4 +1,4 @@
-package web
+package backend_test
 
 import (
 	"context"
@@ -10,27 +10,12 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/mattn/go-sqlite3"
 	"github.com/redis/go-redis/v9"
-	"github.com/seckill/seckill/db"
-)
 
-// Every code the contract names maps to the contract's status.
-func TestEveryCodeHasItsStatus(t *testing.T) {
-	want := map[string]int{
-		db.EINVALID: 400, db.EUNAUTHORIZED: 401, db.EFORBIDDEN: 403, db.ENOTFOUND: 404,
-		db.ECONFLICT: 409, db.ESOLDOUT: 409, db.ELIMITREACHED: 409, db.EALREADY: 409, db.ENOTSTARTED: 409,
-		db.EENDED: 409, db.EEXPIRED: 409, db.ETOOLATE: 409, db.ENOTCONFIGURED: 409,
-		db.ERATELIMITED: 429, db.ETOOLARGE: 413, db.EUNAVAILABLE: 503, db.EINTERNAL: 500,
-	}
-	for code, status := range want {
-		if got := statusOf[code]; got != status {
-			t.Errorf("%s: status %d, want %d", code, got, status)
-		}
-	}
-	if len(statusOf) != len(want) {
-		t.Errorf("statusOf has %d codes, the contract %d", len(statusOf), len(want))
-	}
-}
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
+)
 
 // Errors that mean Redis or the database did not answer are told apart from bugs.
 func TestUnavailable(t *testing.T) {
@@ -49,11 +34,18 @@ func TestUnavailable(t *testing.T) {
 		{errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: i/o timeout"), true},
 		{errors.New("database is locked"), true},
 		{errors.New("insert order: database is locked (5) (SQLITE_BUSY)"), true},
+		// The durable store busy past its timeout, as its driver says it.
+		{fmt.Errorf("flush: %w", sqlite3.Error{Code: sqlite3.ErrBusy}), true},
+		{fmt.Errorf("flush: %w", sqlite3.Error{Code: sqlite3.ErrLocked}), true},
+		{sqlite3.Error{Code: sqlite3.ErrConstraint}, false},
 		// A Redis node going away mid-command, or a cluster failing over.
 		{fmt.Errorf("grab goods 42: %w", io.EOF), true},
 		{errors.New("CLUSTERDOWN The cluster is down"), true},
 		{errors.New("order expiry tick: CLUSTERDOWN The cluster is down"), true}, // flattened with %v
 		{errors.New("MOVED 4663 127.0.0.1:7001"), true},
+		// A service that already said so.
+		{db.ErrUnavailable, true},
+		{db.Errorf(db.EUNAVAILABLE, "the orders are being flushed"), true},
 		{nil, false},
 		{errors.New("index out of range"), false},
 		{io.ErrUnexpectedEOF, false},
@@ -61,8 +53,8 @@ func TestUnavailable(t *testing.T) {
 		{context.Canceled, false},
 		{redis.Nil, false},
 	} {
-		if got := unavailable(tc.err); got != tc.want {
-			t.Errorf("unavailable(%v) = %v, want %v", tc.err, got, tc.want)
+		if got := backend.Unavailable(tc.err); got != tc.want {
+			t.Errorf("Unavailable(%v) = %v, want %v", tc.err, got, tc.want)
 		}
 	}
 }
