@@ -152,6 +152,7 @@ type Main struct {
 
 	listener net.Listener
 	served   chan error
+	closed   bool
 
 	stopPhantoms context.CancelFunc
 	phantomsDone chan struct{}
@@ -356,8 +357,13 @@ func (m *Main) Announce() {
 	fmt.Println()
 }
 
-// Close stops in order: stop accepting and drain HTTP, stop Asynq, close sockets, close the stores.
+// Close stops in order: stop accepting and drain HTTP, stop Asynq, flush
+// once more, close sockets, close the stores. A second Close does nothing.
 func (m *Main) Close() error {
+	if m.closed {
+		return nil
+	}
+	m.closed = true
 	var errs []error
 	if m.Web != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
