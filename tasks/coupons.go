@@ -21,7 +21,7 @@ const (
 	TypeCouponSweep   = "coupon:sweep-deliveries"
 )
 
-// Queues of the coupon tasks, so expiry and flushes never wait behind reminders.
+// Queues of the coupon tasks, so expiry and payments never wait behind reminders.
 const (
 	CouponRemindQueue  = QueueDefault
 	CouponDeliverQueue = QueueLow

@@ -83,7 +83,7 @@ func observe(log *slog.Logger, m *Metrics) asynq.MiddlewareFunc {
 	}
 }
 
-// Queues, by priority: expiry and flushes must not wait behind reminders.
+// Queues, by priority: expiry and payments must not wait behind reminders.
 const (
 	QueueCritical = "critical"
 	QueueDefault  = "default"

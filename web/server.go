@@ -22,12 +22,8 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
-	"github.com/seckill/seckill/db/checkout"
-	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/static"
 	"github.com/seckill/seckill/web/ratelimit"
@@ -40,15 +36,13 @@ const MonitorPath = "/monitor"
 
 // Config is what the web server needs from the wiring.
 type Config struct {
-	Redis    redis.UniversalClient // the rate limiters' process count and the hub's live channel
-	Coupons  *coupon.Service
-	Inbox    *inbox.Service
-	Accounts *account.Service
+	Redis redis.UniversalClient // the rate limiters' process count and the hub's live channel
+	// Handlers are the ready-built HTTP handlers every route calls.
+	Handlers *handlers.Handlers
+	// Areas are the promotions' routes, mounted in order (see Mount).
+	Areas    []AreaRoutes
 	Audit    *audit.Service
-	Goods    *goods.Service
-	Checkout *checkout.Service
 	Tokens   *account.Tokens
-	TokenTTL time.Duration
 	Log      *slog.Logger
 	Registry *prometheus.Registry
 	// Monitor is Asynqmon's handler, mounted at MonitorPath for admins.
@@ -76,8 +70,25 @@ type Config struct {
 	// MaxAnonSocketsPerIP caps the anonymous WebSocket connections of one
 	// client address (0: no cap).
 	MaxAnonSocketsPerIP int
-	// RedPackets is the red packets' service.
-	RedPackets *redpacket.Service
+}
+
+// AreaRoutes are one promotion's routes: API mounts its JSON routes under
+// /api, Pages its HTML pages (either may be nil).
+type AreaRoutes struct {
+	API   func(m Mount)
+	Pages func(m Mount)
+}
+
+// Mount is where an area's routes go, and the middleware a route may put
+// before its handler. For API, Open is /api and Staff /api/admin; for Pages,
+// Open is the site (CSRF-checked forms) and Staff its /admin pages. Staff
+// routes are for merchants and admins, and audited.
+type Mount struct {
+	Open  fiber.Router
+	Staff fiber.Router
+	User  fiber.Handler // signed-in callers only (401, or the sign-in page)
+	Grab  fiber.Handler // the per-shopper grab rate limit
+	Audit fiber.Handler // writes the change to the audit log
 }
 
 // Defaults of the connection caps.
@@ -130,7 +141,7 @@ func New(cfg Config) *Server {
 		maxConns: cfg.MaxConnsPerIP, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
-	s.handlers = &handlers.Handlers{Coupons: cfg.Coupons, Inbox: cfg.Inbox, Goods: cfg.Goods, Checkout: cfg.Checkout, RedPackets: cfg.RedPackets, Accounts: cfg.Accounts, Audit: cfg.Audit, Tokens: cfg.Tokens, TokenTTL: cfg.TokenTTL, MonitorPath: MonitorPath}
+	s.handlers = cfg.Handlers
 	s.Hub = wshub.New(wshub.Config{Redis: cfg.Redis, Tokens: cfg.Tokens, Log: cfg.Log, Registry: cfg.Registry, Identify: identifySocket,
 		PingInterval: cfg.PingInterval, ReadWindow: cfg.SocketReadWindow, MaxAnonPerIP: cfg.MaxAnonSocketsPerIP})
 	s.App = fiber.New(fiber.Config{
@@ -184,6 +195,7 @@ func (s *Server) routes(cfg Config) {
 	app.Use(s.identify, s.observe, s.authenticate)
 	app.Get("/ws", s.Hub.Handle)
 
+	// The platform's own API: accounts, settings, the audit log, users, notifications, the orders desk.
 	api := app.Group("/api", s.limitIP, s.guardAPIWrites)
 	api.Post("/auth/register", s.limitAuth, h.Register)
 	api.Post("/auth/login", s.limitAuth, h.Login)
@@ -195,74 +207,30 @@ func (s *Server) routes(cfg Config) {
 	admin := api.Group("/admin", requireRole(model.RoleMerchant, model.RoleAdmin), s.audit)
 	admin.Get("/audit", h.AuditLog)
 	admin.Post("/users", requireRole(model.RoleAdmin), h.CreateUser)
-	// coupons
-	admin.Post("/coupons", h.CreateCoupon)
-	admin.Get("/coupons", h.AdminCoupons)
-	admin.Put("/coupons/:id", h.UpdateCoupon)
-	admin.Get("/coupons/:id/stats", h.CouponStats)
-	api.Get("/coupons", h.ListCoupons)
-	api.Get("/coupons/:id", h.GetCoupon)
-	api.Post("/coupons/:id/grab", s.limitGrab, h.GrabCoupon)
-	api.Get("/coupons/:id/reminders", requireUser, h.CouponReminders)
-	api.Put("/coupons/:id/reminders", requireUser, h.BookReminder)
-	api.Delete("/coupons/:id/reminders", requireUser, h.CancelReminder)
-	api.Get("/me/coupons", requireUser, h.MyCoupons)
-	api.Get("/me/reminders", requireUser, h.MyReminders)
+	admin.Get("/users", requireRole(model.RoleAdmin), h.AdminUsers)
 	api.Get("/me/notifications", requireUser, h.MyNotifications)
 	api.Get("/me/notifications/unread", requireUser, h.UnreadNotifications)
 	api.Post("/me/notifications/read", requireUser, h.ReadNotifications)
-	if cfg.BenchRoutes != nil {
-		cfg.BenchRoutes(api)
-	}
-	// red packets
-	api.Get("/redpackets", h.ListRedPackets)
-	api.Get("/redpackets/:id", h.GetRedPacket)
-	api.Post("/redpackets/:id/grab", s.limitGrab, h.GrabRedPacket)
-	api.Get("/redpackets/:id/grabs", h.RedPacketGrabs)
-	admin.Post("/redpackets", h.CreateRedPacket)
-	admin.Get("/redpackets", h.AdminListRedPackets)
-	admin.Get("/redpackets/:id/stats", h.RedPacketStats)
-	// goods
-	api.Get("/slots", h.ListSlots)
-	api.Get("/slots/:id/goods", h.SlotGoods)
-	api.Get("/goods/:id", h.GetGoods)
-	api.Post("/goods/:id/grab", s.limitGrab, h.Grab)
-	api.Get("/goods/:id/reminders", requireUser, h.GoodsReminders)
-	api.Put("/goods/:id/reminders", requireUser, h.BookGoodsReminder)
-	api.Delete("/goods/:id/reminders", requireUser, h.CancelGoodsReminder)
-	api.Get("/orders/:id", requireUser, h.GetOrder)
-	api.Post("/orders/:id/pay", requireUser, h.CheckoutPay)
-	api.Post("/orders/:id/refund", requireUser, s.audit, h.Refund)
-	api.Post("/payments/callback", h.PaymentCallback)
-	api.Post("/orders/:id/cancel", requireUser, h.CancelOrder)
-	api.Get("/me/orders", requireUser, h.MyOrders)
-	admin.Get("/slots", h.AdminListSlots)
-	admin.Post("/slots", h.CreateSlot)
-	admin.Put("/slots/:id", h.UpdateSlot)
-	admin.Post("/goods", h.CreateGoods)
-	admin.Put("/goods/:id", h.UpdateGoods)
-	admin.Get("/goods/:id/stats", h.GoodsStats)
-	// merchant: end, samples, pictures, totals, accounts (handlers/merchant.go)
-	admin.Post("/goods/:id/end", h.EndGoods)
-	admin.Post("/slots/:id/end", h.EndSlot)
-	admin.Get("/goods/:id/samples", h.GoodsSamples)
-	admin.Get("/slots/:id/samples", h.SlotSamples)
-	admin.Get("/slots/:id/stats", h.SlotStats)
-	admin.Post("/goods/:id/image", h.UploadGoodsImage)
-	admin.Get("/users", requireRole(model.RoleAdmin), h.AdminUsers)
-	admin.Get("/goods/:id/orders.csv", h.OrdersCSV)
 	// Merchant orders desk and exports (issue 24).
 	admin.Get("/orders", h.DeskOrders)
 	admin.Get("/orders/:id", h.DeskOrder)
 	admin.Post("/orders/:id/refund", h.DeskRefund)
-	admin.Get("/redpackets/:id/grabs.csv", h.RedPacketGrabsCSV)
-	admin.Get("/coupons/:id/claims.csv", h.CouponClaimsCSV)
+	if cfg.BenchRoutes != nil {
+		cfg.BenchRoutes(api)
+	}
+	// Each promotion's API (cmd/seckill/area_*.go).
+	for _, a := range cfg.Areas {
+		if a.API != nil {
+			a.API(Mount{Open: api, Staff: admin, User: requireUser, Grab: s.limitGrab, Audit: s.audit})
+		}
+	}
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
 
 	if cfg.Monitor != nil {
 		app.Use(MonitorPath, requireRole(model.RoleAdmin), adaptor.HTTPHandler(withBackBar(cfg.Monitor)))
 	}
 
+	// The platform's own pages.
 	pages := app.Group("", s.csrf)
 	pages.Get("/", h.Home)
 	pages.Get("/login", h.LoginPage)
@@ -273,66 +241,25 @@ func (s *Server) routes(cfg Config) {
 	staff := pages.Group("/admin", requireRole(model.RoleMerchant, model.RoleAdmin), s.audit)
 	staff.Get("/", h.AdminDashboard)
 	staff.Get("/audit", h.AuditPage)
-	// red packets
-	pages.Get("/redpackets", h.RedPacketsPage)
-	pages.Get("/redpackets/:id", h.RedPacketPage)
-	staff.Get("/redpackets", h.AdminRedPacketsPage)
-	staff.Post("/redpackets", h.AdminCreateRedPacketForm)
-	staff.Get("/redpackets/:id", h.AdminRedPacketPage)
-	// goods
-	pages.Get("/slots", h.SlotsPage)
-	pages.Get("/slots/:id", h.SlotsPage)
-	pages.Get("/goods/:id", h.GoodsPage)
-	pages.Get("/me/orders", requireUser, h.MyOrdersPage)
-	pages.Get("/orders/:id/checkout", requireUser, h.CheckoutPage)
-	staff.Get("/slots", h.AdminSlotsPage)
-	staff.Post("/slots", h.AdminCreateSlot)
-	staff.Get("/slots/:id", h.AdminSlotPage)
-	staff.Post("/slots/:id", h.AdminUpdateSlot)
-	staff.Post("/slots/:id/goods", h.AdminCreateGoods)
-	staff.Get("/goods/:id", h.AdminGoodsPage)
-	staff.Post("/goods/:id", h.AdminUpdateGoods)
-	staff.Post("/goods/:id/end", h.AdminEndGoodsForm)
-	staff.Post("/goods/:id/hidden", h.AdminHideGoodsForm)
-	staff.Post("/goods/:id/image", h.AdminImageForm)
-	staff.Post("/slots/:id/end", h.AdminEndSlotForm)
-	staff.Post("/slots/:id/hidden", h.AdminHideSlotForm)
 	staff.Get("/users", requireRole(model.RoleAdmin), h.AdminUsersPage)
 	staff.Post("/users", requireRole(model.RoleAdmin), h.AdminCreateUserForm)
-	// coupons
-	staff.Get("/coupons", h.AdminCouponsPage)
-	staff.Post("/coupons", h.AdminCreateCouponForm)
-	staff.Get("/coupons/:id", h.AdminCouponPage)
-	staff.Post("/coupons/:id", h.AdminCouponWindowForm)
 	// Merchant orders desk: search, an order's history, refund after a confirm page (issue 24).
 	staff.Get("/orders", h.DeskPage)
 	staff.Get("/orders/:id", h.DeskOrderPage)
 	staff.Get("/orders/:id/refund", h.DeskRefundConfirm)
 	staff.Post("/orders/:id/refund", h.DeskRefundForm)
-	staff.Get("/redpackets/:id/grabs", h.RedPacketGrabsPage)
-	staff.Get("/coupons/:id/claims", h.CouponClaimsPage)
-	pages.Get("/coupons", h.CouponsPage)
-	pages.Get("/me/coupons", requireUser, h.MyCouponsPage)
-	pages.Get("/me/reminders", requireUser, h.MyRemindersPage)
 	pages.Get("/me/notifications", requireUser, h.NotificationsPage)
 	pages.Get("/settings", requireUser, h.SettingsPage)
 	pages.Post("/settings", requireUser, h.SettingsForm)
-
+	pages.Post("/settings/password", requireUser, s.limitAuth, h.PasswordForm)
 	// Issue 24 (front page and wallet): the shopper's red packet winnings and coupons.
 	pages.Get("/me/wallet", requireUser, h.WalletPage)
-
-	// Confirm before what cannot be undone (a GET asks, the POST does it:
-	// no script needed), the receipt that paying ends on, and the password
-	// change in Settings (handlers/confirm.go, handlers/accounts.go).
-	pages.Get("/orders/:id/refund", requireUser, h.RefundConfirmPage)
-	pages.Post("/orders/:id/refund", requireUser, s.audit, h.RefundForm)
-	pages.Get("/orders/:id/cancel", requireUser, h.CancelConfirmPage)
-	pages.Post("/orders/:id/cancel", requireUser, h.CancelForm)
-	pages.Post("/orders/:id/pay", requireUser, h.PayForm)
-	pages.Get("/orders/:id/receipt", requireUser, h.ReceiptPage)
-	staff.Get("/goods/:id/end", h.AdminEndGoodsConfirm)
-	staff.Get("/slots/:id/end", h.AdminEndSlotConfirm)
-	pages.Post("/settings/password", requireUser, s.limitAuth, h.PasswordForm)
+	// Each promotion's pages.
+	for _, a := range cfg.Areas {
+		if a.Pages != nil {
+			a.Pages(Mount{Open: pages, Staff: staff, User: requireUser, Grab: s.limitGrab, Audit: s.audit})
+		}
+	}
 }
 
 // Start subscribes the hub to live events and joins the count of web

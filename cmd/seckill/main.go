@@ -36,6 +36,7 @@ import (
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/db/sqldb"
+	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
@@ -116,6 +117,10 @@ type Main struct {
 	Worker     *asynq.Server
 	Scheduler  *asynq.Scheduler
 	Web        *web.Server
+	Handlers   *handlers.Handlers
+	Flusher    *backend.Flusher // the one batch flush; each area registers its step
+	// Areas are the promotions (areas.go), each wired the same way.
+	Areas []Area
 
 	// Revocations are the ended sessions; web processes follow them in memory.
 	Revocations *account.Revocations
@@ -145,10 +150,9 @@ type Main struct {
 	MaxConnsPerIP       int
 	MaxAnonSocketsPerIP int
 
-	listener  net.Listener
-	served    chan error
-	stopFlush context.CancelFunc
-	flushDone chan struct{}
+	listener net.Listener
+	served   chan error
+	closed   bool
 
 	stopPhantoms context.CancelFunc
 	phantomsDone chan struct{}
@@ -232,18 +236,23 @@ func (m *Main) Open(ctx context.Context) error {
 	taskMetrics := tasks.NewMetrics(m.Registry)
 	tasks.RegisterFlushMetrics(m.Registry, m.Backend.Flushes)
 
+	m.Handlers = &handlers.Handlers{Coupons: m.Coupons, Inbox: m.Inbox, Goods: m.Goods, Checkout: m.Checkout, RedPackets: m.RedPackets,
+		Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath}
+	m.Flusher = backend.NewFlusher(m.Backend, m.Config.FlushInterval)
+	m.Areas = m.areas()
+	m.wireAreas()
+
 	if err := m.bootstrapAdmin(ctx); err != nil {
 		return err
 	}
 	if m.Config.Demo {
-		if err := demo.Seed(ctx, m.Accounts, m.Goods, m.RedPackets, m.Coupons); err != nil {
-			return fmt.Errorf("seed demo data: %w", err)
+		if err := m.seedDemo(ctx); err != nil {
+			return err
 		}
 	}
 
 	if m.runsWorker() {
-		flush := &tasks.Flush{Run: m.flushAll, Interval: m.Config.FlushInterval, Log: m.Log, Sample: m.Goods.SampleActive}
-		areas := append(m.areas(), flush)
+		areas := m.areaTasks()
 		m.Worker = asynq.NewServer(connOpt, asynq.Config{
 			Concurrency:              20,
 			Queues:                   map[string]int{tasks.QueueCritical: 6, tasks.QueueDefault: 3, tasks.QueueLow: 1},
@@ -263,15 +272,12 @@ func (m *Main) Open(ctx context.Context) error {
 		if err := m.Scheduler.Start(); err != nil {
 			return fmt.Errorf("start scheduler: %w", err)
 		}
-		var flushCtx context.Context
-		flushCtx, m.stopFlush = context.WithCancel(context.Background())
-		m.flushDone = make(chan struct{})
-		go func() { defer close(m.flushDone); flush.Loop(flushCtx) }()
+		m.Flusher.Start()
 	}
 
 	if m.runsWeb() {
 		wcfg := web.Config{
-			Redis: m.Redis.Client, Coupons: m.Coupons, Inbox: m.Inbox, Goods: m.Goods, RedPackets: m.RedPackets, Checkout: m.Checkout, Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, Log: m.Log, Registry: m.Registry,
+			Redis: m.Redis.Client, Handlers: m.Handlers, Areas: m.areaRoutes(), Audit: m.Audit, Tokens: m.Tokens, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready, PingInterval: m.PingInterval, SocketReadWindow: m.SocketReadWindow,
 			MetricsToken:  m.Config.MetricsToken,
@@ -302,17 +308,6 @@ func (m *Main) Open(ctx context.Context) error {
 		go func() { m.served <- m.Web.Listen(m.listener) }()
 	}
 	return nil
-}
-
-// areas are the background work of every promotion.
-func (m *Main) areas() []tasks.Area {
-	return []tasks.Area{
-		&tasks.RedPackets{Store: m.RedPackets},
-		&tasks.Goods{Store: m.Goods, Log: m.Log},
-		&tasks.Coupons{Store: m.Coupons},
-		&tasks.GoodsReminders{Store: m.Goods},
-		&tasks.Checkout{Store: m.Checkout},
-	}
 }
 
 // ready checks whether Redis and the database answer, each on its own.
@@ -362,8 +357,13 @@ func (m *Main) Announce() {
 	fmt.Println()
 }
 
-// Close stops in order: stop accepting and drain HTTP, stop Asynq, close sockets, close the stores.
+// Close stops in order: stop accepting and drain HTTP, stop Asynq, flush
+// once more, close sockets, close the stores. A second Close does nothing.
 func (m *Main) Close() error {
+	if m.closed {
+		return nil
+	}
+	m.closed = true
 	var errs []error
 	if m.Web != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -393,9 +393,8 @@ func (m *Main) Close() error {
 	if m.Worker != nil {
 		m.Worker.Shutdown()
 	}
-	if m.stopFlush != nil {
-		m.stopFlush()
-		<-m.flushDone
+	if m.Flusher != nil {
+		m.Flusher.Stop() // a last flush, so a clean shutdown leaves nothing in Redis
 	}
 	if m.Inspector != nil {
 		errs = append(errs, m.Inspector.Close())
@@ -460,7 +459,7 @@ func keptSecret(path string, n int) (string, error) {
 }
 
 // flushAll moves every promotion's pending records to the durable store
-// under the flush lock; each promotion adds its flush step here.
+// now (tests call it instead of waiting for the interval).
 func (m *Main) flushAll(ctx context.Context) error {
-	return m.Backend.FlushAll(ctx, m.RedPackets.FlushClaims, m.Goods.FlushOrders, m.Coupons.FlushGrabs)
+	return m.Flusher.Run(ctx)
 }

@@ -26,11 +26,11 @@ func TestWorkerProcessRunsEnqueuedTasks(t *testing.T) {
 	// task's ID, kept inspectable after success by Retention, shows that the
 	// worker took what the web process enqueued.
 	id := "modes-test-" + t.Name()
-	if _, err := web.Client.Enqueue(tasks.NewFlushRunTask(), asynq.TaskID(id), asynq.Retention(time.Hour)); err != nil {
+	if _, err := web.Client.Enqueue(tasks.NewCouponExpireTask(), asynq.TaskID(id), asynq.Retention(time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, 20*time.Second, "the worker process to complete task "+id, func() bool {
-		got, err := web.Inspector.GetTaskInfo(tasks.QueueCritical, id)
+		got, err := web.Inspector.GetTaskInfo(tasks.QueueLow, id)
 		return err == nil && got.State == asynq.TaskStateCompleted
 	})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/sqldb"
 )
 
 // What SIGTERM does: the context main hands to run ends, and the process
@@ -85,5 +86,34 @@ func TestCloseRightAfterOpen(t *testing.T) {
 		case <-time.After(time.Minute): // a hang, not a slow machine
 			t.Fatalf("open %d: Close did not return", i)
 		}
+	}
+}
+
+// A clean shutdown leaves nothing behind in Redis: Close flushes every
+// area's pending records once more, long before the next interval flush.
+func TestShutdownFlushesWhatIsPending(t *testing.T) {
+	a := startApp(t, func(c *Config) { c.FlushInterval = time.Hour })
+	_, g := a.liveGoods(10, 1)
+	shopper, _ := a.newUser()
+	a.grab(shopper, g.ID)
+	count := func(store *sqldb.DB) (n int) {
+		if err := store.R.QueryRow(`SELECT COUNT(*) FROM orders WHERE goods_id = ?`, g.ID).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(a.SQL); n != 0 {
+		t.Fatalf("%d orders in the durable store before any flush; the test needs them pending in Redis", n)
+	}
+	if err := a.Close(); err != nil {
+		t.Fatal(err)
+	}
+	store, err := sqldb.Open(context.Background(), a.Config.DatabaseURL, a.Config.DBPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	if n := count(store); n != 1 {
+		t.Fatalf("after a clean shutdown the durable store holds %d orders of the goods, want the 1 grabbed", n)
 	}
 }

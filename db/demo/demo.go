@@ -29,13 +29,6 @@ type Seeder interface {
 	SeedDemo(ctx context.Context, merchant *model.User) error
 }
 
-// SeederFunc lets a function be a Seeder.
-type SeederFunc func(ctx context.Context, merchant *model.User) error
-
-func (f SeederFunc) SeedDemo(ctx context.Context, merchant *model.User) error {
-	return f(ctx, merchant)
-}
-
 // Seed makes sure the demo accounts exist, then runs each seeder.
 func Seed(ctx context.Context, accounts Accounts, seeders ...Seeder) error {
 	if _, err := user(ctx, accounts, Shopper, ShopperPassword, model.RoleUser); err != nil {

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"github.com/seckill/seckill/tasks"
+	"github.com/seckill/seckill/web"
+)
+
+// goodsArea is the flash sale of goods: slots, goods, orders that expire unpaid.
+func (m *Main) goodsArea() Area {
+	h := m.Handlers
+	return Area{
+		Name:    "goods",
+		Service: m.Goods,
+		Routes: web.AreaRoutes{
+			API: func(r web.Mount) {
+				r.Open.Get("/slots", h.ListSlots)
+				r.Open.Get("/slots/:id/goods", h.SlotGoods)
+				r.Open.Get("/goods/:id", h.GetGoods)
+				r.Open.Post("/goods/:id/grab", r.Grab, h.Grab)
+				r.Open.Get("/orders/:id", r.User, h.GetOrder)
+				r.Open.Post("/orders/:id/cancel", r.User, h.CancelOrder)
+				r.Open.Get("/me/orders", r.User, h.MyOrders)
+				r.Staff.Get("/slots", h.AdminListSlots)
+				r.Staff.Post("/slots", h.CreateSlot)
+				r.Staff.Put("/slots/:id", h.UpdateSlot)
+				r.Staff.Post("/goods", h.CreateGoods)
+				r.Staff.Put("/goods/:id", h.UpdateGoods)
+				r.Staff.Get("/goods/:id/stats", h.GoodsStats)
+				// merchant: end, samples, pictures, totals (handlers/merchant.go)
+				r.Staff.Post("/goods/:id/end", h.EndGoods)
+				r.Staff.Post("/slots/:id/end", h.EndSlot)
+				r.Staff.Get("/goods/:id/samples", h.GoodsSamples)
+				r.Staff.Get("/slots/:id/samples", h.SlotSamples)
+				r.Staff.Get("/slots/:id/stats", h.SlotStats)
+				r.Staff.Post("/goods/:id/image", h.UploadGoodsImage)
+				r.Staff.Get("/goods/:id/orders.csv", h.OrdersCSV)
+			},
+			Pages: func(r web.Mount) {
+				r.Open.Get("/slots", h.SlotsPage)
+				r.Open.Get("/slots/:id", h.SlotsPage)
+				r.Open.Get("/goods/:id", h.GoodsPage)
+				r.Open.Get("/me/orders", r.User, h.MyOrdersPage)
+				r.Open.Get("/orders/:id/cancel", r.User, h.CancelConfirmPage)
+				r.Open.Post("/orders/:id/cancel", r.User, h.CancelForm)
+				r.Staff.Get("/slots", h.AdminSlotsPage)
+				r.Staff.Post("/slots", h.AdminCreateSlot)
+				r.Staff.Get("/slots/:id", h.AdminSlotPage)
+				r.Staff.Post("/slots/:id", h.AdminUpdateSlot)
+				r.Staff.Post("/slots/:id/goods", h.AdminCreateGoods)
+				r.Staff.Get("/goods/:id", h.AdminGoodsPage)
+				r.Staff.Post("/goods/:id", h.AdminUpdateGoods)
+				// Confirm before ending (a GET asks, the POST does it).
+				r.Staff.Get("/goods/:id/end", h.AdminEndGoodsConfirm)
+				r.Staff.Post("/goods/:id/end", h.AdminEndGoodsForm)
+				r.Staff.Post("/goods/:id/hidden", h.AdminHideGoodsForm)
+				r.Staff.Post("/goods/:id/image", h.AdminImageForm)
+				r.Staff.Get("/slots/:id/end", h.AdminEndSlotConfirm)
+				r.Staff.Post("/slots/:id/end", h.AdminEndSlotForm)
+				r.Staff.Post("/slots/:id/hidden", h.AdminHideSlotForm)
+			},
+		},
+		Tasks:      []tasks.Area{&tasks.Goods{Store: m.Goods, Log: m.Log}},
+		Flush:      m.Goods.FlushOrders,
+		AfterFlush: m.Goods.SampleActive,
+		Seed:       m.Goods,
+	}
+}

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/seckill/seckill/db/demo"
+	"github.com/seckill/seckill/tasks"
+	"github.com/seckill/seckill/web"
+)
+
+// An Area is one promotion as Main wires it: everything of it that Main
+// would otherwise list beside every other promotion's. Each promotion builds
+// its Area in its own file here (area_*.go); Main lists them in areas() and
+// wires each the same way (wireAreas).
+type Area struct {
+	Name string
+	// Service is the area's service. Its package is one area in the import
+	// rules TestLayers checks: it imports no other area's.
+	Service any
+	// Uses are the names of the areas whose services this one composes
+	// (checkout: goods and coupons); TestLayers lets it, and only it, import
+	// their packages, and no area imports its.
+	Uses []string
+	// Routes are its JSON API and HTML pages, mounted by web.New.
+	Routes web.AreaRoutes
+	// Tasks are its background work: task handlers and periodic tasks.
+	Tasks []tasks.Area
+	// Flush moves its pending records from Redis to the durable store; the
+	// process's one Flusher runs it with every other area's, under the flush lease.
+	Flush func(context.Context) error
+	// AfterFlush runs after each interval flush (goods samples its live charts).
+	AfterFlush func(context.Context) error
+	// Seed adds its demo items (DEMO=true).
+	Seed demo.Seeder
+}
+
+// areas are the promotions, one line each: adding a promotion is its
+// area_*.go and a line here (README, "Adding a promotion").
+func (m *Main) areas() []Area {
+	return []Area{
+		m.redPacketsArea(),
+		m.goodsArea(),
+		m.couponsArea(),
+		m.remindersArea(),
+		m.checkoutArea(),
+	}
+}
+
+// wireAreas registers every area's flush step on the Flusher; the routes,
+// tasks and seeders are read from m.Areas where each part is started.
+func (m *Main) wireAreas() {
+	for _, a := range m.Areas {
+		if a.Flush != nil {
+			m.Flusher.Register(a.Flush)
+		}
+		if a.AfterFlush != nil {
+			m.Flusher.AfterEach(a.AfterFlush)
+		}
+	}
+}
+
+// seedDemo fills the demo accounts and every area's demo items.
+func (m *Main) seedDemo(ctx context.Context) error {
+	var seeders []demo.Seeder
+	for _, a := range m.Areas {
+		if a.Seed != nil {
+			seeders = append(seeders, a.Seed)
+		}
+	}
+	if err := demo.Seed(ctx, m.Accounts, seeders...); err != nil {
+		return fmt.Errorf("seed demo data: %w", err)
+	}
+	return nil
+}
+
+// areaTasks are every area's background work.
+func (m *Main) areaTasks() []tasks.Area {
+	var all []tasks.Area
+	for _, a := range m.Areas {
+		all = append(all, a.Tasks...)
+	}
+	return all
+}
+
+// areaRoutes are every area's routes, in the order of areas().
+func (m *Main) areaRoutes() []web.AreaRoutes {
+	routes := make([]web.AreaRoutes, len(m.Areas))
+	for i, a := range m.Areas {
+		routes[i] = a.Routes
+	}
+	return routes
+}

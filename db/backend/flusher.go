@@ -1,0 +1,99 @@
+package backend
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Flusher is a process's one batch flush. Each area registers its step (it
+// moves the area's pending records from Redis to the durable store, through
+// Flush); the Flusher runs every step under the flush lease (FlushAll,
+// lease.go): every Interval while started, once more when stopped so a clean
+// shutdown leaves nothing behind in Redis, and whenever Run is called.
+// Register before Start.
+type Flusher struct {
+	b        *Backend
+	interval time.Duration
+	steps    []func(context.Context) error
+	after    []func(context.Context) error
+
+	mu   sync.Mutex // guards stop and done: Start and Stop may race at shutdown
+	stop context.CancelFunc
+	done chan struct{}
+}
+
+// NewFlusher returns a flusher of b's queues that runs every interval once started.
+func NewFlusher(b *Backend, interval time.Duration) *Flusher {
+	return &Flusher{b: b, interval: interval}
+}
+
+// Register adds an area's flush step.
+func (f *Flusher) Register(step func(context.Context) error) {
+	f.steps = append(f.steps, step)
+}
+
+// AfterEach adds work done after each interval flush (not after Run): one
+// place that already ticks, where goods takes its live charts' samples.
+func (f *Flusher) AfterEach(fn func(context.Context) error) {
+	f.after = append(f.after, fn)
+}
+
+// Run flushes every registered step once, under the flush lease; a call that
+// finds the lease taken returns at once (its holder drains every queue).
+func (f *Flusher) Run(ctx context.Context) error {
+	return f.b.FlushAll(ctx, f.steps...)
+}
+
+// Start flushes every interval in the background until Stop.
+func (f *Flusher) Start() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.stop != nil {
+		return
+	}
+	ctx, stop := context.WithCancel(context.Background())
+	f.stop, f.done = stop, make(chan struct{})
+	go func() { defer close(f.done); f.loop(ctx) }()
+}
+
+// Stop ends the interval flushes after one last flush, and returns when it
+// is done; a flusher never started does nothing.
+func (f *Flusher) Stop() {
+	f.mu.Lock()
+	stop, done := f.stop, f.done
+	f.stop = nil
+	f.mu.Unlock()
+	if stop != nil {
+		stop()
+		<-done
+	}
+}
+
+func (f *Flusher) loop(ctx context.Context) {
+	t := time.NewTicker(f.interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			final, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			f.run(final)
+			cancel()
+			return
+		case <-t.C:
+			f.run(ctx)
+			for _, fn := range f.after {
+				if err := fn(ctx); err != nil && ctx.Err() == nil {
+					f.b.Log.Warn("after the batch flush", "err", err)
+				}
+			}
+		}
+	}
+}
+
+// run is Run that logs its error, unless ctx ended (shutting down).
+func (f *Flusher) run(ctx context.Context) {
+	if err := f.Run(ctx); err != nil && ctx.Err() == nil {
+		f.b.Log.Error("batch flush", "err", err)
+	}
+}
