@@ -129,3 +129,8 @@ func (s *Service) LoseOrder(ctx context.Context, orderID int64) error {
 	}
 	return s.Redis.HDel(ctx, ordersKey(b), field).Err()
 }
+
+// ParseOrderRecord reads an order record as the service does (record.go).
+func ParseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
+	return parseOrderRecord(goodsID, rec)
+}
