@@ -137,13 +137,7 @@ func ParseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 }
 
 // OrderFieldNames are the fields of an order record, in order (record.go).
-func OrderFieldNames() []string {
-	names := make([]string, len(orderFields))
-	for i, f := range orderFields {
-		names[i] = f.name
-	}
-	return names
-}
+func OrderFieldNames() []string { return orderFields.Names() }
 
 // OrderRecordFields reads an order record with the Go codec: each field's
 // value as text, by name, and the record as the Go codec writes it again.
@@ -153,14 +147,12 @@ func OrderRecordFields(rec string) (map[string]string, string, error) {
 		return nil, "", err
 	}
 	out := map[string]string{}
-	for _, f := range orderFields {
-		if f.text != nil {
-			out[f.name] = *f.text(&r)
-		} else {
-			out[f.name] = strconv.FormatInt(*f.num(&r), 10)
-		}
+	values := orderFields.Values(&r)
+	for i, name := range orderFields.Names() {
+		out[name] = values[i]
 	}
-	return out, r.encode(), nil
+	again := r.encode()
+	return out, again, nil
 }
 
 // luaOrderFieldsScript answers what the goods scripts' prelude knows of an

@@ -1,11 +1,8 @@
 package goods
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // An order record is the order as Redis keeps it: its fields joined by "|",
@@ -13,37 +10,29 @@ import (
 // refund, expire...) and push the same string to the flush queue; Go reads it
 // (decodeOrderRec) and writes it when it rebuilds a bucket (encode).
 //
-// orderFields is the one list of the fields: Lua gets a constant per field
-// (F_SEQ = 1, F_USER = 2, ...; orderLua) and the Go codec reads and writes
-// the same places, so neither side names a field by its number. A record
-// holds a prefix of the fields: it may end after a field marked last (a
-// grab writes through updated; a failed order adds the failure; a paid one
-// all of them). Adding a field: add it here and to orderRec, write it in the
+// orderFields is the one list of the fields (an rdb.Record): Lua gets a
+// constant per field (F_SEQ = 1, F_USER = 2, ...; orderLua) and the Go codec
+// reads and writes the same places, so neither side names a field by its
+// number. A record holds a prefix of the fields: it may end after a field
+// marked Last (a grab writes through updated; a failed order adds the
+// failure; a paid one all of them). Adding a field: add it here and to orderRec, write it in the
 // scripts (by its F_ name) and add it to TestOrderRecordRoundTrip, which
 // fails until both sides have it.
-var orderFields = []orderField{
-	{name: "seq", num: func(r *orderRec) *int64 { return &r.Seq }},
-	{name: "user", num: func(r *orderRec) *int64 { return &r.User }},
-	{name: "unit", num: func(r *orderRec) *int64 { return &r.Unit }},
-	{name: "amount", num: func(r *orderRec) *int64 { return &r.Amount }},
-	{name: "status", text: func(r *orderRec) *string { return &r.Status }},
-	{name: "created", num: func(r *orderRec) *int64 { return &r.Created }},
-	{name: "expires", num: func(r *orderRec) *int64 { return &r.Expires }},
-	{name: "version", num: func(r *orderRec) *int64 { return &r.Version }},
-	{name: "updated", num: func(r *orderRec) *int64 { return &r.Updated }, last: true},
-	{name: "failure", text: func(r *orderRec) *string { return &r.Failure }, last: true},
-	{name: "discount", num: func(r *orderRec) *int64 { return &r.Discount }},
-	{name: "coupon", num: func(r *orderRec) *int64 { return &r.Coupon }},
-	{name: "paid_at", num: func(r *orderRec) *int64 { return &r.PaidAt }, last: true},
-}
-
-// orderField is one field of an order record: a number or a text.
-type orderField struct {
-	name string // Lua names it F_ and its name in capitals
-	num  func(r *orderRec) *int64
-	text func(r *orderRec) *string
-	last bool // a record may end after it
-}
+var orderFields = rdb.NewRecord("order", "F_", "|",
+	rdb.Field[orderRec]{Name: "seq", Int: func(r *orderRec) *int64 { return &r.Seq }},
+	rdb.Field[orderRec]{Name: "user", Int: func(r *orderRec) *int64 { return &r.User }},
+	rdb.Field[orderRec]{Name: "unit", Int: func(r *orderRec) *int64 { return &r.Unit }},
+	rdb.Field[orderRec]{Name: "amount", Int: func(r *orderRec) *int64 { return &r.Amount }},
+	rdb.Field[orderRec]{Name: "status", Text: func(r *orderRec) *string { return &r.Status }},
+	rdb.Field[orderRec]{Name: "created", Int: func(r *orderRec) *int64 { return &r.Created }},
+	rdb.Field[orderRec]{Name: "expires", Int: func(r *orderRec) *int64 { return &r.Expires }},
+	rdb.Field[orderRec]{Name: "version", Int: func(r *orderRec) *int64 { return &r.Version }},
+	rdb.Field[orderRec]{Name: "updated", Int: func(r *orderRec) *int64 { return &r.Updated }, Last: true},
+	rdb.Field[orderRec]{Name: "failure", Text: func(r *orderRec) *string { return &r.Failure }, Last: true},
+	rdb.Field[orderRec]{Name: "discount", Int: func(r *orderRec) *int64 { return &r.Discount }},
+	rdb.Field[orderRec]{Name: "coupon", Int: func(r *orderRec) *int64 { return &r.Coupon }},
+	rdb.Field[orderRec]{Name: "paid_at", Int: func(r *orderRec) *int64 { return &r.PaidAt }},
+)
 
 // orderRec is an order record's fields (times in unix ms).
 type orderRec struct {
@@ -56,99 +45,19 @@ type orderRec struct {
 	PaidAt                  int64  // 0: not paid (or paid before checkout kept the time: its last update)
 }
 
-// orderRecEnds are the field counts a record may have (see orderField.last).
-var orderRecEnds = func() map[int]bool {
-	ends := map[int]bool{}
-	for i, f := range orderFields {
-		if f.last {
-			ends[i+1] = true
-		}
-	}
-	return ends
-}()
-
-// luaName is the Lua constant naming the field's place.
-func (f orderField) luaName() string { return "F_" + strings.ToUpper(f.name) }
-
 // orderLua is the Lua side of orderFields, part of goodsLua: a constant per
-// field's place, the field names in order (ORDER_FIELDS) and orderRecord,
-// which joins fields into a record and refuses a record that may not end
-// where it does (a field written on one side only).
-var orderLua = func() string {
-	var names, places, quoted, ends []string
-	for i, f := range orderFields {
-		names = append(names, f.luaName())
-		places = append(places, strconv.Itoa(i+1))
-		quoted = append(quoted, "'"+f.name+"'")
-		if f.last {
-			ends = append(ends, "["+strconv.Itoa(i+1)+"] = true")
-		}
-	}
-	return `
--- The places of an order record's fields (generated from orderFields in record.go).
-local ` + strings.Join(names, ", ") + ` = ` + strings.Join(places, ", ") + `
-local ORDER_FIELDS = {` + strings.Join(quoted, ", ") + `}
-local ORDER_ENDS = {` + strings.Join(ends, ", ") + `}
-
--- orderRecord joins an order's fields (f[F_SEQ], f[F_USER], ...) into its record.
-local function orderRecord(f)
-	if not ORDER_ENDS[#f] then
-		return error('order record of ' .. #f .. ' fields: a record may not end there (record.go)')
-	end
-	return table.concat(f, '|')
-end
-`
-}()
+// field's place (F_SEQ, F_USER, ...), ORDER_FIELDS, the names in order, and
+// orderRecord(f), which joins fields into a record and refuses one that may
+// not end where it does (a field written on one side only).
+var orderLua = orderFields.Lua()
 
 // decodeOrderRec reads an order record.
-func decodeOrderRec(rec string) (orderRec, error) {
-	var r orderRec
-	n := strings.Count(rec, "|") + 1
-	if !orderRecEnds[n] {
-		return r, fmt.Errorf("order record %q: %d fields, which no record has (record.go)", rec, n)
-	}
-	for i, f := range orderFields[:n] {
-		v, rest, _ := strings.Cut(rec, "|")
-		rec = rest
-		if f.text != nil {
-			*f.text(&r) = v
-			continue
-		}
-		x, err := strconv.ParseInt(v, 10, 64)
-		if err != nil {
-			return r, fmt.Errorf("order record field %d (%s): %w", i+1, f.name, err)
-		}
-		*f.num(&r) = x
-	}
-	return r, nil
-}
+func decodeOrderRec(rec string) (orderRec, error) { return orderFields.Decode(rec) }
 
 // encode writes the record: its fields up to the shortest end that holds
 // every field that is not zero (a grab's nine; ten with a failure; all of
 // them once paid), as the scripts do.
-func (r *orderRec) encode() string {
-	n := 0
-	for i, f := range orderFields {
-		if f.text != nil && *f.text(r) != "" || f.num != nil && *f.num(r) != 0 {
-			n = i + 1
-		}
-	}
-	for !orderRecEnds[n] {
-		n++
-	}
-	b := make([]byte, 0, 96)
-	for i, f := range orderFields[:n] {
-		if i > 0 {
-			b = append(b, '|')
-		}
-		if f.text != nil {
-			b = append(b, *f.text(r)...)
-		} else {
-			b = strconv.AppendInt(b, *f.num(r), 10)
-		}
-	}
-	return string(b)
-}
+func (r *orderRec) encode() string { return orderFields.Encode(r) }
 
 // order is the order the record of goodsID describes.
 func (r *orderRec) order(goodsID int64) *model.Order {
