@@ -1,9 +1,13 @@
 package rdb
 
 import (
+	"context"
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Record is a record the scripts keep in Redis as one string (an order, a
@@ -21,6 +25,9 @@ type Record[T any] struct {
 	sep    string
 	fields []Field[T]
 	ends   []bool // ends[n]: a record may have n fields
+
+	echoOnce sync.Once
+	echo     *redis.Script
 }
 
 // Field is one field of a Record over T: a number (Int) or a text (Text),
@@ -157,4 +164,35 @@ local function ` + r.name + `Fields(rec)
 	return f
 end
 `
+}
+
+// Echo runs the record's Lua prelude on rec in Redis, for the round-trip
+// tests: it answers the field names Lua knows, what Lua reads from rec by
+// each name ("<none>" past the record's end) and the record Lua joins
+// from those fields again (an error when it may not end there).
+func (r *Record[T]) Echo(ctx context.Context, c redis.Scripter, rec string) (names []string, fields map[string]string, again string, err error) {
+	r.echoOnce.Do(func() {
+		up := strings.ToUpper(r.name)
+		r.echo = redis.NewScript(r.Lua() + `
+local f = ` + r.name + `Fields(ARGV[1])
+local out = {}
+for _, name in ipairs(` + up + `_FIELDS) do out[#out + 1] = name end
+for i = 1, #` + up + `_FIELDS do out[#out + 1] = f[i] or '<none>' end
+out[#out + 1] = ` + r.name + `Record(f)
+return out
+`)
+	})
+	res, err := r.echo.Run(ctx, c, []string{"record-echo"}, rec).StringSlice()
+	if err != nil {
+		return nil, nil, "", err
+	}
+	n := (len(res) - 1) / 2
+	if len(res) != 2*n+1 {
+		return nil, nil, "", fmt.Errorf("%s record echo answered %q", r.name, res)
+	}
+	fields = map[string]string{}
+	for i, name := range res[:n] {
+		fields[name] = res[n+i]
+	}
+	return res[:n], fields, res[2*n], nil
 }
