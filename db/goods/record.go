@@ -69,3 +69,14 @@ func (r *orderRec) order(goodsID int64) *model.Order {
 	fillPaid(o, r.PaidAt, 0)
 	return o
 }
+
+// sampleFields are the fields of a sample of a goods' sale,
+// "at|remaining|unpaid|paid|grabs" (at in unix ms), as sampleScript writes
+// them to the goods' list of samples and parseSample reads them.
+var sampleFields = rdb.NewRecord("sample", "SMP_", "|",
+	rdb.Field[model.Sample]{Name: "at", Int: func(s *model.Sample) *int64 { return &s.At }},
+	rdb.Field[model.Sample]{Name: "remaining", Int: func(s *model.Sample) *int64 { return &s.Remaining }},
+	rdb.Field[model.Sample]{Name: "unpaid", Int: func(s *model.Sample) *int64 { return &s.Unpaid }},
+	rdb.Field[model.Sample]{Name: "paid", Int: func(s *model.Sample) *int64 { return &s.Paid }},
+	rdb.Field[model.Sample]{Name: "grabs", Int: func(s *model.Sample) *int64 { return &s.Grabs }},
+)
