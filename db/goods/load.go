@@ -67,11 +67,7 @@ local function node(cluster)
 	return ''
 end
 
-local function split(rec)
-	local f = {}
-	for v in string.gmatch(rec .. '|', '([^|]*)|') do f[#f + 1] = v end -- fields may be empty (no failure)
-	return f
-end
+local split = orderFields -- an order record's fields, by place (F_SEQ, ...)
 
 -- order reads the order at sequence seq: its record and fields, or nil
 -- when there is none or, given uid, it is another user's.
