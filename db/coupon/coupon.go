@@ -238,13 +238,13 @@ const grabMemoTTL = 5 * time.Minute
 // a refusal changed nothing, so running it again simply decides afresh (and
 // memos stay bounded by the stock, not by the crowd).
 //
-// KEYS[1] meta hash, KEYS[2] stock, KEYS[3] users hash, KEYS[4] request memo, KEYS[5] pending flush queue
+// KEYS[1] meta hash, KEYS[2] stock, KEYS[3] users hash, KEYS[4] request memo, KEYS[5] pending flush queue (of grab records: record.go)
 // ARGV[1] user ID, ARGV[2] now (unix ms), ARGV[3] memo TTL (seconds),
 // ARGV[4] "1" when the grab carries an Idempotency-Key: refusals are remembered too
 // Returns "ok:<unit>:<grabbed at, unix ms>:<valid days>:<remaining>", or
 // not_loaded (the template is not in Redis) | not_started | ended |
 // limit_reached | sold_out.
-var grabScript = redis.NewScript(`
+var grabScript = redis.NewScript(grabFields.Lua() + `
 local memo = redis.call('GET', KEYS[4])
 if memo then return memo end
 local function refuse(res)
@@ -261,7 +261,7 @@ if tonumber(redis.call('GET', KEYS[2]) or '0') <= 0 then return refuse('sold_out
 local left = redis.call('DECR', KEYS[2])
 redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
 local unit = tonumber(meta[5]) - left
-redis.call('RPUSH', KEYS[5], unit .. ':' .. ARGV[1] .. ':' .. ARGV[2])
+redis.call('RPUSH', KEYS[5], grabRecord({[G_UNIT] = unit, [G_USER] = ARGV[1], [G_GRABBED] = ARGV[2]}))
 local res = 'ok:' .. unit .. ':' .. ARGV[2] .. ':' .. meta[4] .. ':' .. left
 redis.call('SET', KEYS[4], res, 'EX', tonumber(ARGV[3]))
 return res

@@ -5,8 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -35,25 +33,6 @@ const NotificationFailed = "coupon_failed"
 type UserCouponEvent struct {
 	Type       string            `json:"type"` // "user_coupon"
 	UserCoupon *model.UserCoupon `json:"user_coupon"`
-}
-
-// grabRecord is one "unit:user:grabbed-ms" record of a flush queue.
-type grabRecord struct{ unit, user, ms int64 }
-
-func parseGrabRecord(rec string) (grabRecord, bool) {
-	parts := strings.Split(rec, ":")
-	if len(parts) != 3 {
-		return grabRecord{}, false
-	}
-	var n [3]int64
-	for i, p := range parts {
-		v, err := strconv.ParseInt(p, 10, 64)
-		if err != nil || v <= 0 {
-			return grabRecord{}, false
-		}
-		n[i] = v
-	}
-	return grabRecord{unit: n[0], user: n[1], ms: n[2]}, true
 }
 
 // grabBatchColumns are the columns of a staged batch of grabs: the coupon's

@@ -87,19 +87,19 @@ var refundScript = redis.NewScript(goodsLua + refundLua)
 const refundLua = `
 local rec, f = order(ARGV[1], ARGV[2])
 if not rec then return 'not_found' end
-if f[5] == 'refunded' then return answer('unchanged', rec) end
-if f[5] ~= 'paid' then return answer('not_paid', rec) end
+if f[F_STATUS] == 'refunded' then return answer('unchanged', rec) end
+if f[F_STATUS] ~= 'paid' then return answer('not_paid', rec) end
 redis.call('HINCRBY', K_COUNTS, 'paid', -1)
 redis.call('HINCRBY', K_COUNTS, 'refunded', 1)
-redis.call('HINCRBY', K_COUNTS, 'revenue', -tonumber(f[4]))
-addCount('discount', -(tonumber(f[11]) or 0))
-if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, f[2]) end
+redis.call('HINCRBY', K_COUNTS, 'revenue', -tonumber(f[F_AMOUNT]))
+addCount('discount', -(tonumber(f[F_DISCOUNT]) or 0))
+if redis.call('HINCRBY', K_HELD, f[F_USER], -1) <= 0 then redis.call('HDEL', K_HELD, f[F_USER]) end
 local stop = tonumber(redis.call('HGET', K_INFO, 'end'))
-if stop and tonumber(ARGV[3]) < stop then redis.call('RPUSH', K_FREE, f[3]) end
-f[10] = f[10] or ''
-f[11] = f[11] or '0'
-f[12] = f[12] or '0'
-f[13] = f[13] or f[9] -- paid before checkout: paid at its last update
+if stop and tonumber(ARGV[3]) < stop then redis.call('RPUSH', K_FREE, f[F_UNIT]) end
+f[F_FAILURE] = f[F_FAILURE] or ''
+f[F_DISCOUNT] = f[F_DISCOUNT] or '0'
+f[F_COUPON] = f[F_COUPON] or '0'
+f[F_PAID_AT] = f[F_PAID_AT] or f[F_UPDATED] -- paid before checkout: paid at its last update
 return answer('ok', save(f, 'refunded', ARGV[3]))
 `
 

@@ -121,7 +121,7 @@ for i = 1, #ARGV, 2 do
 		for seq in string.gmatch(ARGV[i + 1], '[^,]+') do
 			local rec = redis.call('HGET', K_ORDERS, seq)
 			local f = rec and split(rec)
-			if not (f and f[2] == uid and (f[5] == 'unpaid' or f[5] == 'paid')) then drop[seq] = true end
+			if not (f and f[F_USER] == uid and (f[F_STATUS] == 'unpaid' or f[F_STATUS] == 'paid')) then drop[seq] = true end
 		end
 		local keep = {}
 		for seq in string.gmatch(mine, '[^,]+') do
@@ -154,22 +154,68 @@ const (
 	ConflictIDTaken   = "id_taken"   // another order has this ID: Redis's sequence went back
 )
 
-// orderBatchColumns are the columns of a staged batch of order records: an
-// order's row, and pos, the place of its first record in the batch.
-var orderBatchColumns = []sqldb.Column{
-	{Name: "id", Type: "BIGINT"}, {Name: "goods_id", Type: "BIGINT"}, {Name: "user_id", Type: "BIGINT"}, {Name: "unit", Type: "BIGINT"},
-	{Name: "amount_cents", Type: "BIGINT"}, {Name: "status", Type: "TEXT"}, {Name: "created_ms", Type: "BIGINT"},
-	{Name: "expires_ms", Type: "BIGINT"}, {Name: "updated_ms", Type: "BIGINT"}, {Name: "version", Type: "BIGINT"},
-	{Name: "failure", Type: "TEXT"}, {Name: "discount_cents", Type: "BIGINT"}, {Name: "paid_cents", Type: "BIGINT"},
-	{Name: "user_coupon_id", Type: "BIGINT"}, {Name: "paid_at_ms", Type: "BIGINT"}, {Name: "refunded_ms", Type: "BIGINT"},
-	{Name: "pos", Type: "BIGINT"},
+// orderBatchTable is the staged batch of order records: per column, its name,
+// its type and how a staged order (an order's row, and pos, the place of
+// its first record in the batch) fills it. The row's places come from here,
+// so a column added is staged and read in one place.
+var orderBatchTable = []struct {
+	sqldb.Column
+	value func(o *stagedOrder) any
+}{
+	{sqldb.Column{Name: "id", Type: "BIGINT"}, func(o *stagedOrder) any { return o.ID }},
+	{sqldb.Column{Name: "goods_id", Type: "BIGINT"}, func(o *stagedOrder) any { return o.GoodsID }},
+	{sqldb.Column{Name: "user_id", Type: "BIGINT"}, func(o *stagedOrder) any { return o.UserID }},
+	{sqldb.Column{Name: "unit", Type: "BIGINT"}, func(o *stagedOrder) any { return o.Unit }},
+	{sqldb.Column{Name: "amount_cents", Type: "BIGINT"}, func(o *stagedOrder) any { return o.AmountCents }},
+	{sqldb.Column{Name: "status", Type: "TEXT"}, func(o *stagedOrder) any { return o.Status }},
+	{sqldb.Column{Name: "created_ms", Type: "BIGINT"}, func(o *stagedOrder) any { return o.CreatedAt.UnixMilli() }},
+	{sqldb.Column{Name: "expires_ms", Type: "BIGINT"}, func(o *stagedOrder) any { return o.ExpiresAt.UnixMilli() }},
+	{sqldb.Column{Name: "updated_ms", Type: "BIGINT"}, func(o *stagedOrder) any { return o.UpdatedAt.UnixMilli() }},
+	{sqldb.Column{Name: "version", Type: "BIGINT"}, func(o *stagedOrder) any { return o.Version }},
+	{sqldb.Column{Name: "failure", Type: "TEXT"}, func(o *stagedOrder) any { return o.Failure }},
+	{sqldb.Column{Name: "discount_cents", Type: "BIGINT"}, func(o *stagedOrder) any { return o.DiscountCents }},
+	{sqldb.Column{Name: "paid_cents", Type: "BIGINT"}, func(o *stagedOrder) any { return o.PaidCents }},
+	{sqldb.Column{Name: "user_coupon_id", Type: "BIGINT"}, func(o *stagedOrder) any { return o.UserCouponID }},
+	{sqldb.Column{Name: "paid_at_ms", Type: "BIGINT"}, func(o *stagedOrder) any { return unixMilliOr0(o.PaidAt) }},
+	{sqldb.Column{Name: "refunded_ms", Type: "BIGINT"}, func(o *stagedOrder) any { return unixMilliOr0(o.RefundedAt) }},
+	{sqldb.Column{Name: "pos", Type: "BIGINT"}, func(o *stagedOrder) any { return o.pos }},
 }
 
-// Places in a staged row of orderBatchColumns.
-const (
-	batchVersion = 9
-	batchPos     = 16
+// stagedOrder is an order of a staged batch and the place of its first record.
+type stagedOrder struct {
+	*model.Order
+	pos int64
+}
+
+func unixMilliOr0(t *time.Time) int64 {
+	if t == nil {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// orderBatchColumns are orderBatchTable's columns; batchVersion and batchPos
+// the places of the version and of pos in its rows.
+var (
+	orderBatchColumns = func() []sqldb.Column {
+		cols := make([]sqldb.Column, len(orderBatchTable))
+		for i, c := range orderBatchTable {
+			cols[i] = c.Column
+		}
+		return cols
+	}()
+	batchVersion = orderBatchPlace("version")
+	batchPos     = orderBatchPlace("pos")
 )
+
+func orderBatchPlace(name string) int {
+	for i, c := range orderBatchTable {
+		if c.Name == name {
+			return i
+		}
+	}
+	panic("orderBatchTable has no column " + name)
+}
 
 // orderSet is what a newer record of an order sets in the store.
 const orderSet = `status = b.status, failure = b.failure, updated_ms = b.updated_ms, version = b.version,
@@ -318,16 +364,11 @@ func (s *Service) orderBatch(goodsID int64, recs []string, ended *endedOrders) [
 		if ended != nil {
 			ended.add(o)
 		}
-		var paidAt, refundedAt int64
-		if o.PaidAt != nil {
-			paidAt = o.PaidAt.UnixMilli()
+		st := stagedOrder{o, int64(len(rows))}
+		row := make([]any, len(orderBatchTable))
+		for i, c := range orderBatchTable {
+			row[i] = c.value(&st)
 		}
-		if o.RefundedAt != nil {
-			refundedAt = o.RefundedAt.UnixMilli()
-		}
-		row := []any{o.ID, o.GoodsID, o.UserID, o.Unit, o.AmountCents, o.Status, o.CreatedAt.UnixMilli(),
-			o.ExpiresAt.UnixMilli(), o.UpdatedAt.UnixMilli(), o.Version, o.Failure,
-			o.DiscountCents, o.PaidCents, o.UserCouponID, paidAt, refundedAt, int64(len(rows))}
 		key := identity{o.ID, o.UserID, o.Unit, o.CreatedAt.UnixMilli()}
 		if i, ok := at[key]; !ok {
 			at[key] = len(rows)

@@ -71,7 +71,8 @@ if not unit then
 	if info[7] then unit = tostring(tonumber(unit) + tonumber(info[7])) end -- the bucket's units start after base
 end
 local seq = redis.call('INCR', K_SEQ)
-local rec = table.concat({seq, uid, unit, info[3], 'unpaid', ARGV[2], ARGV[3], 1, ARGV[2]}, '|')
+local rec = orderRecord({[F_SEQ] = seq, [F_USER] = uid, [F_UNIT] = unit, [F_AMOUNT] = info[3], [F_STATUS] = 'unpaid',
+	[F_CREATED] = ARGV[2], [F_EXPIRES] = ARGV[3], [F_VERSION] = 1, [F_UPDATED] = ARGV[2]})
 redis.call('HSET', K_ORDERS, seq, rec)
 redis.call('HINCRBY', K_HELD, uid, 1)
 local mine = redis.call('HGET', K_MINE, uid)

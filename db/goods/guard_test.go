@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -69,11 +68,12 @@ func (e *goodsEnv) liveUnits(goodsID int64) map[int64]int64 {
 		e.t.Fatal(err)
 	}
 	for seq, rec := range recs {
-		f := strings.Split(rec, "|")
-		if f[4] == model.OrderUnpaid || f[4] == model.OrderPaid {
-			n, _ := strconv.ParseInt(seq, 10, 64)
-			unit, _ := strconv.ParseInt(f[2], 10, 64)
-			out[goods.OrderID(goodsID, n)] = unit
+		o, err := goods.ParseOrderRecord(goodsID, rec)
+		if err != nil {
+			e.t.Fatalf("order %s: %v", seq, err)
+		}
+		if o.Status == model.OrderUnpaid || o.Status == model.OrderPaid {
+			out[o.ID] = o.Unit
 		}
 	}
 	return out

@@ -17,12 +17,13 @@ import (
 // goodsLua is the prelude of every goods script: names for the keys of
 // scriptKeys and helpers over order records.
 //
-// An order record is "seq|user|unit|amount|status|created|expires|version|updated"
-// (times in unix ms), and for a failed order a tenth field, the failure
-// (model.FailureSoldTwice or model.FailureRefundDue); a paid order has
-// thirteen: the failure (may be empty), then the discount in cents, the user
-// coupon ID (0: none) and the paid time. Grabs write nine; pay and refund
-// add the rest. The same string goes to the flush queue on each change.
+// An order record is its fields joined by "|" (record.go lists them; the
+// scripts name each by its place, F_SEQ, F_USER, ...): a grab writes
+// seq|user|unit|amount|status|created|expires|version|updated (times in unix
+// ms), a failed order adds the failure (model.FailureSoldTwice or
+// model.FailureRefundDue), and a paid one also the discount in cents, the
+// user coupon ID (0: none) and the paid time. Scripts join a record with
+// orderRecord. The same string goes to the flush queue on each change.
 //
 // Every script returns one string: a status word ("sold_out"), or for an
 // answer about an order the word, the goods' remaining stock, its slot ID,
@@ -31,7 +32,7 @@ import (
 // is Redis's clock (microseconds) when the answer was made: answers about one
 // goods come from its one node, so a later version is a later state, whatever
 // order the answers reach their callers and the watchers in.
-const goodsLua = `
+var goodsLua = orderLua + `
 local K_INFO, K_FRESH, K_FREE, K_HELD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_ORDERS, K_MINE, K_DEADLINES, K_PENDING, K_COUNTS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 
@@ -66,11 +67,7 @@ local function node(cluster)
 	return ''
 end
 
-local function split(rec)
-	local f = {}
-	for v in string.gmatch(rec .. '|', '([^|]*)|') do f[#f + 1] = v end -- fields may be empty (no failure)
-	return f
-end
+local split = orderFields -- an order record's fields, by place (F_SEQ, ...)
 
 -- order reads the order at sequence seq: its record and fields, or nil
 -- when there is none or, given uid, it is another user's.
@@ -78,17 +75,17 @@ local function order(seq, uid)
 	local rec = redis.call('HGET', K_ORDERS, seq)
 	if not rec then return nil end
 	local f = split(rec)
-	if uid and f[2] ~= uid then return nil end
+	if uid and f[F_USER] ~= uid then return nil end
 	return rec, f
 end
 
 -- save writes the order's new status, bumps its version and queues it for the flush.
 local function save(f, status, now)
-	f[5] = status
-	f[8] = tostring(tonumber(f[8]) + 1)
-	f[9] = now
-	local rec = table.concat(f, '|')
-	redis.call('HSET', K_ORDERS, f[1], rec)
+	f[F_STATUS] = status
+	f[F_VERSION] = tostring(tonumber(f[F_VERSION]) + 1)
+	f[F_UPDATED] = now
+	local rec = orderRecord(f)
+	redis.call('HSET', K_ORDERS, f[F_SEQ], rec)
 	redis.call('RPUSH', K_PENDING, rec)
 	return rec
 end
@@ -96,9 +93,9 @@ end
 -- close ends an unpaid order as expired, cancelled or failed: the user's limit
 -- mark is cleared and, unless giveBack is false, the unit returns to stock.
 local function close(f, status, now, giveBack)
-	if giveBack then redis.call('RPUSH', K_FREE, f[3]) end
-	if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, f[2]) end
-	redis.call('ZREM', K_DEADLINES, f[1])
+	if giveBack then redis.call('RPUSH', K_FREE, f[F_UNIT]) end
+	if redis.call('HINCRBY', K_HELD, f[F_USER], -1) <= 0 then redis.call('HDEL', K_HELD, f[F_USER]) end
+	redis.call('ZREM', K_DEADLINES, f[F_SEQ])
 	redis.call('HINCRBY', K_COUNTS, 'unpaid', -1)
 	redis.call('HINCRBY', K_COUNTS, status, 1)
 	return save(f, status, now)
@@ -127,8 +124,8 @@ for _, unit in ipairs(cjson.decode(ARGV[9])) do redis.call('RPUSH', K_FREE, unit
 for uid, n in pairs(cjson.decode(ARGV[10])) do redis.call('HSET', K_HELD, uid, n) end
 for _, rec in ipairs(cjson.decode(ARGV[11])) do
 	local f = split(rec)
-	redis.call('HSET', K_ORDERS, f[1], rec)
-	if f[5] == 'unpaid' then redis.call('ZADD', K_DEADLINES, f[7], f[1]) end
+	redis.call('HSET', K_ORDERS, f[F_SEQ], rec)
+	if f[F_STATUS] == 'unpaid' then redis.call('ZADD', K_DEADLINES, f[F_EXPIRES], f[F_SEQ]) end
 end
 for uid, seqs in pairs(cjson.decode(ARGV[12])) do redis.call('HSET', K_MINE, uid, seqs) end
 for k, n in pairs(cjson.decode(ARGV[13])) do redis.call('HSET', K_COUNTS, k, n) end
@@ -236,15 +233,15 @@ func (s *Service) rebuildState(ctx context.Context, g *model.Goods) ([]*goodsSta
 		if n >= k {
 			return nil, fmt.Errorf("goods %d: order %d is of bucket %d of %d", g.ID, o.ID, n, k)
 		}
-		f := []string{fmt.Sprint(seq), fmt.Sprint(o.UserID), fmt.Sprint(o.Unit), fmt.Sprint(o.AmountCents),
-			o.Status, fmt.Sprint(created), fmt.Sprint(expires), fmt.Sprint(o.Version), fmt.Sprint(updated)}
+		r := orderRec{Seq: seq, User: o.UserID, Unit: o.Unit, Amount: o.AmountCents, Status: o.Status,
+			Created: created, Expires: expires, Version: o.Version, Updated: updated}
 		if o.Status == model.OrderPaid {
+			r.Discount, r.Coupon, r.PaidAt = discount, coupon, paidAt
 			if paidAt == 0 {
-				paidAt = updated
+				r.PaidAt = updated
 			}
-			f = append(f, "", fmt.Sprint(discount), fmt.Sprint(coupon), fmt.Sprint(paidAt))
 		}
-		sts[n].records = append(sts[n].records, strings.Join(f, "|"))
+		sts[n].records = append(sts[n].records, r.encode())
 		taken[o.Unit] = true
 		held[n][o.UserID]++
 		mine[n][o.UserID] = append(mine[n][o.UserID], fmt.Sprint(seq))

@@ -25,38 +25,13 @@ type OrderEvent struct {
 	Order *model.Order `json:"order"`
 }
 
-// parseOrderRecord reads a record written by the goods scripts (see goodsLua).
+// parseOrderRecord reads a record written by the goods scripts (see record.go).
 func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
-	f := strings.Split(rec, "|")
-	if len(f) != 9 && len(f) != 10 && len(f) != 13 {
-		return nil, fmt.Errorf("order record %q of goods %d: want 9, 10 or 13 fields", rec, goodsID)
+	r, err := decodeOrderRec(rec)
+	if err != nil {
+		return nil, fmt.Errorf("goods %d: %w", goodsID, err)
 	}
-	n := make([]int64, 9)
-	for _, i := range []int{0, 1, 2, 3, 5, 6, 7, 8} {
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("order record %q of goods %d: field %d: %w", rec, goodsID, i+1, err)
-		}
-		n[i] = v
-	}
-	o := &model.Order{
-		ID: OrderID(goodsID, n[0]), GoodsID: goodsID, UserID: n[1], Unit: n[2], AmountCents: n[3], Status: f[4],
-		CreatedAt: msTime(n[5]), ExpiresAt: msTime(n[6]), Version: n[7], UpdatedAt: msTime(n[8]),
-	}
-	if len(f) >= 10 {
-		o.Failure = f[9]
-	}
-	var paidAt int64
-	if len(f) == 13 {
-		var err error
-		for i, p := range []*int64{&o.DiscountCents, &o.UserCouponID, &paidAt} {
-			if *p, err = strconv.ParseInt(f[10+i], 10, 64); err != nil {
-				return nil, fmt.Errorf("order record %q of goods %d: field %d: %w", rec, goodsID, 11+i, err)
-			}
-		}
-	}
-	fillPaid(o, paidAt, 0)
-	return o, nil
+	return r.order(goodsID), nil
 }
 
 // fillPaid sets what an order paid and when from its status: a paid,

@@ -31,18 +31,18 @@ var payScript = redis.NewScript(goodsLua + payLua)
 const payLua = `
 local rec, f = order(ARGV[1], ARGV[2])
 if not rec then return 'not_found' end
-if f[5] == 'paid' then return answer('unchanged', rec) end
-if f[5] ~= 'unpaid' then return answer('expired', rec) end
-if tonumber(ARGV[3]) >= tonumber(f[7]) then return answer('lapsed', close(f, 'expired', ARGV[3], true)) end
-redis.call('ZREM', K_DEADLINES, f[1])
+if f[F_STATUS] == 'paid' then return answer('unchanged', rec) end
+if f[F_STATUS] ~= 'unpaid' then return answer('expired', rec) end
+if tonumber(ARGV[3]) >= tonumber(f[F_EXPIRES]) then return answer('lapsed', close(f, 'expired', ARGV[3], true)) end
+redis.call('ZREM', K_DEADLINES, f[F_SEQ])
 redis.call('HINCRBY', K_COUNTS, 'unpaid', -1)
 redis.call('HINCRBY', K_COUNTS, 'paid', 1)
-redis.call('HINCRBY', K_COUNTS, 'revenue', f[4])
-f[10] = f[10] or ''
-f[11] = tostring(math.max(0, math.min(tonumber(ARGV[4]), tonumber(f[4]))))
-redis.call('HINCRBY', K_COUNTS, 'discount', f[11])
-f[12] = ARGV[5]
-f[13] = ARGV[3]
+redis.call('HINCRBY', K_COUNTS, 'revenue', f[F_AMOUNT])
+f[F_FAILURE] = f[F_FAILURE] or ''
+f[F_DISCOUNT] = tostring(math.max(0, math.min(tonumber(ARGV[4]), tonumber(f[F_AMOUNT]))))
+redis.call('HINCRBY', K_COUNTS, 'discount', f[F_DISCOUNT])
+f[F_COUPON] = ARGV[5]
+f[F_PAID_AT] = ARGV[3]
 return answer('ok', save(f, 'paid', ARGV[3]))
 `
 
@@ -81,10 +81,10 @@ var cancelScript = redis.NewScript(goodsLua + cancelLua)
 const cancelLua = `
 local rec, f = order(ARGV[1], ARGV[2])
 if not rec then return 'not_found' end
-if f[5] == 'cancelled' then return answer('unchanged', rec) end
-if f[5] == 'paid' then return answer('paid', rec) end
-if f[5] ~= 'unpaid' then return answer('expired', rec) end
-if tonumber(ARGV[3]) >= tonumber(f[7]) then return answer('lapsed', close(f, 'expired', ARGV[3], true)) end
+if f[F_STATUS] == 'cancelled' then return answer('unchanged', rec) end
+if f[F_STATUS] == 'paid' then return answer('paid', rec) end
+if f[F_STATUS] ~= 'unpaid' then return answer('expired', rec) end
+if tonumber(ARGV[3]) >= tonumber(f[F_EXPIRES]) then return answer('lapsed', close(f, 'expired', ARGV[3], true)) end
 return answer('ok', close(f, 'cancelled', ARGV[3], true))
 `
 
@@ -119,9 +119,9 @@ func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*mode
 var expireScript = redis.NewScript(goodsLua + `
 local rec, f = order(ARGV[1])
 if not rec then return 'not_found' end
-if f[5] == 'paid' then return answer('paid', rec) end
-if f[5] ~= 'unpaid' then return answer('closed', rec) end
-if tonumber(ARGV[2]) < tonumber(f[7]) then return answer('not_due', rec) end
+if f[F_STATUS] == 'paid' then return answer('paid', rec) end
+if f[F_STATUS] ~= 'unpaid' then return answer('closed', rec) end
+if tonumber(ARGV[2]) < tonumber(f[F_EXPIRES]) then return answer('not_due', rec) end
 return answer('ok', close(f, 'expired', ARGV[2], true))
 `)
 
@@ -161,18 +161,18 @@ func (s *Service) expireOrder(ctx context.Context, orderID int64, now time.Time)
 var voidScript = redis.NewScript(goodsLua + `
 local rec, f = order(ARGV[1])
 if not rec then return 'not_found' end
-if f[2] ~= ARGV[3] or f[3] ~= ARGV[4] or f[6] ~= ARGV[5] then return answer('other', rec) end
-if f[5] == 'unpaid' then
-	f[10] = 'sold_twice'
+if f[F_USER] ~= ARGV[3] or f[F_UNIT] ~= ARGV[4] or f[F_CREATED] ~= ARGV[5] then return answer('other', rec) end
+if f[F_STATUS] == 'unpaid' then
+	f[F_FAILURE] = 'sold_twice'
 	return answer('ok', close(f, 'failed', ARGV[2], false))
 end
-if f[5] ~= 'paid' then return answer('closed', rec) end
-f[10] = 'refund_due'
-if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, f[2]) end
+if f[F_STATUS] ~= 'paid' then return answer('closed', rec) end
+f[F_FAILURE] = 'refund_due'
+if redis.call('HINCRBY', K_HELD, f[F_USER], -1) <= 0 then redis.call('HDEL', K_HELD, f[F_USER]) end
 redis.call('HINCRBY', K_COUNTS, 'paid', -1)
 redis.call('HINCRBY', K_COUNTS, 'failed', 1)
-redis.call('HINCRBY', K_COUNTS, 'revenue', -tonumber(f[4]))
-addCount('discount', -(tonumber(f[11]) or 0))
+redis.call('HINCRBY', K_COUNTS, 'revenue', -tonumber(f[F_AMOUNT]))
+addCount('discount', -(tonumber(f[F_DISCOUNT]) or 0))
 return answer('ok', save(f, 'failed', ARGV[2]))
 `)
 

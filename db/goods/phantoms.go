@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
@@ -194,7 +193,7 @@ func (s *Service) missingOrders(ctx context.Context, acks []acked) ([]acked, err
 		}
 		for _, c := range checks {
 			if rec, err := c.rec.Result(); err == nil {
-				if f := strings.SplitN(rec, "|", 3); len(f) == 3 && f[1] == strconv.FormatInt(c.o.UserID, 10) {
+				if r, err := decodeOrderRec(rec); err == nil && r.User == c.o.UserID {
 					continue
 				}
 			}

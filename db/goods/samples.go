@@ -32,16 +32,16 @@ const samplesTTL = 7 * 24 * time.Hour
 // KEYS: 1 fresh, 2 free, 3 counts, 4 seq, 5 samples (of one bucket)
 // ARGV: 1 now ms, 2 most samples kept, 3 how long the list outlives its
 // last sample (ms), 4 the bucket's first sequence less one (0 for bucket 0)
-// Returns the sample "at|remaining|unpaid|paid|grabs", or "" when this
-// second has one already.
-var sampleScript = redis.NewScript(`
+// Returns the sample "at|remaining|unpaid|paid|grabs" (sampleFields), or ""
+// when this second has one already.
+var sampleScript = redis.NewScript(sampleFields.Lua() + `
 local now = tonumber(ARGV[1])
 local last = redis.call('LINDEX', KEYS[5], -1)
-if last and math.floor(tonumber(string.match(last, '^[0-9]+')) / 1000) >= math.floor(now / 1000) then return '' end
+if last and math.floor(tonumber(sampleFields(last)[SMP_AT]) / 1000) >= math.floor(now / 1000) then return '' end
 local remaining = (tonumber(redis.call('GET', KEYS[1])) or 0) + redis.call('LLEN', KEYS[2])
 local c = redis.call('HMGET', KEYS[3], 'unpaid', 'paid')
 local grabs = math.max((tonumber(redis.call('GET', KEYS[4])) or 0) - tonumber(ARGV[4] or '0'), 0)
-local s = table.concat({ARGV[1], remaining, tonumber(c[1]) or 0, tonumber(c[2]) or 0, grabs}, '|')
+local s = sampleRecord({[SMP_AT] = ARGV[1], [SMP_REMAINING] = remaining, [SMP_UNPAID] = tonumber(c[1]) or 0, [SMP_PAID] = tonumber(c[2]) or 0, [SMP_GRABS] = grabs})
 redis.call('RPUSH', KEYS[5], s)
 redis.call('LTRIM', KEYS[5], -tonumber(ARGV[2]), -1)
 redis.call('PEXPIRE', KEYS[5], ARGV[3])
@@ -164,19 +164,12 @@ func (s *Service) owners(ctx context.Context, ids []int64) (map[int64]int64, err
 
 // parseSample reads a sample written by sampleScript.
 func parseSample(goodsID int64, rec string) (model.Sample, error) {
-	f := strings.Split(rec, "|")
-	if len(f) != 5 {
-		return model.Sample{}, fmt.Errorf("sample %q of goods %d: want 5 fields", rec, goodsID)
+	smp, err := sampleFields.Decode(rec)
+	if err != nil {
+		return model.Sample{}, fmt.Errorf("goods %d: %w", goodsID, err)
 	}
-	var n [5]int64
-	for i := range f {
-		v, err := strconv.ParseInt(f[i], 10, 64)
-		if err != nil {
-			return model.Sample{}, fmt.Errorf("sample %q of goods %d: %w", rec, goodsID, err)
-		}
-		n[i] = v
-	}
-	return model.Sample{GoodsID: goodsID, At: n[0], Remaining: n[1], Unpaid: n[2], Paid: n[3], Grabs: n[4]}, nil
+	smp.GoodsID = goodsID
+	return smp, nil
 }
 
 // Samples returns the kept samples of goods the caller manages, oldest first.

@@ -153,11 +153,11 @@ func (s *Service) Expire(ctx context.Context, id int64) error {
 			if rec == "" {
 				continue
 			}
-			n, ok := splitInts(rec, 2)
-			if !ok {
-				return fmt.Errorf("freeze red packet %d: malformed share %q", id, rec)
+			sh, err := parseShare(rec)
+			if err != nil {
+				return fmt.Errorf("freeze red packet %d: %w", id, err)
 			}
-			unclaimed = append(unclaimed, share{seq: n[0], amount: n[1]})
+			unclaimed = append(unclaimed, sh)
 		}
 	case "not_loaded":
 		loaded = false // Redis lost it: SQLite's unclaimed shares are the truth.
@@ -299,7 +299,7 @@ func (s *Service) restore(ctx context.Context, p *model.RedPacket) error {
 			return err
 		}
 		if uid.Valid {
-			claimedBy[uid.Int64] = fmt.Sprintf("restored:%s:%d", sh, at.Int64)
+			claimedBy[uid.Int64] = mineFields.Encode(&mineRec{request: "restored", seq: sh.seq, amount: sh.amount, grabbed: at.Int64})
 		} else {
 			unclaimed = append(unclaimed, sh)
 		}

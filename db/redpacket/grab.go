@@ -16,19 +16,20 @@ import (
 //
 // KEYS[1] meta hash (expires_ms, remaining_cents, expired), KEYS[2] unclaimed
 // list ("seq:amount"), KEYS[3] claimed-by hash (user → "request:seq:amount:ms"),
-// KEYS[4] claimed list, the flush queue ("user:seq:amount:ms")
+// KEYS[4] claimed list, the flush queue ("user:seq:amount:ms"); the records'
+// fields are named in record.go
 // ARGV[1] user ID, ARGV[2] request ID, ARGV[3] now (unix ms)
 //
 // Returns "ok:<amount>:<grabbed_ms>:<remaining_count>" (also when the same
 // request runs again after a lost reply), already_grabbed, sold_out, expired
 // or not_found.
-var grabScript = redis.NewScript(`
+var grabScript = redis.NewScript(recordsLua + `
 local expires = redis.call('HGET', KEYS[1], 'expires_ms')
 if not expires then return 'not_found' end
 local mine = redis.call('HGET', KEYS[3], ARGV[1])
 if mine then
-  local req, seq, amount, at = string.match(mine, '^([^:]*):(%d+):(%d+):(%d+)$')
-  if req == ARGV[2] then return 'ok:' .. amount .. ':' .. at .. ':' .. redis.call('LLEN', KEYS[2]) end
+  local m = mineFields(mine)
+  if m[M_REQUEST] == ARGV[2] then return 'ok:' .. m[M_AMOUNT] .. ':' .. m[M_GRABBED] .. ':' .. redis.call('LLEN', KEYS[2]) end
   return 'already_grabbed'
 end
 if redis.call('HEXISTS', KEYS[1], 'expired') == 1 or tonumber(ARGV[3]) >= tonumber(expires) then
@@ -36,9 +37,10 @@ if redis.call('HEXISTS', KEYS[1], 'expired') == 1 or tonumber(ARGV[3]) >= tonumb
 end
 local share = redis.call('LPOP', KEYS[2])
 if not share then return 'sold_out' end
-local amount = string.match(share, ':(%d+)$')
-redis.call('HSET', KEYS[3], ARGV[1], ARGV[2] .. ':' .. share .. ':' .. ARGV[3])
-redis.call('RPUSH', KEYS[4], ARGV[1] .. ':' .. share .. ':' .. ARGV[3])
+local sh = shareFields(share)
+local amount = sh[S_AMOUNT]
+redis.call('HSET', KEYS[3], ARGV[1], mineRecord({[M_REQUEST] = ARGV[2], [M_SEQ] = sh[S_SEQ], [M_AMOUNT] = amount, [M_GRABBED] = ARGV[3]}))
+redis.call('RPUSH', KEYS[4], claimRecord({[C_USER] = ARGV[1], [C_SEQ] = sh[S_SEQ], [C_AMOUNT] = amount, [C_GRABBED] = ARGV[3]}))
 redis.call('HINCRBY', KEYS[1], 'remaining_cents', -tonumber(amount))
 return 'ok:' .. amount .. ':' .. ARGV[3] .. ':' .. redis.call('LLEN', KEYS[2])
 `)

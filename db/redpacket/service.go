@@ -50,10 +50,6 @@ func (s *Service) source() Int64Source {
 // share is one unclaimed share as it sits in Redis: "seq:amount".
 type share struct{ seq, amount int64 }
 
-func (sh share) String() string {
-	return strconv.FormatInt(sh.seq, 10) + ":" + strconv.FormatInt(sh.amount, 10)
-}
-
 // Create validates and splits a merchant's packet, writes it and its shares
 // to the durable store in one transaction (the shares in one COPY on
 // PostgreSQL), loads the shares into Redis and schedules
@@ -412,17 +408,8 @@ func (s *Service) usernames(ctx context.Context, ids []int64) (map[int64]string,
 	return names, nil
 }
 
-// parseClaim reads a claim on the claimed list: "user:seq:amount:grabbed_ms".
-func parseClaim(rec string) (*model.RedPacketClaim, error) {
-	n, ok := splitInts(rec, 4)
-	if !ok {
-		return nil, fmt.Errorf("malformed red packet claim %q", rec)
-	}
-	return &model.RedPacketClaim{UserID: n[0], Seq: n[1], AmountCents: n[2], GrabbedAt: msTime(n[3])}, nil
-}
-
 // splitInts reads exactly n colon-separated integers, the fields of the
-// records and answers of the scripts.
+// scripts' answers (their records are read by record.go).
 func splitInts(s string, n int) ([]int64, bool) {
 	f := strings.Split(s, ":")
 	if len(f) != n {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/redis/go-redis/v9"
 
@@ -101,13 +100,11 @@ func (s *Service) claimsOf(ctx context.Context, userID int64, list []*model.RedP
 		if rec == "" {
 			continue
 		}
-		// "request:seq:amount:grabbed_ms": the request ID is a string of its own.
-		_, rest, _ := strings.Cut(rec, ":")
-		n, ok := splitInts(rest, 3)
-		if !ok {
-			return nil, fmt.Errorf("malformed claim %q of red packet %d", rec, p.ID)
+		c, err := parseMine(userID, rec)
+		if err != nil {
+			return nil, fmt.Errorf("red packet %d: %w", p.ID, err)
 		}
-		out[p.ID] = &model.RedPacketClaim{UserID: userID, Seq: n[0], AmountCents: n[1], GrabbedAt: msTime(n[2])}
+		out[p.ID] = c
 	}
 	return out, nil
 }
