@@ -40,3 +40,23 @@ func (s *Service) ClaimExternal(ctx context.Context, p tasks.CouponRemindPayload
 		return errors.Join(errs...)
 	}, err
 }
+
+// RollBackAsPromotedReplica leaves the template as a replica that lagged
+// behind its master and was promoted holds it: only the first keep of the
+// grabs queued (none flushed yet) happened, the stock is back to what they
+// left, and the template is recorded as given out by another node (the
+// dead master's ID). (The users' counts stay: a test needs no more.)
+func (s *Service) RollBackAsPromotedReplica(ctx context.Context, couponID int64, keep int) error {
+	total, err := s.Redis.HGet(ctx, metaKey(couponID), "total").Int64()
+	if err != nil {
+		return err
+	}
+	q := grabQueue(couponID)
+	if err := s.Redis.LTrim(ctx, q.Pending, 0, int64(keep)-1).Err(); err != nil {
+		return err
+	}
+	if err := s.Redis.Set(ctx, stockKey(couponID), total-int64(keep), 0).Err(); err != nil {
+		return err
+	}
+	return s.Redis.HSet(ctx, metaKey(couponID), "node", "0123456789abcdef0123456789abcdef01234567").Err()
+}
