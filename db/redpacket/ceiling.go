@@ -121,10 +121,43 @@ func (s *Service) reserveShares(ctx context.Context, id int64, moved bool) error
 	flag := ""
 	if moved {
 		flag = "1"
+		if err := s.rememberClaims(ctx, id); err != nil {
+			return err
+		}
 	}
 	err = resyncScript.Run(ctx, s.Redis, []string{metaKey(id), unclaimedKey(id), withheldKey(id)}, floor, ceiling, s.clusterFlag(), flag).Err()
 	if err != nil {
 		return fmt.Errorf("raise the share ceiling of red packet %d: %w", id, err)
+	}
+	return nil
+}
+
+// rememberClaims puts the claims the store holds back in the packet's
+// claimed-by hash where the node lost them, before a moved packet gives
+// shares again: a shopper whose flushed claim the failover rolled back is
+// answered already_grabbed (or their share, a retry), not given a second
+// share the store would refuse.
+func (s *Service) rememberClaims(ctx context.Context, id int64) error {
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT user_id, seq, amount_cents, grabbed_ms FROM redpacket_shares
+		WHERE redpacket_id = ? AND user_id IS NOT NULL`, id)
+	if err != nil {
+		return fmt.Errorf("read claims of red packet %d: %w", id, err)
+	}
+	defer rows.Close()
+	pipe := s.Redis.Pipeline()
+	for rows.Next() {
+		var uid, at int64
+		var sh share
+		if err := rows.Scan(&uid, &sh.seq, &sh.amount, &at); err != nil {
+			return err
+		}
+		pipe.HSetNX(ctx, claimedByKey(id), strconv.FormatInt(uid, 10), fmt.Sprintf("restored:%s:%d", sh, at))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("remember claims of red packet %d: %w", id, err)
 	}
 	return nil
 }

@@ -2,12 +2,14 @@ package redpacket_test
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/redpacket"
@@ -43,11 +45,21 @@ func TestSharesNeverRepeatAfterFailover(t *testing.T) {
 		t.Fatal(err)
 	}
 	given := map[string]int64{} // share seq → shopper
-	for _, u := range users[:10] {
+	for i, u := range users[:10] {
 		given[grabSeq(t, s, u, p.ID)] = u
+		if i == 4 { // the first 5 claims reach the store
+			if err := s.FlushAll(ctx, s.FlushClaims); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
-	if err := s.RollBackAsPromotedReplica(ctx, p.ID, 4); err != nil { // the replica had 4 of the 10
+	// The replica had the first 2 grabs: 3 of those it lacks were flushed, 5 were not.
+	if err := s.RollBackAsPromotedReplica(ctx, p.ID, users[2:10]); err != nil {
 		t.Fatal(err)
+	}
+	// A shopper whose flushed share the replica lacks holds it still.
+	if _, err := s.Grab(ctx, users[3], p.ID); !errors.Is(err, db.ErrAlreadyGrabbed) {
+		t.Fatalf("shopper %d, whose claim was flushed, grabs again after the failover: %v, want already_grabbed", users[3], err)
 	}
 	for _, u := range users[10:] {
 		seq := grabSeq(t, s, u, p.ID)
