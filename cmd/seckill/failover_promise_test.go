@@ -383,17 +383,18 @@ func (r *failoverRig) checkClaimsNoRepeats(t *testing.T, rpID, couponID int64, c
 		t.Error(e)
 	}
 	var shares, coupons map[int64]int64
-	var late, lostShares, lostCoupons int
-	eventually(t, 2*time.Minute, "PostgreSQL to hold every share and coupon acknowledged after the promotion", func() bool {
+	var late []string
+	var lostShares, lostCoupons int
+	check := func() bool {
 		shares = pairs(t, store, `SELECT user_id, amount_cents FROM redpacket_shares WHERE redpacket_id = ? AND user_id IS NOT NULL`, rpID)
 		coupons = pairs(t, store, `SELECT id, user_id FROM user_coupons WHERE coupon_id = ?`, couponID)
-		late, lostShares, lostCoupons = 0, 0, 0
+		late, lostShares, lostCoupons = nil, 0, 0
 		for uid, cents := range claims.shares {
 			if got, ok := shares[uid]; ok && got == cents {
 				continue
 			}
 			if claims.at[uid].After(promoted) {
-				late++
+				late = append(late, fmt.Sprintf("a share of %d cents acknowledged to shopper %d after the promotion is not theirs in PostgreSQL", cents, uid))
 			} else {
 				lostShares++
 			}
@@ -405,11 +406,19 @@ func (r *failoverRig) checkClaimsNoRepeats(t *testing.T, rpID, couponID int64, c
 			if _, ok := coupons[id]; !ok && !claims.at[uid].After(promoted) {
 				lostCoupons++
 			} else {
-				late++
+				late = append(late, fmt.Sprintf("coupon %d acknowledged to shopper %d is not theirs in PostgreSQL", id, uid))
 			}
 		}
-		return late == 0
-	})
+		return len(late) == 0
+	}
+	// Until the flush has them all, or for a generous while: a claim the
+	// store refused (a share or unit given twice) never comes.
+	for deadline := time.Now().Add(2 * time.Minute); !check() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, e := range late {
+		t.Error(e)
+	}
 	for id, uid := range claims.coupons {
 		if got, ok := coupons[id]; ok && got != uid {
 			t.Errorf("coupon %d acknowledged to shopper %d is shopper %d's in PostgreSQL", id, uid, got)
