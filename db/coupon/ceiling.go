@@ -103,9 +103,53 @@ func (s *Service) reserveUnits(ctx context.Context, couponID int64, moved bool) 
 	flag := ""
 	if moved {
 		flag = "1"
+		if err := s.rememberUsers(ctx, couponID); err != nil {
+			return err
+		}
 	}
 	if err := resyncScript.Run(ctx, s.Redis, []string{metaKey(couponID), stockKey(couponID)}, floor, ceiling, s.clusterFlag(), flag).Err(); err != nil {
 		return fmt.Errorf("raise the unit ceiling of coupon %d: %w", couponID, err)
+	}
+	return nil
+}
+
+// raiseUsersScript raises users' grab counts to what the store holds, never lowers one.
+//
+// KEYS[1] users hash
+// ARGV pairs of user ID and count
+// Returns "ok".
+var raiseUsersScript = redis.NewScript(`
+for i = 1, #ARGV, 2 do
+	if tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0') < tonumber(ARGV[i + 1]) then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+return 'ok'
+`)
+
+// rememberUsers raises the template's per-user counts in Redis to the
+// coupons the store holds, before a moved template gives units again: a
+// shopper whose flushed coupon the failover rolled back is answered
+// limit_reached, not given one more the durable guard would refuse.
+func (s *Service) rememberUsers(ctx context.Context, couponID int64) error {
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT user_id, COUNT(*) FROM user_coupons WHERE coupon_id = ? GROUP BY user_id`, couponID)
+	if err != nil {
+		return fmt.Errorf("read holders of coupon %d: %w", couponID, err)
+	}
+	defer rows.Close()
+	var args []any
+	for rows.Next() {
+		var uid, n int64
+		if err := rows.Scan(&uid, &n); err != nil {
+			return err
+		}
+		args = append(args, uid, n)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for start := 0; start < len(args); start += 1000 {
+		if err := raiseUsersScript.Run(ctx, s.Redis, []string{usersKey(couponID)}, args[start:min(start+1000, len(args))]...).Err(); err != nil {
+			return fmt.Errorf("remember holders of coupon %d: %w", couponID, err)
+		}
 	}
 	return nil
 }

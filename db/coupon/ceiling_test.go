@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/rdb"
 )
 
@@ -22,9 +23,18 @@ func TestCouponIDsNeverRepeatAfterFailover(t *testing.T) {
 	now := time.Now()
 	c := cs.create(t, 40, 1, now.Add(-time.Minute), now.Add(time.Hour))
 	users := cs.users(t, "f", 30)
-	given := cs.grabAll(t, c.ID, users[:10], nil)
-	if err := cs.RollBackAsPromotedReplica(ctx, c.ID, 4); err != nil { // the replica had 4 of the 10
+	given := cs.grabAll(t, c.ID, users[:5], nil)
+	if err := cs.FlushAll(ctx, cs.FlushGrabs); err != nil { // the first 5 reach the store
 		t.Fatal(err)
+	}
+	cs.grabAll(t, c.ID, users[5:10], given)
+	// The replica had the first 2 grabs: 3 of those it lacks were flushed, 5 were not.
+	if err := cs.RollBackAsPromotedReplica(ctx, c.ID, users[2:10]); err != nil {
+		t.Fatal(err)
+	}
+	// A shopper whose flushed coupon the replica lacks holds it still: no second one.
+	if _, err := cs.Grab(ctx, users[3], c.ID, ""); db.ErrorCode(err) != db.ELIMITREACHED {
+		t.Fatalf("shopper %d, whose coupon was flushed, grabs again after the failover: %v, want limit_reached", users[3], err)
 	}
 	cs.grabAll(t, c.ID, users[10:], given)
 	cs.checkKept(t, c.ID, given)

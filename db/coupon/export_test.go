@@ -3,6 +3,7 @@ package coupon
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/tasks"
@@ -42,20 +43,31 @@ func (s *Service) ClaimExternal(ctx context.Context, p tasks.CouponRemindPayload
 }
 
 // RollBackAsPromotedReplica leaves the template as a replica that lagged
-// behind its master and was promoted holds it: only the first keep of the
-// grabs queued (none flushed yet) happened, the stock is back to what they
-// left, and the template is recorded as given out by another node (the
-// dead master's ID). (The users' counts stay: a test needs no more.)
-func (s *Service) RollBackAsPromotedReplica(ctx context.Context, couponID int64, keep int) error {
-	total, err := s.Redis.HGet(ctx, metaKey(couponID), "total").Int64()
+// behind its master and was promoted holds it: the last grabs, by the users
+// lost (flushed or not), never happened there (their units are back in
+// stock, their counts down, their queued records gone), and the template is
+// recorded as given out by another node (the dead master's ID).
+func (s *Service) RollBackAsPromotedReplica(ctx context.Context, couponID int64, lost []int64) error {
+	q := grabQueue(couponID)
+	recs, err := s.Redis.LRange(ctx, q.Pending, 0, -1).Result()
 	if err != nil {
 		return err
 	}
-	q := grabQueue(couponID)
-	if err := s.Redis.LTrim(ctx, q.Pending, 0, int64(keep)-1).Err(); err != nil {
-		return err
+	gone := map[int64]bool{}
+	for _, u := range lost {
+		gone[u] = true
+		if err := s.Redis.HIncrBy(ctx, usersKey(couponID), strconv.FormatInt(u, 10), -1).Err(); err != nil {
+			return err
+		}
 	}
-	if err := s.Redis.Set(ctx, stockKey(couponID), total-int64(keep), 0).Err(); err != nil {
+	for _, rec := range recs {
+		if g, ok := parseGrabRecord(rec); ok && gone[g.user] {
+			if err := s.Redis.LRem(ctx, q.Pending, 0, rec).Err(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.Redis.IncrBy(ctx, stockKey(couponID), int64(len(lost))).Err(); err != nil {
 		return err
 	}
 	return s.Redis.HSet(ctx, metaKey(couponID), "node", "0123456789abcdef0123456789abcdef01234567").Err()
