@@ -101,6 +101,7 @@ func TestFailoverKeepsEveryPromise(t *testing.T) {
 			acked := ackedOrders(t, answers, killed)
 			if !c.wait { // more orders acknowledged than units: the lost ones (phantom wins) are what WAIT prevents
 				r.checkNoRepeats(t, acked, stock)
+				r.checkClaimsNoRepeats(t, rpID, couponID, claims, promoted)
 				return
 			}
 			if len(acked) > stock {
@@ -193,9 +194,11 @@ func (r *failoverRig) itemOnMaster(t *testing.T, kind string, create func() int6
 // claimLog is what the shoppers were told about the red packet and the coupons.
 type claimLog struct {
 	mu       sync.Mutex
-	shares   map[int64]int64 // shopper → cents acknowledged
-	coupons  map[int64]int64 // user coupon ID → shopper
-	internal []grabAnswer    // 500s met
+	shares   map[int64]int64     // shopper → cents acknowledged
+	coupons  map[int64]int64     // user coupon ID → shopper
+	internal []grabAnswer        // 500s met
+	at       map[int64]time.Time // shopper → when their last claim was acknowledged
+	twice    []string            // coupon IDs acknowledged to a second shopper
 }
 
 // claimEach has shoppers from..to-1 grab the red packet and the coupon, each
@@ -223,8 +226,9 @@ func (r *failoverRig) claimEach(t *testing.T, log *claimLog, rpID, couponID int6
 					if ans.Status == http.StatusCreated {
 						log.mu.Lock()
 						if log.shares == nil {
-							log.shares, log.coupons = map[int64]int64{}, map[int64]int64{}
+							log.shares, log.coupons, log.at = map[int64]int64{}, map[int64]int64{}, map[int64]time.Time{}
 						}
+						log.at[uid] = time.Now()
 						if g, ok := ans.Body["grab"]; ok {
 							var grab struct {
 								AmountCents int64 `json:"amount_cents"`
@@ -237,6 +241,9 @@ func (r *failoverRig) claimEach(t *testing.T, log *claimLog, rpID, couponID int6
 								ID int64 `json:"id"`
 							}
 							json.Unmarshal(c, &uc)
+							if was, ok := log.coupons[uc.ID]; ok && was != uid {
+								log.twice = append(log.twice, fmt.Sprintf("coupon %d acknowledged to shopper %d and then to shopper %d", uc.ID, was, uid))
+							}
 							log.coupons[uc.ID] = uid
 						}
 						log.mu.Unlock()
@@ -355,4 +362,76 @@ func (r *failoverRig) wholeStock(t *testing.T, store *sqldb.DB, stock int64) map
 		return int64(len(have)) == stock
 	})
 	return have
+}
+
+// checkClaimsNoRepeats is what holds of the red packet and the coupons
+// without WAIT: no share or coupon ID acknowledged to one shopper is given
+// to another (after the promotion the packet and the template skip what the
+// dead master may have given: db/redpacket/ceiling.go, db/coupon/ceiling.go).
+// Every claim acknowledged after the promotion is its shopper's in
+// PostgreSQL (a share the dead master had given again would be refused
+// there), and no coupon PostgreSQL holds is another shopper's than the one
+// it was acknowledged to. Claims acknowledged before the fault that the
+// dead master took with it are lost; they are logged (nobody tells their
+// shoppers yet, unlike goods orders).
+func (r *failoverRig) checkClaimsNoRepeats(t *testing.T, rpID, couponID int64, claims *claimLog, promoted time.Time) {
+	t.Helper()
+	store := r.store(t)
+	claims.mu.Lock()
+	defer claims.mu.Unlock()
+	for _, e := range claims.twice {
+		t.Error(e)
+	}
+	var shares, coupons map[int64]int64
+	var late []string
+	var lostShares, lostCoupons int
+	check := func() bool {
+		shares = pairs(t, store, `SELECT user_id, amount_cents FROM redpacket_shares WHERE redpacket_id = ? AND user_id IS NOT NULL`, rpID)
+		coupons = pairs(t, store, `SELECT id, user_id FROM user_coupons WHERE coupon_id = ?`, couponID)
+		late, lostShares, lostCoupons = nil, 0, 0
+		for uid, cents := range claims.shares {
+			if got, ok := shares[uid]; ok && got == cents {
+				continue
+			}
+			if claims.at[uid].After(promoted) {
+				late = append(late, fmt.Sprintf("a share of %d cents acknowledged to shopper %d after the promotion is not theirs in PostgreSQL", cents, uid))
+			} else {
+				lostShares++
+			}
+		}
+		for id, uid := range claims.coupons {
+			if got, ok := coupons[id]; ok && got == uid {
+				continue
+			}
+			if _, ok := coupons[id]; !ok && !claims.at[uid].After(promoted) {
+				lostCoupons++
+			} else {
+				late = append(late, fmt.Sprintf("coupon %d acknowledged to shopper %d is not theirs in PostgreSQL", id, uid))
+			}
+		}
+		return len(late) == 0
+	}
+	// Until the flush has them all, or for a generous while: a claim the
+	// store refused (a share or unit given twice) never comes.
+	for deadline := time.Now().Add(2 * time.Minute); !check() && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+	}
+	for _, e := range late {
+		t.Error(e)
+	}
+	for id, uid := range claims.coupons {
+		if got, ok := coupons[id]; ok && got != uid {
+			t.Errorf("coupon %d acknowledged to shopper %d is shopper %d's in PostgreSQL", id, uid, got)
+		}
+	}
+	var refused int64
+	store.R.QueryRowContext(context.Background(), `SELECT COUNT(*) FROM coupon_conflicts WHERE coupon_id = ? AND reason = 'unit_taken'`, couponID).Scan(&refused)
+	if refused != 0 {
+		t.Errorf("%d coupon grabs refused by the unit guard: a unit given twice", refused)
+	}
+	t.Logf("without WAIT: %d shares and %d coupons acknowledged; lost with the master (acknowledged before the fault, not told): %d shares, %d coupons",
+		len(claims.shares), len(claims.coupons), lostShares, lostCoupons)
+	if len(claims.shares) == 0 || len(claims.coupons) == 0 {
+		t.Errorf("nothing claimed: %d shares, %d coupons", len(claims.shares), len(claims.coupons))
+	}
 }

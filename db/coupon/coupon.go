@@ -219,7 +219,12 @@ func (s *Service) load(ctx context.Context, c *model.Coupon) error {
 	if err != nil {
 		return fmt.Errorf("load coupon %d: %w", c.ID, err)
 	}
-	grabbed = max(grabbed, top)
+	// Nor any up to the ceiling: the units a lost node may have given (ceiling.go).
+	ceiling, err := s.unitCeiling(ctx, c.ID)
+	if err != nil {
+		return fmt.Errorf("load coupon %d: %w", c.ID, err)
+	}
+	grabbed = max(grabbed, top, ceiling)
 	err = loadMetaScript.Run(ctx, s.Redis, []string{metaKey(c.ID), stockKey(c.ID)},
 		c.GrabStartAt.UnixMilli(), c.GrabEndAt.UnixMilli(), c.LimitPerUser, c.ValidDays, c.Stock, c.Stock-grabbed).Err()
 	if err != nil {
@@ -240,10 +245,12 @@ const grabMemoTTL = 5 * time.Minute
 //
 // KEYS[1] meta hash, KEYS[2] stock, KEYS[3] users hash, KEYS[4] request memo, KEYS[5] pending flush queue (of grab records: record.go)
 // ARGV[1] user ID, ARGV[2] now (unix ms), ARGV[3] memo TTL (seconds),
-// ARGV[4] "1" when the grab carries an Idempotency-Key: refusals are remembered too
+// ARGV[4] "1" when the grab carries an Idempotency-Key: refusals are remembered too,
+// ARGV[5] cluster flag: "1" checks the node that gives the units (ceiling.go)
 // Returns "ok:<unit>:<grabbed at, unix ms>:<valid days>:<remaining>", or
 // not_loaded (the template is not in Redis) | not_started | ended |
-// limit_reached | sold_out.
+// limit_reached | sold_out | reserve (the next unit is above the ceiling) |
+// moved (another node gave the units: ceiling.go); the last three change nothing.
 var grabScript = redis.NewScript(grabFields.Lua() + `
 local memo = redis.call('GET', KEYS[4])
 if memo then return memo end
@@ -258,6 +265,11 @@ if now < tonumber(meta[1]) then return refuse('not_started') end
 if now >= tonumber(meta[2]) then return refuse('ended') end
 if tonumber(redis.call('HGET', KEYS[3], ARGV[1]) or '0') >= tonumber(meta[3]) then return refuse('limit_reached') end
 if tonumber(redis.call('GET', KEYS[2]) or '0') <= 0 then return refuse('sold_out') end
+if ARGV[5] == '1' then
+	local me, node = redis.call('CLUSTER', 'MYID'), redis.call('HGET', KEYS[1], 'node')
+	if not node then redis.call('HSET', KEYS[1], 'node', me) elseif node ~= me then return 'moved' end
+end
+if tonumber(meta[5]) - tonumber(redis.call('GET', KEYS[2])) >= tonumber(redis.call('HGET', KEYS[1], 'ceil') or '0') then return 'reserve' end
 local left = redis.call('DECR', KEYS[2])
 redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
 local unit = tonumber(meta[5]) - left
@@ -279,8 +291,9 @@ func (s *Service) Grab(ctx context.Context, userID, couponID int64, requestID st
 	}
 	keys := []string{metaKey(couponID), stockKey(couponID), usersKey(couponID),
 		memoKey(couponID, userID, requestID), grabQueue(couponID).Pending}
-	for loaded := false; ; loaded = true {
-		res, err := s.Eval(ctx, grabScript, keys, userID, s.Now().UnixMilli(), int(grabMemoTTL/time.Second), keyed).Text()
+	loaded := false
+	for tries := 0; ; tries++ {
+		res, err := s.Eval(ctx, grabScript, keys, userID, s.Now().UnixMilli(), int(grabMemoTTL/time.Second), keyed, s.clusterFlag()).Text()
 		if err != nil {
 			return nil, fmt.Errorf("grab coupon %d: %w", couponID, err)
 		}
@@ -293,6 +306,14 @@ func (s *Service) Grab(ctx context.Context, userID, couponID int64, requestID st
 			return nil, db.ErrLimitReached
 		case "sold_out":
 			return nil, db.ErrSoldOut
+		case "reserve", "moved":
+			if tries >= 100 {
+				return nil, fmt.Errorf("grab coupon %d: no unit reserved after %d tries", couponID, tries)
+			}
+			if err := s.reserveUnits(ctx, couponID, res == "moved"); err != nil {
+				return nil, err
+			}
+			continue
 		case "not_loaded":
 			if loaded {
 				return nil, fmt.Errorf("coupon %d did not load into redis", couponID)
@@ -304,6 +325,7 @@ func (s *Service) Grab(ctx context.Context, userID, couponID int64, requestID st
 			if err := s.load(ctx, c); err != nil {
 				return nil, err
 			}
+			loaded = true
 			continue
 		}
 		g, err := parseGrab(res)

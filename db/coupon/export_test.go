@@ -3,6 +3,7 @@ package coupon
 import (
 	"context"
 	"errors"
+	"strconv"
 
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/tasks"
@@ -39,4 +40,35 @@ func (s *Service) ClaimExternal(ctx context.Context, p tasks.CouponRemindPayload
 		}
 		return errors.Join(errs...)
 	}, err
+}
+
+// RollBackAsPromotedReplica leaves the template as a replica that lagged
+// behind its master and was promoted holds it: the last grabs, by the users
+// lost (flushed or not), never happened there (their units are back in
+// stock, their counts down, their queued records gone), and the template is
+// recorded as given out by another node (the dead master's ID).
+func (s *Service) RollBackAsPromotedReplica(ctx context.Context, couponID int64, lost []int64) error {
+	q := grabQueue(couponID)
+	recs, err := s.Redis.LRange(ctx, q.Pending, 0, -1).Result()
+	if err != nil {
+		return err
+	}
+	gone := map[int64]bool{}
+	for _, u := range lost {
+		gone[u] = true
+		if err := s.Redis.HIncrBy(ctx, usersKey(couponID), strconv.FormatInt(u, 10), -1).Err(); err != nil {
+			return err
+		}
+	}
+	for _, rec := range recs {
+		if g, ok := parseGrabRecord(rec); ok && gone[g.user] {
+			if err := s.Redis.LRem(ctx, q.Pending, 0, rec).Err(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := s.Redis.IncrBy(ctx, stockKey(couponID), int64(len(lost))).Err(); err != nil {
+		return err
+	}
+	return s.Redis.HSet(ctx, metaKey(couponID), "node", "0123456789abcdef0123456789abcdef01234567").Err()
 }

@@ -159,6 +159,18 @@ func (s *Service) Expire(ctx context.Context, id int64) error {
 			}
 			unclaimed = append(unclaimed, sh)
 		}
+		// And the shares a failover withheld (ceiling.go): frozen, none is withheld now.
+		withheld, err := s.Redis.LRange(ctx, withheldKey(id), 0, -1).Result()
+		if err != nil {
+			return fmt.Errorf("read withheld shares of red packet %d: %w", id, err)
+		}
+		for _, rec := range withheld {
+			n, ok := splitInts(rec, 2)
+			if !ok {
+				return fmt.Errorf("red packet %d: malformed withheld share %q", id, rec)
+			}
+			unclaimed = append(unclaimed, share{seq: n[0], amount: n[1]})
+		}
 	case "not_loaded":
 		loaded = false // Redis lost it: SQLite's unclaimed shares are the truth.
 	case "loading":
@@ -173,7 +185,7 @@ func (s *Service) Expire(ctx context.Context, id int64) error {
 	}
 	if loaded {
 		pipe := s.Redis.TxPipeline()
-		pipe.Del(ctx, unclaimedKey(id))
+		pipe.Del(ctx, unclaimedKey(id), withheldKey(id))
 		pipe.HSet(ctx, metaKey(id), "remaining_cents", 0)
 		if _, err := pipe.Exec(ctx); err != nil {
 			return fmt.Errorf("clear refunded shares of red packet %d: %w", id, err)
@@ -307,6 +319,24 @@ func (s *Service) restore(ctx context.Context, p *model.RedPacket) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
-	s.Log.Warn("restoring red packet into redis from the database", "redpacket", p.ID, "unclaimed", len(unclaimed), "claimed", len(claimedBy))
+	// The unclaimed shares below the ceiling may have been given by the
+	// lost node: withheld, never given again (ceiling.go).
+	ceiling, err := s.shareCeiling(ctx, p.ID)
+	if err != nil {
+		return fmt.Errorf("read the share ceiling of red packet %d: %w", p.ID, err)
+	}
+	var withheld []any
+	for len(unclaimed) > 0 && unclaimed[0].seq < ceiling {
+		withheld, unclaimed = append(withheld, unclaimed[0].String()), unclaimed[1:]
+	}
+	pipe := s.Redis.TxPipeline()
+	pipe.Del(ctx, withheldKey(p.ID))
+	if len(withheld) > 0 {
+		pipe.RPush(ctx, withheldKey(p.ID), withheld...)
+	}
+	if _, err := pipe.Exec(ctx); err != nil {
+		return fmt.Errorf("withhold shares of red packet %d: %w", p.ID, err)
+	}
+	s.Log.Warn("restoring red packet into redis from the database", "redpacket", p.ID, "unclaimed", len(unclaimed), "claimed", len(claimedBy), "withheld", len(withheld))
 	return s.load(ctx, p, unclaimed, claimedBy)
 }

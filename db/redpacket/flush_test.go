@@ -142,6 +142,10 @@ func TestGrabReplayedRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	keys := redpacket.GrabKeys(p.ID)
+	// The shares reserved, as a grab that met the ceiling has them (ceiling.go).
+	if err := s.Redis.HSet(ctx, redpacket.MetaKey(p.ID), "ceil", 3).Err(); err != nil {
+		t.Fatal(err)
+	}
 	now := time.Now().UnixMilli()
 	first, err := redpacket.GrabScript.Run(ctx, s.Redis, keys, 42, "req-1", now).Text()
 	if err != nil {

@@ -18,11 +18,13 @@ import (
 // list ("seq:amount"), KEYS[3] claimed-by hash (user → "request:seq:amount:ms"),
 // KEYS[4] claimed list, the flush queue ("user:seq:amount:ms"); the records'
 // fields are named in record.go
-// ARGV[1] user ID, ARGV[2] request ID, ARGV[3] now (unix ms)
+// ARGV[1] user ID, ARGV[2] request ID, ARGV[3] now (unix ms), ARGV[4]
+// cluster flag: "1" checks the node that gives the shares (ceiling.go)
 //
 // Returns "ok:<amount>:<grabbed_ms>:<remaining_count>" (also when the same
-// request runs again after a lost reply), already_grabbed, sold_out, expired
-// or not_found.
+// request runs again after a lost reply), already_grabbed, sold_out, expired,
+// not_found, or reserve (the next share is above the ceiling) or moved
+// (another node gave the shares: ceiling.go), which change nothing.
 var grabScript = redis.NewScript(recordsLua + `
 local expires = redis.call('HGET', KEYS[1], 'expires_ms')
 if not expires then return 'not_found' end
@@ -35,6 +37,12 @@ end
 if redis.call('HEXISTS', KEYS[1], 'expired') == 1 or tonumber(ARGV[3]) >= tonumber(expires) then
   return 'expired'
 end
+local head = redis.call('LINDEX', KEYS[2], 0)
+if head and ARGV[4] == '1' then
+  local me, node = redis.call('CLUSTER', 'MYID'), redis.call('HGET', KEYS[1], 'node')
+  if not node then redis.call('HSET', KEYS[1], 'node', me) elseif node ~= me then return 'moved' end
+end
+if head and tonumber(shareFields(head)[S_SEQ]) >= tonumber(redis.call('HGET', KEYS[1], 'ceil') or '0') then return 'reserve' end
 local share = redis.call('LPOP', KEYS[2])
 if not share then return 'sold_out' end
 local sh = shareFields(share)
@@ -55,9 +63,22 @@ func (s *Service) Grab(ctx context.Context, userID, id int64) (*model.RedPacketG
 	if !keyed {
 		req = rdb.NewRequestID()
 	}
-	reply, err := s.Eval(ctx, grabScript, grabKeys(id), userID, req, s.Now().UnixMilli()).Text()
-	if err != nil {
-		return nil, fmt.Errorf("grab red packet %d: %w", id, err)
+	var reply string
+	for tries := 0; ; tries++ {
+		var err error
+		reply, err = s.Eval(ctx, grabScript, grabKeys(id), userID, req, s.Now().UnixMilli(), s.clusterFlag()).Text()
+		if err != nil {
+			return nil, fmt.Errorf("grab red packet %d: %w", id, err)
+		}
+		if reply != "reserve" && reply != "moved" {
+			break
+		}
+		if tries >= 100 {
+			return nil, fmt.Errorf("grab red packet %d: no share reserved after %d tries", id, tries)
+		}
+		if err := s.reserveShares(ctx, id, reply == "moved"); err != nil {
+			return nil, err
+		}
 	}
 	switch code, data, _ := strings.Cut(reply, ":"); code {
 	case "ok":

@@ -22,6 +22,10 @@ func claimedByKey(id int64) string { return tag(id) + ":claimed_by" }
 // claimedKey is the flush queue: claims not yet in SQLite ("user:seq:amount:grabbed_ms").
 func claimedKey(id int64) string { return tag(id) + ":claimed" }
 
+// withheldKey lists the shares ("seq:amount") a failover withheld: the old
+// node may have given them (ceiling.go). They are refunded at the expiry.
+func withheldKey(id int64) string { return tag(id) + ":withheld" }
+
 // processingKey holds the batch of claims a flush is writing.
 func processingKey(id int64) string { return tag(id) + ":processing" }
 
@@ -35,7 +39,7 @@ func flushQueue(id int64) backend.FlushQueue {
 
 // packetKeys are the keys that hold a loaded packet.
 func packetKeys(id int64) []string {
-	return []string{metaKey(id), unclaimedKey(id), claimedByKey(id), claimedKey(id), processingKey(id)}
+	return []string{metaKey(id), unclaimedKey(id), claimedByKey(id), claimedKey(id), processingKey(id), withheldKey(id)}
 }
 
 // grabKeys are the keys grabScript touches.

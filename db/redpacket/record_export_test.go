@@ -58,8 +58,5 @@ func (s *Service) LuaRecordFields(ctx context.Context, kind, rec string) ([]stri
 	return mineFields.Echo(ctx, s.Redis, rec)
 }
 
-// UnclaimedKey and ClaimedByKey name a packet's unclaimed list and claimed-by hash.
-var (
-	UnclaimedKey = unclaimedKey
-	ClaimedByKey = claimedByKey
-)
+// UnclaimedKey names a packet's unclaimed list (ClaimedByKey: export_test.go).
+var UnclaimedKey = unclaimedKey
