@@ -96,6 +96,7 @@ addCount('discount', -(tonumber(f[11]) or 0))
 if redis.call('HINCRBY', K_HELD, f[2], -1) <= 0 then redis.call('HDEL', K_HELD, f[2]) end
 local stop = tonumber(redis.call('HGET', K_INFO, 'end'))
 if stop and tonumber(ARGV[3]) < stop then redis.call('RPUSH', K_FREE, f[3]) end
+redis.call('HINCRBY', K_INFO, 'back', 1) -- see refusals.go
 f[10] = f[10] or ''
 f[11] = f[11] or '0'
 f[12] = f[12] or '0'

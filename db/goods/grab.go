@@ -41,7 +41,7 @@ const grabMemoTTL = 5 * time.Minute
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
 const grabLua = `
-if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]) end
+if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]); redis.call('HINCRBY', K_INFO, 'back', 1) end
 local memo = redis.call('GET', KEYS[11])
 if memo then return answer('ok', memo) end
 local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden', 'ceil', 'node')
@@ -148,11 +148,22 @@ func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now t
 // Redis was emptied) and tried once more. A home bucket without stock sends
 // the grab on to the others (grabElsewhere).
 func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed bool) (*model.Order, error) {
+	now := s.Now()
+	var memo *saleMemo
+	var epoch int64
+	if s.memos.following.Load() {
+		memo = s.memos.get(goodsID)
+		epoch = memo.epoch.Load() // before the script: an answer made before a later change is stale on arrival
+		if !keyed { // a keyed grab's answer is kept in Redis for its retries: it asks there
+			if err := memo.refusal(userID, now); err != nil {
+				return nil, err
+			}
+		}
+	}
 	k, err := s.shardsOne(ctx, goodsID, true)
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
 	for attempt := 0; ; attempt++ {
 		script, keys, args := s.grabCall(userID, goodsID, k, requestID, now)
 		if keyed {
@@ -175,6 +186,9 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 		a, err := parseAnswer(goodsID, res)
 		if err != nil {
 			return nil, err
+		}
+		if memo != nil {
+			s.learnRefusal(ctx, memo, a.code, userID, goodsID, epoch)
 		}
 		switch a.code {
 		case "ok":
@@ -279,6 +293,7 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 		}
 		if !strings.HasPrefix(res, "ok:") { // refused: the unit stays on sale in the home bucket
 			s.dry.clear(bucket{goods: goodsID, n: home, k: k})
+			s.saleChanged(ctx, goodsID)
 		}
 		return res, nil
 	}
