@@ -154,7 +154,7 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 	if s.memos.following.Load() {
 		memo = s.memos.get(goodsID)
 		epoch = memo.epoch.Load() // before the script: an answer made before a later change is stale on arrival
-		if !keyed { // a keyed grab's answer is kept in Redis for its retries: it asks there
+		if !keyed {               // a keyed grab's answer is kept in Redis for its retries: it asks there
 			if err := memo.refusal(userID, now); err != nil {
 				return nil, err
 			}

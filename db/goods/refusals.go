@@ -60,7 +60,7 @@ type saleMemo struct {
 	ended      atomic.Int64
 	notStarted atomic.Pointer[startMemo]
 	limit      sync.Map     // user ID → epoch+1 the user was at the limit
-	won        sync.Map     // user ID → epoch+1 the user won here: Redis tells limit_reached from sold_out for them
+	won        sync.Map     // user ID → struct{}: won here, whatever changed since; Redis tells limit_reached from sold_out for them
 	used       atomic.Int64 // unix ns of the last grab that met this memo
 
 	base []string // the poller's: each bucket's 'back' as last read (nil: not read yet)
@@ -109,7 +109,7 @@ func (m *saleMemo) refusal(userID int64, now time.Time) error {
 		return db.ErrLimitReached
 	}
 	if m.soldOut.Load() == e {
-		if v, ok := m.won.Load(userID); ok && v.(int64) == e {
+		if _, ok := m.won.Load(userID); ok {
 			return nil
 		}
 		return db.ErrSoldOut
@@ -132,7 +132,7 @@ func (m *saleMemo) learn(code string, userID, epoch, startMS int64) {
 	case "limit_reached":
 		m.limit.Store(userID, mark)
 	case "ok":
-		m.won.Store(userID, mark)
+		m.won.Store(userID, struct{}{})
 	}
 }
 
