@@ -152,8 +152,11 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 	var memo *saleMemo
 	var epoch int64
 	if s.memos.following.Load() {
-		memo = s.memos.get(goodsID)
+		memo = s.saleMemo(goodsID)
 		epoch = memo.epoch.Load() // before the script: an answer made before a later change is stale on arrival
+		if !memo.ready.Load() {
+			epoch = -1 // asked before the memo's baseline: learnt under no epoch, so never used
+		}
 		if !keyed {               // a keyed grab's answer is kept in Redis for its retries: it asks there
 			if err := memo.refusal(userID, now); err != nil {
 				return nil, err

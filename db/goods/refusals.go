@@ -62,8 +62,9 @@ type saleMemo struct {
 	limit      sync.Map     // user ID → epoch+1 the user was at the limit
 	won        sync.Map     // user ID → struct{}: won here, whatever changed since; Redis tells limit_reached from sold_out for them
 	used       atomic.Int64 // unix ns of the last grab that met this memo
+	ready      atomic.Bool  // base is read: only answers asked after it may be learnt
 
-	base []string // the poller's: each bucket's 'back' as last read (nil: not read yet)
+	base []string // each bucket's 'back' as last read: by baseline, then by the poller alone
 }
 
 type startMemo struct{ mark, startMS int64 }
@@ -76,12 +77,62 @@ type saleMemos struct {
 	mute      atomic.Bool // tests: changes are not announced, as when the message is lost
 }
 
-func (ms *saleMemos) get(goodsID int64) *saleMemo {
-	if v, ok := ms.m.Load(goodsID); ok {
+func (s *Service) saleMemo(goodsID int64) *saleMemo {
+	if v, ok := s.memos.m.Load(goodsID); ok {
 		return v.(*saleMemo)
 	}
-	v, _ := ms.m.LoadOrStore(goodsID, new(saleMemo))
+	m := new(saleMemo)
+	m.used.Store(time.Now().UnixNano())
+	v, loaded := s.memos.m.LoadOrStore(goodsID, m)
+	if !loaded {
+		go s.baseline(goodsID, m)
+	}
 	return v.(*saleMemo)
+}
+
+// baseline reads the goods' 'back' counters for a new memo, which learns
+// nothing until then: a unit that comes back after the read changes them,
+// and every answer learnt was asked after it.
+func (s *Service) baseline(goodsID int64, m *saleMemo) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	base, err := s.readBacks(ctx, goodsID)
+	if err != nil {
+		s.memos.m.CompareAndDelete(goodsID, m) // the next grab tries again
+		return
+	}
+	m.base = base
+	m.ready.Store(true)
+}
+
+// readBacks reads the 'back' counter of each bucket of the goods.
+func (s *Service) readBacks(ctx context.Context, goodsID int64) ([]string, error) {
+	pipe := s.Redis.Pipeline()
+	cmds := s.queueBacks(ctx, pipe, goodsID)
+	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
+		return nil, err
+	}
+	return backsOf(cmds), nil
+}
+
+func (s *Service) queueBacks(ctx context.Context, pipe redis.Pipeliner, goodsID int64) []*redis.StringCmd {
+	n := 1
+	if e, ok := s.shards.m.Load(goodsID); ok {
+		n = e.(shardsEntry).k
+	}
+	var cmds []*redis.StringCmd
+	for _, b := range bucketsOf(goodsID, n) {
+		cmds = append(cmds, pipe.HGet(ctx, infoKey(b), "back"))
+	}
+	return cmds
+}
+
+func backsOf(cmds []*redis.StringCmd) []string {
+	out := make([]string, len(cmds))
+	for i, c := range cmds {
+		out[i] = c.Val() // "" when not set
+	}
+	return out
 }
 
 // changed makes everything learnt about the goods stale.
@@ -200,12 +251,9 @@ func (s *Service) FollowSales(ctx context.Context) (done <-chan struct{}, err er
 
 // pollSales reads the 'back' counter of every bucket of the goods met lately
 // and makes stale what a changed one says; goods not met lately are forgotten.
-// Goods read for the first time are made stale too: what was learnt before
-// the first read has nothing to compare with.
 func (s *Service) pollSales(ctx context.Context) {
 	idle := time.Now().Add(-saleMemoIdle).UnixNano()
 	type polled struct {
-		id   int64
 		m    *saleMemo
 		cmds []*redis.StringCmd
 	}
@@ -213,19 +261,14 @@ func (s *Service) pollSales(ctx context.Context) {
 	pipe := s.Redis.Pipeline()
 	s.memos.m.Range(func(k, v any) bool {
 		id, m := k.(int64), v.(*saleMemo)
+		if !m.ready.Load() {
+			return true
+		}
 		if m.used.Load() < idle {
 			s.memos.m.Delete(id)
 			return true
 		}
-		n := 1
-		if e, ok := s.shards.m.Load(id); ok {
-			n = e.(shardsEntry).k
-		}
-		p := polled{id: id, m: m}
-		for _, b := range bucketsOf(id, n) {
-			p.cmds = append(p.cmds, pipe.HGet(ctx, infoKey(b), "back"))
-		}
-		ps = append(ps, p)
+		ps = append(ps, polled{m: m, cmds: s.queueBacks(ctx, pipe, id)})
 		return true
 	})
 	if len(ps) == 0 {
@@ -240,11 +283,7 @@ func (s *Service) pollSales(ctx context.Context) {
 		return
 	}
 	for _, p := range ps {
-		now := make([]string, len(p.cmds))
-		for i, c := range p.cmds {
-			now[i] = c.Val() // "" when not set
-		}
-		if !sameStrings(now, p.m.base) {
+		if now := backsOf(p.cmds); !sameStrings(now, p.m.base) {
 			p.m.epoch.Add(1)
 			p.m.base = now
 		}
@@ -252,7 +291,7 @@ func (s *Service) pollSales(ctx context.Context) {
 }
 
 func sameStrings(a, b []string) bool {
-	if a == nil || b == nil || len(a) != len(b) {
+	if len(a) != len(b) {
 		return false
 	}
 	for i := range a {

@@ -13,7 +13,8 @@ import (
 // counts.
 func TestLateSoldOutDoesNotHideANewerBack(t *testing.T) {
 	ms := new(saleMemos)
-	m := ms.get(7)
+	m := new(saleMemo)
+	ms.m.Store(int64(7), m)
 	now := time.Now()
 	asked := m.epoch.Load() // a grab reads the epoch, then runs the script
 	ms.changed(7)           // meanwhile a unit comes back and the process hears of it
