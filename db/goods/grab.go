@@ -153,11 +153,17 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 	var epoch int64
 	if s.memos.following.Load() {
 		memo = s.saleMemo(goodsID)
+		if !memo.ready.Load() { // a new memo: wait the one read that lets it learn, rather than all ask Redis
+			select {
+			case <-memo.readyCh:
+			case <-ctx.Done():
+			}
+		}
 		epoch = memo.epoch.Load() // before the script: an answer made before a later change is stale on arrival
 		if !memo.ready.Load() {
 			epoch = -1 // asked before the memo's baseline: learnt under no epoch, so never used
 		}
-		if !keyed {               // a keyed grab's answer is kept in Redis for its retries: it asks there
+		if !keyed { // a keyed grab's answer is kept in Redis for its retries: it asks there
 			if err := memo.refusal(userID, now); err != nil {
 				return nil, err
 			}

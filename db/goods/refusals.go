@@ -59,10 +59,11 @@ type saleMemo struct {
 	soldOut    atomic.Int64
 	ended      atomic.Int64
 	notStarted atomic.Pointer[startMemo]
-	limit      sync.Map     // user ID → epoch+1 the user was at the limit
-	won        sync.Map     // user ID → struct{}: won here, whatever changed since; Redis tells limit_reached from sold_out for them
-	used       atomic.Int64 // unix ns of the last grab that met this memo
-	ready      atomic.Bool  // base is read: only answers asked after it may be learnt
+	limit      sync.Map      // user ID → epoch+1 the user was at the limit
+	won        sync.Map      // user ID → struct{}: won here, whatever changed since; Redis tells limit_reached from sold_out for them
+	used       atomic.Int64  // unix ns of the last grab that met this memo
+	ready      atomic.Bool   // base is read: only answers asked after it may be learnt
+	readyCh    chan struct{} // closed when base is read or could not be
 
 	base []string // each bucket's 'back' as last read: by baseline, then by the poller alone
 }
@@ -81,7 +82,7 @@ func (s *Service) saleMemo(goodsID int64) *saleMemo {
 	if v, ok := s.memos.m.Load(goodsID); ok {
 		return v.(*saleMemo)
 	}
-	m := new(saleMemo)
+	m := &saleMemo{readyCh: make(chan struct{})}
 	m.used.Store(time.Now().UnixNano())
 	v, loaded := s.memos.m.LoadOrStore(goodsID, m)
 	if !loaded {
@@ -96,6 +97,7 @@ func (s *Service) saleMemo(goodsID int64) *saleMemo {
 func (s *Service) baseline(goodsID int64, m *saleMemo) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	defer close(m.readyCh)
 	base, err := s.readBacks(ctx, goodsID)
 	if err != nil {
 		s.memos.m.CompareAndDelete(goodsID, m) // the next grab tries again
