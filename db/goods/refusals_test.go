@@ -153,3 +153,51 @@ func TestRefusalsFromMemory(t *testing.T) {
 		}
 	})
 }
+
+// refusedFromMemory grabs and wants the refusal code with no script sent.
+func refusedFromMemory(t *testing.T, s *goods.Service, scripts *scriptCounter, user, goodsID int64, code string) {
+	t.Helper()
+	sent := scripts.n.Load()
+	_, err := s.Grab(context.Background(), user, goodsID)
+	wantCode(t, code+" from memory", err, code)
+	if n := scripts.n.Load() - sent; n != 0 {
+		t.Fatalf("%s: %d scripts sent, want the answer from memory", code, n)
+	}
+}
+
+// A sale not started yet is refused from memory until its start by the
+// clock, then sells; a shopper at the limit is refused from memory until
+// an order of theirs is cancelled.
+func TestRefusalsFromMemoryStartAndLimit(t *testing.T) {
+	e := newGoodsEnv(t)
+	follow(t, e.s)
+	scripts := new(scriptCounter)
+	e.s.Redis.(*redis.Client).AddHook(scripts)
+	g := e.goods(e.slot(time.Minute, time.Hour), 5, 1)
+	eventuallyRefused := func(user int64, code string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			sent := scripts.n.Load()
+			_, err := e.s.Grab(e.ctx, user, g.ID)
+			wantCode(t, code, err, code)
+			if scripts.n.Load() == sent {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s is never answered from memory", code)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	eventuallyRefused(1, db.ENOTSTARTED)
+	refusedFromMemory(t, e.s, scripts, 2, g.ID, db.ENOTSTARTED)
+	e.clk.Advance(time.Minute)
+	o := e.grab(1, g.ID)
+	eventuallyRefused(1, db.ELIMITREACHED)
+	refusedFromMemory(t, e.s, scripts, 1, g.ID, db.ELIMITREACHED)
+	if _, err := e.s.CancelOrder(e.ctx, 1, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.grab(1, g.ID) // back under the limit
+}
