@@ -151,8 +151,8 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 	now := s.Now()
 	var memo *saleMemo
 	var epoch int64
-	if s.memos.following.Load() {
-		memo = s.saleMemo(goodsID)
+	if v, ok := s.memos.m.Load(goodsID); ok && s.memos.following.Load() {
+		memo = v.(*saleMemo)
 		if !memo.ready.Load() { // a new memo: wait the one read that lets it learn, rather than all ask Redis
 			select {
 			case <-memo.readyCh:
@@ -195,6 +195,11 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 		a, err := parseAnswer(goodsID, res)
 		if err != nil {
 			return nil, err
+		}
+		if memo == nil && (a.code == "ok" || refusalCodes[a.code]) && s.memos.following.Load() {
+			// The goods' first win or refusal here: later refusals may come
+			// from memory. This one was asked before the memo: no epoch.
+			memo, epoch = s.saleMemo(goodsID), -1
 		}
 		if memo != nil {
 			s.learnRefusal(ctx, memo, a.code, userID, goodsID, epoch)

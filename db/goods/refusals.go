@@ -304,25 +304,31 @@ func sameStrings(a, b []string) bool {
 	return true
 }
 
+// refusalCodes are the grab script's answers a process may give from memory.
+var refusalCodes = map[string]bool{"sold_out": true, "ended": true, "not_started": true, "limit_reached": true}
+
 // learnRefusal keeps the grab script's answer code to userID in memo, asked
 // under epoch. A not_started answer reads the sale's start (one command, once
 // an epoch) so that later grabs are refused from memory until then.
 func (s *Service) learnRefusal(ctx context.Context, memo *saleMemo, code string, userID, goodsID, epoch int64) {
-	var startMS int64
-	switch code {
-	case "ok":
+	if code == "ok" {
 		memo.learn(code, userID, epoch, 0)
 		return
-	case "sold_out", "ended", "limit_reached":
-	case "not_started":
+	}
+	if !refusalCodes[code] {
+		return
+	}
+	s.memos.redisOps.Add(1)
+	if epoch < 0 { // asked before the memo could learn
+		return
+	}
+	var startMS int64
+	if code == "not_started" {
 		v, err := s.Redis.HGet(ctx, infoKey(bucket0(goodsID)), "start").Int64()
 		if err != nil {
 			return
 		}
 		startMS = v
-	default:
-		return
 	}
-	s.memos.redisOps.Add(1)
 	memo.learn(code, userID, epoch, startMS)
 }
