@@ -78,7 +78,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
-	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,idle-ws or all")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,soldout,idle-ws or all")
 	fs.IntVar(&o.Rounds, "rounds", 5, "run the scenarios in turns, each with n/rounds requests a turn, so a noisy machine slows them alike")
 	fs.DurationVar(&o.WaitTimeout, "redis-wait-timeout", 0, "the in-process server's REDIS_WAIT_TIMEOUT (0: its default)")
 	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
@@ -195,6 +195,7 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 		}
 	}
 	t.reportRedisWork(r)
+	t.reportSoldOut(r)
 	t.reportWaitCost(r)
 	r.AddRatio("HTTP goods grab / Redis limit", "HTTP goods grab", "Redis limit (EVALSHA)")
 	r.AddRatio("HTTP goods grab / same, limits off (the limits' cost)", "HTTP goods grab", limitsOff)
@@ -237,6 +238,8 @@ var benchScenarios = []struct {
 	{"hot3", benchHotItem3},
 	{"hot1-soldout", benchHotSoldOut1},
 	{"hot3-soldout", benchHotSoldOut3},
+	// Issue 21: refusals of a sold-out item, against the floor above.
+	{"soldout", benchSoldOut},
 }
 
 // httpFloor names the floor scenario's result.

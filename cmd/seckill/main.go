@@ -156,6 +156,8 @@ type Main struct {
 
 	stopPhantoms context.CancelFunc
 	phantomsDone chan struct{}
+	stopSales    context.CancelFunc // ends FollowSales (refusals from memory)
+	salesDone    <-chan struct{}
 }
 
 // NewMain returns an unopened process of the given mode.
@@ -297,6 +299,13 @@ func (m *Main) Open(ctx context.Context) error {
 		phantomsCtx, m.stopPhantoms = context.WithCancel(context.Background())
 		m.phantomsDone = make(chan struct{})
 		go func() { defer close(m.phantomsDone); m.Goods.WatchPhantoms(phantomsCtx, m.Redis.Failovers.Load) }()
+		// Grabs refused for a sale this process knows is closed to them are
+		// answered from memory; it follows the changes that reopen one.
+		var salesCtx context.Context
+		salesCtx, m.stopSales = context.WithCancel(context.Background())
+		if m.salesDone, err = m.Goods.FollowSales(salesCtx); err != nil {
+			return err
+		}
 		m.Web = web.New(wcfg)
 		if err := m.Web.Start(ctx); err != nil {
 			return fmt.Errorf("subscribe to live events: %w", err)
@@ -380,6 +389,12 @@ func (m *Main) Close() error {
 	if m.stopPhantoms != nil {
 		m.stopPhantoms()
 		<-m.phantomsDone
+	}
+	if m.stopSales != nil {
+		m.stopSales()
+		if m.salesDone != nil {
+			<-m.salesDone
+		}
 	}
 	if m.Revocations != nil {
 		m.Revocations.Close()

@@ -96,6 +96,7 @@ addCount('discount', -(tonumber(f[F_DISCOUNT]) or 0))
 if redis.call('HINCRBY', K_HELD, f[F_USER], -1) <= 0 then redis.call('HDEL', K_HELD, f[F_USER]) end
 local stop = tonumber(redis.call('HGET', K_INFO, 'end'))
 if stop and tonumber(ARGV[3]) < stop then redis.call('RPUSH', K_FREE, f[F_UNIT]) end
+redis.call('HINCRBY', K_INFO, 'back', 1) -- see refusals.go
 f[F_FAILURE] = f[F_FAILURE] or ''
 f[F_DISCOUNT] = f[F_DISCOUNT] or '0'
 f[F_COUPON] = f[F_COUPON] or '0'

@@ -153,6 +153,9 @@ func (s *Service) expireBatch(ctx context.Context, b bucket, seqs []string, now 
 			stale = append(stale, seqs[i])
 		}
 	}
+	if expired > 0 {
+		s.saleChanged(ctx, goodsID)
+	}
 	if len(stale) > 0 {
 		if err := s.Redis.ZRem(ctx, deadlinesKey(b), stale...).Err(); err != nil && !errors.Is(err, redis.Nil) {
 			return expired, gone, err

@@ -129,3 +129,7 @@ func (s *Service) LoseOrder(ctx context.Context, orderID int64) error {
 	}
 	return s.Redis.HDel(ctx, ordersKey(b), field).Err()
 }
+
+// MuteSaleChanges stops announcing sale changes to other processes, as if
+// every message were lost: they must find out by their poll.
+func (s *Service) MuteSaleChanges() { s.memos.mute.Store(true) }

@@ -41,7 +41,7 @@ const grabMemoTTL = 5 * time.Minute
 var grabScript = redis.NewScript(goodsLua + grabLua)
 
 const grabLua = `
-if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]) end
+if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]); redis.call('HINCRBY', K_INFO, 'back', 1) end
 local memo = redis.call('GET', KEYS[11])
 if memo then return answer('ok', memo) end
 local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden', 'ceil', 'node')
@@ -149,11 +149,31 @@ func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now t
 // Redis was emptied) and tried once more. A home bucket without stock sends
 // the grab on to the others (grabElsewhere).
 func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed bool) (*model.Order, error) {
+	now := s.Now()
+	var memo *saleMemo
+	var epoch int64
+	if v, ok := s.memos.m.Load(goodsID); ok && s.memos.following.Load() {
+		memo = v.(*saleMemo)
+		if !memo.ready.Load() { // a new memo: wait the one read that lets it learn, rather than all ask Redis
+			select {
+			case <-memo.readyCh:
+			case <-ctx.Done():
+			}
+		}
+		epoch = memo.epoch.Load() // before the script: an answer made before a later change is stale on arrival
+		if !memo.ready.Load() {
+			epoch = -1 // asked before the memo's baseline: learnt under no epoch, so never used
+		}
+		if !keyed { // a keyed grab's answer is kept in Redis for its retries: it asks there
+			if err := memo.refusal(userID, now); err != nil {
+				return nil, err
+			}
+		}
+	}
 	k, err := s.shardsOne(ctx, goodsID, true)
 	if err != nil {
 		return nil, err
 	}
-	now := s.Now()
 	for attempt := 0; ; attempt++ {
 		script, keys, args := s.grabCall(userID, goodsID, k, requestID, now)
 		if keyed {
@@ -176,6 +196,14 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 		a, err := parseAnswer(goodsID, res)
 		if err != nil {
 			return nil, err
+		}
+		if memo == nil && (a.code == "ok" || refusalCodes[a.code]) && s.memos.following.Load() {
+			// The goods' first win or refusal here: later refusals may come
+			// from memory. This one was asked before the memo: no epoch.
+			memo, epoch = s.saleMemo(goodsID), -1
+		}
+		if memo != nil {
+			s.learnRefusal(ctx, memo, a.code, userID, goodsID, epoch)
 		}
 		switch a.code {
 		case "ok":
@@ -280,6 +308,7 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 		}
 		if !strings.HasPrefix(res, "ok:") { // refused: the unit stays on sale in the home bucket
 			s.dry.clear(bucket{goods: goodsID, n: home, k: k})
+			s.saleChanged(ctx, goodsID)
 		}
 		return res, nil
 	}

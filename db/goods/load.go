@@ -95,6 +95,7 @@ end
 local function close(f, status, now, giveBack)
 	if giveBack then redis.call('RPUSH', K_FREE, f[F_UNIT]) end
 	if redis.call('HINCRBY', K_HELD, f[F_USER], -1) <= 0 then redis.call('HDEL', K_HELD, f[F_USER]) end
+	redis.call('HINCRBY', K_INFO, 'back', 1) -- refusals remembered by web processes are stale now: refusals.go
 	redis.call('ZREM', K_DEADLINES, f[F_SEQ])
 	redis.call('HINCRBY', K_COUNTS, 'unpaid', -1)
 	redis.call('HINCRBY', K_COUNTS, status, 1)
@@ -178,6 +179,7 @@ func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
 		return false, fmt.Errorf("activate goods %d: %w", g.ID, err)
 	}
 	if loaded {
+		s.saleChanged(ctx, g.ID)
 		if _, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET preheated_ms = COALESCE(preheated_ms, ?) WHERE id = ?`, s.Now().UnixMilli(), g.ID); err != nil {
 			return true, err
 		}
@@ -327,6 +329,7 @@ end
 redis.call('HSET', K_INFO, 'start', ARGV[2], 'end', ARGV[3], 'price', ARGV[4], 'limit', ARGV[5], 'stock', ARGV[6], 'base', ARGV[8], 'hidden', ARGV[9])
 redis.call('SET', K_FRESH, ARGV[7])
 redis.call('DEL', K_FREE)
+redis.call('HINCRBY', K_INFO, 'back', 1) -- see refusals.go
 return 'ok'
 `)
 
@@ -334,6 +337,7 @@ return 'ok'
 // before the sale, loading it when it is now due. Goods whose bucket count
 // changed is taken out of Redis and loaded again.
 func (s *Service) refresh(ctx context.Context, g *model.Goods) error {
+	defer s.saleChanged(ctx, g.ID) // new terms or window: what processes remember of the sale is stale
 	s.shards.forget(g.ID)
 	old, err := s.shardsOne(ctx, g.ID, false)
 	if err != nil {

@@ -33,6 +33,7 @@ if redis.call('EXISTS', KEYS[1]) == 0 then return 'not_loaded' end
 local e = tonumber(ARGV[2])
 if e < tonumber(redis.call('HGET', KEYS[1], 'end')) then redis.call('HSET', KEYS[1], 'end', ARGV[2]) end
 redis.call('HSET', KEYS[1], 'start', ARGV[1], 'hidden', ARGV[3])
+redis.call('HINCRBY', KEYS[1], 'back', 1) -- see refusals.go
 return 'ok'
 `)
 
@@ -47,6 +48,7 @@ func (s *Service) pushWindow(ctx context.Context, g *model.Goods) error {
 			return fmt.Errorf("move the window of goods %d: %w", g.ID, err)
 		}
 	}
+	s.saleChanged(ctx, g.ID)
 	return nil
 }
 

@@ -232,6 +232,10 @@ func (s *Service) orderAnswer(ctx context.Context, userID, orderID int64, b buck
 	if a.code == "ok" || a.code == "lapsed" {
 		s.pushStock(b, a.slot, a.remaining, a.version)
 		s.pushOrder(o)
+		switch o.Status {
+		case model.OrderExpired, model.OrderCancelled, model.OrderFailed, model.OrderRefunded: // a unit or a shopper's limit came back
+			s.saleChanged(ctx, b.goods)
+		}
 	}
 	return o, a.code, nil
 }

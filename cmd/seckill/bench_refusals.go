@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/seckill/seckill/cmd/seckill/bench"
+)
+
+// Issue 21: in a real sale nearly every grab arrives after the item is gone,
+// so the refusal is the hot path. The sold-out scenario grabs an item of one
+// unit, sold by the first grab, from every shopper: each later grab is a
+// sold-out refusal, which a web process answers from memory (db/goods
+// refusals.go). Its cost is set against the HTTP floor (GET /healthz) of the
+// same run: machine CPU a request (this process's and Redis's), Redis
+// commands a request, and requests a second.
+
+// httpSoldOut names the sold-out scenario's result.
+const httpSoldOut = "HTTP grab of a sold-out item (refusals)"
+
+func benchSoldOut(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+	id, err := t.benchGoodsFixtureShards(ctx, "sold out", 1, 1, 1)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scenario{name: httpSoldOut,
+		op: func(ctx context.Context, w int, i int64) string {
+			return t.loadCall(w, fmt.Sprintf("/api/goods/%d/grab", id), i, nil)
+		},
+	}
+	t.measureRedis(ctx, sc, nil)
+	return sc, nil
+}
+
+// reportSoldOut adds the issue 21 targets: a sold-out refusal against a
+// no-op request of the same run.
+func (t *benchTarget) reportSoldOut(r *bench.Report) {
+	refuse, floor := r.Result(httpSoldOut), r.Result(httpFloor)
+	wr, wf := t.redisWork[httpSoldOut], t.redisWork[httpFloor]
+	if refuse == nil || floor == nil || wr == nil || wf == nil || refuse.Requests == 0 || floor.Requests == 0 {
+		return
+	}
+	rate := refuse.Throughput / floor.Throughput
+	r.Extra["issue 21: sold-out refusals/s vs no-op requests/s"] = fmt.Sprintf("%.0f refusals/s against %.0f GET /healthz/s: %.2f× (target ≥ 0.7); p99 %.2f ms against %.2f ms",
+		refuse.Throughput, floor.Throughput, rate, refuse.Latency.P99, floor.Latency.P99)
+	cr, _, pr, _ := wr.perOp(refuse)
+	cf, _, pf, _ := wf.perOp(floor)
+	if wr.err != nil || wf.err != nil { // the embedded Redis: its work is in this process's
+		cr, cf = 0, 0
+	}
+	r.Extra["issue 21: machine CPU per sold-out refusal vs per no-op request"] = fmt.Sprintf("%.1f µs (process %.1f + Redis %.1f) against %.1f µs (%.1f + %.1f): %.2f× (target ≤ 1.5)",
+		pr+cr, pr, cr, pf+cf, pf, cf, (pr+cr)/(pf+cf))
+	if wr.err == nil {
+		var calls float64
+		for _, v := range wr.stats.cmds {
+			calls += v[0]
+		}
+		per := calls / float64(refuse.Requests)
+		r.Extra["issue 21: Redis commands per sold-out refusal"] = fmt.Sprintf("%.4f (INFO commandstats over the turns, background work included; target ≤ 0.01)", per)
+	}
+}

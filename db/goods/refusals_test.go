@@ -1,0 +1,203 @@
+package goods_test
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
+)
+
+// scriptCounter counts the scripts a client sends (EVAL, EVALSHA), alone or in pipelines.
+type scriptCounter struct{ n atomic.Int64 }
+
+func (c *scriptCounter) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (c *scriptCounter) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		c.count(cmd)
+		return next(ctx, cmd)
+	}
+}
+func (c *scriptCounter) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, cmd := range cmds {
+			c.count(cmd)
+		}
+		return next(ctx, cmds)
+	}
+}
+func (c *scriptCounter) count(cmd redis.Cmder) {
+	if strings.HasPrefix(strings.ToLower(cmd.Name()), "eval") {
+		c.n.Add(1)
+	}
+}
+
+// peer is another web process over the same Redis and store: its own
+// memory, following sale changes until the test ends.
+func (e *goodsEnv) peer() *goods.Service {
+	e.t.Helper()
+	b := *e.s.Backend
+	p := goods.New(&b)
+	p.OrderTTL = e.s.OrderTTL
+	follow(e.t, p)
+	return p
+}
+
+func follow(t testing.TB, s *goods.Service) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done, err := s.FollowSales(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// learnt grabs the sold-out goods on s until s refuses it from memory (a
+// new memo learns only once it has read where the sale stands).
+func learnt(t *testing.T, s *goods.Service, scripts *scriptCounter, goodsID int64) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for u := int64(1000); ; u++ {
+		sent := scripts.n.Load()
+		_, err := s.Grab(context.Background(), u, goodsID)
+		wantCode(t, "sold out", err, db.ESOLDOUT)
+		if scripts.n.Load() == sent {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the sold-out goods is never refused from memory")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// grabUntilWon grabs as user on s until it wins, refused sold out meanwhile;
+// it fails the test if that takes longer than a generous bound.
+func grabUntilWon(t *testing.T, s *goods.Service, user, goodsID int64, what string) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		_, err := s.Grab(context.Background(), user, goodsID)
+		if err == nil {
+			return
+		}
+		wantCode(t, what, err, db.ESOLDOUT)
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: the unit that came back is still refused", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Refusals of a sold-out item come from memory, with no script sent to
+// Redis; a unit given back reopens the sale on the process that took it
+// back at once, on another process through its message, and, the message
+// lost, through that process's poll.
+func TestRefusalsFromMemory(t *testing.T) {
+	eachShards(t, func(t *testing.T, k int) {
+		e := newGoodsEnvK(t, k)
+		follow(t, e.s)
+		other := e.peer()
+		scripts := new(scriptCounter)
+		e.s.Redis.(*redis.Client).AddHook(scripts)
+		g := e.liveGoods(3, 1)
+		orders := e.grabMany(g.ID, 3)
+		for _, s := range []*goods.Service{e.s, other} {
+			learnt(t, s, scripts, g.ID)
+		}
+		sent, fromRedis := scripts.n.Load(), e.s.RefusalsFromRedis()+other.RefusalsFromRedis()
+		for u := int64(100); u < 300; u++ {
+			for _, s := range []*goods.Service{e.s, other} {
+				_, err := s.Grab(e.ctx, u, g.ID)
+				wantCode(t, "sold out", err, db.ESOLDOUT)
+			}
+		}
+		if n := scripts.n.Load() - sent; n != 0 {
+			t.Fatalf("400 refusals of a sold-out item sent %d scripts to Redis, want 0", n)
+		}
+		if n := e.s.RefusalsFromRedis() + other.RefusalsFromRedis() - fromRedis; n != 0 {
+			t.Fatalf("%d of 400 refusals came from Redis, want 0", n)
+		}
+		// A winner asks again: Redis says limit_reached, and then memory does.
+		_, err := e.s.Grab(e.ctx, orders[0].UserID, g.ID)
+		wantCode(t, "winner", err, db.ELIMITREACHED)
+
+		// Cancelled here: sold again here at once.
+		if _, err := e.s.CancelOrder(e.ctx, orders[0].UserID, orders[0].ID); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := e.s.Grab(e.ctx, 101, g.ID); err != nil {
+			t.Fatalf("the unit cancelled on this process: %v", err)
+		}
+		// Cancelled here: the other process hears of it.
+		if _, err := e.s.CancelOrder(e.ctx, orders[1].UserID, orders[1].ID); err != nil {
+			t.Fatal(err)
+		}
+		grabUntilWon(t, other, 102, g.ID, "the unit cancelled on the other process")
+		// Cancelled with the message lost: the other process's poll finds it.
+		learnt(t, other, scripts, g.ID) // sold out again
+		e.s.MuteSaleChanges()
+		if _, err := e.s.CancelOrder(e.ctx, orders[2].UserID, orders[2].ID); err != nil {
+			t.Fatal(err)
+		}
+		grabUntilWon(t, other, 103, g.ID, "the unit cancelled unannounced")
+		e.checkBalance(g.ID, "after the units came back")
+		if st := e.stats(g.ID); st.Remaining != 0 || st.Unpaid != 3 {
+			t.Fatalf("remaining %d unpaid %d, want 0 and 3", st.Remaining, st.Unpaid)
+		}
+	})
+}
+
+// refusedFromMemory grabs and wants the refusal code with no script sent.
+func refusedFromMemory(t *testing.T, s *goods.Service, scripts *scriptCounter, user, goodsID int64, code string) {
+	t.Helper()
+	sent := scripts.n.Load()
+	_, err := s.Grab(context.Background(), user, goodsID)
+	wantCode(t, code+" from memory", err, code)
+	if n := scripts.n.Load() - sent; n != 0 {
+		t.Fatalf("%s: %d scripts sent, want the answer from memory", code, n)
+	}
+}
+
+// A sale not started yet is refused from memory until its start by the
+// clock, then sells; a shopper at the limit is refused from memory until
+// an order of theirs is cancelled.
+func TestRefusalsFromMemoryStartAndLimit(t *testing.T) {
+	e := newGoodsEnv(t)
+	follow(t, e.s)
+	scripts := new(scriptCounter)
+	e.s.Redis.(*redis.Client).AddHook(scripts)
+	g := e.goods(e.slot(time.Minute, time.Hour), 5, 1)
+	eventuallyRefused := func(user int64, code string) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			sent := scripts.n.Load()
+			_, err := e.s.Grab(e.ctx, user, g.ID)
+			wantCode(t, code, err, code)
+			if scripts.n.Load() == sent {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s is never answered from memory", code)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	eventuallyRefused(1, db.ENOTSTARTED)
+	refusedFromMemory(t, e.s, scripts, 2, g.ID, db.ENOTSTARTED)
+	e.clk.Advance(time.Minute)
+	o := e.grab(1, g.ID)
+	eventuallyRefused(1, db.ELIMITREACHED)
+	refusedFromMemory(t, e.s, scripts, 1, g.ID, db.ELIMITREACHED)
+	if _, err := e.s.CancelOrder(e.ctx, 1, o.ID); err != nil {
+		t.Fatal(err)
+	}
+	e.grab(1, g.ID) // back under the limit
+}
