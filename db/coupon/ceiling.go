@@ -2,11 +2,12 @@ package coupon
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db/backend"
 )
 
 // A coupon's ID comes from its unit (UserCouponID), so a unit given twice is
@@ -24,29 +25,6 @@ import (
 // between are not sold: the stock shrinks by up to a block at a failover,
 // and no coupon ID is acknowledged twice. (db/goods/seq_blocks.go does the
 // same for order IDs.)
-
-// unitBlock is how many units a template reserves at a time: a twentieth of
-// the stock (at most 1000), what a failover may leave unsold.
-func unitBlock(total int64) int64 { return max(1, min(total/20, 1000)) }
-
-// clusterFlag is the scripts' ARGV saying whether to check the template's
-// node: "1" on a Redis Cluster, "" on one server.
-func (s *Service) clusterFlag() string {
-	if _, ok := s.Redis.(*redis.ClusterClient); ok {
-		return "1"
-	}
-	return ""
-}
-
-// unitCeiling is the ceiling the store recorded for the template (0: none yet).
-func (s *Service) unitCeiling(ctx context.Context, couponID int64) (int64, error) {
-	var c int64
-	err := s.SQL.R.QueryRowContext(ctx, `SELECT ceiling FROM issue_ceilings WHERE kind = 'coupon' AND item_id = ?`, couponID).Scan(&c)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return c, err
-}
 
 // resyncScript raises a template's unit ceiling; when the template's node is
 // not this one, it first lowers the stock so that the next unit is above
@@ -84,7 +62,7 @@ func (s *Service) reserveUnits(ctx context.Context, couponID int64, moved bool) 
 	} else if err != nil {
 		return fmt.Errorf("read coupon %d in redis: %w", couponID, err)
 	}
-	floor, err := s.unitCeiling(ctx, couponID)
+	floor, err := s.IssueCeiling(ctx, "coupon", couponID)
 	if err != nil {
 		return fmt.Errorf("read the unit ceiling of coupon %d: %w", couponID, err)
 	}
@@ -92,11 +70,7 @@ func (s *Service) reserveUnits(ctx context.Context, couponID int64, moved bool) 
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("read the stock of coupon %d: %w", couponID, err)
 	}
-	ceiling := min(max(floor, total-left)+unitBlock(total), total)
-	err = s.SQL.W.QueryRowContext(ctx, `INSERT INTO issue_ceilings (kind, item_id, ceiling) VALUES ('coupon', ?, ?)
-		ON CONFLICT (kind, item_id) DO UPDATE SET ceiling = CASE WHEN excluded.ceiling > issue_ceilings.ceiling
-			THEN excluded.ceiling ELSE issue_ceilings.ceiling END
-		RETURNING ceiling`, couponID, ceiling).Scan(&ceiling)
+	ceiling, err := s.RaiseIssueCeiling(ctx, "coupon", couponID, min(max(floor, total-left)+backend.IssueBlock(total), total))
 	if err != nil {
 		return fmt.Errorf("reserve units of coupon %d: %w", couponID, err)
 	}
@@ -107,7 +81,7 @@ func (s *Service) reserveUnits(ctx context.Context, couponID int64, moved bool) 
 			return err
 		}
 	}
-	if err := resyncScript.Run(ctx, s.Redis, []string{metaKey(couponID), stockKey(couponID)}, floor, ceiling, s.clusterFlag(), flag).Err(); err != nil {
+	if err := resyncScript.Run(ctx, s.Redis, []string{metaKey(couponID), stockKey(couponID)}, floor, ceiling, s.ClusterFlag(), flag).Err(); err != nil {
 		return fmt.Errorf("raise the unit ceiling of coupon %d: %w", couponID, err)
 	}
 	return nil

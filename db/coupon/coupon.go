@@ -220,7 +220,7 @@ func (s *Service) load(ctx context.Context, c *model.Coupon) error {
 		return fmt.Errorf("load coupon %d: %w", c.ID, err)
 	}
 	// Nor any up to the ceiling: the units a lost node may have given (ceiling.go).
-	ceiling, err := s.unitCeiling(ctx, c.ID)
+	ceiling, err := s.IssueCeiling(ctx, "coupon", c.ID)
 	if err != nil {
 		return fmt.Errorf("load coupon %d: %w", c.ID, err)
 	}
@@ -293,7 +293,7 @@ func (s *Service) Grab(ctx context.Context, userID, couponID int64, requestID st
 		memoKey(couponID, userID, requestID), grabQueue(couponID).Pending}
 	loaded := false
 	for tries := 0; ; tries++ {
-		res, err := s.Eval(ctx, grabScript, keys, userID, s.Now().UnixMilli(), int(grabMemoTTL/time.Second), keyed, s.clusterFlag()).Text()
+		res, err := s.Eval(ctx, grabScript, keys, userID, s.Now().UnixMilli(), int(grabMemoTTL/time.Second), keyed, s.ClusterFlag()).Text()
 		if err != nil {
 			return nil, fmt.Errorf("grab coupon %d: %w", couponID, err)
 		}

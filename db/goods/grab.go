@@ -141,7 +141,7 @@ func (s *Service) GrabCall(userID, goodsID int64, requestID string, now time.Tim
 func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now time.Time) (*redis.Script, []string, []any) {
 	home := bucket{goods: goodsID, n: homeBucket(userID, k), k: k}
 	return grabScript, scriptKeys(home, memoKey(home, requestID)),
-		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), k, "", s.clusterFlag(), grabMemoTTL.Milliseconds()}
+		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), k, "", s.ClusterFlag(), grabMemoTTL.Milliseconds()}
 }
 
 // grab runs the grab script under requestID in the user's home bucket;

@@ -164,7 +164,7 @@ func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
 			return false, fmt.Errorf("load goods %d: %w", g.ID, err)
 		}
 		args := []any{g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
-			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base, hiddenFlag(g), ceil, s.clusterFlag()}
+			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base, hiddenFlag(g), ceil, s.ClusterFlag()}
 		res, err := loadScript.Run(ctx, s.Redis, scriptKeys(b), args...).Text()
 		if err != nil {
 			return false, fmt.Errorf("load goods %d: %w", g.ID, err)

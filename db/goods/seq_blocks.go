@@ -31,15 +31,6 @@ import (
 // by up to a block at a failover, and never repeat. (A single Redis server
 // has no node ID to compare: it has no replica to fail over to.)
 
-// clusterFlag is the scripts' ARGV saying whether to check the bucket's
-// node: "1" on a Redis Cluster, "" on one server.
-func (s *Service) clusterFlag() string {
-	if _, ok := s.Redis.(*redis.ClusterClient); ok {
-		return "1"
-	}
-	return ""
-}
-
 // DefaultSeqBlock is how many order sequences a bucket reserves at a time.
 const DefaultSeqBlock = 100_000
 

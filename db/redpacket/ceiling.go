@@ -2,13 +2,14 @@ package redpacket
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db/backend"
 )
 
 // A share goes to one shopper, even when a failover rolls the packet back
@@ -25,30 +26,6 @@ import (
 // someone's. A packet loaded again withholds them too. Up to a block of
 // shares is withheld at a failover, and no share is acknowledged twice.
 // (db/goods/seq_blocks.go does the same for order IDs.)
-
-// shareBlock is how many shares a packet reserves at a time: a twentieth
-// of its count (at most 1000), what a failover may withhold.
-func shareBlock(count int64) int64 { return max(1, min(count/20, 1000)) }
-
-// clusterFlag is the scripts' ARGV saying whether to check the packet's
-// node: "1" on a Redis Cluster, "" on one server.
-func (s *Service) clusterFlag() string {
-	if _, ok := s.Redis.(*redis.ClusterClient); ok {
-		return "1"
-	}
-	return ""
-}
-
-// shareCeiling is the ceiling the store recorded for the packet: the shares
-// below it (by seq) may have been given (0: none yet).
-func (s *Service) shareCeiling(ctx context.Context, id int64) (int64, error) {
-	var c int64
-	err := s.SQL.R.QueryRowContext(ctx, `SELECT ceiling FROM issue_ceilings WHERE kind = 'redpacket' AND item_id = ?`, id).Scan(&c)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return c, err
-}
 
 // resyncScript raises a packet's share ceiling; when the packet's node is
 // not this one, it first withholds the unclaimed shares below floor and
@@ -94,7 +71,7 @@ func (s *Service) reserveShares(ctx context.Context, id int64, moved bool) error
 	} else if err != nil {
 		return fmt.Errorf("read red packet %d in redis: %w", id, err)
 	}
-	floor, err := s.shareCeiling(ctx, id)
+	floor, err := s.IssueCeiling(ctx, "redpacket", id)
 	if err != nil {
 		return fmt.Errorf("read the share ceiling of red packet %d: %w", id, err)
 	}
@@ -110,11 +87,7 @@ func (s *Service) reserveShares(ctx context.Context, id int64, moved bool) error
 	} else if !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("read the next share of red packet %d: %w", id, err)
 	}
-	ceiling := min(next+shareBlock(count), count)
-	err = s.SQL.W.QueryRowContext(ctx, `INSERT INTO issue_ceilings (kind, item_id, ceiling) VALUES ('redpacket', ?, ?)
-		ON CONFLICT (kind, item_id) DO UPDATE SET ceiling = CASE WHEN excluded.ceiling > issue_ceilings.ceiling
-			THEN excluded.ceiling ELSE issue_ceilings.ceiling END
-		RETURNING ceiling`, id, ceiling).Scan(&ceiling)
+	ceiling, err := s.RaiseIssueCeiling(ctx, "redpacket", id, min(next+backend.IssueBlock(count), count))
 	if err != nil {
 		return fmt.Errorf("reserve shares of red packet %d: %w", id, err)
 	}
@@ -125,7 +98,7 @@ func (s *Service) reserveShares(ctx context.Context, id int64, moved bool) error
 			return err
 		}
 	}
-	err = resyncScript.Run(ctx, s.Redis, []string{metaKey(id), unclaimedKey(id), withheldKey(id)}, floor, ceiling, s.clusterFlag(), flag).Err()
+	err = resyncScript.Run(ctx, s.Redis, []string{metaKey(id), unclaimedKey(id), withheldKey(id)}, floor, ceiling, s.ClusterFlag(), flag).Err()
 	if err != nil {
 		return fmt.Errorf("raise the share ceiling of red packet %d: %w", id, err)
 	}

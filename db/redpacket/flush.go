@@ -321,7 +321,7 @@ func (s *Service) restore(ctx context.Context, p *model.RedPacket) error {
 	}
 	// The unclaimed shares below the ceiling may have been given by the
 	// lost node: withheld, never given again (ceiling.go).
-	ceiling, err := s.shareCeiling(ctx, p.ID)
+	ceiling, err := s.IssueCeiling(ctx, "redpacket", p.ID)
 	if err != nil {
 		return fmt.Errorf("read the share ceiling of red packet %d: %w", p.ID, err)
 	}

@@ -66,7 +66,7 @@ func (s *Service) Grab(ctx context.Context, userID, id int64) (*model.RedPacketG
 	var reply string
 	for tries := 0; ; tries++ {
 		var err error
-		reply, err = s.Eval(ctx, grabScript, grabKeys(id), userID, req, s.Now().UnixMilli(), s.clusterFlag()).Text()
+		reply, err = s.Eval(ctx, grabScript, grabKeys(id), userID, req, s.Now().UnixMilli(), s.ClusterFlag()).Text()
 		if err != nil {
 			return nil, fmt.Errorf("grab red packet %d: %w", id, err)
 		}
