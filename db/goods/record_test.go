@@ -2,11 +2,11 @@ package goods_test
 
 import (
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
@@ -43,51 +43,20 @@ func TestOrderRecordRoundTrip(t *testing.T) {
 		"created": ms(created), "expires": ms(created.Add(e.s.OrderTTL)), "version": "3", "updated": ms(voided),
 		"failure": model.FailureRefundDue, "discount": "1234", "coupon": "77", "paid_at": ms(paidAt),
 	}
-	names := goods.OrderFieldNames()
-	for _, name := range names {
-		if _, ok := want[name]; !ok {
-			t.Errorf("field %q of record.go has no value in this test: add one the scripts write", name)
-		}
-	}
-	for name := range want {
-		if !slices.Contains(names, name) {
-			t.Errorf("field %q is not in record.go's table", name)
-		}
-	}
-
-	// Go reads what Lua wrote, every field, and writes it back byte for byte.
+	// Go and Lua each read what the scripts wrote, every field, and write it back byte for byte.
 	got, again, err := goods.OrderRecordFields(rec)
 	if err != nil {
 		t.Fatalf("Go reads the record the scripts wrote: %v", err)
 	}
-	for _, name := range names {
-		if got[name] != want[name] {
-			t.Errorf("field %s: Go read %q, want %q (record %q)", name, got[name], want[name], rec)
-		}
-	}
-	if again != rec {
-		t.Errorf("Go writes the record back as %q, the scripts wrote %q", again, rec)
-	}
-	stored, err := e.s.Redis.HGet(e.ctx, goods.Key(g.ID, "orders"), "4").Result()
-	if err != nil || stored != rec {
-		t.Errorf("Redis holds %q (%v), the answer carried %q", stored, err, rec)
-	}
-
-	// Lua names the same fields, in the same order, and reads the record as Go does.
 	luaNames, luaGot, luaAgain, err := e.s.LuaOrderFields(e.ctx, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(luaNames, names) {
-		t.Errorf("Lua's fields %v, Go's %v", luaNames, names)
-	}
-	for _, name := range names {
-		if luaGot[name] != want[name] {
-			t.Errorf("field %s: Lua read %q, want %q", name, luaGot[name], want[name])
-		}
-	}
-	if luaAgain != rec {
-		t.Errorf("Lua joins the record again as %q, want %q", luaAgain, rec)
+	dbtest.CheckRecord(t, "order", rec, goods.OrderFieldNames(), want,
+		dbtest.RecordRead{Fields: got, Again: again}, dbtest.RecordRead{Names: luaNames, Fields: luaGot, Again: luaAgain})
+	stored, err := e.s.Redis.HGet(e.ctx, goods.Key(g.ID, "orders"), "4").Result()
+	if err != nil || stored != rec {
+		t.Errorf("Redis holds %q (%v), the answer carried %q", stored, err, rec)
 	}
 
 	// The model takes every field, and so does the store after the flush.
@@ -119,7 +88,7 @@ func TestOrderRecordRoundTrip(t *testing.T) {
 		"updated": fmt.Sprint(row.updated), "failure": row.failure, "discount": fmt.Sprint(row.discount),
 		"coupon": fmt.Sprint(row.coupon), "paid_at": fmt.Sprint(row.paidAt),
 	}
-	for _, name := range names {
+	for _, name := range goods.OrderFieldNames() {
 		if fromStore[name] != want[name] {
 			t.Errorf("field %s: the store has %q, want %q", name, fromStore[name], want[name])
 		}
@@ -190,12 +159,6 @@ func TestSampleRecordRoundTrip(t *testing.T) {
 	}
 	rec := recs[0]
 	want := map[string]string{"at": fmt.Sprint(e.clk.Now().UnixMilli()), "remaining": "5", "unpaid": "3", "paid": "1", "grabs": "4"}
-	names := goods.SampleFieldNames()
-	for _, name := range names {
-		if _, ok := want[name]; !ok {
-			t.Errorf("sample field %q of record.go has no value in this test: add one the script writes", name)
-		}
-	}
 	got, again, err := goods.SampleRecordFields(rec)
 	if err != nil {
 		t.Fatalf("Go reads the sample %q: %v", rec, err)
@@ -204,15 +167,6 @@ func TestSampleRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(luaNames, names) {
-		t.Errorf("Lua's fields %v, Go's %v", luaNames, names)
-	}
-	for name, v := range want {
-		if got[name] != v || luaGot[name] != v {
-			t.Errorf("sample field %s: Go read %q, Lua %q, want %q (sample %q)", name, got[name], luaGot[name], v, rec)
-		}
-	}
-	if again != rec || luaAgain != rec {
-		t.Errorf("sample %q written back by Go as %q, by Lua as %q", rec, again, luaAgain)
-	}
+	dbtest.CheckRecord(t, "sample", rec, goods.SampleFieldNames(), want,
+		dbtest.RecordRead{Fields: got, Again: again}, dbtest.RecordRead{Names: luaNames, Fields: luaGot, Again: luaAgain})
 }

@@ -3,11 +3,11 @@ package redpacket_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/redpacket"
@@ -34,17 +34,6 @@ func TestRedPacketRecordsRoundTrip(t *testing.T) {
 	user := ids[3]
 	check := func(kind, rec string, want map[string]string) {
 		t.Helper()
-		names := redpacket.RecordNames(kind)
-		for _, name := range names {
-			if _, ok := want[name]; !ok {
-				t.Errorf("%s field %q of record.go has no value in this test: add one the script writes", kind, name)
-			}
-		}
-		for name := range want {
-			if !slices.Contains(names, name) {
-				t.Errorf("%s field %q is not in record.go's table", kind, name)
-			}
-		}
 		got, again, err := redpacket.RecordFields(kind, rec)
 		if err != nil {
 			t.Errorf("Go reads the %s record %q: %v", kind, rec, err)
@@ -55,17 +44,8 @@ func TestRedPacketRecordsRoundTrip(t *testing.T) {
 			t.Errorf("Lua reads the %s record %q: %v", kind, rec, err)
 			return
 		}
-		if !slices.Equal(luaNames, names) {
-			t.Errorf("Lua's %s fields %v, Go's %v", kind, luaNames, names)
-		}
-		for _, name := range names {
-			if got[name] != want[name] || luaGot[name] != want[name] {
-				t.Errorf("%s field %s: Go read %q, Lua %q, want %q (record %q)", kind, name, got[name], luaGot[name], want[name], rec)
-			}
-		}
-		if again != rec || luaAgain != rec {
-			t.Errorf("%s record %q written back by Go as %q, by Lua as %q", kind, rec, again, luaAgain)
-		}
+		dbtest.CheckRecord(t, kind, rec, redpacket.RecordNames(kind), want,
+			dbtest.RecordRead{Fields: got, Again: again}, dbtest.RecordRead{Names: luaNames, Fields: luaGot, Again: luaAgain})
 	}
 
 	share, err := s.Redis.LIndex(ctx, redpacket.UnclaimedKey(p.ID), 0).Result()
