@@ -3,6 +3,7 @@ package backend_test
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"sync"
 	"testing"
@@ -191,5 +192,45 @@ func BenchmarkFlushLanes(b *testing.B) {
 			}
 			b.ReportMetric(float64(lanes*perLane*b.N)/flushed.Seconds(), "rows/s")
 		})
+	}
+}
+
+// A flush that needs the records in the store now (WaitLanes: a checkout)
+// waits for a lane another flusher holds, flushes it once that one lets
+// go, and past its wait says the lane is busy (ErrLaneBusy).
+func TestFlushWaitLanes(t *testing.T) {
+	ctx := context.Background()
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
+	s := backend.New(sq, r.Client)
+	apply := flushedTable(t, sq.W)
+	q := backend.FlushQueue{Pending: "{goods:3}:pending", Processing: "{goods:3}:processing"}
+	r.Client.RPush(ctx, q.Pending, "a", "b")
+	if err := r.Client.Set(ctx, backend.LeaseKey(q), "worker-2", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Flush(backend.WaitLanes(ctx, 50*time.Millisecond), q, apply); !errors.Is(err, backend.ErrLaneBusy) {
+		t.Fatalf("flush of a lane held for a minute, waiting 50 ms: %v, want ErrLaneBusy", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		n, err := s.Flush(backend.WaitLanes(ctx, time.Minute), q, apply)
+		if err == nil && n != 2 {
+			err = fmt.Errorf("flushed %d records, want 2", n)
+		}
+		done <- err
+	}()
+	for s.Flushes.LeaseWaits.Load() < 2 { // the waiting flush found the lane held
+		time.Sleep(5 * time.Millisecond)
+	}
+	var rows int
+	if sq.R.QueryRow(`SELECT COUNT(*) FROM flushed`).Scan(&rows); rows != 0 {
+		t.Fatalf("%d records flushed while worker 2 held the lane", rows)
+	}
+	r.Client.Del(ctx, backend.LeaseKey(q)) // worker 2 lets go without draining it
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if sq.R.QueryRow(`SELECT COUNT(*) FROM flushed`).Scan(&rows); rows != 2 {
+		t.Fatalf("%d records in the store after the wait, want 2", rows)
 	}
 }
