@@ -27,7 +27,7 @@ type Area struct {
 	// Tasks are its background work: task handlers and periodic tasks.
 	Tasks []tasks.Area
 	// Flush moves its pending records from Redis to the durable store; the
-	// process's one Flusher runs it with every other area's, under the flush lease.
+	// process's one Flusher runs it with every other area's, each queue under its lane's lease.
 	Flush func(context.Context) error
 	// AfterFlush runs after each interval flush (goods samples its live charts).
 	AfterFlush func(context.Context) error

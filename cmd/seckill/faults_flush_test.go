@@ -12,13 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/sqldb"
 )
 
 // A flusher that dies (SIGKILL) or stops (SIGSTOP for 5 s) with a batch in
-// flight holds the durable record back only until its lease runs out
+// flight holds the durable record back only until its lane's lease runs out
 // (backend.FlushLeaseTTL, not a long lock): another process takes the batch
 // over, every acknowledged order reaches PostgreSQL as its shopper's, and
 // nothing is applied twice. The stopped one, resumed, commits nothing stale.
@@ -118,8 +120,16 @@ func TestFlushTakeover(t *testing.T) {
 		})
 		return holder, func() { tx.Rollback() }
 	}
+	// leaseTTL is the longest a lane lease of the goods lasts unless renewed.
 	leaseTTL := func() time.Duration {
-		ttl, err := r.Client.PTTL(ctx, backend.FlushLeaseKey).Result()
+		var ttl time.Duration
+		err := rdb.ForEachServer(ctx, r.Client, func(ctx context.Context, c *redis.Client) error {
+			keys, err := c.Keys(ctx, fmt.Sprintf("{goods:%d*}:*%s", g.ID, backend.LeaseSuffix)).Result()
+			for _, k := range keys {
+				ttl = max(ttl, c.PTTL(ctx, k).Val())
+			}
+			return err
+		})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,15 +2,16 @@ package backend
 
 import "context"
 
-// StaleLease returns ctx under a fencing number of its own, as a lease
-// holder has it, without the Redis lease: a test takes two and runs the
-// older one's flush as a flusher that came back after its successor started.
-func StaleLease(ctx context.Context, b *Backend) (context.Context, error) {
-	fence, err := b.nextFence(ctx)
+// StaleLease returns ctx under a fencing number of q's lane of its own, as
+// the lane's lease holder has it, without the Redis lease: a test takes two
+// and runs the older one's flush as a flusher that came back after its
+// successor started.
+func StaleLease(ctx context.Context, b *Backend, q FlushQueue) (context.Context, error) {
+	fence, err := b.nextFence(ctx, q.Pending)
 	if err != nil {
 		return nil, err
 	}
-	return context.WithValue(ctx, leaseKey{}, &lease{token: "test", fence: fence}), nil
+	return context.WithValue(ctx, leaseKey{}, &lease{lane: q.Pending, token: "test", fence: fence}), nil
 }
 
 // ReleaseBatch is the compare-and-delete of a flushed batch's processing list.

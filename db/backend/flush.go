@@ -19,7 +19,9 @@ import (
 // (ON CONFLICT DO NOTHING, updates guarded by the row's state, keyed by the
 // record's own ID): nothing is lost and nothing doubled. Apply a batch with
 // set-based statements (sqldb's Stage and InsertRows: COPY on PostgreSQL).
-// Both keys must share the item's hash tag.
+// Both keys must share the item's hash tag; the lane's lease key
+// (LeaseKey) lives under it too. A queue is a flush lane: each has its own
+// lease and fencing number (lease.go), so different lanes flush at once.
 type FlushQueue struct {
 	Pending    string
 	Processing string
@@ -74,11 +76,75 @@ func (b *Backend) takeBatch(ctx context.Context, q FlushQueue) (recs []string, l
 const FlushBatchSize = 500
 
 // Flush drains q into the durable store, batch by batch, and returns how
-// many records it applied. Under FlushAll's lease each batch commits only
-// while the lease is still this flusher's (see lease.go); two flushes of
-// one queue must not run at once, which the lease ensures.
+// many records it applied. It flushes q's lane under the lane's lease (see
+// lease.go): each batch commits only while the lease is still this
+// flusher's, so two flushes of one queue never both commit, while other
+// lanes are flushed by other flushers at the same time. An empty lane is
+// skipped without its lease; a lane another flusher holds is skipped (that
+// one drains it: 0 records, no error), or waited for under WaitLanes.
 func (b *Backend) Flush(ctx context.Context, q FlushQueue, apply func(tx *sql.Tx, records []string) error) (int, error) {
-	l := leaseOf(ctx)
+	l := leaseOf(ctx, q.Pending)
+	if l == nil {
+		var err error
+		if l, err = b.takeLane(ctx, q); err != nil || l == nil {
+			return 0, err
+		}
+		var release func()
+		ctx, release = b.holdLease(ctx, q, l)
+		defer release()
+	}
+	total, err := b.flushBatches(ctx, q, l, apply)
+	if err != nil && context.Cause(ctx) == errLeaseLost {
+		err = errors.Join(err, errLeaseLost)
+	}
+	return total, err
+}
+
+// takeLane takes q's lane lease when the lane holds records. It returns nil
+// when the lane is empty or another flusher holds it; under WaitLanes it
+// waits, a moment at a time, until the lease is free or the lane empty, and
+// past the wait returns ErrLaneBusy.
+func (b *Backend) takeLane(ctx context.Context, q FlushQueue) (*lease, error) {
+	until, wait := ctx.Value(waitKey{}).(time.Time)
+	for counted := false; ; {
+		n, err := b.Redis.Exists(ctx, q.Pending, q.Processing).Result()
+		if err != nil || n == 0 {
+			return nil, err
+		}
+		l, err := b.takeLease(ctx, q)
+		if err != nil || l != nil {
+			return l, err
+		}
+		if !counted {
+			counted = true
+			b.Flushes.LeaseWaits.Add(1)
+			b.Log.Debug("flush lane held by another flusher; it drains the lane", "lane", q.Pending)
+		}
+		if !wait {
+			return nil, nil
+		}
+		if time.Now().After(until) {
+			return nil, fmt.Errorf("flush %s: %w", q.Pending, ErrLaneBusy)
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(25 * time.Millisecond):
+		}
+	}
+}
+
+type waitKey struct{}
+
+// WaitLanes makes the flushes under ctx wait up to d for a lane another
+// flusher holds, instead of skipping it: for a caller that needs the
+// records in the store now (a checkout, a refund), not by the next tick.
+func WaitLanes(ctx context.Context, d time.Duration) context.Context {
+	return context.WithValue(ctx, waitKey{}, time.Now().Add(d))
+}
+
+// flushBatches is Flush under the lane's lease l.
+func (b *Backend) flushBatches(ctx context.Context, q FlushQueue, l *lease, apply func(tx *sql.Tx, records []string) error) (int, error) {
 	total := 0
 	for {
 		recs, leftover, err := b.takeBatch(ctx, q)
@@ -95,10 +161,7 @@ func (b *Backend) Flush(ctx context.Context, q FlushQueue, apply func(tx *sql.Tx
 			if err := apply(tx, recs); err != nil {
 				return err
 			}
-			if l != nil {
-				return commitFence(ctx, tx, l)
-			}
-			return nil
+			return commitFence(ctx, tx, l)
 		})
 		if errors.Is(err, errLeaseLost) {
 			b.Flushes.Fenced.Add(1)
@@ -106,6 +169,7 @@ func (b *Backend) Flush(ctx context.Context, q FlushQueue, apply func(tx *sql.Tx
 		if err != nil {
 			return total, fmt.Errorf("apply batch from %s: %w", q.Pending, err)
 		}
+		b.Flushes.Records.Add(int64(len(recs)))
 		b.Flushes.LastCommit.Store(time.Now().UnixMilli())
 		if err := b.releaseBatch(ctx, q, recs); err != nil {
 			return total, fmt.Errorf("release batch of %s: %w", q.Pending, err)
@@ -115,33 +179,12 @@ func (b *Backend) Flush(ctx context.Context, q FlushQueue, apply func(tx *sql.Tx
 }
 
 // FlushAll runs every promotion's flush step (each moves its pending
-// records to the durable store) under the flush lease (lease.go). A call
-// that finds the lease taken returns at once: its holder drains every
-// queue. A failing step does not stop the others.
+// records to the durable store, lane by lane, each lane under its own
+// lease: lease.go). A failing step does not stop the others.
 func (b *Backend) FlushAll(ctx context.Context, steps ...func(context.Context) error) error {
-	l, err := b.takeLease(ctx)
-	if err != nil {
-		return err
-	}
-	if l == nil {
-		b.Flushes.LeaseWaits.Add(1)
-		b.Log.Debug("flush lease held by another flusher; it drains the queues")
-		return nil
-	}
-	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, leaseKey{}, l))
-	kept := make(chan struct{})
-	go func() { defer close(kept); b.keepLease(ctx, l, func() { cancel(errLeaseLost) }) }()
-	defer func() {
-		cancel(nil)
-		<-kept
-		b.releaseLease(ctx, l)
-	}()
 	var errs []error
 	for _, step := range steps {
 		errs = append(errs, step(ctx))
-	}
-	if context.Cause(ctx) == errLeaseLost {
-		errs = append(errs, errLeaseLost)
 	}
 	return errors.Join(errs...)
 }

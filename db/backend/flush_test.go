@@ -112,11 +112,11 @@ func TestFlushWhileProducing(t *testing.T) {
 	}
 }
 
-// takeoverHook makes the flush lease pass to another flusher right after
-// the first SET of it, as if that flush had outlived the lease.
+// takeoverHook makes a lane's lease (key) pass to another flusher right
+// after the first SET of it, as if that flush had outlived the lease.
 type takeoverHook struct {
-	owner string
-	done  bool
+	key, owner string
+	done       bool
 }
 
 func (h *takeoverHook) DialHook(next redis.DialHook) redis.DialHook { return next }
@@ -126,9 +126,9 @@ func (h *takeoverHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis
 func (h *takeoverHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	return func(ctx context.Context, cmd redis.Cmder) error {
 		err := next(ctx, cmd)
-		if args := cmd.Args(); !h.done && cmd.Name() == "set" && len(args) > 1 && args[1] == backend.FlushLeaseKey {
+		if args := cmd.Args(); !h.done && cmd.Name() == "set" && len(args) > 1 && args[1] == h.key {
 			h.done = true
-			if err := next(ctx, redis.NewStatusCmd(ctx, "set", backend.FlushLeaseKey, h.owner)); err != nil {
+			if err := next(ctx, redis.NewStatusCmd(ctx, "set", h.key, h.owner)); err != nil {
 				return err
 			}
 		}
@@ -136,21 +136,25 @@ func (h *takeoverHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 	}
 }
 
-// A flush that outlives its lease does not free the lease a second flusher
-// has taken since; a flush that keeps its lease releases it.
+// A flush that outlives its lane's lease does not free the lease a second
+// flusher has taken since; a flush that keeps its lease releases it.
 func TestFlushLeaseReleasesOnlyItsOwn(t *testing.T) {
 	ctx := context.Background()
 	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	s := backend.New(sq, r.Client)
-	if err := s.FlushAll(ctx); err != nil {
+	apply := flushedTable(t, sq.W)
+	q := backend.FlushQueue{Pending: "{t:3}:pending", Processing: "{t:3}:processing"}
+	r.Client.RPush(ctx, q.Pending, "a")
+	if _, err := s.Flush(ctx, q, apply); err != nil {
 		t.Fatal(err)
 	}
-	if n := r.Client.Exists(ctx, backend.FlushLeaseKey).Val(); n != 0 {
-		t.Fatal("the flush lease is still held after a flush that kept it")
+	if n := r.Client.Exists(ctx, backend.LeaseKey(q)).Val(); n != 0 {
+		t.Fatal("the lane's lease is still held after a flush that kept it")
 	}
-	r.Client.AddHook(&takeoverHook{owner: "flusher-b"})
-	s.FlushAll(ctx) // its lease was lost at once: it may say so
-	if got, err := r.Client.Get(ctx, backend.FlushLeaseKey).Result(); got != "flusher-b" {
+	r.Client.AddHook(&takeoverHook{key: backend.LeaseKey(q), owner: "flusher-b"})
+	r.Client.RPush(ctx, q.Pending, "b")
+	s.Flush(ctx, q, apply) // its lease was lost at once: it may say so
+	if got, err := r.Client.Get(ctx, backend.LeaseKey(q)).Result(); got != "flusher-b" {
 		t.Fatalf("after the first flusher released: lease holds %q (%v), want the second flusher's %q", got, err, "flusher-b")
 	}
 }
@@ -174,9 +178,10 @@ func flushedTable(t *testing.T, sq interface {
 	}
 }
 
-// A flusher that died holding the lease and a batch is replaced once its
-// lease runs out (FlushLeaseTTL, not a long lock): until then another
-// flush waits and says so; then it takes the batch over and applies it once.
+// A flusher that died holding a lane's lease and a batch is replaced once
+// its lease runs out (FlushLeaseTTL, not a long lock): until then another
+// flush skips the lane and says so; then it takes the batch over and
+// applies it once.
 func TestFlushLeaseTakeover(t *testing.T) {
 	ctx := context.Background()
 	r, sq := dbtest.Redis(t), dbtest.DB(t)
@@ -187,10 +192,10 @@ func TestFlushLeaseTakeover(t *testing.T) {
 		r.Client.RPush(ctx, q.Pending, fmt.Sprint(i))
 	}
 	// The dead flusher: its lease, and the batch it had moved.
-	if err := r.Client.Set(ctx, backend.FlushLeaseKey, "dead-flusher", backend.FlushLeaseTTL).Err(); err != nil {
+	if err := r.Client.Set(ctx, backend.LeaseKey(q), "dead-flusher", backend.FlushLeaseTTL).Err(); err != nil {
 		t.Fatal(err)
 	}
-	if ttl := r.Client.PTTL(ctx, backend.FlushLeaseKey).Val(); ttl > backend.FlushLeaseTTL {
+	if ttl := r.Client.PTTL(ctx, backend.LeaseKey(q)).Val(); ttl > backend.FlushLeaseTTL {
 		t.Fatalf("lease TTL %v", ttl)
 	}
 	if _, err := s.TakeBatch(ctx, q); err != nil {
@@ -208,7 +213,7 @@ func TestFlushLeaseTakeover(t *testing.T) {
 		t.Fatalf("%d records applied while the dead flusher's lease held", rows)
 	}
 	// The lease runs out by itself (Redis's TTL): wait for that event.
-	for r.Client.Exists(ctx, backend.FlushLeaseKey).Val() == 1 {
+	for r.Client.Exists(ctx, backend.LeaseKey(q)).Val() == 1 {
 		time.Sleep(20 * time.Millisecond)
 	}
 	if err := s.FlushAll(ctx, step); err != nil {
@@ -223,9 +228,10 @@ func TestFlushLeaseTakeover(t *testing.T) {
 	}
 }
 
-// A flusher that comes back after a newer lease holder started (a paused
-// process, a long GC) commits nothing: its batch stays in processing, and
-// the successor applies it, once.
+// A flusher that comes back after a newer holder of its lane started (a
+// paused process, a long GC) commits nothing: its batch stays in processing,
+// and the successor applies it, once. A newer holder of another lane fences
+// nothing of this one.
 func TestFlushFencedAfterSuccessor(t *testing.T) {
 	ctx := context.Background()
 	r, sq := dbtest.Redis(t), dbtest.DB(t)
@@ -235,19 +241,30 @@ func TestFlushFencedAfterSuccessor(t *testing.T) {
 	for i := 0; i < 300; i++ {
 		r.Client.RPush(ctx, q.Pending, fmt.Sprint(i))
 	}
-	stale, err := backend.StaleLease(ctx, s)
+	// The holder of another lane, which took its number before q's two
+	// holders took theirs.
+	other := backend.FlushQueue{Pending: "{t:55}:pending", Processing: "{t:55}:processing"}
+	otherHolder, err := backend.StaleLease(ctx, s, other)
 	if err != nil {
 		t.Fatal(err)
 	}
-	successor, err := backend.StaleLease(ctx, s)
+	stale, err := backend.StaleLease(ctx, s, q)
 	if err != nil {
 		t.Fatal(err)
+	}
+	successor, err := backend.StaleLease(ctx, s, q)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Client.RPush(ctx, other.Pending, "other")
+	if _, err := s.Flush(otherHolder, other, apply); err != nil {
+		t.Fatalf("lane %s fenced by the newer holders of lane %s: %v", other.Pending, q.Pending, err)
 	}
 	if _, err := s.Flush(stale, q, apply); err == nil {
 		t.Fatal("a flush under a fencing number older than its successor's committed")
 	}
 	var rows, maxN int
-	if sq.R.QueryRow(`SELECT COUNT(*) FROM flushed`).Scan(&rows); rows != 0 {
+	if sq.R.QueryRow(`SELECT COUNT(*) FROM flushed WHERE rec <> 'other'`).Scan(&rows); rows != 0 {
 		t.Fatalf("the fenced flush applied %d records", rows)
 	}
 	if n := s.Flushes.Fenced.Load(); n != 1 {
@@ -259,7 +276,7 @@ func TestFlushFencedAfterSuccessor(t *testing.T) {
 	if _, err := s.Flush(successor, q, apply); err != nil {
 		t.Fatal(err)
 	}
-	sq.R.QueryRow(`SELECT COUNT(*), MAX(n) FROM flushed`).Scan(&rows, &maxN)
+	sq.R.QueryRow(`SELECT COUNT(*), MAX(n) FROM flushed WHERE rec <> 'other'`).Scan(&rows, &maxN)
 	if rows != 300 || maxN != 1 {
 		t.Fatalf("the successor applied %d records (most copies %d), want 300 once each", rows, maxN)
 	}
@@ -289,27 +306,30 @@ func TestFlushReleaseOnlyItsBatch(t *testing.T) {
 	}
 }
 
-// A flush that outlasts the lease's TTL renews it and keeps it.
+// A lane's flush that outlasts the lease's TTL renews it and keeps it.
 func TestFlushLeaseRenewed(t *testing.T) {
 	ctx := context.Background()
 	r, sq := dbtest.Redis(t), dbtest.DB(t)
 	s := backend.New(sq, r.Client)
+	q := backend.FlushQueue{Pending: "{t:8}:pending", Processing: "{t:8}:processing"}
+	r.Client.RPush(ctx, q.Pending, "a")
+	key := backend.LeaseKey(q)
 	var token string
-	err := s.FlushAll(ctx, func(ctx context.Context) error {
-		token = r.Client.Get(ctx, backend.FlushLeaseKey).Val()
+	_, err := s.Flush(ctx, q, func(tx *sql.Tx, recs []string) error {
+		token = r.Client.Get(ctx, key).Val()
 		// Wait for a renewal (the TTL going up), twice: no wall-clock window.
-		for renewals, last := 0, r.Client.PTTL(ctx, backend.FlushLeaseKey).Val(); renewals < 2; {
-			if ctx.Err() != nil {
-				return ctx.Err()
+		for renewals, last := 0, r.Client.PTTL(ctx, key).Val(); renewals < 2; {
+			if _, err := tx.Exec(`SELECT 1`); err != nil { // not idle in the transaction
+				return err
 			}
-			ttl := r.Client.PTTL(ctx, backend.FlushLeaseKey).Val()
+			ttl := r.Client.PTTL(ctx, key).Val()
 			if ttl > last {
 				renewals++
 			}
 			last = ttl
 			time.Sleep(10 * time.Millisecond)
 		}
-		if got := r.Client.Get(ctx, backend.FlushLeaseKey).Val(); got != token {
+		if got := r.Client.Get(ctx, key).Val(); got != token {
 			return fmt.Errorf("lease holds %q after renewals, want %q", got, token)
 		}
 		return nil
@@ -362,7 +382,7 @@ func TestFlushWaitsForReplica(t *testing.T) {
 	}
 }
 
-// The Flusher runs every registered step under the flush lease, each
+// The Flusher runs every registered step (its lanes each under their lease), each
 // interval while started, with the work after each interval flush, and once
 // more when stopped (a clean shutdown leaves nothing behind); Run runs the
 // steps once and not the work after.
@@ -372,16 +392,21 @@ func TestFlusherRunsRegisteredSteps(t *testing.T) {
 	b := backend.New(sq, r.Client)
 	f := backend.NewFlusher(b, time.Hour) // no tick during the test: only Run and Stop flush
 	var steps, leased, after atomic.Int64
+	q := backend.FlushQueue{Pending: "{t:9}:pending", Processing: "{t:9}:processing"}
 	f.Register(func(ctx context.Context) error {
 		steps.Add(1)
-		if r.Client.Exists(ctx, backend.FlushLeaseKey).Val() == 1 {
-			leased.Add(1)
-		}
-		return nil
+		_, err := b.Flush(ctx, q, func(tx *sql.Tx, recs []string) error {
+			if r.Client.Exists(ctx, backend.LeaseKey(q)).Val() == 1 {
+				leased.Add(int64(len(recs)))
+			}
+			return nil
+		})
+		return err
 	})
 	f.Register(func(ctx context.Context) error { steps.Add(1); return nil })
 	f.AfterEach(func(ctx context.Context) error { after.Add(1); return nil })
 
+	r.Client.RPush(ctx, q.Pending, "1")
 	if err := f.Run(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -389,6 +414,7 @@ func TestFlusherRunsRegisteredSteps(t *testing.T) {
 		t.Fatalf("Run: %d steps run (want 2), %d under the lease (want 1), %d after (want 0)", steps.Load(), leased.Load(), after.Load())
 	}
 	f.Start()
+	r.Client.RPush(ctx, q.Pending, "2")
 	f.Stop()
 	if steps.Load() != 4 || leased.Load() != 2 {
 		t.Fatalf("Stop: %d steps run in all (want 4: a last flush), %d under the lease (want 2)", steps.Load(), leased.Load())

@@ -8,9 +8,11 @@ import (
 
 // Flusher is a process's one batch flush. Each area registers its step (it
 // moves the area's pending records from Redis to the durable store, through
-// Flush); the Flusher runs every step under the flush lease (FlushAll,
-// lease.go): every Interval while started, once more when stopped so a clean
-// shutdown leaves nothing behind in Redis, and whenever Run is called.
+// Flush, each queue a lane under its own lease: lease.go); the Flusher runs
+// every step (FlushAll) every Interval while started, once more when stopped
+// so a clean shutdown leaves nothing behind in Redis, and whenever Run is
+// called. Flushers of several processes run at once: each flushes the lanes
+// no other holds, so two workers flush different items side by side.
 // Register before Start.
 type Flusher struct {
 	b        *Backend
@@ -39,8 +41,8 @@ func (f *Flusher) AfterEach(fn func(context.Context) error) {
 	f.after = append(f.after, fn)
 }
 
-// Run flushes every registered step once, under the flush lease; a call that
-// finds the lease taken returns at once (its holder drains every queue).
+// Run flushes every registered step once; a lane another flusher holds is
+// skipped (its holder drains it).
 func (f *Flusher) Run(ctx context.Context) error {
 	return f.b.FlushAll(ctx, f.steps...)
 }

@@ -13,18 +13,22 @@ import (
 	"github.com/seckill/seckill/db/rdb"
 )
 
-// The flush lease keeps one flusher at a time across processes, and lets a
-// dead or paused one be replaced within FlushLeaseTTL:
+// Each flush lane has a lease of its own. A lane is one queue (one item's,
+// or one bucket's: "goods:42", "redpacket:7", "coupon:3"), so two flushers
+// (two worker processes) flush different items at once, while one lane is
+// flushed by one flusher at a time across processes, and a dead or paused
+// one is replaced within FlushLeaseTTL:
 //
-//  1. A flusher takes the lease (SET NX PX FlushLeaseTTL under a token of
-//     its own) and then the next fencing number from the durable store
-//     (flush_fences, one UPDATE … RETURNING), so the newest holder always
-//     holds the highest number.
+//  1. A flusher takes the lane's lease (SET NX PX FlushLeaseTTL of the
+//     lane's lease key, under the queue's hash tag, with a token of its
+//     own) and then the lane's next fencing number from the durable store
+//     (the lane's row of flush_fences, one upsert … RETURNING), so the
+//     lane's newest holder always holds its highest number.
 //  2. While it works, it renews the lease every third of the TTL; a renewal
-//     that finds the lease gone or another's cancels its steps.
-//  3. Each batch commits only if its last statement finds the fencing
-//     number still the holder's (commitFence). A flusher that comes back
-//     after its successor took the lease (a SIGSTOP, a long GC) cannot
+//     that finds the lease gone or another's cancels the lane's flush.
+//  3. Each batch commits only if its last statement finds the lane's
+//     fencing number still the holder's (commitFence). A flusher that comes
+//     back after its successor took the lane (a SIGSTOP, a long GC) cannot
 //     commit again: the batch it held stays in processing, where the
 //     successor found it already. Batches commit in TxQuiet, so a paused
 //     flusher's open transaction is ended by the database within the TTL
@@ -33,11 +37,15 @@ import (
 //     batch it applied, and releasing the lease a compare-and-delete of its
 //     token: a late flusher frees neither its successor's batch nor lease.
 //
-// A flush that finds the lease taken returns at once (the holder drains
-// every queue) and counts a lease wait.
+// A flush that finds a lane's lease taken skips that lane (its holder
+// drains it) and counts a lease wait; one under WaitLanes waits for it.
 
-// FlushLeaseKey holds the flush lease: the token of the flusher at work.
-const FlushLeaseKey = "seckill:flush:lease"
+// LeaseSuffix ends the key of a lane's lease: the queue's pending key and
+// this, so the lease lives in the queue's hash slot.
+const LeaseSuffix = ":lease"
+
+// LeaseKey is the key of q's lane lease: the token of the flusher at work.
+func LeaseKey(q FlushQueue) string { return q.Pending + LeaseSuffix }
 
 // FlushLeaseTTL is how long a lease lasts unless renewed: a flusher that
 // died or stopped holding it is replaced within this time.
@@ -45,52 +53,77 @@ const FlushLeaseTTL = 2 * time.Second
 
 // FlushStats counts what this process's flushes met; /metrics shows them.
 type FlushStats struct {
-	LeaseWaits atomic.Int64 // flushes that found the lease held by another flusher
+	LeaseWaits atomic.Int64 // lane flushes that found the lane's lease held by another flusher
 	Takeovers  atomic.Int64 // batches found in processing: left by a flusher that died, stalled or failed
-	Fenced     atomic.Int64 // batches refused at commit: a newer lease holder had started
+	Fenced     atomic.Int64 // batches refused at commit: a newer holder of the lane had started
+	Records    atomic.Int64 // records this process committed to the durable store (rows/s: its rate)
 	LastCommit atomic.Int64 // when this process last committed a batch (Unix ms; 0: never)
 }
 
-// errLeaseLost ends a flush whose lease passed to another flusher.
-var errLeaseLost = errors.New("the flush lease passed to another flusher")
+// errLeaseLost ends a lane's flush whose lease passed to another flusher.
+var errLeaseLost = errors.New("the lane's flush lease passed to another flusher")
 
-// lease is one holding of the flush lease.
+// ErrLaneBusy is a flush under WaitLanes whose lane another flusher held
+// for the whole wait.
+var ErrLaneBusy = errors.New("another flusher holds the lane")
+
+// lease is one holding of a lane's lease.
 type lease struct {
+	lane  string // the queue's pending key: names the lane's fence row
 	token string
 	fence int64
 }
 
 type leaseKey struct{}
 
-// leaseOf is the lease a flush runs under, nil outside FlushAll.
-func leaseOf(ctx context.Context) *lease {
+// leaseOf is the lease of lane the caller already holds (tests take one
+// with StaleLease), nil when the flush is to take it.
+func leaseOf(ctx context.Context, lane string) *lease {
 	l, _ := ctx.Value(leaseKey{}).(*lease)
+	if l == nil || l.lane != lane {
+		return nil
+	}
 	return l
 }
 
-// takeLease takes the flush lease and the next fencing number, or returns
-// nil when another flusher holds the lease.
-func (b *Backend) takeLease(ctx context.Context) (*lease, error) {
-	l := &lease{token: rdb.NewRequestID()}
-	ok, err := b.Redis.SetNX(ctx, FlushLeaseKey, l.token, FlushLeaseTTL).Result()
+// takeLease takes q's lane lease and the lane's next fencing number, or
+// returns nil when another flusher holds the lease.
+func (b *Backend) takeLease(ctx context.Context, q FlushQueue) (*lease, error) {
+	l := &lease{lane: q.Pending, token: rdb.NewRequestID()}
+	ok, err := b.Redis.SetNX(ctx, LeaseKey(q), l.token, FlushLeaseTTL).Result()
 	if err != nil || !ok {
 		return nil, err
 	}
-	if l.fence, err = b.nextFence(ctx); err != nil {
-		b.releaseLease(ctx, l)
+	if l.fence, err = b.nextFence(ctx, l.lane); err != nil {
+		b.releaseLease(ctx, q, l)
 		return nil, err
 	}
 	return l, nil
 }
 
-// nextFence takes the next fencing number from the durable store.
-func (b *Backend) nextFence(ctx context.Context) (int64, error) {
+// nextFence takes the lane's next fencing number from the durable store.
+func (b *Backend) nextFence(ctx context.Context, lane string) (int64, error) {
 	var fence int64
-	err := b.SQL.W.QueryRowContext(ctx, `UPDATE flush_fences SET fence = fence + 1 WHERE name = 'flush' RETURNING fence`).Scan(&fence)
+	err := b.SQL.W.QueryRowContext(ctx, `INSERT INTO flush_fences (name, fence) VALUES (?, 1)
+		ON CONFLICT (name) DO UPDATE SET fence = flush_fences.fence + 1 RETURNING fence`, lane).Scan(&fence)
 	if err != nil {
-		return 0, fmt.Errorf("take a fencing number: %w", err)
+		return 0, fmt.Errorf("take a fencing number of %s: %w", lane, err)
 	}
 	return fence, nil
+}
+
+// holdLease runs the renewals of l while the lane is flushed: it returns
+// the flush's context, cancelled (cause errLeaseLost) when the lease is
+// lost, and the release of the lease, to call when the flush is done.
+func (b *Backend) holdLease(ctx context.Context, q FlushQueue, l *lease) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.WithValue(ctx, leaseKey{}, l))
+	kept := make(chan struct{})
+	go func() { defer close(kept); b.keepLease(ctx, q, l, func() { cancel(errLeaseLost) }) }()
+	return ctx, func() {
+		cancel(nil)
+		<-kept
+		b.releaseLease(ctx, q, l)
+	}
 }
 
 // renewLeaseScript extends the lease while it still holds the owner's token.
@@ -105,7 +138,7 @@ return 0
 
 // keepLease renews l every third of the TTL until ctx ends, and calls lost
 // (once) when a renewal finds the lease gone or cannot be made.
-func (b *Backend) keepLease(ctx context.Context, l *lease, lost func()) {
+func (b *Backend) keepLease(ctx context.Context, q FlushQueue, l *lease, lost func()) {
 	t := time.NewTicker(FlushLeaseTTL / 3)
 	defer t.Stop()
 	for {
@@ -113,12 +146,12 @@ func (b *Backend) keepLease(ctx context.Context, l *lease, lost func()) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			n, err := renewLeaseScript.Run(ctx, b.Redis, []string{FlushLeaseKey}, l.token, FlushLeaseTTL.Milliseconds()).Int()
+			n, err := renewLeaseScript.Run(ctx, b.Redis, []string{LeaseKey(q)}, l.token, FlushLeaseTTL.Milliseconds()).Int()
 			if ctx.Err() != nil {
 				return
 			}
 			if err != nil || n != 1 {
-				b.Log.Warn("flush lease lost; stopping this flush", "err", err)
+				b.Log.Warn("flush lease lost; stopping this lane's flush", "lane", l.lane, "err", err)
 				lost()
 				return
 			}
@@ -126,19 +159,19 @@ func (b *Backend) keepLease(ctx context.Context, l *lease, lost func()) {
 	}
 }
 
-func (b *Backend) releaseLease(ctx context.Context, l *lease) {
-	if released, err := rdb.ReleaseOwned(context.WithoutCancel(ctx), b.Redis, FlushLeaseKey, l.token); err != nil || !released {
-		b.Log.Warn("flush outlived its lease; its successor fenced it off", "err", err)
+func (b *Backend) releaseLease(ctx context.Context, q FlushQueue, l *lease) {
+	if released, err := rdb.ReleaseOwned(context.WithoutCancel(ctx), b.Redis, LeaseKey(q), l.token); err != nil || !released {
+		b.Log.Warn("flush outlived its lane's lease; its successor fenced it off", "lane", l.lane, "err", err)
 	}
 }
 
 // commitFence is the last statement of a batch's transaction: it finds the
-// fencing number still l's, or refuses the batch (errLeaseLost). Holding the
-// row from here to the commit, it also makes a successor's takeLease wait
-// for this commit, so a batch either commits before its successor starts
-// or not at all.
+// lane's fencing number still l's, or refuses the batch (errLeaseLost).
+// Holding the lane's row from here to the commit, it also makes the lane's
+// successor's takeLease wait for this commit, so a batch either commits
+// before its successor starts or not at all; other lanes' rows are not held.
 func commitFence(ctx context.Context, tx *sql.Tx, l *lease) error {
-	res, err := tx.ExecContext(ctx, `UPDATE flush_fences SET fence = fence WHERE name = 'flush' AND fence = ?`, l.fence)
+	res, err := tx.ExecContext(ctx, `UPDATE flush_fences SET fence = fence WHERE name = ? AND fence = ?`, l.lane, l.fence)
 	if err != nil {
 		return err
 	}

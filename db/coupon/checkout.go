@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -119,47 +120,23 @@ type UsedCoupon struct {
 
 // FlushPending moves every template's queued grabs to the store now, so a
 // coupon grabbed a moment ago is listed (the checkout page); while another
-// flusher holds the lock it waits a moment at a time, up to about a second.
+// flusher holds a template's lane it waits, up to about a second.
 func (s *Service) FlushPending(ctx context.Context) error {
-	for range 40 {
-		ran := false
-		err := s.FlushAll(ctx, func(ctx context.Context) error { ran = true; return s.FlushGrabs(ctx) })
-		if err != nil || ran {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(25 * time.Millisecond):
-		}
+	err := s.FlushGrabs(backend.WaitLanes(ctx, time.Second))
+	if errors.Is(err, backend.ErrLaneBusy) {
+		return nil // the flusher at work lists them shortly
 	}
-	return nil // the flusher at work lists them shortly
+	return err
 }
 
-// flushTemplate flushes one template's queued grabs under the flush lock,
-// waiting a moment at a time while another flusher holds it (that one
-// drains this queue too), so a coupon grabbed a moment ago can be used.
+// flushTemplate flushes one template's queued grabs under its lane's lease,
+// waiting (up to 5 s) while another flusher holds it (that one drains this
+// queue too), so a coupon grabbed a moment ago can be used.
 func (s *Service) flushTemplate(ctx context.Context, couponID int64) error {
 	q := grabQueue(couponID)
-	for range 200 {
-		ran := false
-		err := s.FlushAll(ctx, func(ctx context.Context) error {
-			ran = true
-			_, err := s.Flush(ctx, q, func(tx *sql.Tx, recs []string) error { return s.applyGrabs(ctx, tx, couponID, recs) })
-			return err
-		})
-		if err != nil || ran {
-			return err
-		}
-		n, err := s.Redis.Exists(ctx, q.Pending, q.Processing).Result()
-		if err != nil || n == 0 {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(25 * time.Millisecond):
-		}
+	_, err := s.Flush(backend.WaitLanes(ctx, 5*time.Second), q, func(tx *sql.Tx, recs []string) error { return s.applyGrabs(ctx, tx, couponID, recs) })
+	if errors.Is(err, backend.ErrLaneBusy) {
+		return db.Errorf(db.EUNAVAILABLE, "coupons are being flushed; try again shortly")
 	}
-	return db.Errorf(db.EUNAVAILABLE, "coupons are being flushed; try again shortly")
+	return err
 }

@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -222,36 +224,13 @@ type scanAlso struct {
 
 func (r scanAlso) Scan(dest ...any) error { return r.row.Scan(append(dest, r.more...)...) }
 
-// flushNow flushes one goods' pending orders under the flush lock, waiting
-// (a moment at a time) while another flusher holds it: that one drains
-// this goods' queue too.
+// flushNow flushes one goods' pending orders, each bucket under its lane's
+// lease, waiting (up to 5 s) while another flusher holds a lane: that one
+// drains it, and the wait ends once it is empty.
 func (s *Service) flushNow(ctx context.Context, goodsID int64) error {
-	bs, err := s.bucketsOfGoods(ctx, goodsID)
-	if err != nil {
-		return err
+	err := s.flushGoods(backend.WaitLanes(ctx, 5*time.Second), goodsID)
+	if errors.Is(err, backend.ErrLaneBusy) {
+		return db.Errorf(db.EUNAVAILABLE, "the orders of goods %d are being flushed; try again shortly", goodsID)
 	}
-	for range 200 {
-		ran := false
-		err := s.FlushAll(ctx, func(ctx context.Context) error { ran = true; return s.flushGoods(ctx, goodsID) })
-		if err != nil || ran {
-			return err
-		}
-		n := int64(0)
-		for _, b := range bs { // one bucket at a time: each is its own slot
-			m, err := s.Redis.Exists(ctx, flushQueue(b).Pending, flushQueue(b).Processing).Result()
-			if err != nil {
-				return err
-			}
-			n += m
-		}
-		if n == 0 {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(25 * time.Millisecond):
-		}
-	}
-	return db.Errorf(db.EUNAVAILABLE, "the orders of goods %d are being flushed; try again shortly", goodsID)
+	return err
 }

@@ -21,8 +21,10 @@ import (
 // never before: expireScript checks the deadline against the tick's clock,
 // and pay and cancel past the deadline expire the order themselves.
 
-// expiryLockKey keeps one expiry tick at a time across worker processes.
-const expiryLockKey = "seckill:goods:expiry:lock"
+// expiryLockKey is the lock of one bucket's expiry (under the bucket's hash
+// tag): one tick at a time expires a bucket, while ticks of several worker
+// processes expire different goods (or buckets) at once.
+func expiryLockKey(b bucket) string { return b.tag() + ":expiry:lock" }
 
 // expiryLockTTL frees the lock of a tick that died holding it: the next tick
 // after it takes over the orders that tick left.
@@ -36,24 +38,16 @@ const expiryBudget = 5 * time.Second
 const ExpiryBatch = 500
 
 // ExpireDue expires every unpaid order past its deadline on every active
-// goods and returns how many it expired. One tick runs at a time: a call
-// that finds another tick's lock taken returns 0 at once.
+// goods and returns how many it expired. Each bucket is expired under its
+// own lock: a bucket whose lock another tick holds is skipped (that tick
+// expires it), so two workers' ticks expire different goods at once.
 func (s *Service) ExpireDue(ctx context.Context) (int, error) {
-	token := rdb.NewRequestID()
-	ok, err := s.Redis.SetNX(ctx, expiryLockKey, token, expiryLockTTL).Result()
-	if err != nil || !ok {
-		return 0, err
-	}
-	defer func() {
-		if released, err := rdb.ReleaseOwned(context.WithoutCancel(ctx), s.Redis, expiryLockKey, token); err != nil || !released {
-			s.Log.Warn("order expiry tick outlived its lock; another tick may have run alongside", "err", err)
-		}
-	}()
 	return s.expireDue(ctx, s.Now(), time.Now().Add(expiryBudget))
 }
 
-// expireDue expires, as of now, what is due on every active goods, batch by
-// batch, until nothing is due or the wall clock passes stop.
+// expireDue expires, as of now, what is due on every active goods, bucket
+// by bucket under each bucket's lock, until nothing is due or the wall
+// clock passes stop.
 func (s *Service) expireDue(ctx context.Context, now, stop time.Time) (int, error) {
 	ids, err := s.activeGoods(ctx)
 	if err != nil {
@@ -66,7 +60,7 @@ func (s *Service) expireDue(ctx context.Context, now, stop time.Time) (int, erro
 	n := 0
 	for _, id := range ids {
 		for _, b := range bucketsOf(id, shards[id]) {
-			k, err := s.expireBucket(ctx, b, now, stop)
+			k, err := s.expireLocked(ctx, b, now, stop)
 			n += k
 			if err != nil {
 				return n, err
@@ -74,6 +68,22 @@ func (s *Service) expireDue(ctx context.Context, now, stop time.Time) (int, erro
 		}
 	}
 	return n, nil
+}
+
+// expireLocked is expireBucket under the bucket's expiry lock; a bucket
+// whose lock another tick holds is skipped.
+func (s *Service) expireLocked(ctx context.Context, b bucket, now, stop time.Time) (int, error) {
+	token, key := rdb.NewRequestID(), expiryLockKey(b)
+	ok, err := s.Redis.SetNX(ctx, key, token, expiryLockTTL).Result()
+	if err != nil || !ok {
+		return 0, err
+	}
+	defer func() {
+		if released, err := rdb.ReleaseOwned(context.WithoutCancel(ctx), s.Redis, key, token); err != nil || !released {
+			s.Log.Warn("order expiry outlived its bucket's lock; another tick may have run alongside", "goods", b.goods, "err", err)
+		}
+	}()
+	return s.expireBucket(ctx, b, now, stop)
 }
 
 // expireBucket expires, as of now, what is due in one bucket of a goods.

@@ -154,8 +154,9 @@ func testExpireDueRacesPay(t *testing.T, k int) {
 	t.Logf("%d paid, %d expired", paid.Load(), expired)
 }
 
-// Ticks released at once (several workers' schedulers) run one at a time:
-// every order expires exactly once, by one of them.
+// Ticks released at once (several workers' schedulers) expire a bucket one
+// at a time: every order expires exactly once, and each bucket's orders by
+// one tick (several ticks share the work only across buckets).
 func TestExpireDueOneTickAtATime(t *testing.T) { eachShards(t, testExpireDueOneTickAtATime) }
 
 func testExpireDueOneTickAtATime(t *testing.T, k int) {
@@ -184,15 +185,15 @@ func testExpireDueOneTickAtATime(t *testing.T, k int) {
 	}
 	close(start)
 	wg.Wait()
-	if total.Load() != n || ran.Load() != 1 {
-		t.Fatalf("ticks expired %d orders in %d ticks, want %d in one", total.Load(), ran.Load(), n)
+	if total.Load() != n || ran.Load() < 1 || ran.Load() > int64(max(k, 1)) {
+		t.Fatalf("ticks expired %d orders in %d ticks, want %d in at most %d (one a bucket)", total.Load(), ran.Load(), n, max(k, 1))
 	}
 	e.checkSettled(g.ID, 0, 0, n)
 }
 
-// A tick that died after one batch leaves its lock and the rest of the due
-// orders: no tick runs while the dead lock lasts, and the first one after it
-// expires the rest, each order once.
+// A tick that died after one batch leaves its locks and the rest of the due
+// orders: no tick expires the goods while the dead locks last, and the first
+// one after them expires the rest, each order once.
 func TestExpireDueAfterCrashedTick(t *testing.T) { eachShards(t, testExpireDueAfterCrashedTick) }
 
 func testExpireDueAfterCrashedTick(t *testing.T, k int) {
@@ -201,8 +202,14 @@ func testExpireDueAfterCrashedTick(t *testing.T, k int) {
 	g := e.liveGoods(n, 1)
 	orders := e.grabMany(g.ID, n)
 	e.clk.Set(orders[n-1].ExpiresAt)
-	if err := e.s.Redis.Set(e.ctx, goods.ExpiryLockKey, "dead-tick", time.Minute).Err(); err != nil {
+	locks, err := e.s.ExpiryLockKeys(e.ctx, g.ID)
+	if err != nil {
 		t.Fatal(err)
+	}
+	for _, key := range locks {
+		if err := e.s.Redis.Set(e.ctx, key, "dead-tick", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if k, err := e.s.ExpireFirstDue(e.ctx, g.ID, 20); err != nil || k != 20 {
 		t.Fatalf("the dead tick's batch expired %d (%v), want 20", k, err)
@@ -211,12 +218,16 @@ func testExpireDueAfterCrashedTick(t *testing.T, k int) {
 		t.Fatalf("a tick ran beside the dead tick's lock and expired %d", got)
 	}
 	// The lock's TTL runs out (here: it goes); the next tick takes over.
-	e.s.Redis.Del(e.ctx, goods.ExpiryLockKey)
+	for _, key := range locks { // one by one: each bucket is its own slot
+		e.s.Redis.Del(e.ctx, key)
+	}
 	if got := e.expireDue(); got != n-20 {
 		t.Fatalf("the next tick expired %d, want the %d left", got, n-20)
 	}
-	if ttl, _ := e.s.Redis.Exists(e.ctx, goods.ExpiryLockKey).Result(); ttl != 0 {
-		t.Fatal("the tick left its lock behind")
+	for _, key := range locks {
+		if n, _ := e.s.Redis.Exists(e.ctx, key).Result(); n != 0 {
+			t.Fatalf("the tick left its lock %s behind", key)
+		}
 	}
 	e.checkSettled(g.ID, 0, 0, n)
 }
@@ -246,4 +257,49 @@ func testExpireDueDropsStaleDeadlines(t *testing.T, k int) {
 	if got, _ := e.s.Order(e.ctx, 1, o.ID); got.Status != model.OrderPaid {
 		t.Fatalf("paid order became %q", got.Status)
 	}
+}
+
+// Each goods' expiry has its own lock: while another worker's tick holds
+// goods A's (it is expiring A), a tick expires goods B's due orders and
+// leaves A's to it; once A's lock is free, the next tick expires A's, each
+// order once.
+func TestExpireDueLockPerGoods(t *testing.T) { eachShards(t, testExpireDueLockPerGoods) }
+
+func testExpireDueLockPerGoods(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
+	const n = 30
+	a, b := e.liveGoods(n, 1), e.liveGoods(n, 1)
+	ordersA := e.grabMany(a.ID, n)
+	ordersB := e.grabMany(b.ID, n)
+	e.clk.Set(later(ordersA[n-1].ExpiresAt, ordersB[n-1].ExpiresAt))
+	locksA, err := e.s.ExpiryLockKeys(e.ctx, a.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, key := range locksA {
+		if err := e.s.Redis.Set(e.ctx, key, "worker-2-tick", time.Minute).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := e.expireDue(); got != n {
+		t.Fatalf("the tick beside worker-2's tick on goods %d expired %d, want goods %d's %d", a.ID, got, b.ID, n)
+	}
+	if st := e.stats(a.ID); st.Expired != 0 {
+		t.Fatalf("goods %d, locked by worker-2's tick, had %d orders expired by another tick", a.ID, st.Expired)
+	}
+	for _, key := range locksA { // one by one: each bucket is its own slot
+		e.s.Redis.Del(e.ctx, key)
+	}
+	if got := e.expireDue(); got != n {
+		t.Fatalf("the tick after worker-2's expired %d, want goods %d's %d", got, a.ID, n)
+	}
+	e.checkSettled(a.ID, 0, 0, n)
+	e.checkSettled(b.ID, 0, 0, n)
+}
+
+func later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }

@@ -61,8 +61,15 @@ func (s *Service) ActiveGoods(ctx context.Context) ([]int64, error) { return s.a
 // OnLiveLoad calls f each time a grab's load of missing goods starts reading SQLite.
 func (s *Service) OnLiveLoad(f func(goodsID int64)) { s.onLiveLoad = f }
 
-// ExpiryLockKey is the key of the expiry tick's lock.
-const ExpiryLockKey = expiryLockKey
+// ExpiryLockKeys are the keys of the expiry locks of the goods' buckets.
+func (s *Service) ExpiryLockKeys(ctx context.Context, goodsID int64) ([]string, error) {
+	bs, err := s.bucketsOfGoods(ctx, goodsID)
+	keys := make([]string, len(bs))
+	for i, b := range bs {
+		keys[i] = expiryLockKey(b)
+	}
+	return keys, err
+}
 
 // ExpireFirstDue expires the first n orders due on the goods without the
 // tick's lock, as a tick that died after one batch would have left them.

@@ -425,8 +425,10 @@ func (s *Service) reviveOrders(ctx context.Context, tx *sql.Tx, goodsID int64) e
 // their unit was sold to an earlier order, so they must not hold it. Each
 // fails in Redis (voidScript), or in the store alone when Redis no longer holds
 // it, and its owner is told live; a paid one is owed a refund. It runs after
-// each flush; a crash in between only delays it to the next. It returns the
-// goods whose Redis it changed, whose records must be flushed now.
+// each flush; a crash in between only delays it to the next. Workers run it
+// side by side (their flushes take different lanes): a refused order fails
+// in Redis once (a second void finds it closed), and is told once. It
+// returns the goods whose Redis it changed, whose records must be flushed now.
 func (s *Service) voidConflicts(ctx context.Context) ([]int64, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderTableColumns+` FROM order_conflicts WHERE handled = 0 ORDER BY id LIMIT 500`)
 	if err != nil {
@@ -502,11 +504,14 @@ func (s *Service) voidConflict(ctx context.Context, c *model.Order) (bool, error
 				c.Failure = model.FailureRefundDue
 			}
 			c.Status, c.UpdatedAt, c.Version = model.OrderFailed, now.UTC().Truncate(time.Millisecond), c.Version+1
-			if _, err := s.SQL.W.ExecContext(ctx, `UPDATE order_conflicts SET status = ?, failure = ?, updated_ms = ?, version = ?, handled = 1
-				WHERE id = ? AND handled = 0`, c.Status, c.Failure, c.UpdatedAt.UnixMilli(), c.Version, c.ID); err != nil {
+			res, err := s.SQL.W.ExecContext(ctx, `UPDATE order_conflicts SET status = ?, failure = ?, updated_ms = ?, version = ?, handled = 1
+				WHERE id = ? AND handled = 0`, c.Status, c.Failure, c.UpdatedAt.UnixMilli(), c.Version, c.ID)
+			if err != nil {
 				return false, err
 			}
-			s.tellFailure(ctx, c)
+			if n, _ := res.RowsAffected(); n == 1 { // workers flush side by side: the one that marked it tells
+				s.tellFailure(ctx, c)
+			}
 			return false, nil
 		}
 	}
