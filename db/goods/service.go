@@ -31,10 +31,15 @@ type Service struct {
 	stock       *stockSums          // the buckets' remaining as last seen, for stock events
 	trips       *trips              // grabs of goods with several buckets and their round trips
 	acks        *ackJournal         // the orders this process acknowledged lately (phantoms.go)
+
+	// PowKey signs proof-of-work challenges (pow.go); New sets a random key of
+	// this process, Main the server's (shared by every process).
+	PowKey []byte
+	fair   *fairCache // each goods' proof of work and pre-registration, briefly cached (pow.go)
 }
 
 // New returns the goods service over b with defaults filled in.
 func New(b *backend.Backend) *Service {
 	return &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group), merchantsOf: new(merchants),
-		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), acks: new(ackJournal)}
+		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), acks: new(ackJournal), fair: newFairCache(), PowKey: randomKey()}
 }
