@@ -27,6 +27,10 @@ const (
 	ETOOLARGE      = "too_large"
 	EUNAVAILABLE   = "unavailable"
 	EINTERNAL      = "internal"
+	// Proof of work (a goods' pow_bits): no solution sent, or one that is
+	// wrong, expired, for other goods or used before.
+	EPOWREQUIRED = "pow_required"
+	EPOWINVALID  = "pow_invalid"
 )
 
 // Error is a domain error with a code and a message that is safe to show a user.
@@ -58,6 +62,8 @@ var (
 	ErrForbidden      = &Error{Code: EFORBIDDEN, Message: "you may not do that"}
 	ErrRateLimited    = &Error{Code: ERATELIMITED, Message: "too many requests; slow down and try again shortly"}
 	ErrUnavailable    = &Error{Code: EUNAVAILABLE, Message: "the service is briefly unavailable; try again shortly"}
+	ErrPowRequired    = &Error{Code: EPOWREQUIRED, Message: "this sale asks for a proof of work: get a challenge from /api/pow and send its solution in X-Pow"}
+	ErrPowInvalid     = &Error{Code: EPOWINVALID, Message: "the proof of work is wrong, expired or used already: solve a new challenge"}
 )
 
 // ErrorCode returns the code of a domain error, or EINTERNAL for any other error.

@@ -32,6 +32,8 @@ var errorTable = map[string]statuses{
 	db.ETOOLARGE:      {fiber.StatusRequestEntityTooLarge, fiber.StatusRequestEntityTooLarge},
 	db.EUNAVAILABLE:   {fiber.StatusServiceUnavailable, 0},
 	db.EINTERNAL:      {fiber.StatusInternalServerError, 0},
+	db.EPOWREQUIRED:   {fiber.StatusForbidden, 0},
+	db.EPOWINVALID:    {fiber.StatusForbidden, 0},
 }
 
 // StatusOf is the API status of a domain error code.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"context"
+	"strconv"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -48,11 +49,14 @@ type goodsBody struct {
 	LimitPerUser      int64  `json:"limit_per_user"`
 	Shards            int    `json:"shards"` // Redis buckets of the stock, 1–8 (create: 1 if left out; update: unchanged)
 	Hidden            *bool  `json:"hidden"` // PUT: hide or show as well (alone: only that)
+	PowBits           int    `json:"pow_bits"`
+	PreregisteredOnly bool   `json:"preregistered_only"`
 }
 
 // input checks that both prices are present; a missing one is an invalid field.
 func (b goodsBody) input() (goods.Input, error) {
-	in := goods.Input{SlotID: b.SlotID, Title: b.Title, Description: b.Description, Stock: b.Stock, LimitPerUser: b.LimitPerUser, Shards: b.Shards}
+	in := goods.Input{SlotID: b.SlotID, Title: b.Title, Description: b.Description, Stock: b.Stock, LimitPerUser: b.LimitPerUser, Shards: b.Shards,
+		PowBits: b.PowBits, PreregisteredOnly: b.PreregisteredOnly}
 	f := db.FieldErrors{}
 	for _, p := range []struct {
 		name string
@@ -250,11 +254,24 @@ func (h *Handlers) Grab(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	o, err := h.Goods.Grab(ctx, cl.UserID, id)
+	o, err := h.Goods.GrabFair(ctx, cl.UserID, id, c.Get("X-Pow"))
 	if err != nil {
 		return err
 	}
 	return sendOrder(c, fiber.StatusCreated, o)
+}
+
+// PowChallenge answers a proof-of-work challenge for a grab: GET /api/pow?goods={id}.
+func (h *Handlers) PowChallenge(c *fiber.Ctx) error {
+	id, err := strconv.ParseInt(c.Query("goods"), 10, 64)
+	if err != nil {
+		return db.Errorf(db.EINVALID, "goods must be a goods id")
+	}
+	ch, err := h.Goods.PowChallenge(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(ch)
 }
 
 // GetOrder answers one of the caller's orders: GET /api/orders/{id}.

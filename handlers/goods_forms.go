@@ -71,6 +71,9 @@ func goodsFormInput(form views.GoodsForm, slotID int64) (goods.Input, db.FieldEr
 	if shards != int64(in.Shards) {
 		errs["shards"] = "must be 1–8"
 	}
+	var pow int64
+	count("pow_bits", form.PowBits, &pow, 0)
+	in.PowBits, in.PreregisteredOnly = int(min(max(pow, -1), 1000)), form.Preregistered
 	return in, errs
 }
 

@@ -132,7 +132,8 @@ func formStatus(parseErrs db.FieldErrors, err error) (status int, ok bool) {
 func goodsFormOf(c *fiber.Ctx) views.GoodsForm {
 	return views.GoodsForm{Title: c.FormValue("title"), Description: c.FormValue("description"), Price: c.FormValue("price_cents"),
 		SeckillPrice: c.FormValue("seckill_price_cents"), Stock: c.FormValue("stock"), Limit: c.FormValue("limit_per_user"),
-		Demand: c.FormValue("demand"), Shards: c.FormValue("shards")}
+		Demand: c.FormValue("demand"), Shards: c.FormValue("shards"),
+		PowBits: c.FormValue("pow_bits"), Preregistered: c.FormValue("preregistered_only") != ""}
 }
 
 // AdminCreateSlot handles the new-slot form: POST /admin/slots.

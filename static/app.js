@@ -14,8 +14,8 @@
 
   // api calls the JSON API with the session cookie; it resolves to
   // {status, body} and never throws on HTTP errors.
-  async function api(method, path, body) {
-    const opts = { method, headers: Object.assign({ "Accept": "application/json" }, csrfHeaders(method)), credentials: "same-origin" };
+  async function api(method, path, body, headers) {
+    const opts = { method, headers: Object.assign({ "Accept": "application/json" }, csrfHeaders(method), headers || {}), credentials: "same-origin" };
     if (body !== undefined) {
       opts.headers["Content-Type"] = "application/json";
       opts.body = JSON.stringify(body);

@@ -16,6 +16,7 @@
     ended: "The sale has ended.",
     unauthorized: "Please log in to grab.",
     rate_limited: "Too many tries. Wait a moment and try again.",
+    pow_invalid: "The check took too long or was used already. Try again.",
   };
 
   function el(tag, attrs, ...children) {
@@ -199,7 +200,15 @@
       grabOut.textContent = "Grabbing…";
       let r;
       try {
-        r = await S.api("POST", `/api/goods/${id}/grab`);
+        // Goods that ask a proof of work: solve it first (static/pow.js).
+        let headers;
+        if (Number(grabBtn.dataset.pow) > 0 && window.seckillPow) {
+          grabOut.textContent = "Checking you are not a bot…";
+          const pow = await window.seckillPow.header(id);
+          if (pow) headers = { "X-Pow": pow };
+          grabOut.textContent = "Grabbing…";
+        }
+        r = await S.api("POST", `/api/goods/${id}/grab`, undefined, headers);
       } catch (e) {
         r = { status: 0, body: null };
       }

@@ -42,16 +42,18 @@ type SlotForm struct {
 
 // GoodsForm is the state of a goods form; prices are in yuan as typed ("49.99").
 type GoodsForm struct {
-	Title        string
-	Description  string
-	Price        string
-	SeckillPrice string
-	Stock        string
-	Limit        string
-	Demand       string // expected demand, a Demands value ("": normal on create, unchanged on edit)
-	Shards       string // the advanced override of Demand's shard count ("": Demand's)
-	Errors       db.FieldErrors
-	Error        string
+	Title         string
+	Description   string
+	Price         string
+	SeckillPrice  string
+	Stock         string
+	Limit         string
+	Demand        string // expected demand, a Demands value ("": normal on create, unchanged on edit)
+	Shards        string // the advanced override of Demand's shard count ("": Demand's)
+	PowBits       string // the proof of work asked of each grab ("" or 0: off)
+	Preregistered bool   // open only to shoppers who booked its reminder
+	Errors        db.FieldErrors
+	Error         string
 }
 
 // AdminSlotsView lists the merchant's slots with the form to add one.
@@ -98,8 +100,12 @@ func SlotFormOf(s model.Slot) SlotForm {
 func GoodsFormOf(g model.Goods) GoodsForm {
 	return GoodsForm{Title: g.Title, Description: g.Description, Price: CentsInput(g.PriceCents),
 		SeckillPrice: CentsInput(g.SeckillPriceCents), Stock: i64(g.Stock), Limit: i64(g.LimitPerUser),
-		Demand: DemandOf(g.Shards), Shards: customShards(g.Shards)}
+		Demand: DemandOf(g.Shards), Shards: customShards(g.Shards), PowBits: i64(int64(g.PowBits)), Preregistered: g.PreregisteredOnly}
 }
+
+// PowBitsSuggested is the proof of work the merchant's form suggests
+// (db/goods.DefaultPowBits, which views may not import).
+const PowBitsSuggested = 14
 
 func i64(n int64) string                { return strconv.FormatInt(n, 10) }
 func rfc(t time.Time) string            { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }

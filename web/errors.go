@@ -48,7 +48,8 @@ type ErrorBody struct {
 var sentinelBodies = func() map[*db.Error][]byte {
 	m := map[*db.Error][]byte{}
 	for _, e := range []*db.Error{db.ErrSoldOut, db.ErrLimitReached, db.ErrAlreadyGrabbed, db.ErrNotStarted,
-		db.ErrEnded, db.ErrExpired, db.ErrTooLate, db.ErrNotFound, db.ErrUnauthorized, db.ErrForbidden, db.ErrRateLimited} {
+		db.ErrEnded, db.ErrExpired, db.ErrTooLate, db.ErrNotFound, db.ErrUnauthorized, db.ErrForbidden, db.ErrRateLimited,
+		db.ErrPowRequired, db.ErrPowInvalid} {
 		m[e] = errorBody(e.Code, e.Message)
 	}
 	return m

@@ -17,6 +17,7 @@ func (m *Main) goodsArea() Area {
 				r.Open.Get("/slots/:id/goods", h.SlotGoods)
 				r.Open.Get("/goods/:id", h.GetGoods)
 				r.Open.Post("/goods/:id/grab", r.Grab, h.Grab)
+				r.Open.Get("/pow", h.PowChallenge) // fair sales: a proof-of-work challenge (db/goods/pow.go)
 				r.Open.Get("/orders/:id", r.User, h.GetOrder)
 				r.Open.Post("/orders/:id/cancel", r.User, h.CancelOrder)
 				r.Open.Get("/me/orders", r.User, h.MyOrders)

@@ -230,6 +230,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.RedPackets = &redpacket.Service{Backend: m.Backend}
 	m.Goods = goods.New(m.Backend)
 	m.Goods.OrderTTL = m.Config.OrderTTL
+	m.Goods.PowKey = outbound.DeriveKey("", secret, "seckill proof of work key") // every process signs and checks alike
 	m.Checkout = &checkout.Service{Backend: m.Backend, Goods: m.Goods, Coupons: m.Coupons,
 		PaymentSecret: checkout.PaymentKey(m.Config.PaymentSecret, secret)}
 

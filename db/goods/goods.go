@@ -182,7 +182,8 @@ func (s *Service) MerchantSlots(ctx context.Context, by model.Claims) ([]model.S
 }
 
 const goodsColumns = `g.id, g.slot_id, g.merchant_id, g.title, g.description, g.price_cents, g.seckill_price_cents,
-	g.stock, g.limit_per_user, g.shards, g.remaining, s.start_ms, s.end_ms, g.ended_ms, g.hidden, s.hidden, g.image`
+	g.stock, g.limit_per_user, g.shards, g.remaining, s.start_ms, s.end_ms, g.ended_ms, g.hidden, s.hidden, g.image,
+	g.pow_bits, g.preregistered_only`
 
 func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]model.Goods, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+goodsColumns+` FROM goods g JOIN slots s ON s.id = g.slot_id WHERE `+where, args...)
@@ -198,7 +199,8 @@ func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]
 		var ended sql.NullInt64
 		var image string
 		if err := rows.Scan(&g.ID, &g.SlotID, &g.MerchantID, &g.Title, &g.Description, &g.PriceCents, &g.SeckillPriceCents,
-			&g.Stock, &g.LimitPerUser, &g.Shards, &g.Remaining, &start, &end, &ended, &g.Hidden, &g.SlotHidden, &image); err != nil {
+			&g.Stock, &g.LimitPerUser, &g.Shards, &g.Remaining, &start, &end, &ended, &g.Hidden, &g.SlotHidden, &image,
+			&g.PowBits, &g.PreregisteredOnly); err != nil {
 			return nil, err
 		}
 		// Goods ended early closes before its slot: its window ends then
@@ -251,8 +253,9 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 	var id int64
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO goods (slot_id, merchant_id, title, description, price_cents, seckill_price_cents,
-			stock, limit_per_user, shards, remaining, created_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			sl.ID, sl.MerchantID, in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Shards, in.Stock, s.Now().UnixMilli()).Scan(&id)
+			stock, limit_per_user, shards, remaining, created_ms, pow_bits, preregistered_only) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			sl.ID, sl.MerchantID, in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Shards, in.Stock, s.Now().UnixMilli(),
+			in.PowBits, flag(in.PreregisteredOnly)).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -300,17 +303,18 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 	// while the slot is still upcoming: a concurrent change (updates run side
 	// by side on PostgreSQL) or the sale's start makes this one answer a conflict.
 	res, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET title = ?, description = ?, price_cents = ?, seckill_price_cents = ?,
-		stock = ?, limit_per_user = ?, shards = ?, remaining = CASE WHEN ? THEN ? ELSE remaining END
+		stock = ?, limit_per_user = ?, shards = ?, remaining = CASE WHEN ? THEN ? ELSE remaining END, pow_bits = ?, preregistered_only = ?
 		WHERE id = ? AND price_cents = ? AND seckill_price_cents = ? AND stock = ? AND limit_per_user = ? AND shards = ?
 			AND (NOT ? OR (SELECT start_ms FROM slots WHERE slots.id = goods.slot_id) > ?)`,
 		in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Shards, terms, in.Stock,
-		id, old.PriceCents, old.SeckillPriceCents, old.Stock, old.LimitPerUser, old.Shards, terms, s.Now().UnixMilli())
+		in.PowBits, flag(in.PreregisteredOnly), id, old.PriceCents, old.SeckillPriceCents, old.Stock, old.LimitPerUser, old.Shards, terms, s.Now().UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("update goods %d: %w", id, err)
 	}
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, db.Errorf(db.ECONFLICT, "goods %d changed meanwhile or its sale started: reload and try again", id)
 	}
+	s.fair.forget(id)
 	g, err := s.goodsRow(ctx, id)
 	if err != nil {
 		return nil, err

@@ -32,10 +32,16 @@ type Service struct {
 	trips       *trips              // grabs of goods with several buckets and their round trips
 	acks        *ackJournal         // the orders this process acknowledged lately (phantoms.go)
 	memos       *saleMemos          // refusals answered from memory (refusals.go)
+
+	// PowKey signs proof-of-work challenges (pow.go); New sets a random key of
+	// this process, Main the server's (shared by every process).
+	PowKey []byte
+	fair   *fairCache // each goods' proof of work and pre-registration, briefly cached (pow.go)
 }
 
 // New returns the goods service over b with defaults filled in.
 func New(b *backend.Backend) *Service {
 	return &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group), merchantsOf: new(merchants),
-		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), acks: new(ackJournal), memos: new(saleMemos)}
+		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), acks: new(ackJournal), memos: new(saleMemos),
+		fair: newFairCache(), PowKey: randomKey()}
 }

@@ -1,6 +1,7 @@
 package goods
 
 import (
+	"fmt"
 	"strings"
 	"time"
 
@@ -65,6 +66,11 @@ type Input struct {
 	// shards.go), 1 to MaxShards; 0 means 1 on create and the current
 	// count on update.
 	Shards int
+	// PowBits is the proof of work asked of each grab, 0 (none) to
+	// MaxPowBits leading zero bits; may change at any time.
+	PowBits int
+	// PreregisteredOnly opens the goods only to shoppers who booked its reminder.
+	PreregisteredOnly bool
 }
 
 // Validate checks goods against the rules; it fills in the default limit.
@@ -101,6 +107,9 @@ func Validate(in *Input) db.FieldErrors {
 		f["shards"] = "must be 1–8"
 	case in.Shards > 0 && int64(in.Shards) > in.Stock && in.Stock >= 1:
 		f["shards"] = "must not be more than the stock"
+	}
+	if in.PowBits < 0 || in.PowBits > MaxPowBits {
+		f["pow_bits"] = fmt.Sprintf("must be 0 (off) to %d", MaxPowBits)
 	}
 	return f
 }

@@ -42,6 +42,8 @@ type Goods struct {
 	SlotHidden        bool      `json:"slot_hidden,omitempty"` // its slot is hidden, so it is too
 	EndedEarly        bool      `json:"ended_early"`           // its merchant ended its sale before the slot's end
 	ImageURL          string    `json:"image_url"`             // its picture, "" for none
+	PowBits           int       `json:"pow_bits"`              // proof of work asked of each grab (0: none); raised by the server while under attack
+	PreregisteredOnly bool      `json:"preregistered_only"`    // only shoppers who booked its reminder may grab it
 }
 
 // Listed reports whether shoppers may see the goods: neither it nor its slot is hidden.

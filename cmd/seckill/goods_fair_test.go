@@ -1,0 +1,199 @@
+package main
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math/bits"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// powChallenge is GET /api/pow's answer.
+type powChallenge struct {
+	Algorithm string    `json:"algorithm"`
+	Challenge string    `json:"challenge"`
+	Bits      int       `json:"bits"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Signature string    `json:"signature"`
+}
+
+// fairGoods creates live goods with a proof of work of powBits and, when prereg, open only to pre-registered shoppers.
+func (a *testApp) fairGoods(powBits int, prereg bool, start time.Duration) goodsJSON {
+	a.t.Helper()
+	mt, _ := a.newMerchant()
+	sl := a.createSlot(mt, start, time.Hour)
+	var out struct{ Goods goodsJSON }
+	body := map[string]any{"slot_id": sl.ID, "title": "Fair " + fmt.Sprint(userSeq.Add(1)), "price_cents": 10000,
+		"seckill_price_cents": 2500, "stock": 100, "limit_per_user": 10, "pow_bits": powBits, "preregistered_only": prereg}
+	if st := a.call("POST", "/api/admin/goods", mt, body, &out); st != 201 {
+		a.t.Fatalf("create goods: %d", st)
+	}
+	return out.Goods
+}
+
+func (a *testApp) powChallenge(goodsID int64) powChallenge {
+	a.t.Helper()
+	var c powChallenge
+	if st := a.call("GET", fmt.Sprintf("/api/pow?goods=%d", goodsID), "", nil, &c); st != 200 {
+		a.t.Fatalf("pow challenge of goods %d: %d", goodsID, st)
+	}
+	return c
+}
+
+// solve finds the nonce as the browser does, checking the answer's own description.
+func solve(t testing.TB, c powChallenge) string {
+	t.Helper()
+	if c.Algorithm != "SHA-256" || c.Bits <= 0 {
+		t.Fatalf("challenge %+v", c)
+	}
+	for i := 0; ; i++ {
+		n := strconv.Itoa(i)
+		d := sha256.Sum256([]byte(c.Challenge + n))
+		z := 0
+		for _, b := range d {
+			z += bits.LeadingZeros8(b)
+			if b != 0 {
+				break
+			}
+		}
+		if z >= c.Bits {
+			return c.Challenge + ":" + n + ":" + c.Signature
+		}
+	}
+}
+
+// grabWith grabs with an X-Pow header ("" for none) and returns the status and the error code.
+func (a *testApp) grabWith(token string, goodsID int64, pow string) (int, string) {
+	a.t.Helper()
+	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/goods/%d/grab", a.URL, goodsID), nil)
+	req.Header.Set("Authorization", "Bearer "+token)
+	if pow != "" {
+		req.Header.Set("X-Pow", pow)
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var e apiError
+	json.Unmarshal(raw, &e)
+	return res.StatusCode, e.Error.Code
+}
+
+func (a *testApp) wantGrab(token string, goodsID int64, pow string, status int, code string) {
+	a.t.Helper()
+	if st, c := a.grabWith(token, goodsID, pow); st != status || c != code {
+		a.t.Fatalf("grab goods %d with %q: got %d %q, want %d %q", goodsID, pow, st, c, status, code)
+	}
+}
+
+func TestFairPowGrab(t *testing.T) {
+	a := startApp(t)
+	g := a.fairGoods(8, false, -time.Minute)
+	other := a.fairGoods(8, false, -time.Minute)
+	plain := a.fairGoods(0, false, -time.Minute)
+	shopper, _ := a.newUser()
+
+	if c := a.powChallenge(plain.ID); c.Bits != 0 {
+		t.Fatalf("goods without a proof of work: challenge bits %d, want 0", c.Bits)
+	}
+	a.wantGrab(shopper, plain.ID, "", 201, "")
+	a.wantError("GET", "/api/pow?goods=999999", "", nil, 404, "not_found")
+	a.wantError("GET", "/api/pow?goods=x", "", nil, 400, "invalid")
+
+	a.wantGrab(shopper, g.ID, "", 403, "pow_required")
+	c := a.powChallenge(g.ID)
+	if c.Bits != 8 || !c.ExpiresAt.After(a.Clock.Now()) {
+		t.Fatalf("challenge %+v, want 8 bits and a future expiry", c)
+	}
+	good := solve(t, c)
+	parts := strings.SplitN(good, ":", 3)
+	// A nonce that does not solve it: the next one that fails.
+	for i := 0; ; i++ {
+		wrong := parts[0] + ":x" + strconv.Itoa(i) + ":" + parts[2]
+		d := sha256.Sum256([]byte(parts[0] + "x" + strconv.Itoa(i)))
+		if d[0] != 0 {
+			a.wantGrab(shopper, g.ID, wrong, 403, "pow_invalid")
+			break
+		}
+	}
+	a.wantGrab(shopper, g.ID, parts[0]+":"+parts[1]+":"+strings.Repeat("0", 32), 403, "pow_invalid") // forged signature
+	a.wantGrab(shopper, g.ID, "garbage", 403, "pow_invalid")
+	a.wantGrab(shopper, other.ID, good, 403, "pow_invalid") // another goods' challenge
+	if s := a.stats(a.adminToken(), g.ID); s.Unpaid != 0 {
+		t.Fatalf("refused grabs made %d orders", s.Unpaid)
+	}
+
+	a.wantGrab(shopper, g.ID, good, 201, "")
+	a.wantGrab(shopper, g.ID, good, 403, "pow_invalid") // each solution is good once
+
+	late := solve(t, a.powChallenge(g.ID))
+	a.advance(3 * time.Minute)
+	a.wantGrab(shopper, g.ID, late, 403, "pow_invalid") // expired
+	a.wantGrab(shopper, g.ID, solve(t, a.powChallenge(g.ID)), 201, "")
+}
+
+// A solution used on one web process is refused on another: the replay
+// mark is in Redis, and both sign with the server's key.
+func TestFairPowReplayAcrossProcesses(t *testing.T) {
+	a := startApp(t)
+	cfg := a.Config
+	cfg.RedisURL = a.Redis.URL
+	b := startMain(t, cfg, ModeWeb)
+	g := a.fairGoods(8, false, -time.Minute)
+	shopper, _ := a.newUser()
+
+	pow := solve(t, b.powChallenge(g.ID)) // issued by b, good on a
+	a.wantGrab(shopper, g.ID, pow, 201, "")
+	b.wantGrab(shopper, g.ID, pow, 403, "pow_invalid")
+	b.wantGrab(shopper, g.ID, solve(t, a.powChallenge(g.ID)), 201, "")
+}
+
+func TestFairPreregisteredOnly(t *testing.T) {
+	a := startApp(t)
+	g := a.fairGoods(0, true, 30*time.Minute)
+	booked, _ := a.newUser()
+	walkIn, _ := a.newUser()
+	if st := a.call("PUT", fmt.Sprintf("/api/goods/%d/reminders", g.ID), booked, map[string]any{"minutes_before": 5, "channel": "app"}, nil); st != 200 {
+		t.Fatalf("book reminder: %d", st)
+	}
+	a.advance(31 * time.Minute)
+	var e apiError
+	if st := a.call("POST", fmt.Sprintf("/api/goods/%d/grab", g.ID), walkIn, nil, &e); st != 403 || e.Error.Code != "forbidden" ||
+		!strings.Contains(e.Error.Message, "booking its reminder") {
+		t.Fatalf("grab without a booking: %d %+v, want 403 forbidden with a message", st, e)
+	}
+	a.wantGrab(booked, g.ID, "", 201, "")
+
+	// With a proof of work as well: both are asked.
+	h := a.fairGoods(8, true, -time.Minute)
+	a.wantGrab(walkIn, h.ID, solve(t, a.powChallenge(h.ID)), 403, "forbidden")
+}
+
+// The proof of work grows while goods is under attack (many refusals per
+// admitted grab) and shrinks after.
+func TestFairPowRaisedUnderAttack(t *testing.T) {
+	a := startApp(t)
+	g := a.fairGoods(6, false, -time.Minute)
+	bot, _ := a.newUser()
+	shopper, _ := a.newUser()
+	for i := 0; i < 30; i++ {
+		a.wantGrab(bot, g.ID, "", 403, "pow_required")
+	}
+	a.wantGrab(shopper, g.ID, solve(t, a.powChallenge(g.ID)), 201, "")
+	a.advance(11 * time.Second)
+	if c := a.powChallenge(g.ID); c.Bits != 8 {
+		t.Fatalf("under attack: %d bits, want 8", c.Bits)
+	}
+	a.wantGrab(shopper, g.ID, solve(t, a.powChallenge(g.ID)), 201, "")
+	a.advance(11 * time.Second) // a quiet window
+	if c := a.powChallenge(g.ID); c.Bits != 6 {
+		t.Fatalf("after the attack: %d bits, want 6", c.Bits)
+	}
+}
