@@ -32,10 +32,12 @@ type Service struct {
 	trips       *trips              // grabs of goods with several buckets and their round trips
 	acks        *ackJournal         // the orders this process acknowledged lately (phantoms.go)
 	memos       *saleMemos          // refusals answered from memory (refusals.go)
+	batches     *grabBatcher        // concurrent grabs of a bucket share a call (grab_batch.go); nil: each its own
 }
 
 // New returns the goods service over b with defaults filled in.
 func New(b *backend.Backend) *Service {
 	return &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group), merchantsOf: new(merchants),
-		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), acks: new(ackJournal), memos: new(saleMemos)}
+		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), acks: new(ackJournal), memos: new(saleMemos),
+		batches: new(grabBatcher)}
 }
