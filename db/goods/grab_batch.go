@@ -59,17 +59,25 @@ local ceil, base = tonumber(info[9]), tonumber(info[7])
 local seq = tonumber(redis.call('GET', K_SEQ)) or 0
 local fresh = tonumber(redis.call('GET', K_FRESH)) or 0
 local fresh0, nfree = fresh, redis.call('LLEN', K_FREE)
-local held, mine, users = {}, {}, {}
+local n = tonumber(ARGV[4])
+-- the limit marks of the batch's users, read at once
+local held, users = {}, {}
+for i = 0, n - 1 do
+	local uid = ARGV[5 + 3 * i]
+	if not held[uid] then held[uid] = true; users[#users + 1] = uid end
+end
+local marks = redis.call('HMGET', K_HELD, unpack(users))
+for j, uid in ipairs(users) do held[uid] = tonumber(marks[j]) or 0 end
 local orders, deadlines, pending = {}, {}, {}
+local seqs, winners = {}, {} -- per user the sequences the batch gave them
 local out, wins = {}, 0
-for i = 0, tonumber(ARGV[4]) - 1 do
+for i = 0, n - 1 do
 	local uid, now, exp = ARGV[5 + 3 * i], tonumber(ARGV[6 + 3 * i]), ARGV[7 + 3 * i]
 	local res
 	if now < start then res = 'not_started'
 	elseif now >= stop then res = 'ended'
 	else
 		local h = held[uid]
-		if h == nil then h = tonumber(redis.call('HGET', K_HELD, uid)) or 0; held[uid] = h end
 		if h >= limit then res = 'limit_reached'
 		elseif ceil and seq >= ceil then res = 'reserve'
 		else
@@ -92,11 +100,8 @@ for i = 0, tonumber(ARGV[4]) - 1 do
 				deadlines[#deadlines + 1] = exp; deadlines[#deadlines + 1] = seq
 				pending[#pending + 1] = rec
 				held[uid] = h + 1
-				if mine[uid] == nil then
-					mine[uid] = redis.call('HGET', K_MINE, uid) or ''
-					users[#users + 1] = uid
-				end
-				mine[uid] = mine[uid] == '' and tostring(seq) or (mine[uid] .. ',' .. seq)
+				if seqs[uid] then seqs[uid] = seqs[uid] .. ',' .. seq
+				else seqs[uid] = tostring(seq); winners[#winners + 1] = uid end
 				wins = wins + 1
 				res = 'ok:' .. rec
 			end
@@ -108,10 +113,11 @@ if wins > 0 then
 	redis.call('SET', K_SEQ, seq)
 	if fresh ~= fresh0 then redis.call('SET', K_FRESH, fresh) end
 	redis.call('HSET', K_ORDERS, unpack(orders))
+	local lists = redis.call('HMGET', K_MINE, unpack(winners))
 	local hm, mm = {}, {}
-	for _, uid in ipairs(users) do
+	for j, uid in ipairs(winners) do
 		hm[#hm + 1] = uid; hm[#hm + 1] = held[uid]
-		mm[#mm + 1] = uid; mm[#mm + 1] = mine[uid]
+		mm[#mm + 1] = uid; mm[#mm + 1] = lists[j] and (lists[j] .. ',' .. seqs[uid]) or seqs[uid]
 	end
 	redis.call('HSET', K_HELD, unpack(hm))
 	redis.call('HSET', K_MINE, unpack(mm))
