@@ -16,6 +16,11 @@ import (
 // MaxGrabBatch is the most grabs one call of grabBatchScript decides.
 const MaxGrabBatch = 32
 
+// grabBatchesInFlight is how many calls of one bucket may be in flight at
+// once: with one, a spike's grabs of a goods would go at most MaxGrabBatch
+// a round trip; the pipeliner sends the calls of a moment in one write.
+const grabBatchesInFlight = 2
+
 // grabBatchScript decides several grabs of one bucket in one call: the
 // same decision as grabScript's, grab by grab in arrival order, each with
 // its own user, time and expiry (so its own limit and window). Reads the
@@ -131,10 +136,10 @@ return reply
 `)
 
 // grabBatcher groups the concurrent grabs of each bucket into batches
-// (group commit): a grab that finds no batch of its bucket in flight runs
-// at once, alone; grabs that arrive while one is in flight wait for it and
-// go together in the next call, up to MaxGrabBatch. Nothing waits on a
-// timer: the window is the call in flight.
+// (group commit): a grab that finds fewer than grabBatchesInFlight calls
+// of its bucket in flight runs at once, alone; grabs that arrive while they
+// are in flight wait for one to end and go together in the next call, up
+// to MaxGrabBatch. Nothing waits on a timer: the window is the call in flight.
 type grabBatcher struct {
 	mu sync.Mutex
 	m  map[bucket]*grabQueue
@@ -144,7 +149,7 @@ type grabBatcher struct {
 
 // grabQueue is one bucket's grabs waiting for the call in flight.
 type grabQueue struct {
-	busy    bool // a batch of the bucket is in flight
+	busy    int // batches of the bucket in flight
 	waiting []*batchedGrab
 }
 
@@ -174,7 +179,7 @@ func (s *Service) grabBatched(ctx context.Context, home bucket, userID int64, no
 		q = &grabQueue{}
 		bt.m[home] = q
 	}
-	if q.busy {
+	if q.busy >= grabBatchesInFlight {
 		q.waiting = append(q.waiting, g)
 		bt.mu.Unlock()
 		<-g.done
@@ -182,7 +187,7 @@ func (s *Service) grabBatched(ctx context.Context, home bucket, userID int64, no
 			return g.a, g.stockOut, g.err
 		}
 	} else {
-		q.busy = true
+		q.busy++
 		bt.mu.Unlock()
 		g.lead = []*batchedGrab{g}
 	}
@@ -191,8 +196,9 @@ func (s *Service) grabBatched(ctx context.Context, home bucket, userID int64, no
 	// runs their batch; none left, the bucket is free again.
 	bt.mu.Lock()
 	if len(q.waiting) == 0 {
-		q.busy = false
-		delete(bt.m, home)
+		if q.busy--; q.busy == 0 {
+			delete(bt.m, home)
+		}
 		bt.mu.Unlock()
 	} else {
 		n := min(len(q.waiting), MaxGrabBatch)
