@@ -14,7 +14,35 @@ import (
 
 // GrabWithRequestID runs the grab script under a chosen request ID, as a go-redis retry would.
 func (s *Service) GrabWithRequestID(ctx context.Context, userID, goodsID int64, requestID string) (*model.Order, error) {
-	return s.grab(ctx, userID, goodsID, requestID, false)
+	return s.grab(ctx, userID, goodsID, requestID, false, true)
+}
+
+// GrabBatchTwice runs the batch grab script for users (one grab each, in
+// the goods' first bucket, at now) twice under one memo key, as a go-redis
+// retry after a lost reply would, and returns both replies.
+func (s *Service) GrabBatchTwice(ctx context.Context, goodsID int64, users []int64, now time.Time) (string, string, error) {
+	b := bucket0(goodsID)
+	args := []any{1, s.ClusterFlag(), grabMemoTTL.Milliseconds(), len(users)}
+	for _, u := range users {
+		args = append(args, u, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli())
+	}
+	keys := scriptKeys(b, memoKey(b, "batch-1"))
+	first, err := s.Eval(ctx, grabBatchScript, keys, args...).Text()
+	if err != nil {
+		return "", "", err
+	}
+	second, err := s.Eval(ctx, grabBatchScript, keys, args...).Text()
+	return first, second, err
+}
+
+// GrabBatches is how many batch calls ran and the grabs they decided.
+func (s *Service) GrabBatches() (calls, grabs int64) {
+	return s.batches.calls.Load(), s.batches.grabs.Load()
+}
+
+// SQLOrder is the order as the durable store holds it.
+func (s *Service) SQLOrder(ctx context.Context, orderID int64) (*model.Order, error) {
+	return s.sqlOrder(ctx, 0, orderID)
 }
 
 // PayAt pays as if the clock read now.

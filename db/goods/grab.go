@@ -122,7 +122,7 @@ func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order
 	if !keyed {
 		req = rdb.NewRequestID()
 	}
-	return s.grab(ctx, userID, goodsID, req, keyed)
+	return s.grab(ctx, userID, goodsID, req, keyed, keyed)
 }
 
 // GrabCall is the grab script's call for one request at now: the script,
@@ -144,11 +144,14 @@ func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now t
 		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), k, "", s.ClusterFlag(), grabMemoTTL.Milliseconds()}
 }
 
-// grab runs the grab script under requestID in the user's home bucket;
+// grab runs the grab script under requestID in the user's home bucket
+// (unless single, in a batch with the grabs of the bucket at the same
+// moment: grab_batch.go; a keyed grab goes single, its answer kept under
+// its own key);
 // goods not in Redis are loaded when their sale is live (a preheat missed or
 // Redis was emptied) and tried once more. A home bucket without stock sends
 // the grab on to the others (grabElsewhere).
-func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed bool) (*model.Order, error) {
+func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed, single bool) (*model.Order, error) {
 	now := s.Now()
 	var memo *saleMemo
 	var epoch int64
@@ -175,27 +178,45 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		script, keys, args := s.grabCall(userID, goodsID, k, requestID, now)
-		if keyed {
-			script = grabScriptKeyed
-		}
-		res, err := s.Eval(ctx, script, keys, args...).Text()
-		if err != nil {
-			return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
-		}
-		if k > 1 {
-			c := s.trips.count(goodsID)
-			c.grabs.Add(1)
-			c.trips.Add(1)
-		}
-		if res == "dry" {
-			if res, err = s.grabElsewhere(ctx, userID, goodsID, k, script, keys, args); err != nil {
+		var a answer
+		stockOut := false
+		if !single && s.batches != nil {
+			// Grabs of one bucket at once share a call (grab_batch.go).
+			if a, stockOut, err = s.grabBatched(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}, userID, now); err != nil {
+				return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
+			}
+			if a.code == "dry" {
+				script, keys, args := s.grabCall(userID, goodsID, k, requestID, now)
+				res, err := s.grabElsewhere(ctx, userID, goodsID, k, script, keys, args)
+				if err != nil {
+					return nil, err
+				}
+				if a, err = parseAnswer(goodsID, res); err != nil {
+					return nil, err
+				}
+			}
+		} else {
+			script, keys, args := s.grabCall(userID, goodsID, k, requestID, now)
+			if keyed {
+				script = grabScriptKeyed
+			}
+			res, err := s.Eval(ctx, script, keys, args...).Text()
+			if err != nil {
+				return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
+			}
+			if k > 1 {
+				c := s.trips.count(goodsID)
+				c.grabs.Add(1)
+				c.trips.Add(1)
+			}
+			if res == "dry" {
+				if res, err = s.grabElsewhere(ctx, userID, goodsID, k, script, keys, args); err != nil {
+					return nil, err
+				}
+			}
+			if a, err = parseAnswer(goodsID, res); err != nil {
 				return nil, err
 			}
-		}
-		a, err := parseAnswer(goodsID, res)
-		if err != nil {
-			return nil, err
 		}
 		if memo == nil && (a.code == "ok" || refusalCodes[a.code]) && s.memos.following.Load() {
 			// The goods' first win or refusal here: later refusals may come
@@ -211,7 +232,9 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			if err != nil {
 				return nil, err
 			}
-			s.pushStock(bucketOfSeq(goodsID, o.ID%OrderSeqSpan, k), a.slot, a.remaining, a.version)
+			if !stockOut { // a batch sends its stock once
+				s.pushStock(bucketOfSeq(goodsID, o.ID%OrderSeqSpan, k), a.slot, a.remaining, a.version)
+			}
 			s.pushOrder(o)
 			s.acks.add(acked{at: time.Now(), goodsID: goodsID, rec: a.rec})
 			return o, nil
@@ -255,7 +278,7 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 				return nil, err
 			}
 		default:
-			return nil, fmt.Errorf("grab goods %d: unexpected answer %q", goodsID, res)
+			return nil, fmt.Errorf("grab goods %d: unexpected answer %q", goodsID, a.code)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package goods_test
 
 import (
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -152,4 +153,113 @@ func testPayVersusExpire(t *testing.T, k int) {
 	if st.RevenueCents != int64(paidWins)*4999 || st.DB.RevenueCents != st.RevenueCents {
 		t.Fatalf("revenue %d / db %d, want %d", st.RevenueCents, st.DB.RevenueCents, int64(paidWins)*4999)
 	}
+}
+
+// Hundreds of grabs released at once on goods of one and of three buckets,
+// 100 users with a limit of 2 grabbing 5 times each: the grabs of a bucket
+// share batch calls (grab_batch.go), and still the stock is sold exactly
+// once, no user holds more than the limit, the units are unique, each
+// refusal is the right one, and after the flush every order a grab was
+// answered with is in the store as answered.
+func TestGrabRaceBatched(t *testing.T) { eachShards(t, testGrabRaceBatched) }
+
+func testGrabRaceBatched(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
+	const users, tries, limit, stock = 100, 5, 2, 150
+	g := e.liveGoods(stock, limit)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	orders := map[int64]*model.Order{}
+	perUser := map[int64]int64{}
+	var soldOut, limited atomic.Int64
+	for i := 0; i < users*tries; i++ {
+		u := int64(i%users + 1)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			o, err := e.s.Grab(e.ctx, u, g.ID)
+			switch db.ErrorCode(err) {
+			case "":
+				mu.Lock()
+				orders[o.ID] = o
+				perUser[u]++
+				mu.Unlock()
+			case db.ESOLDOUT:
+				soldOut.Add(1)
+			case db.ELIMITREACHED:
+				limited.Add(1)
+			default:
+				t.Errorf("user %d: %v", u, err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	calls, grabs := e.s.GrabBatches()
+	t.Logf("%d grabs in %d batch calls", grabs, calls)
+	if grabs != users*tries || calls >= grabs {
+		t.Fatalf("%d grabs went through %d batch calls: want all %d, fewer calls than grabs", grabs, calls, users*tries)
+	}
+	if len(orders) != stock {
+		t.Fatalf("%d orders, want %d (%d sold out, %d at the limit)", len(orders), stock, soldOut.Load(), limited.Load())
+	}
+	byUnit := map[int64]bool{}
+	for _, o := range orders {
+		if byUnit[o.Unit] || o.Unit < 1 || o.Unit > stock {
+			t.Fatalf("order %+v repeats a unit or has one outside 1..%d", o, stock)
+		}
+		byUnit[o.Unit] = true
+	}
+	for u, n := range perUser {
+		if n > limit {
+			t.Fatalf("user %d holds %d orders, limit %d", u, n, limit)
+		}
+	}
+	// Every try of a user is answered: a win, at the limit, or sold out;
+	// a user refused at the limit holds the limit.
+	if int64(len(orders))+soldOut.Load()+limited.Load() != users*tries {
+		t.Fatalf("%d orders + %d sold out + %d limited != %d grabs", len(orders), soldOut.Load(), limited.Load(), users*tries)
+	}
+	if left := e.remaining(g.ID); left != 0 {
+		t.Fatalf("remaining %d, want 0", left)
+	}
+	e.checkBalance(g.ID, "after the race")
+	e.flush()
+	for id, o := range orders {
+		got, err := e.s.SQLOrder(e.ctx, id)
+		if err != nil {
+			t.Fatalf("order %d not in the store: %v", id, err)
+		}
+		if got.UserID != o.UserID || got.Unit != o.Unit || got.Status != o.Status || got.AmountCents != o.AmountCents ||
+			!got.CreatedAt.Equal(o.CreatedAt) || !got.ExpiresAt.Equal(o.ExpiresAt) {
+			t.Fatalf("order %d in the store %+v, answered %+v", id, got, o)
+		}
+	}
+	if st := e.stats(g.ID); st.Unpaid != stock || st.DB.Unpaid != stock {
+		t.Fatalf("stats after flush: %+v", st)
+	}
+}
+
+// The batch script run again under the same memo key (go-redis retrying a
+// command whose reply was lost) answers as the first time and takes no
+// second unit.
+func TestGrabBatchRetried(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.liveGoods(10, 1)
+	first, second, err := e.s.GrabBatchTwice(e.ctx, g.ID, []int64{1, 2, 1, 3}, e.clk.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first != second {
+		t.Fatalf("retried batch answered\n%s\nfirst\n%s", second, first)
+	}
+	if n := strings.Count(first, "\nok:"); n != 3 || !strings.Contains(first, "\nlimit_reached") {
+		t.Fatalf("batch answered %q: want three wins and user 1's second grab at the limit", first)
+	}
+	if left := e.remaining(g.ID); left != 7 {
+		t.Fatalf("remaining %d, want 7", left)
+	}
+	e.checkBalance(g.ID, "after the retry")
 }

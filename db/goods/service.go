@@ -32,6 +32,7 @@ type Service struct {
 	trips       *trips              // grabs of goods with several buckets and their round trips
 	acks        *ackJournal         // the orders this process acknowledged lately (phantoms.go)
 	memos       *saleMemos          // refusals answered from memory (refusals.go)
+	batches     *grabBatcher        // concurrent grabs of a bucket share a call (grab_batch.go); nil: each its own
 
 	// PowKey signs proof-of-work challenges (pow.go); New sets a random key of
 	// this process, Main the server's (shared by every process).
@@ -43,5 +44,5 @@ type Service struct {
 func New(b *backend.Backend) *Service {
 	return &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group), merchantsOf: new(merchants),
 		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), acks: new(ackJournal), memos: new(saleMemos),
-		fair: newFairCache(), PowKey: randomKey()}
+		batches: new(grabBatcher), fair: newFairCache(), PowKey: randomKey()}
 }
