@@ -44,19 +44,9 @@ const grabLua = `
 if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]); redis.call('HINCRBY', K_INFO, 'back', 1) end
 local memo = redis.call('GET', KEYS[11])
 if memo then return answer('ok', memo) end
-local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden', 'ceil', 'node')
-if not info[1] then return 'not_loaded' end
-local here = node(ARGV[6])
-if here ~= info[10] and here ~= '' then
-	redis.call('HSET', K_INFO, 'node', here)
-	if info[10] and info[10] ~= '' and info[9] then -- another node issued these sequences: see seq_blocks.go
-		if (tonumber(redis.call('GET', K_SEQ)) or 0) < tonumber(info[9]) then redis.call('SET', K_SEQ, info[9]) end
-		return 'moved'
-	end
-end
+local info, word = saleInfo(ARGV[6], ARGV[4])
+if not info then return word end
 local shards = tonumber(info[6]) or 1
-if shards ~= tonumber(ARGV[4]) then return 'reshard' end
-if info[8] == '1' then return 'hidden' end
 local now = tonumber(ARGV[2])
 if now < tonumber(info[1]) then return 'not_started' end
 if now >= tonumber(info[2]) then return 'ended' end

@@ -46,19 +46,9 @@ const grabBatchesInFlight = 2
 var grabBatchScript = redis.NewScript(goodsLua + `
 local memo = redis.call('GET', KEYS[11])
 if memo then return memo end
-local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden', 'ceil', 'node')
-if not info[1] then return 'not_loaded' end
-local here = node(ARGV[2])
-if here ~= info[10] and here ~= '' then
-	redis.call('HSET', K_INFO, 'node', here)
-	if info[10] and info[10] ~= '' and info[9] then -- another node issued these sequences: see seq_blocks.go
-		if (tonumber(redis.call('GET', K_SEQ)) or 0) < tonumber(info[9]) then redis.call('SET', K_SEQ, info[9]) end
-		return 'moved'
-	end
-end
+local info, word = saleInfo(ARGV[2], ARGV[1])
+if not info then return word end
 local shards = tonumber(info[6]) or 1
-if shards ~= tonumber(ARGV[1]) then return 'reshard' end
-if info[8] == '1' then return 'hidden' end
 local start, stop, limit = tonumber(info[1]), tonumber(info[2]), tonumber(info[4])
 local ceil, base = tonumber(info[9]), tonumber(info[7])
 local seq = tonumber(redis.call('GET', K_SEQ)) or 0

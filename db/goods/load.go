@@ -69,6 +69,27 @@ end
 
 local split = orderFields -- an order record's fields, by place (F_SEQ, ...)
 
+-- saleInfo reads the bucket's sale (start, end, price, limit, slot, shards,
+-- base, hidden, ceil, node) for a grab or a batch of grabs, or the word the
+-- whole call is answered with: not_loaded, moved (another node issued the
+-- bucket's sequences, a failover: the rest of its block is skipped, see
+-- seq_blocks.go), reshard (the bucket count is not the caller's) or hidden.
+local function saleInfo(cluster, shards)
+	local info = redis.call('HMGET', K_INFO, 'start', 'end', 'price', 'limit', 'slot', 'shards', 'base', 'hidden', 'ceil', 'node')
+	if not info[1] then return nil, 'not_loaded' end
+	local here = node(cluster)
+	if here ~= info[10] and here ~= '' then
+		redis.call('HSET', K_INFO, 'node', here)
+		if info[10] and info[10] ~= '' and info[9] then
+			if (tonumber(redis.call('GET', K_SEQ)) or 0) < tonumber(info[9]) then redis.call('SET', K_SEQ, info[9]) end
+			return nil, 'moved'
+		end
+	end
+	if (tonumber(info[6]) or 1) ~= tonumber(shards) then return nil, 'reshard' end
+	if info[8] == '1' then return nil, 'hidden' end
+	return info
+end
+
 -- order reads the order at sequence seq: its record and fields, or nil
 -- when there is none or, given uid, it is another user's.
 local function order(seq, uid)
