@@ -76,6 +76,7 @@ func TestScreenshots(t *testing.T) {
 		{"receipt", demo.Shopper, fmt.Sprintf("/orders/%d/receipt", paid.ID), `[data-testid=receipt-page]`},
 		{"wallet", demo.Shopper, "/me/wallet", `[data-testid=wallet]`},
 		{"admin-goods", demo.Merchant, fmt.Sprintf("/admin/slots/%d", slots.Slots[0].ID), `[data-testid=sales-table]`},
+		{"admin-goods-edit", demo.Merchant, fmt.Sprintf("/admin/goods/%d", g.ID), `[data-testid=goods-fair]`},
 		{"desk", demo.Merchant, "/admin/orders", `[data-testid=desk-orders]`},
 		{"desk-order", demo.Merchant, fmt.Sprintf("/admin/orders/%d", paid.ID), `[data-testid=order-history]`},
 		{"desk-refund", demo.Merchant, fmt.Sprintf("/admin/orders/%d/refund", paid.ID), `[data-testid=refund-form]`},
