@@ -76,6 +76,9 @@ type Hub struct {
 
 	sockets  prometheus.Gauge
 	dropped  prometheus.Counter
+	// userEvents counts the user-bucket messages received (UserEventsReceived).
+	userEvents       atomic.Int64
+	userEventsSeries prometheus.Counter
 	upgrader websocket.Upgrader
 	ping     *websocket.PreparedMessage // the keepalive, framed once
 	bye      *websocket.PreparedMessage // the Close of a socket whose session ended
@@ -87,8 +90,11 @@ type Hub struct {
 	topics  map[string]map[*wsClient]struct{}
 	clients map[*wsClient]struct{}
 	anon    map[netip.Addr]int // anonymous sockets by client address
-	pubsub  *redis.PubSub
-	done    chan struct{}
+	pubsub  *redis.PubSub // the broadcast channel and, on one server, the user buckets
+	buckets *buckets
+	// broadcast is the channel of public events (live.ChannelOf).
+	broadcast string
+	receivers sync.WaitGroup // the goroutines reading pubsub and the shards' connections
 	stop    chan struct{}
 	workers sync.WaitGroup
 
@@ -183,10 +189,14 @@ func New(cfg Config) *Hub {
 		bye:   mustPrepare(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "session ended")),
 		ready: make(chan *wsClient, 1<<14), reads: make(chan *wsClient, 1<<12),
 		topics: map[string]map[*wsClient]struct{}{}, clients: map[*wsClient]struct{}{}, anon: map[netip.Addr]int{},
-		done: make(chan struct{}), stop: make(chan struct{}),
+		stop: make(chan struct{}),
+		userEventsSeries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seckill_live_user_events_received_total",
+			Help: "Users' own live events this process received from Redis (only those of users whose sockets it holds).",
+		}),
 	}
 	if cfg.Registry != nil {
-		cfg.Registry.MustRegister(h.sockets, h.dropped)
+		cfg.Registry.MustRegister(h.sockets, h.dropped, h.userEventsSeries)
 	}
 	return h
 }
@@ -203,7 +213,9 @@ func mustPrepare(typ int, data []byte) *websocket.PreparedMessage {
 // Start subscribes to the live channel and returns once Redis has confirmed,
 // so no event published afterwards is missed.
 func (h *Hub) Start(ctx context.Context) error {
-	h.pubsub = h.Redis.Subscribe(ctx, live.ChannelOf(h.Redis))
+	h.broadcast = live.ChannelOf(h.Redis)
+	h.buckets = newBuckets(h)
+	h.pubsub = h.Redis.Subscribe(ctx, h.broadcast)
 	if _, err := h.pubsub.Receive(ctx); err != nil {
 		h.pubsub.Close()
 		return err
@@ -227,20 +239,9 @@ func (h *Hub) Start(ctx context.Context) error {
 	h.workers.Add(2)
 	go h.keepalive()
 	go h.endSessions()
-	go h.run()
+	h.receivers.Add(1)
+	go h.receive(h.pubsub)
 	return nil
-}
-
-func (h *Hub) run() {
-	defer close(h.done)
-	for msg := range h.pubsub.Channel(redis.WithChannelSize(4096)) {
-		m, err := live.Decode(msg.Payload)
-		if err != nil {
-			h.Log.Warn("bad live message", "err", err)
-			continue
-		}
-		h.dispatch(m.Topic, m.Event)
-	}
 }
 
 // dispatch frames the event once and queues it for every subscriber of the
@@ -413,7 +414,8 @@ func (h *Hub) close() {
 		return
 	}
 	h.pubsub.Close()
-	<-h.done
+	h.buckets.close()
+	h.receivers.Wait()
 	for _, c := range h.snapshot() {
 		h.remove(c)
 	}
