@@ -321,3 +321,28 @@ func (e *Events) PublishAll(ctx context.Context, msgs []Message) error {
 	_, err := pipe.Exec(ctx)
 	return err
 }
+
+// Subscribe follows one topic's channel through r (a test's or a tool's
+// view of what web processes receive) and returns once Redis has confirmed:
+// a user's topic on their bucket's channel (sharded on a cluster), any other
+// on the broadcast channel. Messages of other topics on the same channel
+// arrive too; Decode tells them apart.
+func Subscribe(ctx context.Context, r redis.UniversalClient, topic string) (*redis.PubSub, error) {
+	ch, user := ChannelOf(r), false
+	if id, ok := strings.CutPrefix(topic, "user:"); ok {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			ch, user = UserChannel(r, UserBucket(n)), true
+		}
+	}
+	var ps *redis.PubSub
+	if user && Sharded(r) {
+		ps = r.SSubscribe(ctx, ch)
+	} else {
+		ps = r.Subscribe(ctx, ch)
+	}
+	if _, err := ps.Receive(ctx); err != nil {
+		ps.Close()
+		return nil, err
+	}
+	return ps, nil
+}
