@@ -3,7 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -109,6 +112,18 @@ func TestLiveUserEventsGoToTheirProcess(t *testing.T) {
 		if n < perProcess+1 { // each shopper's order event and the marker at least
 			t.Fatalf("web %c received %d user events, want at least %d", 'A'+p, n, perProcess+1)
 		}
+	}
+	// /metrics shows the process's count.
+	req, _ := http.NewRequest("GET", a.URL+"/metrics", nil)
+	req.Header.Set("Authorization", "Bearer "+a.adminToken())
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if line := fmt.Sprintf("seckill_live_user_events_received_total %d\n", hubs[0]()); !strings.Contains(string(body), line) {
+		t.Fatalf("/metrics (%d) lacks %q", res.StatusCode, line)
 	}
 	t.Logf("user events received: web A %d, web B %d: A's share %.0f%%", got[0], got[1], 100*float64(got[0])/float64(got[0]+got[1]))
 }
