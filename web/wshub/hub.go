@@ -63,7 +63,10 @@ type Config struct {
 }
 
 // Hub delivers live events to WebSocket clients. Events arrive through Redis
-// pub/sub, so a publish in any process reaches the clients of every process.
+// pub/sub, so a publish in any process reaches the clients of every process:
+// public topics on the broadcast channel every hub follows, a user's own on
+// their bucket's channel, which a hub follows only while it holds a socket
+// of a user in the bucket (hub_buckets.go).
 //
 // Sockets speak WebSocket through gorilla/websocket. An idle client costs no
 // goroutine and no write buffer, only a small read buffer: sockets wait in

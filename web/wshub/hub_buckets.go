@@ -27,7 +27,8 @@ type buckets struct {
 	refs    map[int]int           // bucket → sockets here
 	ready   map[int]chan struct{} // bucket → closed once Redis confirmed its subscription
 	waiting map[string][]chan struct{}
-	conns   map[string]*redis.PubSub // node address ("" on one server) → its subscriptions
+	conns   map[string]*redis.PubSub // on a cluster: master address → the subscriptions on it
+	perConn map[string]int           // master address → buckets followed there
 	closed  bool
 }
 
@@ -38,7 +39,7 @@ const subscribeWait = 5 * time.Second
 
 func newBuckets(h *Hub) *buckets {
 	b := &buckets{h: h, sharded: live.Sharded(h.Redis), refs: map[int]int{}, ready: map[int]chan struct{}{},
-		waiting: map[string][]chan struct{}{}, conns: map[string]*redis.PubSub{}}
+		waiting: map[string][]chan struct{}{}, conns: map[string]*redis.PubSub{}, perConn: map[string]int{}}
 	for i := range b.names {
 		b.names[i] = live.UserChannel(h.Redis, i)
 	}
@@ -86,11 +87,20 @@ func (b *buckets) release(userID int64) {
 	}
 	delete(b.refs, k)
 	delete(b.ready, k)
-	ps, err := b.connLocked(context.Background(), b.names[k])
+	ps, addr, err := b.connLocked(context.Background(), b.names[k])
 	if err != nil {
 		return
 	}
 	if b.sharded {
+		if b.perConn[addr]--; b.perConn[addr] <= 0 {
+			// A connection with no channel would reconnect to any node; the
+			// next bucket on this master opens a new one.
+			delete(b.perConn, addr)
+			delete(b.conns, addr)
+			delete(b.waiting, b.names[k]) // its only channel: no confirmation comes now
+			ps.Close()
+			return
+		}
 		err = ps.SUnsubscribe(context.Background(), b.names[k])
 	} else {
 		err = ps.Unsubscribe(context.Background(), b.names[k])
@@ -104,40 +114,51 @@ func (b *buckets) release(userID int64) {
 // Redis confirms. Confirmations of one channel come in the order asked for,
 // so each closes the oldest waiter. The caller holds b.mu.
 func (b *buckets) subscribeLocked(ctx context.Context, channel string, ready chan struct{}) error {
-	ps, err := b.connLocked(ctx, channel)
+	ps, addr, err := b.connLocked(ctx, channel)
 	if err != nil {
 		return err
 	}
-	b.waiting[channel] = append(b.waiting[channel], ready)
+	fresh := b.sharded && b.perConn[addr] == 0
 	if b.sharded {
-		return ps.SSubscribe(ctx, channel)
+		b.perConn[addr]++
 	}
-	return ps.Subscribe(ctx, channel)
+	b.waiting[channel] = append(b.waiting[channel], ready)
+	if !b.sharded {
+		return ps.Subscribe(ctx, channel)
+	}
+	err = ps.SSubscribe(ctx, channel)
+	if fresh {
+		// Read it only now: the cluster client's pub/sub connects to the
+		// master of its first channel's slot, and a read before any channel
+		// would connect it to a random node.
+		b.h.receivers.Add(1)
+		go b.h.receive(ps)
+	}
+	return err
 }
 
-// connLocked is the connection channel's subscriptions go on: on one server
-// the hub's own (with the broadcast channel), on a cluster one per master,
-// which must own the channel's slot. The caller holds b.mu.
-func (b *buckets) connLocked(ctx context.Context, channel string) (*redis.PubSub, error) {
+// connLocked is the connection channel's subscriptions go on, and its
+// master's address: on one server the hub's own (with the broadcast
+// channel), on a cluster one per master, which must own the channel's slot.
+// The caller holds b.mu.
+func (b *buckets) connLocked(ctx context.Context, channel string) (*redis.PubSub, string, error) {
 	cc, ok := b.h.Redis.(*redis.ClusterClient)
 	if !ok {
-		return b.h.pubsub, nil
+		return b.h.pubsub, "", nil
 	}
 	node, err := cc.MasterForKey(ctx, channel)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	addr := node.Options().Addr
 	if ps := b.conns[addr]; ps != nil {
-		return ps, nil
+		return ps, addr, nil
 	}
 	// The cluster client's pub/sub connects to the master of its first
 	// channel's slot, and reconnects there with all its channels.
 	ps := cc.SSubscribe(ctx)
 	b.conns[addr] = ps
-	b.h.receivers.Add(1)
-	go b.h.receive(ps)
-	return ps, nil
+	return ps, addr, nil
 }
 
 // confirmed is called when Redis confirms a subscription to channel.
