@@ -138,7 +138,8 @@ func Decode(payload string) (Message, error) {
 // CoalesceWindow is the shortest gap between two coalesced events on one topic.
 const CoalesceWindow = 100 * time.Millisecond
 
-// Events publishes live events through Redis so every web process can deliver them.
+// Events publishes live events through Redis: public ones to every web
+// process, a user's own to the process holding the user's socket.
 type Events struct {
 	rdb redis.UniversalClient
 	ch  *channels
