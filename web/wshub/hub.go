@@ -77,29 +77,29 @@ type Hub struct {
 	// Config may be changed until Start.
 	Config
 
-	sockets  prometheus.Gauge
-	dropped  prometheus.Counter
+	sockets prometheus.Gauge
+	dropped prometheus.Counter
 	// userEvents counts the user-bucket messages received (UserEventsReceived).
 	userEvents       atomic.Int64
 	userEventsSeries prometheus.Counter
-	upgrader websocket.Upgrader
-	ping     *websocket.PreparedMessage // the keepalive, framed once
-	bye      *websocket.PreparedMessage // the Close of a socket whose session ended
-	poll     poller
-	ready    chan *wsClient // clients with messages to write
-	reads    chan *wsClient // clients with data to read
+	upgrader         websocket.Upgrader
+	ping             *websocket.PreparedMessage // the keepalive, framed once
+	bye              *websocket.PreparedMessage // the Close of a socket whose session ended
+	poll             poller
+	ready            chan *wsClient // clients with messages to write
+	reads            chan *wsClient // clients with data to read
 
 	mu      sync.RWMutex
 	topics  map[string]map[*wsClient]struct{}
 	clients map[*wsClient]struct{}
 	anon    map[netip.Addr]int // anonymous sockets by client address
-	pubsub  *redis.PubSub // the broadcast channel and, on one server, the user buckets
+	pubsub  *redis.PubSub      // the broadcast channel and, on one server, the user buckets
 	buckets *buckets
 	// broadcast is the channel of public events (live.ChannelOf).
 	broadcast string
 	receivers sync.WaitGroup // the goroutines reading pubsub and the shards' connections
-	stop    chan struct{}
-	workers sync.WaitGroup
+	stop      chan struct{}
+	workers   sync.WaitGroup
 
 	closeOnce sync.Once
 }
