@@ -87,52 +87,67 @@ func (cs *testService) restore(t testing.TB, couponID int64, s *redisSnapshot) {
 	}
 }
 
-// userEvents subscribes to live events and returns a function that reads
-// everything published so far on users' topics: it publishes a marker and
-// collects events until the marker comes back, so nothing is waited for by
-// the clock and nothing published before the call is missed.
-func (cs *testService) userEvents(t testing.TB) func() map[int64][]map[string]any {
+// userEvents follows the users' live events and returns a function that
+// reads everything published so far on their topics: it publishes a marker
+// on each user's topic and collects events until every marker comes back
+// (each user's events travel on their own channel, in order), so nothing is
+// waited for by the clock and nothing published before the call is missed.
+func (cs *testService) userEvents(t testing.TB, users ...int64) func() map[int64][]map[string]any {
 	t.Helper()
-	ctx, rc := context.Background(), cs.redis.Client
-	sub := rc.Subscribe(ctx, live.ChannelOf(rc))
-	t.Cleanup(func() { sub.Close() })
-	if _, err := sub.Receive(ctx); err != nil {
-		t.Fatal(err)
+	ctx := context.Background()
+	type got struct {
+		uid int64
+		msg live.Message
 	}
-	ch := sub.Channel()
+	ch := make(chan got, 256)
+	for _, uid := range users {
+		sub, err := live.Subscribe(ctx, cs.redis.Client, live.TopicUser(uid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { sub.Close() })
+		go func() {
+			for m := range sub.Channel() {
+				if lm, err := live.Decode(m.Payload); err == nil && lm.Topic == live.TopicUser(uid) {
+					ch <- got{uid, lm}
+				}
+			}
+		}()
+	}
 	marks := 0
 	return func() map[int64][]map[string]any {
 		t.Helper()
 		marks++
-		mark := fmt.Sprintf("test:mark:%d", marks)
-		if err := cs.Events.PublishAll(ctx, []live.Message{{Topic: mark, Event: []byte(`{}`)}}); err != nil {
+		mark := fmt.Sprintf(`{"type":"test:mark","mark":%d}`, marks)
+		var msgs []live.Message
+		for _, uid := range users {
+			msgs = append(msgs, live.Message{Topic: live.TopicUser(uid), Event: []byte(mark)})
+		}
+		if err := cs.Events.PublishAll(ctx, msgs); err != nil {
 			t.Fatal(err)
 		}
 		out := map[int64][]map[string]any{}
 		timeout := time.After(10 * time.Second)
-		for {
+		for waiting := len(users); waiting > 0; {
 			select {
-			case m := <-ch:
-				lm, err := live.Decode(m.Payload)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if lm.Topic == mark {
-					return out
-				}
-				var uid int64
-				if _, err := fmt.Sscanf(lm.Topic, "user:%d", &uid); err != nil || !strings.HasPrefix(lm.Topic, "user:") {
+			case g := <-ch:
+				if string(g.msg.Event) == mark {
+					waiting--
 					continue
 				}
 				var ev map[string]any
-				if err := json.Unmarshal(lm.Event, &ev); err != nil {
+				if err := json.Unmarshal(g.msg.Event, &ev); err != nil {
 					t.Fatal(err)
 				}
-				out[uid] = append(out[uid], ev)
+				if ev["type"] == "test:mark" { // an earlier call's
+					continue
+				}
+				out[g.uid] = append(out[g.uid], ev)
 			case <-timeout:
-				t.Fatalf("marker %s never came back", mark)
+				t.Fatalf("marker %s never came back from every user", mark)
 			}
 		}
+		return out
 	}
 }
 
@@ -159,7 +174,7 @@ func TestStaleRestoreDurableGuard(t *testing.T) {
 	now := time.Now()
 	c := cs.create(t, 6, 1, now.Add(-time.Minute), now.Add(time.Hour))
 	u := cs.users(t, "stale", 5)
-	events := cs.userEvents(t)
+	events := cs.userEvents(t, u...)
 	flush := func() {
 		t.Helper()
 		if err := cs.FlushAll(ctx, cs.FlushGrabs); err != nil {

@@ -86,8 +86,8 @@ type userEvents struct {
 
 func (e *goodsEnv) watchUser(userID int64) *userEvents {
 	e.t.Helper()
-	sub := e.s.Redis.Subscribe(e.ctx, live.ChannelOf(e.s.Redis))
-	if _, err := sub.Receive(e.ctx); err != nil { // subscribed before anything is published
+	sub, err := live.Subscribe(e.ctx, e.s.Redis, live.TopicUser(userID)) // subscribed before anything is published
+	if err != nil {
 		e.t.Fatal(err)
 	}
 	e.t.Cleanup(func() { sub.Close() })

@@ -16,11 +16,11 @@ func TestOrderEventEncoding(t *testing.T) { eachShards(t, testOrderEventEncoding
 func testOrderEventEncoding(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(3, 1)
-	sub := e.s.Redis.Subscribe(e.ctx, live.ChannelOf(e.s.Redis))
-	defer sub.Close()
-	if _, err := sub.Receive(e.ctx); err != nil { // the subscription's confirmation
+	sub, err := live.Subscribe(e.ctx, e.s.Redis, live.TopicUser(7))
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer sub.Close()
 	o := e.grab(7, g.ID)
 	want, _ := json.Marshal(goods.OrderEvent{Type: "order", Order: o})
 	timeout := time.After(5 * time.Second)

@@ -52,8 +52,8 @@ func TestLiveEventsCrossClusterNodes(t *testing.T) {
 	ev.PublishCoalesced("goods:2", map[string]int{"remaining": 2})
 	var batch []live.Message
 	for i := range 20 {
-		batch = append(batch, live.Message{Topic: fmt.Sprintf("user:%d", i), Event: []byte(`{}`)})
-		want[fmt.Sprintf("user:%d", i)] = true
+		batch = append(batch, live.Message{Topic: fmt.Sprintf("coupon:%d", i+1), Event: []byte(`{}`)})
+		want[fmt.Sprintf("coupon:%d", i+1)] = true
 	}
 	if err := ev.PublishAll(ctx, batch); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -29,6 +30,73 @@ func ChannelOf(rdb redis.UniversalClient) string {
 	return Channel
 }
 
+// UserBuckets is how many channels carry users' own events (TopicUser): a
+// user's events go to the channel of their bucket, userID mod UserBuckets,
+// which only the web processes holding a socket of a user in that bucket
+// subscribe to. With W web processes each receives about 1/W of the users'
+// events instead of all of them; public topics stay on Channel, which every
+// process receives. The count bounds the channels a process may hold.
+const UserBuckets = 1024
+
+// UserBucket is the bucket of a user's events.
+func UserBucket(userID int64) int { return int(uint64(userID) % UserBuckets) }
+
+// UserChannel is the channel of bucket b's events, on rdb's database (as
+// ChannelOf). Its bucket is its hash tag, so on a Redis Cluster the channel
+// belongs to one slot and sharded pub/sub (SPUBLISH/SSUBSCRIBE) keeps its
+// messages on the shard that owns it.
+func UserChannel(rdb redis.UniversalClient, b int) string {
+	return fmt.Sprintf("%s:u:{%d}", ChannelOf(rdb), b)
+}
+
+// Sharded tells whether user channels use sharded pub/sub: on a Redis
+// Cluster. On one server (or the embedded Redis, which lacks SPUBLISH) plain
+// PUBLISH/SUBSCRIBE route the same way.
+func Sharded(rdb redis.UniversalClient) bool {
+	_, ok := rdb.(*redis.ClusterClient)
+	return ok
+}
+
+// channels names the channels of one database: the broadcast one and each bucket's.
+type channels struct {
+	broadcast string
+	user      [UserBuckets]string
+	sharded   bool
+}
+
+func channelsOf(r redis.UniversalClient) *channels {
+	c := &channels{broadcast: ChannelOf(r), sharded: Sharded(r)}
+	for b := range c.user {
+		c.user[b] = UserChannel(r, b)
+	}
+	return c
+}
+
+// of is the channel a topic travels on, and whether it is a user bucket's.
+func (c *channels) of(topic string) (string, bool) {
+	if id, ok := strings.CutPrefix(topic, "user:"); ok {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			return c.user[UserBucket(n)], true
+		}
+	}
+	return c.broadcast, false
+}
+
+// publish sends one message on the topic's channel through p (a client or a
+// pipeline): a user's event to its bucket's shard, SPUBLISH on a cluster.
+func (c *channels) publish(ctx context.Context, p interface {
+	Process(context.Context, redis.Cmder) error
+}, topic string, payload []byte) *redis.IntCmd {
+	ch, user := c.of(topic)
+	if user && c.sharded {
+		cmd := redis.NewIntCmd(ctx, "spublish", ch, payload)
+		cmd.SetFirstKeyPos(1)
+		_ = p.Process(ctx, cmd)
+		return cmd
+	}
+	return rdb.Publish(ctx, p, ch, payload)
+}
+
 // Topic names; a user's own events go to TopicUser and need no subscription.
 func TopicGoods(id int64) string     { return fmt.Sprintf("goods:%d", id) }
 func TopicSlot(id int64) string      { return fmt.Sprintf("slot:%d", id) }
@@ -44,10 +112,9 @@ func TopicMerchant(id int64) string { return fmt.Sprintf("merchant:%d", id) }
 // hub puts on it; nobody can subscribe to it.
 const TopicAdmins = "merchant:all"
 
-// Message is what travels over Channel: the topic and the event as
-// sent to clients. On the wire it is the topic, a newline and the event's
-// JSON, so every web process's hub routes it without decoding JSON (each one
-// receives every event, subscribed or not).
+// Message is what travels over Channel or a user channel: the topic and the
+// event as sent to clients. On the wire it is the topic, a newline and the
+// event's JSON, so a web process's hub routes it without decoding JSON.
 type Message struct {
 	Topic string
 	Event json.RawMessage
@@ -71,9 +138,11 @@ func Decode(payload string) (Message, error) {
 // CoalesceWindow is the shortest gap between two coalesced events on one topic.
 const CoalesceWindow = 100 * time.Millisecond
 
-// Events publishes live events through Redis so every web process can deliver them.
+// Events publishes live events through Redis: public ones to every web
+// process, a user's own to the process holding the user's socket.
 type Events struct {
 	rdb redis.UniversalClient
+	ch  *channels
 
 	mu       sync.Mutex
 	pending  map[string]keyedEvent // coalescing key → latest event not yet sent
@@ -99,7 +168,7 @@ type keyedEvent struct {
 
 // New returns a publisher over rdb.
 func New(rdb redis.UniversalClient) *Events {
-	return &Events{rdb: rdb, pending: map[string]keyedEvent{}, versions: map[string]int64{}, timers: map[string]*time.Timer{}, window: CoalesceWindow,
+	return &Events{rdb: rdb, ch: channelsOf(rdb), pending: map[string]keyedEvent{}, versions: map[string]int64{}, timers: map[string]*time.Timer{}, window: CoalesceWindow,
 		out: make(chan keyedEvent, outBuffer), stopped: make(chan struct{})}
 }
 
@@ -125,7 +194,7 @@ func (e *Events) Publish(ctx context.Context, topic string, event any) error {
 	if err != nil {
 		return fmt.Errorf("encode event: %w", err)
 	}
-	return rdb.Publish(ctx, e.rdb, ChannelOf(e.rdb), Message{Topic: topic, Event: body}.Encode()).Err()
+	return e.ch.publish(ctx, e.rdb, topic, Message{Topic: topic, Event: body}.Encode()).Err()
 }
 
 // PublishCoalesced sends at most one event per topic per window: the first at
@@ -198,7 +267,6 @@ func (e *Events) send(topic string, event any) {
 
 func (e *Events) publishLoop() {
 	defer close(e.stopped)
-	channel := ChannelOf(e.rdb)
 	for first := range e.out {
 		pipe := e.rdb.Pipeline()
 		add := func(ev keyedEvent) {
@@ -207,7 +275,7 @@ func (e *Events) publishLoop() {
 				slog.Error("encode live event", "topic", ev.topic, "err", err)
 				return
 			}
-			rdb.Publish(context.Background(), pipe, channel, Message{Topic: ev.topic, Event: body}.Encode())
+			e.ch.publish(context.Background(), pipe, ev.topic, Message{Topic: ev.topic, Event: body}.Encode())
 		}
 		add(first)
 	drain:
@@ -241,16 +309,41 @@ func encodeEvent(event any) ([]byte, error) {
 	return json.Marshal(event)
 }
 
-// PublishAll sends already encoded events in one pipeline.
+// PublishAll sends already encoded events in one pipeline (on a cluster, one
+// per shard, each in the order given).
 func (e *Events) PublishAll(ctx context.Context, msgs []Message) error {
 	if len(msgs) == 0 {
 		return nil
 	}
-	channel := ChannelOf(e.rdb)
 	pipe := e.rdb.Pipeline()
 	for _, m := range msgs {
-		rdb.Publish(ctx, pipe, channel, m.Encode())
+		e.ch.publish(ctx, pipe, m.Topic, m.Encode())
 	}
 	_, err := pipe.Exec(ctx)
 	return err
+}
+
+// Subscribe follows one topic's channel through r (a test's or a tool's
+// view of what web processes receive) and returns once Redis has confirmed:
+// a user's topic on their bucket's channel (sharded on a cluster), any other
+// on the broadcast channel. Messages of other topics on the same channel
+// arrive too; Decode tells them apart.
+func Subscribe(ctx context.Context, r redis.UniversalClient, topic string) (*redis.PubSub, error) {
+	ch, user := ChannelOf(r), false
+	if id, ok := strings.CutPrefix(topic, "user:"); ok {
+		if n, err := strconv.ParseInt(id, 10, 64); err == nil {
+			ch, user = UserChannel(r, UserBucket(n)), true
+		}
+	}
+	var ps *redis.PubSub
+	if user && Sharded(r) {
+		ps = r.SSubscribe(ctx, ch)
+	} else {
+		ps = r.Subscribe(ctx, ch)
+	}
+	if _, err := ps.Receive(ctx); err != nil {
+		ps.Close()
+		return nil, err
+	}
+	return ps, nil
 }

@@ -63,7 +63,10 @@ type Config struct {
 }
 
 // Hub delivers live events to WebSocket clients. Events arrive through Redis
-// pub/sub, so a publish in any process reaches the clients of every process.
+// pub/sub, so a publish in any process reaches the clients of every process:
+// public topics on the broadcast channel every hub follows, a user's own on
+// their bucket's channel, which a hub follows only while it holds a socket
+// of a user in the bucket (hub_buckets.go).
 //
 // Sockets speak WebSocket through gorilla/websocket. An idle client costs no
 // goroutine and no write buffer, only a small read buffer: sockets wait in
@@ -74,23 +77,29 @@ type Hub struct {
 	// Config may be changed until Start.
 	Config
 
-	sockets  prometheus.Gauge
-	dropped  prometheus.Counter
-	upgrader websocket.Upgrader
-	ping     *websocket.PreparedMessage // the keepalive, framed once
-	bye      *websocket.PreparedMessage // the Close of a socket whose session ended
-	poll     poller
-	ready    chan *wsClient // clients with messages to write
-	reads    chan *wsClient // clients with data to read
+	sockets prometheus.Gauge
+	dropped prometheus.Counter
+	// userEvents counts the user-bucket messages received (UserEventsReceived).
+	userEvents       atomic.Int64
+	userEventsSeries prometheus.Counter
+	upgrader         websocket.Upgrader
+	ping             *websocket.PreparedMessage // the keepalive, framed once
+	bye              *websocket.PreparedMessage // the Close of a socket whose session ended
+	poll             poller
+	ready            chan *wsClient // clients with messages to write
+	reads            chan *wsClient // clients with data to read
 
 	mu      sync.RWMutex
 	topics  map[string]map[*wsClient]struct{}
 	clients map[*wsClient]struct{}
 	anon    map[netip.Addr]int // anonymous sockets by client address
-	pubsub  *redis.PubSub
-	done    chan struct{}
-	stop    chan struct{}
-	workers sync.WaitGroup
+	pubsub  *redis.PubSub      // the broadcast channel and, on one server, the user buckets
+	buckets *buckets
+	// broadcast is the channel of public events (live.ChannelOf).
+	broadcast string
+	receivers sync.WaitGroup // the goroutines reading pubsub and the shards' connections
+	stop      chan struct{}
+	workers   sync.WaitGroup
 
 	closeOnce sync.Once
 }
@@ -183,10 +192,14 @@ func New(cfg Config) *Hub {
 		bye:   mustPrepare(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "session ended")),
 		ready: make(chan *wsClient, 1<<14), reads: make(chan *wsClient, 1<<12),
 		topics: map[string]map[*wsClient]struct{}{}, clients: map[*wsClient]struct{}{}, anon: map[netip.Addr]int{},
-		done: make(chan struct{}), stop: make(chan struct{}),
+		stop: make(chan struct{}),
+		userEventsSeries: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "seckill_live_user_events_received_total",
+			Help: "Users' own live events this process received from Redis (only those of users whose sockets it holds).",
+		}),
 	}
 	if cfg.Registry != nil {
-		cfg.Registry.MustRegister(h.sockets, h.dropped)
+		cfg.Registry.MustRegister(h.sockets, h.dropped, h.userEventsSeries)
 	}
 	return h
 }
@@ -203,7 +216,9 @@ func mustPrepare(typ int, data []byte) *websocket.PreparedMessage {
 // Start subscribes to the live channel and returns once Redis has confirmed,
 // so no event published afterwards is missed.
 func (h *Hub) Start(ctx context.Context) error {
-	h.pubsub = h.Redis.Subscribe(ctx, live.ChannelOf(h.Redis))
+	h.broadcast = live.ChannelOf(h.Redis)
+	h.buckets = newBuckets(h)
+	h.pubsub = h.Redis.Subscribe(ctx, h.broadcast)
 	if _, err := h.pubsub.Receive(ctx); err != nil {
 		h.pubsub.Close()
 		return err
@@ -227,20 +242,9 @@ func (h *Hub) Start(ctx context.Context) error {
 	h.workers.Add(2)
 	go h.keepalive()
 	go h.endSessions()
-	go h.run()
+	h.receivers.Add(1)
+	go h.receive(h.pubsub)
 	return nil
-}
-
-func (h *Hub) run() {
-	defer close(h.done)
-	for msg := range h.pubsub.Channel(redis.WithChannelSize(4096)) {
-		m, err := live.Decode(msg.Payload)
-		if err != nil {
-			h.Log.Warn("bad live message", "err", err)
-			continue
-		}
-		h.dispatch(m.Topic, m.Event)
-	}
 }
 
 // dispatch frames the event once and queues it for every subscriber of the
@@ -413,7 +417,8 @@ func (h *Hub) close() {
 		return
 	}
 	h.pubsub.Close()
-	<-h.done
+	h.buckets.close()
+	h.receivers.Wait()
 	for _, c := range h.snapshot() {
 		h.remove(c)
 	}

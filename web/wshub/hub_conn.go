@@ -2,6 +2,7 @@ package wshub
 
 import (
 	"bufio"
+	"context"
 	"encoding/base64"
 	"net"
 	"net/http"
@@ -74,14 +75,19 @@ func (h *Hub) Handle(c *fiber.Ctx) error {
 		if u, ok := conn.(interface{ UnsafeConn() net.Conn }); ok {
 			conn = u.UnsafeConn()
 		}
+		// The socket is in the hub before the 101, with its own topics and
+		// its user's bucket followed: every event published once the client
+		// sees the socket open (say, after it moved here from another
+		// process) reaches it, queued until the socket can be written.
+		c := h.adopt(claims, anonIP)
 		br := bufio.NewReaderSize(conn, readBuffer)
 		ws, err := h.upgrader.Upgrade(&hijacked{conn, bufio.NewReadWriter(br, bufio.NewWriterSize(conn, 256))}, r, nil)
 		if err != nil {
-			h.releaseAnon(anonIP)
+			h.remove(c) // frees its anonymous slot and its bucket
 			conn.Close()
 			return
 		}
-		h.attach(ws, br, claims, anonIP)
+		h.attach(c, ws, br)
 	})
 	return nil
 }
@@ -102,12 +108,31 @@ func (w *hijacked) Header() http.Header                          { return http.H
 func (w *hijacked) Write(p []byte) (int, error) { return len(p), nil }
 func (w *hijacked) WriteHeader(int)             {}
 
-// attach adopts an upgraded connection; an anonymous one's slot under its
-// address's cap was taken by Handle.
-func (h *Hub) attach(ws *websocket.Conn, br *bufio.Reader, claims model.Claims, anonIP netip.Addr) {
-	userID := claims.UserID
-	c := &wsClient{ws: ws, br: br, userID: userID, claims: claims, topics: map[string]struct{}{}, anonIP: anonIP}
+// adopt registers a socket about to be upgraded, with the topics it follows
+// from the start, and waits until this process follows its user's bucket; an
+// anonymous one's slot under its address's cap was taken by Handle. Its
+// writes wait (it is marked scheduled) until attach has the connection.
+func (h *Hub) adopt(claims model.Claims, anonIP netip.Addr) *wsClient {
+	c := &wsClient{userID: claims.UserID, claims: claims, topics: map[string]struct{}{}, anonIP: anonIP, scheduled: true}
 	c.lastSeen.Store(time.Now().UnixNano())
+	if c.userID > 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), subscribeWait)
+		h.buckets.hold(ctx, c.userID)
+		cancel()
+	}
+	h.mu.Lock()
+	h.clients[c] = struct{}{}
+	for _, t := range ownTopics(claims) {
+		h.subscribeLocked(c, t)
+	}
+	h.mu.Unlock()
+	h.sockets.Inc()
+	return c
+}
+
+// attach gives an adopted client its upgraded connection, writes what was
+// queued for it meanwhile and starts reading it.
+func (h *Hub) attach(c *wsClient, ws *websocket.Conn, br *bufio.Reader) {
 	ws.SetReadLimit(maxMessage)
 	// Prepared messages are framed for compression level 0 when made;
 	// asking for the same level (compression is off) lets every socket
@@ -131,13 +156,15 @@ func (h *Hub) attach(ws *websocket.Conn, br *bufio.Reader, claims model.Claims, 
 		}
 		return nil
 	})
-	h.mu.Lock()
-	h.clients[c] = struct{}{}
-	for _, t := range ownTopics(claims) {
-		h.subscribeLocked(c, t)
+	c.mu.Lock()
+	c.ws, c.br = ws, br
+	gone := c.closed // dropped meanwhile (the hub closed, or it fell behind)
+	c.mu.Unlock()
+	if gone {
+		ws.Close()
+		return
 	}
-	h.mu.Unlock()
-	h.sockets.Inc()
+	h.flush(c) // what arrived meanwhile; then writes are scheduled as usual
 	if err := h.poll.add(c); err != nil {
 		h.Log.Warn("watch websocket", "err", err)
 		h.remove(c)
@@ -169,6 +196,7 @@ func (h *Hub) remove(c *wsClient) {
 	}
 	c.closed = true
 	c.queue = nil
+	ws := c.ws // nil while an adopted socket is being upgraded
 	c.mu.Unlock()
 	h.mu.Lock()
 	delete(h.clients, c)
@@ -177,9 +205,14 @@ func (h *Hub) remove(c *wsClient) {
 		h.unsubscribeLocked(c, t)
 	}
 	h.mu.Unlock()
+	if c.userID > 0 {
+		h.buckets.release(c.userID)
+	}
 	h.sockets.Dec()
 	h.poll.remove(c)
-	c.ws.Close() // also frees a writer stuck on this client
+	if ws != nil {
+		ws.Close() // also frees a writer stuck on this client
+	}
 }
 
 // sameOrigin lets browsers connect only from this site; clients without an Origin header are not browsers.
