@@ -121,21 +121,26 @@ func (s *Service) expireBucket(ctx context.Context, b bucket, now, stop time.Tim
 func (s *Service) expireBatch(ctx context.Context, b bucket, seqs []string, now time.Time) (expired, gone int, err error) {
 	goodsID := b.goods
 	keys, ms := scriptKeys(b), now.UnixMilli()
-	run := func() ([]*redis.Cmd, error) {
+	cmds := make([]*redis.Cmd, len(seqs))
+	run := func(which func(i int) bool) error {
 		pipe := s.Redis.Pipeline()
-		cmds := make([]*redis.Cmd, len(seqs))
 		for i, sq := range seqs {
-			cmds[i] = expireScript.EvalSha(ctx, pipe, keys, sq, ms)
+			if which(i) {
+				cmds[i] = expireScript.EvalSha(ctx, pipe, keys, sq, ms)
+			}
 		}
 		_, err := pipe.Exec(ctx)
-		return cmds, err
+		return err
 	}
-	cmds, err := run()
+	err = run(func(int) bool { return true })
 	if err != nil && redis.HasErrorPrefix(err, "NOSCRIPT") {
+		// Run again only the orders the script did not reach: another
+		// tick may have loaded it while this pipeline ran, so the later
+		// ones ran (and expired their orders) and must not run twice.
 		if err := expireScript.Load(ctx, s.Redis).Err(); err != nil {
 			return 0, 0, fmt.Errorf("load the expiry script: %w", err)
 		}
-		cmds, err = run()
+		err = run(func(i int) bool { return redis.HasErrorPrefix(cmds[i].Err(), "NOSCRIPT") })
 	}
 	if err != nil {
 		return 0, 0, fmt.Errorf("expire due orders of goods %d: %w", goodsID, err)

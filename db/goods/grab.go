@@ -276,20 +276,27 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 // grabElsewhere goes on with a grab whose home bucket (keys, args: the
 // grab script's call there) had no stock: it takes a unit from the next
 // bucket that has one (one round trip each; buckets found empty lately are
-// passed over) and runs the grab script at home again with it. It answers
-// as the grab script does; sold_out when no bucket had a unit. When it found
-// buckets empty it asks home once more before answering sold_out: a unit
-// another grab brought there and could not use (its user's limit) is on sale
-// there now.
+// tried last) and runs the grab script at home again with it. It answers
+// as the grab script does; sold_out when no bucket had a unit. Sold out is
+// never answered from the memo of empty buckets alone: a unit another grab
+// brought to a bucket and could not use (its user's limit) is on sale there,
+// even when this process marked the bucket empty a moment before, so every
+// bucket is asked before sold_out, and home once more when any was empty.
+// (Once sold out, refusals.go answers from memory without these trips.)
 func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, script *redis.Script, keys []string, args []any) (string, error) {
 	home := homeBucket(userID, k)
 	s.dry.mark(bucket{goods: goodsID, n: home, k: k})
-	probed := false
+	var others, later []bucket
 	for i := 1; i < k; i++ {
 		b := bucket{goods: goodsID, n: (home + i) % k, k: k}
 		if s.dry.dry(b) {
-			continue
+			later = append(later, b)
+		} else {
+			others = append(others, b)
 		}
+	}
+	probed := false
+	for _, b := range append(others, later...) {
 		res, err := s.Eval(ctx, stealScript, scriptKeys(b), args[1]).Text()
 		s.trips.count(goodsID).trips.Add(1)
 		if err != nil {

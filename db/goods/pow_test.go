@@ -1,6 +1,8 @@
 package goods
 
 import (
+	"crypto/sha256"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,10 @@ func TestCheckPow(t *testing.T) {
 	c := newChallenge(key, 7, 8, now.Add(PowTTL))
 	good := SolvePow(c)
 	parts := strings.SplitN(good, ":", 3)
+	wrong := parts[1] + "z" // a nonce that does not solve it (one in 256 would by chance)
+	for i := 0; leadingZeroBits(sha256.Sum256([]byte(parts[0]+wrong))) >= 8; i++ {
+		wrong = parts[1] + "z" + strconv.Itoa(i)
+	}
 	for _, tc := range []struct {
 		name   string
 		header string
@@ -22,7 +28,7 @@ func TestCheckPow(t *testing.T) {
 		{"other goods", good, 8, now, false},
 		{"expired", good, 7, now.Add(PowTTL), false},
 		{"other key", SolvePow(newChallenge([]byte("x"), 7, 8, now.Add(PowTTL))), 7, now, false},
-		{"unsolved", parts[0] + ":" + parts[1] + "z:" + parts[2], 7, now, false},
+		{"unsolved", parts[0] + ":" + wrong + ":" + parts[2], 7, now, false},
 		{"no nonce", parts[0] + "::" + parts[2], 7, now, false},
 		{"bits changed", strings.Replace(parts[0], ".8.", ".1.", 1) + ":" + parts[1] + ":" + parts[2], 7, now, false},
 		{"garbage", "a:b", 7, now, false},
