@@ -82,11 +82,11 @@ func TestGoodsPageRendersGrabState(t *testing.T) {
 		v      GoodsView
 		button string
 	}{
-		{"live", GoodsView{Goods: live}, `data-testid="grab-button">Grab for ¥25.00</button>`},
-		{"sold out", GoodsView{Goods: soldOut}, `data-testid="grab-button" disabled>Sold out</button>`},
+		{"live", GoodsView{Goods: live}, `data-testid="grab-button" data-pow="0">Grab for ¥25.00</button>`},
+		{"sold out", GoodsView{Goods: soldOut}, `data-testid="grab-button" data-pow="0" disabled>Sold out</button>`},
 		{"limit reached", GoodsView{Goods: live, Orders: []model.Order{{ID: 3_000_000_001, GoodsID: 3, Status: model.OrderPaid}}},
-			`data-testid="grab-button" disabled>Limit reached</button>`},
-		{"ended", GoodsView{Goods: ended}, `data-testid="grab-button" disabled>Sale ended</button>`},
+			`data-testid="grab-button" data-pow="0" disabled>Limit reached</button>`},
+		{"ended", GoodsView{Goods: ended}, `data-testid="grab-button" data-pow="0" disabled>Sale ended</button>`},
 	} {
 		var b strings.Builder
 		if err := GoodsPage(Page{Title: "x", User: user}, tc.v).Render(context.Background(), &b); err != nil {
