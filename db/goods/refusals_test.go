@@ -105,7 +105,7 @@ func TestRefusalsFromMemory(t *testing.T) {
 		follow(t, e.s)
 		other := e.peer()
 		scripts := new(scriptCounter)
-		e.s.Redis.(*redis.Client).AddHook(scripts)
+		e.s.Redis.AddHook(scripts)
 		g := e.liveGoods(3, 1)
 		orders := e.grabMany(g.ID, 3)
 		for _, s := range []*goods.Service{e.s, other} {
@@ -172,7 +172,7 @@ func TestRefusalsFromMemoryStartAndLimit(t *testing.T) {
 	e := newGoodsEnv(t)
 	follow(t, e.s)
 	scripts := new(scriptCounter)
-	e.s.Redis.(*redis.Client).AddHook(scripts)
+	e.s.Redis.AddHook(scripts)
 	g := e.goods(e.slot(time.Minute, time.Hour), 5, 1)
 	eventuallyRefused := func(user int64, code string) {
 		t.Helper()
