@@ -31,6 +31,11 @@ const (
 	// wrong, expired, for other goods or used before.
 	EPOWREQUIRED = "pow_required"
 	EPOWINVALID  = "pow_invalid"
+	// Fair sales: a grab of a queued sale without a valid admission, a
+	// join of a queue whose stock is gone, a grab of a raffle's goods.
+	ENOTADMITTED = "not_admitted"
+	EQUEUECLOSED = "queue_closed"
+	ENOTDRAWN    = "not_drawn"
 )
 
 // Error is a domain error with a code and a message that is safe to show a user.
@@ -64,6 +69,9 @@ var (
 	ErrUnavailable    = &Error{Code: EUNAVAILABLE, Message: "the service is briefly unavailable; try again shortly"}
 	ErrPowRequired    = &Error{Code: EPOWREQUIRED, Message: "this sale asks for a proof of work: get a challenge from /api/pow and send its solution in X-Pow"}
 	ErrPowInvalid     = &Error{Code: EPOWINVALID, Message: "the proof of work is wrong, expired or used already: solve a new challenge"}
+	ErrNotAdmitted    = &Error{Code: ENOTADMITTED, Message: "this sale has a waiting room: join the queue and grab with the admission it gives you (X-Admission) while it is good"}
+	ErrQueueClosed    = &Error{Code: EQUEUECLOSED, Message: "the queue is closed: every unit has gone"}
+	ErrNotDrawn       = &Error{Code: ENOTDRAWN, Message: "this goods is sold by a draw, not a race: enter the raffle before the start; winners get an order"}
 )
 
 // ErrorCode returns the code of a domain error, or EINTERNAL for any other error.

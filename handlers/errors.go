@@ -34,6 +34,9 @@ var errorTable = map[string]statuses{
 	db.EINTERNAL:      {fiber.StatusInternalServerError, 0},
 	db.EPOWREQUIRED:   {fiber.StatusForbidden, 0},
 	db.EPOWINVALID:    {fiber.StatusForbidden, 0},
+	db.ENOTADMITTED:   {fiber.StatusForbidden, fiber.StatusForbidden},
+	db.EQUEUECLOSED:   {fiber.StatusConflict, fiber.StatusConflict},
+	db.ENOTDRAWN:      {fiber.StatusConflict, fiber.StatusConflict},
 }
 
 // StatusOf is the API status of a domain error code.

@@ -16,7 +16,7 @@ func TestEveryCodeHasItsStatus(t *testing.T) {
 		db.ECONFLICT: 409, db.ESOLDOUT: 409, db.ELIMITREACHED: 409, db.EALREADY: 409, db.ENOTSTARTED: 409,
 		db.EENDED: 409, db.EEXPIRED: 409, db.ETOOLATE: 409, db.ENOTCONFIGURED: 409,
 		db.ERATELIMITED: 429, db.ETOOLARGE: 413, db.EUNAVAILABLE: 503, db.EINTERNAL: 500,
-		db.EPOWREQUIRED: 403, db.EPOWINVALID: 403,
+		db.EPOWREQUIRED: 403, db.EPOWINVALID: 403, db.ENOTADMITTED: 403, db.EQUEUECLOSED: 409, db.ENOTDRAWN: 409,
 	}
 	for code, status := range want {
 		if got := StatusOf(code); got != status {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
 
@@ -74,6 +75,18 @@ func goodsFormInput(form views.GoodsForm, slotID int64) (goods.Input, db.FieldEr
 	var pow int64
 	count("pow_bits", form.PowBits, &pow, 0)
 	in.PowBits, in.PreregisteredOnly = int(min(max(pow, -1), 1000)), form.Preregistered
+	in.Mode = strings.TrimSpace(form.Mode)
+	var rate, admission int64
+	count("queue_rate", form.QueueRate, &rate, -1)
+	count("admission_seconds", form.AdmissionSeconds, &admission, 0)
+	in.QueueRate, in.AdmissionSeconds = int(min(max(rate, -2), goods.MaxQueueRate+1)), int(min(max(admission, -1), goods.MaxAdmissionSeconds+1))
+	if in.Mode == model.ModeRaffle && strings.TrimSpace(form.EntryStartAt) != "" {
+		t, err := parseLocalTime(form.EntryStartAt, tzOffsetMinutes(form.TZOffset))
+		if err != nil {
+			errs["entry_start_at"] = err.Error()
+		}
+		in.EntryStartAt = t
+	}
 	return in, errs
 }
 

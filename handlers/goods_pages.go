@@ -133,7 +133,9 @@ func goodsFormOf(c *fiber.Ctx) views.GoodsForm {
 	return views.GoodsForm{Title: c.FormValue("title"), Description: c.FormValue("description"), Price: c.FormValue("price_cents"),
 		SeckillPrice: c.FormValue("seckill_price_cents"), Stock: c.FormValue("stock"), Limit: c.FormValue("limit_per_user"),
 		Demand: c.FormValue("demand"), Shards: c.FormValue("shards"),
-		PowBits: c.FormValue("pow_bits"), Preregistered: c.FormValue("preregistered_only") != ""}
+		PowBits: c.FormValue("pow_bits"), Preregistered: c.FormValue("preregistered_only") != "",
+		Mode: c.FormValue("mode"), QueueRate: c.FormValue("queue_rate"), AdmissionSeconds: c.FormValue("admission_seconds"),
+		EntryStartAt: c.FormValue("entry_start_at"), TZOffset: c.FormValue("tz_offset")}
 }
 
 // AdminCreateSlot handles the new-slot form: POST /admin/slots.

@@ -52,8 +52,16 @@ type GoodsForm struct {
 	Shards        string // the advanced override of Demand's shard count ("": Demand's)
 	PowBits       string // the proof of work asked of each grab ("" or 0: off)
 	Preregistered bool   // open only to shoppers who booked its reminder
-	Errors        db.FieldErrors
-	Error         string
+	// How it is sold: a model.Mode* value ("": first come on create,
+	// unchanged on edit), a queue's rate and admission, a raffle's entry
+	// start (datetime-local in the browser's zone, TZOffset its offset).
+	Mode             string
+	QueueRate        string
+	AdmissionSeconds string
+	EntryStartAt     string
+	TZOffset         string
+	Errors           db.FieldErrors
+	Error            string
 }
 
 // AdminSlotsView lists the merchant's slots with the form to add one.
@@ -100,7 +108,22 @@ func SlotFormOf(s model.Slot) SlotForm {
 func GoodsFormOf(g model.Goods) GoodsForm {
 	return GoodsForm{Title: g.Title, Description: g.Description, Price: CentsInput(g.PriceCents),
 		SeckillPrice: CentsInput(g.SeckillPriceCents), Stock: i64(g.Stock), Limit: i64(g.LimitPerUser),
-		Demand: DemandOf(g.Shards), Shards: customShards(g.Shards), PowBits: i64(int64(g.PowBits)), Preregistered: g.PreregisteredOnly}
+		Demand: DemandOf(g.Shards), Shards: customShards(g.Shards), PowBits: i64(int64(g.PowBits)), Preregistered: g.PreregisteredOnly,
+		Mode: g.Mode, QueueRate: i64(int64(g.QueueRate)), AdmissionSeconds: i64(int64(g.AdmissionSeconds)), EntryStartAt: entryStart(g)}
+}
+
+func entryStart(g model.Goods) string {
+	if g.EntryStartAt == nil {
+		return ""
+	}
+	return DateTimeLocal(*g.EntryStartAt)
+}
+
+// SaleModes are the ways goods may be sold, as the merchant's form offers them.
+var SaleModes = []struct{ Value, Label string }{
+	{model.ModeFirstCome, "First come, first served"},
+	{model.ModeQueue, "Waiting room (queue)"},
+	{model.ModeRaffle, "Raffle (draw)"},
 }
 
 // PowBitsSuggested is the proof of work the merchant's form suggests

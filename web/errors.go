@@ -49,7 +49,7 @@ var sentinelBodies = func() map[*db.Error][]byte {
 	m := map[*db.Error][]byte{}
 	for _, e := range []*db.Error{db.ErrSoldOut, db.ErrLimitReached, db.ErrAlreadyGrabbed, db.ErrNotStarted,
 		db.ErrEnded, db.ErrExpired, db.ErrTooLate, db.ErrNotFound, db.ErrUnauthorized, db.ErrForbidden, db.ErrRateLimited,
-		db.ErrPowRequired, db.ErrPowInvalid} {
+		db.ErrPowRequired, db.ErrPowInvalid, db.ErrNotAdmitted, db.ErrQueueClosed, db.ErrNotDrawn} {
 		m[e] = errorBody(e.Code, e.Message)
 	}
 	return m

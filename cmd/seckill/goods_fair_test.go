@@ -197,3 +197,85 @@ func TestFairPowRaisedUnderAttack(t *testing.T) {
 		t.Fatalf("after the attack: %d bits, want 6", c.Bits)
 	}
 }
+
+// fairModeJSON is the fair-sale fields of a goods answer.
+type fairModeJSON struct {
+	Mode             string     `json:"mode"`
+	QueueRate        int        `json:"queue_rate"`
+	AdmissionSeconds int        `json:"admission_seconds"`
+	EntryStartAt     *time.Time `json:"entry_start_at"`
+}
+
+// A goods' mode and its fields are set at creation or before the sale,
+// checked, kept by an update that leaves them out, and fixed once the
+// sale has started (the queue's rate and admission may still change).
+func TestFairModeFields(t *testing.T) {
+	a := startApp(t)
+	mt, _ := a.newMerchant()
+	sl := a.createSlot(mt, time.Hour, time.Hour)
+	body := func(extra map[string]any) map[string]any {
+		b := map[string]any{"slot_id": sl.ID, "title": "Mode " + fmt.Sprint(userSeq.Add(1)), "price_cents": 10000,
+			"seckill_price_cents": 2500, "stock": 10}
+		for k, v := range extra {
+			b[k] = v
+		}
+		return b
+	}
+	create := func(extra map[string]any) (int64, fairModeJSON) {
+		t.Helper()
+		var out struct {
+			Goods struct {
+				ID int64 `json:"id"`
+				fairModeJSON
+			}
+		}
+		if st := a.call("POST", "/api/admin/goods", mt, body(extra), &out); st != 201 {
+			t.Fatalf("create %v: %d", extra, st)
+		}
+		return out.Goods.ID, out.Goods.fairModeJSON
+	}
+
+	_, plain := create(nil)
+	if plain.Mode != "first_come" || plain.QueueRate != 0 || plain.AdmissionSeconds != 120 || plain.EntryStartAt != nil {
+		t.Fatalf("defaults: %+v", plain)
+	}
+	qid, q := create(map[string]any{"mode": "queue", "queue_rate": 50, "admission_seconds": 60})
+	if q.Mode != "queue" || q.QueueRate != 50 || q.AdmissionSeconds != 60 {
+		t.Fatalf("queue: %+v", q)
+	}
+	before := a.Clock.Now().Add(-time.Second)
+	rid, r := create(map[string]any{"mode": "raffle"})
+	if r.Mode != "raffle" || r.EntryStartAt == nil || r.EntryStartAt.Before(before) || r.EntryStartAt.After(a.Clock.Now()) {
+		t.Fatalf("raffle: %+v, want entries open from its creation", r)
+	}
+	for field, v := range map[string]any{"mode": "lottery", "queue_rate": -5, "admission_seconds": 5} {
+		a.wantError("POST", "/api/admin/goods", mt, body(map[string]any{field: v}), 400, "invalid")
+	}
+	a.wantError("POST", "/api/admin/goods", mt, body(map[string]any{"mode": "raffle",
+		"entry_start_at": sl.StartAt.Add(time.Minute).Format(time.RFC3339)}), 400, "invalid")
+
+	// An update that leaves the fields out keeps them; one that names them changes them.
+	var got struct{ Goods fairModeJSON }
+	upd := body(nil)
+	if st := a.call("PUT", fmt.Sprintf("/api/admin/goods/%d", qid), mt, upd, &got); st != 200 || got.Goods != q {
+		t.Fatalf("update leaving the mode out: %d %+v, want %+v", st, got.Goods, q)
+	}
+	entries := sl.StartAt.Add(-30 * time.Minute).UTC().Truncate(time.Second)
+	upd = body(map[string]any{"mode": "raffle", "entry_start_at": entries.Format(time.RFC3339)})
+	if st := a.call("PUT", fmt.Sprintf("/api/admin/goods/%d", rid), mt, upd, &got); st != 200 ||
+		got.Goods.EntryStartAt == nil || !got.Goods.EntryStartAt.Equal(entries) {
+		t.Fatalf("moving the entry window: %d %+v", st, got.Goods)
+	}
+
+	// Once the sale has started the mode is fixed; the queue's pace is not.
+	a.advance(time.Hour + time.Second)
+	a.wantError("PUT", fmt.Sprintf("/api/admin/goods/%d", qid), mt, body(map[string]any{"mode": "first_come"}), 409, "conflict")
+	if st := a.call("PUT", fmt.Sprintf("/api/admin/goods/%d", qid), mt, body(map[string]any{"queue_rate": 5}), &got); st != 200 ||
+		got.Goods.Mode != "queue" || got.Goods.QueueRate != 5 {
+		t.Fatalf("slowing a live queue: %d %+v", st, got.Goods)
+	}
+	live := a.createSlot(mt, -time.Minute, time.Hour)
+	b := body(map[string]any{"mode": "queue"})
+	b["slot_id"] = live.ID
+	a.wantError("POST", "/api/admin/goods", mt, b, 409, "conflict")
+}

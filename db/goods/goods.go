@@ -183,7 +183,7 @@ func (s *Service) MerchantSlots(ctx context.Context, by model.Claims) ([]model.S
 
 const goodsColumns = `g.id, g.slot_id, g.merchant_id, g.title, g.description, g.price_cents, g.seckill_price_cents,
 	g.stock, g.limit_per_user, g.shards, g.remaining, s.start_ms, s.end_ms, g.ended_ms, g.hidden, s.hidden, g.image,
-	g.pow_bits, g.preregistered_only`
+	g.pow_bits, g.preregistered_only, g.mode, g.queue_rate, g.admission_seconds, g.entry_start_ms`
 
 func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]model.Goods, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+goodsColumns+` FROM goods g JOIN slots s ON s.id = g.slot_id WHERE `+where, args...)
@@ -196,11 +196,11 @@ func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]
 	for rows.Next() {
 		var g model.Goods
 		var start, end int64
-		var ended sql.NullInt64
+		var ended, entryStart sql.NullInt64
 		var image string
 		if err := rows.Scan(&g.ID, &g.SlotID, &g.MerchantID, &g.Title, &g.Description, &g.PriceCents, &g.SeckillPriceCents,
 			&g.Stock, &g.LimitPerUser, &g.Shards, &g.Remaining, &start, &end, &ended, &g.Hidden, &g.SlotHidden, &image,
-			&g.PowBits, &g.PreregisteredOnly); err != nil {
+			&g.PowBits, &g.PreregisteredOnly, &g.Mode, &g.QueueRate, &g.AdmissionSeconds, &entryStart); err != nil {
 			return nil, err
 		}
 		// Goods ended early closes before its slot: its window ends then
@@ -211,6 +211,10 @@ func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]
 		start = min(start, end)
 		g.StartAt, g.EndAt = msTime(start), msTime(end)
 		g.ImageURL = ImageURL(image)
+		if entryStart.Valid {
+			t := msTime(entryStart.Int64)
+			g.EntryStartAt = &t
+		}
 		g.State = SlotState(now, g.StartAt, g.EndAt)
 		out = append(out, g)
 	}
@@ -240,6 +244,7 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 	if in.Shards == 0 {
 		in.Shards = 1
 	}
+	fairDefaults(&in, s.Now())
 	if err := Validate(&in).Err(); err != nil {
 		return nil, err
 	}
@@ -250,12 +255,19 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 	if sl.State == model.SlotEnded {
 		return nil, db.Errorf(db.ECONFLICT, "slot %d has ended", sl.ID)
 	}
+	if in.Mode != model.ModeFirstCome && sl.State != model.SlotUpcoming {
+		return nil, db.Errorf(db.ECONFLICT, "a %s sale is set before it starts: slot %d has started", in.Mode, sl.ID)
+	}
+	if err := checkEntryWindow(&in, sl.StartAt); err != nil {
+		return nil, err
+	}
 	var id int64
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO goods (slot_id, merchant_id, title, description, price_cents, seckill_price_cents,
-			stock, limit_per_user, shards, remaining, created_ms, pow_bits, preregistered_only) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+			stock, limit_per_user, shards, remaining, created_ms, pow_bits, preregistered_only,
+			mode, queue_rate, admission_seconds, entry_start_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 			sl.ID, sl.MerchantID, in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Shards, in.Stock, s.Now().UnixMilli(),
-			in.PowBits, flag(in.PreregisteredOnly)).Scan(&id)
+			in.PowBits, flag(in.PreregisteredOnly), in.Mode, in.QueueRate, in.AdmissionSeconds, entryStartMs(in)).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -291,23 +303,31 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 	if in.Shards == 0 {
 		in.Shards = max(old.Shards, 1)
 	}
+	fairUnchanged(&in, old, s.Now())
 	if err := Validate(&in).Err(); err != nil {
 		return nil, err
 	}
 	terms := in.PriceCents != old.PriceCents || in.SeckillPriceCents != old.SeckillPriceCents ||
 		in.Stock != old.Stock || in.LimitPerUser != old.LimitPerUser || in.Shards != old.Shards
-	if terms && old.State != model.SlotUpcoming {
-		return nil, db.Errorf(db.ECONFLICT, "the sale has started: only the title and description can change")
+	// How the goods is sold changes only before its sale, as its terms do.
+	mode := in.Mode != old.Mode || (in.Mode == model.ModeRaffle && (old.EntryStartAt == nil || !in.EntryStartAt.Equal(*old.EntryStartAt)))
+	if (terms || mode) && old.State != model.SlotUpcoming {
+		return nil, db.Errorf(db.ECONFLICT, "the sale has started: only the title, description and proof of work can change")
+	}
+	if err := checkEntryWindow(&in, old.StartAt); err != nil {
+		return nil, err
 	}
 	// Written only while the terms are the ones read, and new terms only
 	// while the slot is still upcoming: a concurrent change (updates run side
 	// by side on PostgreSQL) or the sale's start makes this one answer a conflict.
 	res, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET title = ?, description = ?, price_cents = ?, seckill_price_cents = ?,
-		stock = ?, limit_per_user = ?, shards = ?, remaining = CASE WHEN ? THEN ? ELSE remaining END, pow_bits = ?, preregistered_only = ?
-		WHERE id = ? AND price_cents = ? AND seckill_price_cents = ? AND stock = ? AND limit_per_user = ? AND shards = ?
+		stock = ?, limit_per_user = ?, shards = ?, remaining = CASE WHEN ? THEN ? ELSE remaining END, pow_bits = ?, preregistered_only = ?,
+		mode = ?, queue_rate = ?, admission_seconds = ?, entry_start_ms = ?
+		WHERE id = ? AND price_cents = ? AND seckill_price_cents = ? AND stock = ? AND limit_per_user = ? AND shards = ? AND mode = ?
 			AND (NOT ? OR (SELECT start_ms FROM slots WHERE slots.id = goods.slot_id) > ?)`,
 		in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Shards, terms, in.Stock,
-		in.PowBits, flag(in.PreregisteredOnly), id, old.PriceCents, old.SeckillPriceCents, old.Stock, old.LimitPerUser, old.Shards, terms, s.Now().UnixMilli())
+		in.PowBits, flag(in.PreregisteredOnly), in.Mode, in.QueueRate, in.AdmissionSeconds, entryStartMs(in),
+		id, old.PriceCents, old.SeckillPriceCents, old.Stock, old.LimitPerUser, old.Shards, old.Mode, terms || mode, s.Now().UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("update goods %d: %w", id, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 // Bounds on what a merchant may enter for a slot or goods; a slot's window
@@ -71,9 +72,32 @@ type Input struct {
 	PowBits int
 	// PreregisteredOnly opens the goods only to shoppers who booked its reminder.
 	PreregisteredOnly bool
+	// Mode is how the goods is sold (model.ModeFirstCome, ModeQueue,
+	// ModeRaffle); "" means first come on create and unchanged on update.
+	// It, and a raffle's EntryStartAt, change only before the sale.
+	Mode string
+	// QueueRate is a queue's admissions a second, 0 (the server's measured
+	// capacity) to MaxQueueRate; -1 means left out: 0 on create, unchanged
+	// on update. May change at any time.
+	QueueRate int
+	// AdmissionSeconds is how long a queue's admission is good for,
+	// MinAdmissionSeconds to MaxAdmissionSeconds; 0 means the default on
+	// create and unchanged on update. May change at any time.
+	AdmissionSeconds int
+	// EntryStartAt is when a raffle's entries open (they close at the
+	// sale's start); zero means at creation on create and unchanged on update.
+	EntryStartAt time.Time
 }
 
-// Validate checks goods against the rules; it fills in the default limit.
+// Bounds of the fair-sale fields.
+const (
+	MaxQueueRate        = 100_000
+	MinAdmissionSeconds = 10
+	MaxAdmissionSeconds = 3600
+)
+
+// Validate checks goods against the rules; it fills in the default limit
+// and the fair-sale defaults (first come, the default admission).
 func Validate(in *Input) db.FieldErrors {
 	f := db.FieldErrors{}
 	if in.SlotID <= 0 {
@@ -111,7 +135,71 @@ func Validate(in *Input) db.FieldErrors {
 	if in.PowBits < 0 || in.PowBits > MaxPowBits {
 		f["pow_bits"] = fmt.Sprintf("must be 0 (off) to %d", MaxPowBits)
 	}
+	// Fair-sale fields left out (on an update, fairUnchanged has filled them).
+	if in.Mode == "" {
+		in.Mode = model.ModeFirstCome
+	}
+	if in.QueueRate == -1 {
+		in.QueueRate = 0
+	}
+	if in.AdmissionSeconds == 0 {
+		in.AdmissionSeconds = model.DefaultAdmissionSeconds
+	}
+	switch in.Mode {
+	case model.ModeFirstCome, model.ModeQueue, model.ModeRaffle:
+	default:
+		f["mode"] = "must be first_come, queue or raffle"
+	}
+	if in.QueueRate < 0 || in.QueueRate > MaxQueueRate {
+		f["queue_rate"] = fmt.Sprintf("must be 0 (the server's measured capacity) to %d shoppers a second", MaxQueueRate)
+	}
+	if in.AdmissionSeconds < MinAdmissionSeconds || in.AdmissionSeconds > MaxAdmissionSeconds {
+		f["admission_seconds"] = fmt.Sprintf("must be %d to %d seconds", MinAdmissionSeconds, MaxAdmissionSeconds)
+	}
+	if y := in.EntryStartAt.Year(); !in.EntryStartAt.IsZero() && (y < 2000 || y > 9999) {
+		f["entry_start_at"] = "is out of range"
+	}
 	return f
+}
+
+// fairDefaults opens a new raffle's entries from now when its merchant did not say when.
+func fairDefaults(in *Input, now time.Time) {
+	if in.Mode == model.ModeRaffle && in.EntryStartAt.IsZero() {
+		in.EntryStartAt = now
+	}
+}
+
+// fairUnchanged fills in the fair-sale fields an update leaves out from old.
+func fairUnchanged(in *Input, old *model.Goods, now time.Time) {
+	if in.Mode == "" {
+		in.Mode = old.Mode
+	}
+	if in.QueueRate == -1 {
+		in.QueueRate = old.QueueRate
+	}
+	if in.AdmissionSeconds == 0 {
+		in.AdmissionSeconds = old.AdmissionSeconds
+	}
+	if in.EntryStartAt.IsZero() && old.EntryStartAt != nil {
+		in.EntryStartAt = *old.EntryStartAt
+	}
+	fairDefaults(in, now)
+}
+
+// checkEntryWindow checks a raffle's entry start against its sale's start.
+func checkEntryWindow(in *Input, start time.Time) error {
+	if in.Mode == model.ModeRaffle && !in.EntryStartAt.Before(start) {
+		return db.FieldErrors{"entry_start_at": "must be before the sale starts"}.Err()
+	}
+	return nil
+}
+
+// entryStartMs is the raffle's entry start as stored (nil: not a raffle).
+func entryStartMs(in Input) any {
+	if in.Mode != model.ModeRaffle {
+		return nil
+	}
+	return in.EntryStartAt.UnixMilli()
 }
 
 func checkTitle(f db.FieldErrors, field, s string) {

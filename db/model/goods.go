@@ -24,27 +24,43 @@ type Slot struct {
 // Goods is an item on sale in a slot; Remaining is live from Redis once the
 // goods is loaded, else the last stock SQLite knows.
 type Goods struct {
-	ID                int64     `json:"id"`
-	SlotID            int64     `json:"slot_id"`
-	MerchantID        int64     `json:"merchant_id"`
-	Title             string    `json:"title"`
-	Description       string    `json:"description"`
-	PriceCents        int64     `json:"price_cents"`
-	SeckillPriceCents int64     `json:"seckill_price_cents"`
-	Stock             int64     `json:"stock"`
-	LimitPerUser      int64     `json:"limit_per_user"`
-	Shards            int       `json:"shards"` // Redis buckets its stock is split into (1: one)
-	Remaining         int64     `json:"remaining"`
-	StartAt           time.Time `json:"start_at"`
-	EndAt             time.Time `json:"end_at"`
-	State             string    `json:"state"`
-	Hidden            bool      `json:"hidden"`                // hidden from shoppers by its merchant
-	SlotHidden        bool      `json:"slot_hidden,omitempty"` // its slot is hidden, so it is too
-	EndedEarly        bool      `json:"ended_early"`           // its merchant ended its sale before the slot's end
-	ImageURL          string    `json:"image_url"`             // its picture, "" for none
-	PowBits           int       `json:"pow_bits"`              // proof of work asked of each grab (0: none); raised by the server while under attack
-	PreregisteredOnly bool      `json:"preregistered_only"`    // only shoppers who booked its reminder may grab it
+	ID                int64      `json:"id"`
+	SlotID            int64      `json:"slot_id"`
+	MerchantID        int64      `json:"merchant_id"`
+	Title             string     `json:"title"`
+	Description       string     `json:"description"`
+	PriceCents        int64      `json:"price_cents"`
+	SeckillPriceCents int64      `json:"seckill_price_cents"`
+	Stock             int64      `json:"stock"`
+	LimitPerUser      int64      `json:"limit_per_user"`
+	Shards            int        `json:"shards"` // Redis buckets its stock is split into (1: one)
+	Remaining         int64      `json:"remaining"`
+	StartAt           time.Time  `json:"start_at"`
+	EndAt             time.Time  `json:"end_at"`
+	State             string     `json:"state"`
+	Hidden            bool       `json:"hidden"`                   // hidden from shoppers by its merchant
+	SlotHidden        bool       `json:"slot_hidden,omitempty"`    // its slot is hidden, so it is too
+	EndedEarly        bool       `json:"ended_early"`              // its merchant ended its sale before the slot's end
+	ImageURL          string     `json:"image_url"`                // its picture, "" for none
+	PowBits           int        `json:"pow_bits"`                 // proof of work asked of each grab (0: none); raised by the server while under attack
+	PreregisteredOnly bool       `json:"preregistered_only"`       // only shoppers who booked its reminder may grab it
+	Mode              string     `json:"mode"`                     // how it is sold: ModeFirstCome, ModeQueue or ModeRaffle
+	QueueRate         int        `json:"queue_rate"`               // queue: shoppers admitted a second (0: the server's measured capacity)
+	AdmissionSeconds  int        `json:"admission_seconds"`        // queue: how long an admission is good for
+	EntryStartAt      *time.Time `json:"entry_start_at,omitempty"` // raffle: when entries open (they close at StartAt)
 }
+
+// How goods are sold (Goods.Mode): a race (first come, first served), a
+// virtual waiting room that admits shoppers at a rate, or a draw among the
+// entries made before the start.
+const (
+	ModeFirstCome = "first_come"
+	ModeQueue     = "queue"
+	ModeRaffle    = "raffle"
+)
+
+// DefaultAdmissionSeconds is how long a queue's admission is good for when the merchant does not say.
+const DefaultAdmissionSeconds = 120
 
 // Listed reports whether shoppers may see the goods: neither it nor its slot is hidden.
 func (g *Goods) Listed() bool { return !g.Hidden && !g.SlotHidden }
