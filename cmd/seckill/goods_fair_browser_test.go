@@ -57,4 +57,25 @@ func TestFairBrowserPowGrab(t *testing.T) {
 	sort.Float64s(ms)
 	t.Logf("Chromium solves %d bits (SHA-256, Web Worker): median %.0f ms, p90 %.0f ms, min %.0f ms, max %.0f ms over %d solves",
 		goods.DefaultPowBits, ms[solves/2], ms[solves*9/10], ms[0], ms[solves-1], solves)
+
+	// The plain-JavaScript digest (for pages without crypto.subtle: plain
+	// HTTP off localhost) finds solutions the server takes: a grab with one wins.
+	var plain struct {
+		Status int     `json:"status"`
+		JS     bool    `json:"js"`
+		Ms     float64 `json:"ms"`
+	}
+	grabJS := fmt.Sprintf(`(async () => {
+		const c = await (await fetch("/api/pow?goods=%d")).json();
+		const s = await window.seckillPow.solveChallenge(c.challenge, c.bits, {js: true});
+		const r = await window.seckill.api("POST", "/api/goods/%d/grab", undefined, {"X-Pow": c.challenge + ":" + s.nonce + ":" + c.signature});
+		return {status: r.status, js: !!s.js, ms: s.ms};
+	})()`, g.ID, g.ID)
+	browse(t, ctx, "grab with a proof solved in plain JavaScript", chromedp.Evaluate(grabJS, &plain, func(p *runtime.EvaluateParams) *runtime.EvaluateParams {
+		return p.WithAwaitPromise(true)
+	}))
+	if plain.Status != 201 || !plain.JS {
+		t.Fatalf("grab with the plain-JavaScript solution: %+v, want 201 solved by the JavaScript digest", plain)
+	}
+	t.Logf("the plain-JavaScript digest solved %d bits in %.0f ms", goods.DefaultPowBits, plain.Ms)
 }
