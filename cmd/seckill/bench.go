@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"strconv"
 	"strings"
 	"time"
@@ -47,21 +48,26 @@ type benchOptions struct {
 	Rounds      int
 	Smoke       bool
 	CPUProfile  string
+	Trace       string
 	RedisURL    string        // in-process target's Redis: REDIS_URL, else embedded
 	WaitTimeout time.Duration // in-process target's REDIS_WAIT_TIMEOUT
 	FlushRedis  bool
+	Fair        fairConfig // the fair sale (-scenarios fair)
 	Progress    io.Writer
 	redisLabel  string
 }
 
 func (o *benchOptions) wants(name string) bool {
 	for _, s := range strings.Split(o.Scenarios, ",") {
-		if strings.TrimSpace(s) == name || s == "all" {
+		if strings.TrimSpace(s) == name || (s == "all" && !namedOnly[name]) {
 			return true
 		}
 	}
 	return false
 }
+
+// namedOnly are the scenarios "all" leaves out: they run only when named.
+var namedOnly = map[string]bool{"fair": true}
 
 func parseBenchOptions(args []string) (*benchOptions, error) {
 	o := &benchOptions{Progress: os.Stderr, RedisURL: os.Getenv("REDIS_URL"), DatabaseURL: os.Getenv("DATABASE_URL")}
@@ -70,6 +76,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.StringVar(&o.DBPath, "db-path", "", "the server's DB_PATH, to seed users (with -url, on SQLite)")
 	fs.StringVar(&o.DatabaseURL, "database-url", o.DatabaseURL, "PostgreSQL of the in-process server (unset: SQLite in a temp folder), or of the -url server to seed users; default $DATABASE_URL")
 	fs.StringVar(&o.Secret, "session-secret", "", "the server's SESSION_SECRET, to mint tokens (with -url)")
+	o.Fair = defaultFairConfig()
 	fs.IntVar(&o.Users, "users", 2000, "distinct shoppers")
 	fs.IntVar(&o.Conc, "c", 200, "concurrent connections (closed loop)")
 	fs.IntVar(&o.Stock, "stock", 1000, "stock of the goods, shares of the red packet, stock of the coupon")
@@ -78,16 +85,25 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
-	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,soldout,idle-ws or all")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,soldout,idle-ws or all, and fair (only when named)")
+	fs.IntVar(&o.Fair.Humans, "fair-humans", o.Fair.Humans, "fair: human shoppers")
+	fs.IntVar(&o.Fair.Bots, "fair-bots", o.Fair.Bots, "fair: bots in the fleet")
+	fs.IntVar(&o.Fair.Accounts, "fair-accounts", o.Fair.Accounts, "fair: accounts per bot")
+	fs.IntVar(&o.Fair.Stock, "fair-stock", o.Fair.Stock, "fair: units of each sale")
+	fs.IntVar(&o.Fair.ModePow, "fair-mode-pow", o.Fair.ModePow, "fair: pow_bits of the mode sales (0: none)")
+	fs.IntVar(&o.Fair.PowBits, "fair-pow-bits", o.Fair.PowBits, "fair: pow_bits of the fleet's proof-of-work phase")
+	fs.DurationVar(&o.Fair.PowFor, "fair-pow-for", o.Fair.PowFor, "fair: length of each proof-of-work phase")
 	fs.IntVar(&o.Rounds, "rounds", 5, "run the scenarios in turns, each with n/rounds requests a turn, so a noisy machine slows them alike")
 	fs.DurationVar(&o.WaitTimeout, "redis-wait-timeout", 0, "the in-process server's REDIS_WAIT_TIMEOUT (0: its default)")
 	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
 	fs.BoolVar(&o.FlushRedis, "flush-redis", false, "empty the REDIS_URL database first (the in-process bench needs an empty one)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run (server included when in-process)")
+	fs.StringVar(&o.Trace, "trace", "", "write a runtime execution trace of the whole run (go tool trace: where requests wait)")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
 	}
 	if o.Smoke {
+		o.Fair = smokeFairConfig()
 		o.Users, o.Conc, o.Stock, o.Requests, o.Watchers, o.IdleWS, o.Rounds = 60, 8, 20, 120, 2, 50, 2
 	}
 	if o.Users < 1 || o.Conc < 1 || o.Stock < 1 || o.Requests < 1 || o.Rounds < 1 || o.Watchers < 0 || o.IdleWS < 0 {
@@ -130,6 +146,17 @@ func runBench(ctx context.Context, args []string) error {
 		}
 		pprof.StartCPUProfile(f)
 		defer pprof.StopCPUProfile()
+	}
+	if o.Trace != "" {
+		f, err := os.Create(o.Trace)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := trace.Start(f); err != nil {
+			return err
+		}
+		defer trace.Stop()
 	}
 	report, err := benchRun(ctx, o)
 	if err != nil {
@@ -194,8 +221,14 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 			return nil, fmt.Errorf("scenario idle-ws: %w", err)
 		}
 	}
+	if o.wants("fair") {
+		if err := benchFair(ctx, o, t, r); err != nil {
+			return nil, fmt.Errorf("scenario fair: %w", err)
+		}
+	}
 	t.reportRedisWork(r)
 	t.reportSoldOut(r)
+	t.reportWinTargets(r)
 	t.reportWaitCost(r)
 	r.AddRatio("HTTP goods grab / Redis limit", "HTTP goods grab", "Redis limit (EVALSHA)")
 	r.AddRatio("HTTP goods grab / same, limits off (the limits' cost)", "HTTP goods grab", limitsOff)

@@ -100,6 +100,28 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("report measure %q not taken: %q", k, v)
 		}
 	}
+	// Each issue 21 target has its line (what was measured, the goal, pass
+	// or not met); those of Redis's own CPU only on a real redis-server.
+	seen := map[string]int{}
+	for _, tg := range r.Targets {
+		if tg.Measured == "" || tg.Goal == "" || strings.Contains(tg.Measured, "NaN") || strings.Contains(tg.Measured, "Inf") {
+			t.Errorf("target %q: measured %q, goal %q", tg.Name, tg.Measured, tg.Goal)
+		}
+		n, _, _ := strings.Cut(tg.Name, ".")
+		seen[n]++
+	}
+	wantTargets := map[string]int{"1": 2, "2": 1, "3": 2, "4": 1}
+	if embedded {
+		wantTargets["1"], wantTargets["3"] = 1, 0
+	}
+	for n, want := range wantTargets {
+		if seen[n] != want {
+			t.Errorf("issue 21 target %s: %d lines, want %d (%+v)", n, seen[n], want, r.Targets)
+		}
+	}
+	if !strings.Contains(r.Markdown(), "| target | measured | goal | result |") {
+		t.Error("the report has no table of targets")
+	}
 	for _, c := range r.Checks {
 		if !c.OK {
 			t.Errorf("invariant %s violated: %s", c.Name, c.Detail)

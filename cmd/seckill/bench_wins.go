@@ -136,7 +136,9 @@ func (t *benchTarget) settleGoods(ctx context.Context, id int64) {
 			(st.Pending == 0 && st.DB.Unpaid+st.DB.Paid == st.Unpaid+st.Paid) {
 			break
 		}
-		time.Sleep(20 * time.Millisecond)
+		// Each look counts the goods' orders in the store: looking every
+		// 20 ms cost the turn ≈ 3.7 µs of CPU a win (issue 21's profile).
+		time.Sleep(100 * time.Millisecond)
 	}
 	last := -1.0
 	for time.Now().Before(deadline) {

@@ -63,6 +63,12 @@ func (c *Client) Do(w int, method, path, bearer string, body []byte) (int, []byt
 // X-Forwarded-For as a proxy would (empty: none). The server believes it
 // when the load's own address is among its TRUSTED_PROXIES.
 func (c *Client) DoFrom(w int, from, method, path, bearer string, body []byte) (int, []byte, error) {
+	return c.DoHeaders(w, from, method, path, bearer, nil, body)
+}
+
+// DoHeaders is DoFrom with extra header lines, each "Name: value" (a proof
+// of work, an admission token).
+func (c *Client) DoHeaders(w int, from, method, path, bearer string, headers []string, body []byte) (int, []byte, error) {
 	cc := c.conns[w]
 	if cc.c == nil {
 		conn, err := net.DialTimeout("tcp", c.host, 10*time.Second)
@@ -83,6 +89,10 @@ func (c *Client) DoFrom(w int, from, method, path, bearer string, body []byte) (
 	if from != "" {
 		q = append(q, "\r\nX-Forwarded-For: "...)
 		q = append(q, from...)
+	}
+	for _, h := range headers {
+		q = append(q, "\r\n"...)
+		q = append(q, h...)
 	}
 	q = append(q, "\r\nContent-Type: application/json\r\nContent-Length: "...)
 	q = strconv.AppendInt(q, int64(len(body)), 10)

@@ -24,6 +24,10 @@ func TestClient(t *testing.T) {
 			w.(http.Flusher).Flush()
 		}
 		w.WriteHeader(http.StatusConflict)
+		if r.URL.Path == "/headers" {
+			fmt.Fprintf(w, `{"pow":%q,"adm":%q,"from":%q}`, r.Header.Get("X-Pow"), r.Header.Get("X-Admission"), r.Header.Get("X-Forwarded-For"))
+			return
+		}
 		fmt.Fprintf(w, `{"m":%q,"p":%q,"a":%q,"b":%q}`, r.Method, r.URL.Path, r.Header.Get("Authorization"), body)
 	}))
 	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
@@ -62,6 +66,10 @@ func TestClient(t *testing.T) {
 	}
 	if _, _, err := c.Do(1, "GET", "/stream", "", nil); err == nil {
 		t.Fatal("a chunked answer was read as if it had a length")
+	}
+	st, body, err := c.DoHeaders(1, "10.0.0.9", "POST", "/headers", "tok", []string{"X-Pow: c:1:s", "X-Admission: adm"}, nil)
+	if want := `{"pow":"c:1:s","adm":"adm","from":"10.0.0.9"}`; err != nil || st != 409 || string(body) != want {
+		t.Fatalf("extra headers: %d %s %v, want %s", st, body, err, want)
 	}
 	if _, err := NewClient("ftp://x", 1); err == nil {
 		t.Fatal("a non-http base was accepted")

@@ -32,7 +32,46 @@ type Report struct {
 	Results   []Result          `json:"results"`
 	Ratios    []Ratio           `json:"ratios"`
 	Extra     map[string]string `json:"extra"` // e.g. WebSocket lag and memory
+	Targets   []Target          `json:"targets,omitempty"`
+	Tables    []Table           `json:"tables,omitempty"` // scenario tables of their own (the fair sale)
 	Checks    []Check           `json:"checks"`
+}
+
+// Target is a performance goal and what the run measured against it. A
+// target not met is reported, not a failed run: only invariants fail it.
+type Target struct {
+	Name     string `json:"name"`
+	Measured string `json:"measured"`
+	Goal     string `json:"goal"`
+	Met      bool   `json:"met"`
+}
+
+// Table is a scenario's own table in the report: a title, a header and rows of cells.
+type Table struct {
+	Title  string     `json:"title"`
+	Header []string   `json:"header"`
+	Rows   [][]string `json:"rows"`
+	Notes  []string   `json:"notes,omitempty"` // lines printed under the table
+}
+
+// Markdown renders the table.
+func (t Table) Markdown() string {
+	var b strings.Builder
+	if t.Title != "" {
+		fmt.Fprintf(&b, "%s\n\n", t.Title)
+	}
+	b.WriteString("| " + strings.Join(t.Header, " | ") + " |\n|")
+	for range t.Header {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, row := range t.Rows {
+		b.WriteString("| " + strings.Join(row, " | ") + " |\n")
+	}
+	for _, n := range t.Notes {
+		fmt.Fprintf(&b, "\n%s\n", n)
+	}
+	return b.String()
 }
 
 // Machine describes the machine the run is on.
@@ -89,8 +128,10 @@ func (r *Report) Markdown() string {
 		}
 		fmt.Fprintf(&b, "Settings: %s.\n\n", strings.Join(parts, ", "))
 	}
-	b.WriteString("| scenario | mode | conc | requests | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | outcomes |\n")
-	b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	if len(r.Results) > 0 {
+		b.WriteString("| scenario | mode | conc | requests | req/s | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | outcomes |\n")
+		b.WriteString("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n")
+	}
 	for _, res := range r.Results {
 		var codes []string
 		for _, c := range res.SortedCodes() {
@@ -112,6 +153,19 @@ func (r *Report) Markdown() string {
 			fmt.Fprintf(&b, "| %s | %s |\n", k, r.Extra[k])
 		}
 	}
+	if len(r.Targets) > 0 {
+		b.WriteString("\n| target | measured | goal | result |\n|---|---|---|---|\n")
+		for _, t := range r.Targets {
+			met := "pass"
+			if !t.Met {
+				met = "**not met**"
+			}
+			fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", t.Name, t.Measured, t.Goal, met)
+		}
+	}
+	for _, t := range r.Tables {
+		b.WriteString("\n" + t.Markdown())
+	}
 	if len(r.Checks) > 0 {
 		b.WriteString("\n| invariant | result | detail |\n|---|---|---|\n")
 		for _, c := range r.Checks {
@@ -125,7 +179,7 @@ func (r *Report) Markdown() string {
 	return b.String()
 }
 
-// WriteFiles writes report.json, report.md and report.png into dir.
+// WriteFiles writes report.json, report.md and report.png (when a load ran) into dir.
 func (r *Report) WriteFiles(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
@@ -139,6 +193,9 @@ func (r *Report) WriteFiles(dir string) error {
 	}
 	if err := os.WriteFile(filepath.Join(dir, "report.md"), []byte(r.Markdown()), 0o644); err != nil {
 		return err
+	}
+	if len(r.Results) == 0 { // a run of scenarios with tables of their own only: nothing to chart
+		return nil
 	}
 	return r.WriteChart(filepath.Join(dir, "report.png"))
 }
