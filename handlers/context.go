@@ -221,3 +221,22 @@ func answerByID[T any](c *fiber.Ctx, key string, call func(context.Context, mode
 	}
 	return c.JSON(fiber.Map{key: v})
 }
+
+// joinByID is a route that puts the signed-in caller into something of the
+// route's :id (a waiting room, a raffle) past the proof of work X-Pow and
+// answers {key: result}: 201 when new, 200 with what the caller held.
+func joinByID[T any](c *fiber.Ctx, key string, join func(ctx context.Context, userID, id int64, pow string) (T, bool, error)) error {
+	cl, id, err := callerAndID(c)
+	if err != nil {
+		return err
+	}
+	v, created, err := join(c.UserContext(), cl.UserID, id, c.Get("X-Pow"))
+	if err != nil {
+		return err
+	}
+	status := fiber.StatusOK
+	if created {
+		status = fiber.StatusCreated
+	}
+	return c.Status(status).JSON(fiber.Map{key: v})
+}

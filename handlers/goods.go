@@ -265,11 +265,11 @@ func (h *Handlers) Grab(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	o, err := h.Goods.GrabFair(ctx, cl.UserID, id, c.Get("X-Pow"))
+	_, enc, err := h.Goods.GrabFairJSON(ctx, cl.UserID, id, c.Get("X-Pow"), c.Get("X-Admission"))
 	if err != nil {
 		return err
 	}
-	return sendOrder(c, fiber.StatusCreated, o)
+	return sendOrderJSON(c, fiber.StatusCreated, enc)
 }
 
 // PowChallenge answers a proof-of-work challenge for a grab: GET /api/pow?goods={id}.

@@ -15,6 +15,17 @@ func sendOrder(c *fiber.Ctx, status int, o *model.Order) error {
 	if err != nil {
 		return err
 	}
+	return sendOrderJSON(c, status, body)
+}
+
+// sendOrderJSON is sendOrder from the order's JSON, as o.MarshalJSON gives
+// it (a grab's service call encoded it once, for its live event too).
+func sendOrderJSON(c *fiber.Ctx, status int, order []byte) error {
 	c.Status(status).Response().Header.SetContentType(fiber.MIMEApplicationJSON)
-	return c.Send(append(append(make([]byte, 0, len(body)+10), `{"order":`...), append(body, '}')...))
+	w := c.Response()
+	w.ResetBody()
+	w.AppendBodyString(`{"order":`)
+	w.AppendBody(order)
+	w.AppendBodyString("}")
+	return nil
 }

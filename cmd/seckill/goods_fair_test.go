@@ -70,10 +70,17 @@ func solve(t testing.TB, c powChallenge) string {
 // grabWith grabs with an X-Pow header ("" for none) and returns the status and the error code.
 func (a *testApp) grabWith(token string, goodsID int64, pow string) (int, string) {
 	a.t.Helper()
+	return a.grabHeader(token, goodsID, "X-Pow", pow)
+}
+
+// grabHeader grabs with one header of the fair sale's (none when value is
+// "") and returns the status and the error code.
+func (a *testApp) grabHeader(token string, goodsID int64, header, value string) (int, string) {
+	a.t.Helper()
 	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/goods/%d/grab", a.URL, goodsID), nil)
 	req.Header.Set("Authorization", "Bearer "+token)
-	if pow != "" {
-		req.Header.Set("X-Pow", pow)
+	if value != "" {
+		req.Header.Set(header, value)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -158,6 +158,8 @@ type Main struct {
 	phantomsDone chan struct{}
 	stopSales    context.CancelFunc // ends FollowSales (refusals from memory)
 	salesDone    <-chan struct{}
+	stopQueues   context.CancelFunc // ends the waiting rooms' tick (queue_wiring.go)
+	queuesDone   chan struct{}
 }
 
 // NewMain returns an unopened process of the given mode.
@@ -311,6 +313,7 @@ func (m *Main) Open(ctx context.Context) error {
 		if err := m.Web.Start(ctx); err != nil {
 			return fmt.Errorf("subscribe to live events: %w", err)
 		}
+		m.startQueues()
 		if m.listener, err = net.Listen("tcp", m.Config.Addr); err != nil {
 			return err
 		}
@@ -387,6 +390,7 @@ func (m *Main) Close() error {
 			<-m.served
 		}
 	}
+	m.stopQueueTick()
 	if m.stopPhantoms != nil {
 		m.stopPhantoms()
 		<-m.phantomsDone

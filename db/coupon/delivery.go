@@ -16,6 +16,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/remind"
+	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/tasks"
 )
 
@@ -189,7 +190,7 @@ func (r *reminderRun) claimExternal(ctx context.Context, channel string, users [
 			return err
 		}
 		// One statement: the rows recorded now are the claims of this run.
-		claimed, err = remind.QueryUsers(ctx, tx, `INSERT INTO reminder_deliveries
+		claimed, err = sqldb.IDs(ctx, tx, `INSERT INTO reminder_deliveries
 			(template_id, grab_start_ms, minutes_before, channel, user_id, status, attempts, created_ms, lease_until_ms)
 			SELECT ?, ?, ?, ?, p.user_id, p.status, 1, ?, p.lease_until_ms FROM reminder_page AS p WHERE true
 			ON CONFLICT DO NOTHING RETURNING CASE WHEN status = ? THEN user_id ELSE 0 END`,

@@ -30,6 +30,11 @@ func (s *Service) SeedDemo(ctx context.Context, m *model.User) error {
 		{"Flash sale: coming up", now.Add(30 * time.Minute), now.Add(150 * time.Minute), []Input{
 			{Title: "4K monitor, 27 inch", Description: "IPS panel, USB-C.", PriceCents: 259900, SeckillPriceCents: 149900, Stock: 10},
 			{Title: "Running shoes", Description: "Light, all sizes.", PriceCents: 79900, SeckillPriceCents: 29900, Stock: 30},
+			// The fair sales: join the waiting room or enter the draw before the start.
+			{Title: "Limited sneakers", Description: "Sold through a waiting room: join before the start for a random place.",
+				PriceCents: 24900, SeckillPriceCents: 9900, Stock: 10, Mode: model.ModeQueue, QueueRate: 2},
+			{Title: "Game console bundle", Description: "Sold by a raffle: enter before the start; the draw is public.",
+				PriceCents: 59900, SeckillPriceCents: 29900, Stock: 3, Mode: model.ModeRaffle},
 		}},
 	}
 	for _, sl := range slots {

@@ -14,7 +14,8 @@ import (
 
 // GrabWithRequestID runs the grab script under a chosen request ID, as a go-redis retry would.
 func (s *Service) GrabWithRequestID(ctx context.Context, userID, goodsID int64, requestID string) (*model.Order, error) {
-	return s.grab(ctx, userID, goodsID, requestID, false, true)
+	o, _, err := s.grab(ctx, userID, goodsID, requestID, false, true)
+	return o, err
 }
 
 // GrabBatchTwice runs the batch grab script for users (one grab each, in
@@ -168,3 +169,28 @@ func (s *Service) LoseOrder(ctx context.Context, orderID int64) error {
 // MuteSaleChanges stops announcing sale changes to other processes, as if
 // every message were lost: they must find out by their poll.
 func (s *Service) MuteSaleChanges() { s.memos.mute.Store(true) }
+
+// JoinQueueBulk joins shoppers from..to (inclusive) to the goods' waiting
+// room straight through the join script, pipelined a thousand at a time
+// (the million-shopper measure).
+func (s *Service) JoinQueueBulk(ctx context.Context, goodsID, from, to int64, now time.Time) error {
+	g, err := s.queueGoods(ctx, goodsID)
+	if err != nil {
+		return err
+	}
+	keys := []string{queueKey(goodsID), queueUsersKey(goodsID), queueAdvKey(goodsID)}
+	if err := queueJoinScript.Load(ctx, s.Redis).Err(); err != nil {
+		return err
+	}
+	for lo := from; lo <= to; lo += 1000 {
+		pipe := s.Redis.Pipeline()
+		for u := lo; u <= min(lo+999, to); u++ {
+			args := append(s.queueArgs(g, now, -1), 1, u, "1")
+			queueJoinScript.EvalSha(ctx, pipe, keys, args...)
+		}
+		if _, err := pipe.Exec(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}

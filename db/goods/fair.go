@@ -3,7 +3,9 @@ package goods
 import (
 	"context"
 	"crypto/rand"
+	"encoding/hex"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/seckill/seckill/db"
@@ -43,28 +45,43 @@ func powKey(goodsID int64, nonce string) string { return hashTag(goodsID) + ":po
 // fairGoods is one goods' fair-sale settings and this process's count of
 // its refusals and admissions in the current window.
 type fairGoods struct {
-	mu       sync.Mutex
-	read     time.Time // when the settings were read (zero: never)
-	found    bool
-	bits     int // the merchant's pow_bits
-	prereg   bool
-	window   time.Time // the current window's start
+	// snap is the settings as last read, read without a lock (nil: read them).
+	snap atomic.Pointer[fairSnap]
+
+	mu       sync.Mutex // the attack measure's
+	window   time.Time  // the current window's start
 	refused  int
 	admitted int
 	raise    int // bits added while under attack
 }
 
+// fairSnap is one read of a goods' fair-sale settings.
+type fairSnap struct {
+	read   time.Time
+	found  bool
+	bits   int // the merchant's pow_bits
+	prereg bool
+	queue  bool // sold through a waiting room: a grab needs an admission (queue_token.go)
+	raffle bool // sold by a draw: a grab is refused (raffle.go)
+}
+
 type fairCache struct {
-	mu sync.Mutex
+	mu sync.RWMutex
 	m  map[int64]*fairGoods
 }
 
 func newFairCache() *fairCache { return &fairCache{m: map[int64]*fairGoods{}} }
 
 func (c *fairCache) get(id int64) *fairGoods {
+	c.mu.RLock()
+	g := c.m[id]
+	c.mu.RUnlock()
+	if g != nil {
+		return g
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	g := c.m[id]
+	g = c.m[id]
 	if g == nil {
 		if len(c.m) > 100_000 { // ids that do not exist, say: start over
 			c.m = map[int64]*fairGoods{}
@@ -80,44 +97,47 @@ func (c *fairCache) forget(id int64) {
 	if c == nil {
 		return
 	}
-	f := c.get(id)
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.read = time.Time{}
+	c.get(id).snap.Store(nil)
 }
 
 // settings returns the goods' fair-sale settings, read at most once per fairRefresh.
-func (s *Service) fairSettings(ctx context.Context, goodsID int64) (*fairGoods, error) {
+// The snapshot returned is what the caller reads them from, with no lock.
+func (s *Service) fairSettings(ctx context.Context, goodsID int64) (*fairGoods, *fairSnap, error) {
 	f := s.fair.get(goodsID)
 	now := s.Now()
-	f.mu.Lock()
-	fresh := !f.read.IsZero() && now.Sub(f.read) < fairRefresh && !now.Before(f.read)
-	f.mu.Unlock()
-	if fresh {
-		return f, nil
+	if sn := f.snap.Load(); sn != nil && now.Sub(sn.read) < fairRefresh && !now.Before(sn.read) {
+		return f, sn, nil
 	}
 	g, err := s.goodsRow(ctx, goodsID)
-	f.mu.Lock()
-	defer f.mu.Unlock()
+	sn := &fairSnap{read: now}
 	switch {
 	case db.ErrorCode(err) == db.ENOTFOUND:
-		f.found, f.bits, f.prereg = false, 0, false
 	case err != nil:
-		if !f.read.IsZero() { // the store is away: go on with what was read last
-			return f, nil
+		if sn := f.snap.Load(); sn != nil { // the store is away: go on with what was read last
+			return f, sn, nil
 		}
-		return nil, err
+		return nil, nil, err
 	default:
-		f.found, f.bits, f.prereg = true, g.PowBits, g.PreregisteredOnly
+		sn.found, sn.bits, sn.prereg = true, g.PowBits, g.PreregisteredOnly
+		sn.queue, sn.raffle = g.Mode == model.ModeQueue, g.Mode == model.ModeRaffle
 	}
-	f.read = now
-	return f, nil
+	f.snap.Store(sn)
+	return f, sn, nil
+}
+
+// bits is the merchant's pow_bits as last read (0 before any read).
+func (f *fairGoods) bits() int {
+	if sn := f.snap.Load(); sn != nil {
+		return sn.bits
+	}
+	return 0
 }
 
 // level is the bits asked now: the merchant's plus the raise, after
 // closing the windows that ended. The caller holds f.mu.
 func (f *fairGoods) level(now time.Time) int {
-	if f.bits == 0 {
+	bits := f.bits()
+	if bits == 0 {
 		return 0
 	}
 	if f.window.IsZero() || now.Before(f.window) {
@@ -125,7 +145,7 @@ func (f *fairGoods) level(now time.Time) int {
 	}
 	for now.Sub(f.window) >= PowWindow {
 		if f.refused >= powAttackRefusals && f.refused >= powAttackRatio*max(f.admitted, 1) {
-			f.raise = min(f.raise+2, powRaiseCap, MaxPowBits-f.bits)
+			f.raise = min(f.raise+2, powRaiseCap, MaxPowBits-bits)
 		} else {
 			f.raise = max(f.raise-2, 0)
 		}
@@ -135,16 +155,16 @@ func (f *fairGoods) level(now time.Time) int {
 			f.window = now
 		}
 	}
-	return min(f.bits+f.raise, MaxPowBits)
+	return min(bits+f.raise, MaxPowBits)
 }
 
 // count records one grab's outcome for the attack measure.
 func (f *fairGoods) count(now time.Time, admitted bool) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.bits == 0 {
+	if f.bits() == 0 { // no proof of work: nothing to measure
 		return
 	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
 	f.level(now)
 	if admitted {
 		f.admitted++
@@ -154,6 +174,13 @@ func (f *fairGoods) count(now time.Time, admitted bool) {
 }
 
 func (s *Service) powKey() []byte { return s.PowKey }
+
+// randomHex is n random bytes in lowercase hex: the waiting room's and the raffle's seeds.
+func randomHex(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 // randomKey is a process's own proof-of-work key, until Main sets the server's.
 func randomKey() []byte {
@@ -168,11 +195,11 @@ func (s *Service) PowChallenge(ctx context.Context, goodsID int64) (*Challenge, 
 	if goodsID <= 0 || goodsID > MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
-	f, err := s.fairSettings(ctx, goodsID)
+	f, sn, err := s.fairSettings(ctx, goodsID)
 	if err != nil {
 		return nil, err
 	}
-	if !f.found {
+	if !sn.found {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
 	now := s.Now()
@@ -195,13 +222,23 @@ func (s *Service) Admit(ctx context.Context, userID, goodsID int64, pow string) 
 	if goodsID <= 0 || goodsID > MaxID {
 		return nil // the grab answers not found
 	}
-	f, err := s.fairSettings(ctx, goodsID)
+	f, sn, err := s.fairSettings(ctx, goodsID)
 	if err != nil {
 		return err
 	}
-	f.mu.Lock()
-	bits, prereg := f.bits, f.prereg
-	f.mu.Unlock()
+	return s.admit(ctx, f, sn, userID, goodsID, pow)
+}
+
+// admit is Admit with the goods' settings read.
+func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID, goodsID int64, pow string) error {
+	if sn.bits == 0 && !sn.prereg {
+		return nil
+	}
+	return s.admitFair(ctx, f, userID, goodsID, pow, sn.bits, sn.prereg)
+}
+
+// admitFair checks the proof of work (bits > 0) and the pre-registration.
+func (s *Service) admitFair(ctx context.Context, f *fairGoods, userID, goodsID int64, pow string, bits int, prereg bool) error {
 	now := s.Now()
 	if bits > 0 {
 		if pow == "" {
@@ -249,16 +286,50 @@ func (s *Service) preregistered(ctx context.Context, f *fairGoods, userID, goods
 	return nil
 }
 
-// GrabFair is a grab that passes Admit first: what POST /api/goods/{id}/grab does.
-func (s *Service) GrabFair(ctx context.Context, userID, goodsID int64, pow string) (*model.Order, error) {
-	if err := s.Admit(ctx, userID, goodsID, pow); err != nil {
-		return nil, err
-	}
-	o, err := s.Grab(ctx, userID, goodsID)
-	if err == nil || db.ErrorCode(err) == db.ELIMITREACHED {
-		s.fair.get(goodsID).count(s.Now(), err == nil)
-	}
+// GrabFair is a grab that passes Admit first, and of queued goods carries
+// a valid admission (X-Admission): what POST /api/goods/{id}/grab does. A
+// raffle's goods is refused (not_drawn) from the settings in memory: its
+// units go to the draw's winners.
+func (s *Service) GrabFair(ctx context.Context, userID, goodsID int64, pow, admission string) (*model.Order, error) {
+	o, _, err := s.GrabFairJSON(ctx, userID, goodsID, pow, admission)
 	return o, err
+}
+
+// GrabFairJSON is GrabFair with the order's JSON, as its MarshalJSON gives
+// it: the win's live event was sent from the same encoding.
+// The goods' settings are read once (from memory, lock-free) for the sale
+// mode, the proof of work and the pre-registration.
+func (s *Service) GrabFairJSON(ctx context.Context, userID, goodsID int64, pow, admission string) (*model.Order, []byte, error) {
+	var f *fairGoods // nil for an ID no goods can have: the grab answers not found
+	if goodsID > 0 && goodsID <= MaxID {
+		var sn *fairSnap
+		var err error
+		if f, sn, err = s.fairSettings(ctx, goodsID); err != nil {
+			return nil, nil, err
+		}
+		if err := s.checkSaleMode(sn, userID, goodsID, admission); err != nil {
+			return nil, nil, err
+		}
+		s.queues.grabs.Add(1)
+		if err := s.admit(ctx, f, sn, userID, goodsID, pow); err != nil {
+			return nil, nil, err
+		}
+	}
+	o, enc, err := s.grabAnswer(ctx, userID, goodsID)
+	if f != nil && (err == nil || db.ErrorCode(err) == db.ELIMITREACHED) {
+		f.count(s.Now(), err == nil)
+	}
+	return o, enc, err
+}
+
+// notSoldBy refuses a call of one sale mode's (a queue join, a raffle
+// entry, their merchant views) on goods sold in another: 409 conflict.
+func notSoldBy(g *model.Goods, mode string) error {
+	if g.Mode == mode {
+		return nil
+	}
+	how := map[string]string{model.ModeQueue: "through a waiting room", model.ModeRaffle: "by a raffle"}[mode]
+	return db.Errorf(db.ECONFLICT, "goods %d is not sold %s (its mode is %s)", g.ID, how, g.Mode)
 }
 
 // PowLevel is the bits this process asks of goods now (tests: the automatic raise).

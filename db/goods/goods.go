@@ -288,6 +288,11 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 			return nil, err
 		}
 	}
+	if g.Mode == model.ModeRaffle { // its seed's hash is published from now on (raffle.go)
+		if err := s.openRaffle(ctx, g); err != nil {
+			return nil, err
+		}
+	}
 	return s.Get(ctx, id)
 }
 

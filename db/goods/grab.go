@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
@@ -105,13 +106,18 @@ return unit .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') 
 // else in Redis: the order's deadline is in the goods' deadlines, where the
 // periodic expiry (ExpireDue) finds it.
 func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order, error) {
+	o, _, err := s.grabAnswer(ctx, userID, goodsID)
+	return o, err
+}
+
+// grabAnswer is Grab, with the order's JSON (as its MarshalJSON gives
+// it): a win's answer and its live event share one encoding.
+func (s *Service) grabAnswer(ctx context.Context, userID, goodsID int64) (*model.Order, []byte, error) {
 	if goodsID <= 0 || goodsID > MaxID {
-		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
+		return nil, nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
+	// A request ID is made only for a single call: a batch has its own.
 	req, keyed := db.KeyedRequestID(ctx, "goods", userID)
-	if !keyed {
-		req = rdb.NewRequestID()
-	}
 	return s.grab(ctx, userID, goodsID, req, keyed, keyed)
 }
 
@@ -141,7 +147,10 @@ func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now t
 // goods not in Redis are loaded when their sale is live (a preheat missed or
 // Redis was emptied) and tried once more. A home bucket without stock sends
 // the grab on to the others (grabElsewhere).
-func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed, single bool) (*model.Order, error) {
+//
+// A win's answer comes with the order's JSON; its live event is sent and it
+// is journaled (phantoms.go) before it returns.
+func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed, single bool) (*model.Order, []byte, error) {
 	now := s.Now()
 	var memo *saleMemo
 	var epoch int64
@@ -159,13 +168,13 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 		}
 		if !keyed { // a keyed grab's answer is kept in Redis for its retries: it asks there
 			if err := memo.refusal(userID, now); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	k, err := s.shardsOne(ctx, goodsID, true)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for attempt := 0; ; attempt++ {
 		var a answer
@@ -173,26 +182,32 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 		if !single && s.batches != nil {
 			// Grabs of one bucket at once share a call (grab_batch.go).
 			if a, stockOut, err = s.grabBatched(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}, userID, now); err != nil {
-				return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
+				return nil, nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
 			}
 			if a.code == "dry" {
+				if requestID == "" {
+					requestID = rdb.NewRequestID()
+				}
 				script, keys, args := s.grabCall(userID, goodsID, k, requestID, now)
 				res, err := s.grabElsewhere(ctx, userID, goodsID, k, script, keys, args)
 				if err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 				if a, err = parseAnswer(goodsID, res); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 		} else {
+			if requestID == "" {
+				requestID = rdb.NewRequestID()
+			}
 			script, keys, args := s.grabCall(userID, goodsID, k, requestID, now)
 			if keyed {
 				script = grabScriptKeyed
 			}
 			res, err := s.Eval(ctx, script, keys, args...).Text()
 			if err != nil {
-				return nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
+				return nil, nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
 			}
 			if k > 1 {
 				c := s.trips.count(goodsID)
@@ -201,11 +216,11 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 			}
 			if res == "dry" {
 				if res, err = s.grabElsewhere(ctx, userID, goodsID, k, script, keys, args); err != nil {
-					return nil, err
+					return nil, nil, err
 				}
 			}
 			if a, err = parseAnswer(goodsID, res); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 		if memo == nil && (a.code == "ok" || refusalCodes[a.code]) && s.memos.following.Load() {
@@ -218,57 +233,64 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 		}
 		switch a.code {
 		case "ok":
+			if a.win != nil { // decided in a batch, which sent its events and journaled it
+				return a.win.order, a.win.json, nil
+			}
 			o, err := parseOrderRecord(goodsID, a.rec)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
+			}
+			enc, err := o.MarshalJSON()
+			if err != nil {
+				return nil, nil, err
 			}
 			if !stockOut { // a batch sends its stock once
 				s.pushStock(bucketOfSeq(goodsID, o.ID%OrderSeqSpan, k), a.slot, a.remaining, a.version)
 			}
-			s.pushOrder(o)
+			s.Events.SendAll([]live.Message{orderEvent(o, enc)}) // a new order: nothing to coalesce with
 			s.acks.add(acked{at: time.Now(), goodsID: goodsID, rec: a.rec})
-			return o, nil
+			return o, enc, nil
 		case "reshard": // the goods' bucket count changed (before its sale) since this process read it
 			if attempt > 1 {
-				return nil, fmt.Errorf("grab goods %d: its bucket count keeps changing", goodsID)
+				return nil, nil, fmt.Errorf("grab goods %d: its bucket count keeps changing", goodsID)
 			}
 			s.shards.forget(goodsID)
 			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		case "reserve", "moved": // the bucket issued every sequence reserved, or another node did: reserve the next block
 			if a.code == "moved" {
 				s.lost(ctx)
 			}
 			if attempt > 20 { // others took each block reserved since: only with tiny blocks
-				return nil, db.Errorf(db.EUNAVAILABLE, "goods %d: order numbers are being reserved; try again shortly", goodsID)
+				return nil, nil, db.Errorf(db.EUNAVAILABLE, "goods %d: order numbers are being reserved; try again shortly", goodsID)
 			}
 			if err := s.extendSeqs(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		case "hidden": // its merchant hid it: not there for shoppers
-			return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
+			return nil, nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 		case "not_started":
-			return nil, db.ErrNotStarted
+			return nil, nil, db.ErrNotStarted
 		case "ended":
-			return nil, db.ErrEnded
+			return nil, nil, db.ErrEnded
 		case "limit_reached":
-			return nil, db.ErrLimitReached
+			return nil, nil, db.ErrLimitReached
 		case "sold_out":
-			return nil, db.ErrSoldOut
+			return nil, nil, db.ErrSoldOut
 		case "not_loaded":
 			if attempt > 0 {
-				return nil, fmt.Errorf("grab goods %d: still not loaded after loading", goodsID)
+				return nil, nil, fmt.Errorf("grab goods %d: still not loaded after loading", goodsID)
 			}
 			if err := s.loadLive(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 			s.shards.forget(goodsID)
 			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		default:
-			return nil, fmt.Errorf("grab goods %d: unexpected answer %q", goodsID, a.code)
+			return nil, nil, fmt.Errorf("grab goods %d: unexpected answer %q", goodsID, a.code)
 		}
 	}
 }

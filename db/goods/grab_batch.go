@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/rdb"
 )
 
@@ -256,20 +257,44 @@ func (s *Service) readGrabBatch(home bucket, res string, grabs []*batchedGrab) e
 	if len(lines) != len(grabs) {
 		return fmt.Errorf("grab goods %d: batch answer has %d lines for %d grabs", home.goods, len(lines), len(grabs))
 	}
-	won := false
+	// What each win pays besides the script is done here once for the
+	// batch: its order read and encoded (once, for the answer and the live
+	// event), the stock event, the order events handed to the publisher
+	// together, and the journal of acknowledged orders (phantoms.go) under
+	// one lock.
+	var events []live.Message
+	var acks []acked
+	var at time.Time
 	for i, g := range grabs {
-		if rec, ok := strings.CutPrefix(lines[i], "ok:"); ok {
-			g.a = answer{code: "ok", remaining: remaining, slot: slot, version: version, rec: rec}
-			won = true
-		} else {
+		rec, ok := strings.CutPrefix(lines[i], "ok:")
+		if !ok {
 			g.a = answer{code: lines[i]}
+			continue
 		}
+		g.a = answer{code: "ok", remaining: remaining, slot: slot, version: version, rec: rec}
+		o, err := parseOrderRecord(home.goods, rec)
+		var enc []byte
+		if err == nil {
+			enc, err = o.MarshalJSON()
+		}
+		if err != nil { // sold, but unreadable here: the grab says so; the flush has the order
+			g.err = err
+			continue
+		}
+		g.a.win = &batchWin{order: o, json: enc}
+		if events == nil {
+			events, acks, at = make([]live.Message, 0, len(grabs)), make([]acked, 0, len(grabs)), time.Now()
+		}
+		events = append(events, orderEvent(o, enc))
+		acks = append(acks, acked{at: at, goodsID: home.goods, rec: rec})
 	}
-	if won {
+	if len(acks) > 0 {
 		s.pushStock(home, slot, remaining, version)
 		for _, g := range grabs {
 			g.stockOut = true
 		}
+		s.Events.SendAll(events)
+		s.acks.add(acks...)
 	}
 	return nil
 }

@@ -2,11 +2,15 @@ package goods_test
 
 import (
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
 )
 
 // A grab's live order event, encoded on the grab path without reflection,
@@ -40,6 +44,85 @@ func testOrderEventEncoding(t *testing.T, k int) {
 			return
 		case <-timeout:
 			t.Fatalf("no order event on %s", live.TopicUser(7))
+		}
+	}
+}
+
+// Wins decided together in a batch are read and encoded once by the batch:
+// each shopper's answer (GrabFairJSON) is its order's own JSON, and its one
+// live order event carries that same JSON, never another shopper's.
+func TestBatchedWinsShareOneEncoding(t *testing.T) { eachShards(t, testBatchedWinsShareOneEncoding) }
+
+func testBatchedWinsShareOneEncoding(t *testing.T, k int) {
+	e := newGoodsEnvK(t, k)
+	const users = 60
+	g := e.liveGoods(users, 1)
+	subs := make([]*redis.PubSub, users+1)
+	for u := int64(1); u <= users; u++ {
+		sub, err := live.Subscribe(e.ctx, e.s.Redis, live.TopicUser(u))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer sub.Close()
+		subs[u] = sub
+	}
+	type won struct {
+		o   *model.Order
+		enc []byte
+	}
+	answers := make([]won, users+1)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for u := int64(1); u <= users; u++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			o, enc, err := e.s.GrabFairJSON(e.ctx, u, g.ID, "", "")
+			if err != nil {
+				t.Errorf("user %d: %v", u, err)
+				return
+			}
+			answers[u] = won{o, enc}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if t.Failed() {
+		return
+	}
+	if calls, grabs := e.s.GrabBatches(); calls >= grabs {
+		t.Logf("%d grabs in %d calls: no batch formed this time", grabs, calls)
+	}
+	for u := int64(1); u <= users; u++ {
+		a := answers[u]
+		want, err := json.Marshal(a.o) // encoding/json checks and compacts what MarshalJSON gives
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a.o.UserID != u || string(a.enc) != string(want) {
+			t.Fatalf("user %d: answer %s for order %+v, want %s", u, a.enc, a.o, want)
+		}
+		event, _ := json.Marshal(goods.OrderEvent{Type: "order", Order: a.o})
+		timeout := time.After(5 * time.Second)
+	wait:
+		for {
+			select {
+			case m := <-subs[u].Channel():
+				msg, err := live.Decode(m.Payload)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if msg.Topic != live.TopicUser(u) {
+					continue // another user of the same bucket channel
+				}
+				if string(msg.Event) != string(event) {
+					t.Fatalf("user %d: order event\n got %s\nwant %s", u, msg.Event, event)
+				}
+				break wait
+			case <-timeout:
+				t.Fatalf("user %d: no order event", u)
+			}
 		}
 	}
 }

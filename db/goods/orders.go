@@ -293,11 +293,22 @@ func (s *Service) pushStock(b bucket, slotID, remaining, version int64) {
 // The event is encoded here, as encoding/json would encode an OrderEvent,
 // without reflection: every winning grab sends one.
 func (s *Service) pushOrder(o *model.Order) {
-	ev, err := o.MarshalJSON()
+	enc, err := o.MarshalJSON()
 	if err != nil {
 		s.Log.Warn("encode order event", "order", o.ID, "err", err)
 		return
 	}
-	ev = append(append([]byte(`{"type":"order","order":`), ev...), '}')
-	s.Events.PublishCoalescedKey(live.TopicUser(o.UserID), "order:"+strconv.FormatInt(o.ID, 10), json.RawMessage(ev))
+	m := orderEvent(o, enc)
+	s.Events.PublishCoalescedKey(m.Topic, "order:"+strconv.FormatInt(o.ID, 10), m.Event)
 }
+
+// orderEvent is the live event of order o to its owner, from the order's
+// JSON enc (as o.MarshalJSON gives it): an OrderEvent as encoding/json
+// would encode it.
+func orderEvent(o *model.Order, enc []byte) live.Message {
+	ev := make([]byte, 0, len(orderEventHead)+len(enc)+1)
+	ev = append(append(append(ev, orderEventHead...), enc...), '}')
+	return live.Message{Topic: live.TopicUser(o.UserID), Event: json.RawMessage(ev)}
+}
+
+const orderEventHead = `{"type":"order","order":`

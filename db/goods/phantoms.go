@@ -66,16 +66,21 @@ type ackJournal struct {
 // oldest go first, as a very busy process keeps less than PhantomWindow.
 const maxJournal = 1 << 20
 
-func (j *ackJournal) add(a acked) {
+// add journals orders acknowledged at once (a batch's wins), oldest first.
+func (j *ackJournal) add(as ...acked) {
+	if len(as) == 0 {
+		return
+	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
+	last := as[len(as)-1]
 	drop := 0
-	for drop < len(j.acks) && (a.at.Sub(j.acks[drop].at) > PhantomWindow || len(j.acks)-drop >= maxJournal) {
+	for drop < len(j.acks) && (last.at.Sub(j.acks[drop].at) > PhantomWindow || len(j.acks)-drop+len(as) > maxJournal) {
 		drop++
 	}
 	// The slice moves forward; append copies what is left to a new array
 	// when the old one is full, and the dropped ones go with the old.
-	j.acks = append(j.acks[drop:], a)
+	j.acks = append(j.acks[drop:], as...)
 }
 
 // upTo returns the orders acknowledged at or before t.

@@ -60,7 +60,7 @@ type saleMemo struct {
 	ended      atomic.Int64
 	notStarted atomic.Pointer[startMemo]
 	limit      sync.Map      // user ID → epoch+1 the user was at the limit
-	won        sync.Map      // user ID → struct{}: won here, whatever changed since; Redis tells limit_reached from sold_out for them
+	won        wonSet        // users who won here, whatever changed since; Redis tells limit_reached from sold_out for them
 	used       atomic.Int64  // unix ns of the last grab that met this memo
 	ready      atomic.Bool   // base is read: only answers asked after it may be learnt
 	readyCh    chan struct{} // closed when base is read or could not be
@@ -69,6 +69,37 @@ type saleMemo struct {
 }
 
 type startMemo struct{ mark, startMS int64 }
+
+// wonSet is the users who won goods here. Every win adds one, so it is a
+// plain map under a lock: a sync.Map allocates a node per new key, and
+// this set only ever meets new keys. Once the goods is sold out nothing
+// writes it and every refusal reads it: readers share the lock.
+type wonSet struct {
+	mu sync.RWMutex
+	m  map[int64]struct{}
+}
+
+func (w *wonSet) add(userID int64) {
+	w.mu.Lock()
+	if w.m == nil {
+		w.m = map[int64]struct{}{}
+	}
+	w.m[userID] = struct{}{}
+	w.mu.Unlock()
+}
+
+func (w *wonSet) has(userID int64) bool {
+	w.mu.RLock()
+	_, ok := w.m[userID]
+	w.mu.RUnlock()
+	return ok
+}
+
+func (w *wonSet) remove(userID int64) {
+	w.mu.Lock()
+	delete(w.m, userID)
+	w.mu.Unlock()
+}
 
 // saleMemos is the memo of every goods this process has grabbed lately.
 type saleMemos struct {
@@ -162,7 +193,7 @@ func (m *saleMemo) refusal(userID int64, now time.Time) error {
 		return db.ErrLimitReached
 	}
 	if m.soldOut.Load() == e {
-		if _, ok := m.won.Load(userID); ok {
+		if m.won.has(userID) {
 			return nil
 		}
 		return db.ErrSoldOut
@@ -177,7 +208,7 @@ func (m *saleMemo) learn(code string, userID, epoch, startMS int64) {
 	switch code {
 	case "sold_out":
 		m.soldOut.Store(mark)
-		m.won.Delete(userID)
+		m.won.remove(userID)
 	case "ended":
 		m.ended.Store(mark)
 	case "not_started":
@@ -185,7 +216,7 @@ func (m *saleMemo) learn(code string, userID, epoch, startMS int64) {
 	case "limit_reached":
 		m.limit.Store(userID, mark)
 	case "ok":
-		m.won.Store(userID, struct{}{})
+		m.won.add(userID)
 	}
 }
 

@@ -38,11 +38,12 @@ type Service struct {
 	// this process, Main the server's (shared by every process).
 	PowKey []byte
 	fair   *fairCache // each goods' proof of work and pre-registration, briefly cached (pow.go)
+	queues *queues    // this process's view of the waiting rooms (queue.go)
 }
 
 // New returns the goods service over b with defaults filled in.
 func New(b *backend.Backend) *Service {
 	return &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group), merchantsOf: new(merchants),
 		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), acks: new(ackJournal), memos: new(saleMemos),
-		batches: new(grabBatcher), fair: newFairCache(), PowKey: randomKey()}
+		batches: new(grabBatcher), fair: newFairCache(), queues: newQueues(), PowKey: randomKey()}
 }

@@ -170,6 +170,9 @@ func (s *Service) shardsOf(ctx context.Context, stale bool, ids ...int64) (map[i
 
 // shardsOne is shardsOf for one goods.
 func (s *Service) shardsOne(ctx context.Context, id int64, stale bool) (int, error) {
+	if v, ok := s.shards.m.Load(id); ok && (stale || time.Since(v.(shardsEntry).read) < shardsTTL) {
+		return v.(shardsEntry).k, nil // every grab asks: no map made for one answer
+	}
 	m, err := s.shardsOf(ctx, stale, id)
 	return m[id], err
 }

@@ -98,11 +98,11 @@ func (c *channels) publish(ctx context.Context, p interface {
 }
 
 // Topic names; a user's own events go to TopicUser and need no subscription.
-func TopicGoods(id int64) string     { return fmt.Sprintf("goods:%d", id) }
-func TopicSlot(id int64) string      { return fmt.Sprintf("slot:%d", id) }
-func TopicRedPacket(id int64) string { return fmt.Sprintf("redpacket:%d", id) }
-func TopicCoupon(id int64) string    { return fmt.Sprintf("coupon:%d", id) }
-func TopicUser(id int64) string      { return fmt.Sprintf("user:%d", id) }
+func TopicGoods(id int64) string     { return "goods:" + strconv.FormatInt(id, 10) }
+func TopicSlot(id int64) string      { return "slot:" + strconv.FormatInt(id, 10) }
+func TopicRedPacket(id int64) string { return "redpacket:" + strconv.FormatInt(id, 10) }
+func TopicCoupon(id int64) string    { return "coupon:" + strconv.FormatInt(id, 10) }
+func TopicUser(id int64) string      { return "user:" + strconv.FormatInt(id, 10) }
 
 // TopicMerchant carries a merchant's own figures (the live chart samples);
 // the hub puts a merchant's sockets on it, and nobody can subscribe to it.
@@ -231,6 +231,22 @@ func (e *Events) PublishCoalescedVersion(topic, key string, version int64, event
 	}
 	e.send(topic, event)
 	e.timers[key] = time.AfterFunc(e.window, func() { e.flush(key) })
+}
+
+// SendAll hands events to the publisher at once, in order and without
+// coalescing: for events whose key sends nothing else within a window (a
+// new order's first event), where a coalescing window would only cost a
+// timer and two map entries each. A later event of the same key, sent
+// coalesced, still leaves after these.
+func (e *Events) SendAll(msgs []Message) {
+	if len(msgs) == 0 {
+		return
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, m := range msgs {
+		e.send(m.Topic, m.Event)
+	}
 }
 
 func (e *Events) flush(key string) {

@@ -232,18 +232,11 @@ func (s *Service) Sweep(ctx context.Context) error {
 	if err := s.restoreAll(ctx); err != nil {
 		return err
 	}
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT id FROM redpackets WHERE status = ? AND expires_ms <= ?`,
+	ids, err := sqldb.IDs(ctx, s.SQL.R, `SELECT id FROM redpackets WHERE status = ? AND expires_ms <= ?`,
 		model.RedPacketActive, s.Now().Add(-sweepGrace).UnixMilli())
 	if err != nil {
 		return fmt.Errorf("find overdue red packets: %w", err)
 	}
-	var ids []int64
-	for rows.Next() {
-		var id int64
-		rows.Scan(&id)
-		ids = append(ids, id)
-	}
-	rows.Close()
 	var errs []error
 	for _, id := range ids {
 		errs = append(errs, s.Expire(ctx, id))

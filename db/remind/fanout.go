@@ -79,7 +79,7 @@ func (s *Store) SendApp(ctx context.Context, subj Subject, minutes int, users []
 		if err := s.SQL.Stage(ctx, tx, "reminder_page", PageColumns, UserRows(users, nil)); err != nil {
 			return err
 		}
-		fresh, err := QueryUsers(ctx, tx, `INSERT INTO `+s.Deliveries+`
+		fresh, err := sqldb.IDs(ctx, tx, `INSERT INTO `+s.Deliveries+`
 			(`+s.Subject+`, `+s.Start+`, minutes_before, channel, user_id, status, attempts, created_ms, sent_ms)
 			SELECT ?, ?, ?, 'app', p.user_id, 'sent', 1, ?, ? FROM reminder_page AS p WHERE true
 			ON CONFLICT DO NOTHING RETURNING user_id`, subj.ID, start, minutes, at, at)
@@ -115,24 +115,6 @@ func UserRows(users []int64, state func(uid int64) (string, any)) [][]any {
 		rows[i] = []any{uid, status, lease}
 	}
 	return rows
-}
-
-// QueryUsers runs a statement returning user IDs.
-func QueryUsers(ctx context.Context, tx *sql.Tx, q string, args ...any) ([]int64, error) {
-	rows, err := tx.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var uid int64
-		if err := rows.Scan(&uid); err != nil {
-			return nil, err
-		}
-		out = append(out, uid)
-	}
-	return out, rows.Err()
 }
 
 // EnsureWindow is how far ahead Ensure looks: past the longest lead time,

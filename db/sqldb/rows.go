@@ -79,3 +79,27 @@ func (s *DB) Stage(ctx context.Context, tx *sql.Tx, name string, columns []Colum
 	_, err := s.InsertRows(ctx, tx, name, names, rows)
 	return err
 }
+
+// Querier is what runs a query: a *sql.DB or a *sql.Tx.
+type Querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// IDs runs a statement whose rows are one integer each (user or goods IDs)
+// and returns them in the order read.
+func IDs(ctx context.Context, q Querier, query string, args ...any) ([]int64, error) {
+	rows, err := q.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}

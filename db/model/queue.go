@@ -1,0 +1,47 @@
+package model
+
+import "time"
+
+// Ticket is a shopper's place in a goods' waiting room (mode queue).
+type Ticket struct {
+	GoodsID int64 `json:"goods_id"`
+	// State is TicketWaiting, TicketAdmitted or TicketClosed.
+	State string `json:"state"`
+	// Position is how many shoppers are ahead, counting oneself (1: next);
+	// 0 once admitted or closed. Before the start it is the number of
+	// shoppers who have joined so far: the furthest back one may be placed
+	// when they are shuffled at the start.
+	Position   int64 `json:"position"`
+	ETASeconds int64 `json:"eta_seconds"`
+	// Admission is the signed token the grab sends as X-Admission, while admitted.
+	Admission     string     `json:"admission,omitempty"`
+	AdmittedUntil *time.Time `json:"admitted_until,omitempty"`
+}
+
+// Ticket states.
+const (
+	TicketWaiting  = "waiting"
+	TicketAdmitted = "admitted"
+	TicketClosed   = "closed"
+)
+
+// QueueStats is the merchant's view of a goods' waiting room.
+type QueueStats struct {
+	GoodsID int64 `json:"goods_id"`
+	// Joined is every shopper who ever joined; Admitted how many of them
+	// have been let in so far; Waiting the rest.
+	Joined   int64 `json:"joined"`
+	Admitted int64 `json:"admitted"`
+	Waiting  int64 `json:"waiting"`
+	// Rate is the admissions a second used now (the goods' queue_rate, or
+	// the measured capacity when that is 0).
+	Rate     int64 `json:"rate"`
+	Measured bool  `json:"measured"`
+	Closed   bool  `json:"closed"`
+	// Shuffled tells whether the start has passed and the early shoppers
+	// were put in random order; Seed then is the shuffle's seed (hex) and
+	// Shuffled how many were shuffled.
+	Shuffled int64  `json:"shuffled"`
+	Started  bool   `json:"started"`
+	Seed     string `json:"seed,omitempty"`
+}

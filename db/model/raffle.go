@@ -1,0 +1,73 @@
+package model
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// States of a raffle entry (RaffleEntry.State).
+const (
+	EntryEntered    = "entered"    // in the raffle, not drawn yet
+	EntryWon        = "won"        // drawn (or passed a unit): an unpaid order is theirs
+	EntryLost       = "lost"       // their order expired or was cancelled, or the draw's order ended before them
+	EntryWaitlisted = "waitlisted" // drawn after the winners: a unit passed on may reach them
+)
+
+// RaffleEntry is one shopper's entry in a raffle goods' draw.
+type RaffleEntry struct {
+	GoodsID   int64     `json:"goods_id"`
+	UserID    int64     `json:"-"`
+	State     string    `json:"state"`
+	EnteredAt time.Time `json:"entered_at"`
+	// Position is the entry's place in the draw's order (1 first), after the draw.
+	Position int64 `json:"position,omitempty"`
+	// OrderID is the order a won entry got (0 while it is being made).
+	OrderID int64 `json:"order_id,omitempty"`
+}
+
+// RaffleEntryEvent is the live event that tells a shopper their entry changed.
+type RaffleEntryEvent struct {
+	Type  string       `json:"type"` // "entry"
+	Entry *RaffleEntry `json:"entry"`
+}
+
+// RaffleDraw is a raffle's public record: the seed's SHA-256 from the
+// start, and after the draw the seed itself and the draw's order, so anyone
+// can recompute it (goods.DrawOrder).
+type RaffleDraw struct {
+	GoodsID  int64      `json:"goods_id"`
+	SeedHash string     `json:"seed_hash"`
+	Entries  int64      `json:"entries"`
+	DrawAt   time.Time  `json:"draw_at"`            // the sale's start, when the draw is made
+	DrawnAt  *time.Time `json:"drawn_at,omitempty"` // after the draw
+	Seed     string     `json:"seed,omitempty"`     // after the draw
+	Winners  *int64     `json:"winners,omitempty"`  // after the draw: min(stock, entries)
+	Order    []int64    `json:"order,omitempty"`    // after the draw: every entry's user ID in the draw's order
+	Passed   int64      `json:"passed"`             // units passed on to the next in the order so far
+}
+
+// MarshalJSON writes order as a list after the draw, empty too (no entries), and leaves it out before.
+func (d RaffleDraw) MarshalJSON() ([]byte, error) {
+	type plain RaffleDraw
+	if d.DrawnAt == nil {
+		return json.Marshal(plain(d))
+	}
+	order := d.Order
+	if order == nil {
+		order = []int64{}
+	}
+	return json.Marshal(struct {
+		plain
+		Order []int64 `json:"order"`
+	}{plain(d), order})
+}
+
+// RaffleStats is the merchant's live view of a raffle: the public draw and the entries by state.
+type RaffleStats struct {
+	Draw       RaffleDraw `json:"draw"`
+	Entered    int64      `json:"entered"`
+	Won        int64      `json:"won"`
+	Paid       int64      `json:"paid"`
+	Waitlisted int64      `json:"waitlisted"`
+	Lost       int64      `json:"lost"`
+}

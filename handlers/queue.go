@@ -1,0 +1,54 @@
+package handlers
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/views"
+)
+
+// Waiting rooms (goods in mode queue, db/goods/queue.go).
+
+// JoinQueue puts the caller in the goods' waiting room: POST
+// /api/goods/{id}/queue answers 201 with the new ticket, 200 with the one
+// held already.
+func (h *Handlers) JoinQueue(c *fiber.Ctx) error {
+	return joinByID(c, "ticket", h.Goods.JoinQueue)
+}
+
+// QueueTicket answers the caller's ticket: GET /api/goods/{id}/queue.
+func (h *Handlers) QueueTicket(c *fiber.Ctx) error {
+	cl, id, err := callerAndID(c)
+	if err != nil {
+		return err
+	}
+	t, err := h.Goods.QueueTicket(c.UserContext(), cl.UserID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"ticket": t})
+}
+
+// QueueStats answers the merchant's view of a waiting room: GET /api/admin/goods/{id}/queue.
+func (h *Handlers) QueueStats(c *fiber.Ctx) error {
+	return answerByID(c, "queue", h.Goods.QueueStats)
+}
+
+// QueuePage is a goods' waiting room for the signed-in shopper: GET /goods/{id}/queue.
+func (h *Handlers) QueuePage(c *fiber.Ctx) error {
+	cl, id, err := callerAndID(c)
+	if err != nil {
+		return err
+	}
+	g, err := h.Goods.ShopperGoods(c.UserContext(), cl, id)
+	if err != nil {
+		return err
+	}
+	v := views.QueueView{Goods: *g}
+	if t, err := h.Goods.QueueTicket(c.UserContext(), cl.UserID, id); err == nil {
+		v.Ticket = t
+	} else if db.ErrorCode(err) != db.ENOTFOUND {
+		return err
+	}
+	return render(c, fiber.StatusOK, views.QueuePage(h.page(c, "Waiting room: "+g.Title), v))
+}

@@ -1,0 +1,74 @@
+package handlers
+
+import (
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/views"
+)
+
+// EnterRaffle enters the caller in a raffle goods' draw: POST
+// /api/goods/{id}/entries (X-Pow when the goods asks a proof of work).
+// 201 with a new entry, 200 with the one the caller had.
+func (h *Handlers) EnterRaffle(c *fiber.Ctx) error {
+	return joinByID(c, "entry", h.Goods.EnterRaffle)
+}
+
+// MyRaffleEntry answers the caller's entry in a raffle: GET /api/goods/{id}/entries/me.
+func (h *Handlers) MyRaffleEntry(c *fiber.Ctx) error {
+	cl, id, err := callerAndID(c)
+	if err != nil {
+		return err
+	}
+	e, err := h.Goods.RaffleEntry(c.UserContext(), cl.UserID, id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(fiber.Map{"entry": e})
+}
+
+// RaffleDraw answers a raffle's public record: GET /api/goods/{id}/draw.
+func (h *Handlers) RaffleDraw(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	d, err := h.Goods.RaffleDraw(c.UserContext(), id)
+	if err != nil {
+		return err
+	}
+	return c.JSON(d)
+}
+
+// RaffleStats answers the merchant's live view of a raffle: GET /api/admin/goods/{id}/raffle.
+func (h *Handlers) RaffleStats(c *fiber.Ctx) error {
+	return answerByID[*model.RaffleStats](c, "raffle", h.Goods.RaffleStats)
+}
+
+// RafflePage is a raffle goods' page for shoppers: GET /goods/{id}/raffle.
+func (h *Handlers) RafflePage(c *fiber.Ctx) error {
+	id, err := paramID(c, "id")
+	if err != nil {
+		return err
+	}
+	ctx := c.UserContext()
+	d, err := h.Goods.RaffleDraw(ctx, id)
+	if err != nil {
+		return err
+	}
+	viewer, _ := ClaimsOf(c)
+	g, err := h.Goods.ShopperGoods(ctx, viewer, id)
+	if err != nil {
+		return err
+	}
+	v := views.RaffleView{Goods: *g, Draw: *d, Now: h.Goods.Now(), Origin: c.BaseURL()}
+	if cl, ok := ClaimsOf(c); ok {
+		e, err := h.Goods.RaffleEntry(ctx, cl.UserID, id)
+		if err != nil && db.ErrorCode(err) != db.ENOTFOUND {
+			return err
+		}
+		v.Entry = e
+	}
+	return render(c, fiber.StatusOK, views.RafflePage(h.page(c, "Raffle: "+g.Title), v))
+}

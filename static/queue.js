@@ -1,0 +1,191 @@
+// Waiting rooms (goods in mode queue): the shopper's page (join, position,
+// wait and progress live from ticket events, the Grab button at their turn,
+// sent with the admission) and the merchant's live view of the room.
+(function () {
+  "use strict";
+  const S = window.seckill;
+
+  function el(tag, attrs, ...children) {
+    const e = document.createElement(tag);
+    Object.entries(attrs || {}).forEach(([k, v]) => e.setAttribute(k, v));
+    children.forEach((c) => e.append(c));
+    return e;
+  }
+
+  function etaText(secs) {
+    if (secs <= 0) return "any moment";
+    if (secs < 60) return `about ${secs} s`;
+    return `about ${Math.floor(secs / 60)} min ${secs % 60} s`;
+  }
+
+  const ERRORS = {
+    queue_closed: "The queue is closed: every unit has gone or the sale is over.",
+    not_admitted: "Your turn has not come yet, or it has passed.",
+    pow_required: "The check against bots did not run. Reload the page and try again.",
+    pow_invalid: "The check took too long or was used already. Try again.",
+    forbidden: "This sale is open only to shoppers who pre-registered.",
+    sold_out: "Sold out: every unit has been grabbed.",
+    limit_reached: "You already hold as many of these as one customer may.",
+    rate_limited: "Too many tries. Wait a moment and try again.",
+  };
+
+  function errorText(r) {
+    const e = (r.body && r.body.error) || {};
+    return ERRORS[e.code] || S.sentence(e.message) || "Something went wrong. Try again.";
+  }
+
+  // ---- The shopper's waiting room ----------------------------------------
+  const room = document.querySelector("[data-queue]");
+  if (room) {
+    const id = room.dataset.queue;
+    const $ = (sel) => room.querySelector(sel);
+    const out = $("[data-testid=grab-result]");
+    let ticket = null, furthest = 0, version = 0, untilTimer = null;
+
+    const STATES = { waiting: "Waiting", admitted: "Your turn", closed: "Closed", none: "Not in the queue" };
+    const NEXT = {
+      waiting: "Keep this page open: shoppers are let in a few at a time, and the Grab button lights up here when it is your turn.",
+      admitted: "It is your turn: grab before your admission runs out.",
+      closed: "The queue is closed: every unit has gone, the sale is over, or your turn passed unused (join again to take a place at the back). If units come back, the queue opens again.",
+    };
+
+    function showUntil() {
+      const u = $("[data-queue-until]");
+      if (!ticket || ticket.state !== "admitted" || !ticket.admitted_until) return;
+      const left = Math.max(0, Math.round((Date.parse(ticket.admitted_until) - Date.now()) / 1000));
+      u.textContent = left >= 60 ? `${Math.floor(left / 60)} min ${left % 60} s` : `${left} s`;
+    }
+
+    function render(t) {
+      ticket = t;
+      const state = t ? t.state : "none";
+      room.dataset.ticketState = state;
+      const badge = $("[data-queue-state]");
+      badge.textContent = STATES[state];
+      badge.className = "badge " + ({ admitted: "live", waiting: "upcoming" }[state] || "ended");
+      $("[data-queue-join-box]").hidden = !!t && state !== "closed"; // closed: one whose turn lapsed may join again
+      $("[data-queue-waiting]").hidden = state !== "waiting";
+      $("[data-queue-admitted]").hidden = state !== "admitted";
+      if (NEXT[state]) $("[data-queue-next]").textContent = NEXT[state];
+      if (state === "waiting") {
+        furthest = Math.max(furthest, t.position);
+        $("[data-queue-position]").textContent = t.position;
+        $("[data-queue-eta]").textContent = etaText(t.eta_seconds);
+        const done = furthest > 1 ? (furthest - t.position) / (furthest - 1) : 0;
+        $("[data-queue-bar]").style.width = Math.round(Math.max(0.02, done) * 100) + "%";
+      }
+      clearInterval(untilTimer);
+      if (state === "admitted") {
+        showUntil();
+        untilTimer = setInterval(showUntil, 1000);
+      }
+    }
+
+    // The ticket as the API answers it now; a live event that arrived
+    // meanwhile is newer and wins.
+    async function refresh() {
+      const v = ++version;
+      const r = await S.api("GET", `/api/goods/${id}/queue`);
+      if (v !== version) return;
+      if (r.status === 200) render(r.body.ticket);
+      else if (r.status === 404) render(null);
+    }
+
+    // The start passed: its countdown line has said all it had to.
+    room.addEventListener("countdown-done", () => { const st = $("[data-queue-start]"); if (st) st.hidden = true; });
+
+    S.live.on("ticket", (ev) => {
+      if (String(ev.ticket.goods_id) !== id) return;
+      version++;
+      render(ev.ticket);
+    });
+    S.live.onOpen(refresh);
+    // Without a live socket (a proxy that drops it), read the ticket now and then.
+    setInterval(() => { if (document.documentElement.dataset.live !== "on" && ticket && ticket.state !== "closed") refresh(); }, 5000);
+
+    async function powHeaders() {
+      if (Number(room.dataset.pow) > 0 && window.seckillPow) {
+        out.className = "grab-result pending";
+        out.textContent = "Checking you are not a bot…";
+        const pow = await window.seckillPow.header(id);
+        if (pow) return { "X-Pow": pow };
+      }
+      return {};
+    }
+
+    $("[data-queue-join]").addEventListener("click", async (e) => {
+      const btn = e.currentTarget;
+      btn.disabled = true;
+      out.textContent = "";
+      let r;
+      try {
+        const headers = await powHeaders();
+        out.textContent = "";
+        r = await S.api("POST", `/api/goods/${id}/queue`, undefined, headers);
+      } catch (err) {
+        r = { status: 0, body: null };
+      }
+      btn.disabled = false;
+      if (r.status === 200 || r.status === 201) {
+        version++;
+        render(r.body.ticket);
+        return;
+      }
+      out.className = "grab-result bad";
+      out.textContent = "";
+      out.append(el("span", { "data-testid": "queue-error", "data-code": (r.body && r.body.error && r.body.error.code) || "" }, errorText(r)));
+    });
+
+    $("[data-queue-grab]").addEventListener("click", async (e) => {
+      const btn = e.currentTarget;
+      btn.disabled = true;
+      out.textContent = "";
+      let r;
+      try {
+        const headers = Object.assign(await powHeaders(), { "X-Admission": (ticket && ticket.admission) || "" });
+        out.className = "grab-result pending";
+        out.textContent = "Grabbing…";
+        r = await S.api("POST", `/api/goods/${id}/grab`, undefined, headers);
+      } catch (err) {
+        r = { status: 0, body: null };
+      }
+      btn.disabled = false;
+      out.textContent = "";
+      if (r.status === 201) {
+        const o = r.body.order;
+        out.className = "grab-result ok";
+        out.append(
+          el("strong", { "data-testid": "grab-success" }, "You got it! "),
+          `Order #${S.orderNumber(o.id)} for ${S.money(o.amount_cents)}. `,
+          el("a", { href: `/orders/${o.id}/checkout`, "data-testid": "grab-pay-link" }, "Pay now"),
+        );
+        btn.hidden = true;
+        return;
+      }
+      out.className = "grab-result bad";
+      out.append(el("span", { "data-testid": "grab-error", "data-code": (r.body && r.body.error && r.body.error.code) || "" }, errorText(r)));
+    });
+  }
+
+  // ---- The merchant's live view of the room ------------------------------
+  const panel = document.querySelector("[data-queue-stats]");
+  if (panel) {
+    const id = panel.dataset.queueStats;
+    const set = (k, v) => { const e = panel.querySelector(`[data-q="${k}"]`); if (e) e.textContent = v; };
+    async function poll() {
+      const r = await S.api("GET", `/api/admin/goods/${id}/queue`);
+      if (!r.ok) return;
+      const q = r.body.queue;
+      set("waiting", q.waiting);
+      set("admitted", q.admitted);
+      set("joined", q.joined);
+      set("rate", q.rate);
+      set("measured", q.measured ? " (measured capacity)" : "");
+      set("state", q.closed ? "closed" : q.started ? "open" : "open, the start shuffles it");
+      set("shuffle", q.started ? `${q.shuffled} early shoppers were shuffled at the start with seed ${q.seed}.` : "Shoppers who join before the start are shuffled then.");
+      panel.dataset.loaded = "on";
+    }
+    poll();
+    setInterval(poll, 1000);
+  }
+})();

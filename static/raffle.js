@@ -1,0 +1,164 @@
+// Raffles: the shopper's raffle page (enter, then the result and the draw's
+// proof) and the merchant's live view of a raffle on the goods' page. Both
+// read the JSON API and stay current by polling every two seconds and on
+// the live events that concern them (entry, order).
+(function () {
+  "use strict";
+  const S = window.seckill;
+  if (!S) return;
+  const POLL_MS = 2000;
+
+  function el(tag, attrs, ...kids) {
+    const e = document.createElement(tag);
+    Object.entries(attrs || {}).forEach(([k, v]) => {
+      if (k === "class") e.className = v; else e.setAttribute(k, v);
+    });
+    kids.forEach((k) => e.append(k));
+    return e;
+  }
+
+  function badge(cls, text) { return el("span", { class: "badge " + cls }, text); }
+
+  // ---- The shopper's page ---------------------------------------------------
+  const page = document.querySelector("[data-raffle]");
+  if (page) {
+    const id = page.dataset.raffle;
+    const me = page.dataset.user ? Number(page.dataset.user) : 0;
+    const status = page.querySelector("[data-raffle-status]");
+    const button = page.querySelector("[data-raffle-enter]");
+    let entry = null, order = null, draw = null, busy = false, message = "";
+
+    const phase = () => {
+      if (draw && draw.drawn_at) return "drawn";
+      const now = Date.now();
+      if (now >= new Date(page.dataset.drawAt).getTime()) return "closed";
+      if (now < new Date(page.dataset.entriesOpen).getTime()) return "soon";
+      return "open";
+    };
+
+    function renderStatus() {
+      const p = el("p");
+      if (entry && entry.state === "won" && entry.order_id && order && order.status === "paid") {
+        p.append(badge("won", "You won"), " Order #" + S.orderNumber(entry.order_id) + " is paid: ",
+          el("a", { href: "/me/orders", "data-testid": "raffle-paid" }, "see My orders"));
+      } else if (entry && entry.state === "won" && entry.order_id) {
+        p.append(badge("won", "You won"), " Order #" + S.orderNumber(entry.order_id) + " is yours: ",
+          el("a", { class: "button", href: "/orders/" + entry.order_id + "/checkout", "data-testid": "raffle-pay" }, "Pay now"));
+      } else if (entry && entry.state === "won") {
+        p.append(badge("won", "You won"), " Your order is being made…");
+      } else if (entry && entry.state === "waitlisted") {
+        p.append(badge("waitlisted", "Waitlisted"), ` You are number ${entry.position} in the draw's order. If a winner does not pay, their unit passes to the next entry: you are told at once.`);
+      } else if (entry && entry.state === "lost") {
+        p.append(badge("lost", "Not this time"), " No unit reached you in this draw.");
+      } else if (entry) {
+        p.append(badge("entered", "Entered"), " You are in the draw, made at ", S.timeEl(page.dataset.drawAt));
+      } else if (phase() === "soon") {
+        p.append("Entries open in ", el("span", { class: "countdown", "data-countdown": page.dataset.entriesOpen, "data-testid": "entries-countdown" }, S.countdown(page.dataset.entriesOpen)), ".");
+      } else if (phase() === "open") {
+        p.append("Entries are open until ", S.timeEl(page.dataset.drawAt));
+      } else if (phase() === "closed") {
+        p.append("Entries are closed: the draw is being made.");
+      } else {
+        p.append("Entries are closed.");
+      }
+      const kids = [p];
+      if (message) kids.push(el("p", { class: "flash flash-error", "data-testid": "raffle-error" }, message));
+      status.replaceChildren(...kids);
+      page.dataset.entryState = entry ? entry.state : "none";
+      page.dataset.phase = phase();
+      if (button) {
+        button.hidden = !!entry || phase() === "closed" || phase() === "drawn";
+        button.disabled = busy || phase() !== "open";
+      }
+    }
+
+    function renderDraw() {
+      if (!draw) return;
+      page.querySelector("[data-raffle-entries]").textContent = String(draw.entries);
+      page.querySelector("[data-seed-hash]").textContent = draw.seed_hash;
+      const proof = page.querySelector("[data-raffle-proof]");
+      if (!draw.drawn_at) { proof.hidden = true; return; }
+      proof.hidden = false;
+      proof.querySelector("[data-raffle-seed]").textContent = draw.seed;
+      proof.querySelector("[data-raffle-winners]").textContent = String(draw.winners);
+      proof.querySelector("[data-raffle-passed]").textContent = String(draw.passed);
+      const list = proof.querySelector("[data-raffle-order]");
+      if (list.children.length !== draw.order.length) {
+        list.replaceChildren(...draw.order.map((u, i) => {
+          const cls = [i < draw.winners ? "winner" : "", u === me ? "you" : ""].filter(Boolean).join(" ");
+          return el("li", cls ? { class: cls } : {}, String(u));
+        }));
+      }
+    }
+
+    async function refresh() {
+      const d = await S.api("GET", `/api/goods/${id}/draw`);
+      if (d.ok) draw = d.body;
+      if (me) {
+        const e = await S.api("GET", `/api/goods/${id}/entries/me`);
+        if (e.ok) entry = e.body.entry;
+        else if (e.status === 404) entry = null;
+        if (entry && entry.order_id && !(order && order.id === entry.order_id && order.status === "paid")) {
+          const o = await S.api("GET", `/api/orders/${entry.order_id}`);
+          if (o.ok) order = o.body.order;
+        }
+      }
+      renderDraw();
+      renderStatus();
+      page.dataset.loaded = "1";
+    }
+
+    if (button) {
+      button.addEventListener("click", async () => {
+        busy = true; message = ""; renderStatus();
+        try {
+          const headers = {};
+          if (Number(page.dataset.pow) > 0 && window.seckillPow) {
+            button.textContent = "Checking your browser…";
+            const pow = await window.seckillPow.header(id);
+            if (pow) headers["X-Pow"] = pow;
+          }
+          const r = await S.api("POST", `/api/goods/${id}/entries`, undefined, headers);
+          if (r.ok) entry = r.body.entry;
+          else message = (r.body && r.body.error && r.body.error.message) || "Could not enter: try again.";
+        } catch (e) {
+          message = "Could not enter: try again.";
+        }
+        busy = false;
+        button.textContent = "Enter the raffle";
+        await refresh();
+      });
+    }
+
+    S.live.on("entry", (ev) => { if (ev.entry && String(ev.entry.goods_id) === id) refresh(); });
+    S.live.on("order", (ev) => { if (ev.order && String(ev.order.goods_id) === id) refresh(); });
+    S.live.onOpen(refresh);
+    document.addEventListener("countdown-done", refresh);
+    setInterval(refresh, POLL_MS);
+    refresh();
+  }
+
+  // ---- The merchant's live view -------------------------------------------
+  const box = document.querySelector("[data-raffle-admin]");
+  if (box) {
+    const id = box.dataset.raffleAdmin;
+    const set = (k, v) => { const c = box.querySelector(`[data-k="${k}"]`); if (c) c.textContent = v; };
+    async function poll() {
+      const r = await S.api("GET", `/api/admin/goods/${id}/raffle`);
+      if (!r.ok) return;
+      const st = r.body.raffle;
+      set("entries", String(st.draw.entries));
+      set("won", String(st.won));
+      set("paid", String(st.paid));
+      set("waitlisted", String(st.waitlisted));
+      set("lost", String(st.lost));
+      set("passed", String(st.draw.passed));
+      set("seed_hash", st.draw.seed_hash);
+      const drawn = box.querySelector('[data-k="drawn_at"]');
+      if (st.draw.drawn_at) drawn.replaceChildren(S.timeEl(st.draw.drawn_at), ` · ${st.draw.winners} winners`);
+      box.dataset.loaded = "1";
+    }
+    setInterval(poll, POLL_MS);
+    poll();
+  }
+})();

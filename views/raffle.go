@@ -1,0 +1,84 @@
+package views
+
+import (
+	"time"
+
+	"github.com/seckill/seckill/db/model"
+)
+
+// RaffleView is a raffle goods' page for a shopper: the goods, the draw's
+// public record and the shopper's entry (nil: none, or not signed in).
+type RaffleView struct {
+	Goods model.Goods
+	Draw  model.RaffleDraw
+	Entry *model.RaffleEntry
+	Now   time.Time
+	// Origin is the site's address as the shopper reached it, for the check command.
+	Origin string
+}
+
+// RaffleCheckCommand is the shell command anyone can run to check a draw
+// (README "Raffle"): the seed's hash, then the draw's order, recomputed.
+func RaffleCheckCommand(origin string, goodsID int64) string {
+	return `curl -s ` + origin + `/api/goods/` + i64(goodsID) + `/draw > draw.json
+seed=$(jq -r .seed draw.json)
+printf %s "$seed" | sha256sum            # prints seed_hash
+jq -r '.order[]' draw.json | while read -r u; do
+  printf '%s %s\n' "$(printf '%s:%s' "$seed" "$u" | sha256sum | cut -d' ' -f1)" "$u"
+done | LC_ALL=C sort | cut -d' ' -f2      # prints order; the first winners won`
+}
+
+// Raffle page phases, from the clock and the draw.
+const (
+	RaffleSoon   = "soon"   // entries not open yet
+	RaffleOpen   = "open"   // entries open
+	RaffleClosed = "closed" // the start passed: the draw is (about to be) made
+	RaffleDrawn  = "drawn"
+)
+
+// RafflePhase is where the raffle stands at v.Now.
+func (v RaffleView) RafflePhase() string {
+	switch {
+	case v.Draw.DrawnAt != nil:
+		return RaffleDrawn
+	case !v.Now.Before(v.Goods.StartAt):
+		return RaffleClosed
+	case v.Goods.EntryStartAt != nil && v.Now.Before(*v.Goods.EntryStartAt):
+		return RaffleSoon
+	default:
+		return RaffleOpen
+	}
+}
+
+// entryState is the shopper's entry state, "none" without one.
+func (v RaffleView) entryState() string {
+	if v.Entry == nil {
+		return "none"
+	}
+	return v.Entry.State
+}
+
+func (v RaffleView) entryOpens() time.Time { return entryOpensOf(v.Goods) }
+
+// entryOpensOf is when the raffle's entries open.
+func entryOpensOf(g model.Goods) time.Time {
+	if g.EntryStartAt != nil {
+		return *g.EntryStartAt
+	}
+	return g.StartAt
+}
+
+func (v RaffleView) winners() int64 {
+	if v.Draw.Winners != nil {
+		return *v.Draw.Winners
+	}
+	return 0
+}
+
+// winnersText is "1 winner" or "n winners".
+func winnersText(n int64) string {
+	if n == 1 {
+		return "1 winner"
+	}
+	return i64(n) + " winners"
+}
