@@ -85,7 +85,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
-	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,soldout,idle-ws or all, and fair (only when named)")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,soldout,queue-join,idle-ws or all, and fair (only when named)")
 	fs.IntVar(&o.Fair.Humans, "fair-humans", o.Fair.Humans, "fair: human shoppers")
 	fs.IntVar(&o.Fair.Bots, "fair-bots", o.Fair.Bots, "fair: bots in the fleet")
 	fs.IntVar(&o.Fair.Accounts, "fair-accounts", o.Fair.Accounts, "fair: accounts per bot")
@@ -228,6 +228,7 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 	}
 	t.reportRedisWork(r)
 	t.reportSoldOut(r)
+	t.reportJoins(r)
 	t.reportWinTargets(r)
 	t.reportWaitCost(r)
 	r.AddRatio("HTTP goods grab / Redis limit", "HTTP goods grab", "Redis limit (EVALSHA)")
@@ -273,6 +274,8 @@ var benchScenarios = []struct {
 	{"hot3-soldout", benchHotSoldOut3},
 	// Issue 21: refusals of a sold-out item, against the floor above.
 	{"soldout", benchSoldOut},
+	// Issue 22: shoppers joining waiting rooms, against the refusals above.
+	{"queue-join", benchQueueJoin},
 }
 
 // httpFloor names the floor scenario's result.

@@ -48,7 +48,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]bool{"HTTP goods grab": false, "Redis limit (EVALSHA)": false, httpFloor: false, "naive SQLite grab": false, "HTTP red packet grab": false, "HTTP coupon grab": false,
-		underAttack: false, limitsOff: false, httpWins: false, redisWins: false}
+		underAttack: false, limitsOff: false, httpWins: false, redisWins: false, httpJoin: false}
 	for _, res := range r.Results {
 		if _, ok := want[res.Name]; ok {
 			want[res.Name] = res.Requests == int64(o.Requests)
@@ -117,6 +117,17 @@ func TestBenchSmoke(t *testing.T) {
 	for n, want := range wantTargets {
 		if seen[n] != want {
 			t.Errorf("issue 21 target %s: %d lines, want %d (%+v)", n, seen[n], want, r.Targets)
+		}
+	}
+	// Issue 22: what a waiting-room join costs, the server's goroutines
+	// around the joins, and (on a real redis-server) the rooms' memory.
+	joinLines := []string{"issue 22: a waiting-room join vs a sold-out refusal", "issue 22: server goroutines around the join turns"}
+	if !embedded {
+		joinLines = append(joinLines, "issue 22: Redis memory a waiting shopper")
+	}
+	for _, k := range joinLines {
+		if v := r.Extra[k]; v == "" || strings.Contains(v, "NaN") || strings.Contains(v, "Inf") {
+			t.Errorf("report measure %q: %q", k, v)
 		}
 	}
 	if !strings.Contains(r.Markdown(), "| target | measured | goal | result |") {

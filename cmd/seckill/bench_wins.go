@@ -153,14 +153,15 @@ func (t *benchTarget) settleGoods(ctx context.Context, id int64) {
 
 // redisStats is what the Redis server (every master of a cluster) reports
 // of its own work: CPU time and, per command, calls and time spent in it
-// (INFO cpu and INFO commandstats).
+// (INFO cpu and INFO commandstats), and the memory it holds (INFO memory).
 type redisStats struct {
-	cpuUS float64
-	cmds  map[string][2]float64 // command → calls, µs
+	cpuUS    float64
+	cmds     map[string][2]float64 // command → calls, µs
+	memBytes float64               // used_memory
 }
 
 func (a redisStats) minus(b redisStats) redisStats {
-	d := redisStats{cpuUS: a.cpuUS - b.cpuUS, cmds: map[string][2]float64{}}
+	d := redisStats{cpuUS: a.cpuUS - b.cpuUS, cmds: map[string][2]float64{}, memBytes: a.memBytes - b.memBytes}
 	for k, v := range a.cmds {
 		d.cmds[k] = [2]float64{v[0] - b.cmds[k][0], v[1] - b.cmds[k][1]}
 	}
@@ -169,6 +170,7 @@ func (a redisStats) minus(b redisStats) redisStats {
 
 func (a *redisStats) add(b redisStats) {
 	a.cpuUS += b.cpuUS
+	a.memBytes += b.memBytes
 	if a.cmds == nil {
 		a.cmds = map[string][2]float64{}
 	}
@@ -177,12 +179,12 @@ func (a *redisStats) add(b redisStats) {
 	}
 }
 
-// readRedisStats reads INFO cpu and INFO commandstats of every server of c.
+// readRedisStats reads INFO cpu, commandstats and memory of every server of c.
 func readRedisStats(ctx context.Context, c redis.UniversalClient) (redisStats, error) {
 	var mu sync.Mutex
 	all := redisStats{cmds: map[string][2]float64{}}
 	err := rdb.ForEachServer(ctx, c, func(ctx context.Context, s *redis.Client) error {
-		info, err := s.Info(ctx, "cpu", "commandstats").Result()
+		info, err := s.Info(ctx, "cpu", "commandstats", "memory").Result()
 		if err != nil {
 			return err
 		}
@@ -195,7 +197,7 @@ func readRedisStats(ctx context.Context, c redis.UniversalClient) (redisStats, e
 	return all, err
 }
 
-// parseRedisStats reads the used_cpu_sys/user and cmdstat_* lines of an INFO answer.
+// parseRedisStats reads the used_cpu_sys/user, cmdstat_* and used_memory lines of an INFO answer.
 func parseRedisStats(info string) redisStats {
 	st := redisStats{cmds: map[string][2]float64{}}
 	for _, line := range strings.Split(info, "\n") {
@@ -208,6 +210,8 @@ func parseRedisStats(info string) redisStats {
 		case k == "used_cpu_sys" || k == "used_cpu_user":
 			s, _ := strconv.ParseFloat(v, 64)
 			st.cpuUS += s * 1e6
+		case k == "used_memory":
+			st.memBytes, _ = strconv.ParseFloat(v, 64)
 		case strings.HasPrefix(k, "cmdstat_"):
 			var calls, us float64
 			for _, f := range strings.Split(v, ",") {

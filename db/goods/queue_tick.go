@@ -3,6 +3,7 @@ package goods
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strconv"
 	"sync"
 	"time"
@@ -333,4 +334,21 @@ func (s *Service) QueueStats(ctx context.Context, by model.Claims, goodsID int64
 		st.Shuffled, st.Seed = v.f, v.seed
 	}
 	return st, nil
+}
+
+// QueueMemory is the Redis memory the goods' waiting room holds: MEMORY
+// USAGE of its keys, every field counted (the bench's bytes a waiting shopper).
+func (s *Service) QueueMemory(ctx context.Context, goodsID int64) (int64, error) {
+	var total int64
+	for _, k := range []string{queueKey(goodsID), queueUsersKey(goodsID), queueAdvKey(goodsID)} {
+		n, err := s.Redis.MemoryUsage(ctx, k, 0).Result()
+		if err == redis.Nil {
+			continue
+		}
+		if err != nil {
+			return 0, fmt.Errorf("memory of waiting room %d: %w", goodsID, err)
+		}
+		total += n
+	}
+	return total, nil
 }
