@@ -248,18 +248,12 @@ type goodsView struct {
 // fixture creates the sale's slot and goods through the admin API; the
 // goods' answer says whether the server knows the mode.
 func (f *fairBench) fixture(s fairSale, tm fairTimes, stock, powBits int) (goodsView, error) {
-	var slot struct {
-		Slot struct {
-			ID int64 `json:"id"`
-		} `json:"slot"`
-	}
-	if err := f.t.mustCall("POST", "/api/admin/slots", f.t.admin, map[string]any{
-		"title": "fair " + s.label, "start_at": tm.start.UTC().Truncate(time.Millisecond).Format(time.RFC3339Nano), "end_at": tm.start.Add(time.Hour).UTC().Format(time.RFC3339),
-	}, &slot); err != nil {
+	slot, err := f.t.benchSlot("fair "+s.label, tm.start.UTC().Truncate(time.Millisecond), tm.start.Add(time.Hour).UTC().Truncate(time.Second))
+	if err != nil {
 		return goodsView{}, err
 	}
 	body := map[string]any{
-		"slot_id": slot.Slot.ID, "title": "fair " + s.label, "description": "fair-sale bench", "price_cents": 9900,
+		"slot_id": slot, "title": "fair " + s.label, "description": "fair-sale bench", "price_cents": 9900,
 		"seckill_price_cents": 990, "stock": stock, "limit_per_user": 1, "pow_bits": powBits,
 	}
 	if s.mode != "first_come" {

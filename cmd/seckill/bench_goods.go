@@ -19,27 +19,18 @@ func (t *benchTarget) benchGoodsFixture(ctx context.Context, title string, stock
 
 // benchGoodsFixtureLimit is benchGoodsFixture with its own per-user limit.
 func (t *benchTarget) benchGoodsFixtureLimit(ctx context.Context, title string, stock, limit int) (int64, error) {
-	now := time.Now().UTC()
+	return t.benchGoodsFixtureShards(ctx, title, stock, limit, 0)
+}
+
+// benchSlot creates a slot from start to end through the admin API.
+func (t *benchTarget) benchSlot(title string, start, end time.Time) (int64, error) {
 	var slot struct {
 		Slot struct {
 			ID int64 `json:"id"`
 		} `json:"slot"`
 	}
-	if err := t.mustCall("POST", "/api/admin/slots", t.admin, map[string]any{
-		"title": "bench " + title, "start_at": now.Add(-time.Minute), "end_at": now.Add(2 * time.Hour),
-	}, &slot); err != nil {
-		return 0, err
-	}
-	var goods struct {
-		Goods struct {
-			ID int64 `json:"id"`
-		} `json:"goods"`
-	}
-	err := t.mustCall("POST", "/api/admin/goods", t.admin, map[string]any{
-		"slot_id": slot.Slot.ID, "title": title, "description": "load bench", "price_cents": 9900,
-		"seckill_price_cents": 990, "stock": stock, "limit_per_user": limit,
-	}, &goods)
-	return goods.Goods.ID, err
+	err := t.mustCall("POST", "/api/admin/slots", t.admin, map[string]any{"title": title, "start_at": start, "end_at": end}, &slot)
+	return slot.Slot.ID, err
 }
 
 // benchGoods grabs seckill goods over HTTP with WebSocket watchers, then

@@ -96,21 +96,15 @@ func benchQueueJoin(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 // each once over the scenario's requests.
 func (t *benchTarget) queueGoods(o *benchOptions) ([]int64, error) {
 	now := time.Now().UTC()
-	var slot struct {
-		Slot struct {
-			ID int64 `json:"id"`
-		} `json:"slot"`
-	}
-	if err := t.mustCall("POST", "/api/admin/slots", t.admin, map[string]any{
-		"title": "bench waiting rooms", "start_at": now.Add(time.Hour), "end_at": now.Add(2 * time.Hour),
-	}, &slot); err != nil {
+	slot, err := t.benchSlot("bench waiting rooms", now.Add(time.Hour), now.Add(2*time.Hour))
+	if err != nil {
 		return nil, err
 	}
 	ids := make([]int64, (o.Requests+len(t.tokens)-1)/len(t.tokens))
 	for i := range ids {
 		var g goodsView
 		if err := t.mustCall("POST", "/api/admin/goods", t.admin, map[string]any{
-			"slot_id": slot.Slot.ID, "title": fmt.Sprintf("waiting room %d", i+1), "description": "load bench", "price_cents": 9900,
+			"slot_id": slot, "title": fmt.Sprintf("waiting room %d", i+1), "description": "load bench", "price_cents": 9900,
 			"seckill_price_cents": 990, "stock": o.Stock, "limit_per_user": 1, "mode": "queue", "queue_rate": 100, "admission_seconds": 120,
 		}, &g); err != nil {
 			return nil, err

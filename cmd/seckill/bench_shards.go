@@ -101,17 +101,12 @@ func benchHotItem(ctx context.Context, o *benchOptions, t *benchTarget, k int, s
 	return sc, nil
 }
 
-// benchGoodsFixtureShards is benchGoodsFixtureLimit with the stock in k Redis buckets.
+// benchGoodsFixtureShards is benchGoodsFixtureLimit with the stock in k
+// Redis buckets (0: as the server chooses), in a live slot of its own.
 func (t *benchTarget) benchGoodsFixtureShards(ctx context.Context, title string, stock, limit, k int) (int64, error) {
 	now := time.Now().UTC()
-	var slot struct {
-		Slot struct {
-			ID int64 `json:"id"`
-		} `json:"slot"`
-	}
-	if err := t.mustCall("POST", "/api/admin/slots", t.admin, map[string]any{
-		"title": "bench " + title, "start_at": now.Add(-time.Minute), "end_at": now.Add(2 * time.Hour),
-	}, &slot); err != nil {
+	slot, err := t.benchSlot("bench "+title, now.Add(-time.Minute), now.Add(2*time.Hour))
+	if err != nil {
 		return 0, err
 	}
 	var g struct {
@@ -120,11 +115,15 @@ func (t *benchTarget) benchGoodsFixtureShards(ctx context.Context, title string,
 			Shards int   `json:"shards"`
 		} `json:"goods"`
 	}
-	err := t.mustCall("POST", "/api/admin/goods", t.admin, map[string]any{
-		"slot_id": slot.Slot.ID, "title": title, "description": "load bench", "price_cents": 9900,
-		"seckill_price_cents": 990, "stock": stock, "limit_per_user": limit, "shards": k,
-	}, &g)
-	if err == nil && g.Goods.Shards != k {
+	body := map[string]any{
+		"slot_id": slot, "title": title, "description": "load bench", "price_cents": 9900,
+		"seckill_price_cents": 990, "stock": stock, "limit_per_user": limit,
+	}
+	if k > 0 {
+		body["shards"] = k
+	}
+	err = t.mustCall("POST", "/api/admin/goods", t.admin, body, &g)
+	if err == nil && k > 0 && g.Goods.Shards != k {
 		err = fmt.Errorf("hot item: goods %d has %d shards, want %d", g.Goods.ID, g.Goods.Shards, k)
 	}
 	return g.Goods.ID, err
