@@ -131,6 +131,7 @@ type benchTarget struct {
 	setupConn int                   // load's connection for set-up calls
 	redisWork map[string]*redisWork // Redis work measured around the turns, by scenario (see measureRedis)
 	embedded  bool                  // the in-process server runs on the embedded Redis (no INFO sections to read)
+	joinBytes float64               // Redis memory a waiting shopper, measured by the queue-join scenario (0: not measured)
 }
 
 // runBench is `seckill bench`: it loads a server and writes the report.
@@ -228,8 +229,8 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 	}
 	t.reportRedisWork(r)
 	t.reportSoldOut(r)
-	t.reportJoins(r)
 	t.reportWinTargets(r)
+	t.reportJoins(r)
 	t.reportWaitCost(r)
 	r.AddRatio("HTTP goods grab / Redis limit", "HTTP goods grab", "Redis limit (EVALSHA)")
 	r.AddRatio("HTTP goods grab / same, limits off (the limits' cost)", "HTTP goods grab", limitsOff)

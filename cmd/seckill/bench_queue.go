@@ -60,11 +60,7 @@ func benchQueueJoin(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 				per := float64(held) / float64(joined)
 				r.Extra["issue 22: Redis memory a waiting shopper"] = fmt.Sprintf("%.1f bytes (MEMORY USAGE of the %d waiting rooms' keys, %d shoppers): a million waiting ≈ %.0f MB (target ≤ 200 MB)",
 					per, len(ids), joined, per)
-				r.Targets = append(r.Targets, bench.Target{
-					Name:     "issue 22: Redis memory of a million waiting shoppers (MEMORY USAGE of the rooms)",
-					Measured: fmt.Sprintf("%.1f bytes a shopper × 1,000,000 = %.0f MB", per, per),
-					Goal:     "≤ 200 MB", Met: per <= 200,
-				})
+				t.joinBytes = per
 			}
 			if t.Goods != nil {
 				r.Extra["issue 22: server goroutines around the join turns"] = fmt.Sprintf("%d before the first turn, %d after the last, with %d shoppers waiting (no goroutine a shopper)",
@@ -118,8 +114,9 @@ func (t *benchTarget) queueGoods(o *benchOptions) ([]int64, error) {
 }
 
 // reportJoins adds issue 22's cost of a join: machine CPU and Redis work
-// against a sold-out refusal of the same run, and the growth of Redis's
-// used memory over the join turns.
+// against a sold-out refusal of the same run, the target of a million
+// waiting shoppers' memory, and the growth of Redis's used memory over the
+// join turns.
 func (t *benchTarget) reportJoins(r *bench.Report) {
 	join, refuse := r.Result(httpJoin), r.Result(httpSoldOut)
 	wj, wr := t.redisWork[httpJoin], t.redisWork[httpSoldOut]
@@ -142,6 +139,13 @@ func (t *benchTarget) reportJoins(r *bench.Report) {
 		line += "; Redis commands a join: " + top
 	}
 	r.Extra["issue 22: a waiting-room join vs a sold-out refusal"] = line
+	if per := t.joinBytes; per > 0 {
+		r.Targets = append(r.Targets, bench.Target{
+			Name:     "issue 22: Redis memory of a million waiting shoppers (MEMORY USAGE of the rooms)",
+			Measured: fmt.Sprintf("%.1f bytes a shopper × 1,000,000 = %.0f MB", per, per),
+			Goal:     "≤ 200 MB", Met: per <= 200,
+		})
+	}
 	if ok := join.Codes["ok"]; wj.err == nil && ok > 0 {
 		r.Extra["issue 22: Redis used_memory over the join turns"] = fmt.Sprintf("%+.1f MB, %.0f bytes a join (the whole server's: the rooms, and what its clients' buffers held as the turns ended)",
 			wj.stats.memBytes/1e6, wj.stats.memBytes/float64(ok))
