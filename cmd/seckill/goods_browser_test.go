@@ -28,21 +28,38 @@ func (a *testApp) register(prefix string) (name, token string) {
 func waitText(t *testing.T, ctx context.Context, sel, want string) {
 	t.Helper()
 	q, _ := json.Marshal(sel)
-	read := fmt.Sprintf(`document.querySelector(%s)?.innerText ?? ""`, q)
+	got, err := pollJS(ctx, fmt.Sprintf(`document.querySelector(%s)?.innerText ?? ""`, q), func(s string) bool { return strings.TrimSpace(s) == want })
+	if err != nil {
+		t.Fatalf("%s reads %q (%v), want %q", sel, got, err, want)
+	}
+}
+
+// waitFor evaluates js until it yields a non-empty string, kept in out.
+func waitFor(t *testing.T, ctx context.Context, what, js string, out *string) {
+	t.Helper()
+	var err error
+	if *out, err = pollJS(ctx, js, func(s string) bool { return strings.TrimSpace(s) != "" }); err != nil {
+		t.Fatalf("%s never came: %v", what, err)
+	}
+}
+
+// pollJS evaluates js in the page until done accepts its string, and
+// returns the last one read. A read may fall between two documents (a
+// form post); it is abandoned and tried again, so the test's context is
+// the only deadline (its error comes back with the last read's).
+func pollJS(ctx context.Context, js string, done func(string) bool) (string, error) {
 	var got string
 	var err error
 	for ctx.Err() == nil {
-		// A read may fall between two documents (a form post); it is
-		// abandoned and tried again, so this is no deadline.
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		err = chromedp.Run(rctx, chromedp.Evaluate(read, &got))
+		err = chromedp.Run(rctx, chromedp.Evaluate(js, &got))
 		cancel()
-		if err == nil && strings.TrimSpace(got) == want {
-			return
+		if err == nil && done(got) {
+			return got, nil
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("%s reads %q (%v), want %q: %v", sel, got, err, want, ctx.Err())
+	return got, fmt.Errorf("%v: %w", err, ctx.Err())
 }
 
 func browse(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -99,18 +98,6 @@ func TestQueueBrowserWaitingRoom(t *testing.T) {
 	}
 	waitText(t, ctx, `[data-testid=queue-rate]`, "1")
 	shot("queue-merchant.png")
-}
-
-// waitFor evaluates js until it yields a non-empty string, kept in out.
-func waitFor(t *testing.T, ctx context.Context, what, js string, out *string) {
-	t.Helper()
-	for ctx.Err() == nil {
-		if err := chromedp.Run(ctx, chromedp.Evaluate(js, out)); err == nil && strings.TrimSpace(*out) != "" {
-			return
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	t.Fatalf("%s never came: %v", what, ctx.Err())
 }
 
 // ticketOf reads the ticket of the shopper signed up as name.

@@ -229,16 +229,13 @@ func (s *Service) Admit(ctx context.Context, userID, goodsID int64, pow string) 
 	return s.admit(ctx, f, sn, userID, goodsID, pow)
 }
 
-// admit is Admit with the goods' settings read.
+// admit is Admit with the goods' settings read: the proof of work (pow_bits
+// > 0) and the pre-registration; a goods with neither costs nothing more.
 func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID, goodsID int64, pow string) error {
-	if sn.bits == 0 && !sn.prereg {
+	bits, prereg := sn.bits, sn.prereg
+	if bits == 0 && !prereg {
 		return nil
 	}
-	return s.admitFair(ctx, f, userID, goodsID, pow, sn.bits, sn.prereg)
-}
-
-// admitFair checks the proof of work (bits > 0) and the pre-registration.
-func (s *Service) admitFair(ctx context.Context, f *fairGoods, userID, goodsID int64, pow string, bits int, prereg bool) error {
 	now := s.Now()
 	if bits > 0 {
 		if pow == "" {

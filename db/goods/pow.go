@@ -50,9 +50,23 @@ func newChallenge(key []byte, goodsID int64, bits int, expires time.Time) Challe
 
 // powSignature is the hex of the first 16 bytes of HMAC-SHA256(key, challenge).
 func powSignature(key []byte, challenge string) string {
+	return hex.EncodeToString(mac16(key, "", challenge))
+}
+
+// mac16 is the first 16 bytes of HMAC-SHA256(key, label + msg): what signs a
+// proof-of-work challenge (no label) and a waiting room's admission
+// (queue_token.go), each checked in memory by signedBy.
+func mac16(key []byte, label, msg string) []byte {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte(challenge))
-	return hex.EncodeToString(m.Sum(nil)[:16])
+	m.Write([]byte(label))
+	m.Write([]byte(msg))
+	return m.Sum(nil)[:16]
+}
+
+// signedBy tells whether sig (hex) is mac16's of label and msg, comparing in constant time.
+func signedBy(key []byte, label, msg, sig string) bool {
+	want, err := hex.DecodeString(sig)
+	return err == nil && hmac.Equal(mac16(key, label, msg), want)
 }
 
 // solvedPow is a checked solution: the challenge's random part (what makes
@@ -78,13 +92,7 @@ func checkPow(key []byte, header string, goodsID int64, now time.Time) (solvedPo
 	if len(f) != 4 || f[0] != strconv.FormatInt(goodsID, 10) || len(f[3]) != 32 {
 		return solvedPow{}, false
 	}
-	want, err := hex.DecodeString(sig)
-	if err != nil {
-		return solvedPow{}, false
-	}
-	m := hmac.New(sha256.New, key)
-	m.Write([]byte(c))
-	if !hmac.Equal(m.Sum(nil)[:16], want) {
+	if !signedBy(key, "", c, sig) {
 		return solvedPow{}, false
 	}
 	need, err1 := strconv.Atoi(f[1])
