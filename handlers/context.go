@@ -52,6 +52,8 @@ type Handlers struct {
 	Accounts *account.Service
 	Audit    *audit.Service
 	Goods    *goods.Service
+	// Fair is fair sales: the waiting room, raffles and the proof of work.
+	Fair *goods.Fair
 	Checkout *checkout.Service
 	Tokens   *account.Tokens
 	TokenTTL time.Duration

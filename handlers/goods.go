@@ -265,7 +265,7 @@ func (h *Handlers) Grab(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	_, enc, err := h.Goods.GrabFairJSON(ctx, cl.UserID, id, c.Get("X-Pow"), c.Get("X-Admission"))
+	_, enc, err := h.Goods.GrabJSON(ctx, cl.UserID, id, goods.Pass{Pow: c.Get("X-Pow"), Admission: c.Get("X-Admission")})
 	if err != nil {
 		return err
 	}
@@ -278,7 +278,7 @@ func (h *Handlers) PowChallenge(c *fiber.Ctx) error {
 	if err != nil {
 		return db.Errorf(db.EINVALID, "goods must be a goods id")
 	}
-	ch, err := h.Goods.PowChallenge(c.UserContext(), id)
+	ch, err := h.Fair.PowChallenge(c.UserContext(), id)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 // /api/goods/{id}/queue answers 201 with the new ticket, 200 with the one
 // held already.
 func (h *Handlers) JoinQueue(c *fiber.Ctx) error {
-	return joinByID(c, "ticket", h.Goods.JoinQueue)
+	return joinByID(c, "ticket", h.Fair.JoinQueue)
 }
 
 // QueueTicket answers the caller's ticket: GET /api/goods/{id}/queue.
@@ -22,7 +22,7 @@ func (h *Handlers) QueueTicket(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	t, err := h.Goods.QueueTicket(c.UserContext(), cl.UserID, id)
+	t, err := h.Fair.QueueTicket(c.UserContext(), cl.UserID, id)
 	if err != nil {
 		return err
 	}
@@ -31,7 +31,7 @@ func (h *Handlers) QueueTicket(c *fiber.Ctx) error {
 
 // QueueStats answers the merchant's view of a waiting room: GET /api/admin/goods/{id}/queue.
 func (h *Handlers) QueueStats(c *fiber.Ctx) error {
-	return answerByID(c, "queue", h.Goods.QueueStats)
+	return answerByID(c, "queue", h.Fair.QueueStats)
 }
 
 // QueuePage is a goods' waiting room for the signed-in shopper: GET /goods/{id}/queue.
@@ -45,7 +45,7 @@ func (h *Handlers) QueuePage(c *fiber.Ctx) error {
 		return err
 	}
 	v := views.QueueView{Goods: *g}
-	if t, err := h.Goods.QueueTicket(c.UserContext(), cl.UserID, id); err == nil {
+	if t, err := h.Fair.QueueTicket(c.UserContext(), cl.UserID, id); err == nil {
 		v.Ticket = t
 	} else if db.ErrorCode(err) != db.ENOTFOUND {
 		return err

@@ -12,7 +12,7 @@ import (
 // /api/goods/{id}/entries (X-Pow when the goods asks a proof of work).
 // 201 with a new entry, 200 with the one the caller had.
 func (h *Handlers) EnterRaffle(c *fiber.Ctx) error {
-	return joinByID(c, "entry", h.Goods.EnterRaffle)
+	return joinByID(c, "entry", h.Fair.EnterRaffle)
 }
 
 // MyRaffleEntry answers the caller's entry in a raffle: GET /api/goods/{id}/entries/me.
@@ -21,7 +21,7 @@ func (h *Handlers) MyRaffleEntry(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	e, err := h.Goods.RaffleEntry(c.UserContext(), cl.UserID, id)
+	e, err := h.Fair.RaffleEntry(c.UserContext(), cl.UserID, id)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,7 @@ func (h *Handlers) RaffleDraw(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	d, err := h.Goods.RaffleDraw(c.UserContext(), id)
+	d, err := h.Fair.RaffleDraw(c.UserContext(), id)
 	if err != nil {
 		return err
 	}
@@ -43,7 +43,7 @@ func (h *Handlers) RaffleDraw(c *fiber.Ctx) error {
 
 // RaffleStats answers the merchant's live view of a raffle: GET /api/admin/goods/{id}/raffle.
 func (h *Handlers) RaffleStats(c *fiber.Ctx) error {
-	return answerByID[*model.RaffleStats](c, "raffle", h.Goods.RaffleStats)
+	return answerByID[*model.RaffleStats](c, "raffle", h.Fair.RaffleStats)
 }
 
 // RafflePage is a raffle goods' page for shoppers: GET /goods/{id}/raffle.
@@ -53,7 +53,7 @@ func (h *Handlers) RafflePage(c *fiber.Ctx) error {
 		return err
 	}
 	ctx := c.UserContext()
-	d, err := h.Goods.RaffleDraw(ctx, id)
+	d, err := h.Fair.RaffleDraw(ctx, id)
 	if err != nil {
 		return err
 	}
@@ -62,9 +62,9 @@ func (h *Handlers) RafflePage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := views.RaffleView{Goods: *g, Draw: *d, Now: h.Goods.Now(), Origin: c.BaseURL()}
+	v := views.RaffleView{Goods: *g, Draw: *d, Now: h.Fair.Now(), Origin: c.BaseURL()}
 	if cl, ok := ClaimsOf(c); ok {
-		e, err := h.Goods.RaffleEntry(ctx, cl.UserID, id)
+		e, err := h.Fair.RaffleEntry(ctx, cl.UserID, id)
 		if err != nil && db.ErrorCode(err) != db.ENOTFOUND {
 			return err
 		}

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"context"
+
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
@@ -17,14 +19,6 @@ func (m *Main) goodsArea() Area {
 				r.Open.Get("/slots/:id/goods", h.SlotGoods)
 				r.Open.Get("/goods/:id", h.GetGoods)
 				r.Open.Post("/goods/:id/grab", r.Grab, h.Grab)
-				r.Open.Get("/pow", h.PowChallenge)                   // fair sales: a proof-of-work challenge (db/goods/pow.go)
-				r.Open.Post("/goods/:id/queue", r.Grab, h.JoinQueue) // fair sales: the waiting room (db/goods/queue.go)
-				r.Open.Get("/goods/:id/queue", r.User, h.QueueTicket)
-				// fair sales: raffles (db/goods/raffle.go, handlers/raffle.go)
-				r.Open.Post("/goods/:id/entries", r.Grab, h.EnterRaffle) // the grab rate limit: an entry is a try for the goods
-				r.Open.Get("/goods/:id/entries/me", r.User, h.MyRaffleEntry)
-				r.Open.Get("/goods/:id/draw", h.RaffleDraw)
-				r.Staff.Get("/goods/:id/raffle", h.RaffleStats)
 				r.Open.Get("/orders/:id", r.User, h.GetOrder)
 				r.Open.Post("/orders/:id/cancel", r.User, h.CancelOrder)
 				r.Open.Get("/me/orders", r.User, h.MyOrders)
@@ -34,7 +28,6 @@ func (m *Main) goodsArea() Area {
 				r.Staff.Post("/goods", h.CreateGoods)
 				r.Staff.Put("/goods/:id", h.UpdateGoods)
 				r.Staff.Get("/goods/:id/stats", h.GoodsStats)
-				r.Staff.Get("/goods/:id/queue", h.QueueStats)
 				// merchant: end, samples, pictures, totals (handlers/merchant.go)
 				r.Staff.Post("/goods/:id/end", h.EndGoods)
 				r.Staff.Post("/slots/:id/end", h.EndSlot)
@@ -48,8 +41,6 @@ func (m *Main) goodsArea() Area {
 				r.Open.Get("/slots", h.SlotsPage)
 				r.Open.Get("/slots/:id", h.SlotsPage)
 				r.Open.Get("/goods/:id", h.GoodsPage)
-				r.Open.Get("/goods/:id/queue", r.User, h.QueuePage)
-				r.Open.Get("/goods/:id/raffle", h.RafflePage)
 				r.Open.Get("/me/orders", r.User, h.MyOrdersPage)
 				r.Open.Get("/orders/:id/cancel", r.User, h.CancelConfirmPage)
 				r.Open.Post("/orders/:id/cancel", r.User, h.CancelForm)
@@ -70,9 +61,23 @@ func (m *Main) goodsArea() Area {
 				r.Staff.Post("/slots/:id/hidden", h.AdminHideSlotForm)
 			},
 		},
-		Tasks:      []tasks.Area{&tasks.Goods{Store: m.Goods, Log: m.Log}, &tasks.Raffle{Store: m.Goods, Log: m.Log}},
+		Tasks:      []tasks.Area{&tasks.Goods{Store: m.Goods, Log: m.Log}},
 		Flush:      m.Goods.FlushOrders,
 		AfterFlush: m.Goods.SampleActive,
 		Seed:       m.Goods,
+		Serve: func(ctx context.Context, p Process) (func(), error) {
+			// Grabs refused for a sale this process knows is closed to them
+			// are answered from memory; it follows the changes that reopen one.
+			salesCtx, stopSales := context.WithCancel(context.Background())
+			salesDone, err := m.Goods.FollowSales(salesCtx)
+			if err != nil {
+				stopSales()
+				return nil, err
+			}
+			// Orders this process acknowledged and a Redis node then lost
+			// (no WAIT) are found and told to their shoppers.
+			stopPhantoms := loop(func(ctx context.Context) { m.Goods.WatchPhantoms(ctx, p.Failovers) })
+			return func() { stopPhantoms(); stopSales(); <-salesDone }, nil
+		},
 	}
 }

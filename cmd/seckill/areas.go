@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/seckill/seckill/db/demo"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
@@ -33,6 +34,49 @@ type Area struct {
 	AfterFlush func(context.Context) error
 	// Seed adds its demo items (DEMO=true).
 	Seed demo.Seeder
+	// Serve starts what the area runs in a web process while it serves
+	// (goods: the phantom watch and the refusals' follower; fair sales: the
+	// waiting rooms' tick); stop ends it and waits. nil: nothing.
+	Serve func(ctx context.Context, p Process) (stop func(), err error)
+}
+
+// Process is what an area's Serve gets of the web process.
+type Process struct {
+	// Sockets are the live hub's sockets of this process.
+	Sockets goods.QueueSockets
+	// Failovers is this process's count of Redis failover errors.
+	Failovers func() int64
+}
+
+// serveAreas starts every area's Serve; stopAreas ends them, last first.
+func (m *Main) serveAreas(ctx context.Context) error {
+	p := Process{Sockets: m.Web.Hub, Failovers: m.Redis.Failovers.Load}
+	for _, a := range m.Areas {
+		if a.Serve == nil {
+			continue
+		}
+		stop, err := a.Serve(ctx, p)
+		if err != nil {
+			return fmt.Errorf("start the %s area: %w", a.Name, err)
+		}
+		m.stops = append(m.stops, stop)
+	}
+	return nil
+}
+
+func (m *Main) stopAreas() {
+	for i := len(m.stops) - 1; i >= 0; i-- {
+		m.stops[i]()
+	}
+	m.stops = nil
+}
+
+// loop runs f in a goroutine until the returned stop cancels it and waits.
+func loop(f func(ctx context.Context)) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); f(ctx) }()
+	return func() { cancel(); <-done }
 }
 
 // areas are the promotions, one line each: adding a promotion is its
@@ -41,6 +85,7 @@ func (m *Main) areas() []Area {
 	return []Area{
 		m.redPacketsArea(),
 		m.goodsArea(),
+		m.fairArea(),
 		m.couponsArea(),
 		m.remindersArea(),
 		m.checkoutArea(),

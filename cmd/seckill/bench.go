@@ -118,6 +118,7 @@ type benchTarget struct {
 	Backend   *backend.Backend
 	Accounts  *account.Service
 	Goods     *goods.Service // nil against a remote server
+	Fair      *goods.Fair    // nil against a remote server
 	Tokens    *account.Tokens
 	Users     []*model.User
 	tokens    []string
@@ -336,7 +337,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		}
 		closers = append(closers, func() { m.Close() })
 		t.URL, t.Backend, t.Accounts, t.Tokens = m.URL(), m.Backend, m.Accounts, m.Tokens
-		t.Goods, t.embedded = m.Goods, m.Redis.Embedded
+		t.Goods, t.Fair, t.embedded = m.Goods, m.Fair, m.Redis.Embedded
 		// A twin web process on the same Redis and database with every
 		// abuse limit off: the limits' cost is measured against it.
 		twin := func(what string, change func(*Config)) (*bench.Client, error) {

@@ -45,7 +45,7 @@ func benchQueueJoin(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 				}
 				joined += q.Queue.Joined
 				if t.Goods != nil && !t.embedded {
-					n, err := t.Goods.QueueMemory(ctx, id)
+					n, err := t.Fair.QueueMemory(ctx, id)
 					if err != nil {
 						return err
 					}

@@ -53,7 +53,7 @@ func TestRaffleBrowser(t *testing.T) {
 	}
 
 	a.advance(10 * time.Minute)
-	if _, err := a.Goods.DrawRaffle(context.Background(), g.ID); err != nil {
+	if _, err := a.Fair.DrawRaffle(context.Background(), g.ID); err != nil {
 		t.Fatal(err)
 	}
 	d := a.raffleDraw(g.ID)
@@ -76,7 +76,7 @@ func TestRaffleBrowser(t *testing.T) {
 		if st := a.call("POST", fmt.Sprintf("/api/orders/%d/cancel", win.OrderID), rival, nil, nil); st != 200 {
 			t.Fatalf("cancel: %d", st)
 		}
-		if err := a.Goods.SweepRaffles(context.Background()); err != nil {
+		if err := a.Fair.SweepRaffles(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}

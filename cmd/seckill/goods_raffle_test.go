@@ -160,7 +160,7 @@ func TestRaffleOverHTTP(t *testing.T) {
 	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/cancel", a.raffleEntry(first.token, g.ID).OrderID), first.token, nil, &cancelled); st != 200 {
 		t.Fatalf("cancel: %d", st)
 	}
-	if err := a.Goods.SweepRaffles(context.Background()); err != nil { // as the worker's next sweep does
+	if err := a.Fair.SweepRaffles(context.Background()); err != nil { // as the worker's next sweep does
 		t.Fatal(err)
 	}
 	ev := next.ws.next(t, 10*time.Second, "the passed-on order event", func(ev map[string]any) bool { return ev["type"] == "order" })

@@ -108,6 +108,7 @@ type Main struct {
 	Accounts   *account.Service
 	Audit      *audit.Service
 	Goods      *goods.Service
+	Fair       *goods.Fair
 	RedPackets *redpacket.Service
 	Checkout   *checkout.Service
 	Tokens     *account.Tokens
@@ -154,12 +155,7 @@ type Main struct {
 	served   chan error
 	closed   bool
 
-	stopPhantoms context.CancelFunc
-	phantomsDone chan struct{}
-	stopSales    context.CancelFunc // ends FollowSales (refusals from memory)
-	salesDone    <-chan struct{}
-	stopQueues   context.CancelFunc // ends the waiting rooms' tick (queue_wiring.go)
-	queuesDone   chan struct{}
+	stops []func() // end what the areas' Serve started (areas.go)
 }
 
 // NewMain returns an unopened process of the given mode.
@@ -232,7 +228,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.RedPackets = &redpacket.Service{Backend: m.Backend}
 	m.Goods = goods.New(m.Backend)
 	m.Goods.OrderTTL = m.Config.OrderTTL
-	m.Goods.PowKey = outbound.DeriveKey("", secret, "seckill proof of work key") // every process signs and checks alike
+	m.Fair = goods.NewFair(m.Goods)
+	m.Fair.PowKey = outbound.DeriveKey("", secret, "seckill proof of work key") // every process signs and checks alike
 	m.Checkout = &checkout.Service{Backend: m.Backend, Goods: m.Goods, Coupons: m.Coupons,
 		PaymentSecret: checkout.PaymentKey(m.Config.PaymentSecret, secret)}
 
@@ -241,7 +238,7 @@ func (m *Main) Open(ctx context.Context) error {
 	taskMetrics := tasks.NewMetrics(m.Registry)
 	tasks.RegisterFlushMetrics(m.Registry, m.Backend.Flushes)
 
-	m.Handlers = &handlers.Handlers{Coupons: m.Coupons, Inbox: m.Inbox, Goods: m.Goods, Checkout: m.Checkout, RedPackets: m.RedPackets,
+	m.Handlers = &handlers.Handlers{Coupons: m.Coupons, Inbox: m.Inbox, Goods: m.Goods, Fair: m.Fair, Checkout: m.Checkout, RedPackets: m.RedPackets,
 		Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath}
 	m.Flusher = backend.NewFlusher(m.Backend, m.Config.FlushInterval)
 	m.Areas = m.areas()
@@ -296,24 +293,13 @@ func (m *Main) Open(ctx context.Context) error {
 		if err := m.Revocations.Start(ctx); err != nil {
 			return fmt.Errorf("follow revocations: %w", err)
 		}
-		// Orders this process acknowledged and a Redis node then lost
-		// (no WAIT) are found and told to their shoppers (goods/phantoms.go).
-		var phantomsCtx context.Context
-		phantomsCtx, m.stopPhantoms = context.WithCancel(context.Background())
-		m.phantomsDone = make(chan struct{})
-		go func() { defer close(m.phantomsDone); m.Goods.WatchPhantoms(phantomsCtx, m.Redis.Failovers.Load) }()
-		// Grabs refused for a sale this process knows is closed to them are
-		// answered from memory; it follows the changes that reopen one.
-		var salesCtx context.Context
-		salesCtx, m.stopSales = context.WithCancel(context.Background())
-		if m.salesDone, err = m.Goods.FollowSales(salesCtx); err != nil {
-			return err
-		}
 		m.Web = web.New(wcfg)
 		if err := m.Web.Start(ctx); err != nil {
 			return fmt.Errorf("subscribe to live events: %w", err)
 		}
-		m.startQueues()
+		if err := m.serveAreas(ctx); err != nil {
+			return err
+		}
 		if m.listener, err = net.Listen("tcp", m.Config.Addr); err != nil {
 			return err
 		}
@@ -390,17 +376,7 @@ func (m *Main) Close() error {
 			<-m.served
 		}
 	}
-	m.stopQueueTick()
-	if m.stopPhantoms != nil {
-		m.stopPhantoms()
-		<-m.phantomsDone
-	}
-	if m.stopSales != nil {
-		m.stopSales()
-		if m.salesDone != nil {
-			<-m.salesDone
-		}
-	}
+	m.stopAreas()
 	if m.Revocations != nil {
 		m.Revocations.Close()
 	}

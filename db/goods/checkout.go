@@ -29,7 +29,7 @@ type Paid struct {
 // failed or refunded one is db.ErrExpired. The coupon must have been claimed
 // for this order by the caller (the checkout), which releases it when the
 // order was not paid with it.
-func (s *Service) PayWith(ctx context.Context, userID, orderID, discountCents, userCouponID int64) (Paid, error) {
+func (s *Ledger) PayWith(ctx context.Context, userID, orderID, discountCents, userCouponID int64) (Paid, error) {
 	o, code, err := s.runOrderScript(ctx, userID, orderID, payScript, s.Now(), discountCents, userCouponID)
 	if err != nil {
 		return Paid{}, err
@@ -54,7 +54,7 @@ const gatewayMemoTTL = 7 * 24 * time.Hour
 // the same answer (the script remembers it under the ref, in the same step as
 // the change). It answers the order and the script's word: ok (paid now),
 // unchanged (paid already, before this payment), expired or lapsed.
-func (s *Service) PayByGateway(ctx context.Context, orderID int64, ref string) (*model.Order, string, error) {
+func (s *Ledger) PayByGateway(ctx context.Context, orderID int64, ref string) (*model.Order, string, error) {
 	goodsID, seq, ok := SplitOrderID(orderID)
 	if !ok {
 		return nil, "", db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
@@ -114,14 +114,14 @@ var refundScriptKeyed = redis.NewScript(goodsLua + db.Memoize(refundLua, "true")
 // goes back on sale while the slot is live. Refunding again answers the
 // refunded order; any other order is a conflict. An order of goods no
 // longer in Redis is refunded in the store.
-func (s *Service) Refund(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+func (s *Ledger) Refund(ctx context.Context, userID, orderID int64) (*model.Order, error) {
 	o, _, err := s.RefundNow(ctx, userID, orderID)
 	return o, err
 }
 
 // RefundNow is Refund that also says whether this call refunded the order
 // (false: it was refunded already), for a refund that must not answer twice.
-func (s *Service) RefundNow(ctx context.Context, userID, orderID int64) (*model.Order, bool, error) {
+func (s *Ledger) RefundNow(ctx context.Context, userID, orderID int64) (*model.Order, bool, error) {
 	// Goods whose sale ended leave the active set once every order is
 	// flushed, but Redis keeps their orders: the refund's record must reach
 	// the store, so its goods is made active again (first, so a crash after
@@ -158,7 +158,7 @@ func (s *Service) RefundNow(ctx context.Context, userID, orderID int64) (*model.
 }
 
 // refundSettled refunds a paid order in the store alone (its goods left Redis).
-func (s *Service) refundSettled(ctx context.Context, userID int64, o *model.Order) (*model.Order, bool, error) {
+func (s *Ledger) refundSettled(ctx context.Context, userID int64, o *model.Order) (*model.Order, bool, error) {
 	now := s.Now().UnixMilli()
 	res, err := s.SQL.W.ExecContext(ctx, `UPDATE orders SET status = ?, refunded_ms = ?, updated_ms = ?, version = version + 1
 		WHERE id = ? AND user_id = ? AND status = ?`, model.OrderRefunded, now, now, o.ID, userID, model.OrderPaid)
@@ -187,7 +187,7 @@ var CSVColumns = []string{"number", "order_id", "username", "user_id", "status",
 // and answers how to walk its orders in the store, oldest first: each is
 // handed to row with its shopper's username as it is read (nothing is
 // collected). Goods the caller does not manage are not found.
-func (s *Service) OrdersCSV(ctx context.Context, by model.Claims, goodsID int64) (func(row func(o *model.Order, username string) error) error, error) {
+func (s *Ledger) OrdersCSV(ctx context.Context, by model.Claims, goodsID int64) (func(row func(o *model.Order, username string) error) error, error) {
 	if _, err := s.Owned(ctx, by, goodsID); err != nil {
 		return nil, err
 	}
@@ -227,7 +227,7 @@ func (r scanAlso) Scan(dest ...any) error { return r.row.Scan(append(dest, r.mor
 // flushNow flushes one goods' pending orders, each bucket under its lane's
 // lease, waiting (up to 5 s) while another flusher holds a lane: that one
 // drains it, and the wait ends once it is empty.
-func (s *Service) flushNow(ctx context.Context, goodsID int64) error {
+func (s *Ledger) flushNow(ctx context.Context, goodsID int64) error {
 	err := s.flushGoods(backend.WaitLanes(ctx, 5*time.Second), goodsID)
 	if errors.Is(err, backend.ErrLaneBusy) {
 		return db.Errorf(db.EUNAVAILABLE, "the orders of goods %d are being flushed; try again shortly", goodsID)

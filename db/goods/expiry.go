@@ -41,14 +41,14 @@ const ExpiryBatch = 500
 // goods and returns how many it expired. Each bucket is expired under its
 // own lock: a bucket whose lock another tick holds is skipped (that tick
 // expires it), so two workers' ticks expire different goods at once.
-func (s *Service) ExpireDue(ctx context.Context) (int, error) {
+func (s *Ledger) ExpireDue(ctx context.Context) (int, error) {
 	return s.expireDue(ctx, s.Now(), time.Now().Add(expiryBudget))
 }
 
 // expireDue expires, as of now, what is due on every active goods, bucket
 // by bucket under each bucket's lock, until nothing is due or the wall
 // clock passes stop.
-func (s *Service) expireDue(ctx context.Context, now, stop time.Time) (int, error) {
+func (s *Ledger) expireDue(ctx context.Context, now, stop time.Time) (int, error) {
 	ids, err := s.activeGoods(ctx)
 	if err != nil {
 		return 0, err
@@ -74,7 +74,7 @@ func (s *Service) expireDue(ctx context.Context, now, stop time.Time) (int, erro
 // whose lock another tick holds is skipped, and so is one with nothing due,
 // found by one read without the lock (a tick on an idle goods costs one
 // command, not the lock's four).
-func (s *Service) expireLocked(ctx context.Context, b bucket, now, stop time.Time) (int, error) {
+func (s *Ledger) expireLocked(ctx context.Context, b bucket, now, stop time.Time) (int, error) {
 	due, err := s.Redis.ZCount(ctx, deadlinesKey(b), "-inf", strconv.FormatInt(now.UnixMilli(), 10)).Result()
 	if err != nil || due == 0 {
 		return 0, err
@@ -93,7 +93,7 @@ func (s *Service) expireLocked(ctx context.Context, b bucket, now, stop time.Tim
 }
 
 // expireBucket expires, as of now, what is due in one bucket of a goods.
-func (s *Service) expireBucket(ctx context.Context, b bucket, now, stop time.Time) (int, error) {
+func (s *Ledger) expireBucket(ctx context.Context, b bucket, now, stop time.Time) (int, error) {
 	n, id := 0, b.goods
 	{
 		for time.Now().Before(stop) {
@@ -124,7 +124,7 @@ func (s *Service) expireBucket(ctx context.Context, b bucket, now, stop time.Tim
 // unpaid (or no longer there) are dropped from the deadlines; expireScript
 // leaves them, so they would otherwise come back every tick. It returns how
 // many it expired and how many such entries it dropped.
-func (s *Service) expireBatch(ctx context.Context, b bucket, seqs []string, now time.Time) (expired, gone int, err error) {
+func (s *Ledger) expireBatch(ctx context.Context, b bucket, seqs []string, now time.Time) (expired, gone int, err error) {
 	goodsID := b.goods
 	keys, ms := scriptKeys(b), now.UnixMilli()
 	cmds := make([]*redis.Cmd, len(seqs))

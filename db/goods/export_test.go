@@ -13,7 +13,7 @@ import (
 // Test-only doors into the goods internals, for the external goods_test package.
 
 // GrabWithRequestID runs the grab script under a chosen request ID, as a go-redis retry would.
-func (s *Service) GrabWithRequestID(ctx context.Context, userID, goodsID int64, requestID string) (*model.Order, error) {
+func (s *Sale) GrabWithRequestID(ctx context.Context, userID, goodsID int64, requestID string) (*model.Order, error) {
 	o, _, err := s.grab(ctx, userID, goodsID, requestID, false, true)
 	return o, err
 }
@@ -21,7 +21,7 @@ func (s *Service) GrabWithRequestID(ctx context.Context, userID, goodsID int64, 
 // GrabBatchTwice runs the batch grab script for users (one grab each, in
 // the goods' first bucket, at now) twice under one memo key, as a go-redis
 // retry after a lost reply would, and returns both replies.
-func (s *Service) GrabBatchTwice(ctx context.Context, goodsID int64, users []int64, now time.Time) (string, string, error) {
+func (s *Sale) GrabBatchTwice(ctx context.Context, goodsID int64, users []int64, now time.Time) (string, string, error) {
 	b := bucket0(goodsID)
 	args := []any{1, s.ClusterFlag(), grabMemoTTL.Milliseconds(), len(users)}
 	for _, u := range users {
@@ -37,35 +37,35 @@ func (s *Service) GrabBatchTwice(ctx context.Context, goodsID int64, users []int
 }
 
 // GrabBatches is how many batch calls ran and the grabs they decided.
-func (s *Service) GrabBatches() (calls, grabs int64) {
+func (s *Sale) GrabBatches() (calls, grabs int64) {
 	return s.batches.calls.Load(), s.batches.grabs.Load()
 }
 
 // SQLOrder is the order as the durable store holds it.
-func (s *Service) SQLOrder(ctx context.Context, orderID int64) (*model.Order, error) {
+func (s *Ledger) SQLOrder(ctx context.Context, orderID int64) (*model.Order, error) {
 	return s.sqlOrder(ctx, 0, orderID)
 }
 
 // PayAt pays as if the clock read now.
-func (s *Service) PayAt(ctx context.Context, userID, orderID int64, now time.Time) (*model.Order, error) {
+func (s *Ledger) PayAt(ctx context.Context, userID, orderID int64, now time.Time) (*model.Order, error) {
 	return s.payOrder(ctx, userID, orderID, now)
 }
 
 // ExpireAt expires as if the clock read now.
-func (s *Service) ExpireAt(ctx context.Context, orderID int64, now time.Time) error {
+func (s *Ledger) ExpireAt(ctx context.Context, orderID int64, now time.Time) error {
 	return s.expireOrder(ctx, orderID, now)
 }
 
 // MoveOrderBatch moves one batch of the goods' order records to processing
 // and stops there, as a flush killed between the move and the commit would.
-func (s *Service) MoveOrderBatch(ctx context.Context, goodsID int64) (int, error) {
+func (s *Ledger) MoveOrderBatch(ctx context.Context, goodsID int64) (int, error) {
 	recs, err := s.TakeBatch(ctx, flushQueue(bucket0(goodsID)))
 	return len(recs), err
 }
 
 // ApplyOrderBatch writes the batch now in processing to SQLite and commits,
 // but leaves it in processing, as a flush killed between the commit and the release would.
-func (s *Service) ApplyOrderBatch(ctx context.Context, goodsID int64) (int, error) {
+func (s *Ledger) ApplyOrderBatch(ctx context.Context, goodsID int64) (int, error) {
 	recs, err := s.Redis.LRange(ctx, flushQueue(bucket0(goodsID)).Processing, 0, -1).Result()
 	if err != nil {
 		return 0, err
@@ -85,13 +85,13 @@ func BucketKey(goodsID int64, n, k int, name string) string {
 func HomeBucket(userID int64, k int) int { return homeBucket(userID, k) }
 
 // ActiveGoods lists the goods the flush, sync and sweep visit.
-func (s *Service) ActiveGoods(ctx context.Context) ([]int64, error) { return s.activeGoods(ctx) }
+func (s *Sale) ActiveGoods(ctx context.Context) ([]int64, error) { return s.activeGoods(ctx) }
 
 // OnLiveLoad calls f each time a grab's load of missing goods starts reading SQLite.
-func (s *Service) OnLiveLoad(f func(goodsID int64)) { s.onLiveLoad = f }
+func (s *Sale) OnLiveLoad(f func(goodsID int64)) { s.onLiveLoad = f }
 
 // ExpiryLockKeys are the keys of the expiry locks of the goods' buckets.
-func (s *Service) ExpiryLockKeys(ctx context.Context, goodsID int64) ([]string, error) {
+func (s *Ledger) ExpiryLockKeys(ctx context.Context, goodsID int64) ([]string, error) {
 	bs, err := s.bucketsOfGoods(ctx, goodsID)
 	keys := make([]string, len(bs))
 	for i, b := range bs {
@@ -102,7 +102,7 @@ func (s *Service) ExpiryLockKeys(ctx context.Context, goodsID int64) ([]string, 
 
 // ExpireFirstDue expires the first n orders due on the goods without the
 // tick's lock, as a tick that died after one batch would have left them.
-func (s *Service) ExpireFirstDue(ctx context.Context, goodsID int64, n int) (int, error) {
+func (s *Ledger) ExpireFirstDue(ctx context.Context, goodsID int64, n int) (int, error) {
 	bs, err := s.bucketsOfGoods(ctx, goodsID)
 	if err != nil {
 		return 0, err
@@ -131,7 +131,7 @@ func (s *Service) ExpireFirstDue(ctx context.Context, goodsID int64, n int) (int
 // lagged behind its master and was promoted holds it: the order sequence
 // back at seq, and the bucket recorded as issued by another node (the dead
 // master's ID).
-func (s *Service) RollBackAsPromotedReplica(ctx context.Context, goodsID int64, n, k int, seq int64) error {
+func (s *Sale) RollBackAsPromotedReplica(ctx context.Context, goodsID int64, n, k int, seq int64) error {
 	b := bucket{goods: goodsID, n: n, k: k}
 	if err := s.Redis.Set(ctx, seqKey(b), seq, 0).Err(); err != nil {
 		return err
@@ -143,7 +143,7 @@ func (s *Service) RollBackAsPromotedReplica(ctx context.Context, goodsID int64, 
 // replicating its grab would: its record, its flush record and its
 // deadline are gone, and its count (the unit and limit mark stay taken, as a
 // test needs no more).
-func (s *Service) LoseOrder(ctx context.Context, orderID int64) error {
+func (s *Ledger) LoseOrder(ctx context.Context, orderID int64) error {
 	goodsID, seq, _ := SplitOrderID(orderID)
 	b, err := s.orderBucket(ctx, goodsID, seq)
 	if err != nil {
@@ -168,12 +168,12 @@ func (s *Service) LoseOrder(ctx context.Context, orderID int64) error {
 
 // MuteSaleChanges stops announcing sale changes to other processes, as if
 // every message were lost: they must find out by their poll.
-func (s *Service) MuteSaleChanges() { s.memos.mute.Store(true) }
+func (s *Sale) MuteSaleChanges() { s.memos.mute.Store(true) }
 
 // JoinQueueBulk joins shoppers from..to (inclusive) to the goods' waiting
 // room straight through the join script, pipelined a thousand at a time
 // (the million-shopper measure).
-func (s *Service) JoinQueueBulk(ctx context.Context, goodsID, from, to int64, now time.Time) error {
+func (s *Fair) JoinQueueBulk(ctx context.Context, goodsID, from, to int64, now time.Time) error {
 	g, err := s.queueGoods(ctx, goodsID)
 	if err != nil {
 		return err

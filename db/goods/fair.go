@@ -102,13 +102,13 @@ func (c *fairCache) forget(id int64) {
 
 // settings returns the goods' fair-sale settings, read at most once per fairRefresh.
 // The snapshot returned is what the caller reads them from, with no lock.
-func (s *Service) fairSettings(ctx context.Context, goodsID int64) (*fairGoods, *fairSnap, error) {
+func (s *Fair) fairSettings(ctx context.Context, goodsID int64) (*fairGoods, *fairSnap, error) {
 	f := s.fair.get(goodsID)
 	now := s.Now()
 	if sn := f.snap.Load(); sn != nil && now.Sub(sn.read) < fairRefresh && !now.Before(sn.read) {
 		return f, sn, nil
 	}
-	g, err := s.goodsRow(ctx, goodsID)
+	g, err := s.Goods.goodsRow(ctx, goodsID)
 	sn := &fairSnap{read: now}
 	switch {
 	case db.ErrorCode(err) == db.ENOTFOUND:
@@ -173,7 +173,7 @@ func (f *fairGoods) count(now time.Time, admitted bool) {
 	}
 }
 
-func (s *Service) powKey() []byte { return s.PowKey }
+func (s *Fair) powKey() []byte { return s.PowKey }
 
 // randomHex is n random bytes in lowercase hex: the waiting room's and the raffle's seeds.
 func randomHex(n int) string {
@@ -191,7 +191,7 @@ func randomKey() []byte {
 
 // PowChallenge returns a proof-of-work challenge for a grab of goods (its
 // bits 0 when the goods asks for none); not found for goods shoppers cannot see.
-func (s *Service) PowChallenge(ctx context.Context, goodsID int64) (*Challenge, error) {
+func (s *Fair) PowChallenge(ctx context.Context, goodsID int64) (*Challenge, error) {
 	if goodsID <= 0 || goodsID > MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
@@ -218,7 +218,7 @@ var notPreregistered = &db.Error{Code: db.EFORBIDDEN,
 // (an X-Pow header, "" for none) when the goods asks for one, spent here
 // once, and the shopper's reminder booking when the goods is pre-registered
 // only. A grab, a queue join or a raffle entry calls it first.
-func (s *Service) Admit(ctx context.Context, userID, goodsID int64, pow string) error {
+func (s *Fair) Admit(ctx context.Context, userID, goodsID int64, pow string) error {
 	if goodsID <= 0 || goodsID > MaxID {
 		return nil // the grab answers not found
 	}
@@ -231,7 +231,7 @@ func (s *Service) Admit(ctx context.Context, userID, goodsID int64, pow string) 
 
 // admit is Admit with the goods' settings read: the proof of work (pow_bits
 // > 0) and the pre-registration; a goods with neither costs nothing more.
-func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID, goodsID int64, pow string) error {
+func (s *Fair) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID, goodsID int64, pow string) error {
 	bits, prereg := sn.bits, sn.prereg
 	if bits == 0 && !prereg {
 		return nil
@@ -271,8 +271,8 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 	return nil
 }
 
-func (s *Service) preregistered(ctx context.Context, f *fairGoods, userID, goodsID int64, now time.Time) error {
-	b, err := s.reminders().Bits(ctx, userID, goodsID)
+func (s *Fair) preregistered(ctx context.Context, f *fairGoods, userID, goodsID int64, now time.Time) error {
+	b, err := s.Goods.reminders().Bits(ctx, userID, goodsID)
 	if err != nil {
 		return err
 	}
@@ -283,40 +283,28 @@ func (s *Service) preregistered(ctx context.Context, f *fairGoods, userID, goods
 	return nil
 }
 
-// GrabFair is a grab that passes Admit first, and of queued goods carries
-// a valid admission (X-Admission): what POST /api/goods/{id}/grab does. A
-// raffle's goods is refused (not_drawn) from the settings in memory: its
-// units go to the draw's winners.
-func (s *Service) GrabFair(ctx context.Context, userID, goodsID int64, pow, admission string) (*model.Order, error) {
-	o, _, err := s.GrabFairJSON(ctx, userID, goodsID, pow, admission)
-	return o, err
-}
-
-// GrabFairJSON is GrabFair with the order's JSON, as its MarshalJSON gives
-// it: the win's live event was sent from the same encoding.
-// The goods' settings are read once (from memory, lock-free) for the sale
-// mode, the proof of work and the pre-registration.
-func (s *Service) GrabFairJSON(ctx context.Context, userID, goodsID int64, pow, admission string) (*model.Order, []byte, error) {
-	var f *fairGoods // nil for an ID no goods can have: the grab answers not found
-	if goodsID > 0 && goodsID <= MaxID {
-		var sn *fairSnap
-		var err error
-		if f, sn, err = s.fairSettings(ctx, goodsID); err != nil {
-			return nil, nil, err
-		}
-		if err := s.checkSaleMode(sn, userID, goodsID, admission); err != nil {
-			return nil, nil, err
-		}
-		s.queues.grabs.Add(1)
-		if err := s.admit(ctx, f, sn, userID, goodsID, pow); err != nil {
-			return nil, nil, err
-		}
+// Pass is the sale's Gate (db/goods/sale): a grab passes Admit first, and
+// of queued goods carries a valid admission (X-Admission). A raffle's goods
+// is refused (not_drawn) from the settings in memory: its units go to the
+// draw's winners. The goods' settings are read once (from memory,
+// lock-free) for the sale mode, the proof of work and the pre-registration.
+func (s *Fair) Pass(ctx context.Context, userID, goodsID int64, p Pass) (done func(error), err error) {
+	f, sn, err := s.fairSettings(ctx, goodsID)
+	if err != nil {
+		return nil, err
 	}
-	o, enc, err := s.grabAnswer(ctx, userID, goodsID)
-	if f != nil && (err == nil || db.ErrorCode(err) == db.ELIMITREACHED) {
-		f.count(s.Now(), err == nil)
+	if err := s.checkSaleMode(sn, userID, goodsID, p.Admission); err != nil {
+		return nil, err
 	}
-	return o, enc, err
+	s.queues.grabs.Add(1)
+	if err := s.admit(ctx, f, sn, userID, goodsID, p.Pow); err != nil {
+		return nil, err
+	}
+	return func(err error) {
+		if err == nil || db.ErrorCode(err) == db.ELIMITREACHED {
+			f.count(s.Now(), err == nil)
+		}
+	}, nil
 }
 
 // notSoldBy refuses a call of one sale mode's (a queue join, a raffle
@@ -330,9 +318,20 @@ func notSoldBy(g *model.Goods, mode string) error {
 }
 
 // PowLevel is the bits this process asks of goods now (tests: the automatic raise).
-func (s *Service) PowLevel(goodsID int64) int {
+func (s *Fair) PowLevel(goodsID int64) int {
 	f := s.fair.get(goodsID)
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.level(s.Now())
 }
+
+// Created opens a raffle's entries (its seed hash is published from now on).
+func (s *Fair) Created(ctx context.Context, g *model.Goods) error {
+	if g.Mode != model.ModeRaffle {
+		return nil
+	}
+	return s.openRaffle(ctx, g)
+}
+
+// Changed forgets the goods' settings read, so the next grab reads them again.
+func (s *Fair) Changed(goodsID int64) { s.fair.forget(goodsID) }

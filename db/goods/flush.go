@@ -19,7 +19,7 @@ import (
 // FlushOrders moves every active goods' order records to the store through the
 // crash-safe flush queue, then fails the orders the durable guard refused
 // and flushes their goods again, so the store records the failures at once.
-func (s *Service) FlushOrders(ctx context.Context) error {
+func (s *Ledger) FlushOrders(ctx context.Context) error {
 	ids, err := s.activeGoods(ctx)
 	if err != nil {
 		return fmt.Errorf("list active goods: %w", err)
@@ -40,7 +40,7 @@ func (s *Service) FlushOrders(ctx context.Context) error {
 // that ended from their users' lists in Redis: the store now shows them, so My
 // orders still does, and a list holds only live orders and those that ended
 // since the last flush, however often its user grabs and cancels.
-func (s *Service) flushGoods(ctx context.Context, goodsID int64) error {
+func (s *Ledger) flushGoods(ctx context.Context, goodsID int64) error {
 	bs, err := s.bucketsOfGoods(ctx, goodsID)
 	if err != nil {
 		return err
@@ -53,7 +53,7 @@ func (s *Service) flushGoods(ctx context.Context, goodsID int64) error {
 }
 
 // flushBucket is flushGoods for one bucket of the goods.
-func (s *Service) flushBucket(ctx context.Context, b bucket) error {
+func (s *Ledger) flushBucket(ctx context.Context, b bucket) error {
 	goodsID := b.goods
 	var done, batch endedOrders // of committed batches; of the batch being applied
 	apply := s.applyOrders(ctx, goodsID, &batch)
@@ -137,7 +137,7 @@ end
 return dropped
 `)
 
-func (s *Service) trimMine(ctx context.Context, b bucket, ended endedOrders) error {
+func (s *Ledger) trimMine(ctx context.Context, b bucket, ended endedOrders) error {
 	args := make([]any, 0, 2*len(ended))
 	for uid, seqs := range ended {
 		args = append(args, uid, seqs)
@@ -285,7 +285,7 @@ var (
 // refused. It is idempotent: a record already applied (same or older
 // version) changes nothing, so a batch replayed after a crash neither loses
 // nor doubles an order. The orders the batch ends are added to ended, when given.
-func (s *Service) applyOrders(ctx context.Context, goodsID int64, ended *endedOrders) func(tx *sql.Tx, recs []string) error {
+func (s *Ledger) applyOrders(ctx context.Context, goodsID int64, ended *endedOrders) func(tx *sql.Tx, recs []string) error {
 	return func(tx *sql.Tx, recs []string) error {
 		rows := s.orderBatch(goodsID, recs, ended)
 		if len(rows) == 0 {
@@ -350,7 +350,7 @@ func (s *Service) applyOrders(ctx context.Context, goodsID int64, ended *endedOr
 // orderBatch reads a batch's records into staged rows: one per order (an
 // ID, user, unit and grab time) at the newest state the batch holds, which
 // is where applying its records one by one would leave it.
-func (s *Service) orderBatch(goodsID int64, recs []string, ended *endedOrders) [][]any {
+func (s *Ledger) orderBatch(goodsID int64, recs []string, ended *endedOrders) [][]any {
 	type identity struct{ id, user, unit, created int64 }
 	at := map[identity]int{}
 	var rows [][]any
@@ -385,7 +385,7 @@ func (s *Service) orderBatch(goodsID int64, recs []string, ended *endedOrders) [
 // that would make an ended order hold its unit again: each takes the unit
 // only if no other live order holds it, and is refused (kept in
 // order_conflicts) otherwise. The batch of a healthy Redis has none.
-func (s *Service) reviveOrders(ctx context.Context, tx *sql.Tx, goodsID int64) error {
+func (s *Ledger) reviveOrders(ctx context.Context, tx *sql.Tx, goodsID int64) error {
 	rows, err := tx.QueryContext(ctx, findRevivals)
 	if err != nil {
 		return fmt.Errorf("find revived orders of goods %d: %w", goodsID, err)
@@ -429,7 +429,7 @@ func (s *Service) reviveOrders(ctx context.Context, tx *sql.Tx, goodsID int64) e
 // side by side (their flushes take different lanes): a refused order fails
 // in Redis once (a second void finds it closed), and is told once. It
 // returns the goods whose Redis it changed, whose records must be flushed now.
-func (s *Service) voidConflicts(ctx context.Context) ([]int64, error) {
+func (s *Ledger) voidConflicts(ctx context.Context) ([]int64, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderTableColumns+` FROM order_conflicts WHERE handled = 0 ORDER BY id LIMIT 500`)
 	if err != nil {
 		return nil, err
@@ -467,7 +467,7 @@ func (s *Service) voidConflicts(ctx context.Context) ([]int64, error) {
 
 // voidConflict fails one refused order and marks its conflict handled; it
 // reports whether it changed Redis.
-func (s *Service) voidConflict(ctx context.Context, c *model.Order) (bool, error) {
+func (s *Ledger) voidConflict(ctx context.Context, c *model.Order) (bool, error) {
 	goodsID, seq, ok := SplitOrderID(c.ID)
 	if !ok || goodsID != c.GoodsID {
 		_, err := s.SQL.W.ExecContext(ctx, `UPDATE order_conflicts SET handled = 1 WHERE id = ?`, c.ID)
@@ -521,7 +521,7 @@ func (s *Service) voidConflict(ctx context.Context, c *model.Order) (bool, error
 
 // tellFailure sends the owner of a refused order its failure, live and in
 // the inbox; one paid is owed a refund.
-func (s *Service) tellFailure(ctx context.Context, o *model.Order) {
+func (s *Ledger) tellFailure(ctx context.Context, o *model.Order) {
 	if o.Failure == model.FailureRefundDue {
 		s.Log.Warn("a paid order failed: its unit had been sold already; refund due",
 			"order", o.ID, "goods", o.GoodsID, "user", o.UserID, "amount_cents", o.AmountCents)

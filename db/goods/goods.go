@@ -3,55 +3,12 @@ package goods
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"strings"
-	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
 )
-
-// msTime reads a unix-millisecond column as a UTC time.
-func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
-
-// owns reports whether the caller may see and change an item of merchantID.
-func owns(by model.Claims, merchantID int64) bool {
-	return by.Role == model.RoleAdmin || by.UserID == merchantID
-}
-
-const slotColumns = `id, merchant_id, title, start_ms, end_ms, ended_ms, hidden`
-
-func (s *Service) scanSlot(row interface{ Scan(...any) error }) (*model.Slot, error) {
-	var sl model.Slot
-	var start, end int64
-	var ended sql.NullInt64
-	if err := row.Scan(&sl.ID, &sl.MerchantID, &sl.Title, &start, &end, &ended, &sl.Hidden); err != nil {
-		return nil, err
-	}
-	sl.StartAt, sl.EndAt, sl.EndedEarly = msTime(start), msTime(end), ended.Valid
-	sl.State = SlotState(s.Now(), sl.StartAt, sl.EndAt)
-	return &sl, nil
-}
-
-func (s *Service) querySlots(ctx context.Context, where string, args ...any) ([]model.Slot, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+slotColumns+` FROM slots WHERE `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []model.Slot{}
-	for rows.Next() {
-		sl, err := s.scanSlot(rows)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, *sl)
-	}
-	return out, rows.Err()
-}
 
 // CreateSlot adds a time slot owned by the caller.
 func (s *Service) CreateSlot(ctx context.Context, by model.Claims, in SlotInput) (*model.Slot, error) {
@@ -143,31 +100,6 @@ func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in 
 	return sl, nil
 }
 
-// Slot returns one slot.
-func (s *Service) Slot(ctx context.Context, id int64) (*model.Slot, error) {
-	sl, err := s.scanSlot(s.SQL.R.QueryRowContext(ctx, `SELECT `+slotColumns+` FROM slots WHERE id = ?`, id))
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, db.Errorf(db.ENOTFOUND, "slot %d not found", id)
-	}
-	return sl, err
-}
-
-func (s *Service) ownedSlot(ctx context.Context, by model.Claims, id int64) (*model.Slot, error) {
-	sl, err := s.Slot(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if !owns(by, sl.MerchantID) {
-		return nil, db.Errorf(db.ENOTFOUND, "slot %d not found", id)
-	}
-	return sl, nil
-}
-
-// OwnedSlot returns a slot the caller may manage.
-func (s *Service) OwnedSlot(ctx context.Context, by model.Claims, id int64) (*model.Slot, error) {
-	return s.ownedSlot(ctx, by, id)
-}
-
 // Slots lists the live and upcoming slots of every merchant shoppers may see, soonest first.
 func (s *Service) Slots(ctx context.Context) ([]model.Slot, error) {
 	return s.querySlots(ctx, `end_ms > ? AND hidden = 0 ORDER BY start_ms, id LIMIT 200`, s.Now().UnixMilli())
@@ -179,62 +111,6 @@ func (s *Service) MerchantSlots(ctx context.Context, by model.Claims) ([]model.S
 		return s.querySlots(ctx, `true ORDER BY start_ms DESC, id DESC LIMIT 200`)
 	}
 	return s.querySlots(ctx, `merchant_id = ? ORDER BY start_ms DESC, id DESC LIMIT 200`, by.UserID)
-}
-
-const goodsColumns = `g.id, g.slot_id, g.merchant_id, g.title, g.description, g.price_cents, g.seckill_price_cents,
-	g.stock, g.limit_per_user, g.shards, g.remaining, s.start_ms, s.end_ms, g.ended_ms, g.hidden, s.hidden, g.image,
-	g.pow_bits, g.preregistered_only, g.mode, g.queue_rate, g.admission_seconds, g.entry_start_ms`
-
-func (s *Service) queryGoods(ctx context.Context, where string, args ...any) ([]model.Goods, error) {
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+goodsColumns+` FROM goods g JOIN slots s ON s.id = g.slot_id WHERE `+where, args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	out := []model.Goods{}
-	now := s.Now()
-	for rows.Next() {
-		var g model.Goods
-		var start, end int64
-		var ended, entryStart sql.NullInt64
-		var image string
-		if err := rows.Scan(&g.ID, &g.SlotID, &g.MerchantID, &g.Title, &g.Description, &g.PriceCents, &g.SeckillPriceCents,
-			&g.Stock, &g.LimitPerUser, &g.Shards, &g.Remaining, &start, &end, &ended, &g.Hidden, &g.SlotHidden, &image,
-			&g.PowBits, &g.PreregisteredOnly, &g.Mode, &g.QueueRate, &g.AdmissionSeconds, &entryStart); err != nil {
-			return nil, err
-		}
-		// Goods ended early closes before its slot: its window ends then
-		// (and, ended before it opened, starts then too, so it reads ended).
-		if ended.Valid && ended.Int64 < end {
-			end, g.EndedEarly = ended.Int64, true
-		}
-		start = min(start, end)
-		g.StartAt, g.EndAt = msTime(start), msTime(end)
-		g.ImageURL = ImageURL(image)
-		if entryStart.Valid {
-			t := msTime(entryStart.Int64)
-			g.EntryStartAt = &t
-		}
-		g.State = SlotState(now, g.StartAt, g.EndAt)
-		out = append(out, g)
-	}
-	return out, rows.Err()
-}
-
-// goodsRow returns the goods as the store holds it, without the live remaining.
-func (s *Service) goodsRow(ctx context.Context, id int64) (*model.Goods, error) {
-	gs, err := s.queryGoods(ctx, `g.id = ?`, id)
-	if err != nil {
-		return nil, err
-	}
-	if len(gs) == 0 {
-		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", id)
-	}
-	return &gs[0], nil
-}
-
-func (s *Service) slotGoodsRows(ctx context.Context, slotID int64) ([]model.Goods, error) {
-	return s.queryGoods(ctx, `g.slot_id = ? ORDER BY g.id`, slotID)
 }
 
 // Create adds goods to one of the caller's slots; inside the preheat
@@ -288,8 +164,8 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 			return nil, err
 		}
 	}
-	if g.Mode == model.ModeRaffle { // its seed's hash is published from now on (raffle.go)
-		if err := s.openRaffle(ctx, g); err != nil {
+	if s.Fair != nil { // a raffle's seed hash is published from now on
+		if err := s.Fair.Created(ctx, g); err != nil {
 			return nil, err
 		}
 	}
@@ -339,7 +215,9 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, db.Errorf(db.ECONFLICT, "goods %d changed meanwhile or its sale started: reload and try again", id)
 	}
-	s.fair.forget(id)
+	if s.Fair != nil {
+		s.Fair.Changed(id)
+	}
 	g, err := s.goodsRow(ctx, id)
 	if err != nil {
 		return nil, err
@@ -350,83 +228,4 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 		}
 	}
 	return s.Get(ctx, id)
-}
-
-// Get returns one goods with its live remaining stock.
-func (s *Service) Get(ctx context.Context, id int64) (*model.Goods, error) {
-	g, err := s.goodsRow(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.fillRemaining(ctx, []*model.Goods{g}); err != nil {
-		return nil, err
-	}
-	return g, nil
-}
-
-// Owned returns goods the caller may manage, with live remaining stock.
-func (s *Service) Owned(ctx context.Context, by model.Claims, id int64) (*model.Goods, error) {
-	g, err := s.Get(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	if !owns(by, g.MerchantID) {
-		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", id)
-	}
-	return g, nil
-}
-
-// SlotGoods lists the goods of a slot with live remaining stock.
-func (s *Service) SlotGoods(ctx context.Context, slotID int64) ([]model.Goods, error) {
-	if _, err := s.Slot(ctx, slotID); err != nil {
-		return nil, err
-	}
-	gs, err := s.slotGoodsRows(ctx, slotID)
-	if err != nil {
-		return nil, err
-	}
-	ptrs := make([]*model.Goods, len(gs))
-	for i := range gs {
-		ptrs[i] = &gs[i]
-	}
-	return gs, s.fillRemaining(ctx, ptrs)
-}
-
-// fillRemaining replaces the store's remaining with Redis's for goods loaded there, in one round trip.
-func (s *Service) fillRemaining(ctx context.Context, gs []*model.Goods) error {
-	if len(gs) == 0 {
-		return nil
-	}
-	ids := make([]int64, len(gs))
-	for i, g := range gs {
-		ids[i] = g.ID
-	}
-	shards, err := s.shardsOf(ctx, false, ids...)
-	if err != nil {
-		return err
-	}
-	pipe := s.Redis.Pipeline()
-	fresh := make([][]*redis.StringCmd, len(gs))
-	free := make([][]*redis.IntCmd, len(gs))
-	for i, g := range gs {
-		for _, b := range bucketsOf(g.ID, shards[g.ID]) {
-			fresh[i] = append(fresh[i], pipe.Get(ctx, freshKey(b)))
-			free[i] = append(free[i], pipe.LLen(ctx, freeKey(b)))
-		}
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("read remaining stock: %w", err)
-	}
-	for i, g := range gs {
-		sum, loaded := int64(0), true
-		for j := range fresh[i] {
-			n, err := fresh[i][j].Int64()
-			loaded = loaded && err == nil
-			sum += n + free[i][j].Val()
-		}
-		if loaded {
-			g.Remaining = sum
-		}
-	}
-	return nil
 }

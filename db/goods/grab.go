@@ -102,17 +102,51 @@ end
 return unit .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. version()
 `)
 
+// Pass is what a shopper brings to a grab besides the account: a proof of
+// work (the X-Pow header) and a waiting room's admission (X-Admission).
+type Pass struct{ Pow, Admission string }
+
+// Gate is asked before a grab reaches Redis: fair sales refuse a grab that
+// lacks what its goods ask for. done, when not nil, is told how the grab ended.
+type Gate interface {
+	Pass(ctx context.Context, userID, goodsID int64, p Pass) (done func(error), err error)
+}
+
+// GrabWith is a grab that passes the Gate first: what POST
+// /api/goods/{id}/grab does.
+func (s *Sale) GrabWith(ctx context.Context, userID, goodsID int64, p Pass) (*model.Order, error) {
+	o, _, err := s.GrabJSON(ctx, userID, goodsID, p)
+	return o, err
+}
+
+// GrabJSON is GrabWith with the order's JSON, as its MarshalJSON gives it:
+// the win's live event was sent from the same encoding.
+func (s *Sale) GrabJSON(ctx context.Context, userID, goodsID int64, p Pass) (*model.Order, []byte, error) {
+	var done func(error)
+	if s.Gate != nil && goodsID > 0 && goodsID <= MaxID { // another ID: the grab answers not found
+		var err error
+		if done, err = s.Gate.Pass(ctx, userID, goodsID, p); err != nil {
+			return nil, nil, err
+		}
+	}
+	o, enc, err := s.grabAnswer(ctx, userID, goodsID)
+	if done != nil {
+		done(err)
+	}
+	return o, enc, err
+}
+
 // Grab decides a grab in one Redis round trip with no SQL and nothing
 // else in Redis: the order's deadline is in the goods' deadlines, where the
 // periodic expiry (ExpireDue) finds it.
-func (s *Service) Grab(ctx context.Context, userID, goodsID int64) (*model.Order, error) {
+func (s *Sale) Grab(ctx context.Context, userID, goodsID int64) (*model.Order, error) {
 	o, _, err := s.grabAnswer(ctx, userID, goodsID)
 	return o, err
 }
 
 // grabAnswer is Grab, with the order's JSON (as its MarshalJSON gives
 // it): a win's answer and its live event share one encoding.
-func (s *Service) grabAnswer(ctx context.Context, userID, goodsID int64) (*model.Order, []byte, error) {
+func (s *Sale) grabAnswer(ctx context.Context, userID, goodsID int64) (*model.Order, []byte, error) {
 	if goodsID <= 0 || goodsID > MaxID {
 		return nil, nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
@@ -126,7 +160,7 @@ func (s *Service) grabAnswer(ctx context.Context, userID, goodsID int64) (*model
 // last read; 1 if none) and its arguments. Grab runs it through the
 // pipeliner; the load bench runs it bare (one EVALSHA, no HTTP and no
 // follow-up work) as the most a grab could do on the machine.
-func (s *Service) GrabCall(userID, goodsID int64, requestID string, now time.Time) (*redis.Script, []string, []any) {
+func (s *Sale) GrabCall(userID, goodsID int64, requestID string, now time.Time) (*redis.Script, []string, []any) {
 	k := 1
 	if v, ok := s.shards.m.Load(goodsID); ok {
 		k = v.(shardsEntry).k
@@ -134,7 +168,7 @@ func (s *Service) GrabCall(userID, goodsID int64, requestID string, now time.Tim
 	return s.grabCall(userID, goodsID, k, requestID, now)
 }
 
-func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now time.Time) (*redis.Script, []string, []any) {
+func (s *Sale) grabCall(userID, goodsID int64, k int, requestID string, now time.Time) (*redis.Script, []string, []any) {
 	home := bucket{goods: goodsID, n: homeBucket(userID, k), k: k}
 	return grabScript, scriptKeys(home, memoKey(home, requestID)),
 		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), k, "", s.ClusterFlag(), grabMemoTTL.Milliseconds()}
@@ -150,7 +184,7 @@ func (s *Service) grabCall(userID, goodsID int64, k int, requestID string, now t
 //
 // A win's answer comes with the order's JSON; its live event is sent and it
 // is journaled (phantoms.go) before it returns.
-func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed, single bool) (*model.Order, []byte, error) {
+func (s *Sale) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed, single bool) (*model.Order, []byte, error) {
 	now := s.Now()
 	var memo *saleMemo
 	var epoch int64
@@ -305,7 +339,7 @@ func (s *Service) grab(ctx context.Context, userID, goodsID int64, requestID str
 // even when this process marked the bucket empty a moment before, so every
 // bucket is asked before sold_out, and home once more when any was empty.
 // (Once sold out, refusals.go answers from memory without these trips.)
-func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, script *redis.Script, keys []string, args []any) (string, error) {
+func (s *Sale) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, script *redis.Script, keys []string, args []any) (string, error) {
 	home := homeBucket(userID, k)
 	s.dry.mark(bucket{goods: goodsID, n: home, k: k})
 	var others, later []bucket
@@ -372,7 +406,7 @@ func (s *Service) grabElsewhere(ctx context.Context, userID, goodsID int64, k in
 //
 // b is the bucket found missing: with several buckets on a cluster one node
 // may lose its bucket alone; the load then rebuilds the buckets missing.
-func (s *Service) loadLive(ctx context.Context, b bucket) error {
+func (s *Sale) loadLive(ctx context.Context, b bucket) error {
 	if s.liveLoads == nil {
 		return s.loadLiveOnce(ctx, b)
 	}
@@ -385,7 +419,7 @@ func (s *Service) loadLive(ctx context.Context, b bucket) error {
 // loadLiveOnce is one load of loadLive. A grab that saw the goods
 // missing may get here just after another's load ended; it finds the goods
 // loaded and reads nothing from the store.
-func (s *Service) loadLiveOnce(ctx context.Context, b bucket) error {
+func (s *Sale) loadLiveOnce(ctx context.Context, b bucket) error {
 	goodsID := b.goods
 	n, err := s.Redis.Exists(ctx, infoKey(b)).Result()
 	if err != nil {

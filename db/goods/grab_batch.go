@@ -158,7 +158,7 @@ type batchedGrab struct {
 // grabBatched decides one grab of bucket home (the goods' bucket count k)
 // in a batch with the grabs of the same bucket that arrive meanwhile. Its
 // answer reads as grabScript's; code "dry" goes on to grabElsewhere.
-func (s *Service) grabBatched(ctx context.Context, home bucket, userID int64, now time.Time) (answer, bool, error) {
+func (s *Sale) grabBatched(ctx context.Context, home bucket, userID int64, now time.Time) (answer, bool, error) {
 	g := &batchedGrab{user: userID, now: now, done: make(chan struct{}, 1)}
 	bt := s.batches
 	bt.mu.Lock()
@@ -205,7 +205,7 @@ func (s *Service) grabBatched(ctx context.Context, home bucket, userID int64, no
 // runGrabBatch runs grabBatchScript for grabs, fills in each one's answer,
 // sends the bucket's stock once for the batch and wakes the grabs (but the
 // first, the caller).
-func (s *Service) runGrabBatch(ctx context.Context, home bucket, grabs []*batchedGrab) {
+func (s *Sale) runGrabBatch(ctx context.Context, home bucket, grabs []*batchedGrab) {
 	args := make([]any, 0, 4+3*len(grabs))
 	args = append(args, home.k, s.ClusterFlag(), grabMemoTTL.Milliseconds(), len(grabs))
 	for _, g := range grabs {
@@ -235,7 +235,7 @@ func (s *Service) runGrabBatch(ctx context.Context, home bucket, grabs []*batche
 
 // readGrabBatch reads grabBatchScript's reply into the grabs' answers and
 // sends the stock event of the batch when it sold anything.
-func (s *Service) readGrabBatch(home bucket, res string, grabs []*batchedGrab) error {
+func (s *Sale) readGrabBatch(home bucket, res string, grabs []*batchedGrab) error {
 	head, rest, many := strings.Cut(res, "\n")
 	if !many { // the batch's one word
 		for _, g := range grabs {

@@ -21,6 +21,7 @@ import (
 type goodsEnv struct {
 	t        testing.TB
 	s        *goods.Service
+	f        *goods.Fair // fair sales, plugged into s
 	clk      *dbtest.Clock
 	merchant model.Claims
 	ctx      context.Context
@@ -52,7 +53,7 @@ func newGoodsEnv(t testing.TB) *goodsEnv {
 	s := goods.New(b)
 	s.OrderTTL = 15 * time.Minute
 	ctx := context.Background()
-	return &goodsEnv{t: t, s: s, clk: clk, merchant: newMerchant(t, sq), ctx: ctx}
+	return &goodsEnv{t: t, s: s, f: goods.NewFair(s), clk: clk, merchant: newMerchant(t, sq), ctx: ctx}
 }
 
 // newMerchant adds the merchant account the slots and goods belong to
@@ -70,15 +71,29 @@ func newMerchant(t testing.TB, sq *sqldb.DB) model.Claims {
 }
 
 // twin is a second service over the same Redis and SQLite with its own
-// clock, for racing operations that must see different times.
+// clock, for racing operations that must see different times. Its fair
+// sales (twinFair) are a second process's too.
 func (e *goodsEnv) twin() (*goods.Service, *dbtest.Clock) {
+	f, clk := e.twinFair()
+	return f.Goods, clk
+}
+
+// twinFair is twin's fair sales, plugged into the twin's goods.
+func (e *goodsEnv) twinFair() (*goods.Fair, *dbtest.Clock) {
 	b := *e.s.Backend
 	b.Events = live.New(e.s.Redis)
 	clk := dbtest.NewClock(e.clk.Now())
 	b.Now = clk.Now
+	sale := *e.s.Sale
+	sale.Backend = &b
+	ledger := *e.s.Ledger
+	ledger.Sale = &sale
 	s2 := *e.s
-	s2.Backend = &b
-	return &s2, clk
+	s2.Ledger = &ledger
+	f2 := *e.f
+	f2.Backend, f2.Goods = &b, &s2
+	s2.Gate, s2.Fair = &f2, &f2
+	return &f2, clk
 }
 
 // slot creates a slot starting at start (relative to now) and lasting length.

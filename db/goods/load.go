@@ -162,7 +162,7 @@ func goodsShards(g *model.Goods) int { return max(g.Shards, 1) }
 // load loads the goods into Redis once, every bucket, and marks it active;
 // it reports whether this call loaded it. Bucket 0 goes last, so goods whose
 // bucket 0 is in Redis has all its buckets there.
-func (s *Service) load(ctx context.Context, g *model.Goods) (bool, error) {
+func (s *Sale) load(ctx context.Context, g *model.Goods) (bool, error) {
 	sts, err := s.rebuildState(ctx, g)
 	if err != nil {
 		return false, err
@@ -223,7 +223,7 @@ type goodsState struct {
 // goods all of a bucket's stock is fresh; otherwise units held by live orders
 // (of any bucket) stay taken, and each order goes back to the bucket its
 // sequence names.
-func (s *Service) rebuildState(ctx context.Context, g *model.Goods) ([]*goodsState, error) {
+func (s *Sale) rebuildState(ctx context.Context, g *model.Goods) ([]*goodsState, error) {
 	k := goodsShards(g)
 	sts := make([]*goodsState, k)
 	for n := range sts {
@@ -357,7 +357,7 @@ return 'ok'
 // refresh brings Redis in line with goods whose terms or window changed
 // before the sale, loading it when it is now due. Goods whose bucket count
 // changed is taken out of Redis and loaded again.
-func (s *Service) refresh(ctx context.Context, g *model.Goods) error {
+func (s *Sale) refresh(ctx context.Context, g *model.Goods) error {
 	defer s.saleChanged(ctx, g.ID) // new terms or window: what processes remember of the sale is stale
 	s.shards.forget(g.ID)
 	old, err := s.shardsOne(ctx, g.ID, false)
@@ -396,7 +396,7 @@ func (s *Service) refresh(ctx context.Context, g *model.Goods) error {
 // Preheat loads every goods whose slot opens within PreheatWindow into
 // Redis. Goods already there are left alone, so running it again (or in two
 // workers at once) never resets stock. It returns how many goods it loaded.
-func (s *Service) Preheat(ctx context.Context) (int, error) {
+func (s *Sale) Preheat(ctx context.Context) (int, error) {
 	now := s.Now().UnixMilli()
 	gs, err := s.queryGoods(ctx, `s.start_ms <= ? AND s.end_ms > ? ORDER BY g.id`, now+PreheatWindow.Milliseconds(), now)
 	if err != nil || len(gs) == 0 {
@@ -431,7 +431,7 @@ func (s *Service) Preheat(ctx context.Context) (int, error) {
 }
 
 // activeGoods lists the goods IDs in the active set, in order.
-func (s *Service) activeGoods(ctx context.Context) ([]int64, error) {
+func (s *Sale) activeGoods(ctx context.Context) ([]int64, error) {
 	members, err := s.Redis.SMembers(ctx, activeKey).Result()
 	if err != nil {
 		return nil, err

@@ -78,7 +78,7 @@ func testBatchedWinsShareOneEncoding(t *testing.T, k int) {
 		go func() {
 			defer wg.Done()
 			<-start
-			o, enc, err := e.s.GrabFairJSON(e.ctx, u, g.ID, "", "")
+			o, enc, err := e.s.GrabJSON(e.ctx, u, g.ID, goods.Pass{})
 			if err != nil {
 				t.Errorf("user %d: %v", u, err)
 				return

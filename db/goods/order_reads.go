@@ -16,7 +16,7 @@ import (
 
 // OrderOf returns any user's order, from Redis while its goods is active,
 // else from the store: for the checkout's sweep and the payment gateway.
-func (s *Service) OrderOf(ctx context.Context, orderID int64) (*model.Order, error) {
+func (s *Ledger) OrderOf(ctx context.Context, orderID int64) (*model.Order, error) {
 	goodsID, seq, ok := SplitOrderID(orderID)
 	if !ok {
 		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
@@ -37,7 +37,7 @@ func (s *Service) OrderOf(ctx context.Context, orderID int64) (*model.Order, err
 }
 
 // Order returns one of the user's orders; other users' orders are not found.
-func (s *Service) Order(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+func (s *Ledger) Order(ctx context.Context, userID, orderID int64) (*model.Order, error) {
 	o, err := s.OrderOf(ctx, orderID)
 	if db.ErrorCode(err) == db.ENOTFOUND || (err == nil && o.UserID != userID) {
 		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
@@ -68,7 +68,7 @@ func scanOrder(row interface{ Scan(...any) error }) (*model.Order, error) {
 // sqlOrder returns the order the store holds under id, from orders or else from
 // the refused orders (a failed duplicate lives there); userID, unless 0,
 // must own it.
-func (s *Service) sqlOrder(ctx context.Context, userID, id int64) (*model.Order, error) {
+func (s *Ledger) sqlOrder(ctx context.Context, userID, id int64) (*model.Order, error) {
 	for _, table := range []string{"orders", "order_conflicts"} {
 		o, err := scanOrder(s.SQL.R.QueryRowContext(ctx, `SELECT `+orderColumns+` FROM `+table+` o LEFT JOIN goods g ON g.id = o.goods_id
 			WHERE o.id = ?1 AND (?2 = 0 OR o.user_id = ?2)`, id, userID))
@@ -82,7 +82,7 @@ func (s *Service) sqlOrder(ctx context.Context, userID, id int64) (*model.Order,
 // MyOrders lists the user's orders, newest first: the store's durable record
 // (refused orders too: a failed duplicate shows with its reason) overlaid
 // with Redis's live state, so an order not flushed yet shows too.
-func (s *Service) MyOrders(ctx context.Context, userID int64) ([]model.Order, error) {
+func (s *Ledger) MyOrders(ctx context.Context, userID int64) ([]model.Order, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM (
 			SELECT `+orderTableColumns+`, 0 AS refused FROM orders WHERE user_id = ?1
 			UNION ALL SELECT `+orderTableColumns+`, 1 FROM order_conflicts WHERE user_id = ?1
@@ -134,7 +134,7 @@ func (s *Service) MyOrders(ctx context.Context, userID int64) ([]model.Order, er
 }
 
 // liveOrdersOf reads the user's orders on every active goods from Redis in two round trips.
-func (s *Service) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Order, error) {
+func (s *Ledger) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Order, error) {
 	active, err := s.activeGoods(ctx)
 	if err != nil || len(active) == 0 {
 		return nil, err

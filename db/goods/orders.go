@@ -2,14 +2,12 @@ package goods
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -52,11 +50,11 @@ var payScriptKeyed = redis.NewScript(goodsLua + db.Memoize(payLua, "true"))
 
 // PayOrder pays the user's order (which takes it off the deadlines). Paying again
 // answers the paid order unchanged; an expired or cancelled order is refused.
-func (s *Service) PayOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+func (s *Ledger) PayOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {
 	return s.payOrder(ctx, userID, orderID, s.Now())
 }
 
-func (s *Service) payOrder(ctx context.Context, userID, orderID int64, now time.Time) (*model.Order, error) {
+func (s *Ledger) payOrder(ctx context.Context, userID, orderID int64, now time.Time) (*model.Order, error) {
 	o, code, err := s.runOrderScript(ctx, userID, orderID, payScript, now, 0, 0)
 	if err != nil {
 		return nil, err
@@ -93,7 +91,7 @@ return answer('ok', close(f, 'cancelled', ARGV[3], true))
 var cancelScriptKeyed = redis.NewScript(goodsLua + db.Memoize(cancelLua, "true"))
 
 // CancelOrder cancels the user's unpaid order and puts its unit back in stock.
-func (s *Service) CancelOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+func (s *Ledger) CancelOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {
 	o, code, err := s.runOrderScript(ctx, userID, orderID, cancelScript, s.Now())
 	if err != nil {
 		return nil, err
@@ -130,11 +128,11 @@ var ErrNotDue = &db.Error{Code: db.ECONFLICT, Message: "the order is not due to 
 
 // ExpireOrder expires the order if it is still unpaid at its deadline; an
 // order paid, closed or unknown is left alone (nil), one not yet due is ErrNotDue.
-func (s *Service) ExpireOrder(ctx context.Context, orderID int64) error {
+func (s *Ledger) ExpireOrder(ctx context.Context, orderID int64) error {
 	return s.expireOrder(ctx, orderID, s.Now())
 }
 
-func (s *Service) expireOrder(ctx context.Context, orderID int64, now time.Time) error {
+func (s *Ledger) expireOrder(ctx context.Context, orderID int64, now time.Time) error {
 	_, code, err := s.runOrderScript(ctx, 0, orderID, expireScript, now)
 	if db.ErrorCode(err) == db.ENOTFOUND {
 		return nil
@@ -186,7 +184,7 @@ var keyedOrderScripts = map[*redis.Script]struct {
 // unless it is 0) and pushes the change live. A "not_found" from Redis looks
 // in the store, for orders of goods no longer active. extra are the
 // script's arguments after the common ones.
-func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, script *redis.Script, now time.Time, extra ...any) (*model.Order, string, error) {
+func (s *Ledger) runOrderScript(ctx context.Context, userID, orderID int64, script *redis.Script, now time.Time, extra ...any) (*model.Order, string, error) {
 	goodsID, seq, ok := SplitOrderID(orderID)
 	if !ok {
 		return nil, "", db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
@@ -217,7 +215,7 @@ func (s *Service) runOrderScript(ctx context.Context, userID, orderID int64, scr
 // orderAnswer reads an order script's reply about orderID (of userID, 0 for
 // any) run in bucket b and pushes a change live. A "not_found" from Redis
 // looks in the store, for orders of goods no longer active.
-func (s *Service) orderAnswer(ctx context.Context, userID, orderID int64, b bucket, res string) (*model.Order, string, error) {
+func (s *Ledger) orderAnswer(ctx context.Context, userID, orderID int64, b bucket, res string) (*model.Order, string, error) {
 	a, err := parseAnswer(b.goods, res)
 	if err != nil {
 		return nil, "", err
@@ -241,7 +239,7 @@ func (s *Service) orderAnswer(ctx context.Context, userID, orderID int64, b buck
 }
 
 // orderBucket is the bucket holding the goods' order of sequence seq.
-func (s *Service) orderBucket(ctx context.Context, goodsID, seq int64) (bucket, error) {
+func (s *Ledger) orderBucket(ctx context.Context, goodsID, seq int64) (bucket, error) {
 	k, err := s.shardsOne(ctx, goodsID, true)
 	if err != nil {
 		return bucket{}, err
@@ -251,7 +249,7 @@ func (s *Service) orderBucket(ctx context.Context, goodsID, seq int64) (bucket, 
 
 // settledOrder answers an order script for an order Redis no longer holds
 // (its goods finished): the store has its final status.
-func (s *Service) settledOrder(ctx context.Context, userID, orderID int64) (*model.Order, string, error) {
+func (s *Ledger) settledOrder(ctx context.Context, userID, orderID int64) (*model.Order, string, error) {
 	o, err := s.sqlOrder(ctx, userID, orderID)
 	if db.ErrorCode(err) == db.ENOTFOUND {
 		return nil, "not_found", err
@@ -264,51 +262,3 @@ func (s *Service) settledOrder(ctx context.Context, userID, orderID int64) (*mod
 	}
 	return o, o.Status, nil // paid, expired, cancelled or failed: final
 }
-
-// pushStock sends the goods' remaining stock to watchers of the goods and
-// of its slot, given bucket b's remaining at version. With several buckets
-// the event carries the sum over the buckets as this process last saw them
-// (stockSums), at the newest version seen.
-func (s *Service) pushStock(b bucket, slotID, remaining, version int64) {
-	goodsID := b.goods
-	if b.k > 1 {
-		if remaining > 0 { // a unit came back (or is left): the bucket's neighbours may take it again
-			s.dry.clear(b)
-		}
-		var ok bool
-		if remaining, version, ok = s.stock.add(b, remaining, version, s.bucketRemaining); !ok {
-			return
-		}
-	}
-	ev := StockEvent{Type: "stock", GoodsID: goodsID, Remaining: remaining, Version: version}
-	s.Events.PublishCoalescedVersion(live.TopicGoods(goodsID), live.TopicGoods(goodsID), version, ev)
-	if slotID > 0 {
-		// Keyed by slot and goods: coalesced apart from the goods topic and from the slot's other goods.
-		s.Events.PublishCoalescedVersion(live.TopicSlot(slotID), live.TopicSlot(slotID)+"/"+live.TopicGoods(goodsID), version, ev)
-	}
-}
-
-// pushOrder sends the order to its owner. It is coalesced per order so it
-// leaves the request path at once and a later change always arrives last.
-// The event is encoded here, as encoding/json would encode an OrderEvent,
-// without reflection: every winning grab sends one.
-func (s *Service) pushOrder(o *model.Order) {
-	enc, err := o.MarshalJSON()
-	if err != nil {
-		s.Log.Warn("encode order event", "order", o.ID, "err", err)
-		return
-	}
-	m := orderEvent(o, enc)
-	s.Events.PublishCoalescedKey(m.Topic, "order:"+strconv.FormatInt(o.ID, 10), m.Event)
-}
-
-// orderEvent is the live event of order o to its owner, from the order's
-// JSON enc (as o.MarshalJSON gives it): an OrderEvent as encoding/json
-// would encode it.
-func orderEvent(o *model.Order, enc []byte) live.Message {
-	ev := make([]byte, 0, len(orderEventHead)+len(enc)+1)
-	ev = append(append(append(ev, orderEventHead...), enc...), '}')
-	return live.Message{Topic: live.TopicUser(o.UserID), Event: json.RawMessage(ev)}
-}
-
-const orderEventHead = `{"type":"order","order":`

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -37,11 +36,6 @@ import (
 // (sold_twice: it was unpaid, nothing was charged) and told to its shopper,
 // live (the order event) and in the inbox.
 
-// PhantomWindow is how far back a process remembers the orders it
-// acknowledged: well past the replication lag a failover may lose and the
-// time a promotion takes.
-const PhantomWindow = 30 * time.Second
-
 // PhantomSettle is how long the failover count must stay still before the
 // check: the cluster has promoted a replica and grabs run again.
 const PhantomSettle = 3 * time.Second
@@ -49,67 +43,12 @@ const PhantomSettle = 3 * time.Second
 // NotificationOrderFailed is the inbox kind of an order that failed after it was acknowledged.
 const NotificationOrderFailed = "order_failed"
 
-// acked is one order this process acknowledged.
-type acked struct {
-	at      time.Time
-	goodsID int64
-	rec     string // the grab's order record
-}
-
-// ackJournal is the orders this process acknowledged lately, oldest first.
-type ackJournal struct {
-	mu   sync.Mutex
-	acks []acked
-}
-
-// maxJournal bounds the journal (about 100 bytes an entry): past it the
-// oldest go first, as a very busy process keeps less than PhantomWindow.
-const maxJournal = 1 << 20
-
-// add journals orders acknowledged at once (a batch's wins), oldest first.
-func (j *ackJournal) add(as ...acked) {
-	if len(as) == 0 {
-		return
-	}
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	last := as[len(as)-1]
-	drop := 0
-	for drop < len(j.acks) && (last.at.Sub(j.acks[drop].at) > PhantomWindow || len(j.acks)-drop+len(as) > maxJournal) {
-		drop++
-	}
-	// The slice moves forward; append copies what is left to a new array
-	// when the old one is full, and the dropped ones go with the old.
-	j.acks = append(j.acks[drop:], as...)
-}
-
-// upTo returns the orders acknowledged at or before t.
-func (j *ackJournal) upTo(t time.Time) []acked {
-	j.mu.Lock()
-	defer j.mu.Unlock()
-	var out []acked
-	for _, a := range j.acks {
-		if a.at.After(t) {
-			break
-		}
-		out = append(out, a)
-	}
-	return out
-}
-
-// lost tells every process's watcher that Redis lost goods state (lostKey).
-func (s *Service) lost(ctx context.Context) {
-	if err := s.Redis.Incr(ctx, lostKey).Err(); err != nil {
-		s.Log.Warn("count a loss of goods state in Redis", "err", err)
-	}
-}
-
 // WatchPhantoms runs until ctx ends: at each move of failovers() (this
 // process's count of failover errors) or of the count of losses any process
 // found (lostKey), it waits until both have been still for PhantomSettle and
 // then finds and tells the phantom wins among this process's orders
 // (FindPhantoms). Web processes run it.
-func (s *Service) WatchPhantoms(ctx context.Context, failovers func() int64) {
+func (s *Ledger) WatchPhantoms(ctx context.Context, failovers func() int64) {
 	tick := time.NewTicker(500 * time.Millisecond)
 	defer tick.Stop()
 	type counts struct{ lost, failovers int64 }
@@ -146,7 +85,7 @@ func (s *Service) WatchPhantoms(ctx context.Context, failovers func() int64) {
 // FindPhantoms checks the orders this process acknowledged up to upTo and
 // fails and tells those neither Redis nor the store holds (see above). It
 // returns how many it failed.
-func (s *Service) FindPhantoms(ctx context.Context, upTo time.Time) (int, error) {
+func (s *Ledger) FindPhantoms(ctx context.Context, upTo time.Time) (int, error) {
 	missing, err := s.missingOrders(ctx, s.acks.upTo(upTo))
 	if err != nil || len(missing) == 0 {
 		return 0, err
@@ -169,7 +108,7 @@ func (s *Service) FindPhantoms(ctx context.Context, upTo time.Time) (int, error)
 
 // missingOrders returns the acknowledged orders held as their shopper's
 // neither in Redis (read in pipelines) nor in the store.
-func (s *Service) missingOrders(ctx context.Context, acks []acked) ([]acked, error) {
+func (s *Ledger) missingOrders(ctx context.Context, acks []acked) ([]acked, error) {
 	type check struct {
 		a   acked
 		o   *model.Order
@@ -217,7 +156,7 @@ func (s *Service) missingOrders(ctx context.Context, acks []acked) ([]acked, err
 
 // failPhantom records a lost order in the store as failed (sold_twice:
 // unpaid, nothing charged; its unit is on sale again) and tells its shopper.
-func (s *Service) failPhantom(ctx context.Context, a acked) error {
+func (s *Ledger) failPhantom(ctx context.Context, a acked) error {
 	o, err := parseOrderRecord(a.goodsID, a.rec)
 	if err != nil {
 		return err

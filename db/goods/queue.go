@@ -215,7 +215,7 @@ func newQueues() *queues {
 }
 
 // queueGoods returns the goods' row, read at most once per fairRefresh.
-func (s *Service) queueGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
+func (s *Fair) queueGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
 	if goodsID <= 0 || goodsID > MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
@@ -226,7 +226,7 @@ func (s *Service) queueGoods(ctx context.Context, goodsID int64) (*model.Goods, 
 	if c != nil && now.Sub(c.read) < fairRefresh && !now.Before(c.read) {
 		return c.g, nil
 	}
-	g, err := s.goodsRow(ctx, goodsID)
+	g, err := s.Goods.goodsRow(ctx, goodsID)
 	if err != nil {
 		if c != nil && db.ErrorCode(err) != db.ENOTFOUND { // the store is away: go on with what was read last
 			return c.g, nil
@@ -243,7 +243,7 @@ func (s *Service) queueGoods(ctx context.Context, goodsID int64) (*model.Goods, 
 }
 
 // queueRate is the goods' admissions a second now, and whether it is measured.
-func (s *Service) queueRate(g *model.Goods) (int64, bool) {
+func (s *Fair) queueRate(g *model.Goods) (int64, bool) {
 	if g.QueueRate > 0 {
 		return int64(g.QueueRate), false
 	}
@@ -251,7 +251,7 @@ func (s *Service) queueRate(g *model.Goods) (int64, bool) {
 }
 
 // queueArgs are queueAdvanceLua's ARGV.
-func (s *Service) queueArgs(g *model.Goods, now time.Time, open int) []any {
+func (s *Fair) queueArgs(g *model.Goods, now time.Time, open int) []any {
 	rate, _ := s.queueRate(g)
 	return []any{now.UnixMilli(), g.StartAt.UnixMilli(), rate, open, randomHex(16)}
 }
@@ -266,7 +266,7 @@ func openOf(g *model.Goods, now time.Time) int {
 }
 
 // shopperGoods returns goods a shopper may queue for: listed, in mode queue.
-func (s *Service) shopperGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
+func (s *Fair) shopperGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
 	g, err := s.queueGoods(ctx, goodsID)
 	if err != nil {
 		return nil, err
@@ -284,7 +284,7 @@ func (s *Service) shopperGoods(ctx context.Context, goodsID int64) (*model.Goods
 // Admit check as a grab (proof of work, pre-registration), and returns the
 // ticket; created is false when the shopper had joined before (the same
 // ticket, and no proof asked or spent).
-func (s *Service) JoinQueue(ctx context.Context, userID, goodsID int64, pow string) (t *model.Ticket, created bool, err error) {
+func (s *Fair) JoinQueue(ctx context.Context, userID, goodsID int64, pow string) (t *model.Ticket, created bool, err error) {
 	g, err := s.shopperGoods(ctx, goodsID)
 	if err != nil {
 		return nil, false, err
@@ -323,7 +323,7 @@ func (s *Service) JoinQueue(ctx context.Context, userID, goodsID int64, pow stri
 
 // QueueTicket returns the shopper's ticket in the goods' waiting room; not
 // found when the shopper has not joined.
-func (s *Service) QueueTicket(ctx context.Context, userID, goodsID int64) (*model.Ticket, error) {
+func (s *Fair) QueueTicket(ctx context.Context, userID, goodsID int64) (*model.Ticket, error) {
 	g, err := s.shopperGoods(ctx, goodsID)
 	if err != nil {
 		return nil, err
@@ -337,7 +337,7 @@ func (s *Service) QueueTicket(ctx context.Context, userID, goodsID int64) (*mode
 // A shopper whose admission went unused (lapsed: their ticket reads closed
 // while the room is open) joins again at the back of the line when join is
 // set, and their ticket is a new one (created).
-func (s *Service) queueTicket(ctx context.Context, g *model.Goods, userID int64, join bool) (t *model.Ticket, created, lapsed bool, err error) {
+func (s *Fair) queueTicket(ctx context.Context, g *model.Goods, userID int64, join bool) (t *model.Ticket, created, lapsed bool, err error) {
 	r, err := s.queues.joins.do(ctx, s, g, userID, join)
 	if err != nil {
 		return nil, false, false, err
@@ -356,7 +356,7 @@ func (s *Service) queueTicket(ctx context.Context, g *model.Goods, userID int64,
 
 // ticketFrom makes the ticket of a join script's answer r, and tells
 // whether the shopper's admission went unused while the room is open.
-func (s *Service) ticketFrom(ctx context.Context, g *model.Goods, userID int64, r joinResult) (*model.Ticket, bool, error) {
+func (s *Fair) ticketFrom(ctx context.Context, g *model.Goods, userID int64, r joinResult) (*model.Ticket, bool, error) {
 	switch r.code {
 	case "none":
 		return nil, false, db.Errorf(db.ENOTFOUND, "you have not joined the queue of goods %d", g.ID)
@@ -403,7 +403,7 @@ return {n, F or -1, A, closed and 1 or 0, seed, code, j}
 `)
 
 // rejoinQueue runs queueRejoinScript for the shopper who joined j-th.
-func (s *Service) rejoinQueue(ctx context.Context, g *model.Goods, userID, j int64) (joinResult, error) {
+func (s *Fair) rejoinQueue(ctx context.Context, g *model.Goods, userID, j int64) (joinResult, error) {
 	args := append(s.queueArgs(g, s.Now(), -1), userID, j)
 	res, err := queueRejoinScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID)}, args...).Slice()
 	if err == nil && len(res) != 7 {
@@ -422,7 +422,7 @@ func (s *Service) rejoinQueue(ctx context.Context, g *model.Goods, userID, j int
 }
 
 // admittedAt is when place p of the goods' waiting room was admitted.
-func (s *Service) admittedAt(ctx context.Context, goodsID, p int64) (time.Time, error) {
+func (s *Fair) admittedAt(ctx context.Context, goodsID, p int64) (time.Time, error) {
 	ms, err := s.Redis.ZRangeByScore(ctx, queueAdvKey(goodsID), &redis.ZRangeBy{Min: "(" + strconv.FormatInt(p, 10), Max: "+inf", Count: 1}).Result()
 	if err != nil {
 		return time.Time{}, fmt.Errorf("read when place %d was admitted: %w", p, err)
@@ -445,7 +445,7 @@ func admitTimeOf(members []string, def time.Time) time.Time {
 
 // ticketOf is the ticket of the shopper userID who joined j-th, from the waiting
 // room's view v at now; admitAt is when their place was admitted (when it was).
-func (s *Service) ticketOf(g *model.Goods, v queueView, userID, j int64, admitAt time.Time, now time.Time) model.Ticket {
+func (s *Fair) ticketOf(g *model.Goods, v queueView, userID, j int64, admitAt time.Time, now time.Time) model.Ticket {
 	t := model.Ticket{GoodsID: g.ID}
 	rate, _ := s.queueRate(g)
 	etaOf := func(ahead int64) int64 { return (ahead + rate - 1) / rate }

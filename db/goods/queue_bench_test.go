@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
 )
 
 // BenchmarkQueueJoin sets a waiting room's join against a grab refused by
@@ -29,7 +30,7 @@ func BenchmarkQueueJoin(b *testing.B) {
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, _, err := e.s.JoinQueue(e.ctx, next.Add(1), g.ID, ""); err != nil {
+				if _, _, err := e.f.JoinQueue(e.ctx, next.Add(1), g.ID, ""); err != nil {
 					b.Errorf("join: %v", err)
 					return
 				}
@@ -46,7 +47,7 @@ func BenchmarkQueueJoin(b *testing.B) {
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := e.s.GrabFair(e.ctx, next.Add(1), g.ID, "", ""); db.ErrorCode(err) != db.ESOLDOUT {
+				if _, err := e.s.GrabWith(e.ctx, next.Add(1), g.ID, goods.Pass{}); db.ErrorCode(err) != db.ESOLDOUT {
 					b.Errorf("grab: %v, want sold out", err)
 					return
 				}
@@ -84,7 +85,7 @@ func TestQueueMillionWaiting(t *testing.T) {
 	e.join(1, g.ID) // the room's keys exist
 	before := used()
 	start := time.Now()
-	if err := e.s.JoinQueueBulk(ctx, g.ID, 2, int64(n), e.clk.Now()); err != nil {
+	if err := e.f.JoinQueueBulk(ctx, g.ID, 2, int64(n), e.clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)

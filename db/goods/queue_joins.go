@@ -62,7 +62,7 @@ func (b *joinBatcher) lane(goodsID int64) *joinLane {
 
 // do joins the shopper (or looks them up) with whatever joins of the room
 // gather meanwhile.
-func (b *joinBatcher) do(ctx context.Context, s *Service, g *model.Goods, userID int64, join bool) (joinResult, error) {
+func (b *joinBatcher) do(ctx context.Context, s *Fair, g *model.Goods, userID int64, join bool) (joinResult, error) {
 	l := b.lane(g.ID)
 	r := &joinReq{user: userID, join: join, ctx: ctx, done: make(chan struct{})}
 	l.mu.Lock()
@@ -82,7 +82,7 @@ func (b *joinBatcher) do(ctx context.Context, s *Service, g *model.Goods, userID
 }
 
 // run sends the gathered joins, a batch a call, until none wait.
-func (l *joinLane) run(s *Service, g *model.Goods) {
+func (l *joinLane) run(s *Fair, g *model.Goods) {
 	for {
 		l.mu.Lock()
 		n := min(len(l.waiting), maxJoinBatch)
@@ -99,7 +99,7 @@ func (l *joinLane) run(s *Service, g *model.Goods) {
 }
 
 // joinBatch runs one call for the batch and hands each its answer.
-func (s *Service) joinBatch(g *model.Goods, batch []*joinReq) {
+func (s *Fair) joinBatch(g *model.Goods, batch []*joinReq) {
 	defer func() {
 		for _, r := range batch {
 			close(r.done)

@@ -30,7 +30,7 @@ func (e *goodsEnv) queueGoods(stock int64, rate int, start time.Duration) *model
 
 func (e *goodsEnv) join(user, goodsID int64) *model.Ticket {
 	e.t.Helper()
-	t, _, err := e.s.JoinQueue(e.ctx, user, goodsID, "")
+	t, _, err := e.f.JoinQueue(e.ctx, user, goodsID, "")
 	if err != nil {
 		e.t.Fatalf("user %d join the queue of goods %d: %v", user, goodsID, err)
 	}
@@ -39,7 +39,7 @@ func (e *goodsEnv) join(user, goodsID int64) *model.Ticket {
 
 func (e *goodsEnv) ticket(user, goodsID int64) *model.Ticket {
 	e.t.Helper()
-	t, err := e.s.QueueTicket(e.ctx, user, goodsID)
+	t, err := e.f.QueueTicket(e.ctx, user, goodsID)
 	if err != nil {
 		e.t.Fatalf("user %d's ticket of goods %d: %v", user, goodsID, err)
 	}
@@ -48,14 +48,14 @@ func (e *goodsEnv) ticket(user, goodsID int64) *model.Ticket {
 
 func (e *goodsEnv) tick(sockets goods.QueueSockets) {
 	e.t.Helper()
-	if err := e.s.TickQueues(e.ctx, sockets); err != nil {
+	if err := e.f.TickQueues(e.ctx, sockets); err != nil {
 		e.t.Fatal(err)
 	}
 }
 
 func (e *goodsEnv) queueStats(goodsID int64) *model.QueueStats {
 	e.t.Helper()
-	st, err := e.s.QueueStats(e.ctx, e.merchant, goodsID)
+	st, err := e.f.QueueStats(e.ctx, e.merchant, goodsID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestQueueJoinRace(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			tk, created, err := e.s.JoinQueue(e.ctx, u, g.ID, "")
+			tk, created, err := e.f.JoinQueue(e.ctx, u, g.ID, "")
 			if err != nil || !created || tk.State != model.TicketWaiting {
 				t.Errorf("user %d: %+v created %v, %v", u, tk, created, err)
 				return
@@ -100,7 +100,7 @@ func TestQueueJoinRace(t *testing.T) {
 	if len(seen) != users {
 		t.Fatalf("%d distinct positions, want %d", len(seen), users)
 	}
-	again, created, err := e.s.JoinQueue(e.ctx, 7, g.ID, "")
+	again, created, err := e.f.JoinQueue(e.ctx, 7, g.ID, "")
 	if err != nil || created || again.Position != positions[7] {
 		t.Fatalf("join again: %+v created %v %v; want position %d, not created", again, created, err, positions[7])
 	}
@@ -122,14 +122,14 @@ func TestQueueAdmissionRate(t *testing.T) {
 	for u := int64(1); u <= 500; u++ {
 		e.join(u, g.ID)
 	}
-	s2, clk2 := e.twin()
+	s2, clk2 := e.twinFair()
 	var wg sync.WaitGroup
 	for step := 1; step <= 20; step++ {
 		d := time.Duration(step) * 730 * time.Millisecond
 		e.clk.Set(startAt.Add(d))
 		clk2.Set(startAt.Add(d - 300*time.Millisecond))
 		wg.Add(2)
-		go func() { defer wg.Done(); e.s.TickQueues(e.ctx, nil) }()
+		go func() { defer wg.Done(); e.f.TickQueues(e.ctx, nil) }()
 		go func() { defer wg.Done(); s2.TickQueues(e.ctx, nil) }()
 		wg.Wait()
 		got := e.queueStats(g.ID).Admitted
@@ -252,7 +252,7 @@ func TestQueueGrabNeedsAdmission(t *testing.T) {
 		e.join(u, g.ID)
 		e.join(u, g2.ID)
 	}
-	_, err := e.s.GrabFair(e.ctx, 1, g.ID, "", "")
+	_, err := e.s.GrabWith(e.ctx, 1, g.ID, goods.Pass{})
 	wantCode(t, "before the start", err, db.ENOTADMITTED)
 	e.clk.Advance(time.Minute + time.Second) // the start and one second: 10 admitted
 	tk := e.ticket(1, g.ID)
@@ -267,17 +267,17 @@ func TestQueueGrabNeedsAdmission(t *testing.T) {
 	forged := tk.Admission[:len(tk.Admission)-1] + string("0123456789abcdef"[(tk.Admission[len(tk.Admission)-1]-'0'+1)%16])
 	for name, token := range map[string]string{"none": "", "forged": forged, "another shopper's": tk2.Admission,
 		"another goods'": other.Admission, "garbage": "1.2.3.x"} {
-		_, err := e.s.GrabFair(e.ctx, 1, g.ID, "", token)
+		_, err := e.s.GrabWith(e.ctx, 1, g.ID, goods.Pass{Admission: token})
 		wantCode(t, name, err, db.ENOTADMITTED)
 	}
-	if _, err := e.s.GrabFair(e.ctx, 1, g.ID, "", tk.Admission); err != nil {
+	if _, err := e.s.GrabWith(e.ctx, 1, g.ID, goods.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("grab with the admission: %v", err)
 	}
-	if _, err := e.s.GrabFair(e.ctx, 2, plain.ID, "", tk.Admission); err != nil {
+	if _, err := e.s.GrabWith(e.ctx, 2, plain.ID, goods.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("first-come goods with a stray header: %v", err)
 	}
 	e.clk.Advance(60 * time.Second)
-	_, err = e.s.GrabFair(e.ctx, 2, g.ID, "", tk2.Admission)
+	_, err = e.s.GrabWith(e.ctx, 2, g.ID, goods.Pass{Admission: tk2.Admission})
 	wantCode(t, "past admitted_until", err, db.ENOTADMITTED)
 	if tk := e.ticket(2, g.ID); tk.State != model.TicketClosed {
 		t.Fatalf("an admission that went unused: %+v, want closed", tk)
@@ -303,7 +303,7 @@ func TestQueueClosesWhenSoldOutAndReopens(t *testing.T) {
 		if tk.State != model.TicketAdmitted {
 			continue
 		}
-		o, err := e.s.GrabFair(e.ctx, u, g.ID, "", tk.Admission)
+		o, err := e.s.GrabWith(e.ctx, u, g.ID, goods.Pass{Admission: tk.Admission})
 		if err != nil {
 			t.Fatalf("user %d grab: %v", u, err)
 		}
@@ -324,7 +324,7 @@ func TestQueueClosesWhenSoldOutAndReopens(t *testing.T) {
 			t.Fatalf("user %d's socket got %v, want one closed ticket", u, got)
 		}
 	}
-	_, _, err := e.s.JoinQueue(e.ctx, 99, g.ID, "")
+	_, _, err := e.f.JoinQueue(e.ctx, 99, g.ID, "")
 	wantCode(t, "join after the sell-out", err, db.EQUEUECLOSED)
 	admitted := e.queueStats(g.ID).Admitted
 	e.clk.Advance(5 * time.Second)
@@ -352,7 +352,7 @@ func TestQueueClosesWhenSoldOutAndReopens(t *testing.T) {
 	if got := e.queueStats(g.ID).Admitted; got != admitted+2 {
 		t.Fatalf("a second after reopening %d admitted, want %d", got, admitted+2)
 	}
-	if _, _, err := e.s.JoinQueue(e.ctx, 99, g.ID, ""); err != nil {
+	if _, _, err := e.f.JoinQueue(e.ctx, 99, g.ID, ""); err != nil {
 		t.Fatalf("join after reopening: %v", err)
 	}
 }
@@ -392,7 +392,7 @@ func TestQueueTicketEvents(t *testing.T) {
 		t.Fatalf("nothing changed and the socket got %v", got)
 	}
 	// User 42 joins through another process: its socket here is found by the tick.
-	other := goods.New(e.s.Backend)
+	other := goods.NewFair(goods.New(e.s.Backend))
 	if _, _, err := other.JoinQueue(e.ctx, 42, g.ID, ""); err != nil {
 		t.Fatal(err)
 	}
@@ -437,8 +437,8 @@ func TestQueueRestartKeepsPlaces(t *testing.T) {
 	for u := int64(1); u <= 20; u++ {
 		before[u] = *e.ticket(u, g.ID)
 	}
-	restarted := goods.New(e.s.Backend)
-	restarted.PowKey = e.s.PowKey
+	restarted := goods.NewFair(goods.New(e.s.Backend))
+	restarted.PowKey = e.f.PowKey
 	for u := int64(1); u <= 20; u++ {
 		got, err := restarted.QueueTicket(e.ctx, u, g.ID)
 		if err != nil {
@@ -486,7 +486,7 @@ func TestQueueGrabRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, err := e.s.GrabFair(e.ctx, u, g.ID, "", token)
+				_, err := e.s.GrabWith(e.ctx, u, g.ID, goods.Pass{Admission: token})
 				switch db.ErrorCode(err) {
 				case "":
 					mu.Lock()
@@ -544,7 +544,7 @@ func TestQueueRejoinAfterUnusedAdmission(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-release
-			tk, c, err := e.s.JoinQueue(e.ctx, 1, g.ID, "")
+			tk, c, err := e.f.JoinQueue(e.ctx, 1, g.ID, "")
 			if err != nil {
 				t.Errorf("join again: %v", err)
 				return
@@ -574,7 +574,7 @@ func TestQueueRejoinAfterUnusedAdmission(t *testing.T) {
 	if tk.State != model.TicketAdmitted || tk.Admission == "" {
 		t.Fatalf("after two admissions: %+v, want admitted", tk)
 	}
-	if _, err := e.s.GrabFair(e.ctx, 1, g.ID, "", tk.Admission); err != nil {
+	if _, err := e.s.GrabWith(e.ctx, 1, g.ID, goods.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("grab with the new admission: %v", err)
 	}
 	if tk := e.ticket(2, g.ID); tk.State != model.TicketClosed {

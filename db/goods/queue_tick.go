@@ -116,7 +116,7 @@ func (m *capacityMeter) peak() int64 {
 }
 
 // RunQueues ticks the waiting rooms every QueueTick until ctx ends.
-func (s *Service) RunQueues(ctx context.Context, sockets QueueSockets) {
+func (s *Fair) RunQueues(ctx context.Context, sockets QueueSockets) {
 	t := time.NewTicker(QueueTick)
 	defer t.Stop()
 	for {
@@ -133,7 +133,7 @@ func (s *Service) RunQueues(ctx context.Context, sockets QueueSockets) {
 
 // TickQueues advances every active waiting room once, opening or closing it
 // by its stock, and sends changed tickets to the sockets (nil: none) of this process.
-func (s *Service) TickQueues(ctx context.Context, sockets QueueSockets) error {
+func (s *Fair) TickQueues(ctx context.Context, sockets QueueSockets) error {
 	now := s.Now()
 	s.queues.meter.sample(now, s.queues.grabs.Load())
 	members, err := s.Redis.SMembers(ctx, queueActiveKey).Result()
@@ -162,7 +162,7 @@ func (s *Service) TickQueues(ctx context.Context, sockets QueueSockets) error {
 	if len(gs) == 0 {
 		return nil
 	}
-	if err := s.fillRemaining(ctx, gs); err != nil {
+	if err := s.Goods.fillRemaining(ctx, gs); err != nil {
 		return err
 	}
 	pipe := s.Redis.Pipeline()
@@ -205,7 +205,7 @@ type ticketEvent struct {
 }
 
 // pushTickets sends the room's shoppers with sockets here their changed tickets.
-func (s *Service) pushTickets(ctx context.Context, sockets QueueSockets, users []int64, g *model.Goods, v queueView, now time.Time) error {
+func (s *Fair) pushTickets(ctx context.Context, sockets QueueSockets, users []int64, g *model.Goods, v queueView, now time.Time) error {
 	l := s.queues.localOf(g.ID)
 	here := make(map[int64]bool, len(users))
 	var ask []int64
@@ -310,8 +310,8 @@ func (s *Service) pushTickets(ctx context.Context, sockets QueueSockets, users [
 }
 
 // QueueStats is the merchant's live view of the goods' waiting room.
-func (s *Service) QueueStats(ctx context.Context, by model.Claims, goodsID int64) (*model.QueueStats, error) {
-	g, err := s.Owned(ctx, by, goodsID)
+func (s *Fair) QueueStats(ctx context.Context, by model.Claims, goodsID int64) (*model.QueueStats, error) {
+	g, err := s.Goods.Owned(ctx, by, goodsID)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +338,7 @@ func (s *Service) QueueStats(ctx context.Context, by model.Claims, goodsID int64
 
 // QueueMemory is the Redis memory the goods' waiting room holds: MEMORY
 // USAGE of its keys, every field counted (the bench's bytes a waiting shopper).
-func (s *Service) QueueMemory(ctx context.Context, goodsID int64) (int64, error) {
+func (s *Fair) QueueMemory(ctx context.Context, goodsID int64) (int64, error) {
 	var total int64
 	for _, k := range []string{queueKey(goodsID), queueUsersKey(goodsID), queueAdvKey(goodsID)} {
 		n, err := s.Redis.MemoryUsage(ctx, k, 0).Result()

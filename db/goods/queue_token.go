@@ -53,7 +53,7 @@ func checkAdmission(key []byte, token string, goodsID, userID int64, now time.Ti
 // to the draw's winners, raffle.go) and of goods sold through a waiting room
 // unless admission is a valid token for the shopper (settings from the grab
 // path's cache; the token checked in memory). Other goods ignore it.
-func (s *Service) checkSaleMode(sn *fairSnap, userID, goodsID int64, admission string) error {
+func (s *Fair) checkSaleMode(sn *fairSnap, userID, goodsID int64, admission string) error {
 	if sn.raffle {
 		return db.ErrNotDrawn
 	}

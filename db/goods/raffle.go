@@ -25,11 +25,11 @@ import (
 // the orders, as for any goods.
 
 // raffleGoods returns goods shoppers may see that is a raffle.
-func (s *Service) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
+func (s *Fair) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
 	if goodsID <= 0 || goodsID > MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
-	g, err := s.goodsRow(ctx, goodsID)
+	g, err := s.Goods.goodsRow(ctx, goodsID)
 	if err != nil {
 		return nil, err
 	}
@@ -46,7 +46,7 @@ func (s *Service) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods,
 // now on) and schedules its draw at the sale's start; a raffle open already
 // is left as it is. Goods creation calls it; entries and the draw's page
 // call it too, for goods made a raffle by an update.
-func (s *Service) openRaffle(ctx context.Context, g *model.Goods) error {
+func (s *Fair) openRaffle(ctx context.Context, g *model.Goods) error {
 	seed := NewSeed()
 	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO raffles (goods_id, seed, seed_hash, created_ms) VALUES (?, ?, ?, ?)
 		ON CONFLICT DO NOTHING`, g.ID, seed, SeedHash(seed), s.Now().UnixMilli())
@@ -61,7 +61,7 @@ func (s *Service) openRaffle(ctx context.Context, g *model.Goods) error {
 
 // scheduleDraw enqueues the raffle's draw for its sale's start; the sweep
 // (SweepRaffles) draws it if the task is lost or the start moved.
-func (s *Service) scheduleDraw(ctx context.Context, g *model.Goods) {
+func (s *Fair) scheduleDraw(ctx context.Context, g *model.Goods) {
 	if s.Tasks == nil {
 		return
 	}
@@ -75,7 +75,7 @@ func (s *Service) scheduleDraw(ctx context.Context, g *model.Goods) {
 // proof of work pow, pre-registration): created true for a new entry, false
 // for the one the user had. Entries are open from the goods' entry start to
 // its sale's start.
-func (s *Service) EnterRaffle(ctx context.Context, userID, goodsID int64, pow string) (e *model.RaffleEntry, created bool, err error) {
+func (s *Fair) EnterRaffle(ctx context.Context, userID, goodsID int64, pow string) (e *model.RaffleEntry, created bool, err error) {
 	g, err := s.raffleGoods(ctx, goodsID)
 	if err != nil {
 		return nil, false, err
@@ -133,7 +133,7 @@ func (s *Service) EnterRaffle(ctx context.Context, userID, goodsID int64, pow st
 var errEnteredMeanwhile = errors.New("entered meanwhile")
 
 // RaffleEntry returns the user's entry in the raffle of goods; not found when they did not enter.
-func (s *Service) RaffleEntry(ctx context.Context, userID, goodsID int64) (*model.RaffleEntry, error) {
+func (s *Fair) RaffleEntry(ctx context.Context, userID, goodsID int64) (*model.RaffleEntry, error) {
 	g, err := s.raffleGoods(ctx, goodsID)
 	if err != nil {
 		return nil, err
@@ -141,7 +141,7 @@ func (s *Service) RaffleEntry(ctx context.Context, userID, goodsID int64) (*mode
 	return s.raffleEntry(ctx, g, userID)
 }
 
-func (s *Service) raffleEntry(ctx context.Context, g *model.Goods, userID int64) (*model.RaffleEntry, error) {
+func (s *Fair) raffleEntry(ctx context.Context, g *model.Goods, userID int64) (*model.RaffleEntry, error) {
 	e := &model.RaffleEntry{GoodsID: g.ID, UserID: userID}
 	var created int64
 	var place, order sql.NullInt64
@@ -165,7 +165,7 @@ func (s *Service) raffleEntry(ctx context.Context, g *model.Goods, userID int64)
 
 // RaffleDraw returns the raffle's public record: the seed's hash and the
 // number of entries, and after the draw the seed and the draw's order.
-func (s *Service) RaffleDraw(ctx context.Context, goodsID int64) (*model.RaffleDraw, error) {
+func (s *Fair) RaffleDraw(ctx context.Context, goodsID int64) (*model.RaffleDraw, error) {
 	g, err := s.raffleGoods(ctx, goodsID)
 	if err != nil {
 		return nil, err
@@ -173,7 +173,7 @@ func (s *Service) RaffleDraw(ctx context.Context, goodsID int64) (*model.RaffleD
 	return s.raffleDraw(ctx, g)
 }
 
-func (s *Service) raffleDraw(ctx context.Context, g *model.Goods) (*model.RaffleDraw, error) {
+func (s *Fair) raffleDraw(ctx context.Context, g *model.Goods) (*model.RaffleDraw, error) {
 	if err := s.openRaffle(ctx, g); err != nil {
 		return nil, err
 	}
@@ -200,8 +200,8 @@ func (s *Service) raffleDraw(ctx context.Context, g *model.Goods) (*model.Raffle
 
 // RaffleStats is the merchant's live view of a raffle of theirs: the draw
 // and the entries by state.
-func (s *Service) RaffleStats(ctx context.Context, by model.Claims, goodsID int64) (*model.RaffleStats, error) {
-	g, err := s.Owned(ctx, by, goodsID)
+func (s *Fair) RaffleStats(ctx context.Context, by model.Claims, goodsID int64) (*model.RaffleStats, error) {
+	g, err := s.Goods.Owned(ctx, by, goodsID)
 	if err != nil {
 		return nil, err
 	}
@@ -248,6 +248,6 @@ func (s *Service) RaffleStats(ctx context.Context, by model.Claims, goodsID int6
 }
 
 // pushEntry tells the entry's shopper live that it changed.
-func (s *Service) pushEntry(e *model.RaffleEntry) {
+func (s *Fair) pushEntry(e *model.RaffleEntry) {
 	s.Events.PublishCoalescedKey(live.TopicUser(e.UserID), fmt.Sprintf("entry:%d", e.GoodsID), model.RaffleEntryEvent{Type: "entry", Entry: e})
 }

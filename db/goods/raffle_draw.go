@@ -39,8 +39,8 @@ func raffleRequest(goodsID, userID int64) string {
 // waitlisted, then the winners' orders. It returns whether this call drew;
 // before the start, on goods no longer a raffle and once drawn it does
 // nothing but settle (SettleRaffle).
-func (s *Service) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
-	g, err := s.goodsRow(ctx, goodsID)
+func (s *Fair) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
+	g, err := s.Goods.goodsRow(ctx, goodsID)
 	if db.ErrorCode(err) == db.ENOTFOUND {
 		return false, nil
 	} else if err != nil {
@@ -103,7 +103,7 @@ var placeColumns = []sqldb.Column{{Name: "user_id", Type: "BIGINT"}, {Name: "pla
 
 // placeEntries writes each entry's place in the draw's order within tx, in
 // one statement over the places staged.
-func (s *Service) placeEntries(ctx context.Context, tx *sql.Tx, goodsID int64, order []int64) error {
+func (s *Fair) placeEntries(ctx context.Context, tx *sql.Tx, goodsID int64, order []int64) error {
 	rows := make([][]any, len(order))
 	for i, u := range order {
 		rows[i] = []any{u, i}
@@ -126,8 +126,8 @@ func entrants(ctx context.Context, tx *sql.Tx, goodsID int64) ([]int64, error) {
 // passes the unit of each order that expired, was cancelled or failed to the
 // next entry in the draw's order (whose order it then makes). Safe to run
 // any number of times, side by side.
-func (s *Service) SettleRaffle(ctx context.Context, goodsID int64) error {
-	g, err := s.goodsRow(ctx, goodsID)
+func (s *Fair) SettleRaffle(ctx context.Context, goodsID int64) error {
+	g, err := s.Goods.goodsRow(ctx, goodsID)
 	if err != nil {
 		return err
 	}
@@ -156,7 +156,7 @@ func (s *Service) SettleRaffle(ctx context.Context, goodsID int64) error {
 			errs = append(errs, s.raffleOrder(ctx, g, w.user, w.place))
 			continue
 		}
-		o, err := s.OrderOf(ctx, w.order)
+		o, err := s.Goods.OrderOf(ctx, w.order)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -179,7 +179,7 @@ func (s *Service) SettleRaffle(ctx context.Context, goodsID int64) error {
 // transaction that goes ahead only while the entry still holds that order.
 // When the draw's order is exhausted, or the sale has ended, the unit stays
 // unsold: a raffle goods is never raced.
-func (s *Service) passOn(ctx context.Context, g *model.Goods, userID, orderID int64) error {
+func (s *Fair) passOn(ctx context.Context, g *model.Goods, userID, orderID int64) error {
 	var next, place int64
 	lost := false
 	err := s.SQL.Tx(ctx, func(tx *sql.Tx) error {
@@ -221,13 +221,13 @@ func (s *Service) passOn(ctx context.Context, g *model.Goods, userID, orderID in
 // goods already is theirs from the raffle: a grab on a raffle is refused),
 // records it on the entry and tells the shopper: live (the order event and
 // the entry's) and in the inbox.
-func (s *Service) raffleOrder(ctx context.Context, g *model.Goods, userID, place int64) error {
+func (s *Fair) raffleOrder(ctx context.Context, g *model.Goods, userID, place int64) error {
 	o, err := s.userOrderOf(ctx, g.ID, userID)
 	if err != nil {
 		return err
 	}
 	if o == nil {
-		o, _, err = s.grab(ctx, userID, g.ID, raffleRequest(g.ID, userID), true, true)
+		o, _, err = s.Goods.grab(ctx, userID, g.ID, raffleRequest(g.ID, userID), true, true)
 		switch db.ErrorCode(err) {
 		case "":
 		case db.ELIMITREACHED: // another run's grab won meanwhile
@@ -268,7 +268,7 @@ func (s *Service) raffleOrder(ctx context.Context, g *model.Goods, userID, place
 	if told == nil {
 		return nil
 	}
-	s.pushOrder(o)
+	s.Goods.pushOrder(o)
 	s.pushEntry(&model.RaffleEntry{GoodsID: g.ID, UserID: userID, State: model.EntryWon, Position: place + 1, OrderID: o.ID})
 	if err := s.Events.PublishAll(ctx, inbox.Messages(told)); err != nil {
 		s.Log.Warn("push a raffle win's notification live", "goods", g.ID, "user", userID, "err", err) // the inbox has it
@@ -288,8 +288,8 @@ func raffleWonText(g *model.Goods, o *model.Order, place int64) string {
 
 // userOrderOf returns the user's latest order of the goods (nil: none):
 // from Redis while the goods is there, else from the store.
-func (s *Service) userOrderOf(ctx context.Context, goodsID, userID int64) (*model.Order, error) {
-	k, err := s.shardsOne(ctx, goodsID, true)
+func (s *Fair) userOrderOf(ctx context.Context, goodsID, userID int64) (*model.Order, error) {
+	k, err := s.Goods.shardsOne(ctx, goodsID, true)
 	if err != nil {
 		return nil, err
 	}
@@ -304,7 +304,7 @@ func (s *Service) userOrderOf(ctx context.Context, goodsID, userID int64) (*mode
 		if err != nil {
 			return nil, fmt.Errorf("orders of user %d on goods %d: %q", userID, goodsID, mine)
 		}
-		return s.OrderOf(ctx, OrderID(goodsID, seq))
+		return s.Goods.OrderOf(ctx, OrderID(goodsID, seq))
 	}
 	var id int64
 	err = s.SQL.R.QueryRowContext(ctx, `SELECT id FROM orders WHERE goods_id = ? AND user_id = ? ORDER BY id DESC LIMIT 1`, goodsID, userID).Scan(&id)
@@ -313,13 +313,13 @@ func (s *Service) userOrderOf(ctx context.Context, goodsID, userID int64) (*mode
 	} else if err != nil {
 		return nil, err
 	}
-	return s.OrderOf(ctx, id)
+	return s.Goods.OrderOf(ctx, id)
 }
 
 // SweepRaffles draws every raffle whose sale has started and is not drawn
 // (its task missed: no worker then, the start moved), and settles every
 // drawn raffle with won entries not settled. The periodic raffle:sweep runs it.
-func (s *Service) SweepRaffles(ctx context.Context) error {
+func (s *Fair) SweepRaffles(ctx context.Context) error {
 	due, err := sqldb.IDs(ctx, s.SQL.R, `SELECT r.goods_id FROM raffles r JOIN goods g ON g.id = r.goods_id JOIN slots sl ON sl.id = g.slot_id
 		WHERE r.drawn_ms IS NULL AND g.mode = ? AND sl.start_ms <= ?`, model.ModeRaffle, s.Now().UnixMilli())
 	if err != nil {

@@ -5,8 +5,8 @@ import "context"
 // Test-only doors into the raffle's steps, for the external goods_test package.
 
 // PassOn runs the pass-on of the user's ended order in the raffle of goods, as SettleRaffle does when it finds it ended.
-func (s *Service) PassOn(ctx context.Context, goodsID, userID, orderID int64) error {
-	g, err := s.goodsRow(ctx, goodsID)
+func (s *Fair) PassOn(ctx context.Context, goodsID, userID, orderID int64) error {
+	g, err := s.Goods.goodsRow(ctx, goodsID)
 	if err != nil {
 		return err
 	}
@@ -14,8 +14,8 @@ func (s *Service) PassOn(ctx context.Context, goodsID, userID, orderID int64) er
 }
 
 // MakeRaffleOrder runs the making of a won entry's order, as SettleRaffle does for an entry without one.
-func (s *Service) MakeRaffleOrder(ctx context.Context, goodsID, userID, place int64) error {
-	g, err := s.goodsRow(ctx, goodsID)
+func (s *Fair) MakeRaffleOrder(ctx context.Context, goodsID, userID, place int64) error {
+	g, err := s.Goods.goodsRow(ctx, goodsID)
 	if err != nil {
 		return err
 	}

@@ -48,7 +48,7 @@ var shopperSeq atomic.Int64
 
 func (e *goodsEnv) enter(user, goodsID int64) *model.RaffleEntry {
 	e.t.Helper()
-	en, _, err := e.s.EnterRaffle(e.ctx, user, goodsID, "")
+	en, _, err := e.f.EnterRaffle(e.ctx, user, goodsID, "")
 	if err != nil {
 		e.t.Fatalf("user %d enters raffle %d: %v", user, goodsID, err)
 	}
@@ -57,7 +57,7 @@ func (e *goodsEnv) enter(user, goodsID int64) *model.RaffleEntry {
 
 func (e *goodsEnv) entry(user, goodsID int64) *model.RaffleEntry {
 	e.t.Helper()
-	en, err := e.s.RaffleEntry(e.ctx, user, goodsID)
+	en, err := e.f.RaffleEntry(e.ctx, user, goodsID)
 	if err != nil {
 		e.t.Fatalf("entry of user %d in raffle %d: %v", user, goodsID, err)
 	}
@@ -66,7 +66,7 @@ func (e *goodsEnv) entry(user, goodsID int64) *model.RaffleEntry {
 
 func (e *goodsEnv) draw(goodsID int64) *model.RaffleDraw {
 	e.t.Helper()
-	d, err := e.s.RaffleDraw(e.ctx, goodsID)
+	d, err := e.f.RaffleDraw(e.ctx, goodsID)
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -105,7 +105,7 @@ func TestRaffleEntriesRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				en, c, err := e.s.EnterRaffle(e.ctx, u, g.ID, "")
+				en, c, err := e.f.EnterRaffle(e.ctx, u, g.ID, "")
 				if err != nil || en.State != model.EntryEntered || en.GoodsID != g.ID {
 					failed.Add(1)
 					t.Errorf("round %d user %d: %+v %v", round, u, en, err)
@@ -139,7 +139,7 @@ func TestRaffleEntriesRace(t *testing.T) {
 
 	// The draw places all 1,000 (in chunks) and the first 10 win.
 	e.clk.Advance(10 * time.Minute)
-	if drawn, err := e.s.DrawRaffle(e.ctx, g.ID); err != nil || !drawn {
+	if drawn, err := e.f.DrawRaffle(e.ctx, g.ID); err != nil || !drawn {
 		t.Fatalf("draw: %v %v", drawn, err)
 	}
 	d := e.draw(g.ID)
@@ -163,35 +163,35 @@ func TestRaffleWindowAndRefusals(t *testing.T) {
 	e := newGoodsEnv(t)
 	g := e.raffle(1, 5*time.Minute, 10*time.Minute)
 	u := e.shoppers(2)
-	_, _, err := e.s.EnterRaffle(e.ctx, u[0], g.ID, "")
+	_, _, err := e.f.EnterRaffle(e.ctx, u[0], g.ID, "")
 	wantCode(t, "entry before the window", err, db.ENOTSTARTED)
 	e.clk.Advance(5 * time.Minute)
-	if en, created, err := e.s.EnterRaffle(e.ctx, u[0], g.ID, ""); err != nil || !created || en.State != model.EntryEntered {
+	if en, created, err := e.f.EnterRaffle(e.ctx, u[0], g.ID, ""); err != nil || !created || en.State != model.EntryEntered {
 		t.Fatalf("entry in the window: %+v %v %v", en, created, err)
 	}
-	_, err = e.s.GrabFair(e.ctx, u[1], g.ID, "", "")
+	_, err = e.s.GrabWith(e.ctx, u[1], g.ID, goods.Pass{})
 	wantCode(t, "grab before the sale", err, db.ENOTDRAWN)
 	e.clk.Advance(5 * time.Minute)
-	_, _, err = e.s.EnterRaffle(e.ctx, u[1], g.ID, "")
+	_, _, err = e.f.EnterRaffle(e.ctx, u[1], g.ID, "")
 	wantCode(t, "entry at the start", err, db.EENDED)
 	if !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("the refusal %q does not say entries closed", err)
 	}
-	if en, created, err := e.s.EnterRaffle(e.ctx, u[0], g.ID, ""); err != nil || created {
+	if en, created, err := e.f.EnterRaffle(e.ctx, u[0], g.ID, ""); err != nil || created {
 		t.Fatalf("entering again after the start: %+v %v %v, want the entry", en, created, err)
 	}
-	_, err = e.s.GrabFair(e.ctx, u[1], g.ID, "", "")
+	_, err = e.s.GrabWith(e.ctx, u[1], g.ID, goods.Pass{})
 	wantCode(t, "grab during the sale", err, db.ENOTDRAWN)
 	if st := e.stats(g.ID); st.Unpaid != 0 || st.Remaining != 1 {
 		t.Fatalf("refused grabs changed the sale: %+v", st)
 	}
 
 	plain := e.liveGoods(5, 1)
-	_, _, err = e.s.EnterRaffle(e.ctx, u[0], plain.ID, "")
+	_, _, err = e.f.EnterRaffle(e.ctx, u[0], plain.ID, "")
 	wantCode(t, "entry on first-come goods", err, db.ECONFLICT)
-	_, err = e.s.RaffleDraw(e.ctx, plain.ID)
+	_, err = e.f.RaffleDraw(e.ctx, plain.ID)
 	wantCode(t, "draw of first-come goods", err, db.ECONFLICT)
-	_, err = e.s.RaffleDraw(e.ctx, 999999)
+	_, err = e.f.RaffleDraw(e.ctx, 999999)
 	wantCode(t, "draw of no goods", err, db.ENOTFOUND)
 }
 
@@ -213,14 +213,14 @@ func TestRaffleDraw(t *testing.T) {
 			if len(before.SeedHash) != 64 || before.Seed != "" || before.Entries != c.entries || before.Winners != nil {
 				t.Fatalf("before the draw: %+v", before)
 			}
-			if drawn, err := e.s.DrawRaffle(e.ctx, g.ID); err != nil || drawn {
+			if drawn, err := e.f.DrawRaffle(e.ctx, g.ID); err != nil || drawn {
 				t.Fatalf("draw before the start: %v %v, want no draw", drawn, err)
 			}
 			e.clk.Advance(10 * time.Minute)
-			other, _ := e.twin()
+			other, _ := e.twinFair()
 			var draws atomic.Int64
 			var wg sync.WaitGroup
-			for _, s := range []*goods.Service{e.s, other} {
+			for _, s := range []*goods.Fair{e.f, other} {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
@@ -234,7 +234,7 @@ func TestRaffleDraw(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			if drawn, err := e.s.DrawRaffle(e.ctx, g.ID); err != nil || drawn {
+			if drawn, err := e.f.DrawRaffle(e.ctx, g.ID); err != nil || drawn {
 				t.Fatalf("draw again: %v %v", drawn, err)
 			}
 			if draws.Load() != 1 {
@@ -273,7 +273,7 @@ func TestRaffleDraw(t *testing.T) {
 			if st := e.stats(g.ID); st.Unpaid != winners || st.Remaining != c.stock-winners {
 				t.Fatalf("stats after the draw %+v, want %d unpaid", st, winners)
 			}
-			if err := e.s.SweepRaffles(e.ctx); err != nil { // settles again: nothing new
+			if err := e.f.SweepRaffles(e.ctx); err != nil { // settles again: nothing new
 				t.Fatal(err)
 			}
 			if st := e.stats(g.ID); st.Unpaid != winners {
@@ -327,17 +327,17 @@ func TestRafflePassOn(t *testing.T) {
 		e.enter(u, g.ID)
 	}
 	e.clk.Advance(10 * time.Minute)
-	if _, err := e.s.DrawRaffle(e.ctx, g.ID); err != nil {
+	if _, err := e.f.DrawRaffle(e.ctx, g.ID); err != nil {
 		t.Fatal(err)
 	}
 	order := e.draw(g.ID).Order
 	a, b, c, d := order[0], order[1], order[2], order[3]
-	other, otherClk := e.twin()
+	other, otherClk := e.twinFair()
 	settle := func() {
 		t.Helper()
 		otherClk.Set(e.clk.Now())
 		var wg sync.WaitGroup
-		for _, s := range []*goods.Service{e.s, other, e.s} {
+		for _, s := range []*goods.Fair{e.f, other, e.f} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
@@ -351,7 +351,7 @@ func TestRafflePassOn(t *testing.T) {
 
 	// Making a winner's order again makes none and tells no one again.
 	for range 2 {
-		if err := e.s.MakeRaffleOrder(e.ctx, g.ID, a, 0); err != nil {
+		if err := e.f.MakeRaffleOrder(e.ctx, g.ID, a, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -369,7 +369,7 @@ func TestRafflePassOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	for _, s := range []*goods.Service{e.s, other} {
+	for _, s := range []*goods.Fair{e.f, other} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -379,7 +379,7 @@ func TestRafflePassOn(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if err := e.s.PassOn(e.ctx, g.ID, a, aOrder); err != nil {
+	if err := e.f.PassOn(e.ctx, g.ID, a, aOrder); err != nil {
 		t.Fatal(err)
 	}
 	if dr := e.draw(g.ID); dr.Passed != 1 || e.entry(d, g.ID).State != model.EntryWaitlisted {
@@ -430,7 +430,7 @@ func TestRafflePassOn(t *testing.T) {
 	if st := e.stats(g.ID); dr.Passed != 2 || st.Remaining != 1 || st.Paid != 1 || st.Unpaid != 0 {
 		t.Fatalf("after the order ran out: draw %+v, stats %+v; want 2 passed on, 1 paid, 1 unsold", dr, st)
 	}
-	rs, err := e.s.RaffleStats(e.ctx, e.merchant, g.ID)
+	rs, err := e.f.RaffleStats(e.ctx, e.merchant, g.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -109,7 +109,7 @@ type saleMemos struct {
 	mute      atomic.Bool // tests: changes are not announced, as when the message is lost
 }
 
-func (s *Service) saleMemo(goodsID int64) *saleMemo {
+func (s *Sale) saleMemo(goodsID int64) *saleMemo {
 	if v, ok := s.memos.m.Load(goodsID); ok {
 		return v.(*saleMemo)
 	}
@@ -125,7 +125,7 @@ func (s *Service) saleMemo(goodsID int64) *saleMemo {
 // baseline reads the goods' 'back' counters for a new memo, which learns
 // nothing until then: a unit that comes back after the read changes them,
 // and every answer learnt was asked after it.
-func (s *Service) baseline(goodsID int64, m *saleMemo) {
+func (s *Sale) baseline(goodsID int64, m *saleMemo) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	defer close(m.readyCh)
@@ -139,7 +139,7 @@ func (s *Service) baseline(goodsID int64, m *saleMemo) {
 }
 
 // readBacks reads the 'back' counter of each bucket of the goods.
-func (s *Service) readBacks(ctx context.Context, goodsID int64) ([]string, error) {
+func (s *Sale) readBacks(ctx context.Context, goodsID int64) ([]string, error) {
 	pipe := s.Redis.Pipeline()
 	cmds := s.queueBacks(ctx, pipe, goodsID)
 	if _, err := pipe.Exec(ctx); err != nil && err != redis.Nil {
@@ -148,7 +148,7 @@ func (s *Service) readBacks(ctx context.Context, goodsID int64) ([]string, error
 	return backsOf(cmds), nil
 }
 
-func (s *Service) queueBacks(ctx context.Context, pipe redis.Pipeliner, goodsID int64) []*redis.StringCmd {
+func (s *Sale) queueBacks(ctx context.Context, pipe redis.Pipeliner, goodsID int64) []*redis.StringCmd {
 	n := 1
 	if e, ok := s.shards.m.Load(goodsID); ok {
 		n = e.(shardsEntry).k
@@ -223,12 +223,12 @@ func (m *saleMemo) learn(code string, userID, epoch, startMS int64) {
 // RefusalsFromRedis is how many grabs this process refused after asking
 // Redis (sold out, ended, not started, limit reached): the bench and tests
 // tell refusals from memory by it.
-func (s *Service) RefusalsFromRedis() int64 { return s.memos.redisOps.Load() }
+func (s *Sale) RefusalsFromRedis() int64 { return s.memos.redisOps.Load() }
 
 // saleChanged tells every process (this one first) that the goods' sale
 // changed: units came back or its window or terms moved. Best effort: the
 // poll finds what a lost message would have said.
-func (s *Service) saleChanged(ctx context.Context, goodsID int64) {
+func (s *Sale) saleChanged(ctx context.Context, goodsID int64) {
 	s.memos.changed(goodsID)
 	if s.memos.mute.Load() {
 		return
@@ -242,7 +242,7 @@ func (s *Service) saleChanged(ctx context.Context, goodsID int64) {
 // ends: it follows SaleChannel and polls the goods it remembers. It returns
 // once subscribed; the following runs in the background, and done closes
 // when it stops.
-func (s *Service) FollowSales(ctx context.Context) (done <-chan struct{}, err error) {
+func (s *Sale) FollowSales(ctx context.Context) (done <-chan struct{}, err error) {
 	ps := s.Redis.Subscribe(ctx, saleChannelOf(s.Redis))
 	if _, err := ps.Receive(ctx); err != nil {
 		ps.Close()
@@ -284,7 +284,7 @@ func (s *Service) FollowSales(ctx context.Context) (done <-chan struct{}, err er
 
 // pollSales reads the 'back' counter of every bucket of the goods met lately
 // and makes stale what a changed one says; goods not met lately are forgotten.
-func (s *Service) pollSales(ctx context.Context) {
+func (s *Sale) pollSales(ctx context.Context) {
 	idle := time.Now().Add(-saleMemoIdle).UnixNano()
 	type polled struct {
 		m    *saleMemo
@@ -341,7 +341,7 @@ var refusalCodes = map[string]bool{"sold_out": true, "ended": true, "not_started
 // learnRefusal keeps the grab script's answer code to userID in memo, asked
 // under epoch. A not_started answer reads the sale's start (one command, once
 // an epoch) so that later grabs are refused from memory until then.
-func (s *Service) learnRefusal(ctx context.Context, memo *saleMemo, code string, userID, goodsID, epoch int64) {
+func (s *Sale) learnRefusal(ctx context.Context, memo *saleMemo, code string, userID, goodsID, epoch int64) {
 	if code == "ok" {
 		memo.learn(code, userID, epoch, 0)
 		return

@@ -35,7 +35,7 @@ import (
 const DefaultSeqBlock = 100_000
 
 // seqBlock is the service's block size (SeqBlock, else DefaultSeqBlock).
-func (s *Service) seqBlock() int64 {
+func (s *Sale) seqBlock() int64 {
 	if s.SeqBlock > 0 {
 		return s.SeqBlock
 	}
@@ -44,7 +44,7 @@ func (s *Service) seqBlock() int64 {
 
 // reserveSeqs records that bucket b may issue sequences up to ceiling (kept
 // inside the bucket's range; never lowered) and returns the ceiling recorded.
-func (s *Service) reserveSeqs(ctx context.Context, b bucket, ceiling int64) (int64, error) {
+func (s *Sale) reserveSeqs(ctx context.Context, b bucket, ceiling int64) (int64, error) {
 	_, hi := bucketIDs(b.goods, b.n)
 	ceiling = min(ceiling, hi%OrderSeqSpan)
 	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO goods_seq_blocks (goods_id, bucket, ceiling) VALUES (?, ?, ?)
@@ -58,7 +58,7 @@ func (s *Service) reserveSeqs(ctx context.Context, b bucket, ceiling int64) (int
 }
 
 // reservedSeqs is the ceiling recorded for bucket b (0: none yet).
-func (s *Service) reservedSeqs(ctx context.Context, b bucket) (int64, error) {
+func (s *Sale) reservedSeqs(ctx context.Context, b bucket) (int64, error) {
 	var c int64
 	err := s.SQL.R.QueryRowContext(ctx, `SELECT ceiling FROM goods_seq_blocks WHERE goods_id = ? AND bucket = ?`, b.goods, b.n).Scan(&c)
 	if errors.Is(err, sql.ErrNoRows) {
@@ -84,7 +84,7 @@ return c
 
 // extendSeqs reserves the next block of bucket b above the sequences it has
 // issued, then raises its ceiling in Redis: a grab that met the ceiling.
-func (s *Service) extendSeqs(ctx context.Context, b bucket) error {
+func (s *Sale) extendSeqs(ctx context.Context, b bucket) error {
 	seq, err := s.Redis.Get(ctx, seqKey(b)).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("read the order sequence of goods %d bucket %d: %w", b.goods, b.n, err)

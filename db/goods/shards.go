@@ -135,7 +135,7 @@ func (c *shardsCache) forget(id int64) { c.m.Delete(id) }
 // shardsOf returns the bucket count of each goods, from memory while fresh
 // (any age when stale is true: the grab script checks it), else from bucket
 // 0's info in one pipelined round trip; goods not in Redis have 1.
-func (s *Service) shardsOf(ctx context.Context, stale bool, ids ...int64) (map[int64]int, error) {
+func (s *Sale) shardsOf(ctx context.Context, stale bool, ids ...int64) (map[int64]int, error) {
 	out := make(map[int64]int, len(ids))
 	var missing []int64
 	now := time.Now()
@@ -169,7 +169,7 @@ func (s *Service) shardsOf(ctx context.Context, stale bool, ids ...int64) (map[i
 }
 
 // shardsOne is shardsOf for one goods.
-func (s *Service) shardsOne(ctx context.Context, id int64, stale bool) (int, error) {
+func (s *Sale) shardsOne(ctx context.Context, id int64, stale bool) (int, error) {
 	if v, ok := s.shards.m.Load(id); ok && (stale || time.Since(v.(shardsEntry).read) < shardsTTL) {
 		return v.(shardsEntry).k, nil // every grab asks: no map made for one answer
 	}
@@ -178,7 +178,7 @@ func (s *Service) shardsOne(ctx context.Context, id int64, stale bool) (int, err
 }
 
 // bucketsOfGoods lists the buckets of goods id as Redis holds them now.
-func (s *Service) bucketsOfGoods(ctx context.Context, id int64) ([]bucket, error) {
+func (s *Sale) bucketsOfGoods(ctx context.Context, id int64) ([]bucket, error) {
 	k, err := s.shardsOne(ctx, id, false)
 	if err != nil {
 		return nil, err
@@ -202,7 +202,7 @@ func (t *trips) count(goodsID int64) *tripCount {
 
 // GrabTrips reports how many grabs of the goods (when it has several
 // buckets) this service ran and how many script round trips they made.
-func (s *Service) GrabTrips(goodsID int64) (grabs, roundTrips int64) {
+func (s *Sale) GrabTrips(goodsID int64) (grabs, roundTrips int64) {
 	c := s.trips.count(goodsID)
 	return c.grabs.Load(), c.trips.Load()
 }
@@ -283,7 +283,7 @@ func (t *stockSums) add(b bucket, remaining, version int64, read func(bucket) (i
 }
 
 // bucketRemaining reads one bucket's remaining stock.
-func (s *Service) bucketRemaining(b bucket) (int64, bool) {
+func (s *Sale) bucketRemaining(b bucket) (int64, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	pipe := s.Redis.Pipeline()

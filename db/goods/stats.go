@@ -40,7 +40,7 @@ func StatsDrift(st model.GoodsStats) []string {
 }
 
 // Stats returns the reconciliation of goods the caller manages.
-func (s *Service) Stats(ctx context.Context, by model.Claims, id int64) (*model.GoodsStats, error) {
+func (s *Ledger) Stats(ctx context.Context, by model.Claims, id int64) (*model.GoodsStats, error) {
 	g, err := s.Owned(ctx, by, id)
 	if err != nil {
 		return nil, err
@@ -117,44 +117,12 @@ func durableLag(goodsID int64, heads []*redis.StringCmd, now time.Time) int64 {
 // order_conflicts. Only orders hold units and take payments (unpaid, paid,
 // revenue); an ended order counts wherever it is (expired, cancelled,
 // failed). Stock and Conflicts are left to the caller.
-func (s *Service) durableCounts(ctx context.Context, goodsID int64) (model.GoodsDBStats, error) {
+func (s *Ledger) durableCounts(ctx context.Context, goodsID int64) (model.GoodsDBStats, error) {
 	return s.durableCountsOf(ctx, goodsID, OrderID(goodsID, 0), OrderID(goodsID, OrderSeqSpan-1))
 }
 
-// durableCountsOf is durableCounts of the goods' orders with IDs lo..hi (one bucket's).
-func (s *Service) durableCountsOf(ctx context.Context, goodsID, lo, hi int64) (model.GoodsDBStats, error) {
-	var c model.GoodsDBStats
-	rows, err := s.SQL.R.QueryContext(ctx, `SELECT 0, status, COUNT(*), COALESCE(SUM(amount_cents), 0), COALESCE(SUM(discount_cents), 0) FROM orders WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status
-		UNION ALL SELECT 1, status, COUNT(*), 0, 0 FROM order_conflicts WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status`, goodsID, lo, hi)
-	if err != nil {
-		return c, err
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var refused bool
-		var status string
-		var n, sum, discount int64
-		if err := rows.Scan(&refused, &status, &n, &sum, &discount); err != nil {
-			return c, err
-		}
-		switch {
-		case status == model.OrderUnpaid && !refused:
-			c.Unpaid = n
-		case status == model.OrderPaid && !refused:
-			c.Paid, c.RevenueCents, c.DiscountCents = n, sum, discount
-		case status == model.OrderExpired:
-			c.Expired += n
-		case status == model.OrderCancelled:
-			c.Cancelled += n
-		case status == model.OrderFailed:
-			c.Failed += n
-		}
-	}
-	return c, rows.Err()
-}
-
 // Conflicts lists the refused orders of goods the caller manages.
-func (s *Service) Conflicts(ctx context.Context, by model.Claims, id int64) ([]model.OrderConflict, error) {
+func (s *Ledger) Conflicts(ctx context.Context, by model.Claims, id int64) ([]model.OrderConflict, error) {
 	if _, err := s.Owned(ctx, by, id); err != nil {
 		return nil, err
 	}
@@ -180,7 +148,7 @@ func (s *Service) Conflicts(ctx context.Context, by model.Claims, id int64) ([]m
 }
 
 // SlotSales returns a slot the caller manages with the figures of each of its goods.
-func (s *Service) SlotSales(ctx context.Context, by model.Claims, slotID int64) (*model.Slot, []model.GoodsSales, error) {
+func (s *Ledger) SlotSales(ctx context.Context, by model.Claims, slotID int64) (*model.Slot, []model.GoodsSales, error) {
 	sl, err := s.ownedSlot(ctx, by, slotID)
 	if err != nil {
 		return nil, nil, err
