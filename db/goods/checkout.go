@@ -68,7 +68,7 @@ func (s *Ledger) PayByGateway(ctx context.Context, orderID int64, ref string) (*
 		return nil, "", err
 	}
 	sum := sha256.Sum256([]byte(ref))
-	keys := scriptKeys(b, memoKey(b, "gw"+hex.EncodeToString(sum[:16])))
+	keys := ScriptKeys(b, MemoKey(b, "gw"+hex.EncodeToString(sum[:16])))
 	res, err := s.Eval(ctx, payScriptKeyed, keys, seq, o.UserID, s.Now().UnixMilli(), 0, 0, gatewayMemoTTL.Milliseconds()).Text()
 	if err != nil {
 		return nil, "", fmt.Errorf("pay order %d: %w", orderID, err)
@@ -84,7 +84,7 @@ func (s *Ledger) PayByGateway(ctx context.Context, orderID int64, ref string) (*
 // ARGV: 1 sequence, 2 user ID, 3 now ms
 // Returns "word:remaining:slot:version:record" where word is ok | unchanged
 // (refunded already) | not_paid (any other status), or not_found.
-var refundScript = redis.NewScript(goodsLua + refundLua)
+var refundScript = redis.NewScript(GoodsLua + refundLua)
 
 const refundLua = `
 local rec, f = order(ARGV[1], ARGV[2])
@@ -108,7 +108,7 @@ return answer('ok', save(f, 'refunded', ARGV[3]))
 
 // refundScriptKeyed is refundScript with an Idempotency-Key: KEYS[11] keeps
 // the answer, ARGV[4] is its TTL in ms.
-var refundScriptKeyed = redis.NewScript(goodsLua + db.Memoize(refundLua, "true"))
+var refundScriptKeyed = redis.NewScript(GoodsLua + db.Memoize(refundLua, "true"))
 
 // Refund refunds the user's paid order: it becomes refunded and its unit
 // goes back on sale while the slot is live. Refunding again answers the
@@ -131,12 +131,12 @@ func (s *Ledger) RefundNow(ctx context.Context, userID, orderID int64) (*model.O
 		if err != nil {
 			return nil, false, err
 		}
-		held, err := s.Redis.HExists(ctx, ordersKey(b), strconv.FormatInt(seq, 10)).Result()
+		held, err := s.Redis.HExists(ctx, OrdersKey(b), strconv.FormatInt(seq, 10)).Result()
 		if err != nil {
 			return nil, false, fmt.Errorf("refund order %d: %w", orderID, err)
 		}
 		if held {
-			if err := s.Redis.SAdd(ctx, activeKey, goodsID).Err(); err != nil {
+			if err := s.Redis.SAdd(ctx, ActiveKey, goodsID).Err(); err != nil {
 				return nil, false, fmt.Errorf("refund order %d: %w", orderID, err)
 			}
 		}
@@ -174,7 +174,7 @@ func (s *Ledger) refundSettled(ctx context.Context, userID int64, o *model.Order
 		return nil, false, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", o.Status)
 	}
 	if n == 1 {
-		s.pushOrder(o)
+		s.PushOrder(o)
 	}
 	return o, n == 1, nil
 }

@@ -12,9 +12,9 @@ import (
 // of its slot, given bucket b's remaining at version. With several buckets
 // the event carries the sum over the buckets as this process last saw them
 // (stockSums), at the newest version seen.
-func (s *Sale) pushStock(b bucket, slotID, remaining, version int64) {
-	goodsID := b.goods
-	if b.k > 1 {
+func (s *Sale) PushStock(b Bucket, slotID, remaining, version int64) {
+	goodsID := b.Goods
+	if b.K > 1 {
 		if remaining > 0 { // a unit came back (or is left): the bucket's neighbours may take it again
 			s.dry.clear(b)
 		}
@@ -35,7 +35,7 @@ func (s *Sale) pushStock(b bucket, slotID, remaining, version int64) {
 // leaves the request path at once and a later change always arrives last.
 // The event is encoded here, as encoding/json would encode an OrderEvent,
 // without reflection: every winning grab sends one.
-func (s *Sale) pushOrder(o *model.Order) {
+func (s *Sale) PushOrder(o *model.Order) {
 	enc, err := o.MarshalJSON()
 	if err != nil {
 		s.Log.Warn("encode order event", "order", o.ID, "err", err)

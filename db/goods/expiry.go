@@ -24,7 +24,7 @@ import (
 // expiryLockKey is the lock of one bucket's expiry (under the bucket's hash
 // tag): one tick at a time expires a bucket, while ticks of several worker
 // processes expire different goods (or buckets) at once.
-func expiryLockKey(b bucket) string { return b.tag() + ":expiry:lock" }
+func expiryLockKey(b Bucket) string { return b.Tag() + ":expiry:lock" }
 
 // expiryLockTTL frees the lock of a tick that died holding it: the next tick
 // after it takes over the orders that tick left.
@@ -49,17 +49,17 @@ func (s *Ledger) ExpireDue(ctx context.Context) (int, error) {
 // by bucket under each bucket's lock, until nothing is due or the wall
 // clock passes stop.
 func (s *Ledger) expireDue(ctx context.Context, now, stop time.Time) (int, error) {
-	ids, err := s.activeGoods(ctx)
+	ids, err := s.ActiveGoods(ctx)
 	if err != nil {
 		return 0, err
 	}
-	shards, err := s.shardsOf(ctx, false, ids...)
+	shards, err := s.ShardsOf(ctx, false, ids...)
 	if err != nil {
 		return 0, err
 	}
 	n := 0
 	for _, id := range ids {
-		for _, b := range bucketsOf(id, shards[id]) {
+		for _, b := range BucketsOf(id, shards[id]) {
 			k, err := s.expireLocked(ctx, b, now, stop)
 			n += k
 			if err != nil {
@@ -74,8 +74,8 @@ func (s *Ledger) expireDue(ctx context.Context, now, stop time.Time) (int, error
 // whose lock another tick holds is skipped, and so is one with nothing due,
 // found by one read without the lock (a tick on an idle goods costs one
 // command, not the lock's four).
-func (s *Ledger) expireLocked(ctx context.Context, b bucket, now, stop time.Time) (int, error) {
-	due, err := s.Redis.ZCount(ctx, deadlinesKey(b), "-inf", strconv.FormatInt(now.UnixMilli(), 10)).Result()
+func (s *Ledger) expireLocked(ctx context.Context, b Bucket, now, stop time.Time) (int, error) {
+	due, err := s.Redis.ZCount(ctx, DeadlinesKey(b), "-inf", strconv.FormatInt(now.UnixMilli(), 10)).Result()
 	if err != nil || due == 0 {
 		return 0, err
 	}
@@ -86,18 +86,18 @@ func (s *Ledger) expireLocked(ctx context.Context, b bucket, now, stop time.Time
 	}
 	defer func() {
 		if released, err := rdb.ReleaseOwned(context.WithoutCancel(ctx), s.Redis, key, token); err != nil || !released {
-			s.Log.Warn("order expiry outlived its bucket's lock; another tick may have run alongside", "goods", b.goods, "err", err)
+			s.Log.Warn("order expiry outlived its bucket's lock; another tick may have run alongside", "goods", b.Goods, "err", err)
 		}
 	}()
 	return s.expireBucket(ctx, b, now, stop)
 }
 
 // expireBucket expires, as of now, what is due in one bucket of a goods.
-func (s *Ledger) expireBucket(ctx context.Context, b bucket, now, stop time.Time) (int, error) {
-	n, id := 0, b.goods
+func (s *Ledger) expireBucket(ctx context.Context, b Bucket, now, stop time.Time) (int, error) {
+	n, id := 0, b.Goods
 	{
 		for time.Now().Before(stop) {
-			seqs, err := s.Redis.ZRangeByScore(ctx, deadlinesKey(b), &redis.ZRangeBy{
+			seqs, err := s.Redis.ZRangeByScore(ctx, DeadlinesKey(b), &redis.ZRangeBy{
 				Min: "-inf", Max: strconv.FormatInt(now.UnixMilli(), 10), Count: ExpiryBatch,
 			}).Result()
 			if err != nil {
@@ -124,9 +124,9 @@ func (s *Ledger) expireBucket(ctx context.Context, b bucket, now, stop time.Time
 // unpaid (or no longer there) are dropped from the deadlines; expireScript
 // leaves them, so they would otherwise come back every tick. It returns how
 // many it expired and how many such entries it dropped.
-func (s *Ledger) expireBatch(ctx context.Context, b bucket, seqs []string, now time.Time) (expired, gone int, err error) {
-	goodsID := b.goods
-	keys, ms := scriptKeys(b), now.UnixMilli()
+func (s *Ledger) expireBatch(ctx context.Context, b Bucket, seqs []string, now time.Time) (expired, gone int, err error) {
+	goodsID := b.Goods
+	keys, ms := ScriptKeys(b), now.UnixMilli()
 	cmds := make([]*redis.Cmd, len(seqs))
 	run := func(which func(i int) bool) error {
 		pipe := s.Redis.Pipeline()
@@ -157,28 +157,28 @@ func (s *Ledger) expireBatch(ctx context.Context, b bucket, seqs []string, now t
 		if err != nil {
 			return expired, gone, fmt.Errorf("expire order %s of goods %d: %w", seqs[i], goodsID, err)
 		}
-		a, err := parseAnswer(goodsID, res)
+		a, err := ParseAnswer(goodsID, res)
 		if err != nil {
 			return expired, gone, err
 		}
-		switch a.code {
+		switch a.Code {
 		case "ok":
-			o, err := parseOrderRecord(goodsID, a.rec)
+			o, err := ParseOrderRecord(goodsID, a.Rec)
 			if err != nil {
 				return expired, gone, err
 			}
-			s.pushStock(b, a.slot, a.remaining, a.version)
-			s.pushOrder(o)
+			s.PushStock(b, a.Slot, a.Remaining, a.Version)
+			s.PushOrder(o)
 			expired++
 		case "paid", "closed", "not_found":
 			stale = append(stale, seqs[i])
 		}
 	}
 	if expired > 0 {
-		s.saleChanged(ctx, goodsID)
+		s.SaleChanged(ctx, goodsID)
 	}
 	if len(stale) > 0 {
-		if err := s.Redis.ZRem(ctx, deadlinesKey(b), stale...).Err(); err != nil && !errors.Is(err, redis.Nil) {
+		if err := s.Redis.ZRem(ctx, DeadlinesKey(b), stale...).Err(); err != nil && !errors.Is(err, redis.Nil) {
 			return expired, gone, err
 		}
 	}

@@ -40,7 +40,7 @@ const (
 )
 
 // powKey marks a proof of work as used until its challenge expires.
-func powKey(goodsID int64, nonce string) string { return hashTag(goodsID) + ":pow:" + nonce }
+func powKey(goodsID int64, nonce string) string { return HashTag(goodsID) + ":pow:" + nonce }
 
 // fairGoods is one goods' fair-sale settings and this process's count of
 // its refusals and admissions in the current window.
@@ -108,7 +108,7 @@ func (s *Fair) fairSettings(ctx context.Context, goodsID int64) (*fairGoods, *fa
 	if sn := f.snap.Load(); sn != nil && now.Sub(sn.read) < fairRefresh && !now.Before(sn.read) {
 		return f, sn, nil
 	}
-	g, err := s.Goods.goodsRow(ctx, goodsID)
+	g, err := s.Goods.GoodsRow(ctx, goodsID)
 	sn := &fairSnap{read: now}
 	switch {
 	case db.ErrorCode(err) == db.ENOTFOUND:
@@ -272,7 +272,7 @@ func (s *Fair) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID, go
 }
 
 func (s *Fair) preregistered(ctx context.Context, f *fairGoods, userID, goodsID int64, now time.Time) error {
-	b, err := s.Goods.reminders().Bits(ctx, userID, goodsID)
+	b, err := s.Goods.ReminderStore().Bits(ctx, userID, goodsID)
 	if err != nil {
 		return err
 	}

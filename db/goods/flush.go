@@ -20,7 +20,7 @@ import (
 // crash-safe flush queue, then fails the orders the durable guard refused
 // and flushes their goods again, so the store records the failures at once.
 func (s *Ledger) FlushOrders(ctx context.Context) error {
-	ids, err := s.activeGoods(ctx)
+	ids, err := s.ActiveGoods(ctx)
 	if err != nil {
 		return fmt.Errorf("list active goods: %w", err)
 	}
@@ -41,7 +41,7 @@ func (s *Ledger) FlushOrders(ctx context.Context) error {
 // orders still does, and a list holds only live orders and those that ended
 // since the last flush, however often its user grabs and cancels.
 func (s *Ledger) flushGoods(ctx context.Context, goodsID int64) error {
-	bs, err := s.bucketsOfGoods(ctx, goodsID)
+	bs, err := s.BucketsOfGoods(ctx, goodsID)
 	if err != nil {
 		return err
 	}
@@ -53,11 +53,11 @@ func (s *Ledger) flushGoods(ctx context.Context, goodsID int64) error {
 }
 
 // flushBucket is flushGoods for one bucket of the goods.
-func (s *Ledger) flushBucket(ctx context.Context, b bucket) error {
-	goodsID := b.goods
+func (s *Ledger) flushBucket(ctx context.Context, b Bucket) error {
+	goodsID := b.Goods
 	var done, batch endedOrders // of committed batches; of the batch being applied
 	apply := s.applyOrders(ctx, goodsID, &batch)
-	_, err := s.Flush(ctx, flushQueue(b), func(tx *sql.Tx, recs []string) error {
+	_, err := s.Flush(ctx, FlushQueue(b), func(tx *sql.Tx, recs []string) error {
 		// Flush applies a batch only once the one before is committed and released.
 		done.merge(batch)
 		batch = endedOrders{}
@@ -112,7 +112,7 @@ func (e *endedOrders) merge(o endedOrders) {
 // KEYS: scriptKeys
 // ARGV: pairs of user ID and comma-separated sequences
 // Returns how many sequences it dropped.
-var trimMineScript = redis.NewScript(goodsLua + `
+var trimMineScript = redis.NewScript(GoodsLua + `
 local dropped = 0
 for i = 1, #ARGV, 2 do
 	local uid, mine = ARGV[i], redis.call('HGET', K_MINE, ARGV[i])
@@ -137,13 +137,13 @@ end
 return dropped
 `)
 
-func (s *Ledger) trimMine(ctx context.Context, b bucket, ended endedOrders) error {
+func (s *Ledger) trimMine(ctx context.Context, b Bucket, ended endedOrders) error {
 	args := make([]any, 0, 2*len(ended))
 	for uid, seqs := range ended {
 		args = append(args, uid, seqs)
 	}
-	if err := trimMineScript.Run(ctx, s.Redis, scriptKeys(b), args...).Err(); err != nil {
-		return fmt.Errorf("trim the order lists of goods %d: %w", b.goods, err)
+	if err := trimMineScript.Run(ctx, s.Redis, ScriptKeys(b), args...).Err(); err != nil {
+		return fmt.Errorf("trim the order lists of goods %d: %w", b.Goods, err)
 	}
 	return nil
 }
@@ -355,7 +355,7 @@ func (s *Ledger) orderBatch(goodsID int64, recs []string, ended *endedOrders) []
 	at := map[identity]int{}
 	var rows [][]any
 	for _, rec := range recs {
-		o, err := parseOrderRecord(goodsID, rec)
+		o, err := ParseOrderRecord(goodsID, rec)
 		if err != nil {
 			// A record that cannot be read would block the queue forever; keep the rest moving.
 			s.Log.Error("skipping unreadable order record", "goods", goodsID, "err", err)
@@ -443,8 +443,8 @@ func (s *Ledger) voidConflicts(ctx context.Context) ([]int64, error) {
 			rows.Close()
 			return nil, err
 		}
-		o.CreatedAt, o.ExpiresAt, o.UpdatedAt = msTime(created), msTime(expires), msTime(updated)
-		fillPaid(&o, paidAt, refundedAt)
+		o.CreatedAt, o.ExpiresAt, o.UpdatedAt = MsTime(created), MsTime(expires), MsTime(updated)
+		FillPaid(&o, paidAt, refundedAt)
 		refused = append(refused, &o)
 	}
 	err = rows.Err() // a read that broke off must not pass for the end of the list
@@ -478,18 +478,18 @@ func (s *Ledger) voidConflict(ctx context.Context, c *model.Order) (bool, error)
 	if err != nil {
 		return false, err
 	}
-	res, err := voidScript.Run(ctx, s.Redis, scriptKeys(b), seq, now.UnixMilli(), c.UserID, c.Unit, c.CreatedAt.UnixMilli()).Text()
+	res, err := voidScript.Run(ctx, s.Redis, ScriptKeys(b), seq, now.UnixMilli(), c.UserID, c.Unit, c.CreatedAt.UnixMilli()).Text()
 	if err != nil {
 		return false, fmt.Errorf("void order %d: %w", c.ID, err)
 	}
-	a, err := parseAnswer(goodsID, res)
+	a, err := ParseAnswer(goodsID, res)
 	if err != nil {
 		return false, err
 	}
 	changed := false
-	switch a.code {
+	switch a.Code {
 	case "ok":
-		o, err := parseOrderRecord(goodsID, a.rec)
+		o, err := ParseOrderRecord(goodsID, a.Rec)
 		if err != nil {
 			return false, err
 		}
@@ -526,7 +526,7 @@ func (s *Ledger) tellFailure(ctx context.Context, o *model.Order) {
 		s.Log.Warn("a paid order failed: its unit had been sold already; refund due",
 			"order", o.ID, "goods", o.GoodsID, "user", o.UserID, "amount_cents", o.AmountCents)
 	}
-	s.pushOrder(o)
+	s.PushOrder(o)
 	var told map[int64]model.Notification
 	err := s.SQL.Tx(ctx, func(tx *sql.Tx) (err error) {
 		told, err = notifyFailed(ctx, tx, o, s.Now())

@@ -33,7 +33,7 @@ func (s *Service) CreateSlot(ctx context.Context, by model.Claims, in SlotInput)
 // UpdateSlot changes a slot of the caller's. Once the sale has started only
 // the title may change; goods already loaded into Redis get the new window.
 func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in SlotInput) (*model.Slot, error) {
-	old, err := s.ownedSlot(ctx, by, id)
+	old, err := s.OwnedSlot(ctx, by, id)
 	if err != nil {
 		return nil, err
 	}
@@ -83,12 +83,12 @@ func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in 
 		return nil, err
 	}
 	if moved {
-		goods, err := s.slotGoodsRows(ctx, id)
+		goods, err := s.SlotGoodsRows(ctx, id)
 		if err != nil {
 			return nil, err
 		}
 		for i := range goods {
-			if err := s.refresh(ctx, &goods[i]); err != nil {
+			if err := s.Refresh(ctx, &goods[i]); err != nil {
 				return nil, err
 			}
 		}
@@ -102,15 +102,15 @@ func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in 
 
 // Slots lists the live and upcoming slots of every merchant shoppers may see, soonest first.
 func (s *Service) Slots(ctx context.Context) ([]model.Slot, error) {
-	return s.querySlots(ctx, `end_ms > ? AND hidden = 0 ORDER BY start_ms, id LIMIT 200`, s.Now().UnixMilli())
+	return s.QuerySlots(ctx, `end_ms > ? AND hidden = 0 ORDER BY start_ms, id LIMIT 200`, s.Now().UnixMilli())
 }
 
 // MerchantSlots lists the caller's slots (an admin's: everyone's), newest first.
 func (s *Service) MerchantSlots(ctx context.Context, by model.Claims) ([]model.Slot, error) {
 	if by.Role == model.RoleAdmin {
-		return s.querySlots(ctx, `true ORDER BY start_ms DESC, id DESC LIMIT 200`)
+		return s.QuerySlots(ctx, `true ORDER BY start_ms DESC, id DESC LIMIT 200`)
 	}
-	return s.querySlots(ctx, `merchant_id = ? ORDER BY start_ms DESC, id DESC LIMIT 200`, by.UserID)
+	return s.QuerySlots(ctx, `merchant_id = ? ORDER BY start_ms DESC, id DESC LIMIT 200`, by.UserID)
 }
 
 // Create adds goods to one of the caller's slots; inside the preheat
@@ -124,7 +124,7 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 	if err := Validate(&in).Err(); err != nil {
 		return nil, err
 	}
-	sl, err := s.ownedSlot(ctx, by, in.SlotID)
+	sl, err := s.OwnedSlot(ctx, by, in.SlotID)
 	if err != nil {
 		return nil, err
 	}
@@ -155,12 +155,12 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 	if err != nil {
 		return nil, err
 	}
-	g, err := s.goodsRow(ctx, id)
+	g, err := s.GoodsRow(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if PreheatDue(s.Now(), g.StartAt, g.EndAt) {
-		if _, err := s.load(ctx, g); err != nil {
+		if _, err := s.Load(ctx, g); err != nil {
 			return nil, err
 		}
 	}
@@ -218,12 +218,12 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 	if s.Fair != nil {
 		s.Fair.Changed(id)
 	}
-	g, err := s.goodsRow(ctx, id)
+	g, err := s.GoodsRow(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	if terms {
-		if err := s.refresh(ctx, g); err != nil {
+		if err := s.Refresh(ctx, g); err != nil {
 			return nil, err
 		}
 	}

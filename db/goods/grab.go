@@ -39,7 +39,7 @@ const grabMemoTTL = 5 * time.Minute
 // the store reserved: seq_blocks.go) | moved (another node issued its
 // sequences: a failover; the rest of its block is skipped) | sold_out | dry (no stock in this
 // bucket, others may have some).
-var grabScript = redis.NewScript(goodsLua + grabLua)
+var grabScript = redis.NewScript(GoodsLua + grabLua)
 
 const grabLua = `
 if ARGV[5] ~= '' then redis.call('RPUSH', K_FREE, ARGV[5]); redis.call('HINCRBY', K_INFO, 'back', 1) end
@@ -77,7 +77,7 @@ return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. '
 
 // grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
-var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry' and res ~= 'reserve' and res ~= 'moved'"))
+var grabScriptKeyed = redis.NewScript(GoodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry' and res ~= 'reserve' and res ~= 'moved'"))
 
 // stealScript takes one unit from a bucket for a grab whose home bucket has
 // none: a unit given back first, else a fresh one. Outside the sale's
@@ -86,7 +86,7 @@ var grabScriptKeyed = redis.NewScript(goodsLua + db.Memoize(grabLua, "res ~= 'no
 // KEYS: scriptKeys (of the bucket)
 // ARGV: 1 now ms
 // Returns "unit:remaining:slot:version", or empty | hidden | ended | not_started.
-var stealScript = redis.NewScript(goodsLua + `
+var stealScript = redis.NewScript(GoodsLua + `
 local w = redis.call('HMGET', K_INFO, 'start', 'end', 'hidden')
 if not w[1] then return 'empty' end
 if w[3] == '1' then return 'hidden' end
@@ -152,7 +152,7 @@ func (s *Sale) grabAnswer(ctx context.Context, userID, goodsID int64) (*model.Or
 	}
 	// A request ID is made only for a single call: a batch has its own.
 	req, keyed := db.KeyedRequestID(ctx, "goods", userID)
-	return s.grab(ctx, userID, goodsID, req, keyed, keyed)
+	return s.GrabRequest(ctx, userID, goodsID, req, keyed, keyed)
 }
 
 // GrabCall is the grab script's call for one request at now: the script,
@@ -169,8 +169,8 @@ func (s *Sale) GrabCall(userID, goodsID int64, requestID string, now time.Time) 
 }
 
 func (s *Sale) grabCall(userID, goodsID int64, k int, requestID string, now time.Time) (*redis.Script, []string, []any) {
-	home := bucket{goods: goodsID, n: homeBucket(userID, k), k: k}
-	return grabScript, scriptKeys(home, memoKey(home, requestID)),
+	home := Bucket{Goods: goodsID, N: HomeBucket(userID, k), K: k}
+	return grabScript, ScriptKeys(home, MemoKey(home, requestID)),
 		[]any{userID, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli(), k, "", s.ClusterFlag(), grabMemoTTL.Milliseconds()}
 }
 
@@ -184,7 +184,7 @@ func (s *Sale) grabCall(userID, goodsID int64, k int, requestID string, now time
 //
 // A win's answer comes with the order's JSON; its live event is sent and it
 // is journaled (phantoms.go) before it returns.
-func (s *Sale) grab(ctx context.Context, userID, goodsID int64, requestID string, keyed, single bool) (*model.Order, []byte, error) {
+func (s *Sale) GrabRequest(ctx context.Context, userID, goodsID int64, requestID string, keyed, single bool) (*model.Order, []byte, error) {
 	now := s.Now()
 	var memo *saleMemo
 	var epoch int64
@@ -206,7 +206,7 @@ func (s *Sale) grab(ctx context.Context, userID, goodsID int64, requestID string
 			}
 		}
 	}
-	k, err := s.shardsOne(ctx, goodsID, true)
+	k, err := s.ShardsOne(ctx, goodsID, true)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -215,10 +215,10 @@ func (s *Sale) grab(ctx context.Context, userID, goodsID int64, requestID string
 		stockOut := false
 		if !single && s.batches != nil {
 			// Grabs of one bucket at once share a call (grab_batch.go).
-			if a, stockOut, err = s.grabBatched(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}, userID, now); err != nil {
+			if a, stockOut, err = s.grabBatched(ctx, Bucket{Goods: goodsID, N: HomeBucket(userID, k), K: k}, userID, now); err != nil {
 				return nil, nil, fmt.Errorf("grab goods %d: %w", goodsID, err)
 			}
-			if a.code == "dry" {
+			if a.Code == "dry" {
 				if requestID == "" {
 					requestID = rdb.NewRequestID()
 				}
@@ -227,7 +227,7 @@ func (s *Sale) grab(ctx context.Context, userID, goodsID int64, requestID string
 				if err != nil {
 					return nil, nil, err
 				}
-				if a, err = parseAnswer(goodsID, res); err != nil {
+				if a, err = ParseAnswer(goodsID, res); err != nil {
 					return nil, nil, err
 				}
 			}
@@ -253,24 +253,24 @@ func (s *Sale) grab(ctx context.Context, userID, goodsID int64, requestID string
 					return nil, nil, err
 				}
 			}
-			if a, err = parseAnswer(goodsID, res); err != nil {
+			if a, err = ParseAnswer(goodsID, res); err != nil {
 				return nil, nil, err
 			}
 		}
-		if memo == nil && (a.code == "ok" || refusalCodes[a.code]) && s.memos.following.Load() {
+		if memo == nil && (a.Code == "ok" || refusalCodes[a.Code]) && s.memos.following.Load() {
 			// The goods' first win or refusal here: later refusals may come
 			// from memory. This one was asked before the memo: no epoch.
 			memo, epoch = s.saleMemo(goodsID), -1
 		}
 		if memo != nil {
-			s.learnRefusal(ctx, memo, a.code, userID, goodsID, epoch)
+			s.learnRefusal(ctx, memo, a.Code, userID, goodsID, epoch)
 		}
-		switch a.code {
+		switch a.Code {
 		case "ok":
 			if a.win != nil { // decided in a batch, which sent its events and journaled it
 				return a.win.order, a.win.json, nil
 			}
-			o, err := parseOrderRecord(goodsID, a.rec)
+			o, err := ParseOrderRecord(goodsID, a.Rec)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -279,27 +279,27 @@ func (s *Sale) grab(ctx context.Context, userID, goodsID int64, requestID string
 				return nil, nil, err
 			}
 			if !stockOut { // a batch sends its stock once
-				s.pushStock(bucketOfSeq(goodsID, o.ID%OrderSeqSpan, k), a.slot, a.remaining, a.version)
+				s.PushStock(BucketOfSeq(goodsID, o.ID%OrderSeqSpan, k), a.Slot, a.Remaining, a.Version)
 			}
 			s.Events.SendAll([]live.Message{orderEvent(o, enc)}) // a new order: nothing to coalesce with
-			s.acks.add(acked{at: time.Now(), goodsID: goodsID, rec: a.rec})
+			s.Acks.add(Acked{at: time.Now(), GoodsID: goodsID, Rec: a.Rec})
 			return o, enc, nil
 		case "reshard": // the goods' bucket count changed (before its sale) since this process read it
 			if attempt > 1 {
 				return nil, nil, fmt.Errorf("grab goods %d: its bucket count keeps changing", goodsID)
 			}
 			s.shards.forget(goodsID)
-			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
+			if k, err = s.ShardsOne(ctx, goodsID, false); err != nil {
 				return nil, nil, err
 			}
 		case "reserve", "moved": // the bucket issued every sequence reserved, or another node did: reserve the next block
-			if a.code == "moved" {
+			if a.Code == "moved" {
 				s.lost(ctx)
 			}
 			if attempt > 20 { // others took each block reserved since: only with tiny blocks
 				return nil, nil, db.Errorf(db.EUNAVAILABLE, "goods %d: order numbers are being reserved; try again shortly", goodsID)
 			}
-			if err := s.extendSeqs(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}); err != nil {
+			if err := s.extendSeqs(ctx, Bucket{Goods: goodsID, N: HomeBucket(userID, k), K: k}); err != nil {
 				return nil, nil, err
 			}
 		case "hidden": // its merchant hid it: not there for shoppers
@@ -316,15 +316,15 @@ func (s *Sale) grab(ctx context.Context, userID, goodsID int64, requestID string
 			if attempt > 0 {
 				return nil, nil, fmt.Errorf("grab goods %d: still not loaded after loading", goodsID)
 			}
-			if err := s.loadLive(ctx, bucket{goods: goodsID, n: homeBucket(userID, k), k: k}); err != nil {
+			if err := s.loadLive(ctx, Bucket{Goods: goodsID, N: HomeBucket(userID, k), K: k}); err != nil {
 				return nil, nil, err
 			}
 			s.shards.forget(goodsID)
-			if k, err = s.shardsOne(ctx, goodsID, false); err != nil {
+			if k, err = s.ShardsOne(ctx, goodsID, false); err != nil {
 				return nil, nil, err
 			}
 		default:
-			return nil, nil, fmt.Errorf("grab goods %d: unexpected answer %q", goodsID, a.code)
+			return nil, nil, fmt.Errorf("grab goods %d: unexpected answer %q", goodsID, a.Code)
 		}
 	}
 }
@@ -340,11 +340,11 @@ func (s *Sale) grab(ctx context.Context, userID, goodsID int64, requestID string
 // bucket is asked before sold_out, and home once more when any was empty.
 // (Once sold out, refusals.go answers from memory without these trips.)
 func (s *Sale) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, script *redis.Script, keys []string, args []any) (string, error) {
-	home := homeBucket(userID, k)
-	s.dry.mark(bucket{goods: goodsID, n: home, k: k})
-	var others, later []bucket
+	home := HomeBucket(userID, k)
+	s.dry.mark(Bucket{Goods: goodsID, N: home, K: k})
+	var others, later []Bucket
 	for i := 1; i < k; i++ {
-		b := bucket{goods: goodsID, n: (home + i) % k, k: k}
+		b := Bucket{Goods: goodsID, N: (home + i) % k, K: k}
 		if s.dry.dry(b) {
 			later = append(later, b)
 		} else {
@@ -353,10 +353,10 @@ func (s *Sale) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, 
 	}
 	probed := false
 	for _, b := range append(others, later...) {
-		res, err := s.Eval(ctx, stealScript, scriptKeys(b), args[1]).Text()
+		res, err := s.Eval(ctx, stealScript, ScriptKeys(b), args[1]).Text()
 		s.trips.count(goodsID).trips.Add(1)
 		if err != nil {
-			return "", fmt.Errorf("grab goods %d: take a unit from bucket %d: %w", goodsID, b.n, err)
+			return "", fmt.Errorf("grab goods %d: take a unit from bucket %d: %w", goodsID, b.N, err)
 		}
 		switch res {
 		case "empty":
@@ -368,23 +368,23 @@ func (s *Sale) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, 
 		}
 		f := strings.SplitN(res, ":", 4)
 		if len(f) != 4 {
-			return "", fmt.Errorf("grab goods %d: unreadable answer %q of bucket %d", goodsID, res, b.n)
+			return "", fmt.Errorf("grab goods %d: unreadable answer %q of bucket %d", goodsID, res, b.N)
 		}
 		remaining, _ := strconv.ParseInt(f[1], 10, 64)
 		slot, _ := strconv.ParseInt(f[2], 10, 64)
 		version, _ := strconv.ParseInt(f[3], 10, 64)
-		s.pushStock(b, slot, remaining, version)
+		s.PushStock(b, slot, remaining, version)
 		with := append([]any(nil), args...)
 		with[4] = f[0]
 		res, err = s.Eval(ctx, script, keys, with...).Text()
 		s.trips.count(goodsID).trips.Add(1)
 		if err != nil {
 			// The unit may be lost with the reply: stock short by one, never sold twice.
-			return "", fmt.Errorf("grab goods %d with a unit of bucket %d: %w", goodsID, b.n, err)
+			return "", fmt.Errorf("grab goods %d with a unit of bucket %d: %w", goodsID, b.N, err)
 		}
 		if !strings.HasPrefix(res, "ok:") { // refused: the unit stays on sale in the home bucket
-			s.dry.clear(bucket{goods: goodsID, n: home, k: k})
-			s.saleChanged(ctx, goodsID)
+			s.dry.clear(Bucket{Goods: goodsID, N: home, K: k})
+			s.SaleChanged(ctx, goodsID)
 		}
 		return res, nil
 	}
@@ -406,11 +406,11 @@ func (s *Sale) grabElsewhere(ctx context.Context, userID, goodsID int64, k int, 
 //
 // b is the bucket found missing: with several buckets on a cluster one node
 // may lose its bucket alone; the load then rebuilds the buckets missing.
-func (s *Sale) loadLive(ctx context.Context, b bucket) error {
+func (s *Sale) loadLive(ctx context.Context, b Bucket) error {
 	if s.liveLoads == nil {
 		return s.loadLiveOnce(ctx, b)
 	}
-	_, err, _ := s.liveLoads.Do(strconv.FormatInt(b.goods, 10), func() (any, error) {
+	_, err, _ := s.liveLoads.Do(strconv.FormatInt(b.Goods, 10), func() (any, error) {
 		return nil, s.loadLiveOnce(context.WithoutCancel(ctx), b)
 	})
 	return err
@@ -419,9 +419,9 @@ func (s *Sale) loadLive(ctx context.Context, b bucket) error {
 // loadLiveOnce is one load of loadLive. A grab that saw the goods
 // missing may get here just after another's load ended; it finds the goods
 // loaded and reads nothing from the store.
-func (s *Sale) loadLiveOnce(ctx context.Context, b bucket) error {
-	goodsID := b.goods
-	n, err := s.Redis.Exists(ctx, infoKey(b)).Result()
+func (s *Sale) loadLiveOnce(ctx context.Context, b Bucket) error {
+	goodsID := b.Goods
+	n, err := s.Redis.Exists(ctx, InfoKey(b)).Result()
 	if err != nil {
 		return fmt.Errorf("load goods %d: %w", goodsID, err)
 	}
@@ -431,7 +431,7 @@ func (s *Sale) loadLiveOnce(ctx context.Context, b bucket) error {
 	if s.onLiveLoad != nil {
 		s.onLiveLoad(goodsID)
 	}
-	g, err := s.goodsRow(ctx, goodsID)
+	g, err := s.GoodsRow(ctx, goodsID)
 	if err != nil {
 		return err
 	}
@@ -441,6 +441,6 @@ func (s *Sale) loadLiveOnce(ctx context.Context, b bucket) error {
 	case model.SlotEnded:
 		return db.ErrEnded
 	}
-	_, err = s.load(ctx, g)
+	_, err = s.Load(ctx, g)
 	return err
 }

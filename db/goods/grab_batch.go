@@ -44,7 +44,7 @@ const grabBatchesInFlight = 2
 // joined by "\n": a word (not_started | ended | limit_reached | reserve |
 // sold_out | dry) or "ok:record". The remaining stock is the bucket's after
 // the batch.
-var grabBatchScript = redis.NewScript(goodsLua + `
+var grabBatchScript = redis.NewScript(GoodsLua + `
 local memo = redis.call('GET', KEYS[11])
 if memo then return memo end
 local info, word = saleInfo(ARGV[2], ARGV[1])
@@ -133,7 +133,7 @@ return reply
 // to MaxGrabBatch. Nothing waits on a timer: the window is the call in flight.
 type grabBatcher struct {
 	mu sync.Mutex
-	m  map[bucket]*grabQueue
+	m  map[Bucket]*grabQueue
 
 	calls, grabs atomic.Int64 // batches run and the grabs in them
 }
@@ -158,12 +158,12 @@ type batchedGrab struct {
 // grabBatched decides one grab of bucket home (the goods' bucket count k)
 // in a batch with the grabs of the same bucket that arrive meanwhile. Its
 // answer reads as grabScript's; code "dry" goes on to grabElsewhere.
-func (s *Sale) grabBatched(ctx context.Context, home bucket, userID int64, now time.Time) (answer, bool, error) {
+func (s *Sale) grabBatched(ctx context.Context, home Bucket, userID int64, now time.Time) (answer, bool, error) {
 	g := &batchedGrab{user: userID, now: now, done: make(chan struct{}, 1)}
 	bt := s.batches
 	bt.mu.Lock()
 	if bt.m == nil {
-		bt.m = map[bucket]*grabQueue{}
+		bt.m = map[Bucket]*grabQueue{}
 	}
 	q := bt.m[home]
 	if q == nil {
@@ -205,13 +205,13 @@ func (s *Sale) grabBatched(ctx context.Context, home bucket, userID int64, now t
 // runGrabBatch runs grabBatchScript for grabs, fills in each one's answer,
 // sends the bucket's stock once for the batch and wakes the grabs (but the
 // first, the caller).
-func (s *Sale) runGrabBatch(ctx context.Context, home bucket, grabs []*batchedGrab) {
+func (s *Sale) runGrabBatch(ctx context.Context, home Bucket, grabs []*batchedGrab) {
 	args := make([]any, 0, 4+3*len(grabs))
-	args = append(args, home.k, s.ClusterFlag(), grabMemoTTL.Milliseconds(), len(grabs))
+	args = append(args, home.K, s.ClusterFlag(), grabMemoTTL.Milliseconds(), len(grabs))
 	for _, g := range grabs {
 		args = append(args, g.user, g.now.UnixMilli(), g.now.Add(s.OrderTTL).UnixMilli())
 	}
-	res, err := s.Eval(ctx, grabBatchScript, scriptKeys(home, memoKey(home, rdb.NewRequestID())), args...).Text()
+	res, err := s.Eval(ctx, grabBatchScript, ScriptKeys(home, MemoKey(home, rdb.NewRequestID())), args...).Text()
 	if err == nil {
 		err = s.readGrabBatch(home, res, grabs)
 	}
@@ -222,8 +222,8 @@ func (s *Sale) runGrabBatch(ctx context.Context, home bucket, grabs []*batchedGr
 	}
 	s.batches.calls.Add(1)
 	s.batches.grabs.Add(int64(len(grabs)))
-	if home.k > 1 {
-		c := s.trips.count(home.goods)
+	if home.K > 1 {
+		c := s.trips.count(home.Goods)
 		c.grabs.Add(int64(len(grabs)))
 		c.trips.Add(1)
 	}
@@ -235,27 +235,27 @@ func (s *Sale) runGrabBatch(ctx context.Context, home bucket, grabs []*batchedGr
 
 // readGrabBatch reads grabBatchScript's reply into the grabs' answers and
 // sends the stock event of the batch when it sold anything.
-func (s *Sale) readGrabBatch(home bucket, res string, grabs []*batchedGrab) error {
+func (s *Sale) readGrabBatch(home Bucket, res string, grabs []*batchedGrab) error {
 	head, rest, many := strings.Cut(res, "\n")
 	if !many { // the batch's one word
 		for _, g := range grabs {
-			g.a = answer{code: res}
+			g.a = answer{Code: res}
 		}
 		return nil
 	}
 	f := strings.SplitN(head, ":", 3)
 	if len(f) != 3 {
-		return fmt.Errorf("grab goods %d: unreadable batch answer %q", home.goods, head)
+		return fmt.Errorf("grab goods %d: unreadable batch answer %q", home.Goods, head)
 	}
 	remaining, err1 := strconv.ParseInt(f[0], 10, 64)
 	slot, err2 := strconv.ParseInt(f[1], 10, 64)
 	version, err3 := strconv.ParseInt(f[2], 10, 64)
 	if err1 != nil || err2 != nil || err3 != nil {
-		return fmt.Errorf("grab goods %d: unreadable batch answer %q", home.goods, head)
+		return fmt.Errorf("grab goods %d: unreadable batch answer %q", home.Goods, head)
 	}
 	lines := strings.Split(rest, "\n")
 	if len(lines) != len(grabs) {
-		return fmt.Errorf("grab goods %d: batch answer has %d lines for %d grabs", home.goods, len(lines), len(grabs))
+		return fmt.Errorf("grab goods %d: batch answer has %d lines for %d grabs", home.Goods, len(lines), len(grabs))
 	}
 	// What each win pays besides the script is done here once for the
 	// batch: its order read and encoded (once, for the answer and the live
@@ -263,16 +263,16 @@ func (s *Sale) readGrabBatch(home bucket, res string, grabs []*batchedGrab) erro
 	// together, and the journal of acknowledged orders (phantoms.go) under
 	// one lock.
 	var events []live.Message
-	var acks []acked
+	var acks []Acked
 	var at time.Time
 	for i, g := range grabs {
 		rec, ok := strings.CutPrefix(lines[i], "ok:")
 		if !ok {
-			g.a = answer{code: lines[i]}
+			g.a = answer{Code: lines[i]}
 			continue
 		}
-		g.a = answer{code: "ok", remaining: remaining, slot: slot, version: version, rec: rec}
-		o, err := parseOrderRecord(home.goods, rec)
+		g.a = answer{Code: "ok", Remaining: remaining, Slot: slot, Version: version, Rec: rec}
+		o, err := ParseOrderRecord(home.Goods, rec)
 		var enc []byte
 		if err == nil {
 			enc, err = o.MarshalJSON()
@@ -283,18 +283,18 @@ func (s *Sale) readGrabBatch(home bucket, res string, grabs []*batchedGrab) erro
 		}
 		g.a.win = &batchWin{order: o, json: enc}
 		if events == nil {
-			events, acks, at = make([]live.Message, 0, len(grabs)), make([]acked, 0, len(grabs)), time.Now()
+			events, acks, at = make([]live.Message, 0, len(grabs)), make([]Acked, 0, len(grabs)), time.Now()
 		}
 		events = append(events, orderEvent(o, enc))
-		acks = append(acks, acked{at: at, goodsID: home.goods, rec: rec})
+		acks = append(acks, Acked{at: at, GoodsID: home.Goods, Rec: rec})
 	}
 	if len(acks) > 0 {
-		s.pushStock(home, slot, remaining, version)
+		s.PushStock(home, slot, remaining, version)
 		for _, g := range grabs {
 			g.stockOut = true
 		}
 		s.Events.SendAll(events)
-		s.acks.add(acks...)
+		s.Acks.add(acks...)
 	}
 	return nil
 }

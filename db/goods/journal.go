@@ -12,16 +12,16 @@ import (
 const PhantomWindow = 30 * time.Second
 
 // acked is one order this process acknowledged.
-type acked struct {
+type Acked struct {
 	at      time.Time
-	goodsID int64
-	rec     string // the grab's order record
+	GoodsID int64
+	Rec     string // the grab's order record
 }
 
 // ackJournal is the orders this process acknowledged lately, oldest first.
 type ackJournal struct {
 	mu   sync.Mutex
-	acks []acked
+	acks []Acked
 }
 
 // maxJournal bounds the journal (about 100 bytes an entry): past it the
@@ -29,7 +29,7 @@ type ackJournal struct {
 const maxJournal = 1 << 20
 
 // add journals orders acknowledged at once (a batch's wins), oldest first.
-func (j *ackJournal) add(as ...acked) {
+func (j *ackJournal) add(as ...Acked) {
 	if len(as) == 0 {
 		return
 	}
@@ -46,10 +46,10 @@ func (j *ackJournal) add(as ...acked) {
 }
 
 // upTo returns the orders acknowledged at or before t.
-func (j *ackJournal) upTo(t time.Time) []acked {
+func (j *ackJournal) UpTo(t time.Time) []Acked {
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	var out []acked
+	var out []Acked
 	for _, a := range j.acks {
 		if a.at.After(t) {
 			break
@@ -61,7 +61,7 @@ func (j *ackJournal) upTo(t time.Time) []acked {
 
 // lost tells every process's watcher that Redis lost goods state (lostKey).
 func (s *Sale) lost(ctx context.Context) {
-	if err := s.Redis.Incr(ctx, lostKey).Err(); err != nil {
+	if err := s.Redis.Incr(ctx, LostKey).Err(); err != nil {
 		s.Log.Warn("count a loss of goods state in Redis", "err", err)
 	}
 }

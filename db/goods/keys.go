@@ -9,7 +9,7 @@ import (
 
 // hashTag is in every Redis key of one goods' first bucket, {goods:ID}, so
 // each script touches one Redis Cluster slot (other buckets: bucket.tag).
-func hashTag(id int64) string { return "{goods:" + strconv.FormatInt(id, 10) + "}" }
+func HashTag(id int64) string { return "{goods:" + strconv.FormatInt(id, 10) + "}" }
 
 // scriptKeys are the keys every goods script receives, in this order:
 //
@@ -25,10 +25,10 @@ func hashTag(id int64) string { return "{goods:" + strconv.FormatInt(id, 10) + "
 //	10 counts   hash: unpaid, paid, expired, cancelled, failed, revenue, discount
 //
 // extra keys (a script's own, such as the grab's memo) follow these.
-func scriptKeys(bk bucket, extra ...string) []string {
+func ScriptKeys(bk Bucket, extra ...string) []string {
 	// Every grab builds these, so they are cut from one string: two
 	// allocations instead of eleven.
-	t := bk.tag()
+	t := bk.Tag()
 	var b strings.Builder
 	b.Grow(10*len(t) + scriptKeySuffixBytes)
 	keys := make([]string, 0, 10+len(extra))
@@ -56,35 +56,35 @@ var scriptKeySuffixBytes = func() (n int) {
 	return n
 }()
 
-func infoKey(b bucket) string      { return b.tag() + ":info" }
-func freshKey(b bucket) string     { return b.tag() + ":fresh" }
-func freeKey(b bucket) string      { return b.tag() + ":free" }
-func ordersKey(b bucket) string    { return b.tag() + ":orders" }
-func mineKey(b bucket) string      { return b.tag() + ":mine" }
-func deadlinesKey(b bucket) string { return b.tag() + ":deadlines" }
-func countsKey(b bucket) string    { return b.tag() + ":counts" }
-func seqKey(b bucket) string       { return b.tag() + ":seq" }
+func InfoKey(b Bucket) string      { return b.Tag() + ":info" }
+func FreshKey(b Bucket) string     { return b.Tag() + ":fresh" }
+func FreeKey(b Bucket) string      { return b.Tag() + ":free" }
+func OrdersKey(b Bucket) string    { return b.Tag() + ":orders" }
+func MineKey(b Bucket) string      { return b.Tag() + ":mine" }
+func DeadlinesKey(b Bucket) string { return b.Tag() + ":deadlines" }
+func CountsKey(b Bucket) string    { return b.Tag() + ":counts" }
+func SeqKey(b Bucket) string       { return b.Tag() + ":seq" }
 
 // samplesKey is the goods' capped list of one-second samples for the live charts.
-func samplesKey(b bucket) string { return b.tag() + ":samples" }
+func SamplesKey(b Bucket) string { return b.Tag() + ":samples" }
 
 // flushQueue is the bucket's crash-safe flush queue of order records.
-func flushQueue(b bucket) backend.FlushQueue {
-	t := b.tag()
+func FlushQueue(b Bucket) backend.FlushQueue {
+	t := b.Tag()
 	return backend.FlushQueue{Pending: t + ":pending", Processing: t + ":processing"}
 }
 
 // memoKey remembers the answer to one grab request, so a retried command
 // returns the same order instead of taking a second unit.
-func memoKey(b bucket, requestID string) string { return b.tag() + ":req:" + requestID }
+func MemoKey(b Bucket, requestID string) string { return b.Tag() + ":req:" + requestID }
 
 // lostKey counts the times a process found that Redis lost goods state it
 // had acknowledged (a bucket loaded again after it was emptied, a bucket
 // whose sequences another node issued): phantoms.go's watchers look again
 // at the orders they acknowledged when it moves.
-const lostKey = "seckill:goods:lost"
+const LostKey = "seckill:goods:lost"
 
 // activeKey is the set of goods loaded into Redis whose orders may still
 // change: the flush, stock sync and expiry sweep walk it. Grab scripts never
 // touch it; preheat adds to it and the stock sync removes finished goods.
-const activeKey = "seckill:goods:active"
+const ActiveKey = "seckill:goods:active"

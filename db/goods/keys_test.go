@@ -10,19 +10,19 @@ import (
 // The scripts' KEYS order is a contract with the Lua; the keys cut from one
 // string must equal the ones each named key function builds.
 func TestGoodsScriptKeys(t *testing.T) {
-	b := bucket0(42)
-	got := scriptKeys(b, "extra")
+	b := Bucket0(42)
+	got := ScriptKeys(b, "extra")
 	want := []string{"{goods:42}:info", "{goods:42}:fresh", "{goods:42}:free", "{goods:42}:held", "{goods:42}:seq",
 		"{goods:42}:orders", "{goods:42}:mine", "{goods:42}:deadlines", "{goods:42}:pending", "{goods:42}:counts", "extra"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("keys\n got %q\nwant %q", got, want)
 	}
-	named := []string{infoKey(b), freshKey(b), freeKey(b), got[3], got[4], ordersKey(b),
-		mineKey(b), deadlinesKey(b), flushQueue(b).Pending, countsKey(b)}
+	named := []string{InfoKey(b), FreshKey(b), FreeKey(b), got[3], got[4], OrdersKey(b),
+		MineKey(b), DeadlinesKey(b), FlushQueue(b).Pending, CountsKey(b)}
 	if !slices.Equal(got[:10], named) {
 		t.Fatalf("script keys %q differ from the named keys %q", got[:10], named)
 	}
-	if n := len(scriptKeys(bucket0(7))); n != 10 {
+	if n := len(ScriptKeys(Bucket0(7))); n != 10 {
 		t.Fatalf("%d keys without extras", n)
 	}
 }
@@ -32,13 +32,13 @@ func TestGoodsScriptKeys(t *testing.T) {
 // cluster), for any goods; the tags depend on the goods, bucket and K alone.
 func TestBucketTags(t *testing.T) {
 	for id := int64(1); id <= 500; id++ {
-		bs := bucketsOf(id, 3)
-		if bs[0].tag() != hashTag(id) {
-			t.Fatalf("goods %d: bucket 0 tag %q", id, bs[0].tag())
+		bs := BucketsOf(id, 3)
+		if bs[0].Tag() != HashTag(id) {
+			t.Fatalf("goods %d: bucket 0 tag %q", id, bs[0].Tag())
 		}
 		thirds := map[int]bool{}
 		for _, b := range bs {
-			tg := b.tag()
+			tg := b.Tag()
 			thirds[rdb.Slot(tg[1:len(tg)-1])*3/rdb.ClusterSlots] = true
 		}
 		if len(thirds) != 3 {

@@ -32,7 +32,7 @@ import (
 // is Redis's clock (microseconds) when the answer was made: answers about one
 // goods come from its one node, so a later version is a later state, whatever
 // order the answers reach their callers and the watchers in.
-var goodsLua = orderLua + `
+var GoodsLua = orderLua + `
 local K_INFO, K_FRESH, K_FREE, K_HELD, K_SEQ = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local K_ORDERS, K_MINE, K_DEADLINES, K_PENDING, K_COUNTS = KEYS[6], KEYS[7], KEYS[8], KEYS[9], KEYS[10]
 
@@ -137,7 +137,7 @@ end
 // hidden (hiddenFlag), 17 the ceiling of its order sequences, 18 '1' on a
 // Redis Cluster (the bucket records its node: seq_blocks.go)
 // Returns loaded, or exists when the goods was loaded already (nothing changed).
-var loadScript = redis.NewScript(goodsLua + `
+var loadScript = redis.NewScript(GoodsLua + `
 if redis.call('EXISTS', K_INFO) == 1 then return 'exists' end
 redis.call('DEL', K_FRESH, K_FREE, K_HELD, K_ORDERS, K_MINE, K_DEADLINES, K_COUNTS)
 redis.call('SET', K_FRESH, ARGV[7])
@@ -162,7 +162,7 @@ func goodsShards(g *model.Goods) int { return max(g.Shards, 1) }
 // load loads the goods into Redis once, every bucket, and marks it active;
 // it reports whether this call loaded it. Bucket 0 goes last, so goods whose
 // bucket 0 is in Redis has all its buckets there.
-func (s *Sale) load(ctx context.Context, g *model.Goods) (bool, error) {
+func (s *Sale) Load(ctx context.Context, g *model.Goods) (bool, error) {
 	sts, err := s.rebuildState(ctx, g)
 	if err != nil {
 		return false, err
@@ -171,7 +171,7 @@ func (s *Sale) load(ctx context.Context, g *model.Goods) (bool, error) {
 	j := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	loaded := false
 	for n := k - 1; n >= 0; n-- {
-		st, b := sts[n], bucket{goods: g.ID, n: n, k: k}
+		st, b := sts[n], Bucket{Goods: g.ID, N: n, K: k}
 		_, base := bucketSize(g.Stock, n, k)
 		// Every sequence up to the ceiling reserved before may have been
 		// issued (seq_blocks.go): start above it, under a new block.
@@ -185,8 +185,8 @@ func (s *Sale) load(ctx context.Context, g *model.Goods) (bool, error) {
 			return false, fmt.Errorf("load goods %d: %w", g.ID, err)
 		}
 		args := []any{g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, g.SlotID,
-			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base, hiddenFlag(g), ceil, s.ClusterFlag()}
-		res, err := loadScript.Run(ctx, s.Redis, scriptKeys(b), args...).Text()
+			st.fresh, st.seq, j(st.free), j(st.held), j(st.records), j(st.mine), j(st.counts), k, base, HiddenFlag(g), ceil, s.ClusterFlag()}
+		res, err := loadScript.Run(ctx, s.Redis, ScriptKeys(b), args...).Text()
 		if err != nil {
 			return false, fmt.Errorf("load goods %d: %w", g.ID, err)
 		}
@@ -196,11 +196,11 @@ func (s *Sale) load(ctx context.Context, g *model.Goods) (bool, error) {
 		}
 	}
 	s.shards.forget(g.ID)
-	if err := s.Redis.SAdd(ctx, activeKey, g.ID).Err(); err != nil {
+	if err := s.Redis.SAdd(ctx, ActiveKey, g.ID).Err(); err != nil {
 		return false, fmt.Errorf("activate goods %d: %w", g.ID, err)
 	}
 	if loaded {
-		s.saleChanged(ctx, g.ID)
+		s.SaleChanged(ctx, g.ID)
 		if _, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET preheated_ms = COALESCE(preheated_ms, ?) WHERE id = ?`, s.Now().UnixMilli(), g.ID); err != nil {
 			return true, err
 		}
@@ -307,7 +307,7 @@ func (s *Sale) rebuildState(ctx context.Context, g *model.Goods) ([]*goodsState,
 		if maxID.Valid {
 			_, st.seq, _ = SplitOrderID(maxID.Int64)
 		}
-		c, err := s.durableCountsOf(ctx, g.ID, lo, hi)
+		c, err := s.DurableCountsOf(ctx, g.ID, lo, hi)
 		if err != nil {
 			return nil, err
 		}
@@ -340,7 +340,7 @@ func bucketIDs(goodsID int64, n int) (lo, hi int64) {
 // hidden (hiddenFlag)
 // Returns ok when changed, not_loaded when the bucket is not in Redis, or
 // started when the sale has begun (nothing changed).
-var refreshScript = redis.NewScript(goodsLua + `
+var refreshScript = redis.NewScript(GoodsLua + `
 if redis.call('EXISTS', K_INFO) == 0 then return 'not_loaded' end
 if tonumber(ARGV[1]) >= tonumber(redis.call('HGET', K_INFO, 'start')) or redis.call('HLEN', K_ORDERS) > 0 then return 'started' end
 if ARGV[7] == 'unload' then
@@ -357,10 +357,10 @@ return 'ok'
 // refresh brings Redis in line with goods whose terms or window changed
 // before the sale, loading it when it is now due. Goods whose bucket count
 // changed is taken out of Redis and loaded again.
-func (s *Sale) refresh(ctx context.Context, g *model.Goods) error {
-	defer s.saleChanged(ctx, g.ID) // new terms or window: what processes remember of the sale is stale
+func (s *Sale) Refresh(ctx context.Context, g *model.Goods) error {
+	defer s.SaleChanged(ctx, g.ID) // new terms or window: what processes remember of the sale is stale
 	s.shards.forget(g.ID)
-	old, err := s.shardsOne(ctx, g.ID, false)
+	old, err := s.ShardsOne(ctx, g.ID, false)
 	if err != nil {
 		return err
 	}
@@ -371,11 +371,11 @@ func (s *Sale) refresh(ctx context.Context, g *model.Goods) error {
 	}
 	for n := layout - 1; n >= 0; n-- {
 		fresh, base := bucketSize(g.Stock, n, k)
-		args := []any{s.Now().UnixMilli(), g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, fresh, base, hiddenFlag(g)}
+		args := []any{s.Now().UnixMilli(), g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), g.SeckillPriceCents, g.LimitPerUser, g.Stock, fresh, base, HiddenFlag(g)}
 		if old != k {
 			args[6] = "unload"
 		}
-		if res, err = refreshScript.Run(ctx, s.Redis, scriptKeys(bucket{goods: g.ID, n: n, k: layout}), args...).Text(); err != nil {
+		if res, err = refreshScript.Run(ctx, s.Redis, ScriptKeys(Bucket{Goods: g.ID, N: n, K: layout}), args...).Text(); err != nil {
 			return fmt.Errorf("refresh goods %d: %w", g.ID, err)
 		}
 		if res == "started" {
@@ -387,7 +387,7 @@ func (s *Sale) refresh(ctx context.Context, g *model.Goods) error {
 		res = "not_loaded"
 	}
 	if res == "not_loaded" && PreheatDue(s.Now(), g.StartAt, g.EndAt) {
-		_, err = s.load(ctx, g)
+		_, err = s.Load(ctx, g)
 		return err
 	}
 	return nil
@@ -406,11 +406,11 @@ func (s *Sale) Preheat(ctx context.Context) (int, error) {
 	exists := make([]*redis.IntCmd, len(gs))
 	ids := make([]any, len(gs))
 	for i := range gs {
-		exists[i] = pipe.Exists(ctx, infoKey(bucket0(gs[i].ID)))
+		exists[i] = pipe.Exists(ctx, InfoKey(Bucket0(gs[i].ID)))
 		ids[i] = gs[i].ID
 	}
 	// Re-adding every due goods heals a load whose activation was lost.
-	pipe.SAdd(ctx, activeKey, ids...)
+	pipe.SAdd(ctx, ActiveKey, ids...)
 	if _, err := pipe.Exec(ctx); err != nil {
 		return 0, fmt.Errorf("preheat: %w", err)
 	}
@@ -419,7 +419,7 @@ func (s *Sale) Preheat(ctx context.Context) (int, error) {
 		if exists[i].Val() == 1 {
 			continue
 		}
-		ok, err := s.load(ctx, &gs[i])
+		ok, err := s.Load(ctx, &gs[i])
 		if err != nil {
 			return loaded, err
 		}
@@ -431,8 +431,8 @@ func (s *Sale) Preheat(ctx context.Context) (int, error) {
 }
 
 // activeGoods lists the goods IDs in the active set, in order.
-func (s *Sale) activeGoods(ctx context.Context) ([]int64, error) {
-	members, err := s.Redis.SMembers(ctx, activeKey).Result()
+func (s *Sale) ActiveGoods(ctx context.Context) ([]int64, error) {
+	members, err := s.Redis.SMembers(ctx, ActiveKey).Result()
 	if err != nil {
 		return nil, err
 	}

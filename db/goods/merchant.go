@@ -11,15 +11,6 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// hiddenFlag is the goods' hidden field in Redis ("1": shoppers may not
-// see it, and its grabs are refused as not found; "0": listed).
-func hiddenFlag(g *model.Goods) string {
-	if g.Listed() {
-		return "0"
-	}
-	return "1"
-}
-
 // windowScript moves loaded goods' window: the start to ARGV[1] and the end
 // to ARGV[2] when that is earlier (a window is only ever shortened here, so a
 // late call never reopens a sale that was ended), and sets whether it is
@@ -39,16 +30,16 @@ return 'ok'
 
 // pushWindow gives Redis the goods' window as the store now says it, in every bucket.
 func (s *Service) pushWindow(ctx context.Context, g *model.Goods) error {
-	bs, err := s.bucketsOfGoods(ctx, g.ID)
+	bs, err := s.BucketsOfGoods(ctx, g.ID)
 	if err != nil {
 		return err
 	}
 	for _, b := range bs {
-		if err := windowScript.Run(ctx, s.Redis, []string{infoKey(b)}, g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), hiddenFlag(g)).Err(); err != nil {
+		if err := windowScript.Run(ctx, s.Redis, []string{InfoKey(b)}, g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), HiddenFlag(g)).Err(); err != nil {
 			return fmt.Errorf("move the window of goods %d: %w", g.ID, err)
 		}
 	}
-	s.saleChanged(ctx, g.ID)
+	s.SaleChanged(ctx, g.ID)
 	return nil
 }
 
@@ -88,7 +79,7 @@ func (s *Service) EndGoods(ctx context.Context, by model.Claims, id int64) (*mod
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, db.Errorf(db.ECONFLICT, "the sale of goods %d is over already", id)
 	}
-	if g, err = s.goodsRow(ctx, id); err != nil {
+	if g, err = s.GoodsRow(ctx, id); err != nil {
 		return nil, err
 	}
 	if err := s.pushWindow(ctx, g); err != nil {
@@ -100,7 +91,7 @@ func (s *Service) EndGoods(ctx context.Context, by model.Claims, id int64) (*mod
 
 // EndSlot ends the sale of a slot of the caller's now, for all its goods.
 func (s *Service) EndSlot(ctx context.Context, by model.Claims, id int64) (*model.Slot, error) {
-	sl, err := s.ownedSlot(ctx, by, id)
+	sl, err := s.OwnedSlot(ctx, by, id)
 	if err != nil {
 		return nil, err
 	}
@@ -118,7 +109,7 @@ func (s *Service) EndSlot(ctx context.Context, by model.Claims, id int64) (*mode
 	if n, _ := res.RowsAffected(); n == 0 {
 		return nil, db.Errorf(db.ECONFLICT, "slot %d is over already", id)
 	}
-	gs, err := s.slotGoodsRows(ctx, id)
+	gs, err := s.SlotGoodsRows(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -144,7 +135,7 @@ func (s *Service) SetGoodsHidden(ctx context.Context, by model.Claims, id int64,
 	if _, err := s.SQL.W.ExecContext(ctx, `UPDATE goods SET hidden = ? WHERE id = ?`, flag(hidden), id); err != nil {
 		return nil, fmt.Errorf("hide goods %d: %w", id, err)
 	}
-	g, err := s.goodsRow(ctx, id)
+	g, err := s.GoodsRow(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -160,13 +151,13 @@ func (s *Service) SetGoodsHidden(ctx context.Context, by model.Claims, id int64,
 // SetSlotHidden hides a slot of the caller's, and so all its goods, from
 // shoppers, or shows it again.
 func (s *Service) SetSlotHidden(ctx context.Context, by model.Claims, id int64, hidden bool) (*model.Slot, error) {
-	if _, err := s.ownedSlot(ctx, by, id); err != nil {
+	if _, err := s.OwnedSlot(ctx, by, id); err != nil {
 		return nil, err
 	}
 	if _, err := s.SQL.W.ExecContext(ctx, `UPDATE slots SET hidden = ? WHERE id = ?`, flag(hidden), id); err != nil {
 		return nil, fmt.Errorf("hide slot %d: %w", id, err)
 	}
-	gs, err := s.slotGoodsRows(ctx, id)
+	gs, err := s.SlotGoodsRows(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -195,7 +186,7 @@ func (s *Service) ShopperGoods(ctx context.Context, by model.Claims, id int64) (
 	if err != nil {
 		return nil, err
 	}
-	if !g.Listed() && !owns(by, g.MerchantID) {
+	if !g.Listed() && !Owns(by, g.MerchantID) {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", id)
 	}
 	return g, nil
@@ -207,7 +198,7 @@ func (s *Service) ShopperSlot(ctx context.Context, by model.Claims, id int64) (*
 	if err != nil {
 		return nil, err
 	}
-	if sl.Hidden && !owns(by, sl.MerchantID) {
+	if sl.Hidden && !Owns(by, sl.MerchantID) {
 		return nil, db.Errorf(db.ENOTFOUND, "slot %d not found", id)
 	}
 	return sl, nil
@@ -225,7 +216,7 @@ func (s *Service) ShopperSlotGoods(ctx context.Context, by model.Claims, slotID 
 	}
 	out := gs[:0]
 	for _, g := range gs {
-		if g.Listed() || owns(by, g.MerchantID) {
+		if g.Listed() || Owns(by, g.MerchantID) {
 			out = append(out, g)
 		}
 	}

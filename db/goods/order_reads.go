@@ -25,10 +25,10 @@ func (s *Ledger) OrderOf(ctx context.Context, orderID int64) (*model.Order, erro
 	if err != nil {
 		return nil, err
 	}
-	rec, err := s.Redis.HGet(ctx, ordersKey(b), strconv.FormatInt(seq, 10)).Result()
+	rec, err := s.Redis.HGet(ctx, OrdersKey(b), strconv.FormatInt(seq, 10)).Result()
 	switch {
 	case err == nil:
-		return parseOrderRecord(goodsID, rec)
+		return ParseOrderRecord(goodsID, rec)
 	case errors.Is(err, redis.Nil):
 		return s.sqlOrder(ctx, 0, orderID)
 	default:
@@ -60,8 +60,8 @@ func scanOrder(row interface{ Scan(...any) error }) (*model.Order, error) {
 		&o.Failure, &o.DiscountCents, &paidCents, &o.UserCouponID, &paidAt, &refundedAt, &o.GoodsTitle); err != nil {
 		return nil, err
 	}
-	o.CreatedAt, o.ExpiresAt, o.UpdatedAt = msTime(created), msTime(expires), msTime(updated)
-	fillPaid(&o, paidAt, refundedAt)
+	o.CreatedAt, o.ExpiresAt, o.UpdatedAt = MsTime(created), MsTime(expires), MsTime(updated)
+	FillPaid(&o, paidAt, refundedAt)
 	return &o, nil
 }
 
@@ -115,7 +115,7 @@ func (s *Ledger) MyOrders(ctx context.Context, userID int64) ([]model.Order, err
 			o.GoodsTitle = old.GoodsTitle
 		} else if t, ok := titles[o.GoodsID]; ok {
 			o.GoodsTitle = t
-		} else if g, err := s.goodsRow(ctx, o.GoodsID); err == nil {
+		} else if g, err := s.GoodsRow(ctx, o.GoodsID); err == nil {
 			o.GoodsTitle, titles[o.GoodsID] = g.Title, g.Title
 		}
 		byID[o.ID] = o
@@ -135,24 +135,24 @@ func (s *Ledger) MyOrders(ctx context.Context, userID int64) ([]model.Order, err
 
 // liveOrdersOf reads the user's orders on every active goods from Redis in two round trips.
 func (s *Ledger) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Order, error) {
-	active, err := s.activeGoods(ctx)
+	active, err := s.ActiveGoods(ctx)
 	if err != nil || len(active) == 0 {
 		return nil, err
 	}
-	shards, err := s.shardsOf(ctx, true, active...)
+	shards, err := s.ShardsOf(ctx, true, active...)
 	if err != nil {
 		return nil, err
 	}
 	// All of a user's orders of a goods are in the user's home bucket.
-	home := make([]bucket, len(active))
+	home := make([]Bucket, len(active))
 	for i, g := range active {
-		home[i] = bucket{goods: g, n: homeBucket(userID, shards[g]), k: shards[g]}
+		home[i] = Bucket{Goods: g, N: HomeBucket(userID, shards[g]), K: shards[g]}
 	}
 	uid := strconv.FormatInt(userID, 10)
 	pipe := s.Redis.Pipeline()
 	mine := make([]*redis.StringCmd, len(active))
 	for i := range active {
-		mine[i] = pipe.HGet(ctx, mineKey(home[i]), uid)
+		mine[i] = pipe.HGet(ctx, MineKey(home[i]), uid)
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, err
@@ -170,7 +170,7 @@ func (s *Ledger) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Order
 		}
 		fields := make([]string, len(seqs))
 		copy(fields, seqs)
-		refs = append(refs, ref{g, pipe.HMGet(ctx, ordersKey(home[i]), fields...)})
+		refs = append(refs, ref{g, pipe.HMGet(ctx, OrdersKey(home[i]), fields...)})
 	}
 	if len(refs) == 0 {
 		return nil, nil
@@ -182,7 +182,7 @@ func (s *Ledger) liveOrdersOf(ctx context.Context, userID int64) ([]*model.Order
 	for _, r := range refs {
 		for _, v := range r.cmd.Val() {
 			if rec, ok := v.(string); ok {
-				if o, err := parseOrderRecord(r.goods, rec); err == nil && o.UserID == userID {
+				if o, err := ParseOrderRecord(r.goods, rec); err == nil && o.UserID == userID {
 					out = append(out, o)
 				}
 			}

@@ -26,8 +26,8 @@ type OrderEvent struct {
 }
 
 // parseOrderRecord reads a record written by the goods scripts (see record.go).
-func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
-	r, err := decodeOrderRec(rec)
+func ParseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
+	r, err := DecodeOrderRec(rec)
 	if err != nil {
 		return nil, fmt.Errorf("goods %d: %w", goodsID, err)
 	}
@@ -38,7 +38,7 @@ func parseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 // refunded or refund-due order paid its amount less the discount, at paidAt
 // (0: an order paid before checkout kept the time, its last update);
 // a refunded one was refunded at refundedAt (0: its last update).
-func fillPaid(o *model.Order, paidAt, refundedAt int64) {
+func FillPaid(o *model.Order, paidAt, refundedAt int64) {
 	if o.Status != model.OrderPaid && o.Status != model.OrderRefunded && o.Failure != model.FailureRefundDue {
 		o.DiscountCents, o.UserCouponID = 0, 0
 		return
@@ -46,13 +46,13 @@ func fillPaid(o *model.Order, paidAt, refundedAt int64) {
 	o.PaidCents = o.AmountCents - o.DiscountCents
 	at := o.UpdatedAt
 	if paidAt > 0 {
-		at = msTime(paidAt)
+		at = MsTime(paidAt)
 	}
 	o.PaidAt = &at
 	if o.Status == model.OrderRefunded {
 		r := o.UpdatedAt
 		if refundedAt > 0 {
-			r = msTime(refundedAt)
+			r = MsTime(refundedAt)
 		}
 		o.RefundedAt = &r
 	}
@@ -62,9 +62,9 @@ func fillPaid(o *model.Order, paidAt, refundedAt int64) {
 // answer about an order, the remaining stock, the slot ID, the stock's
 // version and the record.
 type answer struct {
-	code                     string
-	remaining, slot, version int64
-	rec                      string
+	Code                     string
+	Remaining, Slot, Version int64
+	Rec                      string
 
 	// A win decided in a batch (grab_batch.go), which also sent its live
 	// event and journaled it; nil otherwise.
@@ -78,10 +78,10 @@ type batchWin struct {
 }
 
 // parseAnswer reads a script's reply, "word" or "word:remaining:slot:version:record".
-func parseAnswer(goodsID int64, reply string) (answer, error) {
+func ParseAnswer(goodsID int64, reply string) (answer, error) {
 	code, rest, about := strings.Cut(reply, ":")
 	if !about {
-		return answer{code: code}, nil
+		return answer{Code: code}, nil
 	}
 	// Built only when needed: a win reads an answer on every request.
 	bad := func() error { return fmt.Errorf("goods %d: unreadable script answer %q", goodsID, reply) }
@@ -90,19 +90,19 @@ func parseAnswer(goodsID int64, reply string) (answer, error) {
 	if !ok {
 		return answer{}, bad()
 	}
-	a := answer{code: code, rec: rec}
+	a := answer{Code: code, Rec: rec}
 	// The version sits before the record; an answer remembered by a release
 	// without it (a memo of at most grabMemoTTL) has the record right there.
 	if v, r, found := strings.Cut(rec, ":"); found && !strings.Contains(v, "|") {
 		var err error
-		if a.version, err = strconv.ParseInt(v, 10, 64); err != nil {
+		if a.Version, err = strconv.ParseInt(v, 10, 64); err != nil {
 			return answer{}, bad()
 		}
-		a.rec = r
+		a.Rec = r
 	}
 	var err1, err2 error
-	a.remaining, err1 = strconv.ParseInt(remaining, 10, 64)
-	a.slot, err2 = strconv.ParseInt(slot, 10, 64)
+	a.Remaining, err1 = strconv.ParseInt(remaining, 10, 64)
+	a.Slot, err2 = strconv.ParseInt(slot, 10, 64)
 	if err1 != nil || err2 != nil {
 		return answer{}, bad()
 	}

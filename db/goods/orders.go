@@ -24,7 +24,7 @@ import (
 // A paid record carries the discount, the coupon and the paid time (fields
 // 11–13); revenue counts the amount before the discount, as the store's
 // does, and discount the coupons' share of it (net = revenue - discount).
-var payScript = redis.NewScript(goodsLua + payLua)
+var payScript = redis.NewScript(GoodsLua + payLua)
 
 const payLua = `
 local rec, f = order(ARGV[1], ARGV[2])
@@ -46,7 +46,7 @@ return answer('ok', save(f, 'paid', ARGV[3]))
 
 // payScriptKeyed is payScript with an Idempotency-Key: KEYS[11] keeps the
 // answer, ARGV[6] (the last) is its TTL in ms.
-var payScriptKeyed = redis.NewScript(goodsLua + db.Memoize(payLua, "true"))
+var payScriptKeyed = redis.NewScript(GoodsLua + db.Memoize(payLua, "true"))
 
 // PayOrder pays the user's order (which takes it off the deadlines). Paying again
 // answers the paid order unchanged; an expired or cancelled order is refused.
@@ -74,7 +74,7 @@ func (s *Ledger) payOrder(ctx context.Context, userID, orderID int64, now time.T
 // Returns "word:remaining:slot:version:record" where word is ok | unchanged (already
 // cancelled) | paid | expired (expired or failed) | lapsed (past its
 // deadline: expired now), or not_found.
-var cancelScript = redis.NewScript(goodsLua + cancelLua)
+var cancelScript = redis.NewScript(GoodsLua + cancelLua)
 
 const cancelLua = `
 local rec, f = order(ARGV[1], ARGV[2])
@@ -88,7 +88,7 @@ return answer('ok', close(f, 'cancelled', ARGV[3], true))
 
 // cancelScriptKeyed is cancelScript with an Idempotency-Key: KEYS[11] keeps
 // the answer, ARGV[4] is its TTL in ms.
-var cancelScriptKeyed = redis.NewScript(goodsLua + db.Memoize(cancelLua, "true"))
+var cancelScriptKeyed = redis.NewScript(GoodsLua + db.Memoize(cancelLua, "true"))
 
 // CancelOrder cancels the user's unpaid order and puts its unit back in stock.
 func (s *Ledger) CancelOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {
@@ -114,7 +114,7 @@ func (s *Ledger) CancelOrder(ctx context.Context, userID, orderID int64) (*model
 // ARGV: 1 sequence, 2 now ms
 // Returns "word:remaining:slot:version:record" where word is ok | paid | closed
 // (already expired, cancelled or failed) | not_due, or not_found.
-var expireScript = redis.NewScript(goodsLua + `
+var expireScript = redis.NewScript(GoodsLua + `
 local rec, f = order(ARGV[1])
 if not rec then return 'not_found' end
 if f[F_STATUS] == 'paid' then return answer('paid', rec) end
@@ -156,7 +156,7 @@ func (s *Ledger) expireOrder(ctx context.Context, orderID int64, now time.Time) 
 // ARGV: 1 sequence, 2 now ms, 3 user ID, 4 unit, 5 created ms
 // Returns "word:remaining:slot:version:record" where word is ok (it failed) | closed
 // (it had ended already) | other (another order holds the sequence), or not_found.
-var voidScript = redis.NewScript(goodsLua + `
+var voidScript = redis.NewScript(GoodsLua + `
 local rec, f = order(ARGV[1])
 if not rec then return 'not_found' end
 if f[F_USER] ~= ARGV[3] or f[F_UNIT] ~= ARGV[4] or f[F_CREATED] ~= ARGV[5] then return answer('other', rec) end
@@ -198,10 +198,10 @@ func (s *Ledger) runOrderScript(ctx context.Context, userID, orderID int64, scri
 	if err != nil {
 		return nil, "", err
 	}
-	keys := scriptKeys(b)
+	keys := ScriptKeys(b)
 	if k, ok := keyedOrderScripts[script]; ok {
 		if req, keyed := db.KeyedRequestID(ctx, k.op, userID); keyed {
-			script, keys = k.script, scriptKeys(b, memoKey(b, req+":"+strconv.FormatInt(seq, 10)))
+			script, keys = k.script, ScriptKeys(b, MemoKey(b, req+":"+strconv.FormatInt(seq, 10)))
 			args = append(args, db.IdempotencyTTL.Milliseconds())
 		}
 	}
@@ -215,36 +215,36 @@ func (s *Ledger) runOrderScript(ctx context.Context, userID, orderID int64, scri
 // orderAnswer reads an order script's reply about orderID (of userID, 0 for
 // any) run in bucket b and pushes a change live. A "not_found" from Redis
 // looks in the store, for orders of goods no longer active.
-func (s *Ledger) orderAnswer(ctx context.Context, userID, orderID int64, b bucket, res string) (*model.Order, string, error) {
-	a, err := parseAnswer(b.goods, res)
+func (s *Ledger) orderAnswer(ctx context.Context, userID, orderID int64, b Bucket, res string) (*model.Order, string, error) {
+	a, err := ParseAnswer(b.Goods, res)
 	if err != nil {
 		return nil, "", err
 	}
-	if a.code == "not_found" {
+	if a.Code == "not_found" {
 		return s.settledOrder(ctx, userID, orderID)
 	}
-	o, err := parseOrderRecord(b.goods, a.rec)
+	o, err := ParseOrderRecord(b.Goods, a.Rec)
 	if err != nil {
 		return nil, "", err
 	}
-	if a.code == "ok" || a.code == "lapsed" {
-		s.pushStock(b, a.slot, a.remaining, a.version)
-		s.pushOrder(o)
+	if a.Code == "ok" || a.Code == "lapsed" {
+		s.PushStock(b, a.Slot, a.Remaining, a.Version)
+		s.PushOrder(o)
 		switch o.Status {
 		case model.OrderExpired, model.OrderCancelled, model.OrderFailed, model.OrderRefunded: // a unit or a shopper's limit came back
-			s.saleChanged(ctx, b.goods)
+			s.SaleChanged(ctx, b.Goods)
 		}
 	}
-	return o, a.code, nil
+	return o, a.Code, nil
 }
 
 // orderBucket is the bucket holding the goods' order of sequence seq.
-func (s *Ledger) orderBucket(ctx context.Context, goodsID, seq int64) (bucket, error) {
-	k, err := s.shardsOne(ctx, goodsID, true)
+func (s *Ledger) orderBucket(ctx context.Context, goodsID, seq int64) (Bucket, error) {
+	k, err := s.ShardsOne(ctx, goodsID, true)
 	if err != nil {
-		return bucket{}, err
+		return Bucket{}, err
 	}
-	return bucketOfSeq(goodsID, seq, k), nil
+	return BucketOfSeq(goodsID, seq, k), nil
 }
 
 // settledOrder answers an order script for an order Redis no longer holds

@@ -53,7 +53,7 @@ func (s *Ledger) WatchPhantoms(ctx context.Context, failovers func() int64) {
 	defer tick.Stop()
 	type counts struct{ lost, failovers int64 }
 	count := func() counts {
-		n, _ := s.Redis.Get(ctx, lostKey).Int64() // unread (Redis away): the failovers move
+		n, _ := s.Redis.Get(ctx, LostKey).Int64() // unread (Redis away): the failovers move
 		return counts{n, failovers()}
 	}
 	last, moved := count(), time.Time{}
@@ -86,7 +86,7 @@ func (s *Ledger) WatchPhantoms(ctx context.Context, failovers func() int64) {
 // fails and tells those neither Redis nor the store holds (see above). It
 // returns how many it failed.
 func (s *Ledger) FindPhantoms(ctx context.Context, upTo time.Time) (int, error) {
-	missing, err := s.missingOrders(ctx, s.acks.upTo(upTo))
+	missing, err := s.missingOrders(ctx, s.Acks.UpTo(upTo))
 	if err != nil || len(missing) == 0 {
 		return 0, err
 	}
@@ -108,27 +108,27 @@ func (s *Ledger) FindPhantoms(ctx context.Context, upTo time.Time) (int, error) 
 
 // missingOrders returns the acknowledged orders held as their shopper's
 // neither in Redis (read in pipelines) nor in the store.
-func (s *Ledger) missingOrders(ctx context.Context, acks []acked) ([]acked, error) {
+func (s *Ledger) missingOrders(ctx context.Context, acks []Acked) ([]Acked, error) {
 	type check struct {
-		a   acked
+		a   Acked
 		o   *model.Order
 		rec *redis.StringCmd
 	}
-	var missing []acked
+	var missing []Acked
 	for start := 0; start < len(acks); start += 1000 {
 		var checks []check
 		_, err := s.Redis.Pipelined(ctx, func(p redis.Pipeliner) error {
 			for _, a := range acks[start:min(start+1000, len(acks))] {
-				o, err := parseOrderRecord(a.goodsID, a.rec)
+				o, err := ParseOrderRecord(a.GoodsID, a.Rec)
 				if err != nil {
 					continue
 				}
 				_, seq, _ := SplitOrderID(o.ID)
-				b, err := s.orderBucket(ctx, a.goodsID, seq)
+				b, err := s.orderBucket(ctx, a.GoodsID, seq)
 				if err != nil {
 					return err
 				}
-				checks = append(checks, check{a, o, p.HGet(ctx, ordersKey(b), strconv.FormatInt(seq, 10))})
+				checks = append(checks, check{a, o, p.HGet(ctx, OrdersKey(b), strconv.FormatInt(seq, 10))})
 			}
 			return nil
 		})
@@ -137,7 +137,7 @@ func (s *Ledger) missingOrders(ctx context.Context, acks []acked) ([]acked, erro
 		}
 		for _, c := range checks {
 			if rec, err := c.rec.Result(); err == nil {
-				if r, err := decodeOrderRec(rec); err == nil && r.User == c.o.UserID {
+				if r, err := DecodeOrderRec(rec); err == nil && r.User == c.o.UserID {
 					continue
 				}
 			}
@@ -156,8 +156,8 @@ func (s *Ledger) missingOrders(ctx context.Context, acks []acked) ([]acked, erro
 
 // failPhantom records a lost order in the store as failed (sold_twice:
 // unpaid, nothing charged; its unit is on sale again) and tells its shopper.
-func (s *Ledger) failPhantom(ctx context.Context, a acked) error {
-	o, err := parseOrderRecord(a.goodsID, a.rec)
+func (s *Ledger) failPhantom(ctx context.Context, a Acked) error {
+	o, err := ParseOrderRecord(a.GoodsID, a.Rec)
 	if err != nil {
 		return err
 	}
@@ -188,11 +188,11 @@ func (s *Ledger) failPhantom(ctx context.Context, a acked) error {
 	// counts from the store when it is: the load clears what is there.)
 	_, seq, _ := SplitOrderID(o.ID)
 	if b, err := s.orderBucket(ctx, o.GoodsID, seq); err == nil {
-		if err := s.Redis.HIncrBy(ctx, countsKey(b), "failed", 1).Err(); err != nil {
+		if err := s.Redis.HIncrBy(ctx, CountsKey(b), "failed", 1).Err(); err != nil {
 			s.Log.Warn("count a lost order failed in Redis", "order", o.ID, "err", err)
 		}
 	}
-	s.pushOrder(o)
+	s.PushOrder(o)
 	if err := s.Events.PublishAll(ctx, inbox.Messages(told)); err != nil {
 		s.Log.Warn("push a lost order's notification live", "order", o.ID, "err", err) // the inbox has it
 	}

@@ -40,9 +40,9 @@ import (
 // A million waiting shoppers are a million fields of q:u (see the README
 // for the measured memory); a join is one script of a few hash commands.
 
-func queueKey(goodsID int64) string      { return hashTag(goodsID) + ":q" }
-func queueUsersKey(goodsID int64) string { return hashTag(goodsID) + ":q:u" }
-func queueAdvKey(goodsID int64) string   { return hashTag(goodsID) + ":q:adv" }
+func queueKey(goodsID int64) string      { return HashTag(goodsID) + ":q" }
+func queueUsersKey(goodsID int64) string { return HashTag(goodsID) + ":q:u" }
+func queueAdvKey(goodsID int64) string   { return HashTag(goodsID) + ":q:adv" }
 
 // queueActiveKey is the set of goods with a waiting room in Redis: each web
 // process's tick (TickQueues) walks it.
@@ -226,7 +226,7 @@ func (s *Fair) queueGoods(ctx context.Context, goodsID int64) (*model.Goods, err
 	if c != nil && now.Sub(c.read) < fairRefresh && !now.Before(c.read) {
 		return c.g, nil
 	}
-	g, err := s.Goods.goodsRow(ctx, goodsID)
+	g, err := s.Goods.GoodsRow(ctx, goodsID)
 	if err != nil {
 		if c != nil && db.ErrorCode(err) != db.ENOTFOUND { // the store is away: go on with what was read last
 			return c.g, nil

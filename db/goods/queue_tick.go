@@ -162,7 +162,7 @@ func (s *Fair) TickQueues(ctx context.Context, sockets QueueSockets) error {
 	if len(gs) == 0 {
 		return nil
 	}
-	if err := s.Goods.fillRemaining(ctx, gs); err != nil {
+	if err := s.Goods.FillRemaining(ctx, gs); err != nil {
 		return err
 	}
 	pipe := s.Redis.Pipeline()

@@ -29,7 +29,7 @@ func (s *Fair) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods, er
 	if goodsID <= 0 || goodsID > MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
-	g, err := s.Goods.goodsRow(ctx, goodsID)
+	g, err := s.Goods.GoodsRow(ctx, goodsID)
 	if err != nil {
 		return nil, err
 	}
@@ -126,7 +126,7 @@ func (s *Fair) EnterRaffle(ctx context.Context, userID, goodsID int64, pow strin
 	case err != nil:
 		return nil, false, fmt.Errorf("enter raffle of goods %d: %w", goodsID, err)
 	}
-	e = &model.RaffleEntry{GoodsID: goodsID, UserID: userID, State: model.EntryEntered, EnteredAt: msTime(now.UnixMilli())}
+	e = &model.RaffleEntry{GoodsID: goodsID, UserID: userID, State: model.EntryEntered, EnteredAt: MsTime(now.UnixMilli())}
 	return e, true, nil
 }
 
@@ -152,7 +152,7 @@ func (s *Fair) raffleEntry(ctx context.Context, g *model.Goods, userID int64) (*
 	} else if err != nil {
 		return nil, err
 	}
-	e.EnteredAt = msTime(created)
+	e.EnteredAt = MsTime(created)
 	if place.Valid {
 		e.Position = place.Int64 + 1
 	}
@@ -189,7 +189,7 @@ func (s *Fair) raffleDraw(ctx context.Context, g *model.Goods) (*model.RaffleDra
 	if !drawn.Valid {
 		return d, nil // the seed stays secret until the draw
 	}
-	at := msTime(drawn.Int64)
+	at := MsTime(drawn.Int64)
 	d.DrawnAt, d.Seed, d.Winners = &at, seed, &winners
 	d.Order, err = sqldb.IDs(ctx, s.SQL.R, `SELECT user_id FROM raffle_entries WHERE goods_id = ? AND place IS NOT NULL ORDER BY place`, g.ID)
 	if err == nil && d.Order == nil {

@@ -40,7 +40,7 @@ func raffleRequest(goodsID, userID int64) string {
 // before the start, on goods no longer a raffle and once drawn it does
 // nothing but settle (SettleRaffle).
 func (s *Fair) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
-	g, err := s.Goods.goodsRow(ctx, goodsID)
+	g, err := s.Goods.GoodsRow(ctx, goodsID)
 	if db.ErrorCode(err) == db.ENOTFOUND {
 		return false, nil
 	} else if err != nil {
@@ -127,7 +127,7 @@ func entrants(ctx context.Context, tx *sql.Tx, goodsID int64) ([]int64, error) {
 // next entry in the draw's order (whose order it then makes). Safe to run
 // any number of times, side by side.
 func (s *Fair) SettleRaffle(ctx context.Context, goodsID int64) error {
-	g, err := s.Goods.goodsRow(ctx, goodsID)
+	g, err := s.Goods.GoodsRow(ctx, goodsID)
 	if err != nil {
 		return err
 	}
@@ -227,7 +227,7 @@ func (s *Fair) raffleOrder(ctx context.Context, g *model.Goods, userID, place in
 		return err
 	}
 	if o == nil {
-		o, _, err = s.Goods.grab(ctx, userID, g.ID, raffleRequest(g.ID, userID), true, true)
+		o, _, err = s.Goods.GrabRequest(ctx, userID, g.ID, raffleRequest(g.ID, userID), true, true)
 		switch db.ErrorCode(err) {
 		case "":
 		case db.ELIMITREACHED: // another run's grab won meanwhile
@@ -268,7 +268,7 @@ func (s *Fair) raffleOrder(ctx context.Context, g *model.Goods, userID, place in
 	if told == nil {
 		return nil
 	}
-	s.Goods.pushOrder(o)
+	s.Goods.PushOrder(o)
 	s.pushEntry(&model.RaffleEntry{GoodsID: g.ID, UserID: userID, State: model.EntryWon, Position: place + 1, OrderID: o.ID})
 	if err := s.Events.PublishAll(ctx, inbox.Messages(told)); err != nil {
 		s.Log.Warn("push a raffle win's notification live", "goods", g.ID, "user", userID, "err", err) // the inbox has it
@@ -289,12 +289,12 @@ func raffleWonText(g *model.Goods, o *model.Order, place int64) string {
 // userOrderOf returns the user's latest order of the goods (nil: none):
 // from Redis while the goods is there, else from the store.
 func (s *Fair) userOrderOf(ctx context.Context, goodsID, userID int64) (*model.Order, error) {
-	k, err := s.Goods.shardsOne(ctx, goodsID, true)
+	k, err := s.Goods.ShardsOne(ctx, goodsID, true)
 	if err != nil {
 		return nil, err
 	}
-	home := bucket{goods: goodsID, n: homeBucket(userID, k), k: k}
-	mine, err := s.Redis.HGet(ctx, mineKey(home), strconv.FormatInt(userID, 10)).Result()
+	home := Bucket{Goods: goodsID, N: HomeBucket(userID, k), K: k}
+	mine, err := s.Redis.HGet(ctx, MineKey(home), strconv.FormatInt(userID, 10)).Result()
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("orders of user %d on goods %d: %w", userID, goodsID, err)
 	}

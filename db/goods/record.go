@@ -52,7 +52,7 @@ type orderRec struct {
 var orderLua = orderFields.Lua()
 
 // decodeOrderRec reads an order record.
-func decodeOrderRec(rec string) (orderRec, error) { return orderFields.Decode(rec) }
+func DecodeOrderRec(rec string) (orderRec, error) { return orderFields.Decode(rec) }
 
 // encode writes the record: its fields up to the shortest end that holds
 // every field that is not zero (a grab's nine; ten with a failure; all of
@@ -63,20 +63,9 @@ func (r *orderRec) encode() string { return orderFields.Encode(r) }
 func (r *orderRec) order(goodsID int64) *model.Order {
 	o := &model.Order{
 		ID: OrderID(goodsID, r.Seq), GoodsID: goodsID, UserID: r.User, Unit: r.Unit, AmountCents: r.Amount, Status: r.Status,
-		CreatedAt: msTime(r.Created), ExpiresAt: msTime(r.Expires), Version: r.Version, UpdatedAt: msTime(r.Updated),
+		CreatedAt: MsTime(r.Created), ExpiresAt: MsTime(r.Expires), Version: r.Version, UpdatedAt: MsTime(r.Updated),
 		Failure: r.Failure, DiscountCents: r.Discount, UserCouponID: r.Coupon,
 	}
-	fillPaid(o, r.PaidAt, 0)
+	FillPaid(o, r.PaidAt, 0)
 	return o
 }
-
-// sampleFields are the fields of a sample of a goods' sale,
-// "at|remaining|unpaid|paid|grabs" (at in unix ms), as sampleScript writes
-// them to the goods' list of samples and parseSample reads them.
-var sampleFields = rdb.NewRecord("sample", "SMP_", "|",
-	rdb.Field[model.Sample]{Name: "at", Int: func(s *model.Sample) *int64 { return &s.At }},
-	rdb.Field[model.Sample]{Name: "remaining", Int: func(s *model.Sample) *int64 { return &s.Remaining }},
-	rdb.Field[model.Sample]{Name: "unpaid", Int: func(s *model.Sample) *int64 { return &s.Unpaid }},
-	rdb.Field[model.Sample]{Name: "paid", Int: func(s *model.Sample) *int64 { return &s.Paid }},
-	rdb.Field[model.Sample]{Name: "grabs", Int: func(s *model.Sample) *int64 { return &s.Grabs }},
-)

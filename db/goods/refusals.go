@@ -154,8 +154,8 @@ func (s *Sale) queueBacks(ctx context.Context, pipe redis.Pipeliner, goodsID int
 		n = e.(shardsEntry).k
 	}
 	var cmds []*redis.StringCmd
-	for _, b := range bucketsOf(goodsID, n) {
-		cmds = append(cmds, pipe.HGet(ctx, infoKey(b), "back"))
+	for _, b := range BucketsOf(goodsID, n) {
+		cmds = append(cmds, pipe.HGet(ctx, InfoKey(b), "back"))
 	}
 	return cmds
 }
@@ -228,7 +228,7 @@ func (s *Sale) RefusalsFromRedis() int64 { return s.memos.redisOps.Load() }
 // saleChanged tells every process (this one first) that the goods' sale
 // changed: units came back or its window or terms moved. Best effort: the
 // poll finds what a lost message would have said.
-func (s *Sale) saleChanged(ctx context.Context, goodsID int64) {
+func (s *Sale) SaleChanged(ctx context.Context, goodsID int64) {
 	s.memos.changed(goodsID)
 	if s.memos.mute.Load() {
 		return
@@ -355,7 +355,7 @@ func (s *Sale) learnRefusal(ctx context.Context, memo *saleMemo, code string, us
 	}
 	var startMS int64
 	if code == "not_started" {
-		v, err := s.Redis.HGet(ctx, infoKey(bucket0(goodsID)), "start").Int64()
+		v, err := s.Redis.HGet(ctx, InfoKey(Bucket0(goodsID)), "start").Int64()
 		if err != nil {
 			return
 		}

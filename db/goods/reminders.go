@@ -28,11 +28,11 @@ var reminderTable = remind.Table{
 var reminderChannels = []string{model.ChannelApp}
 
 // reminders is the booking machinery of db/remind for goods.
-func (s *Service) reminders() *remind.Store {
+func (s *Service) ReminderStore() *remind.Store {
 	return &remind.Store{
 		Backend: s.Backend, Table: reminderTable,
 		Find: func(ctx context.Context, id int64) (remind.Subject, error) {
-			g, err := s.goodsRow(ctx, id)
+			g, err := s.GoodsRow(ctx, id)
 			if err != nil {
 				return remind.Subject{}, err
 			}
@@ -63,22 +63,22 @@ func ReminderChannelProblem(channel string) string {
 // BookReminder sets the user's reminder minutes before the goods' sale
 // starts on channel and returns all the user's reminders for the goods.
 func (s *Service) BookReminder(ctx context.Context, userID, goodsID int64, minutes int, channel string) ([]model.BookedReminder, error) {
-	return s.reminders().Book(ctx, userID, goodsID, minutes, channel)
+	return s.ReminderStore().Book(ctx, userID, goodsID, minutes, channel)
 }
 
 // CancelReminder clears one reminder and returns the user's remaining ones for the goods.
 func (s *Service) CancelReminder(ctx context.Context, userID, goodsID int64, minutes int, channel string) ([]model.BookedReminder, error) {
-	return s.reminders().Cancel(ctx, userID, goodsID, minutes, channel)
+	return s.ReminderStore().Cancel(ctx, userID, goodsID, minutes, channel)
 }
 
 // Reminders lists the user's reminders for one goods.
 func (s *Service) Reminders(ctx context.Context, userID, goodsID int64) ([]model.BookedReminder, error) {
-	return s.reminders().Reminders(ctx, userID, goodsID)
+	return s.ReminderStore().Reminders(ctx, userID, goodsID)
 }
 
 // UserReminders lists every goods reminder the user booked, soonest first.
 func (s *Service) UserReminders(ctx context.Context, userID int64) ([]model.BookedReminder, error) {
-	return s.reminders().UserReminders(ctx, userID, func(r *model.BookedReminder, id int64, title string) {
+	return s.ReminderStore().UserReminders(ctx, userID, func(r *model.BookedReminder, id int64, title string) {
 		r.GoodsID, r.Title = id, title
 	})
 }
@@ -86,7 +86,7 @@ func (s *Service) UserReminders(ctx context.Context, userID int64) ([]model.Book
 // EnsureReminderTasks brings back the fan-out tasks of goods starting
 // within the hour that Redis lost.
 func (s *Service) EnsureReminderTasks(ctx context.Context) error {
-	return s.reminders().Ensure(ctx)
+	return s.ReminderStore().Ensure(ctx)
 }
 
 // ReminderText is the message of a goods reminder.
@@ -99,7 +99,7 @@ func ReminderText(title string, start time.Time, minutes int) string {
 // sends nothing twice. A task from before the slot moved finds the start
 // changed and does nothing.
 func (s *Service) SendReminders(ctx context.Context, p tasks.GoodsRemindPayload) error {
-	g, err := s.goodsRow(ctx, p.GoodsID)
+	g, err := s.GoodsRow(ctx, p.GoodsID)
 	if db.ErrorCode(err) == db.ENOTFOUND {
 		s.Log.Warn("reminder for goods that do not exist", "goods", p.GoodsID)
 		return nil
@@ -109,7 +109,7 @@ func (s *Service) SendReminders(ctx context.Context, p tasks.GoodsRemindPayload)
 	if !g.StartAt.Equal(p.StartAt) || !remind.ValidLeadTime(p.MinutesBefore) {
 		return nil
 	}
-	st := s.reminders()
+	st := s.ReminderStore()
 	subj := remind.Subject{ID: g.ID, Title: g.Title, Start: g.StartAt}
 	n := model.Notification{Kind: model.NotificationGoodsReminder, GoodsID: g.ID, Message: ReminderText(g.Title, g.StartAt, p.MinutesBefore)}
 	return st.Page(ctx, g.ID, p.MinutesBefore, reminderChannels, func(byChannel map[string][]int64) error {
@@ -120,12 +120,12 @@ func (s *Service) SendReminders(ctx context.Context, p tasks.GoodsRemindPayload)
 // moveReminders records, in the transaction that moves a slot, that the
 // reminders of its goods count down to the new start.
 func (s *Service) moveReminders(ctx context.Context, tx *sql.Tx, slotID int64, start time.Time) error {
-	return s.reminders().MoveStart(ctx, tx, start, `goods_id IN (SELECT id FROM goods WHERE slot_id = ?)`, slotID)
+	return s.ReminderStore().MoveStart(ctx, tx, start, `goods_id IN (SELECT id FROM goods WHERE slot_id = ?)`, slotID)
 }
 
 // rescheduleReminders moves the fan-out tasks of a moved slot's goods.
 func (s *Service) rescheduleReminders(ctx context.Context, goods []model.Goods, oldStart time.Time) error {
-	st := s.reminders()
+	st := s.ReminderStore()
 	for _, g := range goods {
 		if err := st.Reschedule(ctx, g.ID, oldStart, g.StartAt); err != nil {
 			return fmt.Errorf("move reminders of goods %d: %w", g.ID, err)

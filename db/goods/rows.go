@@ -13,10 +13,10 @@ import (
 )
 
 // msTime reads a unix-millisecond column as a UTC time.
-func msTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
+func MsTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // owns reports whether the caller may see and change an item of merchantID.
-func owns(by model.Claims, merchantID int64) bool {
+func Owns(by model.Claims, merchantID int64) bool {
 	return by.Role == model.RoleAdmin || by.UserID == merchantID
 }
 
@@ -29,12 +29,12 @@ func (s *Sale) scanSlot(row interface{ Scan(...any) error }) (*model.Slot, error
 	if err := row.Scan(&sl.ID, &sl.MerchantID, &sl.Title, &start, &end, &ended, &sl.Hidden); err != nil {
 		return nil, err
 	}
-	sl.StartAt, sl.EndAt, sl.EndedEarly = msTime(start), msTime(end), ended.Valid
+	sl.StartAt, sl.EndAt, sl.EndedEarly = MsTime(start), MsTime(end), ended.Valid
 	sl.State = SlotState(s.Now(), sl.StartAt, sl.EndAt)
 	return &sl, nil
 }
 
-func (s *Sale) querySlots(ctx context.Context, where string, args ...any) ([]model.Slot, error) {
+func (s *Sale) QuerySlots(ctx context.Context, where string, args ...any) ([]model.Slot, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+slotColumns+` FROM slots WHERE `+where, args...)
 	if err != nil {
 		return nil, err
@@ -60,20 +60,15 @@ func (s *Sale) Slot(ctx context.Context, id int64) (*model.Slot, error) {
 	return sl, err
 }
 
-func (s *Sale) ownedSlot(ctx context.Context, by model.Claims, id int64) (*model.Slot, error) {
+func (s *Sale) OwnedSlot(ctx context.Context, by model.Claims, id int64) (*model.Slot, error) {
 	sl, err := s.Slot(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if !owns(by, sl.MerchantID) {
+	if !Owns(by, sl.MerchantID) {
 		return nil, db.Errorf(db.ENOTFOUND, "slot %d not found", id)
 	}
 	return sl, nil
-}
-
-// OwnedSlot returns a slot the caller may manage.
-func (s *Sale) OwnedSlot(ctx context.Context, by model.Claims, id int64) (*model.Slot, error) {
-	return s.ownedSlot(ctx, by, id)
 }
 
 const goodsColumns = `g.id, g.slot_id, g.merchant_id, g.title, g.description, g.price_cents, g.seckill_price_cents,
@@ -104,10 +99,10 @@ func (s *Sale) queryGoods(ctx context.Context, where string, args ...any) ([]mod
 			end, g.EndedEarly = ended.Int64, true
 		}
 		start = min(start, end)
-		g.StartAt, g.EndAt = msTime(start), msTime(end)
+		g.StartAt, g.EndAt = MsTime(start), MsTime(end)
 		g.ImageURL = ImageURL(image)
 		if entryStart.Valid {
-			t := msTime(entryStart.Int64)
+			t := MsTime(entryStart.Int64)
 			g.EntryStartAt = &t
 		}
 		g.State = SlotState(now, g.StartAt, g.EndAt)
@@ -117,7 +112,7 @@ func (s *Sale) queryGoods(ctx context.Context, where string, args ...any) ([]mod
 }
 
 // goodsRow returns the goods as the store holds it, without the live remaining.
-func (s *Sale) goodsRow(ctx context.Context, id int64) (*model.Goods, error) {
+func (s *Sale) GoodsRow(ctx context.Context, id int64) (*model.Goods, error) {
 	gs, err := s.queryGoods(ctx, `g.id = ?`, id)
 	if err != nil {
 		return nil, err
@@ -134,14 +129,14 @@ func (s *Sale) Owned(ctx context.Context, by model.Claims, id int64) (*model.Goo
 	if err != nil {
 		return nil, err
 	}
-	if !owns(by, g.MerchantID) {
+	if !Owns(by, g.MerchantID) {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", id)
 	}
 	return g, nil
 }
 
 // durableCountsOf is durableCounts of the goods' orders with IDs lo..hi (one bucket's).
-func (s *Sale) durableCountsOf(ctx context.Context, goodsID, lo, hi int64) (model.GoodsDBStats, error) {
+func (s *Sale) DurableCountsOf(ctx context.Context, goodsID, lo, hi int64) (model.GoodsDBStats, error) {
 	var c model.GoodsDBStats
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT 0, status, COUNT(*), COALESCE(SUM(amount_cents), 0), COALESCE(SUM(discount_cents), 0) FROM orders WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status
 		UNION ALL SELECT 1, status, COUNT(*), 0, 0 FROM order_conflicts WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status`, goodsID, lo, hi)
@@ -174,11 +169,11 @@ func (s *Sale) durableCountsOf(ctx context.Context, goodsID, lo, hi int64) (mode
 
 // Get returns one goods with its live remaining stock.
 func (s *Sale) Get(ctx context.Context, id int64) (*model.Goods, error) {
-	g, err := s.goodsRow(ctx, id)
+	g, err := s.GoodsRow(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.fillRemaining(ctx, []*model.Goods{g}); err != nil {
+	if err := s.FillRemaining(ctx, []*model.Goods{g}); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -189,7 +184,7 @@ func (s *Sale) SlotGoods(ctx context.Context, slotID int64) ([]model.Goods, erro
 	if _, err := s.Slot(ctx, slotID); err != nil {
 		return nil, err
 	}
-	gs, err := s.slotGoodsRows(ctx, slotID)
+	gs, err := s.SlotGoodsRows(ctx, slotID)
 	if err != nil {
 		return nil, err
 	}
@@ -197,11 +192,11 @@ func (s *Sale) SlotGoods(ctx context.Context, slotID int64) ([]model.Goods, erro
 	for i := range gs {
 		ptrs[i] = &gs[i]
 	}
-	return gs, s.fillRemaining(ctx, ptrs)
+	return gs, s.FillRemaining(ctx, ptrs)
 }
 
 // fillRemaining replaces the store's remaining with Redis's for goods loaded there, in one round trip.
-func (s *Sale) fillRemaining(ctx context.Context, gs []*model.Goods) error {
+func (s *Sale) FillRemaining(ctx context.Context, gs []*model.Goods) error {
 	if len(gs) == 0 {
 		return nil
 	}
@@ -209,7 +204,7 @@ func (s *Sale) fillRemaining(ctx context.Context, gs []*model.Goods) error {
 	for i, g := range gs {
 		ids[i] = g.ID
 	}
-	shards, err := s.shardsOf(ctx, false, ids...)
+	shards, err := s.ShardsOf(ctx, false, ids...)
 	if err != nil {
 		return err
 	}
@@ -217,9 +212,9 @@ func (s *Sale) fillRemaining(ctx context.Context, gs []*model.Goods) error {
 	fresh := make([][]*redis.StringCmd, len(gs))
 	free := make([][]*redis.IntCmd, len(gs))
 	for i, g := range gs {
-		for _, b := range bucketsOf(g.ID, shards[g.ID]) {
-			fresh[i] = append(fresh[i], pipe.Get(ctx, freshKey(b)))
-			free[i] = append(free[i], pipe.LLen(ctx, freeKey(b)))
+		for _, b := range BucketsOf(g.ID, shards[g.ID]) {
+			fresh[i] = append(fresh[i], pipe.Get(ctx, FreshKey(b)))
+			free[i] = append(free[i], pipe.LLen(ctx, FreeKey(b)))
 		}
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
@@ -239,6 +234,15 @@ func (s *Sale) fillRemaining(ctx context.Context, gs []*model.Goods) error {
 	return nil
 }
 
-func (s *Sale) slotGoodsRows(ctx context.Context, slotID int64) ([]model.Goods, error) {
+func (s *Sale) SlotGoodsRows(ctx context.Context, slotID int64) ([]model.Goods, error) {
 	return s.queryGoods(ctx, `g.slot_id = ? ORDER BY g.id`, slotID)
+}
+
+// hiddenFlag is the goods' hidden field in Redis ("1": shoppers may not
+// see it, and its grabs are refused as not found; "0": listed).
+func HiddenFlag(g *model.Goods) string {
+	if g.Listed() {
+		return "0"
+	}
+	return "1"
 }

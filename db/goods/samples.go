@@ -13,6 +13,7 @@ import (
 
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // MaxSamples is how many one-second samples of a goods Redis keeps: an hour.
@@ -64,12 +65,12 @@ type merchants struct {
 // pipelined round trip and sends each new one live to its merchant. The
 // worker calls it every flush interval; a second already sampled is skipped.
 func (s *Service) SampleActive(ctx context.Context) error {
-	ids, err := s.activeGoods(ctx)
+	ids, err := s.ActiveGoods(ctx)
 	if err != nil || len(ids) == 0 {
 		return err
 	}
 	now := s.Now().UnixMilli()
-	shards, err := s.shardsOf(ctx, false, ids...)
+	shards, err := s.ShardsOf(ctx, false, ids...)
 	if err != nil {
 		return err
 	}
@@ -77,8 +78,8 @@ func (s *Service) SampleActive(ctx context.Context) error {
 		pipe := s.Redis.Pipeline()
 		cmds := make([][]*redis.Cmd, len(ids)) // per goods, per bucket
 		for i, id := range ids {
-			for _, b := range bucketsOf(id, shards[id]) {
-				cmds[i] = append(cmds[i], eval(pipe, []string{freshKey(b), freeKey(b), countsKey(b), seqKey(b), samplesKey(b)}, int64(b.n)*BucketSeqSpan))
+			for _, b := range BucketsOf(id, shards[id]) {
+				cmds[i] = append(cmds[i], eval(pipe, []string{FreshKey(b), FreeKey(b), CountsKey(b), SeqKey(b), SamplesKey(b)}, int64(b.N)*BucketSeqSpan))
 			}
 		}
 		_, err := pipe.Exec(ctx)
@@ -181,14 +182,14 @@ func (s *Service) Samples(ctx context.Context, by model.Claims, id int64) ([]mod
 }
 
 func (s *Service) samples(ctx context.Context, id int64) ([]model.Sample, error) {
-	bs, err := s.bucketsOfGoods(ctx, id)
+	bs, err := s.BucketsOfGoods(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	var out []model.Sample
 	bySecond := map[int64]int{} // second → its place in out
 	for _, b := range bs {
-		recs, err := s.Redis.LRange(ctx, samplesKey(b), 0, -1).Result()
+		recs, err := s.Redis.LRange(ctx, SamplesKey(b), 0, -1).Result()
 		if err != nil {
 			return nil, fmt.Errorf("samples of goods %d: %w", id, err)
 		}
@@ -228,10 +229,10 @@ func sumSamples(smps []model.Sample) model.Sample {
 
 // SlotSamples returns the kept samples of every goods of a slot the caller manages, each goods' oldest first.
 func (s *Service) SlotSamples(ctx context.Context, by model.Claims, slotID int64) ([]model.Sample, error) {
-	if _, err := s.ownedSlot(ctx, by, slotID); err != nil {
+	if _, err := s.OwnedSlot(ctx, by, slotID); err != nil {
 		return nil, err
 	}
-	gs, err := s.slotGoodsRows(ctx, slotID)
+	gs, err := s.SlotGoodsRows(ctx, slotID)
 	if err != nil {
 		return nil, err
 	}
@@ -245,3 +246,14 @@ func (s *Service) SlotSamples(ctx context.Context, by model.Claims, slotID int64
 	}
 	return out, nil
 }
+
+// sampleFields are the fields of a sample of a goods' sale,
+// "at|remaining|unpaid|paid|grabs" (at in unix ms), as sampleScript writes
+// them to the goods' list of samples and parseSample reads them.
+var sampleFields = rdb.NewRecord("sample", "SMP_", "|",
+	rdb.Field[model.Sample]{Name: "at", Int: func(s *model.Sample) *int64 { return &s.At }},
+	rdb.Field[model.Sample]{Name: "remaining", Int: func(s *model.Sample) *int64 { return &s.Remaining }},
+	rdb.Field[model.Sample]{Name: "unpaid", Int: func(s *model.Sample) *int64 { return &s.Unpaid }},
+	rdb.Field[model.Sample]{Name: "paid", Int: func(s *model.Sample) *int64 { return &s.Paid }},
+	rdb.Field[model.Sample]{Name: "grabs", Int: func(s *model.Sample) *int64 { return &s.Grabs }},
+)

@@ -44,23 +44,23 @@ func (s *Sale) seqBlock() int64 {
 
 // reserveSeqs records that bucket b may issue sequences up to ceiling (kept
 // inside the bucket's range; never lowered) and returns the ceiling recorded.
-func (s *Sale) reserveSeqs(ctx context.Context, b bucket, ceiling int64) (int64, error) {
-	_, hi := bucketIDs(b.goods, b.n)
+func (s *Sale) reserveSeqs(ctx context.Context, b Bucket, ceiling int64) (int64, error) {
+	_, hi := bucketIDs(b.Goods, b.N)
 	ceiling = min(ceiling, hi%OrderSeqSpan)
 	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO goods_seq_blocks (goods_id, bucket, ceiling) VALUES (?, ?, ?)
 		ON CONFLICT (goods_id, bucket) DO UPDATE SET ceiling = CASE WHEN excluded.ceiling > goods_seq_blocks.ceiling
 			THEN excluded.ceiling ELSE goods_seq_blocks.ceiling END
-		RETURNING ceiling`, b.goods, b.n, ceiling).Scan(&ceiling)
+		RETURNING ceiling`, b.Goods, b.N, ceiling).Scan(&ceiling)
 	if err != nil {
-		return 0, fmt.Errorf("reserve order sequences of goods %d bucket %d: %w", b.goods, b.n, err)
+		return 0, fmt.Errorf("reserve order sequences of goods %d bucket %d: %w", b.Goods, b.N, err)
 	}
 	return ceiling, nil
 }
 
 // reservedSeqs is the ceiling recorded for bucket b (0: none yet).
-func (s *Sale) reservedSeqs(ctx context.Context, b bucket) (int64, error) {
+func (s *Sale) reservedSeqs(ctx context.Context, b Bucket) (int64, error) {
 	var c int64
-	err := s.SQL.R.QueryRowContext(ctx, `SELECT ceiling FROM goods_seq_blocks WHERE goods_id = ? AND bucket = ?`, b.goods, b.n).Scan(&c)
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT ceiling FROM goods_seq_blocks WHERE goods_id = ? AND bucket = ?`, b.Goods, b.N).Scan(&c)
 	if errors.Is(err, sql.ErrNoRows) {
 		return 0, nil
 	}
@@ -84,20 +84,20 @@ return c
 
 // extendSeqs reserves the next block of bucket b above the sequences it has
 // issued, then raises its ceiling in Redis: a grab that met the ceiling.
-func (s *Sale) extendSeqs(ctx context.Context, b bucket) error {
-	seq, err := s.Redis.Get(ctx, seqKey(b)).Int64()
+func (s *Sale) extendSeqs(ctx context.Context, b Bucket) error {
+	seq, err := s.Redis.Get(ctx, SeqKey(b)).Int64()
 	if err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("read the order sequence of goods %d bucket %d: %w", b.goods, b.n, err)
+		return fmt.Errorf("read the order sequence of goods %d bucket %d: %w", b.Goods, b.N, err)
 	}
 	c, err := s.reserveSeqs(ctx, b, seq+s.seqBlock())
 	if err != nil {
 		return err
 	}
 	if c <= seq {
-		return fmt.Errorf("goods %d bucket %d: its order sequences are used up", b.goods, b.n)
+		return fmt.Errorf("goods %d bucket %d: its order sequences are used up", b.Goods, b.N)
 	}
-	if err := raiseCeilScript.Run(ctx, s.Redis, []string{infoKey(b)}, c).Err(); err != nil {
-		return fmt.Errorf("raise the sequence ceiling of goods %d bucket %d: %w", b.goods, b.n, err)
+	if err := raiseCeilScript.Run(ctx, s.Redis, []string{InfoKey(b)}, c).Err(); err != nil {
+		return fmt.Errorf("raise the sequence ceiling of goods %d bucket %d: %w", b.Goods, b.N, err)
 	}
 	return nil
 }

@@ -43,31 +43,31 @@ const MaxShards = 8
 const BucketSeqSpan = OrderSeqSpan / 10
 
 // bucket names one bucket of a goods: bucket n of k.
-type bucket struct {
-	goods int64
-	n, k  int
+type Bucket struct {
+	Goods int64
+	N, K  int
 }
 
 // bucketsOf lists the k buckets of goods id.
-func bucketsOf(id int64, k int) []bucket {
+func BucketsOf(id int64, k int) []Bucket {
 	k = max(k, 1)
-	out := make([]bucket, k)
+	out := make([]Bucket, k)
 	for i := range out {
-		out[i] = bucket{goods: id, n: i, k: k}
+		out[i] = Bucket{Goods: id, N: i, K: k}
 	}
 	return out
 }
 
 // bucket0 is the goods' first (for one-bucket goods, only) bucket.
-func bucket0(id int64) bucket { return bucket{goods: id, k: 1} }
+func Bucket0(id int64) Bucket { return Bucket{Goods: id, K: 1} }
 
 // bucketOfSeq is the bucket an order sequence belongs to.
-func bucketOfSeq(id, seq int64, k int) bucket {
-	return bucket{goods: id, n: int(seq / BucketSeqSpan), k: max(k, 1)}
+func BucketOfSeq(id, seq int64, k int) Bucket {
+	return Bucket{Goods: id, N: int(seq / BucketSeqSpan), K: max(k, 1)}
 }
 
 // homeBucket is the bucket of k holding the user's orders and limit mark.
-func homeBucket(userID int64, k int) int {
+func HomeBucket(userID int64, k int) int {
 	if k <= 1 {
 		return 0
 	}
@@ -95,20 +95,20 @@ var tagCache sync.Map // bucket → its hash tag
 // b-th k-th of the slot space counted from bucket 0's: with the slots split
 // evenly over k nodes (as redis-cli --cluster create does) each bucket is on
 // its own node. It depends on the goods ID, b and k alone.
-func (b bucket) tag() string {
-	if b.n == 0 {
-		return hashTag(b.goods)
+func (b Bucket) Tag() string {
+	if b.N == 0 {
+		return HashTag(b.Goods)
 	}
 	if t, ok := tagCache.Load(b); ok {
 		return t.(string)
 	}
-	id := strconv.FormatInt(b.goods, 10)
+	id := strconv.FormatInt(b.Goods, 10)
 	s0 := rdb.Slot("goods:" + id)
-	part := (s0*b.k/rdb.ClusterSlots + b.n) % b.k
+	part := (s0*b.K/rdb.ClusterSlots + b.N) % b.K
 	var t string
 	for i := 1; ; i++ {
 		t = "goods:" + id + ":" + strconv.Itoa(i)
-		if rdb.Slot(t)*b.k/rdb.ClusterSlots == part {
+		if rdb.Slot(t)*b.K/rdb.ClusterSlots == part {
 			break
 		}
 	}
@@ -135,7 +135,7 @@ func (c *shardsCache) forget(id int64) { c.m.Delete(id) }
 // shardsOf returns the bucket count of each goods, from memory while fresh
 // (any age when stale is true: the grab script checks it), else from bucket
 // 0's info in one pipelined round trip; goods not in Redis have 1.
-func (s *Sale) shardsOf(ctx context.Context, stale bool, ids ...int64) (map[int64]int, error) {
+func (s *Sale) ShardsOf(ctx context.Context, stale bool, ids ...int64) (map[int64]int, error) {
 	out := make(map[int64]int, len(ids))
 	var missing []int64
 	now := time.Now()
@@ -152,7 +152,7 @@ func (s *Sale) shardsOf(ctx context.Context, stale bool, ids ...int64) (map[int6
 	pipe := s.Redis.Pipeline()
 	cmds := make([]*redis.StringCmd, len(missing))
 	for i, id := range missing {
-		cmds[i] = pipe.HGet(ctx, infoKey(bucket0(id)), "shards")
+		cmds[i] = pipe.HGet(ctx, InfoKey(Bucket0(id)), "shards")
 	}
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
 		return nil, fmt.Errorf("read goods shards: %w", err)
@@ -169,21 +169,21 @@ func (s *Sale) shardsOf(ctx context.Context, stale bool, ids ...int64) (map[int6
 }
 
 // shardsOne is shardsOf for one goods.
-func (s *Sale) shardsOne(ctx context.Context, id int64, stale bool) (int, error) {
+func (s *Sale) ShardsOne(ctx context.Context, id int64, stale bool) (int, error) {
 	if v, ok := s.shards.m.Load(id); ok && (stale || time.Since(v.(shardsEntry).read) < shardsTTL) {
 		return v.(shardsEntry).k, nil // every grab asks: no map made for one answer
 	}
-	m, err := s.shardsOf(ctx, stale, id)
+	m, err := s.ShardsOf(ctx, stale, id)
 	return m[id], err
 }
 
 // bucketsOfGoods lists the buckets of goods id as Redis holds them now.
-func (s *Sale) bucketsOfGoods(ctx context.Context, id int64) ([]bucket, error) {
-	k, err := s.shardsOne(ctx, id, false)
+func (s *Sale) BucketsOfGoods(ctx context.Context, id int64) ([]Bucket, error) {
+	k, err := s.ShardsOne(ctx, id, false)
 	if err != nil {
 		return nil, err
 	}
-	return bucketsOf(id, k), nil
+	return BucketsOf(id, k), nil
 }
 
 // trips counts, per goods with several buckets, the grabs and their round
@@ -215,9 +215,9 @@ const dryFor = time.Second
 // dryBuckets remembers buckets found without stock.
 type dryBuckets struct{ m sync.Map } // bucket → time.Time until which it is passed over
 
-func (d *dryBuckets) mark(b bucket)  { d.m.Store(b, time.Now().Add(dryFor)) }
-func (d *dryBuckets) clear(b bucket) { d.m.Delete(b) }
-func (d *dryBuckets) dry(b bucket) bool {
+func (d *dryBuckets) mark(b Bucket)  { d.m.Store(b, time.Now().Add(dryFor)) }
+func (d *dryBuckets) clear(b Bucket) { d.m.Delete(b) }
+func (d *dryBuckets) dry(b Bucket) bool {
 	v, ok := d.m.Load(b)
 	return ok && time.Now().Before(v.(time.Time))
 }
@@ -240,18 +240,18 @@ type goodsStock struct {
 // add records bucket b's remaining at version and answers the goods' total
 // and the event's version; buckets not seen yet are read with read (once).
 // ok is false when they could not be read.
-func (t *stockSums) add(b bucket, remaining, version int64, read func(bucket) (int64, bool)) (total, v int64, ok bool) {
+func (t *stockSums) add(b Bucket, remaining, version int64, read func(Bucket) (int64, bool)) (total, v int64, ok bool) {
 	t.mu.Lock()
 	if t.of == nil {
 		t.of = map[int64]*goodsStock{}
 	}
-	g := t.of[b.goods]
-	if g == nil || len(g.remaining) != b.k {
-		g = &goodsStock{remaining: make([]int64, b.k), version: make([]int64, b.k)}
-		t.of[b.goods] = g
+	g := t.of[b.Goods]
+	if g == nil || len(g.remaining) != b.K {
+		g = &goodsStock{remaining: make([]int64, b.K), version: make([]int64, b.K)}
+		t.of[b.Goods] = g
 	}
-	if version > g.version[b.n] {
-		g.remaining[b.n], g.version[b.n] = remaining, version
+	if version > g.version[b.N] {
+		g.remaining[b.N], g.version[b.N] = remaining, version
 	}
 	var unseen []int
 	for i, ver := range g.version {
@@ -261,7 +261,7 @@ func (t *stockSums) add(b bucket, remaining, version int64, read func(bucket) (i
 	}
 	t.mu.Unlock()
 	for _, i := range unseen {
-		n, ok := read(bucket{goods: b.goods, n: i, k: b.k})
+		n, ok := read(Bucket{Goods: b.Goods, N: i, K: b.K})
 		if !ok {
 			return 0, 0, false
 		}
@@ -283,13 +283,13 @@ func (t *stockSums) add(b bucket, remaining, version int64, read func(bucket) (i
 }
 
 // bucketRemaining reads one bucket's remaining stock.
-func (s *Sale) bucketRemaining(b bucket) (int64, bool) {
+func (s *Sale) bucketRemaining(b Bucket) (int64, bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	pipe := s.Redis.Pipeline()
-	fresh, free := pipe.Get(ctx, freshKey(b)), pipe.LLen(ctx, freeKey(b))
+	fresh, free := pipe.Get(ctx, FreshKey(b)), pipe.LLen(ctx, FreeKey(b))
 	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		s.Log.Warn("read a bucket's stock", "goods", b.goods, "bucket", b.n, "err", err)
+		s.Log.Warn("read a bucket's stock", "goods", b.Goods, "bucket", b.N, "err", err)
 		return 0, false
 	}
 	n, _ := fresh.Int64()

@@ -46,21 +46,21 @@ func (s *Ledger) Stats(ctx context.Context, by model.Claims, id int64) (*model.G
 		return nil, err
 	}
 	st := &model.GoodsStats{Stock: g.Stock, Remaining: g.Remaining}
-	bs, err := s.bucketsOfGoods(ctx, id)
+	bs, err := s.BucketsOfGoods(ctx, id)
 	if err != nil {
 		return nil, err
 	}
 	pipe := s.Redis.Pipeline()
-	loaded := pipe.Exists(ctx, infoKey(bucket0(id)))
+	loaded := pipe.Exists(ctx, InfoKey(Bucket0(id)))
 	counts := make([]*redis.MapStringStringCmd, len(bs))
 	pending := make([]*redis.IntCmd, 2*len(bs))
 	oldest := make([]*redis.StringCmd, 2*len(bs)) // each queue's first record: the oldest change it holds
 	for i, b := range bs {                        // the sums over the buckets
-		counts[i] = pipe.HGetAll(ctx, countsKey(b))
-		pending[2*i] = pipe.LLen(ctx, flushQueue(b).Pending)
-		pending[2*i+1] = pipe.LLen(ctx, flushQueue(b).Processing)
-		oldest[2*i] = pipe.LIndex(ctx, flushQueue(b).Pending, 0)
-		oldest[2*i+1] = pipe.LIndex(ctx, flushQueue(b).Processing, 0)
+		counts[i] = pipe.HGetAll(ctx, CountsKey(b))
+		pending[2*i] = pipe.LLen(ctx, FlushQueue(b).Pending)
+		pending[2*i+1] = pipe.LLen(ctx, FlushQueue(b).Processing)
+		oldest[2*i] = pipe.LIndex(ctx, FlushQueue(b).Pending, 0)
+		oldest[2*i+1] = pipe.LIndex(ctx, FlushQueue(b).Processing, 0)
 	}
 	cmds, _ := pipe.Exec(ctx)
 	for _, c := range cmds { // an empty queue's head is redis.Nil
@@ -105,7 +105,7 @@ func durableLag(goodsID int64, heads []*redis.StringCmd, now time.Time) int64 {
 		if h.Val() == "" {
 			continue
 		}
-		if o, err := parseOrderRecord(goodsID, h.Val()); err == nil {
+		if o, err := ParseOrderRecord(goodsID, h.Val()); err == nil {
 			lag = max(lag, now.Sub(o.UpdatedAt).Milliseconds())
 		}
 	}
@@ -118,7 +118,7 @@ func durableLag(goodsID int64, heads []*redis.StringCmd, now time.Time) int64 {
 // revenue); an ended order counts wherever it is (expired, cancelled,
 // failed). Stock and Conflicts are left to the caller.
 func (s *Ledger) durableCounts(ctx context.Context, goodsID int64) (model.GoodsDBStats, error) {
-	return s.durableCountsOf(ctx, goodsID, OrderID(goodsID, 0), OrderID(goodsID, OrderSeqSpan-1))
+	return s.DurableCountsOf(ctx, goodsID, OrderID(goodsID, 0), OrderID(goodsID, OrderSeqSpan-1))
 }
 
 // Conflicts lists the refused orders of goods the caller manages.
@@ -140,8 +140,8 @@ func (s *Ledger) Conflicts(ctx context.Context, by model.Claims, id int64) ([]mo
 			&c.Version, &c.Failure, &c.DiscountCents, &paidCents, &c.UserCouponID, &paidAt, &refundedAt, &c.Reason, &detected, &c.Handled); err != nil {
 			return nil, err
 		}
-		c.CreatedAt, c.ExpiresAt, c.UpdatedAt, c.DetectedAt = msTime(created), msTime(expires), msTime(updated), msTime(detected)
-		fillPaid(&c.Order, paidAt, refundedAt)
+		c.CreatedAt, c.ExpiresAt, c.UpdatedAt, c.DetectedAt = MsTime(created), MsTime(expires), MsTime(updated), MsTime(detected)
+		FillPaid(&c.Order, paidAt, refundedAt)
 		out = append(out, c)
 	}
 	return out, rows.Err()
@@ -149,7 +149,7 @@ func (s *Ledger) Conflicts(ctx context.Context, by model.Claims, id int64) ([]mo
 
 // SlotSales returns a slot the caller manages with the figures of each of its goods.
 func (s *Ledger) SlotSales(ctx context.Context, by model.Claims, slotID int64) (*model.Slot, []model.GoodsSales, error) {
-	sl, err := s.ownedSlot(ctx, by, slotID)
+	sl, err := s.OwnedSlot(ctx, by, slotID)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -18,21 +18,21 @@ func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 	var ids []int64
 	var err error
 	if slotID > 0 {
-		gs, err := s.slotGoodsRows(ctx, slotID)
+		gs, err := s.SlotGoodsRows(ctx, slotID)
 		if err != nil {
 			return err
 		}
 		for _, g := range gs {
 			ids = append(ids, g.ID)
 		}
-	} else if ids, err = s.activeGoods(ctx); err != nil {
+	} else if ids, err = s.ActiveGoods(ctx); err != nil {
 		return err
 	}
 	if len(ids) == 0 {
 		return nil
 	}
 	slices.Sort(ids) // concurrent syncs lock the goods rows in one order
-	shards, err := s.shardsOf(ctx, false, ids...)
+	shards, err := s.ShardsOf(ctx, false, ids...)
 	if err != nil {
 		return err
 	}
@@ -44,12 +44,12 @@ func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 	pipe := s.Redis.Pipeline()
 	rs := make([][]reading, len(ids)) // per goods, per bucket
 	for i, id := range ids {
-		for _, b := range bucketsOf(id, shards[id]) {
-			q := flushQueue(b)
+		for _, b := range BucketsOf(id, shards[id]) {
+			q := FlushQueue(b)
 			rs[i] = append(rs[i], reading{
-				fresh: pipe.Get(ctx, freshKey(b)), free: pipe.LLen(ctx, freeKey(b)),
+				fresh: pipe.Get(ctx, FreshKey(b)), free: pipe.LLen(ctx, FreeKey(b)),
 				pending: pipe.LLen(ctx, q.Pending), processing: pipe.LLen(ctx, q.Processing),
-				unpaid: pipe.HGet(ctx, countsKey(b), model.OrderUnpaid), end: pipe.HGet(ctx, infoKey(b), "end"),
+				unpaid: pipe.HGet(ctx, CountsKey(b), model.OrderUnpaid), end: pipe.HGet(ctx, InfoKey(b), "end"),
 			})
 		}
 	}
@@ -87,7 +87,7 @@ func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 		return fmt.Errorf("sync stock: %w", err)
 	}
 	if len(done) > 0 {
-		return s.Redis.SRem(ctx, activeKey, done...).Err()
+		return s.Redis.SRem(ctx, ActiveKey, done...).Err()
 	}
 	return nil
 }

@@ -1,0 +1,6 @@
+package goods
+
+// Ledger keeps the orders.
+type Ledger struct {
+	*Sale
+}
