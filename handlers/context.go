@@ -20,6 +20,7 @@ import (
 	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/checkout"
 	"github.com/seckill/seckill/db/coupon"
+	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
@@ -53,7 +54,7 @@ type Handlers struct {
 	Audit    *audit.Service
 	Goods    *goods.Service
 	// Fair is fair sales: the waiting room, raffles and the proof of work.
-	Fair *goods.Fair
+	Fair     *fair.Service
 	Checkout *checkout.Service
 	Tokens   *account.Tokens
 	TokenTTL time.Duration

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/seckill/seckill/db/demo"
-	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
@@ -43,7 +43,7 @@ type Area struct {
 // Process is what an area's Serve gets of the web process.
 type Process struct {
 	// Sockets are the live hub's sockets of this process.
-	Sockets goods.QueueSockets
+	Sockets fair.QueueSockets
 	// Failovers is this process's count of Redis failover errors.
 	Failovers func() int64
 }

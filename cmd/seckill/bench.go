@@ -23,6 +23,7 @@ import (
 	"github.com/seckill/seckill/cmd/seckill/naive"
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
@@ -118,7 +119,7 @@ type benchTarget struct {
 	Backend   *backend.Backend
 	Accounts  *account.Service
 	Goods     *goods.Service // nil against a remote server
-	Fair      *goods.Fair    // nil against a remote server
+	Fair      *fair.Service  // nil against a remote server
 	Tokens    *account.Tokens
 	Users     []*model.User
 	tokens    []string

@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
-	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/fair"
 )
 
 // The fair sale (issue 22, item 6): human shoppers and a fleet of bots in
@@ -45,7 +45,7 @@ type fairConfig struct {
 func defaultFairConfig() fairConfig {
 	return fairConfig{Humans: 1000, Bots: 50, Accounts: 20, Stock: 400, Arrive: 10 * time.Second,
 		ThinkMin: time.Second, ThinkMax: 3 * time.Second, Poll: time.Second, Wait: 30 * time.Second,
-		PowBits: goods.DefaultPowBits, PowFor: 5 * time.Second}
+		PowBits: fair.DefaultPowBits, PowFor: 5 * time.Second}
 }
 
 // smokeFairConfig is a tiny sale with short waits, for tests.

@@ -6,7 +6,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/fair"
 )
 
 // One fair sale as it runs: the humans and the bots of the fleet, each
@@ -66,7 +66,7 @@ func (r *fairRun) proof(w int) ([]string, bool) {
 // proof fetches and solves a challenge of goods id for shopper w; seen, when
 // set, is given the challenge request's outcome, latency and the bits asked.
 func (f *fairBench) proof(w int, id int64, seen func(code string, d time.Duration, bits int)) []string {
-	var ch goods.Challenge
+	var ch fair.Challenge
 	code, d := f.call(w, "GET", fmt.Sprintf("/api/pow?goods=%d", id), nil, &ch)
 	if seen != nil {
 		seen(code, d, ch.Bits)
@@ -74,7 +74,7 @@ func (f *fairBench) proof(w int, id int64, seen func(code string, d time.Duratio
 	if code != "ok" || ch.Bits == 0 {
 		return nil // the action says what is missing
 	}
-	return []string{"X-Pow: " + goods.SolvePow(ch)}
+	return []string{"X-Pow: " + fair.SolvePow(ch)}
 }
 
 // fairTicket is a waiting-room ticket (DESIGN §6).

@@ -9,7 +9,7 @@ import (
 	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
 
-	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/views"
 )
 
@@ -19,11 +19,11 @@ import (
 // default is chosen so the median stays under 500 ms; not asserted: the
 // machine may be busy).
 func TestFairBrowserPowGrab(t *testing.T) {
-	if views.PowBitsSuggested != goods.DefaultPowBits {
-		t.Fatalf("the form suggests %d bits, the default is %d", views.PowBitsSuggested, goods.DefaultPowBits)
+	if views.PowBitsSuggested != fair.DefaultPowBits {
+		t.Fatalf("the form suggests %d bits, the default is %d", views.PowBitsSuggested, fair.DefaultPowBits)
 	}
 	a := startApp(t)
-	g := a.fairGoods(goods.DefaultPowBits, false, -time.Minute)
+	g := a.fairGoods(fair.DefaultPowBits, false, -time.Minute)
 	name, _ := a.register("powshopper")
 	ctx := newBrowser(t)
 	browse(t, ctx, "log in", browserLogin(ctx, a.URL, name, "password123"))
@@ -56,7 +56,7 @@ func TestFairBrowserPowGrab(t *testing.T) {
 	}
 	sort.Float64s(ms)
 	t.Logf("Chromium solves %d bits (SHA-256, Web Worker): median %.0f ms, p90 %.0f ms, min %.0f ms, max %.0f ms over %d solves",
-		goods.DefaultPowBits, ms[solves/2], ms[solves*9/10], ms[0], ms[solves-1], solves)
+		fair.DefaultPowBits, ms[solves/2], ms[solves*9/10], ms[0], ms[solves-1], solves)
 
 	// The plain-JavaScript digest (for pages without crypto.subtle: plain
 	// HTTP off localhost) finds solutions the server takes: a grab with one wins.
@@ -77,5 +77,5 @@ func TestFairBrowserPowGrab(t *testing.T) {
 	if plain.Status != 201 || !plain.JS {
 		t.Fatalf("grab with the plain-JavaScript solution: %+v, want 201 solved by the JavaScript digest", plain)
 	}
-	t.Logf("the plain-JavaScript digest solved %d bits in %.0f ms", goods.DefaultPowBits, plain.Ms)
+	t.Logf("the plain-JavaScript digest solved %d bits in %.0f ms", fair.DefaultPowBits, plain.Ms)
 }

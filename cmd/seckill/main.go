@@ -29,6 +29,7 @@ import (
 	"github.com/seckill/seckill/db/checkout"
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/demo"
+	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
@@ -108,7 +109,7 @@ type Main struct {
 	Accounts   *account.Service
 	Audit      *audit.Service
 	Goods      *goods.Service
-	Fair       *goods.Fair
+	Fair       *fair.Service
 	RedPackets *redpacket.Service
 	Checkout   *checkout.Service
 	Tokens     *account.Tokens
@@ -228,7 +229,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.RedPackets = &redpacket.Service{Backend: m.Backend}
 	m.Goods = goods.New(m.Backend)
 	m.Goods.OrderTTL = m.Config.OrderTTL
-	m.Fair = goods.NewFair(m.Goods)
+	m.Fair = fair.New(m.Goods)
 	m.Fair.PowKey = outbound.DeriveKey("", secret, "seckill proof of work key") // every process signs and checks alike
 	m.Checkout = &checkout.Service{Backend: m.Backend, Goods: m.Goods, Coupons: m.Coupons,
 		PaymentSecret: checkout.PaymentKey(m.Config.PaymentSecret, secret)}

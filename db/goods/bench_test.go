@@ -2,6 +2,7 @@ package goods_test
 
 import (
 	"fmt"
+	"github.com/seckill/seckill/db/goods/sale"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -73,7 +74,7 @@ func BenchmarkFlushOrders(b *testing.B) {
 					seq := int64(i + 1)
 					recs[i] = fmt.Sprintf("%d|%d|%d|4999|%s|%d|%d|%d|%d", seq, seq, orders-seq+1, status, now, now+900_000, version, now+version)
 				}
-				if err := e.s.Redis.RPush(e.ctx, goods.Key(g.ID, "pending"), recs...).Err(); err != nil {
+				if err := e.s.Redis.RPush(e.ctx, sale.Key(g.ID, "pending"), recs...).Err(); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -1,6 +1,7 @@
 package goods_test
 
 import (
+	"github.com/seckill/seckill/db/goods/sale"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -10,7 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/goods/orders"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -56,7 +57,7 @@ func TestExpireDueAtDeadlineOnce(t *testing.T) { eachShards(t, testExpireDueAtDe
 
 func testExpireDueAtDeadlineOnce(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	const n = goods.ExpiryBatch*2 + 17
+	const n = orders.ExpiryBatch*2 + 17
 	g := e.liveGoods(n+5, 1)
 	orders := e.grabMany(g.ID, n)
 	deadline := orders[0].ExpiresAt // the clock stood still: one deadline for all
@@ -77,7 +78,7 @@ func testExpireDueAtDeadlineOnce(t *testing.T, k int) {
 	if left := e.remaining(g.ID); left != n+5 {
 		t.Fatalf("remaining %d, want every unit back (%d)", left, n+5)
 	}
-	if z, _ := e.s.Redis.ZCard(e.ctx, goods.Key(g.ID, "deadlines")).Result(); z != 0 {
+	if z, _ := e.s.Redis.ZCard(e.ctx, sale.Key(g.ID, "deadlines")).Result(); z != 0 {
 		t.Fatalf("%d deadlines left", z)
 	}
 	e.checkSettled(g.ID, 0, 0, n)
@@ -93,7 +94,7 @@ func TestExpireDueRacesPay(t *testing.T) { eachShards(t, testExpireDueRacesPay) 
 
 func testExpireDueRacesPay(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	const n = 3 * goods.ExpiryBatch
+	const n = 3 * orders.ExpiryBatch
 	g := e.liveGoods(n, 1)
 	orders := e.grabMany(g.ID, n)
 	e.clk.Set(orders[n-1].ExpiresAt) // the tick sees every order due
@@ -244,8 +245,8 @@ func testExpireDueDropsStaleDeadlines(t *testing.T, k int) {
 	if _, err := e.s.PayOrder(e.ctx, 1, o.ID); err != nil {
 		t.Fatal(err)
 	}
-	_, seq, _ := goods.SplitOrderID(o.ID)
-	key := goods.Key(g.ID, "deadlines")
+	_, seq, _ := sale.SplitOrderID(o.ID)
+	key := sale.Key(g.ID, "deadlines")
 	e.s.Redis.ZAdd(e.ctx, key, redis.Z{Score: float64(o.ExpiresAt.UnixMilli()), Member: strconv.FormatInt(seq, 10)})
 	e.clk.Set(o.ExpiresAt.Add(time.Second))
 	if got := e.expireDue(); got != 0 {

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -147,7 +148,7 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 		if err != nil {
 			return err
 		}
-		if id > MaxID {
+		if id > sale.MaxID {
 			return db.Errorf(db.ECONFLICT, "the goods table is full")
 		}
 		return nil
@@ -159,7 +160,7 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 	if err != nil {
 		return nil, err
 	}
-	if PreheatDue(s.Now(), g.StartAt, g.EndAt) {
+	if sale.PreheatDue(s.Now(), g.StartAt, g.EndAt) {
 		if _, err := s.Load(ctx, g); err != nil {
 			return nil, err
 		}

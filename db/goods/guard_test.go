@@ -3,13 +3,14 @@ package goods_test
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/seckill/seckill/db/goods/sale"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/goods/orders"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
@@ -31,13 +32,13 @@ func (e *goodsEnv) staleSale() staleSale {
 	if _, err := e.s.PayOrder(e.ctx, 1, o1.ID); err != nil {
 		e.t.Fatal(err)
 	}
-	snapshot, err := e.s.Redis.Get(e.ctx, goods.Key(g.ID, "fresh")).Result()
+	snapshot, err := e.s.Redis.Get(e.ctx, sale.Key(g.ID, "fresh")).Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	o3 := e.grab(3, g.ID)
 	e.flush()
-	if err := e.s.Redis.Set(e.ctx, goods.Key(g.ID, "fresh"), snapshot, 0).Err(); err != nil { // the restore
+	if err := e.s.Redis.Set(e.ctx, sale.Key(g.ID, "fresh"), snapshot, 0).Err(); err != nil { // the restore
 		e.t.Fatal(err)
 	}
 	return staleSale{g: g, orders: []*model.Order{o1, o2, o3}}
@@ -63,12 +64,12 @@ func (e *goodsEnv) liveUnits(goodsID int64) map[int64]int64 {
 	if err := rows.Err(); err != nil {
 		e.t.Fatal(err)
 	}
-	recs, err := e.s.Redis.HGetAll(e.ctx, goods.Key(goodsID, "orders")).Result()
+	recs, err := e.s.Redis.HGetAll(e.ctx, sale.Key(goodsID, "orders")).Result()
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	for seq, rec := range recs {
-		o, err := goods.ParseOrderRecord(goodsID, rec)
+		o, err := sale.ParseOrderRecord(goodsID, rec)
 		if err != nil {
 			e.t.Fatalf("order %s: %v", seq, err)
 		}
@@ -113,7 +114,7 @@ func (u *userEvents) waitOrder(t *testing.T, orderID int64, match func(*model.Or
 	for {
 		select {
 		case ev := <-u.ch:
-			var oe goods.OrderEvent
+			var oe sale.OrderEvent
 			if err := json.Unmarshal([]byte(ev), &oe); err == nil && oe.Type == "order" && oe.Order != nil && oe.Order.ID == orderID && match(oe.Order) {
 				return oe.Order
 			}
@@ -230,11 +231,11 @@ func TestPaidConflictOutsideRedisFails(t *testing.T) {
 func testPaidConflictOutsideRedisFails(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	g := e.liveGoods(3, 1)
-	id := goods.OrderID(g.ID, 7)
+	id := sale.OrderID(g.ID, 7)
 	now := e.clk.Now().UnixMilli()
 	if _, err := e.s.SQL.W.Exec(`INSERT INTO order_conflicts (id, goods_id, user_id, unit, amount_cents, status, created_ms, expires_ms,
 		updated_ms, version, reason, detected_ms, handled) VALUES (?, ?, 9, 1, 4999, 'paid', ?, ?, ?, 2, ?, ?, 0)`,
-		id, g.ID, now, now+1, now, goods.ConflictUnitTaken, now); err != nil {
+		id, g.ID, now, now+1, now, orders.ConflictUnitTaken, now); err != nil {
 		t.Fatal(err)
 	}
 	events := e.watchUser(9)
@@ -331,7 +332,7 @@ func testApplyOrdersGuardsEveryPath(t *testing.T, k int) {
 	}
 	apply := func(recs ...string) {
 		t.Helper()
-		q := goods.Key(g.ID, "processing")
+		q := sale.Key(g.ID, "processing")
 		if err := e.s.Redis.RPush(e.ctx, q, recs).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -360,7 +361,7 @@ func testApplyOrdersGuardsEveryPath(t *testing.T, k int) {
 				if err := rows.Scan(&table, &id, &user, &status, &version, &reason); err != nil {
 					t.Fatal(err)
 				}
-				_, seq, _ := goods.SplitOrderID(id)
+				_, seq, _ := sale.SplitOrderID(id)
 				out[fmt.Sprintf("%s %d", table, seq)] = strings.TrimSpace(fmt.Sprintf("user %d %s v%d %s", user, status, version, reason))
 			}
 			if err := rows.Err(); err != nil {

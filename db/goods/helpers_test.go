@@ -11,6 +11,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
@@ -21,7 +22,7 @@ import (
 type goodsEnv struct {
 	t        testing.TB
 	s        *goods.Service
-	f        *goods.Fair // fair sales, plugged into s
+	f        *fair.Service // fair sales, plugged into s
 	clk      *dbtest.Clock
 	merchant model.Claims
 	ctx      context.Context
@@ -53,7 +54,7 @@ func newGoodsEnv(t testing.TB) *goodsEnv {
 	s := goods.New(b)
 	s.OrderTTL = 15 * time.Minute
 	ctx := context.Background()
-	return &goodsEnv{t: t, s: s, f: goods.NewFair(s), clk: clk, merchant: newMerchant(t, sq), ctx: ctx}
+	return &goodsEnv{t: t, s: s, f: fair.New(s), clk: clk, merchant: newMerchant(t, sq), ctx: ctx}
 }
 
 // newMerchant adds the merchant account the slots and goods belong to
@@ -79,7 +80,7 @@ func (e *goodsEnv) twin() (*goods.Service, *dbtest.Clock) {
 }
 
 // twinFair is twin's fair sales, plugged into the twin's goods.
-func (e *goodsEnv) twinFair() (*goods.Fair, *dbtest.Clock) {
+func (e *goodsEnv) twinFair() (*fair.Service, *dbtest.Clock) {
 	b := *e.s.Backend
 	b.Events = live.New(e.s.Redis)
 	clk := dbtest.NewClock(e.clk.Now())

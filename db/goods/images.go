@@ -11,6 +11,7 @@ import (
 	"regexp"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -19,17 +20,6 @@ const MaxImageBytes = 2 << 20
 
 // imageTypes are the picture formats taken, by the type content sniffing finds.
 var imageTypes = map[string]bool{"image/png": true, "image/jpeg": true, "image/webp": true, "image/gif": true}
-
-// ImagePath is where pictures are served; a picture's URL is ImagePath and its hash.
-const ImagePath = "/images/"
-
-// ImageURL is the content-addressed URL of the picture with this hash ("" for none).
-func ImageURL(hash string) string {
-	if hash == "" {
-		return ""
-	}
-	return ImagePath + hash
-}
 
 var imageHash = regexp.MustCompile(`^[0-9a-f]{64}$`)
 
@@ -90,3 +80,6 @@ func (s *Service) Image(ctx context.Context, hash string) (*Image, error) {
 	}
 	return img, nil
 }
+
+// ImagePath is where pictures are served; a picture's URL is ImagePath and its hash.
+const ImagePath = sale.ImagePath

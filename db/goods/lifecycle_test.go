@@ -1,6 +1,7 @@
 package goods_test
 
 import (
+	"github.com/seckill/seckill/db/goods/sale"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -10,6 +11,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/goods/orders"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
@@ -27,15 +29,15 @@ func testPreheatIdempotent(t *testing.T, k int) {
 	if e.stats(far.ID).Loaded {
 		t.Fatal("goods an hour away is loaded")
 	}
-	near := e.goods(e.slot(goods.PreheatWindow/2, time.Hour), 10, 1)
+	near := e.goods(e.slot(sale.PreheatWindow/2, time.Hour), 10, 1)
 	if !e.stats(near.ID).Loaded {
 		t.Fatal("goods created inside the preheat window is not loaded at once")
 	}
-	e.clk.Advance(time.Hour - goods.PreheatWindow)
+	e.clk.Advance(time.Hour - sale.PreheatWindow)
 	if n, err := e.s.Preheat(e.ctx); err != nil || n != 1 {
 		t.Fatalf("preheat in the window loaded %d (%v), want 1", n, err)
 	}
-	e.clk.Advance(goods.PreheatWindow)
+	e.clk.Advance(sale.PreheatWindow)
 	for u := int64(1); u <= 3; u++ {
 		e.grab(u, far.ID)
 	}
@@ -113,7 +115,7 @@ func testOldSnapshotDurableGuard(t *testing.T, k int) {
 	}
 	e.flush()
 	// The "restore": the counter goes back to where it was before units 8..6 were sold.
-	if err := e.s.Redis.IncrBy(e.ctx, goods.Key(g.ID, "fresh"), 3).Err(); err != nil {
+	if err := e.s.Redis.IncrBy(e.ctx, sale.Key(g.ID, "fresh"), 3).Err(); err != nil {
 		t.Fatal(err)
 	}
 	var extra []*model.Order
@@ -131,7 +133,7 @@ func testOldSnapshotDurableGuard(t *testing.T, k int) {
 
 	var live, conflicts int
 	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM orders WHERE goods_id = ? AND status IN ('unpaid','paid')`, g.ID).Scan(&live)
-	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ? AND reason = ?`, g.ID, goods.ConflictUnitTaken).Scan(&conflicts)
+	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ? AND reason = ?`, g.ID, orders.ConflictUnitTaken).Scan(&conflicts)
 	if live != 10 || conflicts != 3 {
 		t.Fatalf("SQLite: %d live orders and %d conflicts, want 10 and 3", live, conflicts)
 	}

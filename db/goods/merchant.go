@@ -7,6 +7,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 )
@@ -35,7 +36,7 @@ func (s *Service) pushWindow(ctx context.Context, g *model.Goods) error {
 		return err
 	}
 	for _, b := range bs {
-		if err := windowScript.Run(ctx, s.Redis, []string{InfoKey(b)}, g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), HiddenFlag(g)).Err(); err != nil {
+		if err := windowScript.Run(ctx, s.Redis, []string{sale.InfoKey(b)}, g.StartAt.UnixMilli(), g.EndAt.UnixMilli(), sale.HiddenFlag(g)).Err(); err != nil {
 			return fmt.Errorf("move the window of goods %d: %w", g.ID, err)
 		}
 	}
@@ -186,7 +187,7 @@ func (s *Service) ShopperGoods(ctx context.Context, by model.Claims, id int64) (
 	if err != nil {
 		return nil, err
 	}
-	if !g.Listed() && !Owns(by, g.MerchantID) {
+	if !g.Listed() && !sale.Owns(by, g.MerchantID) {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", id)
 	}
 	return g, nil
@@ -198,7 +199,7 @@ func (s *Service) ShopperSlot(ctx context.Context, by model.Claims, id int64) (*
 	if err != nil {
 		return nil, err
 	}
-	if sl.Hidden && !Owns(by, sl.MerchantID) {
+	if sl.Hidden && !sale.Owns(by, sl.MerchantID) {
 		return nil, db.Errorf(db.ENOTFOUND, "slot %d not found", id)
 	}
 	return sl, nil
@@ -216,7 +217,7 @@ func (s *Service) ShopperSlotGoods(ctx context.Context, by model.Claims, slotID 
 	}
 	out := gs[:0]
 	for _, g := range gs {
-		if g.Listed() || Owns(by, g.MerchantID) {
+		if g.Listed() || sale.Owns(by, g.MerchantID) {
 			out = append(out, g)
 		}
 	}

@@ -1,11 +1,11 @@
 package goods_test
 
 import (
+	"github.com/seckill/seckill/db/goods/sale"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -13,7 +13,7 @@ import (
 func (e *goodsEnv) mineLen(goodsID, userID int64) int {
 	e.t.Helper()
 	k := max(e.shards, 1)
-	v, err := e.s.Redis.HGet(e.ctx, goods.BucketKey(goodsID, goods.HomeBucket(userID, k), k, "mine"), strconv.FormatInt(userID, 10)).Result()
+	v, err := e.s.Redis.HGet(e.ctx, sale.BucketKey(goodsID, sale.HomeBucket(userID, k), k, "mine"), strconv.FormatInt(userID, 10)).Result()
 	if err != nil || v == "" {
 		return 0
 	}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 )
@@ -26,7 +26,7 @@ func testOrderEventEncoding(t *testing.T, k int) {
 	}
 	defer sub.Close()
 	o := e.grab(7, g.ID)
-	want, _ := json.Marshal(goods.OrderEvent{Type: "order", Order: o})
+	want, _ := json.Marshal(sale.OrderEvent{Type: "order", Order: o})
 	timeout := time.After(5 * time.Second)
 	for {
 		select {
@@ -78,7 +78,7 @@ func testBatchedWinsShareOneEncoding(t *testing.T, k int) {
 		go func() {
 			defer wg.Done()
 			<-start
-			o, enc, err := e.s.GrabJSON(e.ctx, u, g.ID, goods.Pass{})
+			o, enc, err := e.s.GrabJSON(e.ctx, u, g.ID, sale.Pass{})
 			if err != nil {
 				t.Errorf("user %d: %v", u, err)
 				return
@@ -103,7 +103,7 @@ func testBatchedWinsShareOneEncoding(t *testing.T, k int) {
 		if a.o.UserID != u || string(a.enc) != string(want) {
 			t.Fatalf("user %d: answer %s for order %+v, want %s", u, a.enc, a.o, want)
 		}
-		event, _ := json.Marshal(goods.OrderEvent{Type: "order", Order: a.o})
+		event, _ := json.Marshal(sale.OrderEvent{Type: "order", Order: a.o})
 		timeout := time.After(5 * time.Second)
 	wait:
 		for {

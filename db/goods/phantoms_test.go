@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/goods/orders"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -54,7 +54,7 @@ func TestPhantomWinsFoundAndTold(t *testing.T) {
 	if err := e.s.SQL.R.QueryRow(`SELECT kind, message FROM notifications WHERE user_id = ?`, users[2]).Scan(&kind, &msg); err != nil {
 		t.Fatalf("the shopper's inbox has nothing: %v", err)
 	}
-	if kind != goods.NotificationOrderFailed || !strings.Contains(msg, "#"+model.OrderNumber(lost.ID)) || !strings.Contains(msg, "Nothing was charged") {
+	if kind != orders.NotificationOrderFailed || !strings.Contains(msg, "#"+model.OrderNumber(lost.ID)) || !strings.Contains(msg, "Nothing was charged") {
 		t.Fatalf("inbox: %s %q", kind, msg)
 	}
 	var others int

@@ -2,6 +2,7 @@ package goods_test
 
 import (
 	"fmt"
+	"github.com/seckill/seckill/db/goods/sale"
 	"strings"
 	"testing"
 	"time"
@@ -44,7 +45,7 @@ func TestOrderRecordRoundTrip(t *testing.T) {
 		"failure": model.FailureRefundDue, "discount": "1234", "coupon": "77", "paid_at": ms(paidAt),
 	}
 	// Go and Lua each read what the scripts wrote, every field, and write it back byte for byte.
-	got, again, err := goods.OrderRecordFields(rec)
+	got, again, err := sale.OrderRecordFields(rec)
 	if err != nil {
 		t.Fatalf("Go reads the record the scripts wrote: %v", err)
 	}
@@ -52,19 +53,19 @@ func TestOrderRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dbtest.CheckRecord(t, "order", rec, goods.OrderFieldNames(), want,
+	dbtest.CheckRecord(t, "order", rec, sale.OrderFieldNames(), want,
 		dbtest.RecordRead{Fields: got, Again: again}, dbtest.RecordRead{Names: luaNames, Fields: luaGot, Again: luaAgain})
-	stored, err := e.s.Redis.HGet(e.ctx, goods.Key(g.ID, "orders"), "4").Result()
+	stored, err := e.s.Redis.HGet(e.ctx, sale.Key(g.ID, "orders"), "4").Result()
 	if err != nil || stored != rec {
 		t.Errorf("Redis holds %q (%v), the answer carried %q", stored, err, rec)
 	}
 
 	// The model takes every field, and so does the store after the flush.
-	m, err := goods.ParseOrderRecord(g.ID, rec)
+	m, err := sale.ParseOrderRecord(g.ID, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, seq, _ := goods.SplitOrderID(m.ID)
+	_, seq, _ := sale.SplitOrderID(m.ID)
 	if seq != 4 || m.UserID != 4242 || m.Unit != 6 || m.AmountCents != 4999 || m.Status != model.OrderFailed ||
 		!m.CreatedAt.Equal(created) || !m.ExpiresAt.Equal(created.Add(e.s.OrderTTL)) || m.Version != 3 || !m.UpdatedAt.Equal(voided) ||
 		m.Failure != model.FailureRefundDue || m.DiscountCents != 1234 || m.UserCouponID != 77 || m.PaidAt == nil || !m.PaidAt.Equal(paidAt) ||
@@ -88,7 +89,7 @@ func TestOrderRecordRoundTrip(t *testing.T) {
 		"updated": fmt.Sprint(row.updated), "failure": row.failure, "discount": fmt.Sprint(row.discount),
 		"coupon": fmt.Sprint(row.coupon), "paid_at": fmt.Sprint(row.paidAt),
 	}
-	for _, name := range goods.OrderFieldNames() {
+	for _, name := range sale.OrderFieldNames() {
 		if fromStore[name] != want[name] {
 			t.Errorf("field %s: the store has %q, want %q", name, fromStore[name], want[name])
 		}
@@ -108,7 +109,7 @@ func TestOrderRecordGoWritesLuaReads(t *testing.T) {
 		"4|4242|6|4999|failed|1764550000000|1764550900000|2|1764550001000|sold_twice",
 		"4|4242|6|4999|paid|1764550000000|1764550900000|2|1764550001000||1234|77|1764550001000",
 	} {
-		got, again, err := goods.OrderRecordFields(rec)
+		got, again, err := sale.OrderRecordFields(rec)
 		if err != nil || again != rec {
 			t.Errorf("Go reads %q as %v and writes %q (%v)", rec, got, again, err)
 			continue
@@ -125,7 +126,7 @@ func TestOrderRecordGoWritesLuaReads(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"4|4242|6|4999|unpaid|1764550000000|1764550900000|1", "4|4242|6|4999|paid|1|2|3|4||5|6"} {
-		if _, _, err := goods.OrderRecordFields(bad); err == nil {
+		if _, _, err := sale.OrderRecordFields(bad); err == nil {
 			t.Errorf("Go read %q, which no record is", bad)
 		}
 		if _, _, _, err := e.s.LuaOrderFields(e.ctx, bad); err == nil || !strings.Contains(err.Error(), "may not end there") {
@@ -153,7 +154,7 @@ func TestSampleRecordRoundTrip(t *testing.T) {
 	if err := e.s.SampleActive(e.ctx); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := e.s.Redis.LRange(e.ctx, goods.Key(g.ID, "samples"), -1, -1).Result()
+	recs, err := e.s.Redis.LRange(e.ctx, sale.Key(g.ID, "samples"), -1, -1).Result()
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("the sample: %q, %v", recs, err)
 	}

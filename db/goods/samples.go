@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
@@ -78,8 +79,8 @@ func (s *Service) SampleActive(ctx context.Context) error {
 		pipe := s.Redis.Pipeline()
 		cmds := make([][]*redis.Cmd, len(ids)) // per goods, per bucket
 		for i, id := range ids {
-			for _, b := range BucketsOf(id, shards[id]) {
-				cmds[i] = append(cmds[i], eval(pipe, []string{FreshKey(b), FreeKey(b), CountsKey(b), SeqKey(b), SamplesKey(b)}, int64(b.N)*BucketSeqSpan))
+			for _, b := range sale.BucketsOf(id, shards[id]) {
+				cmds[i] = append(cmds[i], eval(pipe, []string{sale.FreshKey(b), sale.FreeKey(b), sale.CountsKey(b), sale.SeqKey(b), sale.SamplesKey(b)}, int64(b.N)*sale.BucketSeqSpan))
 			}
 		}
 		_, err := pipe.Exec(ctx)
@@ -189,7 +190,7 @@ func (s *Service) samples(ctx context.Context, id int64) ([]model.Sample, error)
 	var out []model.Sample
 	bySecond := map[int64]int{} // second → its place in out
 	for _, b := range bs {
-		recs, err := s.Redis.LRange(ctx, SamplesKey(b), 0, -1).Result()
+		recs, err := s.Redis.LRange(ctx, sale.SamplesKey(b), 0, -1).Result()
 		if err != nil {
 			return nil, fmt.Errorf("samples of goods %d: %w", id, err)
 		}

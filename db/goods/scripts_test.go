@@ -1,11 +1,11 @@
 package goods_test
 
 import (
+	"github.com/seckill/seckill/db/goods/sale"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -103,7 +103,7 @@ func TestGrabScriptOutcomes(t *testing.T) {
 		}, "", 4},
 		{"the slot that is not loaded but live is loaded on the spot", func(e *goodsEnv) (int64, error) {
 			g := e.liveGoods(5, 1)
-			e.s.Redis.Del(e.ctx, goods.Key(g.ID, "info"))
+			e.s.Redis.Del(e.ctx, sale.Key(g.ID, "info"))
 			_, err := e.s.Grab(e.ctx, 1, g.ID)
 			return g.ID, err
 		}, "", 4},

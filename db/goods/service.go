@@ -1,25 +1,31 @@
-// Package goods is seckill goods in time slots and the orders grabbed from
-// them: slots and goods in the store, the sale in Redis (one Lua script per
-// grab, pay, cancel and expiry, every key of one goods under its hash tag),
-// the batch flush of orders to the store, the stock sync, preheat and the sweep
-// of overdue orders, and the demo seeding. Plain types live in db/model.
+// Package goods is the area of seckill goods in time slots: slots and goods
+// in the store (goods.go, validate.go, images.go), what merchants do to them
+// (merchant.go), reminders before a sale (reminders.go), live charts
+// (samples.go), the stock sync (sync.go) and the demo data (demo.go). Its
+// Service composes the rooms below it: the order ledger (goods/orders), on
+// the sale core (goods/sale). Plain types live in db/model.
 package goods
 
 import (
 	"context"
 
 	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/goods/orders"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
 // Service sells goods: it decides grabs in Redis, keeps the durable record
 // in the store, and expires unpaid orders on a periodic tick (expiry.go).
 type Service struct {
-	*Ledger
+	*orders.Ledger
 	merchantsOf *merchants // the merchant of each sampled goods (nil: asked each time)
 	// Fair is told of goods created and changed (nil: nobody).
 	Fair FairSales
 }
+
+// Pass is what a shopper brings to a grab besides the account (sale.Pass).
+type Pass = sale.Pass
 
 // FairSales is what the goods tell the fair-sale area: goods created (a
 // raffle's entries open) and goods changed (settings read are stale).
@@ -30,6 +36,6 @@ type FairSales interface {
 
 // New returns the goods service over b with defaults filled in.
 func New(b *backend.Backend) *Service {
-	sale := NewSale(b)
-	return &Service{Ledger: &Ledger{Sale: sale}, merchantsOf: new(merchants)}
+	sale := sale.NewSale(b)
+	return &Service{Ledger: &orders.Ledger{Sale: sale}, merchantsOf: new(merchants)}
 }

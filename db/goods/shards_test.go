@@ -1,6 +1,7 @@
 package goods_test
 
 import (
+	"github.com/seckill/seckill/db/goods/sale"
 	"slices"
 	"sync"
 	"testing"
@@ -17,7 +18,7 @@ import (
 func usersHomedAt(b, k, n int) []int64 {
 	var out []int64
 	for u := int64(1); len(out) < n; u++ {
-		if goods.HomeBucket(u, k) == b {
+		if sale.HomeBucket(u, k) == b {
 			out = append(out, u)
 		}
 	}
@@ -25,7 +26,7 @@ func usersHomedAt(b, k, n int) []int64 {
 }
 
 // bucketOf is the bucket an order ID names.
-func bucketOf(orderID int64) int { return int(orderID % goods.OrderSeqSpan / goods.BucketSeqSpan) }
+func bucketOf(orderID int64) int { return int(orderID % sale.OrderSeqSpan / sale.BucketSeqSpan) }
 
 // shardedEnv is a goods env whose goods have k buckets, with every command
 // checked to stay in one cluster slot.
@@ -82,8 +83,8 @@ func TestShardedGrabRace(t *testing.T) {
 			t.Fatalf("order %+v repeats a unit or an ID, or has a unit outside 1..%d", o, stock)
 		}
 		units[o.Unit], ids[o.ID] = true, true
-		if b := bucketOf(o.ID); b != goods.HomeBucket(o.UserID, k) {
-			t.Fatalf("order %d of user %d is in bucket %d, not the user's home %d", o.ID, o.UserID, b, goods.HomeBucket(o.UserID, k))
+		if b := bucketOf(o.ID); b != sale.HomeBucket(o.UserID, k) {
+			t.Fatalf("order %d of user %d is in bucket %d, not the user's home %d", o.ID, o.UserID, b, sale.HomeBucket(o.UserID, k))
 		}
 	}
 	for u, n := range perUser {
@@ -336,7 +337,7 @@ func TestShardsChangeBeforeTheSale(t *testing.T) {
 	users := append(usersHomedAt(1, 3, 1), usersHomedAt(2, 3, 1)...)
 	for _, u := range users {
 		o, err := other.Grab(e.ctx, u, g.ID)
-		if err != nil || bucketOf(o.ID) != goods.HomeBucket(u, 3) {
+		if err != nil || bucketOf(o.ID) != sale.HomeBucket(u, 3) {
 			t.Fatalf("grab by a process that knew one bucket: %+v %v", o, err)
 		}
 	}
@@ -388,7 +389,7 @@ func TestShardedOneBucketLost(t *testing.T) {
 	e.flush()
 	var del []string
 	for _, name := range []string{"info", "fresh", "free", "held", "seq", "orders", "mine", "deadlines", "pending", "processing", "counts"} {
-		del = append(del, goods.BucketKey(g.ID, 1, k, name))
+		del = append(del, sale.BucketKey(g.ID, 1, k, name))
 	}
 	for _, key := range del { // one at a time: the guard checks slots, and these share one
 		if err := e.s.Redis.Del(e.ctx, key).Err(); err != nil {

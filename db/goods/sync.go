@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -44,12 +45,12 @@ func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 	pipe := s.Redis.Pipeline()
 	rs := make([][]reading, len(ids)) // per goods, per bucket
 	for i, id := range ids {
-		for _, b := range BucketsOf(id, shards[id]) {
-			q := FlushQueue(b)
+		for _, b := range sale.BucketsOf(id, shards[id]) {
+			q := sale.FlushQueue(b)
 			rs[i] = append(rs[i], reading{
-				fresh: pipe.Get(ctx, FreshKey(b)), free: pipe.LLen(ctx, FreeKey(b)),
+				fresh: pipe.Get(ctx, sale.FreshKey(b)), free: pipe.LLen(ctx, sale.FreeKey(b)),
 				pending: pipe.LLen(ctx, q.Pending), processing: pipe.LLen(ctx, q.Processing),
-				unpaid: pipe.HGet(ctx, CountsKey(b), model.OrderUnpaid), end: pipe.HGet(ctx, InfoKey(b), "end"),
+				unpaid: pipe.HGet(ctx, sale.CountsKey(b), model.OrderUnpaid), end: pipe.HGet(ctx, sale.InfoKey(b), "end"),
 			})
 		}
 	}
@@ -87,7 +88,7 @@ func (s *Service) SyncStock(ctx context.Context, slotID int64) error {
 		return fmt.Errorf("sync stock: %w", err)
 	}
 	if len(done) > 0 {
-		return s.Redis.SRem(ctx, ActiveKey, done...).Err()
+		return s.Redis.SRem(ctx, sale.ActiveKey, done...).Err()
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -127,13 +128,13 @@ func Validate(in *Input) db.FieldErrors {
 		in.LimitPerUser = 1
 	}
 	switch {
-	case in.Shards < 0 || in.Shards > MaxShards:
+	case in.Shards < 0 || in.Shards > sale.MaxShards:
 		f["shards"] = "must be 1–8"
 	case in.Shards > 0 && int64(in.Shards) > in.Stock && in.Stock >= 1:
 		f["shards"] = "must not be more than the stock"
 	}
-	if in.PowBits < 0 || in.PowBits > MaxPowBits {
-		f["pow_bits"] = fmt.Sprintf("must be 0 (off) to %d", MaxPowBits)
+	if in.PowBits < 0 || in.PowBits > model.MaxPowBits {
+		f["pow_bits"] = fmt.Sprintf("must be 0 (off) to %d", model.MaxPowBits)
 	}
 	// Fair-sale fields left out (on an update, fairUnchanged has filled them).
 	if in.Mode == "" {

@@ -1,0 +1,254 @@
+package fair
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hibiken/asynq"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/sqldb"
+	"github.com/seckill/seckill/tasks"
+)
+
+// Raffles (mode raffle): shoppers enter from the goods' entry_start_at to
+// its sale's start; at the start the draw (raffle_draw.go) puts the entries
+// in an order computed from a seed whose SHA-256 was published when the
+// raffle was created (raffle_order.go), and the first stock of them get an
+// unpaid order each, made by the ordinary grab on their behalf. The store
+// holds the raffle: the seed, the entries and the draw's result; Redis only
+// the orders, as for any goods.
+
+// raffleGoods returns goods shoppers may see that is a raffle.
+func (s *Service) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
+	if goodsID <= 0 || goodsID > sale.MaxID {
+		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
+	}
+	g, err := s.Goods.GoodsRow(ctx, goodsID)
+	if err != nil {
+		return nil, err
+	}
+	if !g.Listed() {
+		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
+	}
+	if err := notSoldBy(g, model.ModeRaffle); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// openRaffle makes the raffle's secret seed (its hash is published from
+// now on) and schedules its draw at the sale's start; a raffle open already
+// is left as it is. Goods creation calls it; entries and the draw's page
+// call it too, for goods made a raffle by an update.
+func (s *Service) openRaffle(ctx context.Context, g *model.Goods) error {
+	seed := NewSeed()
+	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO raffles (goods_id, seed, seed_hash, created_ms) VALUES (?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`, g.ID, seed, SeedHash(seed), s.Now().UnixMilli())
+	if err != nil {
+		return fmt.Errorf("open raffle of goods %d: %w", g.ID, err)
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		s.scheduleDraw(ctx, g)
+	}
+	return nil
+}
+
+// scheduleDraw enqueues the raffle's draw for its sale's start; the sweep
+// (SweepRaffles) draws it if the task is lost or the start moved.
+func (s *Service) scheduleDraw(ctx context.Context, g *model.Goods) {
+	if s.Tasks == nil {
+		return
+	}
+	err := s.Schedule(ctx, tasks.NewRaffleDrawTask(g.ID), asynq.ProcessAt(g.StartAt), asynq.TaskID(tasks.RaffleDrawTaskID(g.ID, g.StartAt)))
+	if err != nil {
+		s.Log.Warn("schedule a raffle's draw; the sweep draws it", "goods", g.ID, "err", err)
+	}
+}
+
+// EnterRaffle enters the user in the raffle of goods, after Admit (the
+// proof of work pow, pre-registration): created true for a new entry, false
+// for the one the user had. Entries are open from the goods' entry start to
+// its sale's start.
+func (s *Service) EnterRaffle(ctx context.Context, userID, goodsID int64, pow string) (e *model.RaffleEntry, created bool, err error) {
+	g, err := s.raffleGoods(ctx, goodsID)
+	if err != nil {
+		return nil, false, err
+	}
+	if e, err := s.raffleEntry(ctx, g, userID); err == nil {
+		return e, false, nil
+	} else if db.ErrorCode(err) != db.ENOTFOUND {
+		return nil, false, err
+	}
+	now := s.Now()
+	if g.EntryStartAt != nil && now.Before(*g.EntryStartAt) {
+		return nil, false, db.Errorf(db.ENOTSTARTED, "entries to this raffle open at %s", g.EntryStartAt.Format(time.RFC3339))
+	}
+	closed := db.Errorf(db.EENDED, "entries to this raffle closed at %s, when the sale started and the draw was made", g.StartAt.Format(time.RFC3339))
+	if !now.Before(g.StartAt) {
+		return nil, false, closed
+	}
+	if err := s.Admit(ctx, userID, goodsID, pow); err != nil {
+		return nil, false, err
+	}
+	if err := s.openRaffle(ctx, g); err != nil {
+		return nil, false, err
+	}
+	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		// The raffle's row first (the lock order the draw takes too): no
+		// entry is added once the draw has marked it.
+		res, err := tx.ExecContext(ctx, `UPDATE raffles SET entries = entries + 1 WHERE goods_id = ? AND drawn_ms IS NULL`, goodsID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return closed
+		}
+		res, err = tx.ExecContext(ctx, `INSERT INTO raffle_entries (goods_id, user_id, created_ms, state) VALUES (?, ?, ?, ?)
+			ON CONFLICT DO NOTHING`, goodsID, userID, now.UnixMilli(), model.EntryEntered)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return errEnteredMeanwhile
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errEnteredMeanwhile): // the same shopper's other request won
+		e, err := s.raffleEntry(ctx, g, userID)
+		return e, false, err
+	case err != nil:
+		return nil, false, fmt.Errorf("enter raffle of goods %d: %w", goodsID, err)
+	}
+	e = &model.RaffleEntry{GoodsID: goodsID, UserID: userID, State: model.EntryEntered, EnteredAt: sale.MsTime(now.UnixMilli())}
+	return e, true, nil
+}
+
+var errEnteredMeanwhile = errors.New("entered meanwhile")
+
+// RaffleEntry returns the user's entry in the raffle of goods; not found when they did not enter.
+func (s *Service) RaffleEntry(ctx context.Context, userID, goodsID int64) (*model.RaffleEntry, error) {
+	g, err := s.raffleGoods(ctx, goodsID)
+	if err != nil {
+		return nil, err
+	}
+	return s.raffleEntry(ctx, g, userID)
+}
+
+func (s *Service) raffleEntry(ctx context.Context, g *model.Goods, userID int64) (*model.RaffleEntry, error) {
+	e := &model.RaffleEntry{GoodsID: g.ID, UserID: userID}
+	var created int64
+	var place, order sql.NullInt64
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT state, created_ms, place, order_id FROM raffle_entries WHERE goods_id = ? AND user_id = ?`,
+		g.ID, userID).Scan(&e.State, &created, &place, &order)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, db.Errorf(db.ENOTFOUND, "you have not entered the raffle of goods %d", g.ID)
+	} else if err != nil {
+		return nil, err
+	}
+	e.EnteredAt = sale.MsTime(created)
+	if place.Valid {
+		e.Position = place.Int64 + 1
+	}
+	e.OrderID = order.Int64
+	if e.State == model.EntryWaitlisted && !s.Now().Before(g.EndAt) { // the sale is over: no unit will come
+		e.State = model.EntryLost
+	}
+	return e, nil
+}
+
+// RaffleDraw returns the raffle's public record: the seed's hash and the
+// number of entries, and after the draw the seed and the draw's order.
+func (s *Service) RaffleDraw(ctx context.Context, goodsID int64) (*model.RaffleDraw, error) {
+	g, err := s.raffleGoods(ctx, goodsID)
+	if err != nil {
+		return nil, err
+	}
+	return s.raffleDraw(ctx, g)
+}
+
+func (s *Service) raffleDraw(ctx context.Context, g *model.Goods) (*model.RaffleDraw, error) {
+	if err := s.openRaffle(ctx, g); err != nil {
+		return nil, err
+	}
+	d := &model.RaffleDraw{GoodsID: g.ID, DrawAt: g.StartAt}
+	var seed string
+	var drawn sql.NullInt64
+	var winners int64
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT seed, seed_hash, entries, drawn_ms, winners, passed FROM raffles WHERE goods_id = ?`, g.ID).
+		Scan(&seed, &d.SeedHash, &d.Entries, &drawn, &winners, &d.Passed)
+	if err != nil {
+		return nil, fmt.Errorf("raffle of goods %d: %w", g.ID, err)
+	}
+	if !drawn.Valid {
+		return d, nil // the seed stays secret until the draw
+	}
+	at := sale.MsTime(drawn.Int64)
+	d.DrawnAt, d.Seed, d.Winners = &at, seed, &winners
+	d.Order, err = sqldb.IDs(ctx, s.SQL.R, `SELECT user_id FROM raffle_entries WHERE goods_id = ? AND place IS NOT NULL ORDER BY place`, g.ID)
+	if err == nil && d.Order == nil {
+		d.Order = []int64{} // drawn with no entries: an empty order, not null
+	}
+	return d, err
+}
+
+// RaffleStats is the merchant's live view of a raffle of theirs: the draw
+// and the entries by state.
+func (s *Service) RaffleStats(ctx context.Context, by model.Claims, goodsID int64) (*model.RaffleStats, error) {
+	g, err := s.Goods.Owned(ctx, by, goodsID)
+	if err != nil {
+		return nil, err
+	}
+	if err := notSoldBy(g, model.ModeRaffle); err != nil {
+		return nil, err
+	}
+	d, err := s.raffleDraw(ctx, g)
+	if err != nil {
+		return nil, err
+	}
+	st := &model.RaffleStats{Draw: *d}
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT state, settled, COUNT(*) FROM raffle_entries WHERE goods_id = ? GROUP BY state, settled`, goodsID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	over := !s.Now().Before(g.EndAt)
+	for rows.Next() {
+		var state string
+		var settled int
+		var n int64
+		if err := rows.Scan(&state, &settled, &n); err != nil {
+			return nil, err
+		}
+		switch state {
+		case model.EntryEntered:
+			st.Entered += n
+		case model.EntryWon:
+			st.Won += n
+			if settled == 1 {
+				st.Paid += n
+			}
+		case model.EntryWaitlisted:
+			if over {
+				st.Lost += n
+			} else {
+				st.Waitlisted += n
+			}
+		case model.EntryLost:
+			st.Lost += n
+		}
+	}
+	return st, rows.Err()
+}
+
+// pushEntry tells the entry's shopper live that it changed.
+func (s *Service) pushEntry(e *model.RaffleEntry) {
+	s.Events.PublishCoalescedKey(live.TopicUser(e.UserID), fmt.Sprintf("entry:%d", e.GoodsID), model.RaffleEntryEvent{Type: "entry", Entry: e})
+}

@@ -1,0 +1,342 @@
+package fair
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/inbox"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/sqldb"
+)
+
+// The draw and what follows it. Exactly once, however often and wherever it
+// runs: the draw marks the raffle drawn in the same transaction that writes
+// its order (a second run finds the mark and does nothing); a winner's
+// order is the grab script's on their behalf under the request ID
+// raffleRequest (a rerun gets the same order back), recorded on the entry
+// only while the entry has none (the inbox notice rides in that
+// transaction); a unit passed on advances the raffle's cursor in the
+// transaction that marks the previous holder's entry lost, guarded by that
+// entry still holding that order.
+
+// NotificationRaffleWon is the inbox kind of a raffle win (in the draw or by a unit passed on).
+const NotificationRaffleWon = "raffle_won"
+
+// raffleRequest is the grab request of a winner's order: the same for every run.
+func raffleRequest(goodsID, userID int64) string {
+	return "raffle:" + strconv.FormatInt(goodsID, 10) + ":" + strconv.FormatInt(userID, 10)
+}
+
+// DrawRaffle makes the raffle's draw once its sale has started: the
+// entries in the draw's order, the first stock of them won, the rest
+// waitlisted, then the winners' orders. It returns whether this call drew;
+// before the start, on goods no longer a raffle and once drawn it does
+// nothing but settle (SettleRaffle).
+func (s *Service) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
+	g, err := s.Goods.GoodsRow(ctx, goodsID)
+	if db.ErrorCode(err) == db.ENOTFOUND {
+		return false, nil
+	} else if err != nil {
+		return false, err
+	}
+	now := s.Now()
+	if g.Mode != model.ModeRaffle || now.Before(g.StartAt) {
+		return false, nil
+	}
+	if err := s.openRaffle(ctx, g); err != nil {
+		return false, err
+	}
+	var order []int64
+	var winners int64
+	drawn := false
+	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		// The mark first: it takes the raffle's row, which every entry takes first too.
+		res, err := tx.ExecContext(ctx, `UPDATE raffles SET drawn_ms = ? WHERE goods_id = ? AND drawn_ms IS NULL`, now.UnixMilli(), goodsID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // drawn before
+		}
+		var seed string
+		if err := tx.QueryRowContext(ctx, `SELECT seed FROM raffles WHERE goods_id = ?`, goodsID).Scan(&seed); err != nil {
+			return err
+		}
+		users, err := entrants(ctx, tx, goodsID)
+		if err != nil {
+			return err
+		}
+		order = DrawOrder(seed, users)
+		winners = min(g.Stock, int64(len(order)))
+		if err := s.placeEntries(ctx, tx, goodsID, order); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE raffle_entries SET state = CASE WHEN place < ? THEN ? ELSE ? END WHERE goods_id = ?`,
+			winners, model.EntryWon, model.EntryWaitlisted, goodsID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE raffles SET entries = ?, winners = ?, next_place = ? WHERE goods_id = ?`,
+			len(order), winners, winners, goodsID); err != nil {
+			return err
+		}
+		drawn = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("draw raffle of goods %d: %w", goodsID, err)
+	}
+	for i, u := range order[min(int(winners), len(order)):] { // the winners hear when their order is made
+		s.pushEntry(&model.RaffleEntry{GoodsID: goodsID, UserID: u, State: model.EntryWaitlisted, Position: winners + int64(i) + 1})
+	}
+	return drawn, s.SettleRaffle(ctx, goodsID)
+}
+
+// placeColumns are the staged places of the draw's order.
+var placeColumns = []sqldb.Column{{Name: "user_id", Type: "BIGINT"}, {Name: "place", Type: "BIGINT"}}
+
+// placeEntries writes each entry's place in the draw's order within tx, in
+// one statement over the places staged.
+func (s *Service) placeEntries(ctx context.Context, tx *sql.Tx, goodsID int64, order []int64) error {
+	rows := make([][]any, len(order))
+	for i, u := range order {
+		rows[i] = []any{u, i}
+	}
+	if err := s.SQL.Stage(ctx, tx, "raffle_places", placeColumns, rows); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `UPDATE raffle_entries SET place = b.place FROM raffle_places AS b
+		WHERE raffle_entries.goods_id = ? AND raffle_entries.user_id = b.user_id`, goodsID)
+	return err
+}
+
+// entrants lists the user IDs of the raffle's entries within tx.
+func entrants(ctx context.Context, tx *sql.Tx, goodsID int64) ([]int64, error) {
+	return sqldb.IDs(ctx, tx, `SELECT user_id FROM raffle_entries WHERE goods_id = ?`, goodsID)
+}
+
+// SettleRaffle brings the drawn raffle's won entries in line with their
+// orders: it makes the orders not made yet, marks the paid ones settled and
+// passes the unit of each order that expired, was cancelled or failed to the
+// next entry in the draw's order (whose order it then makes). Safe to run
+// any number of times, side by side.
+func (s *Service) SettleRaffle(ctx context.Context, goodsID int64) error {
+	g, err := s.Goods.GoodsRow(ctx, goodsID)
+	if err != nil {
+		return err
+	}
+	type won struct{ user, order, place int64 }
+	var open []won
+	rows, err := s.SQL.R.QueryContext(ctx, `SELECT user_id, COALESCE(order_id, 0), place FROM raffle_entries
+		WHERE goods_id = ? AND state = ? AND settled = 0 ORDER BY place`, goodsID, model.EntryWon)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var w won
+		if err := rows.Scan(&w.user, &w.order, &w.place); err != nil {
+			rows.Close()
+			return err
+		}
+		open = append(open, w)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	var errs []error
+	for _, w := range open {
+		if w.order == 0 {
+			errs = append(errs, s.raffleOrder(ctx, g, w.user, w.place))
+			continue
+		}
+		o, err := s.Goods.OrderOf(ctx, w.order)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		switch o.Status {
+		case model.OrderUnpaid:
+		case model.OrderPaid, model.OrderRefunded: // the unit was sold: a refund later gives it back to no one
+			_, err := s.SQL.W.ExecContext(ctx, `UPDATE raffle_entries SET settled = 1 WHERE goods_id = ? AND user_id = ? AND order_id = ?`,
+				goodsID, w.user, w.order)
+			errs = append(errs, err)
+		default: // expired, cancelled or failed: the unit passes on
+			errs = append(errs, s.passOn(ctx, g, w.user, w.order))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// passOn marks the user's entry lost (its order ended unpaid) and gives
+// its unit to the next entry in the draw's order, exactly once: both in one
+// transaction that goes ahead only while the entry still holds that order.
+// When the draw's order is exhausted, or the sale has ended, the unit stays
+// unsold: a raffle goods is never raced.
+func (s *Service) passOn(ctx context.Context, g *model.Goods, userID, orderID int64) error {
+	var next, place int64
+	lost := false
+	err := s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE raffle_entries SET state = ? WHERE goods_id = ? AND user_id = ? AND state = ? AND order_id = ?`,
+			model.EntryLost, g.ID, userID, model.EntryWon, orderID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // passed on by another run
+		}
+		lost = true
+		if !s.Now().Before(g.EndAt) {
+			return nil
+		}
+		err = tx.QueryRowContext(ctx, `UPDATE raffles SET next_place = next_place + 1, passed = passed + 1
+			WHERE goods_id = ? AND next_place < entries RETURNING next_place - 1`, g.ID).Scan(&place)
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil // the draw's order is exhausted
+		} else if err != nil {
+			return err
+		}
+		return tx.QueryRowContext(ctx, `UPDATE raffle_entries SET state = ? WHERE goods_id = ? AND place = ? RETURNING user_id`,
+			model.EntryWon, g.ID, place).Scan(&next)
+	})
+	if err != nil {
+		return fmt.Errorf("pass on order %d of raffle %d: %w", orderID, g.ID, err)
+	}
+	if lost {
+		s.pushEntry(&model.RaffleEntry{GoodsID: g.ID, UserID: userID, State: model.EntryLost, OrderID: orderID})
+	}
+	if next == 0 {
+		return nil
+	}
+	return s.raffleOrder(ctx, g, next, place)
+}
+
+// raffleOrder makes the won entry's order (an order the user has of the
+// goods already is theirs from the raffle: a grab on a raffle is refused),
+// records it on the entry and tells the shopper: live (the order event and
+// the entry's) and in the inbox.
+func (s *Service) raffleOrder(ctx context.Context, g *model.Goods, userID, place int64) error {
+	o, err := s.userOrderOf(ctx, g.ID, userID)
+	if err != nil {
+		return err
+	}
+	if o == nil {
+		o, _, err = s.Goods.GrabRequest(ctx, userID, g.ID, raffleRequest(g.ID, userID), true, true)
+		switch db.ErrorCode(err) {
+		case "":
+		case db.ELIMITREACHED: // another run's grab won meanwhile
+			if o, err = s.userOrderOf(ctx, g.ID, userID); err == nil && o == nil {
+				err = fmt.Errorf("raffle %d: user %d holds an order that cannot be found", g.ID, userID)
+			}
+			if err != nil {
+				return err
+			}
+		case db.EENDED, db.ENOTFOUND: // the sale is over (or its merchant hid it): no order comes
+			_, err := s.SQL.W.ExecContext(ctx, `UPDATE raffle_entries SET state = ? WHERE goods_id = ? AND user_id = ? AND state = ? AND order_id IS NULL`,
+				model.EntryLost, g.ID, userID, model.EntryWon)
+			if err == nil {
+				s.pushEntry(&model.RaffleEntry{GoodsID: g.ID, UserID: userID, State: model.EntryLost, Position: place + 1})
+			}
+			return err
+		default:
+			return fmt.Errorf("raffle %d: order of user %d: %w", g.ID, userID, err)
+		}
+	}
+	var told map[int64]model.Notification
+	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE raffle_entries SET order_id = ? WHERE goods_id = ? AND user_id = ? AND state = ? AND order_id IS NULL`,
+			o.ID, g.ID, userID, model.EntryWon)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // recorded by another run, which told the shopper
+		}
+		told, err = inbox.Add(ctx, tx, []int64{userID}, model.Notification{Kind: NotificationRaffleWon, GoodsID: g.ID,
+			CreatedAt: s.Now().UTC(), Message: raffleWonText(g, o, place)})
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("raffle %d: record order %d: %w", g.ID, o.ID, err)
+	}
+	if told == nil {
+		return nil
+	}
+	s.Goods.PushOrder(o)
+	s.pushEntry(&model.RaffleEntry{GoodsID: g.ID, UserID: userID, State: model.EntryWon, Position: place + 1, OrderID: o.ID})
+	if err := s.Events.PublishAll(ctx, inbox.Messages(told)); err != nil {
+		s.Log.Warn("push a raffle win's notification live", "goods", g.ID, "user", userID, "err", err) // the inbox has it
+	}
+	return nil
+}
+
+// raffleWonText is the inbox notice of a raffle win.
+func raffleWonText(g *model.Goods, o *model.Order, place int64) string {
+	how := "You won the raffle for"
+	if place >= g.Stock {
+		how = "A unit passed on to you in the raffle for"
+	}
+	return fmt.Sprintf("%s “%s”: order #%s is yours. Pay it by %s UTC, or it passes to the next entry.",
+		how, g.Title, model.OrderNumber(o.ID), o.ExpiresAt.UTC().Format("2006-01-02 15:04"))
+}
+
+// userOrderOf returns the user's latest order of the goods (nil: none):
+// from Redis while the goods is there, else from the store.
+func (s *Service) userOrderOf(ctx context.Context, goodsID, userID int64) (*model.Order, error) {
+	k, err := s.Goods.ShardsOne(ctx, goodsID, true)
+	if err != nil {
+		return nil, err
+	}
+	home := sale.Bucket{Goods: goodsID, N: sale.HomeBucket(userID, k), K: k}
+	mine, err := s.Redis.HGet(ctx, sale.MineKey(home), strconv.FormatInt(userID, 10)).Result()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("orders of user %d on goods %d: %w", userID, goodsID, err)
+	}
+	if mine != "" {
+		seqs := strings.Split(mine, ",")
+		seq, err := strconv.ParseInt(seqs[len(seqs)-1], 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("orders of user %d on goods %d: %q", userID, goodsID, mine)
+		}
+		return s.Goods.OrderOf(ctx, sale.OrderID(goodsID, seq))
+	}
+	var id int64
+	err = s.SQL.R.QueryRowContext(ctx, `SELECT id FROM orders WHERE goods_id = ? AND user_id = ? ORDER BY id DESC LIMIT 1`, goodsID, userID).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	} else if err != nil {
+		return nil, err
+	}
+	return s.Goods.OrderOf(ctx, id)
+}
+
+// SweepRaffles draws every raffle whose sale has started and is not drawn
+// (its task missed: no worker then, the start moved), and settles every
+// drawn raffle with won entries not settled. The periodic raffle:sweep runs it.
+func (s *Service) SweepRaffles(ctx context.Context) error {
+	due, err := sqldb.IDs(ctx, s.SQL.R, `SELECT r.goods_id FROM raffles r JOIN goods g ON g.id = r.goods_id JOIN slots sl ON sl.id = g.slot_id
+		WHERE r.drawn_ms IS NULL AND g.mode = ? AND sl.start_ms <= ?`, model.ModeRaffle, s.Now().UnixMilli())
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, id := range due {
+		_, err := s.DrawRaffle(ctx, id)
+		errs = append(errs, err)
+	}
+	open, err := sqldb.IDs(ctx, s.SQL.R, `SELECT DISTINCT goods_id FROM raffle_entries WHERE state = ? AND settled = 0`, model.EntryWon)
+	if err != nil {
+		return err
+	}
+	for _, id := range open {
+		errs = append(errs, s.SettleRaffle(ctx, id))
+	}
+	return errors.Join(errs...)
+}

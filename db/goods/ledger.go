@@ -1,6 +1,0 @@
-package goods
-
-// Ledger keeps the orders.
-type Ledger struct {
-	*Sale
-}

@@ -1,0 +1,13 @@
+// Package orders is the order ledger of seckill goods: pay, cancel and
+// refund (Lua scripts on the sale's keys: orders.go, checkout.go), the
+// expiry tick (expiry.go), the orders' flush to the durable store and its
+// conflicts (flush.go), order reads (order_reads.go), stats (stats.go) and
+// the orders a Redis failure took after they were acknowledged (phantoms.go).
+package orders
+
+import "github.com/seckill/seckill/db/goods/sale"
+
+// Ledger keeps the orders the sale made: their payment, end and durable record.
+type Ledger struct {
+	*sale.Sale
+}

@@ -1,0 +1,44 @@
+// Package sale is the sale core of seckill goods: a goods' stock in Redis
+// buckets (shards.go, keys.go), loaded once before its sale (load.go), the
+// grab decided in one Redis round trip (grab.go) and batched (grab_batch.go),
+// refusals answered from memory (refusals.go), order sequences reserved in
+// blocks (seq_blocks.go), the order record Lua and Go share (record.go) and
+// the live events of a win (events.go). Before a grab reaches Redis it asks
+// its Gate (fair sales); it knows nothing of queues or raffles.
+package sale
+
+import (
+	"time"
+
+	"github.com/seckill/seckill/db/backend"
+	"golang.org/x/sync/singleflight"
+)
+
+// Sale decides grabs in Redis: the goods' stock, units and order sequences.
+type Sale struct {
+	*backend.Backend
+	// OrderTTL is how long an order may stay unpaid.
+	OrderTTL time.Duration
+	// SeqBlock is how many order sequences a bucket reserves in the durable
+	// store at a time (seq_blocks.go); 0: DefaultSeqBlock.
+	SeqBlock int64
+	// Gate is asked before a grab reaches Redis (nil: nothing asked).
+	Gate Gate
+
+	liveLoads  *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
+	onLiveLoad func(goodsID int64) // tests: called as a load starts reading the store
+	shards     *shardsCache        // each goods' bucket count
+	dry        *dryBuckets         // buckets lately found without stock
+	stock      *stockSums          // the buckets' remaining as last seen, for stock events
+	trips      *trips              // grabs of goods with several buckets and their round trips
+	Acks       *ackJournal         // the orders this process acknowledged lately (phantoms.go)
+	memos      *saleMemos          // refusals answered from memory (refusals.go)
+	batches    *grabBatcher        // concurrent grabs of a bucket share a call (grab_batch.go); nil: each its own
+}
+
+// NewSale returns the sale over b with defaults filled in.
+func NewSale(b *backend.Backend) *Sale {
+	return &Sale{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group),
+		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), Acks: new(ackJournal), memos: new(saleMemos),
+		batches: new(grabBatcher)}
+}

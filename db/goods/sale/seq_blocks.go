@@ -1,0 +1,103 @@
+package sale
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Order IDs never repeat, even when Redis loses a bucket (a node restarted
+// without persistence and without a replica): the grab script issues a
+// bucket's sequences only up to a ceiling (the info hash's "ceil") that the
+// durable store recorded first (goods_seq_blocks). A bucket loaded again
+// starts above the recorded ceiling, so above every sequence it may have
+// issued, acknowledged or not, flushed or not. The ceiling moves up a block
+// at a time; a grab that meets it answers "reserve", and the grab reserves
+// the next block and runs again (one SQL write per block, not per grab).
+
+//
+// A failover must not roll the sequences back either. A replica promoted
+// after its master died may lack the master's last writes (REDIS_WAIT_REPLICAS
+// 0, or a WAIT that fell short), the bucket's sequence among them, and would
+// issue again numbers already acknowledged. So on a Redis Cluster each bucket
+// records the node that issues its sequences (info "node", CLUSTER MYID, set
+// by the load and the grab scripts); a grab that runs on another node (a
+// promoted replica, a slot moved) skips the rest of the reserved block,
+// which the old node may have issued, and answers "moved": the next block
+// is reserved above it before any number is issued here. Order numbers jump
+// by up to a block at a failover, and never repeat. (A single Redis server
+// has no node ID to compare: it has no replica to fail over to.)
+
+// DefaultSeqBlock is how many order sequences a bucket reserves at a time.
+const DefaultSeqBlock = 100_000
+
+// seqBlock is the service's block size (SeqBlock, else DefaultSeqBlock).
+func (s *Sale) seqBlock() int64 {
+	if s.SeqBlock > 0 {
+		return s.SeqBlock
+	}
+	return DefaultSeqBlock
+}
+
+// reserveSeqs records that bucket b may issue sequences up to ceiling (kept
+// inside the bucket's range; never lowered) and returns the ceiling recorded.
+func (s *Sale) reserveSeqs(ctx context.Context, b Bucket, ceiling int64) (int64, error) {
+	_, hi := bucketIDs(b.Goods, b.N)
+	ceiling = min(ceiling, hi%OrderSeqSpan)
+	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO goods_seq_blocks (goods_id, bucket, ceiling) VALUES (?, ?, ?)
+		ON CONFLICT (goods_id, bucket) DO UPDATE SET ceiling = CASE WHEN excluded.ceiling > goods_seq_blocks.ceiling
+			THEN excluded.ceiling ELSE goods_seq_blocks.ceiling END
+		RETURNING ceiling`, b.Goods, b.N, ceiling).Scan(&ceiling)
+	if err != nil {
+		return 0, fmt.Errorf("reserve order sequences of goods %d bucket %d: %w", b.Goods, b.N, err)
+	}
+	return ceiling, nil
+}
+
+// reservedSeqs is the ceiling recorded for bucket b (0: none yet).
+func (s *Sale) reservedSeqs(ctx context.Context, b Bucket) (int64, error) {
+	var c int64
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT ceiling FROM goods_seq_blocks WHERE goods_id = ? AND bucket = ?`, b.Goods, b.N).Scan(&c)
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, nil
+	}
+	return c, err
+}
+
+// raiseCeilScript raises a loaded bucket's sequence ceiling, never lowers it.
+//
+// KEYS[1] the bucket's info hash
+// ARGV[1] the ceiling the durable store recorded
+// Returns the bucket's ceiling now, or -1 when the bucket is not loaded.
+var raiseCeilScript = redis.NewScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
+local c = tonumber(redis.call('HGET', KEYS[1], 'ceil')) or 0
+if c < tonumber(ARGV[1]) then
+	redis.call('HSET', KEYS[1], 'ceil', ARGV[1])
+	return tonumber(ARGV[1])
+end
+return c
+`)
+
+// extendSeqs reserves the next block of bucket b above the sequences it has
+// issued, then raises its ceiling in Redis: a grab that met the ceiling.
+func (s *Sale) extendSeqs(ctx context.Context, b Bucket) error {
+	seq, err := s.Redis.Get(ctx, SeqKey(b)).Int64()
+	if err != nil && !errors.Is(err, redis.Nil) {
+		return fmt.Errorf("read the order sequence of goods %d bucket %d: %w", b.Goods, b.N, err)
+	}
+	c, err := s.reserveSeqs(ctx, b, seq+s.seqBlock())
+	if err != nil {
+		return err
+	}
+	if c <= seq {
+		return fmt.Errorf("goods %d bucket %d: its order sequences are used up", b.Goods, b.N)
+	}
+	if err := raiseCeilScript.Run(ctx, s.Redis, []string{InfoKey(b)}, c).Err(); err != nil {
+		return fmt.Errorf("raise the sequence ceiling of goods %d bucket %d: %w", b.Goods, b.N, err)
+	}
+	return nil
+}
