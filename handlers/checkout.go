@@ -8,7 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/checkout"
-	"github.com/seckill/seckill/db/goods/orders"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
@@ -60,7 +60,7 @@ func (h *Handlers) PaymentCallback(c *fiber.Ctx) error {
 }
 
 // OrdersCSV streams a goods' orders as CSV, in the contract's columns
-// (orders.CSVColumns): GET /api/admin/goods/{id}/orders.csv.
+// (goods.CSVColumns): GET /api/admin/goods/{id}/orders.csv.
 func (h *Handlers) OrdersCSV(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
@@ -72,7 +72,7 @@ func (h *Handlers) OrdersCSV(c *fiber.Ctx) error {
 		return err
 	}
 	zone := h.shopZone()
-	return streamCSV(c, fmt.Sprintf("goods-%d-orders.csv", id), orders.CSVColumns, func(write func([]string) error) error {
+	return streamCSV(c, fmt.Sprintf("goods-%d-orders.csv", id), goods.CSVColumns, func(write func([]string) error) error {
 		err := each(func(o *model.Order, username string) error {
 			paidAt := ""
 			if o.PaidAt != nil {

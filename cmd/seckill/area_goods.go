@@ -62,7 +62,7 @@ func (m *Main) goodsArea() Area {
 			},
 		},
 		Tasks:      []tasks.Area{&tasks.Goods{Store: m.Goods, Log: m.Log}},
-		Flush:      m.Goods.FlushOrders,
+		Flush:      func(ctx context.Context) error { return m.Goods.FlushOrders(ctx) }, // a closure: a method value promoted through the goods' rooms would read m.Goods now (TestLayers lists the areas of an empty Main)
 		AfterFlush: m.Goods.SampleActive,
 		Seed:       m.Goods,
 		Serve: func(ctx context.Context, p Process) (func(), error) {

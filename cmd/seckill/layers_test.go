@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -58,13 +61,84 @@ func TestLayers(t *testing.T) {
 			mayImport[byName[a.Name]][byName[u]] = true
 		}
 	}
-	for _, p := range []string{"db/goods", "db/redpacket", "db/coupon", "db/checkout"} {
+	for _, p := range []string{"db/goods", "db/fair", "db/redpacket", "db/coupon", "db/checkout"} {
 		if mayImport[mod+p] == nil {
 			t.Fatalf("%s is not an area's service package: the areas are read wrong", p)
 		}
 	}
 	isArea := func(p string) bool { return mayImport[p] != nil }
+	// An area's rooms are the packages below its own (db/goods/sale,
+	// db/goods/orders): each has one job, and they are layered, each room
+	// importing only the rooms below it. The sale core knows nothing of the
+	// ledger, the catalog or fair sales (it asks its Gate); fair sales plug
+	// in from above.
+	rooms := map[string][]string{
+		"db/goods/sale":   {},
+		"db/goods/orders": {"db/goods/sale"},
+		"db/goods":        {"db/goods/sale", "db/goods/orders"},
+	}
+	areaOfRoom := func(p string) string { // the area a room belongs to ("" for none)
+		for a := range mayImport {
+			if strings.HasPrefix(p, a+"/") {
+				return a
+			}
+		}
+		return ""
+	}
 	storage := []string{"github.com/mattn/go-sqlite3", "github.com/jackc/pgx", "github.com/alicebob/miniredis", "github.com/redis/go-redis", "net/smtp", "github.com/hibiken/asynq"}
+
+	for room, below := range rooms {
+		p, ok := pkgs[room]
+		if !ok {
+			t.Fatalf("room %s not found", room)
+		}
+		allowed := map[string]bool{}
+		for _, b := range below {
+			allowed[mod+b] = true
+		}
+		for _, imp := range p.Imports {
+			if _, isRoom := rooms[strings.TrimPrefix(imp, mod)]; isRoom && !allowed[imp] {
+				t.Errorf("room %s imports %s: a room imports only the rooms below it (%v)", room, strings.TrimPrefix(imp, mod), below)
+			}
+			if isArea(imp) && imp != mod+room {
+				t.Errorf("room %s imports area %s", room, strings.TrimPrefix(imp, mod))
+			}
+		}
+	}
+	// No package of db holds several jobs: past 3,000 lines (tests and
+	// generated code aside) it is rooms asking to be born; and fair sales
+	// live in db/fair, not in the goods' rooms.
+	for name := range pkgs {
+		if !strings.HasPrefix(name, "db") {
+			continue
+		}
+		files, err := filepath.Glob(filepath.Join("..", "..", name, "*.go"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines := 0
+		for _, f := range files {
+			base := filepath.Base(f)
+			if strings.HasSuffix(base, "_test.go") {
+				continue
+			}
+			if strings.HasPrefix(name, "db/goods") {
+				for _, fair := range []string{"queue", "raffle", "pow", "fair"} {
+					if strings.HasPrefix(base, fair) {
+						t.Errorf("%s holds %s: fair sales live in db/fair", name, base)
+					}
+				}
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines += bytes.Count(b, []byte("\n"))
+		}
+		if lines > 3000 {
+			t.Errorf("%s has %d lines of code (tests aside): past 3,000 a package holds several jobs; split it into rooms", name, lines)
+		}
+	}
 
 	// Pages, the root domain package and the model know nothing that stores anything.
 	for _, name := range []string{"views", "db", "db/model"} {
@@ -100,8 +174,14 @@ func TestLayers(t *testing.T) {
 			// Uses: what one needs of another is an interface wired in Main.
 			case isArea(mod+name) && isArea(imp) && !mayImport[mod+name][imp]:
 				t.Errorf("area %s imports %s", name, strings.TrimPrefix(imp, mod))
+			// An area's rooms are its own and its users': no other area reaches into them.
+			case isArea(mod+name) && areaOfRoom(imp) != "" && areaOfRoom(imp) != mod+name && !mayImport[mod+name][areaOfRoom(imp)]:
+				t.Errorf("area %s imports %s, a room of an area it does not use", name, strings.TrimPrefix(imp, mod))
+			// Handlers reach a service through its area's package, not its rooms.
+			case name == "handlers" && areaOfRoom(imp) != "":
+				t.Errorf("handlers import %s: reach it through its area %s", strings.TrimPrefix(imp, mod), strings.TrimPrefix(areaOfRoom(imp), mod))
 			// Task definitions and handlers take interfaces; the areas import tasks, never the reverse.
-			case name == "tasks" && isArea(imp):
+			case name == "tasks" && (isArea(imp) || areaOfRoom(imp) != ""):
 				t.Errorf("tasks imports area %s", strings.TrimPrefix(imp, mod))
 			// Infrastructure serves the areas and never reaches up into them or the web.
 			case strings.HasPrefix(name, "db/") && !isArea(mod+name) && name != "db/demo" && name != "db/dbtest" &&

@@ -27,6 +27,10 @@ type Service struct {
 // Pass is what a shopper brings to a grab besides the account (sale.Pass).
 type Pass = sale.Pass
 
+// CSVColumns are the columns of the orders export, in order (the
+// contract's orders.csv header).
+var CSVColumns = orders.CSVColumns
+
 // FairSales is what the goods tell the fair-sale area: goods created (a
 // raffle's entries open) and goods changed (settings read are stale).
 type FairSales interface {
