@@ -15,7 +15,7 @@ import (
 // failover rolls the stock counter back (a replica promoted without the
 // master's last writes, REDIS_WAIT_REPLICAS=0) or Redis loses the template:
 // the grab script gives units only up to a ceiling (the meta hash's "ceil")
-// that the durable store recorded first (issue_ceilings), a block at a time;
+// that the durable store recorded first (id_ceilings), a block at a time;
 // a grab that meets it answers "reserve" and Go reserves the next block.
 // On a Redis Cluster the meta hash also records the node that gives the
 // units ("node", CLUSTER MYID); a grab on another node (a promoted replica,
@@ -25,6 +25,11 @@ import (
 // between are not sold: the stock shrinks by up to a block at a failover,
 // and no coupon ID is acknowledged twice. (db/goods/seq_blocks.go does the
 // same for order IDs.)
+
+// unitRun is coupon template id's run of units in the durable store.
+func unitRun(id int64) backend.IDRun {
+	return backend.IDRun{Kind: backend.CouponUnits, Item: id}
+}
 
 // resyncScript raises a template's unit ceiling; when the template's node is
 // not this one, it first lowers the stock so that the next unit is above
@@ -62,7 +67,7 @@ func (s *Service) reserveUnits(ctx context.Context, couponID int64, moved bool) 
 	} else if err != nil {
 		return fmt.Errorf("read coupon %d in redis: %w", couponID, err)
 	}
-	floor, err := s.IssueCeiling(ctx, "coupon", couponID)
+	floor, err := s.IssueCeiling(ctx, unitRun(couponID))
 	if err != nil {
 		return fmt.Errorf("read the unit ceiling of coupon %d: %w", couponID, err)
 	}
@@ -70,7 +75,7 @@ func (s *Service) reserveUnits(ctx context.Context, couponID int64, moved bool) 
 	if err != nil && !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("read the stock of coupon %d: %w", couponID, err)
 	}
-	ceiling, err := s.RaiseIssueCeiling(ctx, "coupon", couponID, min(max(floor, total-left)+backend.IssueBlock(total), total))
+	ceiling, err := s.RaiseIssueCeiling(ctx, unitRun(couponID), min(max(floor, total-left)+backend.IssueBlock(total), total))
 	if err != nil {
 		return fmt.Errorf("reserve units of coupon %d: %w", couponID, err)
 	}

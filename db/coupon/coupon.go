@@ -220,7 +220,7 @@ func (s *Service) load(ctx context.Context, c *model.Coupon) error {
 		return fmt.Errorf("load coupon %d: %w", c.ID, err)
 	}
 	// Nor any up to the ceiling: the units a lost node may have given (ceiling.go).
-	ceiling, err := s.IssueCeiling(ctx, "coupon", c.ID)
+	ceiling, err := s.IssueCeiling(ctx, unitRun(c.ID))
 	if err != nil {
 		return fmt.Errorf("load coupon %d: %w", c.ID, err)
 	}

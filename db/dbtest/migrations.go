@@ -43,3 +43,39 @@ func SQLiteBefore(t testing.TB, migration string) (path string, old *sql.DB) {
 	}
 	return path, old
 }
+
+// PostgresBefore is SQLiteBefore on PostgreSQL: a fresh database
+// (EmptyPostgresURL, so the test skips when DATABASE_URL is unset) with
+// every migration below migration applied and recorded. The test writes
+// rows in the old shape through old, closes it, and opens url with
+// sqldb.OpenPostgres, which applies the rest.
+func PostgresBefore(t testing.TB, migration string) (url string, old *sql.DB) {
+	t.Helper()
+	url = EmptyPostgresURL(t)
+	migs, err := sqldb.Migrations(sqldb.Postgres)
+	if err != nil || len(migs) == 0 {
+		t.Fatalf("dbtest: no PostgreSQL migrations: %v", err)
+	}
+	old, err = sql.Open("pgx", url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old.SetMaxOpenConns(1)
+	t.Cleanup(func() { old.Close() })
+	// The same table sqldb.OpenPostgres keeps its record in.
+	if _, err := old.Exec(`CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range migs {
+		if m.Name >= migration {
+			break
+		}
+		if _, err := old.Exec(m.SQL); err != nil {
+			t.Fatalf("dbtest: apply %s: %v", m.Name, err)
+		}
+		if _, err := old.Exec(`INSERT INTO migrations (name) VALUES ($1)`, m.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return url, old
+}

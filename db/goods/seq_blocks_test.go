@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
@@ -96,9 +97,9 @@ func TestOrderSeqBlocksExtend(t *testing.T) {
 				t.Fatalf("order ID %d given twice", o.ID)
 			}
 			seen[o.ID] = true
-			var ceiling int64
 			bucketN := (o.ID % model.OrderSeqSpan) / (model.OrderSeqSpan / 10)
-			if err := e.s.SQL.R.QueryRow(`SELECT ceiling FROM goods_seq_blocks WHERE goods_id = ? AND bucket = ?`, g.ID, bucketN).Scan(&ceiling); err != nil {
+			ceiling, err := e.s.IssueCeiling(e.ctx, backend.IDRun{Kind: backend.GoodsOrders, Item: g.ID, Part: bucketN})
+			if err != nil {
 				t.Fatal(err)
 			}
 			if seq := o.ID % model.OrderSeqSpan; seq > ceiling {

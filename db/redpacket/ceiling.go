@@ -16,7 +16,7 @@ import (
 // (a replica promoted without its master's last grabs, REDIS_WAIT_REPLICAS
 // 0) or Redis loses it: shares go out in seq order, and the grab script
 // gives one only below a ceiling (the meta hash's "ceil") that the durable
-// store recorded first (issue_ceilings), a block at a time; a grab that
+// store recorded first (id_ceilings), a block at a time; a grab that
 // meets it answers "reserve" and Go reserves the next block. On a Redis
 // Cluster the meta hash also records the node that gives the shares
 // ("node", CLUSTER MYID); a grab on another node (a promoted replica, a
@@ -26,6 +26,11 @@ import (
 // someone's. A packet loaded again withholds them too. Up to a block of
 // shares is withheld at a failover, and no share is acknowledged twice.
 // (db/goods/seq_blocks.go does the same for order IDs.)
+
+// shareRun is red packet id's run of share seqs in the durable store.
+func shareRun(id int64) backend.IDRun {
+	return backend.IDRun{Kind: backend.RedPacketShares, Item: id}
+}
 
 // resyncScript raises a packet's share ceiling; when the packet's node is
 // not this one, it first withholds the unclaimed shares below floor and
@@ -71,7 +76,7 @@ func (s *Service) reserveShares(ctx context.Context, id int64, moved bool) error
 	} else if err != nil {
 		return fmt.Errorf("read red packet %d in redis: %w", id, err)
 	}
-	floor, err := s.IssueCeiling(ctx, "redpacket", id)
+	floor, err := s.IssueCeiling(ctx, shareRun(id))
 	if err != nil {
 		return fmt.Errorf("read the share ceiling of red packet %d: %w", id, err)
 	}
@@ -87,7 +92,7 @@ func (s *Service) reserveShares(ctx context.Context, id int64, moved bool) error
 	} else if !errors.Is(err, redis.Nil) {
 		return fmt.Errorf("read the next share of red packet %d: %w", id, err)
 	}
-	ceiling, err := s.RaiseIssueCeiling(ctx, "redpacket", id, min(next+backend.IssueBlock(count), count))
+	ceiling, err := s.RaiseIssueCeiling(ctx, shareRun(id), min(next+backend.IssueBlock(count), count))
 	if err != nil {
 		return fmt.Errorf("reserve shares of red packet %d: %w", id, err)
 	}

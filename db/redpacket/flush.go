@@ -314,7 +314,7 @@ func (s *Service) restore(ctx context.Context, p *model.RedPacket) error {
 	}
 	// The unclaimed shares below the ceiling may have been given by the
 	// lost node: withheld, never given again (ceiling.go).
-	ceiling, err := s.IssueCeiling(ctx, "redpacket", p.ID)
+	ceiling, err := s.IssueCeiling(ctx, shareRun(p.ID))
 	if err != nil {
 		return fmt.Errorf("read the share ceiling of red packet %d: %w", p.ID, err)
 	}

@@ -2,22 +2,23 @@ package sale
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db/backend"
 )
 
 // Order IDs never repeat, even when Redis loses a bucket (a node restarted
 // without persistence and without a replica): the grab script issues a
 // bucket's sequences only up to a ceiling (the info hash's "ceil") that the
-// durable store recorded first (goods_seq_blocks). A bucket loaded again
-// starts above the recorded ceiling, so above every sequence it may have
-// issued, acknowledged or not, flushed or not. The ceiling moves up a block
-// at a time; a grab that meets it answers "reserve", and the grab reserves
-// the next block and runs again (one SQL write per block, not per grab).
-
+// durable store recorded first (id_ceilings, kind goods, part the bucket:
+// db/backend/ceilings.go). A bucket loaded again starts above the recorded
+// ceiling, so above every sequence it may have issued, acknowledged or not,
+// flushed or not. The ceiling moves up a block at a time; a grab that meets
+// it answers "reserve", and the grab reserves the next block and runs again
+// (one SQL write per block, not per grab).
 //
 // A failover must not roll the sequences back either. A replica promoted
 // after its master died may lack the master's last writes (REDIS_WAIT_REPLICAS
@@ -42,29 +43,25 @@ func (s *Sale) seqBlock() int64 {
 	return DefaultSeqBlock
 }
 
+// seqRun is bucket b's run of order sequences in the durable store.
+func seqRun(b Bucket) backend.IDRun {
+	return backend.IDRun{Kind: backend.GoodsOrders, Item: b.Goods, Part: int64(b.N)}
+}
+
 // reserveSeqs records that bucket b may issue sequences up to ceiling (kept
 // inside the bucket's range; never lowered) and returns the ceiling recorded.
 func (s *Sale) reserveSeqs(ctx context.Context, b Bucket, ceiling int64) (int64, error) {
 	_, hi := bucketIDs(b.Goods, b.N)
-	ceiling = min(ceiling, hi%OrderSeqSpan)
-	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO goods_seq_blocks (goods_id, bucket, ceiling) VALUES (?, ?, ?)
-		ON CONFLICT (goods_id, bucket) DO UPDATE SET ceiling = CASE WHEN excluded.ceiling > goods_seq_blocks.ceiling
-			THEN excluded.ceiling ELSE goods_seq_blocks.ceiling END
-		RETURNING ceiling`, b.Goods, b.N, ceiling).Scan(&ceiling)
+	c, err := s.RaiseIssueCeiling(ctx, seqRun(b), min(ceiling, hi%OrderSeqSpan))
 	if err != nil {
 		return 0, fmt.Errorf("reserve order sequences of goods %d bucket %d: %w", b.Goods, b.N, err)
 	}
-	return ceiling, nil
+	return c, nil
 }
 
 // reservedSeqs is the ceiling recorded for bucket b (0: none yet).
 func (s *Sale) reservedSeqs(ctx context.Context, b Bucket) (int64, error) {
-	var c int64
-	err := s.SQL.R.QueryRowContext(ctx, `SELECT ceiling FROM goods_seq_blocks WHERE goods_id = ? AND bucket = ?`, b.Goods, b.N).Scan(&c)
-	if errors.Is(err, sql.ErrNoRows) {
-		return 0, nil
-	}
-	return c, err
+	return s.IssueCeiling(ctx, seqRun(b))
 }
 
 // raiseCeilScript raises a loaded bucket's sequence ceiling, never lowers it.
