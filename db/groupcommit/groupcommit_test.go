@@ -256,13 +256,52 @@ func TestLoneCallerIsNotHeldBack(t *testing.T) {
 	}
 }
 
+// failAll holds one batch of key k in flight, queues n callers behind it,
+// then lets every batch fail (or panic): it returns each caller's error,
+// the first's at 0.
+func failAll(t *testing.T, n int, fail func() error) []error {
+	t.Helper()
+	b := newBlocker()
+	g := New(func(ctx context.Context, key string, batch []int) ([]string, error) {
+		b.run(ctx, key, batch)
+		return nil, fail()
+	}, Options{MaxBatch: 8, InFlight: 1})
+	chs := []chan result{doAsync(g, context.Background(), "k", 0)}
+	<-b.entered
+	for i := 1; i <= n; i++ {
+		chs = append(chs, doAsync(g, context.Background(), "k", i))
+	}
+	waitQueued(t, g, "k", n)
+	go func() {
+		for range b.entered { // the first batch, then batches of 8
+			b.release <- struct{}{}
+		}
+	}()
+	b.release <- struct{}{}
+	errs := make([]error, len(chs))
+	for i, ch := range chs {
+		errs[i] = (<-ch).err
+	}
+	close(b.entered)
+	if n := keysHeld(g); n != 0 {
+		t.Errorf("the group holds %d keys after the batches failed, want 0", n)
+	}
+	return errs
+}
+
 // A failing batch answers each of its callers with its error, and the key
 // goes on working.
 func TestFailingBatchAnswersEveryCaller(t *testing.T) {
 	boom := errors.New("boom")
+	for i, err := range failAll(t, 100, func() error { return boom }) {
+		if !errors.Is(err, boom) {
+			t.Errorf("caller %d got error %v, want %v", i, err, boom)
+		}
+	}
 	var fail atomic.Bool
 	fail.Store(true)
-	g := New(func(_ context.Context, key string, batch []int) ([]string, error) {
+	g := New(func(ctx context.Context, key string, batch []int) ([]string, error) {
+		runtime.Gosched() // let callers queue behind the call
 		if fail.Load() {
 			return nil, boom
 		}
@@ -303,11 +342,18 @@ func TestWrongAnswerCountFailsTheBatch(t *testing.T) {
 // process goes on, and the key's state stays sound: later calls work and
 // the group ends empty.
 func TestPanickingBatchAnswersEveryCaller(t *testing.T) {
+	for i, err := range failAll(t, 100, func() error { panic("kaboom") }) {
+		var pe *PanicError
+		if !errors.As(err, &pe) || pe.Value != "kaboom" || len(pe.Stack) == 0 {
+			t.Errorf("caller %d got error %v, want a PanicError of kaboom with its stack", i, err)
+		}
+	}
 	var panics atomic.Bool
 	panics.Store(true)
 	p := newProbe()
 	g := New(func(ctx context.Context, key string, batch []int) ([]string, error) {
 		if panics.Load() {
+			runtime.Gosched()
 			panic("kaboom")
 		}
 		return p.run(ctx, key, batch)
@@ -321,8 +367,8 @@ func TestPanickingBatchAnswersEveryCaller(t *testing.T) {
 			<-start
 			_, err := g.Do(context.Background(), "k", i)
 			var pe *PanicError
-			if !errors.As(err, &pe) || pe.Value != "kaboom" || len(pe.Stack) == 0 {
-				t.Errorf("caller %d got error %v, want a PanicError of kaboom with its stack", i, err)
+			if !errors.As(err, &pe) || pe.Value != "kaboom" {
+				t.Errorf("caller %d got error %v, want a PanicError of kaboom", i, err)
 			}
 		}()
 	}
