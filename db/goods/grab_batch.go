@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/groupcommit"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/rdb"
 )
@@ -132,24 +132,24 @@ return reply
 // are in flight wait for one to end and go together in the next call, up
 // to MaxGrabBatch. Nothing waits on a timer: the window is the call in flight.
 type grabBatcher struct {
-	mu sync.Mutex
-	m  map[bucket]*grabQueue
+	group *groupcommit.Group[bucket, batchedGrab, grabOutcome]
 
 	calls, grabs atomic.Int64 // batches run and the grabs in them
 }
 
-// grabQueue is one bucket's grabs waiting for the call in flight.
-type grabQueue struct {
-	busy    int // batches of the bucket in flight
-	waiting []*batchedGrab
+func newGrabBatcher(s *Service) *grabBatcher {
+	return &grabBatcher{group: groupcommit.New(s.runGrabBatch,
+		groupcommit.Options{MaxBatch: MaxGrabBatch, InFlight: grabBatchesInFlight})}
 }
 
-// batchedGrab is one grab in a batch and, once the batch ran, its answer.
+// batchedGrab is one grab in a batch.
 type batchedGrab struct {
-	user     int64
-	now      time.Time
-	done     chan struct{}
-	lead     []*batchedGrab // set when this grab is to run the next batch (itself included)
+	user int64
+	now  time.Time
+}
+
+// grabOutcome is one grab's answer from its batch.
+type grabOutcome struct {
 	a        answer
 	err      error
 	stockOut bool // the batch's stock event went out: the grab sends none
@@ -159,67 +159,18 @@ type batchedGrab struct {
 // in a batch with the grabs of the same bucket that arrive meanwhile. Its
 // answer reads as grabScript's; code "dry" goes on to grabElsewhere.
 func (s *Service) grabBatched(ctx context.Context, home bucket, userID int64, now time.Time) (answer, bool, error) {
-	g := &batchedGrab{user: userID, now: now, done: make(chan struct{}, 1)}
-	bt := s.batches
-	bt.mu.Lock()
-	if bt.m == nil {
-		bt.m = map[bucket]*grabQueue{}
+	// A grab waits for its batch even when its caller leaves: once queued
+	// it may be sold, and the caller that runs a batch answers the others.
+	o, err := s.batches.group.Do(context.WithoutCancel(ctx), home, batchedGrab{user: userID, now: now})
+	if err != nil {
+		return answer{}, false, err
 	}
-	q := bt.m[home]
-	if q == nil {
-		q = &grabQueue{}
-		bt.m[home] = q
-	}
-	if q.busy >= grabBatchesInFlight {
-		q.waiting = append(q.waiting, g)
-		bt.mu.Unlock()
-		<-g.done
-		if g.lead == nil { // answered by another grab's batch
-			return g.a, g.stockOut, g.err
-		}
-	} else {
-		q.busy++
-		bt.mu.Unlock()
-		g.lead = []*batchedGrab{g}
-	}
-	s.runGrabBatch(context.WithoutCancel(ctx), home, g.lead)
-	// Hand the bucket to the grabs that came meanwhile: the first of them
-	// runs their batch; none left, the bucket is free again.
-	bt.mu.Lock()
-	if len(q.waiting) == 0 {
-		if q.busy--; q.busy == 0 {
-			delete(bt.m, home)
-		}
-		bt.mu.Unlock()
-	} else {
-		n := min(len(q.waiting), MaxGrabBatch)
-		next := q.waiting[:n:n]
-		q.waiting = append([]*batchedGrab(nil), q.waiting[n:]...)
-		bt.mu.Unlock()
-		next[0].lead = next
-		next[0].done <- struct{}{}
-	}
-	return g.a, g.stockOut, g.err
+	return o.a, o.stockOut, o.err
 }
 
-// runGrabBatch runs grabBatchScript for grabs, fills in each one's answer,
-// sends the bucket's stock once for the batch and wakes the grabs (but the
-// first, the caller).
-func (s *Service) runGrabBatch(ctx context.Context, home bucket, grabs []*batchedGrab) {
-	args := make([]any, 0, 4+3*len(grabs))
-	args = append(args, home.k, s.ClusterFlag(), grabMemoTTL.Milliseconds(), len(grabs))
-	for _, g := range grabs {
-		args = append(args, g.user, g.now.UnixMilli(), g.now.Add(s.OrderTTL).UnixMilli())
-	}
-	res, err := s.Eval(ctx, grabBatchScript, scriptKeys(home, memoKey(home, rdb.NewRequestID())), args...).Text()
-	if err == nil {
-		err = s.readGrabBatch(home, res, grabs)
-	}
-	if err != nil {
-		for _, g := range grabs {
-			g.err = err
-		}
-	}
+// runGrabBatch runs grabBatchScript for grabs and reads each one's answer,
+// sending the bucket's stock once for the batch.
+func (s *Service) runGrabBatch(ctx context.Context, home bucket, grabs []batchedGrab) ([]grabOutcome, error) {
 	s.batches.calls.Add(1)
 	s.batches.grabs.Add(int64(len(grabs)))
 	if home.k > 1 {
@@ -227,19 +178,29 @@ func (s *Service) runGrabBatch(ctx context.Context, home bucket, grabs []*batche
 		c.grabs.Add(int64(len(grabs)))
 		c.trips.Add(1)
 	}
-	for _, g := range grabs[1:] {
-		g.lead = nil
-		g.done <- struct{}{}
+	args := make([]any, 0, 4+3*len(grabs))
+	args = append(args, home.k, s.ClusterFlag(), grabMemoTTL.Milliseconds(), len(grabs))
+	for _, g := range grabs {
+		args = append(args, g.user, g.now.UnixMilli(), g.now.Add(s.OrderTTL).UnixMilli())
 	}
+	res, err := s.Eval(ctx, grabBatchScript, scriptKeys(home, memoKey(home, rdb.NewRequestID())), args...).Text()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]grabOutcome, len(grabs))
+	if err := s.readGrabBatch(home, res, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // readGrabBatch reads grabBatchScript's reply into the grabs' answers and
 // sends the stock event of the batch when it sold anything.
-func (s *Service) readGrabBatch(home bucket, res string, grabs []*batchedGrab) error {
+func (s *Service) readGrabBatch(home bucket, res string, grabs []grabOutcome) error {
 	head, rest, many := strings.Cut(res, "\n")
 	if !many { // the batch's one word
-		for _, g := range grabs {
-			g.a = answer{code: res}
+		for i := range grabs {
+			grabs[i].a = answer{code: res}
 		}
 		return nil
 	}
@@ -265,7 +226,8 @@ func (s *Service) readGrabBatch(home bucket, res string, grabs []*batchedGrab) e
 	var events []live.Message
 	var acks []acked
 	var at time.Time
-	for i, g := range grabs {
+	for i := range grabs {
+		g := &grabs[i]
 		rec, ok := strings.CutPrefix(lines[i], "ok:")
 		if !ok {
 			g.a = answer{code: lines[i]}
@@ -290,8 +252,8 @@ func (s *Service) readGrabBatch(home bucket, res string, grabs []*batchedGrab) e
 	}
 	if len(acks) > 0 {
 		s.pushStock(home, slot, remaining, version)
-		for _, g := range grabs {
-			g.stockOut = true
+		for i := range grabs {
+			grabs[i].stockOut = true
 		}
 		s.Events.SendAll(events)
 		s.acks.add(acks...)

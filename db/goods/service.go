@@ -43,7 +43,9 @@ type Service struct {
 
 // New returns the goods service over b with defaults filled in.
 func New(b *backend.Backend) *Service {
-	return &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group), merchantsOf: new(merchants),
+	s := &Service{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group), merchantsOf: new(merchants),
 		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), acks: new(ackJournal), memos: new(saleMemos),
-		batches: new(grabBatcher), fair: newFairCache(), queues: newQueues(), PowKey: randomKey()}
+		fair: newFairCache(), queues: newQueues(), PowKey: randomKey()}
+	s.batches = newGrabBatcher(s)
+	return s
 }
