@@ -123,12 +123,9 @@ func (g *Group[K, T, R]) Do(ctx context.Context, key K, item T) (R, error) {
 		}
 		<-c.done // the hand-over is under way: the batch waits on this caller
 	}
-	g.mu.Lock()
-	state, rest := c.state, c.batch
-	c.batch = nil
-	g.mu.Unlock()
-	if state == leading {
-		g.lead(ctx, key, st, c, rest)
+	// state and batch were written before the signal: no lock to read them.
+	if c.state == leading {
+		g.lead(ctx, key, st, c, c.batch)
 	}
 	return c.res, c.err
 }
