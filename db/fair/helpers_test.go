@@ -2,7 +2,6 @@ package fair_test
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 	"testing"
@@ -18,7 +17,8 @@ import (
 	"github.com/seckill/seckill/db/sqldb"
 )
 
-// goodsEnv is a goods service over a fresh Redis and SQLite, with a merchant and a settable clock.
+// goodsEnv is a goods service with fair sales plugged in over a fresh Redis
+// and SQLite, with a merchant and a settable clock (as db/goods' tests make it).
 type goodsEnv struct {
 	t        testing.TB
 	s        *goods.Service
@@ -27,21 +27,6 @@ type goodsEnv struct {
 	merchant model.Claims
 	ctx      context.Context
 	shards   int // the Redis buckets of the goods it creates (at most its stock); 0: 1
-}
-
-// eachShards runs a goods test with goods of one Redis bucket and of three
-// (db/goods/shards.go): the same behaviour either way.
-func eachShards(t *testing.T, test func(t *testing.T, k int)) {
-	for _, k := range []int{1, 3} {
-		t.Run(fmt.Sprintf("K=%d", k), func(t *testing.T) { test(t, k) })
-	}
-}
-
-// newGoodsEnvK is newGoodsEnv whose goods have k buckets.
-func newGoodsEnvK(t testing.TB, k int) *goodsEnv {
-	e := newGoodsEnv(t)
-	e.shards = k
-	return e
 }
 
 func newGoodsEnv(t testing.TB) *goodsEnv {
@@ -69,14 +54,6 @@ func newMerchant(t testing.TB, sq *sqldb.DB) model.Claims {
 		t.Fatal(err)
 	}
 	return model.Claims{UserID: id, Username: "merchant1", Role: model.RoleMerchant}
-}
-
-// twin is a second service over the same Redis and SQLite with its own
-// clock, for racing operations that must see different times. Its fair
-// sales (twinFair) are a second process's too.
-func (e *goodsEnv) twin() (*goods.Service, *dbtest.Clock) {
-	f, clk := e.twinFair()
-	return f.Goods, clk
 }
 
 // twinFair is twin's fair sales, plugged into the twin's goods.
@@ -141,32 +118,6 @@ func (e *goodsEnv) stats(goods int64) *model.GoodsStats {
 		e.t.Fatal(err)
 	}
 	return st
-}
-
-func (e *goodsEnv) remaining(goods int64) int64 {
-	e.t.Helper()
-	g, err := e.s.Get(e.ctx, goods)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return g.Remaining
-}
-
-// flush runs the orders' flush under the flush lock, as the worker does.
-func (e *goodsEnv) flush() {
-	e.t.Helper()
-	if err := e.s.FlushAll(e.ctx, e.s.FlushOrders); err != nil {
-		e.t.Fatalf("flush: %v", err)
-	}
-}
-
-// checkBalance asserts Redis's invariant remaining + unpaid + paid == stock.
-func (e *goodsEnv) checkBalance(goods int64, when string) {
-	e.t.Helper()
-	st := e.stats(goods)
-	if st.Remaining+st.Unpaid+st.Paid != st.Stock {
-		e.t.Fatalf("%s: remaining %d + unpaid %d + paid %d != stock %d", when, st.Remaining, st.Unpaid, st.Paid, st.Stock)
-	}
 }
 
 func wantCode(t testing.TB, what string, err error, code string) {

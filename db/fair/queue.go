@@ -212,7 +212,7 @@ type queueConf struct {
 }
 
 func newQueues() *queues {
-	return &queues{confs: map[int64]*queueConf{}, local: map[int64]*localQueue{}, joins: joinBatcher{lanes: map[int64]*joinLane{}}}
+	return &queues{confs: map[int64]*queueConf{}, local: map[int64]*localQueue{}, joins: newJoinBatcher()}
 }
 
 // queueGoods returns the goods' row, read at most once per fairRefresh.

@@ -3,8 +3,8 @@ package fair
 import (
 	"context"
 	"fmt"
-	"sync"
 
+	"github.com/seckill/seckill/db/groupcommit"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -17,25 +17,23 @@ import (
 // maxJoinBatch is the most joins one call carries.
 const maxJoinBatch = 64
 
+// joinBatcher gathers each room's joins; at most one call of a room is in
+// flight.
 type joinBatcher struct {
-	mu    sync.Mutex
-	lanes map[int64]*joinLane
+	group *groupcommit.Group[int64, joinReq, joinResult]
 }
 
-// joinLane gathers one room's joins; at most one call of it is in flight.
-type joinLane struct {
-	mu      sync.Mutex
-	waiting []*joinReq
-	running bool
+func newJoinBatcher() joinBatcher {
+	return joinBatcher{group: groupcommit.New(runJoins, groupcommit.Options{MaxBatch: maxJoinBatch, InFlight: 1})}
 }
 
+// joinReq is one shopper's join, or look-up when !join. A batch runs with
+// the service and goods row of its first.
 type joinReq struct {
+	s    *Service
+	g    *model.Goods
 	user int64
 	join bool
-	ctx  context.Context
-	done chan struct{}
-	res  joinResult
-	err  error
 }
 
 // joinResult is one shopper's answer: the code, the order they joined in
@@ -46,66 +44,19 @@ type joinResult struct {
 	view queueView
 }
 
-func (b *joinBatcher) lane(goodsID int64) *joinLane {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	l := b.lanes[goodsID]
-	if l == nil {
-		if len(b.lanes) > 10_000 {
-			b.lanes = map[int64]*joinLane{}
-		}
-		l = &joinLane{}
-		b.lanes[goodsID] = l
-	}
-	return l
-}
-
 // do joins the shopper (or looks them up) with whatever joins of the room
-// gather meanwhile.
+// gather meanwhile. A shopper whose ctx ends while their join waits for
+// the call in flight is not joined.
 func (b *joinBatcher) do(ctx context.Context, s *Service, g *model.Goods, userID int64, join bool) (joinResult, error) {
-	l := b.lane(g.ID)
-	r := &joinReq{user: userID, join: join, ctx: ctx, done: make(chan struct{})}
-	l.mu.Lock()
-	l.waiting = append(l.waiting, r)
-	lead := !l.running
-	l.running = true
-	l.mu.Unlock()
-	if lead { // one goroutine a lane while joins wait, never one a shopper
-		go l.run(s, g)
-	}
-	select {
-	case <-r.done:
-		return r.res, r.err
-	case <-ctx.Done():
-		return joinResult{}, ctx.Err()
-	}
+	return b.group.Do(ctx, g.ID, joinReq{s: s, g: g, user: userID, join: join})
 }
 
-// run sends the gathered joins, a batch a call, until none wait.
-func (l *joinLane) run(s *Service, g *model.Goods) {
-	for {
-		l.mu.Lock()
-		n := min(len(l.waiting), maxJoinBatch)
-		if n == 0 {
-			l.running = false
-			l.mu.Unlock()
-			return
-		}
-		batch := l.waiting[:n:n]
-		l.waiting = l.waiting[n:]
-		l.mu.Unlock()
-		s.joinBatch(g, batch)
-	}
+func runJoins(ctx context.Context, _ int64, batch []joinReq) ([]joinResult, error) {
+	return batch[0].s.joinBatch(ctx, batch[0].g, batch)
 }
 
-// joinBatch runs one call for the batch and hands each its answer.
-func (s *Service) joinBatch(g *model.Goods, batch []*joinReq) {
-	defer func() {
-		for _, r := range batch {
-			close(r.done)
-		}
-	}()
-	ctx := context.WithoutCancel(batch[0].ctx)
+// joinBatch runs one call for the batch and reads each one's answer.
+func (s *Service) joinBatch(ctx context.Context, g *model.Goods, batch []joinReq) ([]joinResult, error) {
 	args := s.queueArgs(g, s.Now(), -1)
 	args = append(args, len(batch))
 	for _, r := range batch {
@@ -124,15 +75,13 @@ func (s *Service) joinBatch(g *model.Goods, batch []*joinReq) {
 		v, err = parseQueueView(res[:5])
 	}
 	if err != nil {
-		err = fmt.Errorf("join the queue of goods %d: %w", g.ID, err)
-		for _, r := range batch {
-			r.err = err
-		}
-		return
+		return nil, fmt.Errorf("join the queue of goods %d: %w", g.ID, err)
 	}
-	for i, r := range batch {
+	out := make([]joinResult, len(batch))
+	for i := range batch {
 		code, _ := res[5+2*i].(string)
 		j, _ := res[6+2*i].(int64)
-		r.res = joinResult{code: code, j: j, view: v}
+		out[i] = joinResult{code: code, j: j, view: v}
 	}
+	return out, nil
 }

@@ -23,6 +23,18 @@ import (
 // On a Redis Cluster a batch is one cluster pipeline: go-redis splits it by
 // node and sends each node its share in one round trip, all nodes at once,
 // following MOVED and ASK; so the commands of one slot in a batch share a round trip.
+//
+// It is not a groupcommit.Group, though the idea is the same: tried as one
+// (one key for the process, InFlight lanes, MaxPipeline a batch, callers
+// sending the batches), a spike of 64 callers of a script on a real Redis
+// cost 7.4-11.9 µs a command against 6.3-7.9 µs here, with 2 more
+// allocations (195 B) a command. A Group allocates each call and each
+// batch's items, since a caller may give up on its context while its item
+// sits in a batch, where this reuses pooled requests and each lane's
+// batch; and with every command of the process under one key, every caller
+// takes the Group's one mutex where here it sends on a channel. The Group
+// would win only the lone command, which it sends on the caller's
+// goroutine (64-82 µs a command against 104-128 µs).
 type Pipeliner struct {
 	rdb    redis.UniversalClient // sends the batches
 	client redis.UniversalClient // routes its commands into the batches

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/groupcommit"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/rdb"
 )
@@ -17,12 +17,12 @@ import (
 // MaxGrabBatch is the most grabs one call of grabBatchScript decides.
 const MaxGrabBatch = 32
 
-// grabBatchesInFlight is how many calls of one bucket may be in flight at
+// grabBatchesInFlight is how many calls of one Bucket may be in flight at
 // once: with one, a spike's grabs of a goods would go at most MaxGrabBatch
 // a round trip; the pipeliner sends the calls of a moment in one write.
 const grabBatchesInFlight = 2
 
-// grabBatchScript decides several grabs of one bucket in one call: the
+// grabBatchScript decides several grabs of one Bucket in one call: the
 // same decision as grabScript's, grab by grab in arrival order, each with
 // its own user, time and expiry (so its own limit and window). Reads the
 // grabs share (the goods' info, the sequence, the fresh count, the free
@@ -35,12 +35,12 @@ const grabBatchesInFlight = 2
 // command again after a lost reply the same orders come back and no unit
 // is taken twice.
 //
-// KEYS: scriptKeys (of the bucket), then 11 the batch's memo key
-// ARGV: 1 the goods' bucket count as the caller knows it, 2 '1' on a Redis
+// KEYS: scriptKeys (of the Bucket), then 11 the batch's memo key
+// ARGV: 1 the goods' Bucket count as the caller knows it, 2 '1' on a Redis
 // Cluster, 3 memo TTL ms, 4 the number of grabs n, then per grab i (from
 // 0) at 5+3i: user ID, now ms, expiry ms.
 // Returns a word the whole batch gets (not_loaded | moved | reshard | hidden:
-// see grabScript), or "remaining:slot:version" and then one line per grab,
+// see grabScript), or "Remaining:Slot:version" and then one line per grab,
 // joined by "\n": a word (not_started | ended | limit_reached | reserve |
 // sold_out | dry) or "ok:record". The remaining stock is the bucket's after
 // the batch.
@@ -126,100 +126,51 @@ if wins > 0 then redis.call('SET', KEYS[11], reply, 'PX', ARGV[3]) end
 return reply
 `)
 
-// grabBatcher groups the concurrent grabs of each bucket into batches
+// grabBatcher groups the concurrent grabs of each Bucket into batches
 // (group commit): a grab that finds fewer than grabBatchesInFlight calls
-// of its bucket in flight runs at once, alone; grabs that arrive while they
+// of its Bucket in flight runs at once, alone; grabs that arrive while they
 // are in flight wait for one to end and go together in the next call, up
 // to MaxGrabBatch. Nothing waits on a timer: the window is the call in flight.
 type grabBatcher struct {
-	mu sync.Mutex
-	m  map[Bucket]*grabQueue
+	group *groupcommit.Group[Bucket, batchedGrab, grabOutcome]
 
 	calls, grabs atomic.Int64 // batches run and the grabs in them
 }
 
-// grabQueue is one bucket's grabs waiting for the call in flight.
-type grabQueue struct {
-	busy    int // batches of the bucket in flight
-	waiting []*batchedGrab
+func newGrabBatcher(s *Sale) *grabBatcher {
+	return &grabBatcher{group: groupcommit.New(s.runGrabBatch,
+		groupcommit.Options{MaxBatch: MaxGrabBatch, InFlight: grabBatchesInFlight})}
 }
 
-// batchedGrab is one grab in a batch and, once the batch ran, its answer.
+// batchedGrab is one grab in a batch.
 type batchedGrab struct {
-	user     int64
-	now      time.Time
-	done     chan struct{}
-	lead     []*batchedGrab // set when this grab is to run the next batch (itself included)
+	user int64
+	now  time.Time
+}
+
+// grabOutcome is one grab's answer from its batch.
+type grabOutcome struct {
 	a        answer
 	err      error
 	stockOut bool // the batch's stock event went out: the grab sends none
 }
 
-// grabBatched decides one grab of bucket home (the goods' bucket count k)
-// in a batch with the grabs of the same bucket that arrive meanwhile. Its
+// grabBatched decides one grab of Bucket home (the goods' Bucket count k)
+// in a batch with the grabs of the same Bucket that arrive meanwhile. Its
 // answer reads as grabScript's; code "dry" goes on to grabElsewhere.
 func (s *Sale) grabBatched(ctx context.Context, home Bucket, userID int64, now time.Time) (answer, bool, error) {
-	g := &batchedGrab{user: userID, now: now, done: make(chan struct{}, 1)}
-	bt := s.batches
-	bt.mu.Lock()
-	if bt.m == nil {
-		bt.m = map[Bucket]*grabQueue{}
+	// A grab waits for its batch even when its caller leaves: once queued
+	// it may be sold, and the caller that runs a batch answers the others.
+	o, err := s.batches.group.Do(context.WithoutCancel(ctx), home, batchedGrab{user: userID, now: now})
+	if err != nil {
+		return answer{}, false, err
 	}
-	q := bt.m[home]
-	if q == nil {
-		q = &grabQueue{}
-		bt.m[home] = q
-	}
-	if q.busy >= grabBatchesInFlight {
-		q.waiting = append(q.waiting, g)
-		bt.mu.Unlock()
-		<-g.done
-		if g.lead == nil { // answered by another grab's batch
-			return g.a, g.stockOut, g.err
-		}
-	} else {
-		q.busy++
-		bt.mu.Unlock()
-		g.lead = []*batchedGrab{g}
-	}
-	s.runGrabBatch(context.WithoutCancel(ctx), home, g.lead)
-	// Hand the bucket to the grabs that came meanwhile: the first of them
-	// runs their batch; none left, the bucket is free again.
-	bt.mu.Lock()
-	if len(q.waiting) == 0 {
-		if q.busy--; q.busy == 0 {
-			delete(bt.m, home)
-		}
-		bt.mu.Unlock()
-	} else {
-		n := min(len(q.waiting), MaxGrabBatch)
-		next := q.waiting[:n:n]
-		q.waiting = append([]*batchedGrab(nil), q.waiting[n:]...)
-		bt.mu.Unlock()
-		next[0].lead = next
-		next[0].done <- struct{}{}
-	}
-	return g.a, g.stockOut, g.err
+	return o.a, o.stockOut, o.err
 }
 
-// runGrabBatch runs grabBatchScript for grabs, fills in each one's answer,
-// sends the bucket's stock once for the batch and wakes the grabs (but the
-// first, the caller).
-func (s *Sale) runGrabBatch(ctx context.Context, home Bucket, grabs []*batchedGrab) {
-	args := make([]any, 0, 4+3*len(grabs))
-	args = append(args, home.K, s.ClusterFlag(), grabMemoTTL.Milliseconds(), len(grabs))
-	for _, g := range grabs {
-		args = append(args, g.user, g.now.UnixMilli(), g.now.Add(s.OrderTTL).UnixMilli())
-	}
-	res, err := s.Eval(ctx, grabBatchScript, ScriptKeys(home, MemoKey(home, rdb.NewRequestID())), args...).Text()
-	if err == nil {
-		err = s.readGrabBatch(home, res, grabs)
-	}
-	if err != nil {
-		for _, g := range grabs {
-			g.err = err
-		}
-	}
+// runGrabBatch runs grabBatchScript for grabs and reads each one's answer,
+// sending the bucket's stock once for the batch.
+func (s *Sale) runGrabBatch(ctx context.Context, home Bucket, grabs []batchedGrab) ([]grabOutcome, error) {
 	s.batches.calls.Add(1)
 	s.batches.grabs.Add(int64(len(grabs)))
 	if home.K > 1 {
@@ -227,19 +178,29 @@ func (s *Sale) runGrabBatch(ctx context.Context, home Bucket, grabs []*batchedGr
 		c.grabs.Add(int64(len(grabs)))
 		c.trips.Add(1)
 	}
-	for _, g := range grabs[1:] {
-		g.lead = nil
-		g.done <- struct{}{}
+	args := make([]any, 0, 4+3*len(grabs))
+	args = append(args, home.K, s.ClusterFlag(), grabMemoTTL.Milliseconds(), len(grabs))
+	for _, g := range grabs {
+		args = append(args, g.user, g.now.UnixMilli(), g.now.Add(s.OrderTTL).UnixMilli())
 	}
+	res, err := s.Eval(ctx, grabBatchScript, ScriptKeys(home, MemoKey(home, rdb.NewRequestID())), args...).Text()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]grabOutcome, len(grabs))
+	if err := s.readGrabBatch(home, res, out); err != nil {
+		return nil, err
+	}
+	return out, nil
 }
 
 // readGrabBatch reads grabBatchScript's reply into the grabs' answers and
 // sends the stock event of the batch when it sold anything.
-func (s *Sale) readGrabBatch(home Bucket, res string, grabs []*batchedGrab) error {
+func (s *Sale) readGrabBatch(home Bucket, res string, grabs []grabOutcome) error {
 	head, rest, many := strings.Cut(res, "\n")
 	if !many { // the batch's one word
-		for _, g := range grabs {
-			g.a = answer{Code: res}
+		for i := range grabs {
+			grabs[i].a = answer{Code: res}
 		}
 		return nil
 	}
@@ -265,7 +226,8 @@ func (s *Sale) readGrabBatch(home Bucket, res string, grabs []*batchedGrab) erro
 	var events []live.Message
 	var acks []Acked
 	var at time.Time
-	for i, g := range grabs {
+	for i := range grabs {
+		g := &grabs[i]
 		rec, ok := strings.CutPrefix(lines[i], "ok:")
 		if !ok {
 			g.a = answer{Code: lines[i]}
@@ -290,8 +252,8 @@ func (s *Sale) readGrabBatch(home Bucket, res string, grabs []*batchedGrab) erro
 	}
 	if len(acks) > 0 {
 		s.PushStock(home, slot, remaining, version)
-		for _, g := range grabs {
-			g.stockOut = true
+		for i := range grabs {
+			grabs[i].stockOut = true
 		}
 		s.Events.SendAll(events)
 		s.Acks.add(acks...)

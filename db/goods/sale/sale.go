@@ -38,7 +38,8 @@ type Sale struct {
 
 // NewSale returns the sale over b with defaults filled in.
 func NewSale(b *backend.Backend) *Sale {
-	return &Sale{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group),
-		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), Acks: new(ackJournal), memos: new(saleMemos),
-		batches: new(grabBatcher)}
+	s := &Sale{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group),
+		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), Acks: new(ackJournal), memos: new(saleMemos)}
+	s.batches = newGrabBatcher(s)
+	return s
 }
