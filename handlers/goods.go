@@ -47,27 +47,23 @@ type goodsBody struct {
 	SeckillPriceCents *int64 `json:"seckill_price_cents"`
 	Stock             int64  `json:"stock"`
 	LimitPerUser      int64  `json:"limit_per_user"`
-	Shards            int    `json:"shards"` // Redis buckets of the stock, 1–8 (create: 1 if left out; update: unchanged)
+	Shards            *int   `json:"shards"` // Redis buckets of the stock, 1–8 (create: 1 if left out; update: unchanged)
 	Hidden            *bool  `json:"hidden"` // PUT: hide or show as well (alone: only that)
 	PowBits           int    `json:"pow_bits"`
 	PreregisteredOnly bool   `json:"preregistered_only"`
-	// Fair sales (left out: first come and the defaults on create, unchanged on update).
-	Mode             string     `json:"mode"`
+	// Fair sales (left out, or null: first come and the defaults on
+	// create, unchanged on update; any value sent is checked).
+	Mode             *string    `json:"mode"`
 	QueueRate        *int       `json:"queue_rate"`
-	AdmissionSeconds int        `json:"admission_seconds"`
+	AdmissionSeconds *int       `json:"admission_seconds"`
 	EntryStartAt     *time.Time `json:"entry_start_at"`
 }
 
 // input checks that both prices are present; a missing one is an invalid field.
 func (b goodsBody) input() (goods.Input, error) {
 	in := goods.Input{SlotID: b.SlotID, Title: b.Title, Description: b.Description, Stock: b.Stock, LimitPerUser: b.LimitPerUser, Shards: b.Shards,
-		PowBits: b.PowBits, PreregisteredOnly: b.PreregisteredOnly, Mode: b.Mode, QueueRate: -1, AdmissionSeconds: b.AdmissionSeconds}
-	if b.QueueRate != nil {
-		in.QueueRate = *b.QueueRate
-	}
-	if b.EntryStartAt != nil {
-		in.EntryStartAt = *b.EntryStartAt
-	}
+		PowBits: b.PowBits, PreregisteredOnly: b.PreregisteredOnly,
+		Mode: b.Mode, QueueRate: b.QueueRate, AdmissionSeconds: b.AdmissionSeconds, EntryStartAt: b.EntryStartAt}
 	f := db.FieldErrors{}
 	for _, p := range []struct {
 		name string

@@ -56,36 +56,45 @@ func goodsFormInput(form views.GoodsForm, slotID int64) (goods.Input, db.FieldEr
 	}
 	count("stock", form.Stock, &in.Stock, 0)
 	count("limit_per_user", form.Limit, &in.LimitPerUser, 1)
+	// A blank field is left out: the default on create, unchanged on
+	// update. Whatever is typed is the service's to check.
+	optional := func(name, raw string) *int {
+		raw = strings.TrimSpace(raw)
+		if raw == "" {
+			return nil
+		}
+		v, err := strconv.Atoi(raw)
+		if err != nil {
+			errs[name] = "must be a whole number"
+		}
+		return &v
+	}
 	// The expected demand stands for a shard count; a number typed in the
 	// advanced field wins over it.
-	var demand int64
 	if d := strings.TrimSpace(form.Demand); d != "" {
 		n, ok := views.ShardsForDemand(d)
 		if !ok {
 			errs["demand"] = "must be normal, hot or very hot"
 		}
-		demand = int64(n)
+		in.Shards = &n
 	}
-	var shards int64
-	count("shards", form.Shards, &shards, demand)
-	in.Shards = int(shards)
-	if shards != int64(in.Shards) {
-		errs["shards"] = "must be 1–8"
+	if n := optional("shards", form.Shards); n != nil {
+		in.Shards = n
 	}
 	var pow int64
 	count("pow_bits", form.PowBits, &pow, 0)
 	in.PowBits, in.PreregisteredOnly = int(min(max(pow, -1), 1000)), form.Preregistered
-	in.Mode = strings.TrimSpace(form.Mode)
-	var rate, admission int64
-	count("queue_rate", form.QueueRate, &rate, -1)
-	count("admission_seconds", form.AdmissionSeconds, &admission, 0)
-	in.QueueRate, in.AdmissionSeconds = int(min(max(rate, -2), goods.MaxQueueRate+1)), int(min(max(admission, -1), goods.MaxAdmissionSeconds+1))
-	if in.Mode == model.ModeRaffle && strings.TrimSpace(form.EntryStartAt) != "" {
+	if m := strings.TrimSpace(form.Mode); m != "" {
+		in.Mode = &m
+	}
+	in.QueueRate = optional("queue_rate", form.QueueRate)
+	in.AdmissionSeconds = optional("admission_seconds", form.AdmissionSeconds)
+	if in.Mode != nil && *in.Mode == model.ModeRaffle && strings.TrimSpace(form.EntryStartAt) != "" {
 		t, err := parseLocalTime(form.EntryStartAt, tzOffsetMinutes(form.TZOffset))
 		if err != nil {
 			errs["entry_start_at"] = err.Error()
 		}
-		in.EntryStartAt = t
+		in.EntryStartAt = &t
 	}
 	return in, errs
 }

@@ -180,7 +180,10 @@ func (h *Handlers) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 		}
 	}
 	if bad == nil {
-		in.ExpiresIn, bad = redPacketExpiresIn(form.ExpiresIn, form.ExpiresAt, c.FormValue("tz_offset"), h.RedPackets.Now())
+		var d string
+		if d, bad = redPacketExpiresIn(form.ExpiresIn, form.ExpiresAt, c.FormValue("tz_offset"), h.RedPackets.Now()); d != "" {
+			in.ExpiresIn = &d // a blank choice is left out: the default expiry
+		}
 	}
 	var p *model.RedPacket
 	if bad == nil {

@@ -89,7 +89,7 @@ func (e *env) liveGoods(stock, limit, price int64) *model.Goods {
 		e.t.Fatal(err)
 	}
 	g, err := e.g.Create(e.ctx, e.merchant, goods.Input{SlotID: sl.ID, Title: "Phone", PriceCents: price + 1000,
-		SeckillPriceCents: price, Stock: stock, LimitPerUser: limit, Shards: int(min(int64(max(e.shards, 1)), stock))})
+		SeckillPriceCents: price, Stock: stock, LimitPerUser: limit, Shards: new(int(min(int64(max(e.shards, 1)), stock)))})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -26,7 +26,6 @@ type goodsEnv struct {
 	clk      *dbtest.Clock
 	merchant model.Claims
 	ctx      context.Context
-	shards   int // the Redis buckets of the goods it creates (at most its stock); 0: 1
 }
 
 func newGoodsEnv(t testing.TB) *goodsEnv {
@@ -89,7 +88,7 @@ func (e *goodsEnv) slot(start, length time.Duration) *model.Slot {
 func (e *goodsEnv) goods(slot *model.Slot, stock, limit int64) *model.Goods {
 	e.t.Helper()
 	g, err := e.s.Create(e.ctx, e.merchant, goods.Input{SlotID: slot.ID, Title: "Phone", PriceCents: 10000,
-		SeckillPriceCents: 4999, Stock: stock, LimitPerUser: limit, Shards: int(min(int64(max(e.shards, 1)), stock))})
+		SeckillPriceCents: 4999, Stock: stock, LimitPerUser: limit})
 	if err != nil {
 		e.t.Fatal(err)
 	}

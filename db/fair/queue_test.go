@@ -22,8 +22,8 @@ func (e *goodsEnv) queueGoods(stock int64, rate int, start time.Duration) *model
 	e.t.Helper()
 	sl := e.slot(start, time.Hour)
 	g, err := e.s.Create(e.ctx, e.merchant, goods.Input{SlotID: sl.ID, Title: "Queued", PriceCents: 10000,
-		SeckillPriceCents: 4999, Stock: stock, LimitPerUser: 1, Shards: max(e.shards, 1), Mode: model.ModeQueue,
-		QueueRate: rate, AdmissionSeconds: 60})
+		SeckillPriceCents: 4999, Stock: stock, LimitPerUser: 1, Mode: new(model.ModeQueue),
+		QueueRate: new(rate), AdmissionSeconds: new(60)})
 	if err != nil {
 		e.t.Fatal(err)
 	}
@@ -146,7 +146,7 @@ func TestQueueAdmissionRate(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := goods.Input{Title: old.Title, PriceCents: old.PriceCents, SeckillPriceCents: old.SeckillPriceCents, Stock: old.Stock,
-		LimitPerUser: old.LimitPerUser, Shards: old.Shards, Mode: old.Mode, QueueRate: 50, AdmissionSeconds: old.AdmissionSeconds}
+		LimitPerUser: old.LimitPerUser, QueueRate: new(50)} // the rest left out: unchanged
 	if _, err := e.s.Update(e.ctx, e.merchant, g.ID, in); err != nil {
 		t.Fatal(err)
 	}

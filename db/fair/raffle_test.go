@@ -25,7 +25,7 @@ func (e *goodsEnv) raffle(stock int64, entries, start time.Duration) *model.Good
 	e.t.Helper()
 	sl := e.slot(start, time.Hour)
 	g, err := e.s.Create(e.ctx, e.merchant, goods.Input{SlotID: sl.ID, Title: "Sneakers", PriceCents: 20000, SeckillPriceCents: 9900,
-		Stock: stock, LimitPerUser: 1, Mode: model.ModeRaffle, EntryStartAt: e.clk.Now().Add(entries)})
+		Stock: stock, LimitPerUser: 1, Mode: new(model.ModeRaffle), EntryStartAt: new(e.clk.Now().Add(entries))})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -32,9 +32,9 @@ func (s *Service) SeedDemo(ctx context.Context, m *model.User) error {
 			{Title: "Running shoes", Description: "Light, all sizes.", PriceCents: 79900, SeckillPriceCents: 29900, Stock: 30},
 			// The fair sales: join the waiting room or enter the draw before the start.
 			{Title: "Limited sneakers", Description: "Sold through a waiting room: join before the start for a random place.",
-				PriceCents: 24900, SeckillPriceCents: 9900, Stock: 10, Mode: model.ModeQueue, QueueRate: 2},
+				PriceCents: 24900, SeckillPriceCents: 9900, Stock: 10, Mode: new(model.ModeQueue), QueueRate: new(2)},
 			{Title: "Game console bundle", Description: "Sold by a raffle: enter before the start; the draw is public.",
-				PriceCents: 59900, SeckillPriceCents: 29900, Stock: 3, Mode: model.ModeRaffle},
+				PriceCents: 59900, SeckillPriceCents: 29900, Stock: 3, Mode: new(model.ModeRaffle)},
 		}},
 	}
 	for _, sl := range slots {

@@ -115,36 +115,39 @@ func (s *Service) MerchantSlots(ctx context.Context, by model.Claims) ([]model.S
 }
 
 // Create adds goods to one of the caller's slots; inside the preheat
-// window it is loaded into Redis at once.
+// window it is loaded into Redis at once. Every invalid field is reported
+// at once, before anything is created.
 func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model.Goods, error) {
 	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
-	if in.Shards == 0 {
-		in.Shards = 1
+	withDefaults(&in, s.Now())
+	f := Validate(&in)
+	var sl *model.Slot
+	if f["slot_id"] == "" {
+		var err error
+		// An unknown slot is not found, unless the input is invalid anyway.
+		if sl, err = s.OwnedSlot(ctx, by, in.SlotID); err != nil && (len(f) == 0 || db.ErrorCode(err) != db.ENOTFOUND) {
+			return nil, err
+		}
 	}
-	fairDefaults(&in, s.Now())
-	if err := Validate(&in).Err(); err != nil {
-		return nil, err
+	if sl != nil {
+		checkEntryWindow(f, &in, sl.StartAt)
 	}
-	sl, err := s.OwnedSlot(ctx, by, in.SlotID)
-	if err != nil {
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
 	if sl.State == model.SlotEnded {
 		return nil, db.Errorf(db.ECONFLICT, "slot %d has ended", sl.ID)
 	}
-	if in.Mode != model.ModeFirstCome && sl.State != model.SlotUpcoming {
-		return nil, db.Errorf(db.ECONFLICT, "a %s sale is set before it starts: slot %d has started", in.Mode, sl.ID)
-	}
-	if err := checkEntryWindow(&in, sl.StartAt); err != nil {
-		return nil, err
+	if *in.Mode != model.ModeFirstCome && sl.State != model.SlotUpcoming {
+		return nil, db.Errorf(db.ECONFLICT, "a %s sale is set before it starts: slot %d has started", *in.Mode, sl.ID)
 	}
 	var id int64
-	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO goods (slot_id, merchant_id, title, description, price_cents, seckill_price_cents,
 			stock, limit_per_user, shards, remaining, created_ms, pow_bits, preregistered_only,
 			mode, queue_rate, admission_seconds, entry_start_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			sl.ID, sl.MerchantID, in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Shards, in.Stock, s.Now().UnixMilli(),
-			in.PowBits, flag(in.PreregisteredOnly), in.Mode, in.QueueRate, in.AdmissionSeconds, entryStartMs(in)).Scan(&id)
+			sl.ID, sl.MerchantID, in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, *in.Shards, in.Stock, s.Now().UnixMilli(),
+			in.PowBits, flag(in.PreregisteredOnly), *in.Mode, *in.QueueRate, *in.AdmissionSeconds, entryStartMs(&in)).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -182,22 +185,18 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 	}
 	in.SlotID = old.SlotID
 	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
-	if in.Shards == 0 {
-		in.Shards = max(old.Shards, 1)
-	}
-	fairUnchanged(&in, old, s.Now())
-	if err := Validate(&in).Err(); err != nil {
+	withUnchanged(&in, old, s.Now())
+	f := Validate(&in)
+	checkEntryWindow(f, &in, old.StartAt)
+	if err := f.Err(); err != nil {
 		return nil, err
 	}
 	terms := in.PriceCents != old.PriceCents || in.SeckillPriceCents != old.SeckillPriceCents ||
-		in.Stock != old.Stock || in.LimitPerUser != old.LimitPerUser || in.Shards != old.Shards
+		in.Stock != old.Stock || in.LimitPerUser != old.LimitPerUser || *in.Shards != old.Shards
 	// How the goods is sold changes only before its sale, as its terms do.
-	mode := in.Mode != old.Mode || (in.Mode == model.ModeRaffle && (old.EntryStartAt == nil || !in.EntryStartAt.Equal(*old.EntryStartAt)))
+	mode := *in.Mode != old.Mode || (isRaffle(&in) && (old.EntryStartAt == nil || !in.EntryStartAt.Equal(*old.EntryStartAt)))
 	if (terms || mode) && old.State != model.SlotUpcoming {
 		return nil, db.Errorf(db.ECONFLICT, "the sale has started: only the title, description and proof of work can change")
-	}
-	if err := checkEntryWindow(&in, old.StartAt); err != nil {
-		return nil, err
 	}
 	// Written only while the terms are the ones read, and new terms only
 	// while the slot is still upcoming: a concurrent change (updates run side
@@ -207,8 +206,8 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 		mode = ?, queue_rate = ?, admission_seconds = ?, entry_start_ms = ?
 		WHERE id = ? AND price_cents = ? AND seckill_price_cents = ? AND stock = ? AND limit_per_user = ? AND shards = ? AND mode = ?
 			AND (NOT ? OR (SELECT start_ms FROM slots WHERE slots.id = goods.slot_id) > ?)`,
-		in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, in.Shards, terms, in.Stock,
-		in.PowBits, flag(in.PreregisteredOnly), in.Mode, in.QueueRate, in.AdmissionSeconds, entryStartMs(in),
+		in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, *in.Shards, terms, in.Stock,
+		in.PowBits, flag(in.PreregisteredOnly), *in.Mode, *in.QueueRate, *in.AdmissionSeconds, entryStartMs(&in),
 		id, old.PriceCents, old.SeckillPriceCents, old.Stock, old.LimitPerUser, old.Shards, old.Mode, terms || mode, s.Now().UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("update goods %d: %w", id, err)

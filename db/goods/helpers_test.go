@@ -112,7 +112,7 @@ func (e *goodsEnv) slot(start, length time.Duration) *model.Slot {
 func (e *goodsEnv) goods(slot *model.Slot, stock, limit int64) *model.Goods {
 	e.t.Helper()
 	g, err := e.s.Create(e.ctx, e.merchant, goods.Input{SlotID: slot.ID, Title: "Phone", PriceCents: 10000,
-		SeckillPriceCents: 4999, Stock: stock, LimitPerUser: limit, Shards: int(min(int64(max(e.shards, 1)), stock))})
+		SeckillPriceCents: 4999, Stock: stock, LimitPerUser: limit, Shards: new(int(min(int64(max(e.shards, 1)), stock)))})
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -321,7 +321,7 @@ func TestShardsChangeBeforeTheSale(t *testing.T) {
 	if got, err := other.Get(e.ctx, g.ID); err != nil || got.Remaining != 9 { // reads the count 1
 		t.Fatalf("%+v %v", got, err)
 	}
-	in := goods.Input{Title: g.Title, PriceCents: g.PriceCents, SeckillPriceCents: g.SeckillPriceCents, Stock: 9, LimitPerUser: 1, Shards: 3}
+	in := goods.Input{Title: g.Title, PriceCents: g.PriceCents, SeckillPriceCents: g.SeckillPriceCents, Stock: 9, LimitPerUser: 1, Shards: new(3)}
 	if got, err := e.s.Update(e.ctx, e.merchant, g.ID, in); err != nil || got.Shards != 3 || got.Remaining != 9 {
 		t.Fatalf("three buckets before the sale: %+v %v", got, err)
 	}
@@ -329,7 +329,7 @@ func TestShardsChangeBeforeTheSale(t *testing.T) {
 	if got, err := e.s.Update(e.ctx, e.merchant, g.ID, in); err != nil || got.Shards != 3 || got.Remaining != 12 {
 		t.Fatalf("new stock in three buckets: %+v %v", got, err)
 	}
-	in.Shards = 9
+	in.Shards = new(9)
 	_, err := e.s.Update(e.ctx, e.merchant, g.ID, in)
 	wantCode(t, "more buckets than 8", err, db.EINVALID)
 	e.clk.Advance(2 * time.Minute)
@@ -341,7 +341,7 @@ func TestShardsChangeBeforeTheSale(t *testing.T) {
 			t.Fatalf("grab by a process that knew one bucket: %+v %v", o, err)
 		}
 	}
-	in.Shards = 2
+	in.Shards = new(2)
 	_, err = e.s.Update(e.ctx, e.merchant, g.ID, in)
 	wantCode(t, "after the start", err, db.ECONFLICT)
 	if left := e.remaining(g.ID); left != 10 {

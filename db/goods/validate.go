@@ -56,6 +56,10 @@ func ValidateSlot(now time.Time, in SlotInput) db.FieldErrors {
 }
 
 // Input is what a merchant enters for goods in a slot. LimitPerUser 0 means 1.
+//
+// A field that may be left out is a pointer: nil means left out (the
+// default on create, unchanged on update), so every value a client can
+// send reaches Validate and can be refused.
 type Input struct {
 	SlotID            int64
 	Title             string
@@ -65,29 +69,29 @@ type Input struct {
 	Stock             int64
 	LimitPerUser      int64
 	// Shards is how many Redis buckets the stock is split into (see
-	// shards.go), 1 to MaxShards; 0 means 1 on create and the current
+	// shards.go), 1 to sale.MaxShards; nil means 1 on create and the current
 	// count on update.
-	Shards int
+	Shards *int
 	// PowBits is the proof of work asked of each grab, 0 (none) to
 	// MaxPowBits leading zero bits; may change at any time.
 	PowBits int
 	// PreregisteredOnly opens the goods only to shoppers who booked its reminder.
 	PreregisteredOnly bool
 	// Mode is how the goods is sold (model.ModeFirstCome, ModeQueue,
-	// ModeRaffle); "" means first come on create and unchanged on update.
+	// ModeRaffle); nil means first come on create and unchanged on update.
 	// It, and a raffle's EntryStartAt, change only before the sale.
-	Mode string
+	Mode *string
 	// QueueRate is a queue's admissions a second, 0 (the server's measured
-	// capacity) to MaxQueueRate; -1 means left out: 0 on create, unchanged
-	// on update. May change at any time.
-	QueueRate int
+	// capacity) to MaxQueueRate; nil means 0 on create and unchanged on
+	// update. May change at any time.
+	QueueRate *int
 	// AdmissionSeconds is how long a queue's admission is good for,
-	// MinAdmissionSeconds to MaxAdmissionSeconds; 0 means the default on
+	// MinAdmissionSeconds to MaxAdmissionSeconds; nil means the default on
 	// create and unchanged on update. May change at any time.
-	AdmissionSeconds int
+	AdmissionSeconds *int
 	// EntryStartAt is when a raffle's entries open (they close at the
-	// sale's start); zero means at creation on create and unchanged on update.
-	EntryStartAt time.Time
+	// sale's start); nil means at creation on create and unchanged on update.
+	EntryStartAt *time.Time
 }
 
 // Bounds of the fair-sale fields.
@@ -97,8 +101,9 @@ const (
 	MaxAdmissionSeconds = 3600
 )
 
-// Validate checks goods against the rules; it fills in the default limit
-// and the fair-sale defaults (first come, the default admission).
+// Validate checks goods against the rules and fills in the default limit.
+// A field left out (nil) is not checked: Create and Update fill those in
+// first (withDefaults, withUnchanged).
 func Validate(in *Input) db.FieldErrors {
 	f := db.FieldErrors{}
 	if in.SlotID <= 0 {
@@ -127,77 +132,95 @@ func Validate(in *Input) db.FieldErrors {
 	case in.LimitPerUser == 0:
 		in.LimitPerUser = 1
 	}
-	switch {
-	case in.Shards < 0 || in.Shards > sale.MaxShards:
-		f["shards"] = "must be 1–8"
-	case in.Shards > 0 && int64(in.Shards) > in.Stock && in.Stock >= 1:
-		f["shards"] = "must not be more than the stock"
+	if n := in.Shards; n != nil {
+		switch {
+		case *n < 1 || *n > sale.MaxShards:
+			f["shards"] = fmt.Sprintf("must be 1–%d", sale.MaxShards)
+		case int64(*n) > in.Stock && in.Stock >= 1:
+			f["shards"] = "must not be more than the stock"
+		}
 	}
 	if in.PowBits < 0 || in.PowBits > model.MaxPowBits {
 		f["pow_bits"] = fmt.Sprintf("must be 0 (off) to %d", model.MaxPowBits)
 	}
-	// Fair-sale fields left out (on an update, fairUnchanged has filled them).
-	if in.Mode == "" {
-		in.Mode = model.ModeFirstCome
+	if m := in.Mode; m != nil {
+		switch *m {
+		case model.ModeFirstCome, model.ModeQueue, model.ModeRaffle:
+		default:
+			f["mode"] = "must be first_come, queue or raffle"
+		}
 	}
-	if in.QueueRate == -1 {
-		in.QueueRate = 0
-	}
-	if in.AdmissionSeconds == 0 {
-		in.AdmissionSeconds = model.DefaultAdmissionSeconds
-	}
-	switch in.Mode {
-	case model.ModeFirstCome, model.ModeQueue, model.ModeRaffle:
-	default:
-		f["mode"] = "must be first_come, queue or raffle"
-	}
-	if in.QueueRate < 0 || in.QueueRate > MaxQueueRate {
+	if r := in.QueueRate; r != nil && (*r < 0 || *r > MaxQueueRate) {
 		f["queue_rate"] = fmt.Sprintf("must be 0 (the server's measured capacity) to %d shoppers a second", MaxQueueRate)
 	}
-	if in.AdmissionSeconds < MinAdmissionSeconds || in.AdmissionSeconds > MaxAdmissionSeconds {
+	if a := in.AdmissionSeconds; a != nil && (*a < MinAdmissionSeconds || *a > MaxAdmissionSeconds) {
 		f["admission_seconds"] = fmt.Sprintf("must be %d to %d seconds", MinAdmissionSeconds, MaxAdmissionSeconds)
 	}
-	if y := in.EntryStartAt.Year(); !in.EntryStartAt.IsZero() && (y < 2000 || y > 9999) {
+	if t := in.EntryStartAt; t != nil && (t.Year() < 2000 || t.Year() > 9999) {
 		f["entry_start_at"] = "is out of range"
 	}
 	return f
 }
 
-// fairDefaults opens a new raffle's entries from now when its merchant did not say when.
-func fairDefaults(in *Input, now time.Time) {
-	if in.Mode == model.ModeRaffle && in.EntryStartAt.IsZero() {
-		in.EntryStartAt = now
+// withDefaults fills in what a new goods leaves out: one shard, first
+// come, the measured queue rate, the default admission, and a raffle's
+// entries open from now.
+func withDefaults(in *Input, now time.Time) {
+	if in.Shards == nil {
+		in.Shards = new(1)
+	}
+	if in.Mode == nil {
+		in.Mode = new(model.ModeFirstCome)
+	}
+	if in.QueueRate == nil {
+		in.QueueRate = new(0)
+	}
+	if in.AdmissionSeconds == nil {
+		in.AdmissionSeconds = new(model.DefaultAdmissionSeconds)
+	}
+	entriesFrom(in, now)
+}
+
+// withUnchanged fills in what an update leaves out from old.
+func withUnchanged(in *Input, old *model.Goods, now time.Time) {
+	if in.Shards == nil {
+		in.Shards = new(max(old.Shards, 1))
+	}
+	if in.Mode == nil {
+		in.Mode = new(old.Mode)
+	}
+	if in.QueueRate == nil {
+		in.QueueRate = new(old.QueueRate)
+	}
+	if in.AdmissionSeconds == nil {
+		in.AdmissionSeconds = new(old.AdmissionSeconds)
+	}
+	if in.EntryStartAt == nil && old.EntryStartAt != nil {
+		in.EntryStartAt = new(*old.EntryStartAt)
+	}
+	entriesFrom(in, now)
+}
+
+// entriesFrom opens a raffle's entries from now when its merchant did not say when.
+func entriesFrom(in *Input, now time.Time) {
+	if in.Mode != nil && *in.Mode == model.ModeRaffle && in.EntryStartAt == nil {
+		in.EntryStartAt = new(now)
 	}
 }
 
-// fairUnchanged fills in the fair-sale fields an update leaves out from old.
-func fairUnchanged(in *Input, old *model.Goods, now time.Time) {
-	if in.Mode == "" {
-		in.Mode = old.Mode
+// checkEntryWindow adds to f a raffle's entry window that does not end
+// after it starts: its entries open before its sale's start, when they close.
+func checkEntryWindow(f db.FieldErrors, in *Input, start time.Time) {
+	if f["entry_start_at"] == "" && isRaffle(in) && in.EntryStartAt != nil && !in.EntryStartAt.Before(start) {
+		f["entry_start_at"] = "must be before the sale starts"
 	}
-	if in.QueueRate == -1 {
-		in.QueueRate = old.QueueRate
-	}
-	if in.AdmissionSeconds == 0 {
-		in.AdmissionSeconds = old.AdmissionSeconds
-	}
-	if in.EntryStartAt.IsZero() && old.EntryStartAt != nil {
-		in.EntryStartAt = *old.EntryStartAt
-	}
-	fairDefaults(in, now)
 }
 
-// checkEntryWindow checks a raffle's entry start against its sale's start.
-func checkEntryWindow(in *Input, start time.Time) error {
-	if in.Mode == model.ModeRaffle && !in.EntryStartAt.Before(start) {
-		return db.FieldErrors{"entry_start_at": "must be before the sale starts"}.Err()
-	}
-	return nil
-}
+func isRaffle(in *Input) bool { return in.Mode != nil && *in.Mode == model.ModeRaffle }
 
 // entryStartMs is the raffle's entry start as stored (nil: not a raffle).
-func entryStartMs(in Input) any {
-	if in.Mode != model.ModeRaffle {
+func entryStartMs(in *Input) any {
+	if !isRaffle(in) || in.EntryStartAt == nil {
 		return nil
 	}
 	return in.EntryStartAt.UnixMilli()

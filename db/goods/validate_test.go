@@ -1,11 +1,14 @@
 package goods
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/model"
 )
 
 func TestValidateSlot(t *testing.T) {
@@ -89,6 +92,132 @@ func TestValidate(t *testing.T) {
 		if tc.limit != 0 && in.LimitPerUser != tc.limit {
 			t.Errorf("%s: limit %d, want %d", tc.name, in.LimitPerUser, tc.limit)
 		}
+	}
+}
+
+// Every value a client can send in a field that may be left out reaches
+// the validator, which refuses the bad ones: none of them means "left out".
+func TestValidateOptionalFields(t *testing.T) {
+	ok := Input{SlotID: 1, Title: "Phone", PriceCents: 100, SeckillPriceCents: 50, Stock: 10}
+	for _, tc := range []struct {
+		name string
+		edit func(*Input)
+		want string // "field: message" pairs, sorted; "" when valid
+	}{
+		{"all left out", func(*Input) {}, ""},
+		{"queue rate 0: automatic", func(g *Input) { g.QueueRate = new(0) }, ""},
+		{"queue rate at most", func(g *Input) { g.QueueRate = new(MaxQueueRate) }, ""},
+		{"queue rate -1", func(g *Input) { g.QueueRate = new(-1) }, "queue_rate: must be 0 (the server's measured capacity) to 100000 shoppers a second"},
+		{"queue rate -2", func(g *Input) { g.QueueRate = new(-2) }, "queue_rate: must be 0 (the server's measured capacity) to 100000 shoppers a second"},
+		{"queue rate over", func(g *Input) { g.QueueRate = new(MaxQueueRate + 1) }, "queue_rate: must be 0 (the server's measured capacity) to 100000 shoppers a second"},
+		{"pow bits 0: off", func(g *Input) { g.PowBits = 0 }, ""},
+		{"pow bits 24", func(g *Input) { g.PowBits = 24 }, ""},
+		{"pow bits -1", func(g *Input) { g.PowBits = -1 }, "pow_bits: must be 0 (off) to 24"},
+		{"pow bits 25", func(g *Input) { g.PowBits = 25 }, "pow_bits: must be 0 (off) to 24"},
+		{"admission 10 s", func(g *Input) { g.AdmissionSeconds = new(MinAdmissionSeconds) }, ""},
+		{"admission an hour", func(g *Input) { g.AdmissionSeconds = new(MaxAdmissionSeconds) }, ""},
+		{"admission 0", func(g *Input) { g.AdmissionSeconds = new(0) }, "admission_seconds: must be 10 to 3600 seconds"},
+		{"admission -1", func(g *Input) { g.AdmissionSeconds = new(-1) }, "admission_seconds: must be 10 to 3600 seconds"},
+		{"admission 9 s", func(g *Input) { g.AdmissionSeconds = new(9) }, "admission_seconds: must be 10 to 3600 seconds"},
+		{"admission over an hour", func(g *Input) { g.AdmissionSeconds = new(3601) }, "admission_seconds: must be 10 to 3600 seconds"},
+		{"mode queue", func(g *Input) { g.Mode = new(model.ModeQueue) }, ""},
+		{"mode raffle", func(g *Input) { g.Mode = new(model.ModeRaffle) }, ""},
+		{"mode first come", func(g *Input) { g.Mode = new(model.ModeFirstCome) }, ""},
+		{"mode empty", func(g *Input) { g.Mode = new("") }, "mode: must be first_come, queue or raffle"},
+		{"mode unknown", func(g *Input) { g.Mode = new("auction") }, "mode: must be first_come, queue or raffle"},
+		{"mode in capitals", func(g *Input) { g.Mode = new("QUEUE") }, "mode: must be first_come, queue or raffle"},
+		{"shards 1", func(g *Input) { g.Shards = new(1) }, ""},
+		{"shards 8", func(g *Input) { g.Shards = new(sale.MaxShards) }, ""},
+		{"shards 0", func(g *Input) { g.Shards = new(0) }, "shards: must be 1–8"},
+		{"shards -1", func(g *Input) { g.Shards = new(-1) }, "shards: must be 1–8"},
+		{"shards 9", func(g *Input) { g.Shards = new(9) }, "shards: must be 1–8"},
+		{"shards over the stock", func(g *Input) { g.Stock, g.Shards = 2, new(3) }, "shards: must not be more than the stock"},
+		{"entry start zero time", func(g *Input) { g.Mode, g.EntryStartAt = new(model.ModeRaffle), new(time.Time{}) }, "entry_start_at: is out of range"},
+		{"entry start year 10000", func(g *Input) {
+			g.Mode, g.EntryStartAt = new(model.ModeRaffle), new(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))
+		}, "entry_start_at: is out of range"},
+		{"every fair-sale field at once", func(g *Input) {
+			g.Mode, g.QueueRate, g.AdmissionSeconds, g.PowBits, g.Shards, g.EntryStartAt = new("lottery"), new(-1), new(0), 25, new(0), new(time.Time{})
+		}, "admission_seconds: must be 10 to 3600 seconds; entry_start_at: is out of range; mode: must be first_come, queue or raffle; " +
+			"pow_bits: must be 0 (off) to 24; queue_rate: must be 0 (the server's measured capacity) to 100000 shoppers a second; shards: must be 1–8"},
+	} {
+		in := ok
+		tc.edit(&in)
+		if got := fieldString(Validate(&in)); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.name, got, tc.want)
+		}
+	}
+}
+
+// A raffle's entry window opens before its sale's start, when it closes;
+// the check joins the validator's findings, so one answer names them all.
+func TestCheckEntryWindow(t *testing.T) {
+	start := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	for _, tc := range []struct {
+		name  string
+		mode  string
+		entry time.Time
+		want  string
+	}{
+		{"opens before the start", model.ModeRaffle, start.Add(-time.Hour), ""},
+		{"opens a moment before", model.ModeRaffle, start.Add(-time.Millisecond), ""},
+		{"opens at the start", model.ModeRaffle, start, "entry_start_at: must be before the sale starts"},
+		{"opens after the start", model.ModeRaffle, start.Add(time.Minute), "entry_start_at: must be before the sale starts"},
+		{"not a raffle: not an entry window", model.ModeQueue, start.Add(time.Minute), ""},
+	} {
+		in := Input{Mode: new(tc.mode), EntryStartAt: new(tc.entry)}
+		f := db.FieldErrors{}
+		checkEntryWindow(f, &in, start)
+		if got := fieldString(f); got != tc.want {
+			t.Errorf("%s: got %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// Added to what the validator found, not instead of it.
+	in := Input{Mode: new(model.ModeRaffle), QueueRate: new(-1), EntryStartAt: new(start)}
+	f := db.FieldErrors{"queue_rate": "must be 0 (the server's measured capacity) to 100000 shoppers a second"}
+	checkEntryWindow(f, &in, start)
+	if len(f) != 2 {
+		t.Errorf("both fields: got %v", f)
+	}
+}
+
+// Left out, a field takes its default on create and its current value on
+// update; a value given, even 0 or "", is kept for the validator.
+func TestLeftOutFields(t *testing.T) {
+	now := time.Date(2030, 1, 1, 12, 0, 0, 0, time.UTC)
+	show := func(in Input) string {
+		entry := "none"
+		if in.EntryStartAt != nil {
+			entry = in.EntryStartAt.Sub(now).String()
+		}
+		return fmt.Sprintf("shards=%d mode=%q rate=%d admission=%d entry=%s", *in.Shards, *in.Mode, *in.QueueRate, *in.AdmissionSeconds, entry)
+	}
+	in := Input{}
+	withDefaults(&in, now)
+	if got, want := show(in), `shards=1 mode="first_come" rate=0 admission=120 entry=none`; got != want {
+		t.Errorf("create, all left out: got %s, want %s", got, want)
+	}
+	in = Input{Mode: new(model.ModeRaffle)}
+	withDefaults(&in, now)
+	if got, want := show(in), `shards=1 mode="raffle" rate=0 admission=120 entry=0s`; got != want {
+		t.Errorf("create a raffle: got %s, want %s", got, want)
+	}
+	in = Input{Shards: new(0), Mode: new(""), QueueRate: new(-1), AdmissionSeconds: new(0)}
+	withDefaults(&in, now)
+	if got, want := show(in), `shards=0 mode="" rate=-1 admission=0 entry=none`; got != want {
+		t.Errorf("create, all given: got %s, want %s", got, want)
+	}
+	entry := now.Add(-time.Hour)
+	old := &model.Goods{Shards: 4, Mode: model.ModeRaffle, QueueRate: 7, AdmissionSeconds: 30, EntryStartAt: &entry}
+	in = Input{}
+	withUnchanged(&in, old, now)
+	if got, want := show(in), `shards=4 mode="raffle" rate=7 admission=30 entry=-1h0m0s`; got != want {
+		t.Errorf("update, all left out: got %s, want %s", got, want)
+	}
+	in = Input{QueueRate: new(0), Mode: new(model.ModeQueue)}
+	withUnchanged(&in, &model.Goods{Shards: 2, Mode: model.ModeFirstCome, QueueRate: 7, AdmissionSeconds: 30}, now)
+	if got, want := show(in), `shards=2 mode="queue" rate=0 admission=30 entry=none`; got != want {
+		t.Errorf("update, rate 0: got %s, want %s", got, want)
 	}
 }
 

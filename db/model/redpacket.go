@@ -17,11 +17,11 @@ const (
 
 // NewRedPacket is what a merchant asks for.
 type NewRedPacket struct {
-	Title      string `json:"title"`
-	TotalCents int64  `json:"total_cents"`
-	Count      int64  `json:"count"`
-	Mode       string `json:"mode"`
-	ExpiresIn  string `json:"expires_in"` // a Go duration; empty means the default expiry (24h)
+	Title      string  `json:"title"`
+	TotalCents int64   `json:"total_cents"`
+	Count      int64   `json:"count"`
+	Mode       string  `json:"mode"`
+	ExpiresIn  *string `json:"expires_in"` // a Go duration; nil (left out) means the default expiry (24h)
 }
 
 // RedPacket is a merchant's packet with its live remaining figures.

@@ -24,6 +24,6 @@ func (s *Service) SeedDemo(ctx context.Context, merchant *model.User) error {
 	if err != nil || n > 0 {
 		return err
 	}
-	_, err = s.Create(ctx, merchant.ID, model.NewRedPacket{Title: demoTitle, TotalCents: 8888, Count: 20, Mode: model.RedPacketRandom, ExpiresIn: "24h"})
+	_, err = s.Create(ctx, merchant.ID, model.NewRedPacket{Title: demoTitle, TotalCents: 8888, Count: 20, Mode: model.RedPacketRandom, ExpiresIn: new("24h")})
 	return err
 }

@@ -192,7 +192,7 @@ func TestExpiryRefunds(t *testing.T) {
 	ctx := context.Background()
 	s := newRPService(t)
 	const total = 10_000
-	p := s.create(model.NewRedPacket{Title: "expiring", TotalCents: total, Count: 10, Mode: model.RedPacketRandom, ExpiresIn: "1m"})
+	p := s.create(model.NewRedPacket{Title: "expiring", TotalCents: total, Count: 10, Mode: model.RedPacketRandom, ExpiresIn: new("1m")})
 	ids := s.users(5)
 	var claimed int64
 	for _, uid := range ids[:4] {
@@ -247,7 +247,7 @@ func TestExpiryRacesGrabs(t *testing.T) {
 	ctx := context.Background()
 	s := newRPService(t)
 	const total = 50_000
-	p := s.create(model.NewRedPacket{Title: "race expiry", TotalCents: total, Count: 300, Mode: model.RedPacketRandom, ExpiresIn: "1s"})
+	p := s.create(model.NewRedPacket{Title: "race expiry", TotalCents: total, Count: 300, Mode: model.RedPacketRandom, ExpiresIn: new("1s")})
 	ids := s.users(400)
 	var claimed atomic.Int64
 	start := make(chan struct{})
@@ -288,7 +288,7 @@ func TestExpiryRacesGrabs(t *testing.T) {
 func TestExpiryWithoutRedis(t *testing.T) {
 	ctx := context.Background()
 	s := newRPService(t)
-	p := s.create(model.NewRedPacket{Title: "lost", TotalCents: 500, Count: 5, Mode: model.RedPacketFixed, ExpiresIn: "1m"})
+	p := s.create(model.NewRedPacket{Title: "lost", TotalCents: 500, Count: 5, Mode: model.RedPacketFixed, ExpiresIn: new("1m")})
 	for _, uid := range s.users(2) {
 		if _, err := s.Grab(ctx, uid, p.ID); err != nil {
 			t.Fatal(err)
@@ -444,7 +444,7 @@ func TestCreateRefusedChangesNothing(t *testing.T) {
 		{Title: "x", TotalCents: 5, Count: 10, Mode: model.RedPacketRandom},
 		{Title: "x", TotalCents: 101, Count: 10, Mode: model.RedPacketFixed},
 		{Title: "x", TotalCents: 100, Count: 10, Mode: "lucky"},
-		{Title: "x", TotalCents: 100, Count: 10, Mode: model.RedPacketRandom, ExpiresIn: "soon"},
+		{Title: "x", TotalCents: 100, Count: 10, Mode: model.RedPacketRandom, ExpiresIn: new("soon")},
 	} {
 		if _, err := s.Create(ctx, owner, in); db.ErrorCode(err) != db.EINVALID {
 			t.Fatalf("create %+v: %v, want invalid", in, err)

@@ -49,10 +49,10 @@ func Validate(in *model.NewRedPacket) (time.Duration, error) {
 	default:
 		return 0, db.FieldErrorf("mode", "must be random or fixed")
 	}
-	if in.ExpiresIn == "" {
+	if in.ExpiresIn == nil {
 		return DefaultExpiry, nil
 	}
-	d, err := time.ParseDuration(in.ExpiresIn)
+	d, err := time.ParseDuration(*in.ExpiresIn)
 	if err != nil {
 		return 0, db.FieldErrorf("expires_in", "must be a duration such as 30m or 24h")
 	}

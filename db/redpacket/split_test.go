@@ -183,7 +183,7 @@ func TestValidate(t *testing.T) {
 		{"valid fixed", func(in *model.NewRedPacket) { in.Mode = model.RedPacketFixed }, ""},
 		{"valid max count", func(in *model.NewRedPacket) { in.Count, in.TotalCents = redpacket.MaxCount, redpacket.MaxCount }, ""},
 		{"valid random one cent each", func(in *model.NewRedPacket) { in.TotalCents = 10 }, ""},
-		{"valid expiry", func(in *model.NewRedPacket) { in.ExpiresIn = "90m" }, ""},
+		{"valid expiry", func(in *model.NewRedPacket) { in.ExpiresIn = new("90m") }, ""},
 		{"empty title", func(in *model.NewRedPacket) { in.Title = "  " }, "title"},
 		{"count zero", func(in *model.NewRedPacket) { in.Count = 0 }, "count"},
 		{"count negative", func(in *model.NewRedPacket) { in.Count = -3 }, "count"},
@@ -201,10 +201,12 @@ func TestValidate(t *testing.T) {
 		{"fixed not divisible", func(in *model.NewRedPacket) { in.Mode, in.TotalCents = model.RedPacketFixed, 1001 }, "total_cents"},
 		{"unknown mode", func(in *model.NewRedPacket) { in.Mode = "lucky" }, "mode"},
 		{"missing mode", func(in *model.NewRedPacket) { in.Mode = "" }, "mode"},
-		{"expiry not a duration", func(in *model.NewRedPacket) { in.ExpiresIn = "tomorrow" }, "expires_in"},
-		{"expiry negative", func(in *model.NewRedPacket) { in.ExpiresIn = "-1h" }, "expires_in"},
-		{"expiry zero", func(in *model.NewRedPacket) { in.ExpiresIn = "0s" }, "expires_in"},
-		{"expiry too long", func(in *model.NewRedPacket) { in.ExpiresIn = "800h" }, "expires_in"},
+		{"expiry not a duration", func(in *model.NewRedPacket) { in.ExpiresIn = new("tomorrow") }, "expires_in"},
+		{"expiry negative", func(in *model.NewRedPacket) { in.ExpiresIn = new("-1h") }, "expires_in"},
+		{"expiry zero", func(in *model.NewRedPacket) { in.ExpiresIn = new("0s") }, "expires_in"},
+		{"expiry too long", func(in *model.NewRedPacket) { in.ExpiresIn = new("800h") }, "expires_in"},
+		{"expiry left out: the default", func(in *model.NewRedPacket) { in.ExpiresIn = nil }, ""},
+		{"expiry empty", func(in *model.NewRedPacket) { in.ExpiresIn = new("") }, "expires_in"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
