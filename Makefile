@@ -18,7 +18,7 @@ run: ## build (saying what it does), then run the whole app (web + worker + sche
 test: ## run every test with the race detector (embedded Redis + SQLite; a real Redis when REDIS_URL is set, PostgreSQL when DATABASE_URL is)
 	$(GO) test -race -count=1 -timeout 15m ./...
 
-test-cluster: ## run every test on the Redis Cluster REDIS_URL lists, one package at a time (README: Redis Cluster)
+test-cluster: ## run every test on the Redis Cluster REDIS_URL lists, one package at a time (README: the three test runs)
 	@case "$(REDIS_URL)" in *,*) ;; *) echo "make test-cluster: set REDIS_URL to a Redis Cluster's hosts, redis://127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103"; exit 2;; esac
 	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
 
@@ -28,8 +28,8 @@ generate: ## regenerate templ views (*_templ.go)
 build: ## build the binary into bin/seckill
 	$(GO) build -o bin/seckill ./cmd/seckill
 
-faults: ## run the fault matrix of README "Faults mid-sale": needs redis-server, DATABASE_URL (PostgreSQL) and REDIS_URL (a Redis the processes share)
-	@test -n "$(DATABASE_URL)" -a -n "$(REDIS_URL)" || (echo "make faults: set DATABASE_URL (PostgreSQL) and REDIS_URL (README: Faults mid-sale)"; exit 2)
+faults: ## run the fault matrix of docs/OPERATIONS.md "Faults mid-sale": needs redis-server, DATABASE_URL (PostgreSQL) and REDIS_URL (a Redis the processes share)
+	@test -n "$(DATABASE_URL)" -a -n "$(REDIS_URL)" || (echo "make faults: set DATABASE_URL (PostgreSQL) and REDIS_URL (docs/OPERATIONS.md: Faults mid-sale)"; exit 2)
 	$(GO) test -count=1 -v -timeout 30m -run 'TestFailover|TestReplicaKilledMidSale|TestRedisRestartedEmptyMidSale|TestFlushTakeover|TestWebKilledMidRequest|TestPostgresCrashMidFlush|TestClockOff' ./cmd/seckill
 	$(GO) test -count=1 -v -run 'TestOrderIDsNeverRepeat|TestPhantomWins|TestWaitAutoWithoutReplicas' ./db/goods ./db/rdb
 
