@@ -58,12 +58,12 @@ func benchQueueJoin(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 			if held > 0 && joined > 0 {
 				// bytes a shopper × 1,000,000 shoppers ÷ 1,000,000 bytes a MB: the same number
 				per := float64(held) / float64(joined)
-				r.Extra["issue 22: Redis memory a waiting shopper"] = fmt.Sprintf("%.1f bytes (MEMORY USAGE of the %d waiting rooms' keys, %d shoppers): a million waiting ≈ %.0f MB (target ≤ 200 MB)",
+				r.Extra["Redis memory a waiting shopper"] = fmt.Sprintf("%.1f bytes (MEMORY USAGE of the %d waiting rooms' keys, %d shoppers): a million waiting ≈ %.0f MB (target ≤ 200 MB)",
 					per, len(ids), joined, per)
 				t.joinBytes = per
 			}
 			if t.Goods != nil {
-				r.Extra["issue 22: server goroutines around the join turns"] = fmt.Sprintf("%d before the first turn, %d after the last, with %d shoppers waiting (no goroutine a shopper)",
+				r.Extra["server goroutines around the join turns"] = fmt.Sprintf("%d before the first turn, %d after the last, with %d shoppers waiting (no goroutine a shopper)",
 					goroutines[0], goroutines[1], joined)
 			}
 			return nil
@@ -138,16 +138,16 @@ func (t *benchTarget) reportJoins(r *bench.Report) {
 	if wj.err == nil {
 		line += "; Redis commands a join: " + top
 	}
-	r.Extra["issue 22: a waiting-room join vs a sold-out refusal"] = line
+	r.Extra["a waiting-room join vs a sold-out refusal"] = line
 	if per := t.joinBytes; per > 0 {
 		r.Targets = append(r.Targets, bench.Target{
-			Name:     "issue 22: Redis memory of a million waiting shoppers (MEMORY USAGE of the rooms)",
+			Name:     "Redis memory of a million waiting shoppers (MEMORY USAGE of the rooms)",
 			Measured: fmt.Sprintf("%.1f bytes a shopper × 1,000,000 = %.0f MB", per, per),
 			Goal:     "≤ 200 MB", Met: per <= 200,
 		})
 	}
 	if ok := join.Codes["ok"]; wj.err == nil && ok > 0 {
-		r.Extra["issue 22: Redis used_memory over the join turns"] = fmt.Sprintf("%+.1f MB, %.0f bytes a join (the whole server's: the rooms, and what its clients' buffers held as the turns ended)",
+		r.Extra["Redis used_memory over the join turns"] = fmt.Sprintf("%+.1f MB, %.0f bytes a join (the whole server's: the rooms, and what its clients' buffers held as the turns ended)",
 			wj.stats.memBytes/1e6, wj.stats.memBytes/float64(ok))
 	}
 }
