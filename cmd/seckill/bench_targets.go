@@ -28,12 +28,12 @@ func (t *benchTarget) reportWinTargets(r *bench.Report) {
 			c, _, p, _ := ww.perOp(win)
 			m := c + p
 			r.Targets = append(r.Targets, bench.Target{
-				Name:     "machine CPU a win (this process: server, worker and load generator; + Redis) ÷ the unbatched win",
+				Name:     "3. machine CPU a win (this process: server, worker and load generator; + Redis) ÷ the unbatched win",
 				Measured: fmt.Sprintf("%.1f µs (%.1f + %.1f) ÷ %.0f µs = %.2f×", m, p, c, beforeWinMachineUS, m/beforeWinMachineUS),
 				Goal:     fmt.Sprintf("≤ 0.6× (≤ %.1f µs)", 0.6*beforeWinMachineUS), Met: m <= 0.6*beforeWinMachineUS,
 			})
 			r.Targets = append(r.Targets, bench.Target{
-				Name:     "Redis CPU a win ÷ the unbatched win",
+				Name:     "3. Redis CPU a win ÷ the unbatched win",
 				Measured: fmt.Sprintf("%.1f ÷ %.1f µs = %.2f×", c, beforeWinRedisUS, c/beforeWinRedisUS),
 				Goal:     fmt.Sprintf("≤ 0.6× (≤ %.1f µs)", 0.6*beforeWinRedisUS), Met: c <= 0.6*beforeWinRedisUS,
 			})

@@ -100,7 +100,7 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("report measure %q not taken: %q", k, v)
 		}
 	}
-	// Each issue 21 target has its line (what was measured, the goal, pass
+	// Each target of the win and the refusal has its line (what was measured, the goal, pass
 	// or not met); those of Redis's own CPU only on a real redis-server.
 	seen := map[string]int{}
 	for _, tg := range r.Targets {
@@ -116,14 +116,14 @@ func TestBenchSmoke(t *testing.T) {
 	}
 	for n, want := range wantTargets {
 		if seen[n] != want {
-			t.Errorf("issue 21 target %s: %d lines, want %d (%+v)", n, seen[n], want, r.Targets)
+			t.Errorf("target %s: %d lines, want %d (%+v)", n, seen[n], want, r.Targets)
 		}
 	}
-	// Issue 22: what a waiting-room join costs, the server's goroutines
+	// What a waiting-room join costs, the server's goroutines
 	// around the joins, and (on a real redis-server) the rooms' memory.
-	joinLines := []string{"issue 22: a waiting-room join vs a sold-out refusal", "issue 22: server goroutines around the join turns"}
+	joinLines := []string{"a waiting-room join vs a sold-out refusal", "server goroutines around the join turns"}
 	if !embedded {
-		joinLines = append(joinLines, "issue 22: Redis memory a waiting shopper")
+		joinLines = append(joinLines, "Redis memory a waiting shopper")
 	}
 	for _, k := range joinLines {
 		if v := r.Extra[k]; v == "" || strings.Contains(v, "NaN") || strings.Contains(v, "Inf") {

@@ -8,7 +8,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// pushStock sends the goods' remaining stock to watchers of the goods and
+// PushStock sends the goods' remaining stock to watchers of the goods and
 // of its slot, given bucket b's remaining at version. With several buckets
 // the event carries the sum over the buckets as this process last saw them
 // (stockSums), at the newest version seen.
@@ -31,7 +31,7 @@ func (s *Sale) PushStock(b Bucket, slotID, remaining, version int64) {
 	}
 }
 
-// pushOrder sends the order to its owner. It is coalesced per order so it
+// PushOrder sends the order to its owner. It is coalesced per order so it
 // leaves the request path at once and a later change always arrives last.
 // The event is encoded here, as encoding/json would encode an OrderEvent,
 // without reflection: every winning grab sends one.

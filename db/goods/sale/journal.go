@@ -11,7 +11,7 @@ import (
 // time a promotion takes.
 const PhantomWindow = 30 * time.Second
 
-// acked is one order this process acknowledged.
+// Acked is one order this process acknowledged.
 type Acked struct {
 	at      time.Time
 	GoodsID int64
@@ -45,7 +45,7 @@ func (j *ackJournal) add(as ...Acked) {
 	j.acks = append(j.acks[drop:], as...)
 }
 
-// upTo returns the orders acknowledged at or before t.
+// UpTo returns the orders acknowledged at or before t.
 func (j *ackJournal) UpTo(t time.Time) []Acked {
 	j.mu.Lock()
 	defer j.mu.Unlock()

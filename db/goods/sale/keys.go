@@ -7,11 +7,11 @@ import (
 	"github.com/seckill/seckill/db/backend"
 )
 
-// hashTag is in every Redis key of one goods' first bucket, {goods:ID}, so
+// HashTag is in every Redis key of one goods' first bucket, {goods:ID}, so
 // each script touches one Redis Cluster slot (other buckets: bucket.tag).
 func HashTag(id int64) string { return "{goods:" + strconv.FormatInt(id, 10) + "}" }
 
-// scriptKeys are the keys every goods script receives, in this order:
+// ScriptKeys are the keys every goods script receives, in this order:
 //
 //	1 info      hash: start, end (unix ms), price (seckill cents), limit, stock, slot
 //	2 fresh     string: units never sold yet; a grab takes unit n and leaves n-1
@@ -65,26 +65,26 @@ func DeadlinesKey(b Bucket) string { return b.Tag() + ":deadlines" }
 func CountsKey(b Bucket) string    { return b.Tag() + ":counts" }
 func SeqKey(b Bucket) string       { return b.Tag() + ":seq" }
 
-// samplesKey is the goods' capped list of one-second samples for the live charts.
+// SamplesKey is the goods' capped list of one-second samples for the live charts.
 func SamplesKey(b Bucket) string { return b.Tag() + ":samples" }
 
-// flushQueue is the bucket's crash-safe flush queue of order records.
+// FlushQueue is the bucket's crash-safe flush queue of order records.
 func FlushQueue(b Bucket) backend.FlushQueue {
 	t := b.Tag()
 	return backend.FlushQueue{Pending: t + ":pending", Processing: t + ":processing"}
 }
 
-// memoKey remembers the answer to one grab request, so a retried command
+// MemoKey remembers the answer to one grab request, so a retried command
 // returns the same order instead of taking a second unit.
 func MemoKey(b Bucket, requestID string) string { return b.Tag() + ":req:" + requestID }
 
-// lostKey counts the times a process found that Redis lost goods state it
+// LostKey counts the times a process found that Redis lost goods state it
 // had acknowledged (a bucket loaded again after it was emptied, a bucket
 // whose sequences another node issued): phantoms.go's watchers look again
 // at the orders they acknowledged when it moves.
 const LostKey = "seckill:goods:lost"
 
-// activeKey is the set of goods loaded into Redis whose orders may still
+// ActiveKey is the set of goods loaded into Redis whose orders may still
 // change: the flush, stock sync and expiry sweep walk it. Grab scripts never
 // touch it; preheat adds to it and the stock sync removes finished goods.
 const ActiveKey = "seckill:goods:active"

@@ -14,7 +14,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// goodsLua is the prelude of every goods script: names for the keys of
+// GoodsLua is the prelude of every goods script: names for the keys of
 // scriptKeys and helpers over order records.
 //
 // An order record is its fields joined by "|" (record.go lists them; the
@@ -159,7 +159,7 @@ return 'loaded'
 // goodsShards is the goods' bucket count (at least 1).
 func goodsShards(g *model.Goods) int { return max(g.Shards, 1) }
 
-// load loads the goods into Redis once, every bucket, and marks it active;
+// Load loads the goods into Redis once, every bucket, and marks it active;
 // it reports whether this call loaded it. Bucket 0 goes last, so goods whose
 // bucket 0 is in Redis has all its buckets there.
 func (s *Sale) Load(ctx context.Context, g *model.Goods) (bool, error) {
@@ -354,7 +354,7 @@ redis.call('HINCRBY', K_INFO, 'back', 1) -- see refusals.go
 return 'ok'
 `)
 
-// refresh brings Redis in line with goods whose terms or window changed
+// Refresh brings Redis in line with goods whose terms or window changed
 // before the sale, loading it when it is now due. Goods whose bucket count
 // changed is taken out of Redis and loaded again.
 func (s *Sale) Refresh(ctx context.Context, g *model.Goods) error {
@@ -430,7 +430,7 @@ func (s *Sale) Preheat(ctx context.Context) (int, error) {
 	return loaded, nil
 }
 
-// activeGoods lists the goods IDs in the active set, in order.
+// ActiveGoods lists the goods IDs in the active set, in order.
 func (s *Sale) ActiveGoods(ctx context.Context) ([]int64, error) {
 	members, err := s.Redis.SMembers(ctx, ActiveKey).Result()
 	if err != nil {

@@ -25,7 +25,7 @@ type OrderEvent struct {
 	Order *model.Order `json:"order"`
 }
 
-// parseOrderRecord reads a record written by the goods scripts (see record.go).
+// ParseOrderRecord reads a record written by the goods scripts (see record.go).
 func ParseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 	r, err := DecodeOrderRec(rec)
 	if err != nil {
@@ -34,7 +34,7 @@ func ParseOrderRecord(goodsID int64, rec string) (*model.Order, error) {
 	return r.order(goodsID), nil
 }
 
-// fillPaid sets what an order paid and when from its status: a paid,
+// FillPaid sets what an order paid and when from its status: a paid,
 // refunded or refund-due order paid its amount less the discount, at paidAt
 // (0: an order paid before checkout kept the time, its last update);
 // a refunded one was refunded at refundedAt (0: its last update).
@@ -77,7 +77,7 @@ type batchWin struct {
 	json  []byte
 }
 
-// parseAnswer reads a script's reply, "word" or "word:remaining:slot:version:record".
+// ParseAnswer reads a script's reply, "word" or "word:remaining:slot:version:record".
 func ParseAnswer(goodsID int64, reply string) (answer, error) {
 	code, rest, about := strings.Cut(reply, ":")
 	if !about {

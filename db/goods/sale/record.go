@@ -51,7 +51,7 @@ type orderRec struct {
 // not end where it does (a field written on one side only).
 var orderLua = orderFields.Lua()
 
-// decodeOrderRec reads an order record.
+// DecodeOrderRec reads an order record.
 func DecodeOrderRec(rec string) (orderRec, error) { return orderFields.Decode(rec) }
 
 // encode writes the record: its fields up to the shortest end that holds

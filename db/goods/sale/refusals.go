@@ -225,7 +225,7 @@ func (m *saleMemo) learn(code string, userID, epoch, startMS int64) {
 // tell refusals from memory by it.
 func (s *Sale) RefusalsFromRedis() int64 { return s.memos.redisOps.Load() }
 
-// saleChanged tells every process (this one first) that the goods' sale
+// SaleChanged tells every process (this one first) that the goods' sale
 // changed: units came back or its window or terms moved. Best effort: the
 // poll finds what a lost message would have said.
 func (s *Sale) SaleChanged(ctx context.Context, goodsID int64) {

@@ -12,10 +12,10 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// msTime reads a unix-millisecond column as a UTC time.
+// MsTime reads a unix-millisecond column as a UTC time.
 func MsTime(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
-// owns reports whether the caller may see and change an item of merchantID.
+// Owns reports whether the caller may see and change an item of merchantID.
 func Owns(by model.Claims, merchantID int64) bool {
 	return by.Role == model.RoleAdmin || by.UserID == merchantID
 }
@@ -111,7 +111,7 @@ func (s *Sale) queryGoods(ctx context.Context, where string, args ...any) ([]mod
 	return out, rows.Err()
 }
 
-// goodsRow returns the goods as the store holds it, without the live remaining.
+// GoodsRow returns the goods as the store holds it, without the live remaining.
 func (s *Sale) GoodsRow(ctx context.Context, id int64) (*model.Goods, error) {
 	gs, err := s.queryGoods(ctx, `g.id = ?`, id)
 	if err != nil {
@@ -135,7 +135,7 @@ func (s *Sale) Owned(ctx context.Context, by model.Claims, id int64) (*model.Goo
 	return g, nil
 }
 
-// durableCountsOf is durableCounts of the goods' orders with IDs lo..hi (one bucket's).
+// DurableCountsOf is durableCounts of the goods' orders with IDs lo..hi (one bucket's).
 func (s *Sale) DurableCountsOf(ctx context.Context, goodsID, lo, hi int64) (model.GoodsDBStats, error) {
 	var c model.GoodsDBStats
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT 0, status, COUNT(*), COALESCE(SUM(amount_cents), 0), COALESCE(SUM(discount_cents), 0) FROM orders WHERE goods_id = ?1 AND id BETWEEN ?2 AND ?3 GROUP BY status
@@ -195,7 +195,7 @@ func (s *Sale) SlotGoods(ctx context.Context, slotID int64) ([]model.Goods, erro
 	return gs, s.FillRemaining(ctx, ptrs)
 }
 
-// fillRemaining replaces the store's remaining with Redis's for goods loaded there, in one round trip.
+// FillRemaining replaces the store's remaining with Redis's for goods loaded there, in one round trip.
 func (s *Sale) FillRemaining(ctx context.Context, gs []*model.Goods) error {
 	if len(gs) == 0 {
 		return nil
@@ -238,7 +238,7 @@ func (s *Sale) SlotGoodsRows(ctx context.Context, slotID int64) ([]model.Goods, 
 	return s.queryGoods(ctx, `g.slot_id = ? ORDER BY g.id`, slotID)
 }
 
-// hiddenFlag is the goods' hidden field in Redis ("1": shoppers may not
+// HiddenFlag is the goods' hidden field in Redis ("1": shoppers may not
 // see it, and its grabs are refused as not found; "0": listed).
 func HiddenFlag(g *model.Goods) string {
 	if g.Listed() {

@@ -42,13 +42,13 @@ const MaxShards = 8
 // and bucket 0's numbers (every order before buckets) are unchanged.
 const BucketSeqSpan = OrderSeqSpan / 10
 
-// bucket names one bucket of a goods: bucket n of k.
+// Bucket names one bucket of a goods: bucket n of k.
 type Bucket struct {
 	Goods int64
 	N, K  int
 }
 
-// bucketsOf lists the k buckets of goods id.
+// BucketsOf lists the k buckets of goods id.
 func BucketsOf(id int64, k int) []Bucket {
 	k = max(k, 1)
 	out := make([]Bucket, k)
@@ -58,15 +58,15 @@ func BucketsOf(id int64, k int) []Bucket {
 	return out
 }
 
-// bucket0 is the goods' first (for one-bucket goods, only) bucket.
+// Bucket0 is the goods' first (for one-bucket goods, only) bucket.
 func Bucket0(id int64) Bucket { return Bucket{Goods: id, K: 1} }
 
-// bucketOfSeq is the bucket an order sequence belongs to.
+// BucketOfSeq is the bucket an order sequence belongs to.
 func BucketOfSeq(id, seq int64, k int) Bucket {
 	return Bucket{Goods: id, N: int(seq / BucketSeqSpan), K: max(k, 1)}
 }
 
-// homeBucket is the bucket of k holding the user's orders and limit mark.
+// HomeBucket is the bucket of k holding the user's orders and limit mark.
 func HomeBucket(userID int64, k int) int {
 	if k <= 1 {
 		return 0
@@ -90,7 +90,7 @@ func bucketSize(stock int64, b, k int) (n, base int64) {
 
 var tagCache sync.Map // bucket → its hash tag
 
-// tag is the bucket's hash tag: {goods:ID} for bucket 0, and for bucket b
+// Tag is the bucket's hash tag: {goods:ID} for bucket 0, and for bucket b
 // of k the first {goods:ID:n} (n = 1, 2, ...) whose cluster slot lies in the
 // b-th k-th of the slot space counted from bucket 0's: with the slots split
 // evenly over k nodes (as redis-cli --cluster create does) each bucket is on
@@ -132,7 +132,7 @@ type shardsCache struct{ m sync.Map }
 
 func (c *shardsCache) forget(id int64) { c.m.Delete(id) }
 
-// shardsOf returns the bucket count of each goods, from memory while fresh
+// ShardsOf returns the bucket count of each goods, from memory while fresh
 // (any age when stale is true: the grab script checks it), else from bucket
 // 0's info in one pipelined round trip; goods not in Redis have 1.
 func (s *Sale) ShardsOf(ctx context.Context, stale bool, ids ...int64) (map[int64]int, error) {
@@ -168,7 +168,7 @@ func (s *Sale) ShardsOf(ctx context.Context, stale bool, ids ...int64) (map[int6
 	return out, nil
 }
 
-// shardsOne is shardsOf for one goods.
+// ShardsOne is shardsOf for one goods.
 func (s *Sale) ShardsOne(ctx context.Context, id int64, stale bool) (int, error) {
 	if v, ok := s.shards.m.Load(id); ok && (stale || time.Since(v.(shardsEntry).read) < shardsTTL) {
 		return v.(shardsEntry).k, nil // every grab asks: no map made for one answer
@@ -177,7 +177,7 @@ func (s *Sale) ShardsOne(ctx context.Context, id int64, stale bool) (int, error)
 	return m[id], err
 }
 
-// bucketsOfGoods lists the buckets of goods id as Redis holds them now.
+// BucketsOfGoods lists the buckets of goods id as Redis holds them now.
 func (s *Sale) BucketsOfGoods(ctx context.Context, id int64) ([]Bucket, error) {
 	k, err := s.ShardsOne(ctx, id, false)
 	if err != nil {
