@@ -24,13 +24,13 @@ func BenchmarkQueueJoin(b *testing.B) {
 	b.Run("join", func(b *testing.B) {
 		e := newGoodsEnv(b)
 		g := e.queueGoods(10, 1, time.Minute)
-		e.clk.Advance(time.Minute)
+		e.Clk.Advance(time.Minute)
 		var next atomic.Int64
 		b.SetParallelism(16)
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, _, err := e.f.JoinQueue(e.ctx, next.Add(1), g.ID, ""); err != nil {
+				if _, _, err := e.F.JoinQueue(e.Ctx, next.Add(1), g.ID, ""); err != nil {
 					b.Errorf("join: %v", err)
 					return
 				}
@@ -39,15 +39,15 @@ func BenchmarkQueueJoin(b *testing.B) {
 	})
 	b.Run("refusal", func(b *testing.B) {
 		e := newGoodsEnv(b)
-		g := e.liveGoods(1, 1)
-		e.grab(1, g.ID)
+		g := e.LiveGoods(1, 1)
+		e.Grab(1, g.ID)
 		var next atomic.Int64
 		next.Store(1)
 		b.SetParallelism(16)
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := e.s.GrabWith(e.ctx, next.Add(1), g.ID, sale.Pass{}); db.ErrorCode(err) != db.ESOLDOUT {
+				if _, err := e.S.GrabWith(e.Ctx, next.Add(1), g.ID, sale.Pass{}); db.ErrorCode(err) != db.ESOLDOUT {
 					b.Errorf("grab: %v, want sold out", err)
 					return
 				}
@@ -68,10 +68,10 @@ func TestQueueMillionWaiting(t *testing.T) {
 	}
 	e := newGoodsEnv(t)
 	g := e.queueGoods(10, 1, time.Minute)
-	e.clk.Advance(time.Minute)
+	e.Clk.Advance(time.Minute)
 	ctx := context.Background()
 	used := func() int64 {
-		info, err := e.s.Redis.Info(ctx, "memory").Result()
+		info, err := e.S.Redis.Info(ctx, "memory").Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +85,7 @@ func TestQueueMillionWaiting(t *testing.T) {
 	e.join(1, g.ID) // the room's keys exist
 	before := used()
 	start := time.Now()
-	if err := e.f.JoinQueueBulk(ctx, g.ID, 2, int64(n), e.clk.Now()); err != nil {
+	if err := e.F.JoinQueueBulk(ctx, g.ID, 2, int64(n), e.Clk.Now()); err != nil {
 		t.Fatal(err)
 	}
 	took := time.Since(start)

@@ -19,47 +19,47 @@ import (
 // queueGoods creates goods sold through a waiting room at rate a second,
 // in a slot starting in start (it must be ahead: a mode is set before the sale).
 func (e *goodsEnv) queueGoods(stock int64, rate int, start time.Duration) *model.Goods {
-	e.t.Helper()
-	sl := e.slot(start, time.Hour)
-	g, err := e.s.Create(e.ctx, e.merchant, goods.Input{SlotID: sl.ID, Title: "Queued", PriceCents: 10000,
+	e.T.Helper()
+	sl := e.Slot(start, time.Hour)
+	g, err := e.S.Create(e.Ctx, e.Merchant, goods.Input{SlotID: sl.ID, Title: "Queued", PriceCents: 10000,
 		SeckillPriceCents: 4999, Stock: stock, LimitPerUser: 1, Mode: new(model.ModeQueue),
 		QueueRate: new(rate), AdmissionSeconds: new(60)})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return g
 }
 
 func (e *goodsEnv) join(user, goodsID int64) *model.Ticket {
-	e.t.Helper()
-	t, _, err := e.f.JoinQueue(e.ctx, user, goodsID, "")
+	e.T.Helper()
+	t, _, err := e.F.JoinQueue(e.Ctx, user, goodsID, "")
 	if err != nil {
-		e.t.Fatalf("user %d join the queue of goods %d: %v", user, goodsID, err)
+		e.T.Fatalf("user %d join the queue of goods %d: %v", user, goodsID, err)
 	}
 	return t
 }
 
 func (e *goodsEnv) ticket(user, goodsID int64) *model.Ticket {
-	e.t.Helper()
-	t, err := e.f.QueueTicket(e.ctx, user, goodsID)
+	e.T.Helper()
+	t, err := e.F.QueueTicket(e.Ctx, user, goodsID)
 	if err != nil {
-		e.t.Fatalf("user %d's ticket of goods %d: %v", user, goodsID, err)
+		e.T.Fatalf("user %d's ticket of goods %d: %v", user, goodsID, err)
 	}
 	return t
 }
 
 func (e *goodsEnv) tick(sockets fair.QueueSockets) {
-	e.t.Helper()
-	if err := e.f.TickQueues(e.ctx, sockets); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	if err := e.F.TickQueues(e.Ctx, sockets); err != nil {
+		e.T.Fatal(err)
 	}
 }
 
 func (e *goodsEnv) queueStats(goodsID int64) *model.QueueStats {
-	e.t.Helper()
-	st, err := e.f.QueueStats(e.ctx, e.merchant, goodsID)
+	e.T.Helper()
+	st, err := e.F.QueueStats(e.Ctx, e.Merchant, goodsID)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return st
 }
@@ -69,7 +69,7 @@ func (e *goodsEnv) queueStats(goodsID int64) *model.QueueStats {
 func TestQueueJoinRace(t *testing.T) {
 	e := newGoodsEnv(t)
 	g := e.queueGoods(10, 5, time.Minute)
-	e.clk.Advance(time.Minute) // exactly the start: nobody admitted yet
+	e.Clk.Advance(time.Minute) // exactly the start: nobody admitted yet
 	const users = 1000
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -80,7 +80,7 @@ func TestQueueJoinRace(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			tk, created, err := e.f.JoinQueue(e.ctx, u, g.ID, "")
+			tk, created, err := e.F.JoinQueue(e.Ctx, u, g.ID, "")
 			if err != nil || !created || tk.State != model.TicketWaiting {
 				t.Errorf("user %d: %+v created %v, %v", u, tk, created, err)
 				return
@@ -102,7 +102,7 @@ func TestQueueJoinRace(t *testing.T) {
 	if len(seen) != users {
 		t.Fatalf("%d distinct positions, want %d", len(seen), users)
 	}
-	again, created, err := e.f.JoinQueue(e.ctx, 7, g.ID, "")
+	again, created, err := e.F.JoinQueue(e.Ctx, 7, g.ID, "")
 	if err != nil || created || again.Position != positions[7] {
 		t.Fatalf("join again: %+v created %v %v; want position %d, not created", again, created, err, positions[7])
 	}
@@ -119,40 +119,40 @@ func TestQueueAdmissionRate(t *testing.T) {
 	e := newGoodsEnv(t)
 	const rate = 7
 	g := e.queueGoods(1000, rate, time.Minute)
-	e.clk.Advance(time.Minute)
-	startAt := e.clk.Now()
+	e.Clk.Advance(time.Minute)
+	startAt := e.Clk.Now()
 	for u := int64(1); u <= 500; u++ {
 		e.join(u, g.ID)
 	}
-	s2, clk2 := e.twinFair()
+	s2, clk2 := e.TwinFair()
 	var wg sync.WaitGroup
 	for step := 1; step <= 20; step++ {
 		d := time.Duration(step) * 730 * time.Millisecond
-		e.clk.Set(startAt.Add(d))
+		e.Clk.Set(startAt.Add(d))
 		clk2.Set(startAt.Add(d - 300*time.Millisecond))
 		wg.Add(2)
-		go func() { defer wg.Done(); e.f.TickQueues(e.ctx, nil) }()
-		go func() { defer wg.Done(); s2.TickQueues(e.ctx, nil) }()
+		go func() { defer wg.Done(); e.F.TickQueues(e.Ctx, nil) }()
+		go func() { defer wg.Done(); s2.TickQueues(e.Ctx, nil) }()
 		wg.Wait()
 		got := e.queueStats(g.ID).Admitted
-		want := int64(d.Seconds() * rate) // at e.clk, counted by the stats call itself
+		want := int64(d.Seconds() * rate) // at e.Clk, counted by the stats call itself
 		if got > want+rate || got < want-1 {
 			t.Fatalf("after %v: %d admitted, want about %d (rate %d/s)", d, got, want, rate)
 		}
 	}
 	// The merchant raises the rate: the next advance counts at the new one.
-	old, err := e.s.Get(e.ctx, g.ID)
+	old, err := e.S.Get(e.Ctx, g.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	in := goods.Input{Title: old.Title, PriceCents: old.PriceCents, SeckillPriceCents: old.SeckillPriceCents, Stock: old.Stock,
 		LimitPerUser: old.LimitPerUser, QueueRate: new(50)} // the rest left out: unchanged
-	if _, err := e.s.Update(e.ctx, e.merchant, g.ID, in); err != nil {
+	if _, err := e.S.Update(e.Ctx, e.Merchant, g.ID, in); err != nil {
 		t.Fatal(err)
 	}
-	e.clk.Advance(2 * time.Second) // past the settings' cache
+	e.Clk.Advance(2 * time.Second) // past the settings' cache
 	before := e.queueStats(g.ID).Admitted
-	e.clk.Advance(2 * time.Second)
+	e.Clk.Advance(2 * time.Second)
 	if got := e.queueStats(g.ID).Admitted - before; got != 100 {
 		t.Fatalf("2 s at 50/s admitted %d, want 100", got)
 	}
@@ -173,7 +173,7 @@ func TestQueueShuffleAtStart(t *testing.T) {
 	if st := e.queueStats(g.ID); st.Started || st.Seed != "" {
 		t.Fatalf("before the start: %+v", st)
 	}
-	e.clk.Advance(time.Minute)
+	e.Clk.Advance(time.Minute)
 	late := e.join(early+1, g.ID)
 	st := e.queueStats(g.ID)
 	if !st.Started || st.Shuffled != early || len(st.Seed) != 32 {
@@ -249,37 +249,37 @@ func TestQueueGrabNeedsAdmission(t *testing.T) {
 	e := newGoodsEnv(t)
 	g := e.queueGoods(10, 10, time.Minute)
 	g2 := e.queueGoods(10, 10, time.Minute)
-	plain := e.liveGoods(10, 1)
+	plain := e.LiveGoods(10, 1)
 	for u := int64(1); u <= 3; u++ {
 		e.join(u, g.ID)
 		e.join(u, g2.ID)
 	}
-	_, err := e.s.GrabWith(e.ctx, 1, g.ID, sale.Pass{})
+	_, err := e.S.GrabWith(e.Ctx, 1, g.ID, sale.Pass{})
 	wantCode(t, "before the start", err, db.ENOTADMITTED)
-	e.clk.Advance(time.Minute + time.Second) // the start and one second: 10 admitted
+	e.Clk.Advance(time.Minute + time.Second) // the start and one second: 10 admitted
 	tk := e.ticket(1, g.ID)
 	tk2 := e.ticket(2, g.ID)
 	other := e.ticket(1, g2.ID)
 	if tk.State != model.TicketAdmitted || tk.Admission == "" || tk.AdmittedUntil == nil || tk2.State != model.TicketAdmitted {
 		t.Fatalf("tickets after a second at 10/s: %+v %+v", tk, tk2)
 	}
-	if want := e.clk.Now().Add(60 * time.Second); !tk.AdmittedUntil.Equal(want) {
+	if want := e.Clk.Now().Add(60 * time.Second); !tk.AdmittedUntil.Equal(want) {
 		t.Fatalf("admitted until %v, want %v (admitted now, for 60 s)", tk.AdmittedUntil, want)
 	}
 	forged := tk.Admission[:len(tk.Admission)-1] + string("0123456789abcdef"[(tk.Admission[len(tk.Admission)-1]-'0'+1)%16])
 	for name, token := range map[string]string{"none": "", "forged": forged, "another shopper's": tk2.Admission,
 		"another goods'": other.Admission, "garbage": "1.2.3.x"} {
-		_, err := e.s.GrabWith(e.ctx, 1, g.ID, sale.Pass{Admission: token})
+		_, err := e.S.GrabWith(e.Ctx, 1, g.ID, sale.Pass{Admission: token})
 		wantCode(t, name, err, db.ENOTADMITTED)
 	}
-	if _, err := e.s.GrabWith(e.ctx, 1, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.S.GrabWith(e.Ctx, 1, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("grab with the admission: %v", err)
 	}
-	if _, err := e.s.GrabWith(e.ctx, 2, plain.ID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.S.GrabWith(e.Ctx, 2, plain.ID, sale.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("first-come goods with a stray header: %v", err)
 	}
-	e.clk.Advance(60 * time.Second)
-	_, err = e.s.GrabWith(e.ctx, 2, g.ID, sale.Pass{Admission: tk2.Admission})
+	e.Clk.Advance(60 * time.Second)
+	_, err = e.S.GrabWith(e.Ctx, 2, g.ID, sale.Pass{Admission: tk2.Admission})
 	wantCode(t, "past admitted_until", err, db.ENOTADMITTED)
 	if tk := e.ticket(2, g.ID); tk.State != model.TicketClosed {
 		t.Fatalf("an admission that went unused: %+v, want closed", tk)
@@ -297,7 +297,7 @@ func TestQueueClosesWhenSoldOutAndReopens(t *testing.T) {
 	}
 	sockets := &fakeSockets{users: []int64{1, 2, 3, 4, 5, 6}, sent: map[int64][]string{}}
 	e.tick(sockets)
-	e.clk.Advance(time.Minute + time.Second) // 2 admitted
+	e.Clk.Advance(time.Minute + time.Second) // 2 admitted
 	e.tick(sockets)
 	var orders []*model.Order
 	for u := int64(1); u <= 6; u++ {
@@ -305,7 +305,7 @@ func TestQueueClosesWhenSoldOutAndReopens(t *testing.T) {
 		if tk.State != model.TicketAdmitted {
 			continue
 		}
-		o, err := e.s.GrabWith(e.ctx, u, g.ID, sale.Pass{Admission: tk.Admission})
+		o, err := e.S.GrabWith(e.Ctx, u, g.ID, sale.Pass{Admission: tk.Admission})
 		if err != nil {
 			t.Fatalf("user %d grab: %v", u, err)
 		}
@@ -326,14 +326,14 @@ func TestQueueClosesWhenSoldOutAndReopens(t *testing.T) {
 			t.Fatalf("user %d's socket got %v, want one closed ticket", u, got)
 		}
 	}
-	_, _, err := e.f.JoinQueue(e.ctx, 99, g.ID, "")
+	_, _, err := e.F.JoinQueue(e.Ctx, 99, g.ID, "")
 	wantCode(t, "join after the sell-out", err, db.EQUEUECLOSED)
 	admitted := e.queueStats(g.ID).Admitted
-	e.clk.Advance(5 * time.Second)
+	e.Clk.Advance(5 * time.Second)
 	if st := e.queueStats(g.ID); st.Admitted != admitted || !st.Closed {
 		t.Fatalf("closed room admitted more: %+v, had %d", st, admitted)
 	}
-	if _, err := e.s.CancelOrder(e.ctx, orders[0].UserID, orders[0].ID); err != nil {
+	if _, err := e.S.CancelOrder(e.Ctx, orders[0].UserID, orders[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	e.tick(sockets)
@@ -350,11 +350,11 @@ func TestQueueClosesWhenSoldOutAndReopens(t *testing.T) {
 	if waiting != 4 {
 		t.Fatalf("%d waiting after reopening, want 4", waiting)
 	}
-	e.clk.Advance(time.Second)
+	e.Clk.Advance(time.Second)
 	if got := e.queueStats(g.ID).Admitted; got != admitted+2 {
 		t.Fatalf("a second after reopening %d admitted, want %d", got, admitted+2)
 	}
-	if _, _, err := e.f.JoinQueue(e.ctx, 99, g.ID, ""); err != nil {
+	if _, _, err := e.F.JoinQueue(e.Ctx, 99, g.ID, ""); err != nil {
 		t.Fatalf("join after reopening: %v", err)
 	}
 }
@@ -366,7 +366,7 @@ func TestQueueTicketEvents(t *testing.T) {
 	g := e.queueGoods(10, 1, time.Minute)
 	e.join(1, g.ID)
 	e.join(2, g.ID)
-	e.clk.Advance(time.Minute)
+	e.Clk.Advance(time.Minute)
 	if tk := e.join(3, g.ID); tk.Position != 3 { // behind the two shuffled at the start
 		t.Fatalf("joined after the start: %+v, want position 3", tk)
 	}
@@ -383,7 +383,7 @@ func TestQueueTicketEvents(t *testing.T) {
 			t.Fatalf("user %d was sent %v, want one ticket with %s", u, got, ev)
 		}
 	}
-	e.clk.Advance(time.Second)
+	e.Clk.Advance(time.Second)
 	e.tick(sockets)
 	want(3, model.TicketWaiting, 2)
 	if got := sockets.take(42); len(got) != 0 {
@@ -394,11 +394,11 @@ func TestQueueTicketEvents(t *testing.T) {
 		t.Fatalf("nothing changed and the socket got %v", got)
 	}
 	// User 42 joins through another process: its socket here is found by the tick.
-	other := fair.New(goods.New(e.s.Backend))
-	if _, _, err := other.JoinQueue(e.ctx, 42, g.ID, ""); err != nil {
+	other := fair.New(goods.New(e.S.Backend))
+	if _, _, err := other.JoinQueue(e.Ctx, 42, g.ID, ""); err != nil {
 		t.Fatal(err)
 	}
-	e.clk.Advance(2 * time.Second) // goods.queueNoneAgain
+	e.Clk.Advance(2 * time.Second) // goods.queueNoneAgain
 	e.tick(sockets)
 	want(42, model.TicketWaiting, 1)
 	got := sockets.take(3)
@@ -410,19 +410,19 @@ func TestQueueTicketEvents(t *testing.T) {
 	// At 10 a second the position changes every tenth of a second; it is
 	// sent at most once a second.
 	fast := e.queueGoods(10, 10, time.Minute)
-	e.clk.Advance(time.Minute)
+	e.Clk.Advance(time.Minute)
 	for u := int64(100); u < 130; u++ {
 		e.join(u, fast.ID)
 	}
 	sockets.users = append(sockets.users, 129)
 	e.tick(sockets)
 	sockets.take(129)
-	e.clk.Advance(500 * time.Millisecond)
+	e.Clk.Advance(500 * time.Millisecond)
 	e.tick(sockets)
 	if got := sockets.take(129); len(got) != 0 {
 		t.Fatalf("half a second after the last ticket: %v", got)
 	}
-	e.clk.Advance(500 * time.Millisecond)
+	e.Clk.Advance(500 * time.Millisecond)
 	e.tick(sockets)
 	want(129, model.TicketWaiting, 20)
 }
@@ -434,15 +434,15 @@ func TestQueueRestartKeepsPlaces(t *testing.T) {
 	for u := int64(1); u <= 20; u++ {
 		e.join(u, g.ID)
 	}
-	e.clk.Advance(time.Minute + 3*time.Second)
+	e.Clk.Advance(time.Minute + 3*time.Second)
 	before := map[int64]model.Ticket{}
 	for u := int64(1); u <= 20; u++ {
 		before[u] = *e.ticket(u, g.ID)
 	}
-	restarted := fair.New(goods.New(e.s.Backend))
-	restarted.PowKey = e.f.PowKey
+	restarted := fair.New(goods.New(e.S.Backend))
+	restarted.PowKey = e.F.PowKey
 	for u := int64(1); u <= 20; u++ {
-		got, err := restarted.QueueTicket(e.ctx, u, g.ID)
+		got, err := restarted.QueueTicket(e.Ctx, u, g.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -450,7 +450,7 @@ func TestQueueRestartKeepsPlaces(t *testing.T) {
 			t.Fatalf("user %d after a restart: %+v, before %+v", u, got, b)
 		}
 	}
-	if _, err := restarted.QueueTicket(e.ctx, 21, g.ID); db.ErrorCode(err) != db.ENOTFOUND {
+	if _, err := restarted.QueueTicket(e.Ctx, 21, g.ID); db.ErrorCode(err) != db.ENOTFOUND {
 		t.Fatalf("one who never joined: %v, want not_found", err)
 	}
 }
@@ -461,12 +461,12 @@ func TestQueueRestartKeepsPlaces(t *testing.T) {
 func TestQueueGrabRace(t *testing.T) {
 	e := newGoodsEnv(t)
 	g := e.queueGoods(1000, 50, time.Minute)
-	e.clk.Advance(time.Minute)
+	e.Clk.Advance(time.Minute)
 	const users = 100
 	for u := int64(1); u <= users; u++ {
 		e.join(u, g.ID)
 	}
-	e.clk.Advance(time.Second)
+	e.Clk.Advance(time.Second)
 	tokens := map[int64]string{}
 	admitted := 0
 	for u := int64(1); u <= users; u++ {
@@ -488,7 +488,7 @@ func TestQueueGrabRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, err := e.s.GrabWith(e.ctx, u, g.ID, sale.Pass{Admission: token})
+				_, err := e.S.GrabWith(e.Ctx, u, g.ID, sale.Pass{Admission: token})
 				switch db.ErrorCode(err) {
 				case "":
 					mu.Lock()
@@ -523,11 +523,11 @@ func TestQueueRejoinAfterUnusedAdmission(t *testing.T) {
 	for u := int64(1); u <= 3; u++ {
 		e.join(u, g.ID)
 	}
-	e.clk.Advance(time.Minute + 3*time.Second) // the start and three seconds: all three admitted
+	e.Clk.Advance(time.Minute + 3*time.Second) // the start and three seconds: all three admitted
 	if tk := e.ticket(1, g.ID); tk.State != model.TicketAdmitted {
 		t.Fatalf("after three seconds at 1/s: %+v, want admitted", tk)
 	}
-	e.clk.Advance(61 * time.Second) // every admission unused past its time
+	e.Clk.Advance(61 * time.Second) // every admission unused past its time
 	if tk := e.ticket(1, g.ID); tk.State != model.TicketClosed {
 		t.Fatalf("an admission that went unused: %+v, want closed", tk)
 	}
@@ -546,7 +546,7 @@ func TestQueueRejoinAfterUnusedAdmission(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-release
-			tk, c, err := e.f.JoinQueue(e.ctx, 1, g.ID, "")
+			tk, c, err := e.F.JoinQueue(e.Ctx, 1, g.ID, "")
 			if err != nil {
 				t.Errorf("join again: %v", err)
 				return
@@ -567,16 +567,16 @@ func TestQueueRejoinAfterUnusedAdmission(t *testing.T) {
 			t.Fatalf("rejoined: %+v, want waiting second (behind the newcomer)", tk)
 		}
 	}
-	e.clk.Advance(time.Second)
+	e.Clk.Advance(time.Second)
 	if tk := e.ticket(1, g.ID); tk.State != model.TicketWaiting || tk.Position != 1 {
 		t.Fatalf("after one admission: %+v, want waiting first", tk)
 	}
-	e.clk.Advance(time.Second)
+	e.Clk.Advance(time.Second)
 	tk := e.ticket(1, g.ID)
 	if tk.State != model.TicketAdmitted || tk.Admission == "" {
 		t.Fatalf("after two admissions: %+v, want admitted", tk)
 	}
-	if _, err := e.s.GrabWith(e.ctx, 1, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.S.GrabWith(e.Ctx, 1, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("grab with the new admission: %v", err)
 	}
 	if tk := e.ticket(2, g.ID); tk.State != model.TicketClosed {

@@ -22,25 +22,25 @@ import (
 // raffle creates raffle goods of stock whose entries open at entries and
 // whose sale starts at start (both relative to now) and lasts an hour.
 func (e *goodsEnv) raffle(stock int64, entries, start time.Duration) *model.Goods {
-	e.t.Helper()
-	sl := e.slot(start, time.Hour)
-	g, err := e.s.Create(e.ctx, e.merchant, goods.Input{SlotID: sl.ID, Title: "Sneakers", PriceCents: 20000, SeckillPriceCents: 9900,
-		Stock: stock, LimitPerUser: 1, Mode: new(model.ModeRaffle), EntryStartAt: new(e.clk.Now().Add(entries))})
+	e.T.Helper()
+	sl := e.Slot(start, time.Hour)
+	g, err := e.S.Create(e.Ctx, e.Merchant, goods.Input{SlotID: sl.ID, Title: "Sneakers", PriceCents: 20000, SeckillPriceCents: 9900,
+		Stock: stock, LimitPerUser: 1, Mode: new(model.ModeRaffle), EntryStartAt: new(e.Clk.Now().Add(entries))})
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return g
 }
 
 // shoppers adds n shopper accounts (entries and notices refer to users) and returns their IDs.
 func (e *goodsEnv) shoppers(n int) []int64 {
-	e.t.Helper()
+	e.T.Helper()
 	ids := make([]int64, n)
 	for i := range ids {
-		err := e.s.SQL.W.QueryRow(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, '', ?, ?) RETURNING id`,
+		err := e.S.SQL.W.QueryRow(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, '', ?, ?) RETURNING id`,
 			fmt.Sprintf("shopper%d_%d", i, shopperSeq.Add(1)), model.RoleUser, time.Now().UnixMilli()).Scan(&ids[i])
 		if err != nil {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 	}
 	return ids
@@ -49,38 +49,38 @@ func (e *goodsEnv) shoppers(n int) []int64 {
 var shopperSeq atomic.Int64
 
 func (e *goodsEnv) enter(user, goodsID int64) *model.RaffleEntry {
-	e.t.Helper()
-	en, _, err := e.f.EnterRaffle(e.ctx, user, goodsID, "")
+	e.T.Helper()
+	en, _, err := e.F.EnterRaffle(e.Ctx, user, goodsID, "")
 	if err != nil {
-		e.t.Fatalf("user %d enters raffle %d: %v", user, goodsID, err)
+		e.T.Fatalf("user %d enters raffle %d: %v", user, goodsID, err)
 	}
 	return en
 }
 
 func (e *goodsEnv) entry(user, goodsID int64) *model.RaffleEntry {
-	e.t.Helper()
-	en, err := e.f.RaffleEntry(e.ctx, user, goodsID)
+	e.T.Helper()
+	en, err := e.F.RaffleEntry(e.Ctx, user, goodsID)
 	if err != nil {
-		e.t.Fatalf("entry of user %d in raffle %d: %v", user, goodsID, err)
+		e.T.Fatalf("entry of user %d in raffle %d: %v", user, goodsID, err)
 	}
 	return en
 }
 
 func (e *goodsEnv) draw(goodsID int64) *model.RaffleDraw {
-	e.t.Helper()
-	d, err := e.f.RaffleDraw(e.ctx, goodsID)
+	e.T.Helper()
+	d, err := e.F.RaffleDraw(e.Ctx, goodsID)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	return d
 }
 
 // ordersOn lists the user's orders of the goods.
 func (e *goodsEnv) ordersOn(user, goodsID int64) []model.Order {
-	e.t.Helper()
-	all, err := e.s.MyOrders(e.ctx, user)
+	e.T.Helper()
+	all, err := e.S.MyOrders(e.Ctx, user)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	var out []model.Order
 	for _, o := range all {
@@ -107,7 +107,7 @@ func TestRaffleEntriesRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				en, c, err := e.f.EnterRaffle(e.ctx, u, g.ID, "")
+				en, c, err := e.F.EnterRaffle(e.Ctx, u, g.ID, "")
 				if err != nil || en.State != model.EntryEntered || en.GoodsID != g.ID {
 					failed.Add(1)
 					t.Errorf("round %d user %d: %+v %v", round, u, en, err)
@@ -132,7 +132,7 @@ func TestRaffleEntriesRace(t *testing.T) {
 		t.Fatalf("draw before the start: %+v, want 1000 entries and no seed or order", d)
 	}
 	var rows, distinct int
-	if err := e.s.SQL.R.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT user_id) FROM raffle_entries WHERE goods_id = ?`, g.ID).Scan(&rows, &distinct); err != nil {
+	if err := e.S.SQL.R.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT user_id) FROM raffle_entries WHERE goods_id = ?`, g.ID).Scan(&rows, &distinct); err != nil {
 		t.Fatal(err)
 	}
 	if rows != 1000 || distinct != 1000 {
@@ -140,8 +140,8 @@ func TestRaffleEntriesRace(t *testing.T) {
 	}
 
 	// The draw places all 1,000 (in chunks) and the first 10 win.
-	e.clk.Advance(10 * time.Minute)
-	if drawn, err := e.f.DrawRaffle(e.ctx, g.ID); err != nil || !drawn {
+	e.Clk.Advance(10 * time.Minute)
+	if drawn, err := e.F.DrawRaffle(e.Ctx, g.ID); err != nil || !drawn {
 		t.Fatalf("draw: %v %v", drawn, err)
 	}
 	d := e.draw(g.ID)
@@ -165,35 +165,35 @@ func TestRaffleWindowAndRefusals(t *testing.T) {
 	e := newGoodsEnv(t)
 	g := e.raffle(1, 5*time.Minute, 10*time.Minute)
 	u := e.shoppers(2)
-	_, _, err := e.f.EnterRaffle(e.ctx, u[0], g.ID, "")
+	_, _, err := e.F.EnterRaffle(e.Ctx, u[0], g.ID, "")
 	wantCode(t, "entry before the window", err, db.ENOTSTARTED)
-	e.clk.Advance(5 * time.Minute)
-	if en, created, err := e.f.EnterRaffle(e.ctx, u[0], g.ID, ""); err != nil || !created || en.State != model.EntryEntered {
+	e.Clk.Advance(5 * time.Minute)
+	if en, created, err := e.F.EnterRaffle(e.Ctx, u[0], g.ID, ""); err != nil || !created || en.State != model.EntryEntered {
 		t.Fatalf("entry in the window: %+v %v %v", en, created, err)
 	}
-	_, err = e.s.GrabWith(e.ctx, u[1], g.ID, sale.Pass{})
+	_, err = e.S.GrabWith(e.Ctx, u[1], g.ID, sale.Pass{})
 	wantCode(t, "grab before the sale", err, db.ENOTDRAWN)
-	e.clk.Advance(5 * time.Minute)
-	_, _, err = e.f.EnterRaffle(e.ctx, u[1], g.ID, "")
+	e.Clk.Advance(5 * time.Minute)
+	_, _, err = e.F.EnterRaffle(e.Ctx, u[1], g.ID, "")
 	wantCode(t, "entry at the start", err, db.EENDED)
 	if !strings.Contains(err.Error(), "closed") {
 		t.Fatalf("the refusal %q does not say entries closed", err)
 	}
-	if en, created, err := e.f.EnterRaffle(e.ctx, u[0], g.ID, ""); err != nil || created {
+	if en, created, err := e.F.EnterRaffle(e.Ctx, u[0], g.ID, ""); err != nil || created {
 		t.Fatalf("entering again after the start: %+v %v %v, want the entry", en, created, err)
 	}
-	_, err = e.s.GrabWith(e.ctx, u[1], g.ID, sale.Pass{})
+	_, err = e.S.GrabWith(e.Ctx, u[1], g.ID, sale.Pass{})
 	wantCode(t, "grab during the sale", err, db.ENOTDRAWN)
-	if st := e.stats(g.ID); st.Unpaid != 0 || st.Remaining != 1 {
+	if st := e.Stats(g.ID); st.Unpaid != 0 || st.Remaining != 1 {
 		t.Fatalf("refused grabs changed the sale: %+v", st)
 	}
 
-	plain := e.liveGoods(5, 1)
-	_, _, err = e.f.EnterRaffle(e.ctx, u[0], plain.ID, "")
+	plain := e.LiveGoods(5, 1)
+	_, _, err = e.F.EnterRaffle(e.Ctx, u[0], plain.ID, "")
 	wantCode(t, "entry on first-come goods", err, db.ECONFLICT)
-	_, err = e.f.RaffleDraw(e.ctx, plain.ID)
+	_, err = e.F.RaffleDraw(e.Ctx, plain.ID)
 	wantCode(t, "draw of first-come goods", err, db.ECONFLICT)
-	_, err = e.f.RaffleDraw(e.ctx, 999999)
+	_, err = e.F.RaffleDraw(e.Ctx, 999999)
 	wantCode(t, "draw of no goods", err, db.ENOTFOUND)
 }
 
@@ -215,18 +215,18 @@ func TestRaffleDraw(t *testing.T) {
 			if len(before.SeedHash) != 64 || before.Seed != "" || before.Entries != c.entries || before.Winners != nil {
 				t.Fatalf("before the draw: %+v", before)
 			}
-			if drawn, err := e.f.DrawRaffle(e.ctx, g.ID); err != nil || drawn {
+			if drawn, err := e.F.DrawRaffle(e.Ctx, g.ID); err != nil || drawn {
 				t.Fatalf("draw before the start: %v %v, want no draw", drawn, err)
 			}
-			e.clk.Advance(10 * time.Minute)
-			other, _ := e.twinFair()
+			e.Clk.Advance(10 * time.Minute)
+			other, _ := e.TwinFair()
 			var draws atomic.Int64
 			var wg sync.WaitGroup
-			for _, s := range []*fair.Service{e.f, other} {
+			for _, s := range []*fair.Service{e.F, other} {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					drawn, err := s.DrawRaffle(e.ctx, g.ID)
+					drawn, err := s.DrawRaffle(e.Ctx, g.ID)
 					if err != nil {
 						t.Errorf("draw: %v", err)
 					}
@@ -236,7 +236,7 @@ func TestRaffleDraw(t *testing.T) {
 				}()
 			}
 			wg.Wait()
-			if drawn, err := e.f.DrawRaffle(e.ctx, g.ID); err != nil || drawn {
+			if drawn, err := e.F.DrawRaffle(e.Ctx, g.ID); err != nil || drawn {
 				t.Fatalf("draw again: %v %v", drawn, err)
 			}
 			if draws.Load() != 1 {
@@ -256,10 +256,10 @@ func TestRaffleDraw(t *testing.T) {
 			if shell := shellDrawOrder(t, d.Seed, users); shell != nil && !slices.Equal(d.Order, shell) {
 				t.Fatalf("order %v, the README's command gives %v", d.Order, shell)
 			}
-			box := &inbox.Service{Backend: e.s.Backend}
+			box := &inbox.Service{Backend: e.S.Backend}
 			for i, u := range d.Order {
 				en, os := e.entry(u, g.ID), e.ordersOn(u, g.ID)
-				notes, err := box.List(e.ctx, u)
+				notes, err := box.List(e.Ctx, u)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -272,13 +272,13 @@ func TestRaffleDraw(t *testing.T) {
 					t.Fatalf("entry %d after the winners: %+v, orders %+v, notices %+v", i, en, os, notes)
 				}
 			}
-			if st := e.stats(g.ID); st.Unpaid != winners || st.Remaining != c.stock-winners {
+			if st := e.Stats(g.ID); st.Unpaid != winners || st.Remaining != c.stock-winners {
 				t.Fatalf("stats after the draw %+v, want %d unpaid", st, winners)
 			}
-			if err := e.f.SweepRaffles(e.ctx); err != nil { // settles again: nothing new
+			if err := e.F.SweepRaffles(e.Ctx); err != nil { // settles again: nothing new
 				t.Fatal(err)
 			}
-			if st := e.stats(g.ID); st.Unpaid != winners {
+			if st := e.Stats(g.ID); st.Unpaid != winners {
 				t.Fatalf("a second settle made orders: %+v", st)
 			}
 		})
@@ -328,22 +328,22 @@ func TestRafflePassOn(t *testing.T) {
 	for _, u := range users {
 		e.enter(u, g.ID)
 	}
-	e.clk.Advance(10 * time.Minute)
-	if _, err := e.f.DrawRaffle(e.ctx, g.ID); err != nil {
+	e.Clk.Advance(10 * time.Minute)
+	if _, err := e.F.DrawRaffle(e.Ctx, g.ID); err != nil {
 		t.Fatal(err)
 	}
 	order := e.draw(g.ID).Order
 	a, b, c, d := order[0], order[1], order[2], order[3]
-	other, otherClk := e.twinFair()
+	other, otherClk := e.TwinFair()
 	settle := func() {
 		t.Helper()
-		otherClk.Set(e.clk.Now())
+		otherClk.Set(e.Clk.Now())
 		var wg sync.WaitGroup
-		for _, s := range []*fair.Service{e.f, other, e.f} {
+		for _, s := range []*fair.Service{e.F, other, e.F} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				if err := s.SweepRaffles(e.ctx); err != nil {
+				if err := s.SweepRaffles(e.Ctx); err != nil {
 					t.Errorf("settle: %v", err)
 				}
 			}()
@@ -353,35 +353,35 @@ func TestRafflePassOn(t *testing.T) {
 
 	// Making a winner's order again makes none and tells no one again.
 	for range 2 {
-		if err := e.f.MakeRaffleOrder(e.ctx, g.ID, a, 0); err != nil {
+		if err := e.F.MakeRaffleOrder(e.Ctx, g.ID, a, 0); err != nil {
 			t.Fatal(err)
 		}
 	}
-	box := &inbox.Service{Backend: e.s.Backend}
+	box := &inbox.Service{Backend: e.S.Backend}
 	if as := e.ordersOn(a, g.ID); len(as) != 1 {
 		t.Fatalf("a's orders after making it again: %+v", as)
 	}
-	if notes, _ := box.List(e.ctx, a); len(notes) != 1 {
+	if notes, _ := box.List(e.Ctx, a); len(notes) != 1 {
 		t.Fatalf("a's notices after making the order again: %+v", notes)
 	}
 
 	// a cancels: c gets the unit, once though the pass-on runs twice at once and settles run after.
 	aOrder := e.entry(a, g.ID).OrderID
-	if _, err := e.s.CancelOrder(e.ctx, a, aOrder); err != nil {
+	if _, err := e.S.CancelOrder(e.Ctx, a, aOrder); err != nil {
 		t.Fatal(err)
 	}
 	var wg sync.WaitGroup
-	for _, s := range []*fair.Service{e.f, other} {
+	for _, s := range []*fair.Service{e.F, other} {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := s.PassOn(e.ctx, g.ID, a, aOrder); err != nil {
+			if err := s.PassOn(e.Ctx, g.ID, a, aOrder); err != nil {
 				t.Errorf("pass on: %v", err)
 			}
 		}()
 	}
 	wg.Wait()
-	if err := e.f.PassOn(e.ctx, g.ID, a, aOrder); err != nil {
+	if err := e.F.PassOn(e.Ctx, g.ID, a, aOrder); err != nil {
 		t.Fatal(err)
 	}
 	if dr := e.draw(g.ID); dr.Passed != 1 || e.entry(d, g.ID).State != model.EntryWaitlisted {
@@ -396,13 +396,13 @@ func TestRafflePassOn(t *testing.T) {
 	if en := e.entry(c, g.ID); en.State != model.EntryWon || len(cs) != 1 || cs[0].Status != model.OrderUnpaid || en.OrderID != cs[0].ID {
 		t.Fatalf("c after a unit passed on: entry %+v, orders %+v", en, cs)
 	}
-	if _, err := e.s.PayOrder(e.ctx, c, cs[0].ID); err != nil {
+	if _, err := e.S.PayOrder(e.Ctx, c, cs[0].ID); err != nil {
 		t.Fatal(err)
 	}
 
 	// b's order expires by the clock: d gets the unit.
-	e.clk.Advance(e.s.OrderTTL + time.Second)
-	if _, err := e.s.ExpireDue(e.ctx); err != nil {
+	e.Clk.Advance(e.S.OrderTTL + time.Second)
+	if _, err := e.S.ExpireDue(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
 	settle()
@@ -418,21 +418,21 @@ func TestRafflePassOn(t *testing.T) {
 		t.Fatalf("a's orders %+v, c's %+v: one each", as, cs)
 	}
 	for _, u := range []int64{c, d} {
-		if notes, _ := box.List(e.ctx, u); len(notes) != 1 || !strings.Contains(notes[0].Message, "passed on to you") {
+		if notes, _ := box.List(e.Ctx, u); len(notes) != 1 || !strings.Contains(notes[0].Message, "passed on to you") {
 			t.Fatalf("user %d's notices %+v, want one: a unit passed on", u, notes)
 		}
 	}
 
 	// d cancels too: the order is exhausted and the unit stays unsold.
-	if _, err := e.s.CancelOrder(e.ctx, d, ds[0].ID); err != nil {
+	if _, err := e.S.CancelOrder(e.Ctx, d, ds[0].ID); err != nil {
 		t.Fatal(err)
 	}
 	settle()
 	dr := e.draw(g.ID)
-	if st := e.stats(g.ID); dr.Passed != 2 || st.Remaining != 1 || st.Paid != 1 || st.Unpaid != 0 {
+	if st := e.Stats(g.ID); dr.Passed != 2 || st.Remaining != 1 || st.Paid != 1 || st.Unpaid != 0 {
 		t.Fatalf("after the order ran out: draw %+v, stats %+v; want 2 passed on, 1 paid, 1 unsold", dr, st)
 	}
-	rs, err := e.f.RaffleStats(e.ctx, e.merchant, g.ID)
+	rs, err := e.F.RaffleStats(e.Ctx, e.Merchant, g.ID)
 	if err != nil {
 		t.Fatal(err)
 	}

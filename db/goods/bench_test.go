@@ -2,10 +2,11 @@ package goods_test
 
 import (
 	"fmt"
-	"github.com/seckill/seckill/db/goods/sale"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/goods/sale"
 
 	"github.com/hibiken/asynq"
 	"github.com/seckill/seckill/db/goods"
@@ -24,14 +25,14 @@ func BenchmarkGrab(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			e := newGoodsEnv(b)
-			e.s.Now = time.Now
+			e.S.Now = time.Now
 			if withExpiry {
-				e.s.Tasks = asynq.NewClientFromRedisClient(e.s.Redis)
+				e.S.Tasks = asynq.NewClientFromRedisClient(e.S.Redis)
 			}
-			sl := e.slot(-time.Minute, time.Hour)
+			sl := e.Slot(-time.Minute, time.Hour)
 			items := make([]*model.Goods, b.N/goods.MaxStock+1)
 			for i := range items {
-				items[i] = e.goods(sl, goods.MaxStock, 1)
+				items[i] = e.Goods(sl, goods.MaxStock, 1)
 			}
 			var next atomic.Int64
 			b.ReportAllocs()
@@ -40,7 +41,7 @@ func BenchmarkGrab(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := next.Add(1)
-					if _, err := e.s.Grab(e.ctx, i, items[(i-1)/goods.MaxStock].ID); err != nil {
+					if _, err := e.S.Grab(e.Ctx, i, items[(i-1)/goods.MaxStock].ID); err != nil {
 						b.Errorf("grab %d: %v", i, err)
 						return
 					}
@@ -66,29 +67,29 @@ func BenchmarkFlushOrders(b *testing.B) {
 		}
 		b.Run(name, func(b *testing.B) {
 			e := newGoodsEnv(b)
-			sl := e.slot(-time.Minute, time.Hour)
+			sl := e.Slot(-time.Minute, time.Hour)
 			queue := func(g *model.Goods, status string, version int64) {
-				now := e.clk.Now().UnixMilli()
+				now := e.Clk.Now().UnixMilli()
 				recs := make([]any, orders)
 				for i := range recs {
 					seq := int64(i + 1)
 					recs[i] = fmt.Sprintf("%d|%d|%d|4999|%s|%d|%d|%d|%d", seq, seq, orders-seq+1, status, now, now+900_000, version, now+version)
 				}
-				if err := e.s.Redis.RPush(e.ctx, sale.Key(g.ID, "pending"), recs...).Err(); err != nil {
+				if err := e.S.Redis.RPush(e.Ctx, sale.Key(g.ID, "pending"), recs...).Err(); err != nil {
 					b.Fatal(err)
 				}
 			}
 			b.ResetTimer()
 			for range b.N {
 				b.StopTimer()
-				g := e.goods(sl, orders, 1)
+				g := e.Goods(sl, orders, 1)
 				queue(g, model.OrderUnpaid, 1)
 				if paid {
-					e.flush()
+					e.Flush()
 					queue(g, model.OrderPaid, 2)
 				}
 				b.StartTimer()
-				e.flush()
+				e.Flush()
 			}
 			b.ReportMetric(float64(orders*b.N)/b.Elapsed().Seconds(), "rows/s")
 		})

@@ -1,12 +1,13 @@
 package goods_test
 
 import (
-	"github.com/seckill/seckill/db/goods/sale"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/goods/sale"
 
 	"github.com/redis/go-redis/v9"
 
@@ -17,20 +18,20 @@ import (
 
 // grabMany grabs n orders of the goods, one per user from 1.
 func (e *goodsEnv) grabMany(goodsID int64, n int) []*model.Order {
-	e.t.Helper()
+	e.T.Helper()
 	out := make([]*model.Order, n)
 	for i := range out {
-		out[i] = e.grab(int64(i+1), goodsID)
+		out[i] = e.Grab(int64(i+1), goodsID)
 	}
 	return out
 }
 
 // expireDue runs one expiry tick and fails the test on an error.
 func (e *goodsEnv) expireDue() int {
-	e.t.Helper()
-	n, err := e.s.ExpireDue(e.ctx)
+	e.T.Helper()
+	n, err := e.S.ExpireDue(e.Ctx)
 	if err != nil {
-		e.t.Fatalf("expiry tick: %v", err)
+		e.T.Fatalf("expiry tick: %v", err)
 	}
 	return n
 }
@@ -38,15 +39,15 @@ func (e *goodsEnv) expireDue() int {
 // checkSettled flushes and checks that Redis and the store agree on every
 // count, and that Redis balances.
 func (e *goodsEnv) checkSettled(goodsID int64, unpaid, paid, expired int64) {
-	e.t.Helper()
-	e.checkBalance(goodsID, "settled")
-	e.flush()
-	st := e.stats(goodsID)
+	e.T.Helper()
+	e.CheckBalance(goodsID, "settled")
+	e.Flush()
+	st := e.Stats(goodsID)
 	if st.Unpaid != unpaid || st.Paid != paid || st.Expired != expired {
-		e.t.Fatalf("Redis: %d unpaid, %d paid, %d expired; want %d, %d, %d", st.Unpaid, st.Paid, st.Expired, unpaid, paid, expired)
+		e.T.Fatalf("Redis: %d unpaid, %d paid, %d expired; want %d, %d, %d", st.Unpaid, st.Paid, st.Expired, unpaid, paid, expired)
 	}
 	if st.DB.Unpaid != unpaid || st.DB.Paid != paid || st.DB.Expired != expired {
-		e.t.Fatalf("store: %d unpaid, %d paid, %d expired; want %d, %d, %d", st.DB.Unpaid, st.DB.Paid, st.DB.Expired, unpaid, paid, expired)
+		e.T.Fatalf("store: %d unpaid, %d paid, %d expired; want %d, %d, %d", st.DB.Unpaid, st.DB.Paid, st.DB.Expired, unpaid, paid, expired)
 	}
 }
 
@@ -58,32 +59,32 @@ func TestExpireDueAtDeadlineOnce(t *testing.T) { eachShards(t, testExpireDueAtDe
 func testExpireDueAtDeadlineOnce(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	const n = orders.ExpiryBatch*2 + 17
-	g := e.liveGoods(n+5, 1)
+	g := e.LiveGoods(n+5, 1)
 	orders := e.grabMany(g.ID, n)
 	deadline := orders[0].ExpiresAt // the clock stood still: one deadline for all
-	e.clk.Set(deadline.Add(-time.Millisecond))
+	e.Clk.Set(deadline.Add(-time.Millisecond))
 	if got := e.expireDue(); got != 0 {
 		t.Fatalf("a millisecond before the deadline a tick expired %d", got)
 	}
-	if o, _ := e.s.Order(e.ctx, int64(n), orders[n-1].ID); o.Status != model.OrderUnpaid {
+	if o, _ := e.S.Order(e.Ctx, int64(n), orders[n-1].ID); o.Status != model.OrderUnpaid {
 		t.Fatalf("order expired before its deadline: %+v", o)
 	}
-	e.clk.Set(deadline)
+	e.Clk.Set(deadline)
 	if got := e.expireDue(); got != n {
 		t.Fatalf("at the deadline a tick expired %d, want %d", got, n)
 	}
 	if got := e.expireDue(); got != 0 {
 		t.Fatalf("a second tick expired %d more", got)
 	}
-	if left := e.remaining(g.ID); left != n+5 {
+	if left := e.Remaining(g.ID); left != n+5 {
 		t.Fatalf("remaining %d, want every unit back (%d)", left, n+5)
 	}
-	if z, _ := e.s.Redis.ZCard(e.ctx, sale.Key(g.ID, "deadlines")).Result(); z != 0 {
+	if z, _ := e.S.Redis.ZCard(e.Ctx, sale.Key(g.ID, "deadlines")).Result(); z != 0 {
 		t.Fatalf("%d deadlines left", z)
 	}
 	e.checkSettled(g.ID, 0, 0, n)
 	// The users' limit marks were cleared: each may grab again.
-	e.grab(1, g.ID)
+	e.Grab(1, g.ID)
 }
 
 // Pays released at once against an expiry tick at the deadline: every order
@@ -95,9 +96,9 @@ func TestExpireDueRacesPay(t *testing.T) { eachShards(t, testExpireDueRacesPay) 
 func testExpireDueRacesPay(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	const n = 3 * orders.ExpiryBatch
-	g := e.liveGoods(n, 1)
+	g := e.LiveGoods(n, 1)
 	orders := e.grabMany(g.ID, n)
-	e.clk.Set(orders[n-1].ExpiresAt) // the tick sees every order due
+	e.Clk.Set(orders[n-1].ExpiresAt) // the tick sees every order due
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	var paid, refused atomic.Int64
@@ -111,7 +112,7 @@ func testExpireDueRacesPay(t *testing.T, k int) {
 			for i := next.Add(-1); i >= 0; i = next.Add(-1) {
 				o := orders[i]
 				// The payer's clock reads a millisecond before the order's own deadline.
-				_, err := e.s.PayAt(e.ctx, i+1, o.ID, o.ExpiresAt.Add(-time.Millisecond))
+				_, err := e.S.PayAt(e.Ctx, i+1, o.ID, o.ExpiresAt.Add(-time.Millisecond))
 				switch db.ErrorCode(err) {
 				case "":
 					paid.Add(1)
@@ -128,7 +129,7 @@ func testExpireDueRacesPay(t *testing.T, k int) {
 	go func() {
 		defer wg.Done()
 		<-start
-		n, err := e.s.ExpireDue(e.ctx)
+		n, err := e.S.ExpireDue(e.Ctx)
 		if err != nil {
 			t.Errorf("tick: %v", err)
 		}
@@ -140,7 +141,7 @@ func testExpireDueRacesPay(t *testing.T, k int) {
 		t.Fatalf("%d paid + %d expired by the tick != %d orders (%d pays refused)", paid.Load(), expired, n, refused.Load())
 	}
 	for i, o := range orders {
-		got, err := e.s.Order(e.ctx, int64(i+1), o.ID)
+		got, err := e.S.Order(e.Ctx, int64(i+1), o.ID)
 		if err != nil || (got.Status != model.OrderPaid && got.Status != model.OrderExpired) {
 			t.Fatalf("order %d ended %+v (%v)", o.ID, got, err)
 		}
@@ -148,7 +149,7 @@ func testExpireDueRacesPay(t *testing.T, k int) {
 	if got := e.expireDue(); got != 0 {
 		t.Fatalf("a later tick expired %d more", got)
 	}
-	if left := e.remaining(g.ID); left != int64(expired) {
+	if left := e.Remaining(g.ID); left != int64(expired) {
 		t.Fatalf("remaining %d, want the %d expired units back", left, expired)
 	}
 	e.checkSettled(g.ID, 0, paid.Load(), int64(expired))
@@ -163,9 +164,9 @@ func TestExpireDueOneTickAtATime(t *testing.T) { eachShards(t, testExpireDueOneT
 func testExpireDueOneTickAtATime(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	const n = 400
-	g := e.liveGoods(n, 1)
+	g := e.LiveGoods(n, 1)
 	orders := e.grabMany(g.ID, n)
-	e.clk.Set(orders[n-1].ExpiresAt)
+	e.Clk.Set(orders[n-1].ExpiresAt)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	var total, ran atomic.Int64
@@ -174,7 +175,7 @@ func testExpireDueOneTickAtATime(t *testing.T, k int) {
 		go func() {
 			defer wg.Done()
 			<-start
-			k, err := e.s.ExpireDue(e.ctx)
+			k, err := e.S.ExpireDue(e.Ctx)
 			if err != nil {
 				t.Errorf("tick: %v", err)
 			}
@@ -200,19 +201,19 @@ func TestExpireDueAfterCrashedTick(t *testing.T) { eachShards(t, testExpireDueAf
 func testExpireDueAfterCrashedTick(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	const n = 50
-	g := e.liveGoods(n, 1)
+	g := e.LiveGoods(n, 1)
 	orders := e.grabMany(g.ID, n)
-	e.clk.Set(orders[n-1].ExpiresAt)
-	locks, err := e.s.ExpiryLockKeys(e.ctx, g.ID)
+	e.Clk.Set(orders[n-1].ExpiresAt)
+	locks, err := e.S.ExpiryLockKeys(e.Ctx, g.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range locks {
-		if err := e.s.Redis.Set(e.ctx, key, "dead-tick", time.Minute).Err(); err != nil {
+		if err := e.S.Redis.Set(e.Ctx, key, "dead-tick", time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if k, err := e.s.ExpireFirstDue(e.ctx, g.ID, 20); err != nil || k != 20 {
+	if k, err := e.S.ExpireFirstDue(e.Ctx, g.ID, 20); err != nil || k != 20 {
 		t.Fatalf("the dead tick's batch expired %d (%v), want 20", k, err)
 	}
 	if got := e.expireDue(); got != 0 {
@@ -220,13 +221,13 @@ func testExpireDueAfterCrashedTick(t *testing.T, k int) {
 	}
 	// The lock's TTL runs out (here: it goes); the next tick takes over.
 	for _, key := range locks { // one by one: each bucket is its own slot
-		e.s.Redis.Del(e.ctx, key)
+		e.S.Redis.Del(e.Ctx, key)
 	}
 	if got := e.expireDue(); got != n-20 {
 		t.Fatalf("the next tick expired %d, want the %d left", got, n-20)
 	}
 	for _, key := range locks {
-		if n, _ := e.s.Redis.Exists(e.ctx, key).Result(); n != 0 {
+		if n, _ := e.S.Redis.Exists(e.Ctx, key).Result(); n != 0 {
 			t.Fatalf("the tick left its lock %s behind", key)
 		}
 	}
@@ -240,22 +241,22 @@ func TestExpireDueDropsStaleDeadlines(t *testing.T) { eachShards(t, testExpireDu
 
 func testExpireDueDropsStaleDeadlines(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	g := e.liveGoods(5, 1)
-	o := e.grab(1, g.ID)
-	if _, err := e.s.PayOrder(e.ctx, 1, o.ID); err != nil {
+	g := e.LiveGoods(5, 1)
+	o := e.Grab(1, g.ID)
+	if _, err := e.S.PayOrder(e.Ctx, 1, o.ID); err != nil {
 		t.Fatal(err)
 	}
 	_, seq, _ := sale.SplitOrderID(o.ID)
 	key := sale.Key(g.ID, "deadlines")
-	e.s.Redis.ZAdd(e.ctx, key, redis.Z{Score: float64(o.ExpiresAt.UnixMilli()), Member: strconv.FormatInt(seq, 10)})
-	e.clk.Set(o.ExpiresAt.Add(time.Second))
+	e.S.Redis.ZAdd(e.Ctx, key, redis.Z{Score: float64(o.ExpiresAt.UnixMilli()), Member: strconv.FormatInt(seq, 10)})
+	e.Clk.Set(o.ExpiresAt.Add(time.Second))
 	if got := e.expireDue(); got != 0 {
 		t.Fatalf("expired %d paid orders", got)
 	}
-	if z, _ := e.s.Redis.ZCard(e.ctx, key).Result(); z != 0 {
+	if z, _ := e.S.Redis.ZCard(e.Ctx, key).Result(); z != 0 {
 		t.Fatalf("the stale deadline stayed (%d entries)", z)
 	}
-	if got, _ := e.s.Order(e.ctx, 1, o.ID); got.Status != model.OrderPaid {
+	if got, _ := e.S.Order(e.Ctx, 1, o.ID); got.Status != model.OrderPaid {
 		t.Fatalf("paid order became %q", got.Status)
 	}
 }
@@ -269,27 +270,27 @@ func TestExpireDueLockPerGoods(t *testing.T) { eachShards(t, testExpireDueLockPe
 func testExpireDueLockPerGoods(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	const n = 30
-	a, b := e.liveGoods(n, 1), e.liveGoods(n, 1)
+	a, b := e.LiveGoods(n, 1), e.LiveGoods(n, 1)
 	ordersA := e.grabMany(a.ID, n)
 	ordersB := e.grabMany(b.ID, n)
-	e.clk.Set(later(ordersA[n-1].ExpiresAt, ordersB[n-1].ExpiresAt))
-	locksA, err := e.s.ExpiryLockKeys(e.ctx, a.ID)
+	e.Clk.Set(later(ordersA[n-1].ExpiresAt, ordersB[n-1].ExpiresAt))
+	locksA, err := e.S.ExpiryLockKeys(e.Ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, key := range locksA {
-		if err := e.s.Redis.Set(e.ctx, key, "worker-2-tick", time.Minute).Err(); err != nil {
+		if err := e.S.Redis.Set(e.Ctx, key, "worker-2-tick", time.Minute).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
 	if got := e.expireDue(); got != n {
 		t.Fatalf("the tick beside worker-2's tick on goods %d expired %d, want goods %d's %d", a.ID, got, b.ID, n)
 	}
-	if st := e.stats(a.ID); st.Expired != 0 {
+	if st := e.Stats(a.ID); st.Expired != 0 {
 		t.Fatalf("goods %d, locked by worker-2's tick, had %d orders expired by another tick", a.ID, st.Expired)
 	}
 	for _, key := range locksA { // one by one: each bucket is its own slot
-		e.s.Redis.Del(e.ctx, key)
+		e.S.Redis.Del(e.Ctx, key)
 	}
 	if got := e.expireDue(); got != n {
 		t.Fatalf("the tick after worker-2's expired %d, want goods %d's %d", got, a.ID, n)

@@ -3,11 +3,12 @@ package goods_test
 import (
 	"encoding/json"
 	"fmt"
-	"github.com/seckill/seckill/db/goods/sale"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/goods/sale"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods/orders"
@@ -26,20 +27,20 @@ type staleSale struct {
 }
 
 func (e *goodsEnv) staleSale() staleSale {
-	e.t.Helper()
-	g := e.liveGoods(3, 1)
-	o1, o2 := e.grab(1, g.ID), e.grab(2, g.ID)
-	if _, err := e.s.PayOrder(e.ctx, 1, o1.ID); err != nil {
-		e.t.Fatal(err)
+	e.T.Helper()
+	g := e.LiveGoods(3, 1)
+	o1, o2 := e.Grab(1, g.ID), e.Grab(2, g.ID)
+	if _, err := e.S.PayOrder(e.Ctx, 1, o1.ID); err != nil {
+		e.T.Fatal(err)
 	}
-	snapshot, err := e.s.Redis.Get(e.ctx, sale.Key(g.ID, "fresh")).Result()
+	snapshot, err := e.S.Redis.Get(e.Ctx, sale.Key(g.ID, "fresh")).Result()
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	o3 := e.grab(3, g.ID)
-	e.flush()
-	if err := e.s.Redis.Set(e.ctx, sale.Key(g.ID, "fresh"), snapshot, 0).Err(); err != nil { // the restore
-		e.t.Fatal(err)
+	o3 := e.Grab(3, g.ID)
+	e.Flush()
+	if err := e.S.Redis.Set(e.Ctx, sale.Key(g.ID, "fresh"), snapshot, 0).Err(); err != nil { // the restore
+		e.T.Fatal(err)
 	}
 	return staleSale{g: g, orders: []*model.Order{o1, o2, o3}}
 }
@@ -47,31 +48,31 @@ func (e *goodsEnv) staleSale() staleSale {
 // liveUnits maps every live (unpaid or paid) order of the goods, in SQLite or
 // in Redis, to the unit it holds: what the goods has sold.
 func (e *goodsEnv) liveUnits(goodsID int64) map[int64]int64 {
-	e.t.Helper()
+	e.T.Helper()
 	out := map[int64]int64{}
-	rows, err := e.s.SQL.R.Query(`SELECT id, unit FROM orders WHERE goods_id = ? AND status IN ('unpaid', 'paid')`, goodsID)
+	rows, err := e.S.SQL.R.Query(`SELECT id, unit FROM orders WHERE goods_id = ? AND status IN ('unpaid', 'paid')`, goodsID)
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id, unit int64
 		if err := rows.Scan(&id, &unit); err != nil {
-			e.t.Fatal(err)
+			e.T.Fatal(err)
 		}
 		out[id] = unit
 	}
 	if err := rows.Err(); err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	recs, err := e.s.Redis.HGetAll(e.ctx, sale.Key(goodsID, "orders")).Result()
+	recs, err := e.S.Redis.HGetAll(e.Ctx, sale.Key(goodsID, "orders")).Result()
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
 	for seq, rec := range recs {
 		o, err := sale.ParseOrderRecord(goodsID, rec)
 		if err != nil {
-			e.t.Fatalf("order %s: %v", seq, err)
+			e.T.Fatalf("order %s: %v", seq, err)
 		}
 		if o.Status == model.OrderUnpaid || o.Status == model.OrderPaid {
 			out[o.ID] = o.Unit
@@ -86,12 +87,12 @@ type userEvents struct {
 }
 
 func (e *goodsEnv) watchUser(userID int64) *userEvents {
-	e.t.Helper()
-	sub, err := live.Subscribe(e.ctx, e.s.Redis, live.TopicUser(userID)) // subscribed before anything is published
+	e.T.Helper()
+	sub, err := live.Subscribe(e.Ctx, e.S.Redis, live.TopicUser(userID)) // subscribed before anything is published
 	if err != nil {
-		e.t.Fatal(err)
+		e.T.Fatal(err)
 	}
-	e.t.Cleanup(func() { sub.Close() })
+	e.T.Cleanup(func() { sub.Close() })
 	topic := live.TopicUser(userID)
 	ch := make(chan string, 64)
 	go func() {
@@ -144,19 +145,19 @@ func TestStaleRestoreDuplicateFails(t *testing.T) {
 			sale := e.staleSale()
 			g := sale.g
 			events := e.watchUser(4)
-			dup := e.grab(4, g.ID)
+			dup := e.Grab(4, g.ID)
 			if dup.Unit != sale.orders[2].Unit {
 				t.Fatalf("the restore did not sell unit %d again: the duplicate took unit %d", sale.orders[2].Unit, dup.Unit)
 			}
 			if tc.pay {
-				if _, err := e.s.PayOrder(e.ctx, 4, dup.ID); err != nil {
+				if _, err := e.S.PayOrder(e.Ctx, 4, dup.ID); err != nil {
 					t.Fatal(err)
 				}
 			}
 			if n := len(e.liveUnits(g.ID)); n != 4 {
 				t.Fatalf("before the flush %d orders hold a unit, want the 4 the stale Redis sold", n)
 			}
-			e.flush()
+			e.Flush()
 
 			// Stock conserved: at most 3 orders hold a unit, each a different one.
 			live := e.liveUnits(g.ID)
@@ -171,43 +172,43 @@ func TestStaleRestoreDuplicateFails(t *testing.T) {
 				t.Fatalf("the duplicate %d still holds unit %d", dup.ID, dup.Unit)
 			}
 			// The duplicate failed, in Redis and in SQLite, with the reason.
-			got, err := e.s.Order(e.ctx, 4, dup.ID)
+			got, err := e.S.Order(e.Ctx, 4, dup.ID)
 			if err != nil || got.Status != model.OrderFailed || got.Failure != tc.failure {
 				t.Fatalf("the duplicate reads %+v, %v; want failed with %q", got, err, tc.failure)
 			}
 			var status, failure string
-			if err := e.s.SQL.R.QueryRow(`SELECT status, failure FROM order_conflicts WHERE id = ?`, dup.ID).Scan(&status, &failure); err != nil ||
+			if err := e.S.SQL.R.QueryRow(`SELECT status, failure FROM order_conflicts WHERE id = ?`, dup.ID).Scan(&status, &failure); err != nil ||
 				status != model.OrderFailed || failure != tc.failure {
 				t.Fatalf("SQLite holds the duplicate as %q %q (%v), want failed %q", status, failure, err, tc.failure)
 			}
-			if list, err := e.s.Conflicts(e.ctx, e.merchant, g.ID); err != nil || len(list) != 1 || list[0].ID != dup.ID ||
+			if list, err := e.S.Conflicts(e.Ctx, e.Merchant, g.ID); err != nil || len(list) != 1 || list[0].ID != dup.ID ||
 				list[0].Failure != tc.failure || !list[0].Handled {
 				t.Fatalf("the merchant's list of refused orders: %+v %v", list, err)
 			}
-			mine, err := e.s.MyOrders(e.ctx, 4)
+			mine, err := e.S.MyOrders(e.Ctx, 4)
 			if err != nil || len(mine) != 1 || mine[0].ID != dup.ID || mine[0].Status != model.OrderFailed || mine[0].Failure != tc.failure {
 				t.Fatalf("user 4's orders: %+v %v", mine, err)
 			}
 			// The owner was told, never silently.
 			events.waitOrder(t, dup.ID, func(o *model.Order) bool { return o.Status == model.OrderFailed && o.Failure == tc.failure })
-			_, err = e.s.PayOrder(e.ctx, 4, dup.ID)
+			_, err = e.S.PayOrder(e.Ctx, 4, dup.ID)
 			wantCode(t, "paying the failed duplicate", err, db.EEXPIRED)
 			// The orders that came first are untouched.
 			for i, want := range []string{model.OrderPaid, model.OrderUnpaid, model.OrderUnpaid} {
-				if o, err := e.s.Order(e.ctx, int64(i+1), sale.orders[i].ID); err != nil || o.Status != want {
+				if o, err := e.S.Order(e.Ctx, int64(i+1), sale.orders[i].ID); err != nil || o.Status != want {
 					t.Fatalf("user %d's order: %+v %v, want %s", i+1, o, err, want)
 				}
 			}
 			// The limit mark is gone; the stock is not.
-			_, err = e.s.Grab(e.ctx, 4, g.ID)
+			_, err = e.S.Grab(e.Ctx, 4, g.ID)
 			wantCode(t, "user 4 grabs again", err, db.ESOLDOUT)
 
 			// The figures balance and the two sides agree; only the refusal shows.
-			if err := e.s.SyncStock(e.ctx, 0); err != nil {
+			if err := e.S.SyncStock(e.Ctx, 0); err != nil {
 				t.Fatal(err)
 			}
-			e.checkBalance(g.ID, "after the duplicate failed")
-			st := e.stats(g.ID)
+			e.CheckBalance(g.ID, "after the duplicate failed")
+			st := e.Stats(g.ID)
 			if st.Remaining != 0 || st.Unpaid != 2 || st.Paid != 1 || st.Failed != 1 || st.RevenueCents != 4999 {
 				t.Fatalf("Redis figures: %+v; want 0 remaining, 2 unpaid, 1 paid, 1 failed, revenue 4999", st)
 			}
@@ -230,27 +231,27 @@ func TestPaidConflictOutsideRedisFails(t *testing.T) {
 
 func testPaidConflictOutsideRedisFails(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	g := e.liveGoods(3, 1)
+	g := e.LiveGoods(3, 1)
 	id := sale.OrderID(g.ID, 7)
-	now := e.clk.Now().UnixMilli()
-	if _, err := e.s.SQL.W.Exec(`INSERT INTO order_conflicts (id, goods_id, user_id, unit, amount_cents, status, created_ms, expires_ms,
+	now := e.Clk.Now().UnixMilli()
+	if _, err := e.S.SQL.W.Exec(`INSERT INTO order_conflicts (id, goods_id, user_id, unit, amount_cents, status, created_ms, expires_ms,
 		updated_ms, version, reason, detected_ms, handled) VALUES (?, ?, 9, 1, 4999, 'paid', ?, ?, ?, 2, ?, ?, 0)`,
 		id, g.ID, now, now+1, now, orders.ConflictUnitTaken, now); err != nil {
 		t.Fatal(err)
 	}
 	events := e.watchUser(9)
-	e.flush()
+	e.Flush()
 	var status, failure string
 	var handled bool
-	e.s.SQL.R.QueryRow(`SELECT status, failure, handled FROM order_conflicts WHERE id = ?`, id).Scan(&status, &failure, &handled)
+	e.S.SQL.R.QueryRow(`SELECT status, failure, handled FROM order_conflicts WHERE id = ?`, id).Scan(&status, &failure, &handled)
 	if status != model.OrderFailed || failure != model.FailureRefundDue || !handled {
 		t.Fatalf("the conflict row is %q %q handled=%v, want failed, refund_due, handled", status, failure, handled)
 	}
 	events.waitOrder(t, id, func(o *model.Order) bool { return o.Status == model.OrderFailed && o.Failure == model.FailureRefundDue })
-	if o, err := e.s.Order(e.ctx, 9, id); err != nil || o.Status != model.OrderFailed || o.Failure != model.FailureRefundDue {
+	if o, err := e.S.Order(e.Ctx, 9, id); err != nil || o.Status != model.OrderFailed || o.Failure != model.FailureRefundDue {
 		t.Fatalf("its owner reads %+v, %v", o, err)
 	}
-	_, err := e.s.Order(e.ctx, 8, id)
+	_, err := e.S.Order(e.Ctx, 8, id)
 	wantCode(t, "another user reads it", err, db.ENOTFOUND)
 }
 
@@ -263,12 +264,12 @@ func testStatsDriftCountsFailedOrders(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	sale := e.staleSale()
 	g := sale.g
-	e.grab(4, g.ID) // the duplicate, left unpaid: voided as failed
-	e.flush()
-	if err := e.s.SyncStock(e.ctx, 0); err != nil {
+	e.Grab(4, g.ID) // the duplicate, left unpaid: voided as failed
+	e.Flush()
+	if err := e.S.SyncStock(e.Ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	st := e.stats(g.ID)
+	st := e.Stats(g.ID)
 	if st.Failed != 1 || st.DB.Failed != 1 || !slices.Equal(st.Drift, []string{"conflicts"}) {
 		t.Fatalf("consistent: failed %d / db %d, drift %v; want 1, 1 and only conflicts", st.Failed, st.DB.Failed, st.Drift)
 	}
@@ -289,30 +290,30 @@ func testStatsDriftCountsFailedOrders(t *testing.T, k int) {
 			`UPDATE orders SET amount_cents = amount_cents - 1 WHERE goods_id = ? AND status = 'paid'`,
 			[]string{"revenue", "conflicts"}},
 	} {
-		if _, err := e.s.SQL.W.Exec(tc.tamper, g.ID); err != nil {
+		if _, err := e.S.SQL.W.Exec(tc.tamper, g.ID); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.stats(g.ID).Drift; !slices.Equal(got, tc.want) {
+		if got := e.Stats(g.ID).Drift; !slices.Equal(got, tc.want) {
 			t.Errorf("%s: drift %v, want %v", tc.name, got, tc.want)
 		}
-		if _, err := e.s.SQL.W.Exec(tc.undo, g.ID); err != nil {
+		if _, err := e.S.SQL.W.Exec(tc.undo, g.ID); err != nil {
 			t.Fatal(err)
 		}
-		if got := e.stats(g.ID).Drift; !slices.Equal(got, []string{"conflicts"}) {
+		if got := e.Stats(g.ID).Drift; !slices.Equal(got, []string{"conflicts"}) {
 			t.Fatalf("%s undone: drift %v", tc.name, got)
 		}
 	}
 	// Redis loses the goods and rebuilds it from SQLite: its counts take the failed order in too.
-	if err := rdb.FlushDB(e.ctx, e.s.Redis); err != nil {
+	if err := rdb.FlushDB(e.Ctx, e.S.Redis); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.s.Preheat(e.ctx); err != nil {
+	if _, err := e.S.Preheat(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	if st := e.stats(g.ID); st.Failed != 1 || !slices.Equal(st.Drift, []string{"conflicts"}) {
+	if st := e.Stats(g.ID); st.Failed != 1 || !slices.Equal(st.Drift, []string{"conflicts"}) {
 		t.Fatalf("rebuilt: failed %d, drift %v; want 1 and only conflicts", st.Failed, st.Drift)
 	}
-	e.checkBalance(g.ID, "rebuilt")
+	e.CheckBalance(g.ID, "rebuilt")
 }
 
 // The flush's apply under the durable guard, path by path, with batches
@@ -325,21 +326,21 @@ func TestApplyOrdersGuardsEveryPath(t *testing.T) { eachShards(t, testApplyOrder
 
 func testApplyOrdersGuardsEveryPath(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	g := e.liveGoods(5, 1)
-	now := e.clk.Now().UnixMilli()
+	g := e.LiveGoods(5, 1)
+	now := e.Clk.Now().UnixMilli()
 	rec := func(seq, user, unit int64, status string, version int64) string {
 		return fmt.Sprintf("%d|%d|%d|4999|%s|%d|%d|%d|%d", seq, user, unit, status, now+seq, now+60000, version, now+version)
 	}
 	apply := func(recs ...string) {
 		t.Helper()
 		q := sale.Key(g.ID, "processing")
-		if err := e.s.Redis.RPush(e.ctx, q, recs).Err(); err != nil {
+		if err := e.S.Redis.RPush(e.Ctx, q, recs).Err(); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.ApplyOrderBatch(e.ctx, g.ID); err != nil {
+		if _, err := e.S.ApplyOrderBatch(e.Ctx, g.ID); err != nil {
 			t.Fatalf("apply: %v", err)
 		}
-		if err := e.s.Redis.Del(e.ctx, q).Err(); err != nil {
+		if err := e.S.Redis.Del(e.Ctx, q).Err(); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -351,7 +352,7 @@ func testApplyOrdersGuardsEveryPath(t *testing.T, k int) {
 			`SELECT 'orders', id, user_id, status, version, '' FROM orders WHERE goods_id = ?`,
 			`SELECT 'conflicts', id, user_id, status, version, reason FROM order_conflicts WHERE goods_id = ?`,
 		} {
-			rows, err := e.s.SQL.R.Query(q, g.ID)
+			rows, err := e.S.SQL.R.Query(q, g.ID)
 			if err != nil {
 				t.Fatal(err)
 			}

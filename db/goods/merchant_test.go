@@ -21,21 +21,21 @@ func TestEndGoodsEarly(t *testing.T) { eachShards(t, testEndGoodsEarly) }
 
 func testEndGoodsEarly(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	sl := e.slot(-time.Minute, time.Hour)
-	g1, g2 := e.goods(sl, 5, 1), e.goods(sl, 5, 1)
-	e.grab(1, g1.ID)
-	g, err := e.s.EndGoods(e.ctx, e.merchant, g1.ID)
+	sl := e.Slot(-time.Minute, time.Hour)
+	g1, g2 := e.Goods(sl, 5, 1), e.Goods(sl, 5, 1)
+	e.Grab(1, g1.ID)
+	g, err := e.S.EndGoods(e.Ctx, e.Merchant, g1.ID)
 	if err != nil || g.State != model.SlotEnded || !g.EndedEarly {
 		t.Fatalf("end: %+v %v", g, err)
 	}
-	_, err = e.s.Grab(e.ctx, 2, g1.ID)
+	_, err = e.S.Grab(e.Ctx, 2, g1.ID)
 	wantCode(t, "grab after the end", err, db.EENDED)
-	e.grab(2, g2.ID)
-	_, err = e.s.EndGoods(e.ctx, e.merchant, g1.ID)
+	e.Grab(2, g2.ID)
+	_, err = e.S.EndGoods(e.Ctx, e.Merchant, g1.ID)
 	wantCode(t, "end twice", err, db.ECONFLICT)
-	_, err = e.s.EndGoods(e.ctx, model.Claims{UserID: e.merchant.UserID + 99, Role: model.RoleMerchant}, g2.ID)
+	_, err = e.S.EndGoods(e.Ctx, model.Claims{UserID: e.Merchant.UserID + 99, Role: model.RoleMerchant}, g2.ID)
 	wantCode(t, "another merchant", err, db.ENOTFOUND)
-	e.checkBalance(g1.ID, "after the end")
+	e.CheckBalance(g1.ID, "after the end")
 }
 
 // An upcoming slot ended now reads ended, and stays so when its planned start passes.
@@ -43,16 +43,16 @@ func TestEndUpcomingSlot(t *testing.T) { eachShards(t, testEndUpcomingSlot) }
 
 func testEndUpcomingSlot(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	sl := e.slot(5*time.Minute, time.Hour) // inside the preheat window: loaded at once
-	g := e.goods(sl, 3, 1)
-	ended, err := e.s.EndSlot(e.ctx, e.merchant, sl.ID)
+	sl := e.Slot(5*time.Minute, time.Hour) // inside the preheat window: loaded at once
+	g := e.Goods(sl, 3, 1)
+	ended, err := e.S.EndSlot(e.Ctx, e.Merchant, sl.ID)
 	if err != nil || ended.State != model.SlotEnded || !ended.EndedEarly {
 		t.Fatalf("end: %+v %v", ended, err)
 	}
-	e.clk.Advance(10 * time.Minute)
-	_, err = e.s.Grab(e.ctx, 1, g.ID)
+	e.Clk.Advance(10 * time.Minute)
+	_, err = e.S.Grab(e.Ctx, 1, g.ID)
 	wantCode(t, "grab after the planned start", err, db.EENDED)
-	if got, _ := e.s.Get(e.ctx, g.ID); got.State != model.SlotEnded {
+	if got, _ := e.S.Get(e.Ctx, g.ID); got.State != model.SlotEnded {
 		t.Fatalf("goods state %q", got.State)
 	}
 }
@@ -63,31 +63,31 @@ func TestHideGoods(t *testing.T) { eachShards(t, testHideGoods) }
 
 func testHideGoods(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	g := e.liveGoods(4, 1)
-	e.grab(1, g.ID)
-	if _, err := e.s.SetGoodsHidden(e.ctx, e.merchant, g.ID, true); err != nil {
+	g := e.LiveGoods(4, 1)
+	e.Grab(1, g.ID)
+	if _, err := e.S.SetGoodsHidden(e.Ctx, e.Merchant, g.ID, true); err != nil {
 		t.Fatal(err)
 	}
 	shopper := model.Claims{UserID: 7, Role: model.RoleUser}
-	_, err := e.s.ShopperGoods(e.ctx, shopper, g.ID)
+	_, err := e.S.ShopperGoods(e.Ctx, shopper, g.ID)
 	wantCode(t, "shopper reads hidden goods", err, db.ENOTFOUND)
-	if _, err := e.s.Grab(e.ctx, 2, g.ID); err == nil {
+	if _, err := e.S.Grab(e.Ctx, 2, g.ID); err == nil {
 		t.Fatal("grab of hidden goods taken")
 	}
-	if own, err := e.s.ShopperGoods(e.ctx, e.merchant, g.ID); err != nil || !own.Hidden {
+	if own, err := e.S.ShopperGoods(e.Ctx, e.Merchant, g.ID); err != nil || !own.Hidden {
 		t.Fatalf("owner: %+v %v", own, err)
 	}
-	if gs, _ := e.s.ShopperSlotGoods(e.ctx, shopper, g.SlotID); len(gs) != 0 {
+	if gs, _ := e.S.ShopperSlotGoods(e.Ctx, shopper, g.SlotID); len(gs) != 0 {
 		t.Fatalf("hidden goods listed: %+v", gs)
 	}
-	if got := e.remaining(g.ID); got != 3 {
+	if got := e.Remaining(g.ID); got != 3 {
 		t.Fatalf("remaining %d after hiding, want 3", got)
 	}
-	if _, err := e.s.SetGoodsHidden(e.ctx, e.merchant, g.ID, false); err != nil {
+	if _, err := e.S.SetGoodsHidden(e.Ctx, e.Merchant, g.ID, false); err != nil {
 		t.Fatal(err)
 	}
-	e.grab(2, g.ID)
-	e.checkBalance(g.ID, "after showing again")
+	e.Grab(2, g.ID)
+	e.CheckBalance(g.ID, "after showing again")
 }
 
 // The sampler takes one sample a second of every active goods and keeps them.
@@ -95,27 +95,27 @@ func TestSampleActive(t *testing.T) { eachShards(t, testSampleActive) }
 
 func testSampleActive(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	g := e.liveGoods(5, 2)
-	if err := e.s.SampleActive(e.ctx); err != nil {
+	g := e.LiveGoods(5, 2)
+	if err := e.S.SampleActive(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	e.grab(1, g.ID)
-	e.grab(1, g.ID)
-	if err := e.s.SampleActive(e.ctx); err != nil { // the same second: nothing new
+	e.Grab(1, g.ID)
+	e.Grab(1, g.ID)
+	if err := e.S.SampleActive(e.Ctx); err != nil { // the same second: nothing new
 		t.Fatal(err)
 	}
-	e.clk.Advance(time.Second)
-	if err := e.s.SampleActive(e.ctx); err != nil {
+	e.Clk.Advance(time.Second)
+	if err := e.S.SampleActive(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	smp, err := e.s.Samples(e.ctx, e.merchant, g.ID)
+	smp, err := e.S.Samples(e.Ctx, e.Merchant, g.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(smp) != 2 || smp[0].Remaining != 5 || smp[0].Grabs != 0 || smp[1].Remaining != 3 || smp[1].Unpaid != 2 || smp[1].Grabs != 2 {
 		t.Fatalf("samples %+v", smp)
 	}
-	_, err = e.s.Samples(e.ctx, model.Claims{UserID: e.merchant.UserID + 99, Role: model.RoleMerchant}, g.ID)
+	_, err = e.S.Samples(e.Ctx, model.Claims{UserID: e.Merchant.UserID + 99, Role: model.RoleMerchant}, g.ID)
 	wantCode(t, "another merchant's samples", err, db.ENOTFOUND)
 }
 
@@ -124,20 +124,20 @@ func TestSetImage(t *testing.T) { eachShards(t, testSetImage) }
 
 func testSetImage(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	g := e.liveGoods(1, 1)
-	_, err := e.s.SetImage(e.ctx, e.merchant, g.ID, []byte("<html>not a picture</html>"))
+	g := e.LiveGoods(1, 1)
+	_, err := e.S.SetImage(e.Ctx, e.Merchant, g.ID, []byte("<html>not a picture</html>"))
 	wantCode(t, "html", err, db.EINVALID)
-	_, err = e.s.SetImage(e.ctx, e.merchant, g.ID, make([]byte, goods.MaxImageBytes+1))
+	_, err = e.S.SetImage(e.Ctx, e.Merchant, g.ID, make([]byte, goods.MaxImageBytes+1))
 	wantCode(t, "too large", err, db.ETOOLARGE)
 	var b bytes.Buffer
 	if err := gif.Encode(&b, image.NewPaletted(image.Rect(0, 0, 2, 2), color.Palette{color.Black, color.White}), nil); err != nil {
 		t.Fatal(err)
 	}
-	got, err := e.s.SetImage(e.ctx, e.merchant, g.ID, b.Bytes())
+	got, err := e.S.SetImage(e.Ctx, e.Merchant, g.ID, b.Bytes())
 	if err != nil || got.ImageURL == "" {
 		t.Fatalf("gif: %+v %v", got, err)
 	}
-	img, err := e.s.Image(e.ctx, got.ImageURL[len(goods.ImagePath):])
+	img, err := e.S.Image(e.Ctx, got.ImageURL[len(goods.ImagePath):])
 	if err != nil || img.ContentType != "image/gif" || !bytes.Equal(img.Data, b.Bytes()) {
 		t.Fatalf("stored: %+v %v", img, err)
 	}
@@ -147,14 +147,14 @@ func testSetImage(t *testing.T, k int) {
 // pipelined round trip of 100 scripts); each iteration is a new second.
 func BenchmarkSampleActive(b *testing.B) {
 	e := newGoodsEnv(b)
-	sl := e.slot(-time.Minute, time.Hour)
+	sl := e.Slot(-time.Minute, time.Hour)
 	for range 100 {
-		e.goods(sl, 1000, 1)
+		e.Goods(sl, 1000, 1)
 	}
 	b.ResetTimer()
 	for range b.N {
-		e.clk.Advance(time.Second)
-		if err := e.s.SampleActive(e.ctx); err != nil {
+		e.Clk.Advance(time.Second)
+		if err := e.S.SampleActive(e.Ctx); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -165,19 +165,19 @@ func TestEndUpcomingGoods(t *testing.T) { eachShards(t, testEndUpcomingGoods) }
 
 func testEndUpcomingGoods(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	sl := e.slot(5*time.Minute, time.Hour)
-	g, other := e.goods(sl, 3, 1), e.goods(sl, 3, 1)
-	ended, err := e.s.EndGoods(e.ctx, e.merchant, g.ID)
+	sl := e.Slot(5*time.Minute, time.Hour)
+	g, other := e.Goods(sl, 3, 1), e.Goods(sl, 3, 1)
+	ended, err := e.S.EndGoods(e.Ctx, e.Merchant, g.ID)
 	if err != nil || ended.State != model.SlotEnded {
 		t.Fatalf("end: %+v %v", ended, err)
 	}
-	e.clk.Advance(10 * time.Minute)
-	if got, _ := e.s.Get(e.ctx, g.ID); got.State != model.SlotEnded {
+	e.Clk.Advance(10 * time.Minute)
+	if got, _ := e.S.Get(e.Ctx, g.ID); got.State != model.SlotEnded {
 		t.Fatalf("after the slot's start: %q", got.State)
 	}
-	_, err = e.s.Grab(e.ctx, 1, g.ID)
+	_, err = e.S.Grab(e.Ctx, 1, g.ID)
 	wantCode(t, "grab", err, db.EENDED)
-	e.grab(1, other.ID) // the slot's other goods is on sale
+	e.Grab(1, other.ID) // the slot's other goods is on sale
 }
 
 // 300 grabs released at once with the merchant's end on stock 200: every
@@ -188,7 +188,7 @@ func TestEndGoodsRacesGrabs(t *testing.T) { eachShards(t, testEndGoodsRacesGrabs
 
 func testEndGoodsRacesGrabs(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	g := e.liveGoods(200, 1)
+	g := e.LiveGoods(200, 1)
 	const users = 300
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -198,7 +198,7 @@ func testEndGoodsRacesGrabs(t *testing.T, k int) {
 		go func() {
 			defer wg.Done()
 			<-start
-			_, err := e.s.Grab(e.ctx, u, g.ID)
+			_, err := e.S.Grab(e.Ctx, u, g.ID)
 			switch db.ErrorCode(err) {
 			case "":
 				won.Add(1)
@@ -216,7 +216,7 @@ func testEndGoodsRacesGrabs(t *testing.T, k int) {
 	go func() {
 		defer wg.Done()
 		<-start
-		if _, err := e.s.EndGoods(e.ctx, e.merchant, g.ID); err != nil {
+		if _, err := e.S.EndGoods(e.Ctx, e.Merchant, g.ID); err != nil {
 			t.Errorf("end: %v", err)
 		}
 	}()
@@ -235,14 +235,14 @@ func testEndGoodsRacesGrabs(t *testing.T, k int) {
 	if soldOut.Load() > 0 && left > 0 && (k == 1 || left > ended.Load()) {
 		t.Fatalf("sold out answered %d times with %d units unsold (won %d, ended %d)", soldOut.Load(), left, won.Load(), ended.Load())
 	}
-	_, err := e.s.Grab(e.ctx, users+1, g.ID)
+	_, err := e.S.Grab(e.Ctx, users+1, g.ID)
 	wantCode(t, "grab after the end answered", err, db.EENDED)
-	e.checkBalance(g.ID, "after the race")
-	if st := e.stats(g.ID); st.Unpaid != won.Load() || st.Remaining != 200-won.Load() {
+	e.CheckBalance(g.ID, "after the race")
+	if st := e.Stats(g.ID); st.Unpaid != won.Load() || st.Remaining != 200-won.Load() {
 		t.Fatalf("stats %+v after %d wins", st, won.Load())
 	}
-	e.flush()
-	if st := e.stats(g.ID); st.DB.Unpaid != won.Load() {
+	e.Flush()
+	if st := e.Stats(g.ID); st.DB.Unpaid != won.Load() {
 		t.Fatalf("store has %d unpaid, want %d", st.DB.Unpaid, won.Load())
 	}
 }

@@ -1,19 +1,20 @@
 package goods_test
 
 import (
-	"github.com/seckill/seckill/db/goods/sale"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/seckill/seckill/db/goods/sale"
 
 	"github.com/seckill/seckill/db/model"
 )
 
 // mineLen is how many orders the user's list in Redis names for the goods.
 func (e *goodsEnv) mineLen(goodsID, userID int64) int {
-	e.t.Helper()
-	k := max(e.shards, 1)
-	v, err := e.s.Redis.HGet(e.ctx, sale.BucketKey(goodsID, sale.HomeBucket(userID, k), k, "mine"), strconv.FormatInt(userID, 10)).Result()
+	e.T.Helper()
+	k := max(e.Shards, 1)
+	v, err := e.S.Redis.HGet(e.Ctx, sale.BucketKey(goodsID, sale.HomeBucket(userID, k), k, "mine"), strconv.FormatInt(userID, 10)).Result()
 	if err != nil || v == "" {
 		return 0
 	}
@@ -28,12 +29,12 @@ func TestMineListStaysBounded(t *testing.T) { eachShards(t, testMineListStaysBou
 func testMineListStaysBounded(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	const limit, cycles, flushEvery = 2, 60, 7
-	g := e.liveGoods(5, limit)
+	g := e.LiveGoods(5, limit)
 	const user = 7
 	want := map[int64]string{} // order → status My orders must show
 	check := func(when string) {
 		t.Helper()
-		mine, err := e.s.MyOrders(e.ctx, user)
+		mine, err := e.S.MyOrders(e.Ctx, user)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -50,27 +51,27 @@ func testMineListStaysBounded(t *testing.T, k int) {
 			}
 		}
 	}
-	held := e.grab(user, g.ID) // one order kept live throughout
+	held := e.Grab(user, g.ID) // one order kept live throughout
 	want[held.ID] = model.OrderUnpaid
 	for i := 1; i <= cycles; i++ {
-		o := e.grab(user, g.ID)
+		o := e.Grab(user, g.ID)
 		want[o.ID] = model.OrderUnpaid
 		if i%flushEvery == 3 {
-			e.flush() // flushed while unpaid: SQLite's row is stale once it ends
+			e.Flush() // flushed while unpaid: SQLite's row is stale once it ends
 		}
 		if i%5 == 0 {
-			if err := e.s.ExpireAt(e.ctx, o.ID, o.ExpiresAt); err != nil {
+			if err := e.S.ExpireAt(e.Ctx, o.ID, o.ExpiresAt); err != nil {
 				t.Fatal(err)
 			}
 			want[o.ID] = model.OrderExpired
 		} else {
-			if _, err := e.s.CancelOrder(e.ctx, user, o.ID); err != nil {
+			if _, err := e.S.CancelOrder(e.Ctx, user, o.ID); err != nil {
 				t.Fatal(err)
 			}
 			want[o.ID] = model.OrderCancelled
 		}
 		if i%flushEvery == 0 {
-			e.flush()
+			e.Flush()
 			if n := e.mineLen(g.ID, user); n > limit {
 				t.Fatalf("after cycle %d and a flush the list names %d orders, want at most the limit %d", i, n, limit)
 			}
@@ -80,10 +81,10 @@ func testMineListStaysBounded(t *testing.T, k int) {
 		}
 	}
 	check("before the last flush")
-	e.flush()
+	e.Flush()
 	if n := e.mineLen(g.ID, user); n != 1 {
 		t.Fatalf("after %d cycles the list names %d orders, want the 1 live one", cycles, n)
 	}
 	check("after the last flush")
-	e.checkBalance(g.ID, "after the cycles")
+	e.CheckBalance(g.ID, "after the cycles")
 }

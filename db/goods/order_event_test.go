@@ -19,13 +19,13 @@ func TestOrderEventEncoding(t *testing.T) { eachShards(t, testOrderEventEncoding
 
 func testOrderEventEncoding(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	g := e.liveGoods(3, 1)
-	sub, err := live.Subscribe(e.ctx, e.s.Redis, live.TopicUser(7))
+	g := e.LiveGoods(3, 1)
+	sub, err := live.Subscribe(e.Ctx, e.S.Redis, live.TopicUser(7))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	o := e.grab(7, g.ID)
+	o := e.Grab(7, g.ID)
 	want, _ := json.Marshal(sale.OrderEvent{Type: "order", Order: o})
 	timeout := time.After(5 * time.Second)
 	for {
@@ -56,10 +56,10 @@ func TestBatchedWinsShareOneEncoding(t *testing.T) { eachShards(t, testBatchedWi
 func testBatchedWinsShareOneEncoding(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	const users = 60
-	g := e.liveGoods(users, 1)
+	g := e.LiveGoods(users, 1)
 	subs := make([]*redis.PubSub, users+1)
 	for u := int64(1); u <= users; u++ {
-		sub, err := live.Subscribe(e.ctx, e.s.Redis, live.TopicUser(u))
+		sub, err := live.Subscribe(e.Ctx, e.S.Redis, live.TopicUser(u))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -78,7 +78,7 @@ func testBatchedWinsShareOneEncoding(t *testing.T, k int) {
 		go func() {
 			defer wg.Done()
 			<-start
-			o, enc, err := e.s.GrabJSON(e.ctx, u, g.ID, sale.Pass{})
+			o, enc, err := e.S.GrabJSON(e.Ctx, u, g.ID, sale.Pass{})
 			if err != nil {
 				t.Errorf("user %d: %v", u, err)
 				return
@@ -91,7 +91,7 @@ func testBatchedWinsShareOneEncoding(t *testing.T, k int) {
 	if t.Failed() {
 		return
 	}
-	if calls, grabs := e.s.GrabBatches(); calls >= grabs {
+	if calls, grabs := e.S.GrabBatches(); calls >= grabs {
 		t.Logf("%d grabs in %d calls: no batch formed this time", grabs, calls)
 	}
 	for u := int64(1); u <= users; u++ {

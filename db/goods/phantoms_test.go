@@ -16,26 +16,26 @@ import (
 // orders the store holds though Redis lost them, are left alone.
 func TestPhantomWinsFoundAndTold(t *testing.T) {
 	e := newGoodsEnv(t)
-	g := e.liveGoods(20, 1)
+	g := e.LiveGoods(20, 1)
 	users := make([]int64, 4)
 	for i := range users {
-		if err := e.s.SQL.W.QueryRow(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, '', 'user', 0) RETURNING id`,
+		if err := e.S.SQL.W.QueryRow(`INSERT INTO users (username, password_hash, role, created_ms) VALUES (?, '', 'user', 0) RETURNING id`,
 			"shopper"+string(rune('a'+i))).Scan(&users[i]); err != nil {
 			t.Fatal(err)
 		}
 	}
-	kept, flushed := e.grab(users[0], g.ID), e.grab(users[1], g.ID)
-	e.flush() // both in the store now
-	lost := e.grab(users[2], g.ID)
-	stays := e.grab(users[3], g.ID)                          // in Redis, not flushed yet
-	if err := e.s.LoseOrder(e.ctx, flushed.ID); err != nil { // Redis lost it; the store has it
+	kept, flushed := e.Grab(users[0], g.ID), e.Grab(users[1], g.ID)
+	e.Flush() // both in the store now
+	lost := e.Grab(users[2], g.ID)
+	stays := e.Grab(users[3], g.ID)                          // in Redis, not flushed yet
+	if err := e.S.LoseOrder(e.Ctx, flushed.ID); err != nil { // Redis lost it; the store has it
 		t.Fatal(err)
 	}
-	if err := e.s.LoseOrder(e.ctx, lost.ID); err != nil { // Redis lost it before any flush
+	if err := e.S.LoseOrder(e.Ctx, lost.ID); err != nil { // Redis lost it before any flush
 		t.Fatal(err)
 	}
 	events := e.watchUser(users[2])
-	n, err := e.s.FindPhantoms(e.ctx, time.Now())
+	n, err := e.S.FindPhantoms(e.Ctx, time.Now())
 	if err != nil || n != 1 {
 		t.Fatalf("FindPhantoms: %d lost, %v; want the one order neither Redis nor the store holds", n, err)
 	}
@@ -44,39 +44,39 @@ func TestPhantomWinsFoundAndTold(t *testing.T) {
 	})
 	var status, failure string
 	var uid int64
-	if err := e.s.SQL.R.QueryRow(`SELECT status, failure, user_id FROM orders WHERE id = ?`, lost.ID).Scan(&status, &failure, &uid); err != nil {
+	if err := e.S.SQL.R.QueryRow(`SELECT status, failure, user_id FROM orders WHERE id = ?`, lost.ID).Scan(&status, &failure, &uid); err != nil {
 		t.Fatalf("the lost order is not in the store: %v", err)
 	}
 	if status != model.OrderFailed || failure != model.FailureSoldTwice || uid != users[2] {
 		t.Fatalf("the lost order is stored %s/%s for user %d, want failed/sold_twice for %d", status, failure, uid, users[2])
 	}
 	var kind, msg string
-	if err := e.s.SQL.R.QueryRow(`SELECT kind, message FROM notifications WHERE user_id = ?`, users[2]).Scan(&kind, &msg); err != nil {
+	if err := e.S.SQL.R.QueryRow(`SELECT kind, message FROM notifications WHERE user_id = ?`, users[2]).Scan(&kind, &msg); err != nil {
 		t.Fatalf("the shopper's inbox has nothing: %v", err)
 	}
 	if kind != orders.NotificationOrderFailed || !strings.Contains(msg, "#"+model.OrderNumber(lost.ID)) || !strings.Contains(msg, "Nothing was charged") {
 		t.Fatalf("inbox: %s %q", kind, msg)
 	}
 	var others int
-	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM notifications WHERE user_id <> ?`, users[2]).Scan(&others)
+	e.S.SQL.R.QueryRow(`SELECT COUNT(*) FROM notifications WHERE user_id <> ?`, users[2]).Scan(&others)
 	if others != 0 {
 		t.Fatalf("%d notifications to shoppers whose orders were kept", others)
 	}
 	for _, o := range []*model.Order{kept, flushed} {
-		if err := e.s.SQL.R.QueryRow(`SELECT status FROM orders WHERE id = ?`, o.ID).Scan(&status); err != nil || status != model.OrderUnpaid {
+		if err := e.S.SQL.R.QueryRow(`SELECT status FROM orders WHERE id = ?`, o.ID).Scan(&status); err != nil || status != model.OrderUnpaid {
 			t.Fatalf("order %d: %s, %v; want it kept unpaid", o.ID, status, err)
 		}
 	}
-	if n, err := e.s.FindPhantoms(e.ctx, time.Now()); err != nil || n != 0 {
+	if n, err := e.S.FindPhantoms(e.Ctx, time.Now()); err != nil || n != 0 {
 		t.Fatalf("a second look failed %d more (%v): each lost order is told once", n, err)
 	}
 	var stored int
-	e.s.SQL.R.QueryRow(`SELECT COUNT(*) FROM orders WHERE id = ?`, stays.ID).Scan(&stored)
+	e.S.SQL.R.QueryRow(`SELECT COUNT(*) FROM orders WHERE id = ?`, stays.ID).Scan(&stored)
 	if stored != 0 {
 		t.Fatalf("order %d, which Redis holds, was written to the store by the check", stays.ID)
 	}
-	e.flush()
-	if st := e.stats(g.ID); st.Failed != 1 || st.DB.Failed != 1 {
+	e.Flush()
+	if st := e.Stats(g.ID); st.Failed != 1 || st.DB.Failed != 1 {
 		t.Fatalf("failed orders: %d live, %d recorded; want the lost one in both, so the stock check agrees", st.Failed, st.DB.Failed)
 	}
 }

@@ -17,7 +17,7 @@ func TestGrabRaceDistinctUsers(t *testing.T) { eachShards(t, testGrabRaceDistinc
 
 func testGrabRaceDistinctUsers(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	g := e.liveGoods(100, 1)
+	g := e.LiveGoods(100, 1)
 	const users = 1000
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -29,7 +29,7 @@ func testGrabRaceDistinctUsers(t *testing.T, k int) {
 		go func() {
 			defer wg.Done()
 			<-start
-			o, err := e.s.Grab(e.ctx, u, g.ID)
+			o, err := e.S.Grab(e.Ctx, u, g.ID)
 			switch db.ErrorCode(err) {
 			case "":
 				mu.Lock()
@@ -55,19 +55,19 @@ func testGrabRaceDistinctUsers(t *testing.T, k int) {
 		}
 		byUser[o.UserID], byUnit[o.Unit] = true, true
 	}
-	if left := e.remaining(g.ID); left != 0 {
+	if left := e.Remaining(g.ID); left != 0 {
 		t.Fatalf("remaining %d, want 0", left)
 	}
-	e.flush()
-	st := e.stats(g.ID)
+	e.Flush()
+	st := e.Stats(g.ID)
 	if st.Unpaid != 100 || st.DB.Unpaid != 100 || len(st.Drift) != 1 || st.Drift[0] != "remaining" {
 		// remaining differs only until the stock sync runs
 		t.Fatalf("stats after flush: %+v", st)
 	}
-	if err := e.s.SyncStock(e.ctx, 0); err != nil {
+	if err := e.S.SyncStock(e.Ctx, 0); err != nil {
 		t.Fatal(err)
 	}
-	if st := e.stats(g.ID); len(st.Drift) != 0 || st.DB.Stock != 0 {
+	if st := e.Stats(g.ID); len(st.Drift) != 0 || st.DB.Stock != 0 {
 		t.Fatalf("stats after sync: drift %v, db stock %d", st.Drift, st.DB.Stock)
 	}
 }
@@ -76,7 +76,7 @@ func testGrabRaceDistinctUsers(t *testing.T, k int) {
 func TestGrabRaceOneUser(t *testing.T) {
 	for _, limit := range []int64{1, 3, 7} {
 		e := newGoodsEnv(t)
-		g := e.liveGoods(100, limit)
+		g := e.LiveGoods(100, limit)
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		var ok, limited atomic.Int64
@@ -85,7 +85,7 @@ func TestGrabRaceOneUser(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, err := e.s.Grab(e.ctx, 42, g.ID)
+				_, err := e.S.Grab(e.Ctx, 42, g.ID)
 				switch db.ErrorCode(err) {
 				case "":
 					ok.Add(1)
@@ -101,7 +101,7 @@ func TestGrabRaceOneUser(t *testing.T) {
 		if ok.Load() != limit || limited.Load() != 50-limit {
 			t.Fatalf("limit %d: %d orders and %d refused, want %d and %d", limit, ok.Load(), limited.Load(), limit, 50-limit)
 		}
-		if left := e.remaining(g.ID); left != 100-limit {
+		if left := e.Remaining(g.ID); left != 100-limit {
 			t.Fatalf("limit %d: remaining %d, want %d", limit, left, 100-limit)
 		}
 	}
@@ -114,24 +114,24 @@ func TestPayVersusExpire(t *testing.T) { eachShards(t, testPayVersusExpire) }
 func testPayVersusExpire(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	const rounds = 200
-	g := e.liveGoods(rounds, 1)
-	expirer, _ := e.twin()
+	g := e.LiveGoods(rounds, 1)
+	expirer, _ := e.Twin()
 	var paidWins, expireWins int
 	for r := int64(1); r <= rounds; r++ {
-		o := e.grab(r, g.ID)
+		o := e.Grab(r, g.ID)
 		before, after := o.ExpiresAt.Add(-1), o.ExpiresAt // pay just in time; expire just due
 		start := make(chan struct{})
 		var wg sync.WaitGroup
 		var payErr, expErr error
 		wg.Add(2)
-		go func() { defer wg.Done(); <-start; _, payErr = e.s.PayAt(e.ctx, r, o.ID, before) }()
-		go func() { defer wg.Done(); <-start; expErr = expirer.ExpireAt(e.ctx, o.ID, after) }()
+		go func() { defer wg.Done(); <-start; _, payErr = e.S.PayAt(e.Ctx, r, o.ID, before) }()
+		go func() { defer wg.Done(); <-start; expErr = expirer.ExpireAt(e.Ctx, o.ID, after) }()
 		close(start)
 		wg.Wait()
 		if expErr != nil {
 			t.Fatalf("round %d: expire: %v", r, expErr)
 		}
-		got, err := e.s.Order(e.ctx, r, o.ID)
+		got, err := e.S.Order(e.Ctx, r, o.ID)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -143,11 +143,11 @@ func testPayVersusExpire(t *testing.T, k int) {
 		default:
 			t.Fatalf("round %d: pay %v, final status %q: not exactly one winner", r, payErr, got.Status)
 		}
-		e.checkBalance(g.ID, "round")
+		e.CheckBalance(g.ID, "round")
 	}
 	t.Logf("pay won %d rounds, expire won %d", paidWins, expireWins)
-	e.flush()
-	st := e.stats(g.ID)
+	e.Flush()
+	st := e.Stats(g.ID)
 	if st.Paid != int64(paidWins) || st.Expired != int64(expireWins) || st.DB.Paid != st.Paid || st.DB.Expired != st.Expired || st.Unpaid != 0 {
 		t.Fatalf("stats %+v, want %d paid and %d expired on both sides", st, paidWins, expireWins)
 	}
@@ -167,7 +167,7 @@ func TestGrabRaceBatched(t *testing.T) { eachShards(t, testGrabRaceBatched) }
 func testGrabRaceBatched(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	const users, tries, limit, stock = 100, 5, 2, 150
-	g := e.liveGoods(stock, limit)
+	g := e.LiveGoods(stock, limit)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -180,7 +180,7 @@ func testGrabRaceBatched(t *testing.T, k int) {
 		go func() {
 			defer wg.Done()
 			<-start
-			o, err := e.s.Grab(e.ctx, u, g.ID)
+			o, err := e.S.Grab(e.Ctx, u, g.ID)
 			switch db.ErrorCode(err) {
 			case "":
 				mu.Lock()
@@ -198,7 +198,7 @@ func testGrabRaceBatched(t *testing.T, k int) {
 	}
 	close(start)
 	wg.Wait()
-	calls, grabs := e.s.GrabBatches()
+	calls, grabs := e.S.GrabBatches()
 	t.Logf("%d grabs in %d batch calls", grabs, calls)
 	if grabs != users*tries || calls >= grabs {
 		t.Fatalf("%d grabs went through %d batch calls: want all %d, fewer calls than grabs", grabs, calls, users*tries)
@@ -213,13 +213,13 @@ func testGrabRaceBatched(t *testing.T, k int) {
 	// process with no memory of the sale sells what is left.
 	if len(orders) < stock {
 		t.Logf("%d of %d units still on sale after the burst", stock-len(orders), stock)
-		if left := e.remaining(g.ID); left != int64(stock-len(orders)) {
+		if left := e.Remaining(g.ID); left != int64(stock-len(orders)) {
 			t.Fatalf("%d orders and %d remaining, want %d in all (%d sold out, %d at the limit)", len(orders), left, stock, soldOut.Load(), limited.Load())
 		}
-		fresh := goods.New(e.s.Backend)
-		fresh.OrderTTL = e.s.OrderTTL
+		fresh := goods.New(e.S.Backend)
+		fresh.OrderTTL = e.S.OrderTTL
 		for u := int64(users + 1); len(orders) < stock && u <= 2*users; u++ {
-			o, err := fresh.Grab(e.ctx, u, g.ID)
+			o, err := fresh.Grab(e.Ctx, u, g.ID)
 			if err != nil {
 				t.Fatalf("user %d after the burst, %d of %d sold: %v", u, len(orders), stock, err)
 			}
@@ -241,13 +241,13 @@ func testGrabRaceBatched(t *testing.T, k int) {
 			t.Fatalf("user %d holds %d orders, limit %d", u, n, limit)
 		}
 	}
-	if left := e.remaining(g.ID); left != 0 {
+	if left := e.Remaining(g.ID); left != 0 {
 		t.Fatalf("remaining %d, want 0", left)
 	}
-	e.checkBalance(g.ID, "after the race")
-	e.flush()
+	e.CheckBalance(g.ID, "after the race")
+	e.Flush()
 	for id, o := range orders {
-		got, err := e.s.SQLOrder(e.ctx, id)
+		got, err := e.S.SQLOrder(e.Ctx, id)
 		if err != nil {
 			t.Fatalf("order %d not in the store: %v", id, err)
 		}
@@ -256,7 +256,7 @@ func testGrabRaceBatched(t *testing.T, k int) {
 			t.Fatalf("order %d in the store %+v, answered %+v", id, got, o)
 		}
 	}
-	if st := e.stats(g.ID); st.Unpaid != stock || st.DB.Unpaid != stock {
+	if st := e.Stats(g.ID); st.Unpaid != stock || st.DB.Unpaid != stock {
 		t.Fatalf("stats after flush: %+v", st)
 	}
 }
@@ -266,8 +266,8 @@ func testGrabRaceBatched(t *testing.T, k int) {
 // second unit.
 func TestGrabBatchRetried(t *testing.T) {
 	e := newGoodsEnv(t)
-	g := e.liveGoods(10, 1)
-	first, second, err := e.s.GrabBatchTwice(e.ctx, g.ID, []int64{1, 2, 1, 3}, e.clk.Now())
+	g := e.LiveGoods(10, 1)
+	first, second, err := e.S.GrabBatchTwice(e.Ctx, g.ID, []int64{1, 2, 1, 3}, e.Clk.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,8 +277,8 @@ func TestGrabBatchRetried(t *testing.T) {
 	if n := strings.Count(first, "\nok:"); n != 3 || !strings.Contains(first, "\nlimit_reached") {
 		t.Fatalf("batch answered %q: want three wins and user 1's second grab at the limit", first)
 	}
-	if left := e.remaining(g.ID); left != 7 {
+	if left := e.Remaining(g.ID); left != 7 {
 		t.Fatalf("remaining %d, want 7", left)
 	}
-	e.checkBalance(g.ID, "after the retry")
+	e.CheckBalance(g.ID, "after the retry")
 }

@@ -2,10 +2,11 @@ package goods_test
 
 import (
 	"fmt"
-	"github.com/seckill/seckill/db/goods/sale"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/goods/sale"
 
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/goods"
@@ -20,20 +21,20 @@ import (
 // table, fails it.
 func TestOrderRecordRoundTrip(t *testing.T) {
 	e := newGoodsEnv(t)
-	g := e.liveGoods(9, 1)
+	g := e.LiveGoods(9, 1)
 	for u := int64(101); u <= 103; u++ { // the order's sequence (4) and unit (6) differ from its version (3)
-		e.grab(u, g.ID)
+		e.Grab(u, g.ID)
 	}
-	created := e.clk.Now()
-	o := e.grab(4242, g.ID)
-	e.clk.Advance(time.Second)
-	paidAt := e.clk.Now()
-	if _, err := e.s.PayWith(e.ctx, 4242, o.ID, 1234, 77); err != nil {
+	created := e.Clk.Now()
+	o := e.Grab(4242, g.ID)
+	e.Clk.Advance(time.Second)
+	paidAt := e.Clk.Now()
+	if _, err := e.S.PayWith(e.Ctx, 4242, o.ID, 1234, 77); err != nil {
 		t.Fatal(err)
 	}
-	e.clk.Advance(time.Second)
-	voided := e.clk.Now()
-	code, rec, err := e.s.VoidOrder(e.ctx, o)
+	e.Clk.Advance(time.Second)
+	voided := e.Clk.Now()
+	code, rec, err := e.S.VoidOrder(e.Ctx, o)
 	if err != nil || code != "ok" {
 		t.Fatalf("void: %q, %v", code, err)
 	}
@@ -41,7 +42,7 @@ func TestOrderRecordRoundTrip(t *testing.T) {
 	ms := func(t time.Time) string { return fmt.Sprint(t.UnixMilli()) }
 	want := map[string]string{
 		"seq": "4", "user": "4242", "unit": "6", "amount": "4999", "status": model.OrderFailed,
-		"created": ms(created), "expires": ms(created.Add(e.s.OrderTTL)), "version": "3", "updated": ms(voided),
+		"created": ms(created), "expires": ms(created.Add(e.S.OrderTTL)), "version": "3", "updated": ms(voided),
 		"failure": model.FailureRefundDue, "discount": "1234", "coupon": "77", "paid_at": ms(paidAt),
 	}
 	// Go and Lua each read what the scripts wrote, every field, and write it back byte for byte.
@@ -49,13 +50,13 @@ func TestOrderRecordRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Go reads the record the scripts wrote: %v", err)
 	}
-	luaNames, luaGot, luaAgain, err := e.s.LuaOrderFields(e.ctx, rec)
+	luaNames, luaGot, luaAgain, err := e.S.LuaOrderFields(e.Ctx, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	dbtest.CheckRecord(t, "order", rec, sale.OrderFieldNames(), want,
 		dbtest.RecordRead{Fields: got, Again: again}, dbtest.RecordRead{Names: luaNames, Fields: luaGot, Again: luaAgain})
-	stored, err := e.s.Redis.HGet(e.ctx, sale.Key(g.ID, "orders"), "4").Result()
+	stored, err := e.S.Redis.HGet(e.Ctx, sale.Key(g.ID, "orders"), "4").Result()
 	if err != nil || stored != rec {
 		t.Errorf("Redis holds %q (%v), the answer carried %q", stored, err, rec)
 	}
@@ -67,17 +68,17 @@ func TestOrderRecordRoundTrip(t *testing.T) {
 	}
 	_, seq, _ := sale.SplitOrderID(m.ID)
 	if seq != 4 || m.UserID != 4242 || m.Unit != 6 || m.AmountCents != 4999 || m.Status != model.OrderFailed ||
-		!m.CreatedAt.Equal(created) || !m.ExpiresAt.Equal(created.Add(e.s.OrderTTL)) || m.Version != 3 || !m.UpdatedAt.Equal(voided) ||
+		!m.CreatedAt.Equal(created) || !m.ExpiresAt.Equal(created.Add(e.S.OrderTTL)) || m.Version != 3 || !m.UpdatedAt.Equal(voided) ||
 		m.Failure != model.FailureRefundDue || m.DiscountCents != 1234 || m.UserCouponID != 77 || m.PaidAt == nil || !m.PaidAt.Equal(paidAt) ||
 		m.PaidCents != 4999-1234 {
 		t.Errorf("order from the record: %+v", m)
 	}
-	e.flush()
+	e.Flush()
 	var row struct {
 		user, unit, amount, created, expires, updated, version, discount, paid, coupon, paidAt int64
 		status, failure                                                                        string
 	}
-	if err := e.s.SQL.R.QueryRowContext(e.ctx, `SELECT user_id, unit, amount_cents, status, created_ms, expires_ms, updated_ms, version,
+	if err := e.S.SQL.R.QueryRowContext(e.Ctx, `SELECT user_id, unit, amount_cents, status, created_ms, expires_ms, updated_ms, version,
 			failure, discount_cents, paid_cents, user_coupon_id, paid_at_ms FROM orders WHERE id = ?`, o.ID).Scan(&row.user, &row.unit,
 		&row.amount, &row.status, &row.created, &row.expires, &row.updated, &row.version, &row.failure, &row.discount, &row.paid,
 		&row.coupon, &row.paidAt); err != nil {
@@ -114,7 +115,7 @@ func TestOrderRecordGoWritesLuaReads(t *testing.T) {
 			t.Errorf("Go reads %q as %v and writes %q (%v)", rec, got, again, err)
 			continue
 		}
-		_, luaGot, luaAgain, err := e.s.LuaOrderFields(e.ctx, again)
+		_, luaGot, luaAgain, err := e.S.LuaOrderFields(e.Ctx, again)
 		if err != nil || luaAgain != rec {
 			t.Errorf("Lua writes %q back as %q (%v)", rec, luaAgain, err)
 			continue
@@ -129,7 +130,7 @@ func TestOrderRecordGoWritesLuaReads(t *testing.T) {
 		if _, _, err := sale.OrderRecordFields(bad); err == nil {
 			t.Errorf("Go read %q, which no record is", bad)
 		}
-		if _, _, _, err := e.s.LuaOrderFields(e.ctx, bad); err == nil || !strings.Contains(err.Error(), "may not end there") {
+		if _, _, _, err := e.S.LuaOrderFields(e.Ctx, bad); err == nil || !strings.Contains(err.Error(), "may not end there") {
 			t.Errorf("Lua joined %q again: %v", bad, err)
 		}
 	}
@@ -140,31 +141,31 @@ func TestOrderRecordGoWritesLuaReads(t *testing.T) {
 // again byte for byte.
 func TestSampleRecordRoundTrip(t *testing.T) {
 	e := newGoodsEnv(t)
-	g := e.liveGoods(9, 1)
+	g := e.LiveGoods(9, 1)
 	var first *model.Order
 	for u := int64(1); u <= 4; u++ {
-		o := e.grab(u, g.ID)
+		o := e.Grab(u, g.ID)
 		if first == nil {
 			first = o
 		}
 	}
-	if _, err := e.s.PayOrder(e.ctx, 1, first.ID); err != nil {
+	if _, err := e.S.PayOrder(e.Ctx, 1, first.ID); err != nil {
 		t.Fatal(err)
 	}
-	if err := e.s.SampleActive(e.ctx); err != nil {
+	if err := e.S.SampleActive(e.Ctx); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := e.s.Redis.LRange(e.ctx, sale.Key(g.ID, "samples"), -1, -1).Result()
+	recs, err := e.S.Redis.LRange(e.Ctx, sale.Key(g.ID, "samples"), -1, -1).Result()
 	if err != nil || len(recs) != 1 {
 		t.Fatalf("the sample: %q, %v", recs, err)
 	}
 	rec := recs[0]
-	want := map[string]string{"at": fmt.Sprint(e.clk.Now().UnixMilli()), "remaining": "5", "unpaid": "3", "paid": "1", "grabs": "4"}
+	want := map[string]string{"at": fmt.Sprint(e.Clk.Now().UnixMilli()), "remaining": "5", "unpaid": "3", "paid": "1", "grabs": "4"}
 	got, again, err := goods.SampleRecordFields(rec)
 	if err != nil {
 		t.Fatalf("Go reads the sample %q: %v", rec, err)
 	}
-	luaNames, luaGot, luaAgain, err := e.s.LuaSampleFields(e.ctx, rec)
+	luaNames, luaGot, luaAgain, err := e.S.LuaSampleFields(e.Ctx, rec)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,11 +40,11 @@ func (c *scriptCounter) count(cmd redis.Cmder) {
 // peer is another web process over the same Redis and store: its own
 // memory, following sale changes until the test ends.
 func (e *goodsEnv) peer() *goods.Service {
-	e.t.Helper()
-	b := *e.s.Backend
+	e.T.Helper()
+	b := *e.S.Backend
 	p := goods.New(&b)
-	p.OrderTTL = e.s.OrderTTL
-	follow(e.t, p)
+	p.OrderTTL = e.S.OrderTTL
+	follow(e.T, p)
 	return p
 }
 
@@ -102,53 +102,53 @@ func grabUntilWon(t *testing.T, s *goods.Service, user, goodsID int64, what stri
 func TestRefusalsFromMemory(t *testing.T) {
 	eachShards(t, func(t *testing.T, k int) {
 		e := newGoodsEnvK(t, k)
-		follow(t, e.s)
+		follow(t, e.S)
 		other := e.peer()
 		scripts := new(scriptCounter)
-		e.s.Redis.AddHook(scripts)
-		g := e.liveGoods(3, 1)
+		e.S.Redis.AddHook(scripts)
+		g := e.LiveGoods(3, 1)
 		orders := e.grabMany(g.ID, 3)
-		for _, s := range []*goods.Service{e.s, other} {
+		for _, s := range []*goods.Service{e.S, other} {
 			learnt(t, s, scripts, g.ID)
 		}
-		sent, fromRedis := scripts.n.Load(), e.s.RefusalsFromRedis()+other.RefusalsFromRedis()
+		sent, fromRedis := scripts.n.Load(), e.S.RefusalsFromRedis()+other.RefusalsFromRedis()
 		for u := int64(100); u < 300; u++ {
-			for _, s := range []*goods.Service{e.s, other} {
-				_, err := s.Grab(e.ctx, u, g.ID)
+			for _, s := range []*goods.Service{e.S, other} {
+				_, err := s.Grab(e.Ctx, u, g.ID)
 				wantCode(t, "sold out", err, db.ESOLDOUT)
 			}
 		}
 		if n := scripts.n.Load() - sent; n != 0 {
 			t.Fatalf("400 refusals of a sold-out item sent %d scripts to Redis, want 0", n)
 		}
-		if n := e.s.RefusalsFromRedis() + other.RefusalsFromRedis() - fromRedis; n != 0 {
+		if n := e.S.RefusalsFromRedis() + other.RefusalsFromRedis() - fromRedis; n != 0 {
 			t.Fatalf("%d of 400 refusals came from Redis, want 0", n)
 		}
 		// A winner asks again: Redis says limit_reached, and then memory does.
-		_, err := e.s.Grab(e.ctx, orders[0].UserID, g.ID)
+		_, err := e.S.Grab(e.Ctx, orders[0].UserID, g.ID)
 		wantCode(t, "winner", err, db.ELIMITREACHED)
 
 		// Cancelled here: sold again here at once.
-		if _, err := e.s.CancelOrder(e.ctx, orders[0].UserID, orders[0].ID); err != nil {
+		if _, err := e.S.CancelOrder(e.Ctx, orders[0].UserID, orders[0].ID); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := e.s.Grab(e.ctx, 101, g.ID); err != nil {
+		if _, err := e.S.Grab(e.Ctx, 101, g.ID); err != nil {
 			t.Fatalf("the unit cancelled on this process: %v", err)
 		}
 		// Cancelled here: the other process hears of it.
-		if _, err := e.s.CancelOrder(e.ctx, orders[1].UserID, orders[1].ID); err != nil {
+		if _, err := e.S.CancelOrder(e.Ctx, orders[1].UserID, orders[1].ID); err != nil {
 			t.Fatal(err)
 		}
 		grabUntilWon(t, other, 102, g.ID, "the unit cancelled on the other process")
 		// Cancelled with the message lost: the other process's poll finds it.
 		learnt(t, other, scripts, g.ID) // sold out again
-		e.s.MuteSaleChanges()
-		if _, err := e.s.CancelOrder(e.ctx, orders[2].UserID, orders[2].ID); err != nil {
+		e.S.MuteSaleChanges()
+		if _, err := e.S.CancelOrder(e.Ctx, orders[2].UserID, orders[2].ID); err != nil {
 			t.Fatal(err)
 		}
 		grabUntilWon(t, other, 103, g.ID, "the unit cancelled unannounced")
-		e.checkBalance(g.ID, "after the units came back")
-		if st := e.stats(g.ID); st.Remaining != 0 || st.Unpaid != 3 {
+		e.CheckBalance(g.ID, "after the units came back")
+		if st := e.Stats(g.ID); st.Remaining != 0 || st.Unpaid != 3 {
 			t.Fatalf("remaining %d unpaid %d, want 0 and 3", st.Remaining, st.Unpaid)
 		}
 	})
@@ -170,16 +170,16 @@ func refusedFromMemory(t *testing.T, s *goods.Service, scripts *scriptCounter, u
 // an order of theirs is cancelled.
 func TestRefusalsFromMemoryStartAndLimit(t *testing.T) {
 	e := newGoodsEnv(t)
-	follow(t, e.s)
+	follow(t, e.S)
 	scripts := new(scriptCounter)
-	e.s.Redis.AddHook(scripts)
-	g := e.goods(e.slot(time.Minute, time.Hour), 5, 1)
+	e.S.Redis.AddHook(scripts)
+	g := e.Goods(e.Slot(time.Minute, time.Hour), 5, 1)
 	eventuallyRefused := func(user int64, code string) {
 		t.Helper()
 		deadline := time.Now().Add(20 * time.Second)
 		for {
 			sent := scripts.n.Load()
-			_, err := e.s.Grab(e.ctx, user, g.ID)
+			_, err := e.S.Grab(e.Ctx, user, g.ID)
 			wantCode(t, code, err, code)
 			if scripts.n.Load() == sent {
 				return
@@ -191,13 +191,13 @@ func TestRefusalsFromMemoryStartAndLimit(t *testing.T) {
 		}
 	}
 	eventuallyRefused(1, db.ENOTSTARTED)
-	refusedFromMemory(t, e.s, scripts, 2, g.ID, db.ENOTSTARTED)
-	e.clk.Advance(time.Minute)
-	o := e.grab(1, g.ID)
+	refusedFromMemory(t, e.S, scripts, 2, g.ID, db.ENOTSTARTED)
+	e.Clk.Advance(time.Minute)
+	o := e.Grab(1, g.ID)
 	eventuallyRefused(1, db.ELIMITREACHED)
-	refusedFromMemory(t, e.s, scripts, 1, g.ID, db.ELIMITREACHED)
-	if _, err := e.s.CancelOrder(e.ctx, 1, o.ID); err != nil {
+	refusedFromMemory(t, e.S, scripts, 1, g.ID, db.ELIMITREACHED)
+	if _, err := e.S.CancelOrder(e.Ctx, 1, o.ID); err != nil {
 		t.Fatal(err)
 	}
-	e.grab(1, g.ID) // back under the limit
+	e.Grab(1, g.ID) // back under the limit
 }

@@ -1,9 +1,10 @@
 package goods_test
 
 import (
-	"github.com/seckill/seckill/db/goods/sale"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/goods/sale"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
@@ -18,93 +19,93 @@ func TestGrabScriptOutcomes(t *testing.T) {
 		left int64 // remaining afterwards
 	}{
 		{"ok takes the top unit", func(e *goodsEnv) (int64, error) {
-			g := e.liveGoods(3, 1)
-			o, err := e.s.Grab(e.ctx, 7, g.ID)
+			g := e.LiveGoods(3, 1)
+			o, err := e.S.Grab(e.Ctx, 7, g.ID)
 			if err == nil && (o.Unit != 3 || o.Status != model.OrderUnpaid || o.AmountCents != 4999 || o.UserID != 7 || o.GoodsID != g.ID) {
 				t.Errorf("order %+v: want unit 3, unpaid, 4999 cents, user 7", o)
 			}
-			if err == nil && !o.ExpiresAt.Equal(e.clk.Now().Add(e.s.OrderTTL)) {
+			if err == nil && !o.ExpiresAt.Equal(e.Clk.Now().Add(e.S.OrderTTL)) {
 				t.Errorf("expires_at %s, want now + TTL", o.ExpiresAt)
 			}
 			return g.ID, err
 		}, "", 2},
 		{"sold out", func(e *goodsEnv) (int64, error) {
-			g := e.liveGoods(1, 1)
-			e.grab(1, g.ID)
-			_, err := e.s.Grab(e.ctx, 2, g.ID)
+			g := e.LiveGoods(1, 1)
+			e.Grab(1, g.ID)
+			_, err := e.S.Grab(e.Ctx, 2, g.ID)
 			return g.ID, err
 		}, db.ESOLDOUT, 0},
 		{"limit reached", func(e *goodsEnv) (int64, error) {
-			g := e.liveGoods(5, 1)
-			e.grab(1, g.ID)
-			_, err := e.s.Grab(e.ctx, 1, g.ID)
+			g := e.LiveGoods(5, 1)
+			e.Grab(1, g.ID)
+			_, err := e.S.Grab(e.Ctx, 1, g.ID)
 			return g.ID, err
 		}, db.ELIMITREACHED, 4},
 		{"limit 2 allows two", func(e *goodsEnv) (int64, error) {
-			g := e.liveGoods(5, 2)
-			e.grab(1, g.ID)
-			e.grab(1, g.ID)
-			_, err := e.s.Grab(e.ctx, 1, g.ID)
+			g := e.LiveGoods(5, 2)
+			e.Grab(1, g.ID)
+			e.Grab(1, g.ID)
+			_, err := e.S.Grab(e.Ctx, 1, g.ID)
 			return g.ID, err
 		}, db.ELIMITREACHED, 3},
 		{"not started, loaded by preheat", func(e *goodsEnv) (int64, error) {
-			g := e.goods(e.slot(time.Minute, time.Hour), 5, 1)
-			_, err := e.s.Grab(e.ctx, 1, g.ID)
+			g := e.Goods(e.Slot(time.Minute, time.Hour), 5, 1)
+			_, err := e.S.Grab(e.Ctx, 1, g.ID)
 			return g.ID, err
 		}, db.ENOTSTARTED, 5},
 		{"not started, not loaded yet", func(e *goodsEnv) (int64, error) {
-			g := e.goods(e.slot(time.Hour, time.Hour), 5, 1)
-			_, err := e.s.Grab(e.ctx, 1, g.ID)
+			g := e.Goods(e.Slot(time.Hour, time.Hour), 5, 1)
+			_, err := e.S.Grab(e.Ctx, 1, g.ID)
 			return g.ID, err
 		}, db.ENOTSTARTED, 5},
 		{"ended", func(e *goodsEnv) (int64, error) {
-			g := e.liveGoods(5, 1)
-			e.clk.Advance(2 * time.Hour)
-			_, err := e.s.Grab(e.ctx, 1, g.ID)
+			g := e.LiveGoods(5, 1)
+			e.Clk.Advance(2 * time.Hour)
+			_, err := e.S.Grab(e.Ctx, 1, g.ID)
 			return g.ID, err
 		}, db.EENDED, 5},
 		{"ended wins over limit and sold out", func(e *goodsEnv) (int64, error) {
-			g := e.liveGoods(1, 1)
-			e.grab(1, g.ID)
-			e.clk.Advance(2 * time.Hour)
-			_, err := e.s.Grab(e.ctx, 1, g.ID)
+			g := e.LiveGoods(1, 1)
+			e.Grab(1, g.ID)
+			e.Clk.Advance(2 * time.Hour)
+			_, err := e.S.Grab(e.Ctx, 1, g.ID)
 			return g.ID, err
 		}, db.EENDED, 0},
 		{"limit wins over sold out", func(e *goodsEnv) (int64, error) {
-			g := e.liveGoods(1, 1)
-			e.grab(1, g.ID)
-			_, err := e.s.Grab(e.ctx, 1, g.ID)
+			g := e.LiveGoods(1, 1)
+			e.Grab(1, g.ID)
+			_, err := e.S.Grab(e.Ctx, 1, g.ID)
 			return g.ID, err
 		}, db.ELIMITREACHED, 0},
 		{"unknown goods", func(e *goodsEnv) (int64, error) {
-			_, err := e.s.Grab(e.ctx, 1, 987654)
+			_, err := e.S.Grab(e.Ctx, 1, 987654)
 			return 0, err
 		}, db.ENOTFOUND, 0},
 		{"a retried request gets the same order and takes one unit", func(e *goodsEnv) (int64, error) {
-			g := e.liveGoods(5, 3)
-			a, err1 := e.s.GrabWithRequestID(e.ctx, 1, g.ID, "req-1")
-			b, err2 := e.s.GrabWithRequestID(e.ctx, 1, g.ID, "req-1")
+			g := e.LiveGoods(5, 3)
+			a, err1 := e.S.GrabWithRequestID(e.Ctx, 1, g.ID, "req-1")
+			b, err2 := e.S.GrabWithRequestID(e.Ctx, 1, g.ID, "req-1")
 			if err1 != nil || err2 != nil || a.ID != b.ID || a.Unit != b.Unit {
 				t.Errorf("retry: %+v %v / %+v %v, want the same order twice", a, err1, b, err2)
 			}
 			return g.ID, nil
 		}, "", 4},
 		{"a unit given back is sold again before fresh ones", func(e *goodsEnv) (int64, error) {
-			g := e.liveGoods(5, 1)
-			o := e.grab(1, g.ID)
-			if _, err := e.s.CancelOrder(e.ctx, 1, o.ID); err != nil {
+			g := e.LiveGoods(5, 1)
+			o := e.Grab(1, g.ID)
+			if _, err := e.S.CancelOrder(e.Ctx, 1, o.ID); err != nil {
 				t.Fatal(err)
 			}
-			again := e.grab(2, g.ID)
+			again := e.Grab(2, g.ID)
 			if again.Unit != o.Unit || again.ID == o.ID {
 				t.Errorf("regrab took unit %d (order %d), want unit %d in a new order", again.Unit, again.ID, o.Unit)
 			}
 			return g.ID, nil
 		}, "", 4},
 		{"the slot that is not loaded but live is loaded on the spot", func(e *goodsEnv) (int64, error) {
-			g := e.liveGoods(5, 1)
-			e.s.Redis.Del(e.ctx, sale.Key(g.ID, "info"))
-			_, err := e.s.Grab(e.ctx, 1, g.ID)
+			g := e.LiveGoods(5, 1)
+			e.S.Redis.Del(e.Ctx, sale.Key(g.ID, "info"))
+			_, err := e.S.Grab(e.Ctx, 1, g.ID)
 			return g.ID, err
 		}, "", 4},
 	} {
@@ -113,10 +114,10 @@ func TestGrabScriptOutcomes(t *testing.T) {
 			g, err := tc.run(e)
 			wantCode(t, "grab", err, tc.code)
 			if g != 0 {
-				if got := e.remaining(g); got != tc.left {
+				if got := e.Remaining(g); got != tc.left {
 					t.Fatalf("remaining %d, want %d", got, tc.left)
 				}
-				e.checkBalance(g, "after")
+				e.CheckBalance(g, "after")
 			}
 		})
 	}
@@ -129,10 +130,10 @@ func TestOrderScriptOutcomes(t *testing.T) {
 		status string // the order's status afterwards
 		left   int64  // remaining afterwards (stock 5, one order taken)
 	}
-	pay := func(e *goodsEnv, o *model.Order) error { _, err := e.s.PayOrder(e.ctx, o.UserID, o.ID); return err }
-	cancel := func(e *goodsEnv, o *model.Order) error { _, err := e.s.CancelOrder(e.ctx, o.UserID, o.ID); return err }
-	expire := func(e *goodsEnv, o *model.Order) error { return e.s.ExpireOrder(e.ctx, o.ID) }
-	late := func(e *goodsEnv, _ *model.Order) { e.clk.Advance(e.s.OrderTTL) }
+	pay := func(e *goodsEnv, o *model.Order) error { _, err := e.S.PayOrder(e.Ctx, o.UserID, o.ID); return err }
+	cancel := func(e *goodsEnv, o *model.Order) error { _, err := e.S.CancelOrder(e.Ctx, o.UserID, o.ID); return err }
+	expire := func(e *goodsEnv, o *model.Order) error { return e.S.ExpireOrder(e.Ctx, o.ID) }
+	late := func(e *goodsEnv, _ *model.Order) { e.Clk.Advance(e.S.OrderTTL) }
 	for _, tc := range []struct {
 		name   string
 		before []func(e *goodsEnv, o *model.Order) error
@@ -151,11 +152,11 @@ func TestOrderScriptOutcomes(t *testing.T) {
 		{"pay cancelled", []func(*goodsEnv, *model.Order) error{cancel}, nil, pay, result{db.EEXPIRED, model.OrderCancelled, 5}},
 		{"pay past the deadline expires it", nil, late, pay, result{db.EEXPIRED, model.OrderExpired, 5}},
 		{"pay someone else's order", nil, nil, func(e *goodsEnv, o *model.Order) error {
-			_, err := e.s.PayOrder(e.ctx, o.UserID+1, o.ID)
+			_, err := e.S.PayOrder(e.Ctx, o.UserID+1, o.ID)
 			return err
 		}, result{db.ENOTFOUND, model.OrderUnpaid, 4}},
 		{"pay an unknown order", nil, nil, func(e *goodsEnv, o *model.Order) error {
-			_, err := e.s.PayOrder(e.ctx, o.UserID, o.ID+1)
+			_, err := e.S.PayOrder(e.Ctx, o.UserID, o.ID+1)
 			return err
 		}, result{db.ENOTFOUND, model.OrderUnpaid, 4}},
 		{"cancel unpaid gives the unit back", nil, nil, cancel, result{"", model.OrderCancelled, 5}},
@@ -166,7 +167,7 @@ func TestOrderScriptOutcomes(t *testing.T) {
 			return cancel(e, o)
 		}, result{db.EEXPIRED, model.OrderExpired, 5}},
 		{"cancel someone else's order", nil, nil, func(e *goodsEnv, o *model.Order) error {
-			_, err := e.s.CancelOrder(e.ctx, o.UserID+1, o.ID)
+			_, err := e.S.CancelOrder(e.Ctx, o.UserID+1, o.ID)
 			return err
 		}, result{db.ENOTFOUND, model.OrderUnpaid, 4}},
 		{"expire unpaid at the deadline", nil, late, expire, result{"", model.OrderExpired, 5}},
@@ -178,13 +179,13 @@ func TestOrderScriptOutcomes(t *testing.T) {
 		{"expire cancelled does nothing", []func(*goodsEnv, *model.Order) error{cancel}, late, expire, result{"", model.OrderCancelled, 5}},
 		{"expire before the deadline is refused", nil, nil, expire, result{db.ECONFLICT, model.OrderUnpaid, 4}},
 		{"expire an unknown order does nothing", nil, late, func(e *goodsEnv, o *model.Order) error {
-			return e.s.ExpireOrder(e.ctx, o.ID+1)
+			return e.S.ExpireOrder(e.Ctx, o.ID+1)
 		}, result{"", model.OrderUnpaid, 4}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newGoodsEnv(t)
-			g := e.liveGoods(5, 1)
-			o := e.grab(11, g.ID)
+			g := e.LiveGoods(5, 1)
+			o := e.Grab(11, g.ID)
 			for _, b := range tc.before {
 				if err := b(e, o); err != nil {
 					t.Fatal(err)
@@ -194,19 +195,19 @@ func TestOrderScriptOutcomes(t *testing.T) {
 				tc.wait(e, o)
 			}
 			wantCode(t, "action", tc.action(e, o), tc.want.code)
-			got, err := e.s.Order(e.ctx, o.UserID, o.ID)
+			got, err := e.S.Order(e.Ctx, o.UserID, o.ID)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got.Status != tc.want.status {
 				t.Fatalf("status %q, want %q", got.Status, tc.want.status)
 			}
-			if left := e.remaining(g.ID); left != tc.want.left {
+			if left := e.Remaining(g.ID); left != tc.want.left {
 				t.Fatalf("remaining %d, want %d", left, tc.want.left)
 			}
-			e.checkBalance(g.ID, "after")
+			e.CheckBalance(g.ID, "after")
 			// A closed order clears the limit mark: the user may grab again.
-			_, err = e.s.Grab(e.ctx, o.UserID, g.ID)
+			_, err = e.S.Grab(e.Ctx, o.UserID, g.ID)
 			if open := got.Status == model.OrderUnpaid || got.Status == model.OrderPaid; open {
 				wantCode(t, "grab again while holding the order", err, db.ELIMITREACHED)
 			} else {
@@ -222,28 +223,28 @@ func TestOrderReadsAndMyOrders(t *testing.T) { eachShards(t, testOrderReadsAndMy
 
 func testOrderReadsAndMyOrders(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
-	g1, g2 := e.liveGoods(5, 1), e.liveGoods(5, 1)
-	a := e.grab(3, g1.ID)
-	b := e.grab(3, g2.ID)
-	e.grab(4, g1.ID)
-	if got, err := e.s.Order(e.ctx, 3, a.ID); err != nil || got.ID != a.ID {
+	g1, g2 := e.LiveGoods(5, 1), e.LiveGoods(5, 1)
+	a := e.Grab(3, g1.ID)
+	b := e.Grab(3, g2.ID)
+	e.Grab(4, g1.ID)
+	if got, err := e.S.Order(e.Ctx, 3, a.ID); err != nil || got.ID != a.ID {
 		t.Fatalf("own order: %+v %v", got, err)
 	}
-	_, err := e.s.Order(e.ctx, 4, a.ID)
+	_, err := e.S.Order(e.Ctx, 4, a.ID)
 	wantCode(t, "another user's order", err, db.ENOTFOUND)
-	_, err = e.s.Order(e.ctx, 3, 42)
+	_, err = e.S.Order(e.Ctx, 3, 42)
 	wantCode(t, "not an order ID", err, db.ENOTFOUND)
 
 	// Not flushed yet: My orders still lists both, newest first, with titles.
-	mine, err := e.s.MyOrders(e.ctx, 3)
+	mine, err := e.S.MyOrders(e.Ctx, 3)
 	if err != nil || len(mine) != 2 || mine[0].GoodsTitle != "Phone" {
 		t.Fatalf("my orders before flush: %+v %v", mine, err)
 	}
-	e.flush()
-	if _, err := e.s.PayOrder(e.ctx, 3, b.ID); err != nil {
+	e.Flush()
+	if _, err := e.S.PayOrder(e.Ctx, 3, b.ID); err != nil {
 		t.Fatal(err)
 	}
-	mine, _ = e.s.MyOrders(e.ctx, 3)
+	mine, _ = e.S.MyOrders(e.Ctx, 3)
 	if len(mine) != 2 {
 		t.Fatalf("my orders after flush: %+v", mine)
 	}

@@ -17,16 +17,16 @@ import (
 func TestOrderIDsNeverRepeatAfterRedisLoss(t *testing.T) {
 	eachShards(t, func(t *testing.T, k int) {
 		e := newGoodsEnvK(t, k)
-		g := e.liveGoods(40, 1)
+		g := e.LiveGoods(40, 1)
 		given := map[int64]int64{} // order ID → shopper
 		for u := int64(1); u <= 10; u++ {
-			given[e.grab(u, g.ID).ID] = u
+			given[e.Grab(u, g.ID).ID] = u
 		}
-		if err := rdb.FlushDB(e.ctx, e.s.Redis); err != nil { // lost before the flush
+		if err := rdb.FlushDB(e.Ctx, e.S.Redis); err != nil { // lost before the flush
 			t.Fatal(err)
 		}
 		for u := int64(11); u <= 30; u++ {
-			o := e.grab(u, g.ID)
+			o := e.Grab(u, g.ID)
 			if was, ok := given[o.ID]; ok {
 				t.Fatalf("order ID %d given to shopper %d after it was given to shopper %d", o.ID, u, was)
 			}
@@ -42,19 +42,19 @@ func TestOrderIDsNeverRepeatAfterRedisLoss(t *testing.T) {
 // (a single server has no replica to fail over to, and no node ID).
 func TestOrderIDsNeverRepeatAfterFailover(t *testing.T) {
 	e := newGoodsEnvK(t, 1)
-	if _, ok := e.s.Redis.(*redis.ClusterClient); !ok {
+	if _, ok := e.S.Redis.(*redis.ClusterClient); !ok {
 		t.Skip("order IDs after a failover: set REDIS_URL to a Redis Cluster")
 	}
-	g := e.liveGoods(40, 1)
+	g := e.LiveGoods(40, 1)
 	given := map[int64]int64{} // order ID → shopper
 	for u := int64(1); u <= 10; u++ {
-		given[e.grab(u, g.ID).ID] = u
+		given[e.Grab(u, g.ID).ID] = u
 	}
-	if err := e.s.RollBackAsPromotedReplica(e.ctx, g.ID, 0, 1, 4); err != nil { // the replica had 4 of the 10
+	if err := e.S.RollBackAsPromotedReplica(e.Ctx, g.ID, 0, 1, 4); err != nil { // the replica had 4 of the 10
 		t.Fatal(err)
 	}
 	for u := int64(11); u <= 30; u++ {
-		o := e.grab(u, g.ID)
+		o := e.Grab(u, g.ID)
 		if was, ok := given[o.ID]; ok {
 			t.Fatalf("order ID %d given to shopper %d after it was given to shopper %d", o.ID, u, was)
 		}
@@ -68,8 +68,8 @@ func TestOrderIDsNeverRepeatAfterFailover(t *testing.T) {
 func TestOrderSeqBlocksExtend(t *testing.T) {
 	eachShards(t, func(t *testing.T, k int) {
 		e := newGoodsEnvK(t, k)
-		e.s.SeqBlock = 10
-		g := e.liveGoods(200, 1)
+		e.S.SeqBlock = 10
+		g := e.LiveGoods(200, 1)
 		orders := make([]*model.Order, 200)
 		var wg sync.WaitGroup
 		start := make(chan struct{})
@@ -78,7 +78,7 @@ func TestOrderSeqBlocksExtend(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				o, err := e.s.Grab(e.ctx, int64(i+1), g.ID)
+				o, err := e.S.Grab(e.Ctx, int64(i+1), g.ID)
 				if err != nil {
 					t.Errorf("grab %d: %v", i+1, err)
 					return
@@ -98,7 +98,7 @@ func TestOrderSeqBlocksExtend(t *testing.T) {
 			}
 			seen[o.ID] = true
 			bucketN := (o.ID % model.OrderSeqSpan) / (model.OrderSeqSpan / 10)
-			ceiling, err := e.s.IssueCeiling(e.ctx, backend.IDRun{Kind: backend.GoodsOrders, Item: g.ID, Part: bucketN})
+			ceiling, err := e.S.IssueCeiling(e.Ctx, backend.IDRun{Kind: backend.GoodsOrders, Item: g.ID, Part: bucketN})
 			if err != nil {
 				t.Fatal(err)
 			}
