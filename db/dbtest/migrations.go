@@ -24,23 +24,10 @@ func SQLiteBefore(t testing.TB, migration string) (path string, old *sql.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	old.SetMaxOpenConns(1)
-	t.Cleanup(func() { old.Close() })
-	// The same table sqldb.OpenSQLite keeps its record in.
-	if _, err := old.Exec(`CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))`); err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range migs {
-		if m.Name >= migration {
-			break
-		}
-		if _, err := old.Exec(m.SQL); err != nil {
-			t.Fatalf("dbtest: apply %s: %v", m.Name, err)
-		}
-		if _, err := old.Exec(`INSERT INTO migrations (name) VALUES (?)`, m.Name); err != nil {
-			t.Fatal(err)
-		}
-	}
+	applyBelow(t, old, migs, migration,
+		// The same table sqldb.OpenSQLite keeps its record in.
+		`CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ','now')))`,
+		`INSERT INTO migrations (name) VALUES (?)`)
 	return path, old
 }
 
@@ -60,10 +47,21 @@ func PostgresBefore(t testing.TB, migration string) (url string, old *sql.DB) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	applyBelow(t, old, migs, migration,
+		// The same table sqldb.OpenPostgres keeps its record in.
+		`CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`,
+		`INSERT INTO migrations (name) VALUES ($1)`)
+	return url, old
+}
+
+// applyBelow applies and records on old, one connection, every migration of
+// migs whose name sorts below migration, in the record table createTable
+// makes, each recorded with record (its one placeholder the name).
+func applyBelow(t testing.TB, old *sql.DB, migs []sqldb.Migration, migration, createTable, record string) {
+	t.Helper()
 	old.SetMaxOpenConns(1)
 	t.Cleanup(func() { old.Close() })
-	// The same table sqldb.OpenPostgres keeps its record in.
-	if _, err := old.Exec(`CREATE TABLE migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL DEFAULT (to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')))`); err != nil {
+	if _, err := old.Exec(createTable); err != nil {
 		t.Fatal(err)
 	}
 	for _, m := range migs {
@@ -73,9 +71,8 @@ func PostgresBefore(t testing.TB, migration string) (url string, old *sql.DB) {
 		if _, err := old.Exec(m.SQL); err != nil {
 			t.Fatalf("dbtest: apply %s: %v", m.Name, err)
 		}
-		if _, err := old.Exec(`INSERT INTO migrations (name) VALUES ($1)`, m.Name); err != nil {
+		if _, err := old.Exec(record, m.Name); err != nil {
 			t.Fatal(err)
 		}
 	}
-	return url, old
 }
