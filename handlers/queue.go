@@ -7,7 +7,7 @@ import (
 	"github.com/seckill/seckill/views"
 )
 
-// Waiting rooms (goods in mode queue, db/goods/queue.go).
+// Waiting rooms (goods in mode queue, db/fair/queue.go).
 
 // JoinQueue puts the caller in the goods' waiting room: POST
 // /api/goods/{id}/queue answers 201 with the new ticket, 200 with the one

@@ -23,7 +23,7 @@ import (
 // is above the durable ceiling, above every unit the old node may have
 // given. A template loaded again starts above the ceiling too. The units in
 // between are not sold: the stock shrinks by up to a block at a failover,
-// and no coupon ID is acknowledged twice. (db/goods/seq_blocks.go does the
+// and no coupon ID is acknowledged twice. (db/goods/sale/seq_blocks.go does the
 // same for order IDs.)
 
 // unitRun is coupon template id's run of units in the durable store.

@@ -25,7 +25,7 @@ import (
 // never given again, refunded at the expiry unless the store holds them as
 // someone's. A packet loaded again withholds them too. Up to a block of
 // shares is withheld at a failover, and no share is acknowledged twice.
-// (db/goods/seq_blocks.go does the same for order IDs.)
+// (db/goods/sale/seq_blocks.go does the same for order IDs.)
 
 // shareRun is red packet id's run of share seqs in the durable store.
 func shareRun(id int64) backend.IDRun {

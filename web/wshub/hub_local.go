@@ -3,7 +3,7 @@ package wshub
 import "github.com/seckill/seckill/db/live"
 
 // Local delivery, for work that computes users' events in each process for
-// the sockets it holds (the waiting rooms' tickets, db/goods/queue_tick.go)
+// the sockets it holds (the waiting rooms' tickets, db/fair/queue_tick.go)
 // instead of publishing them through Redis.
 
 // LocalUsers lists the signed-in users with a socket on this process.

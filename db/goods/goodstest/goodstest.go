@@ -35,7 +35,7 @@ type Env struct {
 }
 
 // EachShards runs a goods test with goods of one Redis bucket and of three
-// (db/goods/shards.go): the same behaviour either way.
+// (db/goods/sale/shards.go): the same behaviour either way.
 func EachShards(t *testing.T, test func(t *testing.T, k int)) {
 	for _, k := range []int{1, 3} {
 		t.Run(fmt.Sprintf("K=%d", k), func(t *testing.T) { test(t, k) })

@@ -183,7 +183,7 @@ func (s *Sale) grabCall(userID, goodsID int64, k int, requestID string, now time
 // the grab on to the others (grabElsewhere).
 //
 // A win's answer comes with the order's JSON; its live event is sent and it
-// is journaled (phantoms.go) before it returns.
+// is journaled (journal.go; the ledger's phantoms.go reads it) before it returns.
 func (s *Sale) GrabRequest(ctx context.Context, userID, goodsID int64, requestID string, keyed, single bool) (*model.Order, []byte, error) {
 	now := s.Now()
 	var memo *saleMemo

@@ -221,7 +221,7 @@ func (s *Sale) readGrabBatch(home Bucket, res string, grabs []grabOutcome) error
 	// What each win pays besides the script is done here once for the
 	// batch: its order read and encoded (once, for the answer and the live
 	// event), the stock event, the order events handed to the publisher
-	// together, and the journal of acknowledged orders (phantoms.go) under
+	// together, and the journal of acknowledged orders (journal.go; the ledger's phantoms.go reads it) under
 	// one lock.
 	var events []live.Message
 	var acks []Acked

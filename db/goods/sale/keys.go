@@ -80,7 +80,7 @@ func MemoKey(b Bucket, requestID string) string { return b.Tag() + ":req:" + req
 
 // LostKey counts the times a process found that Redis lost goods state it
 // had acknowledged (a bucket loaded again after it was emptied, a bucket
-// whose sequences another node issued): phantoms.go's watchers look again
+// whose sequences another node issued): the ledger's phantom watchers (orders/phantoms.go) look again
 // at the orders they acknowledged when it moves.
 const LostKey = "seckill:goods:lost"
 

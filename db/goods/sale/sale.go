@@ -31,7 +31,7 @@ type Sale struct {
 	dry        *dryBuckets         // buckets lately found without stock
 	stock      *stockSums          // the buckets' remaining as last seen, for stock events
 	trips      *trips              // grabs of goods with several buckets and their round trips
-	Acks       *ackJournal         // the orders this process acknowledged lately (phantoms.go)
+	Acks       *ackJournal         // the orders this process acknowledged lately (journal.go; the ledger's phantoms.go reads it)
 	memos      *saleMemos          // refusals answered from memory (refusals.go)
 	batches    *grabBatcher        // concurrent grabs of a bucket share a call (grab_batch.go); nil: each its own
 }
