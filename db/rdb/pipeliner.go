@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -45,6 +46,9 @@ type Pipeliner struct {
 
 	mu     sync.RWMutex // held to read while queueing, to write while closing
 	closed bool
+
+	waitsShort    atomic.Int64 // WAITs answered by fewer replicas than asked, or not at all (replicas.go)
+	notReplicated atomic.Int64 // durable commands failed with ErrNotReplicated (replicas.go)
 }
 
 // ErrPipelinerClosed answers commands sent after Close.

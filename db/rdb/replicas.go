@@ -294,9 +294,19 @@ func (p *Pipeliner) waitOn(ctx context.Context, node *redis.Client, reqs []*pipe
 		return
 	}
 	p.wait.fellShort()
+	p.waitsShort.Add(1)
 	for _, r := range reqs {
 		if r.cmd.Err() == nil {
 			r.cmd.SetErr(ErrNotReplicated)
+			p.notReplicated.Add(1)
 		}
 	}
 }
+
+// WaitsShort is how many WAITs fewer replicas answered than were asked for
+// (or none did, the master gone) since the pipeliner started.
+func (p *Pipeliner) WaitsShort() int64 { return p.waitsShort.Load() }
+
+// NotReplicated is how many durable commands failed with ErrNotReplicated
+// (answered 503 unavailable) since the pipeliner started.
+func (p *Pipeliner) NotReplicated() int64 { return p.notReplicated.Load() }

@@ -137,6 +137,9 @@ func TestWaitAutoWithoutReplicas(t *testing.T) {
 	if err := incrScript.Run(rdb.Durable(ctx), fixed.Client(), []string{"{t}:n"}).Err(); !errors.Is(err, rdb.ErrNotReplicated) {
 		t.Fatalf("REDIS_WAIT_REPLICAS=1 without a replica: %v, want ErrNotReplicated", err)
 	}
+	if got := [4]int64{p.WaitsShort(), p.NotReplicated(), fixed.WaitsShort(), fixed.NotReplicated()}; got != [4]int64{0, 0, 1, 1} {
+		t.Fatalf("waits short and commands not replicated (auto, fixed) = %v, want [0 0 1 1]", got)
+	}
 
 	// The replica dies: the change fails until the master's count is read
 	// again (at once after a wait fell short), then goes through without WAIT.
