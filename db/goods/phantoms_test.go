@@ -70,6 +70,9 @@ func TestPhantomWinsFoundAndTold(t *testing.T) {
 	if n, err := e.S.FindPhantoms(e.Ctx, time.Now()); err != nil || n != 0 {
 		t.Fatalf("a second look failed %d more (%v): each lost order is told once", n, err)
 	}
+	if got := e.S.PhantomsFound(); got != 1 {
+		t.Fatalf("PhantomsFound = %d, want 1 (the lost order, counted once)", got)
+	}
 	var stored int
 	e.S.SQL.R.QueryRow(`SELECT COUNT(*) FROM orders WHERE id = ?`, stays.ID).Scan(&stored)
 	if stored != 0 {

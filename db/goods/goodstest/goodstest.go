@@ -17,6 +17,7 @@ import (
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/goods/orders"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
@@ -94,10 +95,8 @@ func (e *Env) TwinFair() (*fair.Service, *dbtest.Clock) {
 	b.Now = clk.Now
 	sale := *e.S.Sale
 	sale.Backend = &b
-	ledger := *e.S.Ledger
-	ledger.Sale = &sale
 	s2 := *e.S
-	s2.Ledger = &ledger
+	s2.Ledger = &orders.Ledger{Sale: &sale} // a process of its own: its own phantom count
 	f2 := *e.F
 	f2.Backend, f2.Goods = &b, &s2
 	s2.Gate, s2.Fair = &f2, &f2

@@ -5,9 +5,15 @@
 // the orders a Redis failure took after they were acknowledged (phantoms.go).
 package orders
 
-import "github.com/seckill/seckill/db/goods/sale"
+import (
+	"sync/atomic"
+
+	"github.com/seckill/seckill/db/goods/sale"
+)
 
 // Ledger keeps the orders the sale made: their payment, end and durable record.
 type Ledger struct {
 	*sale.Sale
+
+	phantoms atomic.Int64 // phantom wins this process found and failed (phantoms.go)
 }

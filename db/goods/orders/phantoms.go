@@ -107,6 +107,10 @@ func (s *Ledger) FindPhantoms(ctx context.Context, upTo time.Time) (int, error) 
 	return len(missing), nil
 }
 
+// PhantomsFound is how many phantom wins this process has found and
+// recorded as failed since it started.
+func (s *Ledger) PhantomsFound() int64 { return s.phantoms.Load() }
+
 // missingOrders returns the acknowledged orders held as their shopper's
 // neither in Redis (read in pipelines) nor in the store.
 func (s *Ledger) missingOrders(ctx context.Context, acks []sale.Acked) ([]sale.Acked, error) {
@@ -184,6 +188,7 @@ func (s *Ledger) failPhantom(ctx context.Context, a sale.Acked) error {
 	if told == nil {
 		return nil
 	}
+	s.phantoms.Add(1)
 	// Redis's counts gain the failed order, as a void's do, so the stock
 	// check agrees with the store. (A bucket not loaded again yet gets its
 	// counts from the store when it is: the load clears what is there.)
