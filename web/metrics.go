@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -16,6 +18,10 @@ type metrics struct {
 	// series holds each route's resolved counter and histogram, so a request
 	// pays one map read instead of hashing labels and copying strings.
 	series sync.Map // routeKey → *routeSeries
+
+	// lastAck is when this process last acknowledged a change the flush
+	// must carry to the durable store (Unix ms; 0: never).
+	lastAck atomic.Int64
 }
 
 type routeKey struct {
@@ -26,11 +32,26 @@ type routeKey struct {
 type routeSeries struct {
 	requests prometheus.Counter
 	latency  prometheus.Observer
+	acks     bool // a change the flush carries: a grab, pay, cancel or refund that succeeded
 }
 
-// observe records one request. method and route may point into Fiber's
-// reused buffers: they are copied only when a new series is made.
-func (m *metrics) observe(method, route string, status int, seconds float64) {
+// flushedRoute tells whether a successful POST to route makes a change the
+// flush carries to the durable store.
+func flushedRoute(method, route string, status int) bool {
+	if method != "POST" || status >= 400 || strings.HasPrefix(route, "/api/bench/") {
+		return false
+	}
+	for _, verb := range []string{"/grab", "/pay", "/cancel", "/refund"} {
+		if strings.HasSuffix(route, verb) {
+			return true
+		}
+	}
+	return false
+}
+
+// observe records one request that ended at end. method and route may point
+// into Fiber's reused buffers: they are copied only when a new series is made.
+func (m *metrics) observe(method, route string, status int, seconds float64, end time.Time) {
 	k := routeKey{method, route, status}
 	v, ok := m.series.Load(k)
 	if !ok {
@@ -38,11 +59,15 @@ func (m *metrics) observe(method, route string, status int, seconds float64) {
 		v, _ = m.series.LoadOrStore(k, &routeSeries{
 			requests: m.requests.WithLabelValues(k.method, k.route, strconv.Itoa(status)),
 			latency:  m.latency.WithLabelValues(k.method, k.route),
+			acks:     flushedRoute(k.method, k.route, status),
 		})
 	}
 	rs := v.(*routeSeries)
 	rs.requests.Inc()
 	rs.latency.Observe(seconds)
+	if rs.acks {
+		m.lastAck.Store(end.UnixMilli())
+	}
 }
 
 func newMetrics(reg prometheus.Registerer) *metrics {
@@ -55,6 +80,9 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
 		}, []string{"method", "route"}),
 	}
-	reg.MustRegister(m.requests, m.latency)
+	reg.MustRegister(m.requests, m.latency, prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "seckill_last_change_acknowledged_timestamp_seconds",
+		Help: "When this process last acknowledged a grab, pay, cancel or refund, a change the flush carries to the durable store (Unix seconds; 0: never).",
+	}, func() float64 { return float64(m.lastAck.Load()) / 1000 }))
 	return m
 }

@@ -157,6 +157,7 @@ func (s *Server) observe(c *fiber.Ctx) error {
 			status = handlers.StatusOf(db.ErrorCode(err))
 		}
 	}
-	s.metrics.observe(c.Method(), c.Route().Path, status, time.Since(start).Seconds())
+	end := time.Now()
+	s.metrics.observe(c.Method(), c.Route().Path, status, end.Sub(start).Seconds(), end)
 	return err
 }

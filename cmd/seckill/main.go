@@ -238,6 +238,8 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	taskMetrics := tasks.NewMetrics(m.Registry)
 	tasks.RegisterFlushMetrics(m.Registry, m.Backend.Flushes)
+	web.RegisterStoreMetrics(m.Registry, m.Redis.Client, web.StoreCounts{
+		Phantoms: m.Goods.PhantomsFound, WaitsShort: m.Backend.Pipe.WaitsShort, NotReplicated: m.Backend.Pipe.NotReplicated})
 
 	m.Handlers = &handlers.Handlers{Coupons: m.Coupons, Inbox: m.Inbox, Goods: m.Goods, Fair: m.Fair, Checkout: m.Checkout, RedPackets: m.RedPackets,
 		Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath}
