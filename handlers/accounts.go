@@ -22,7 +22,7 @@ type credentials struct {
 }
 
 // Register creates a shopper account: POST /api/auth/register.
-func (h *Handlers) Register(c *fiber.Ctx) error {
+func (h *Site) Register(c *fiber.Ctx) error {
 	var in credentials
 	if err := bind(c, &in); err != nil {
 		return err
@@ -38,7 +38,7 @@ func (h *Handlers) Register(c *fiber.Ctx) error {
 }
 
 // Login checks credentials and answers a token: POST /api/auth/login.
-func (h *Handlers) Login(c *fiber.Ctx) error {
+func (h *Site) Login(c *fiber.Ctx) error {
 	var in credentials
 	if err := bind(c, &in); err != nil {
 		return err
@@ -54,7 +54,7 @@ func (h *Handlers) Login(c *fiber.Ctx) error {
 }
 
 // Me answers the caller's account: GET /api/me.
-func (h *Handlers) Me(c *fiber.Ctx) error {
+func (h *Site) Me(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -67,7 +67,7 @@ func (h *Handlers) Me(c *fiber.Ctx) error {
 }
 
 // GetSettings answers the caller's reminder addresses: GET /api/me/settings.
-func (h *Handlers) GetSettings(c *fiber.Ctx) error {
+func (h *Site) GetSettings(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (h *Handlers) GetSettings(c *fiber.Ctx) error {
 }
 
 // UpdateSettings changes the caller's reminder addresses: PUT /api/me/settings.
-func (h *Handlers) UpdateSettings(c *fiber.Ctx) error {
+func (h *Site) UpdateSettings(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -97,7 +97,7 @@ func (h *Handlers) UpdateSettings(c *fiber.Ctx) error {
 }
 
 // SettingsPage shows the caller's reminder addresses.
-func (h *Handlers) SettingsPage(c *fiber.Ctx) error {
+func (h *Site) SettingsPage(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func (h *Handlers) SettingsPage(c *fiber.Ctx) error {
 }
 
 // SettingsForm saves the caller's reminder addresses from the settings form.
-func (h *Handlers) SettingsForm(c *fiber.Ctx) error {
+func (h *Site) SettingsForm(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -130,7 +130,7 @@ func (h *Handlers) SettingsForm(c *fiber.Ctx) error {
 // /settings/password. Every other session ends (as PUT /api/me/password);
 // this browser carries on with a fresh session. The answer is shown beside
 // the form.
-func (h *Handlers) PasswordForm(c *fiber.Ctx) error {
+func (h *Site) PasswordForm(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -148,7 +148,7 @@ func (h *Handlers) PasswordForm(c *fiber.Ctx) error {
 // FormRefused shows a rate-limit refusal of a sign-in, sign-up or password
 // form on that form, with the seconds until the next try (retryAfter), in
 // place of an error page; handled is false for any other request.
-func (h *Handlers) FormRefused(c *fiber.Ctx, retryAfter int) (handled bool, err error) {
+func (h *Site) FormRefused(c *fiber.Ctx, retryAfter int) (handled bool, err error) {
 	if c.Method() != fiber.MethodPost {
 		return false, nil
 	}
@@ -166,7 +166,7 @@ func (h *Handlers) FormRefused(c *fiber.Ctx, retryAfter int) (handled bool, err 
 }
 
 // CreateUser lets an admin add an account of any role: POST /api/admin/users.
-func (h *Handlers) CreateUser(c *fiber.Ctx) error {
+func (h *Site) CreateUser(c *fiber.Ctx) error {
 	var in credentials
 	if err := bind(c, &in); err != nil {
 		return err
@@ -179,12 +179,12 @@ func (h *Handlers) CreateUser(c *fiber.Ctx) error {
 }
 
 // LoginPage shows the login form.
-func (h *Handlers) LoginPage(c *fiber.Ctx) error {
+func (h *Site) LoginPage(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.LoginPage(h.page(c, "Log in"), views.AuthForm{Next: safeNext(c.Query("next"))}))
 }
 
 // LoginForm handles the login form post.
-func (h *Handlers) LoginForm(c *fiber.Ctx) error {
+func (h *Site) LoginForm(c *fiber.Ctx) error {
 	form := views.AuthForm{Username: c.FormValue("username"), Next: safeNext(c.FormValue("next"))}
 	u, err := h.Accounts.SignIn(c.UserContext(), form.Username, c.FormValue("password"), ClientIP(c))
 	h.auditSignIn(c, audit.ActionLogin, form.Username, u, err)
@@ -203,12 +203,12 @@ func (h *Handlers) LoginForm(c *fiber.Ctx) error {
 }
 
 // RegisterPage shows the sign-up form.
-func (h *Handlers) RegisterPage(c *fiber.Ctx) error {
+func (h *Site) RegisterPage(c *fiber.Ctx) error {
 	return render(c, fiber.StatusOK, views.RegisterPage(h.page(c, "Sign up"), views.AuthForm{Next: safeNext(c.Query("next"))}))
 }
 
 // RegisterForm handles the sign-up form post.
-func (h *Handlers) RegisterForm(c *fiber.Ctx) error {
+func (h *Site) RegisterForm(c *fiber.Ctx) error {
 	form := views.AuthForm{Username: c.FormValue("username"), Next: safeNext(c.FormValue("next"))}
 	u, err := h.Accounts.CreateUser(c.UserContext(), form.Username, c.FormValue("password"), model.RoleUser)
 	h.auditSignIn(c, audit.ActionRegister, form.Username, u, err)
@@ -224,7 +224,7 @@ func (h *Handlers) RegisterForm(c *fiber.Ctx) error {
 
 // LogoutAPI ends the caller's session on every process and clears the
 // cookie: POST /api/auth/logout.
-func (h *Handlers) LogoutAPI(c *fiber.Ctx) error {
+func (h *Site) LogoutAPI(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -237,7 +237,7 @@ func (h *Handlers) LogoutAPI(c *fiber.Ctx) error {
 }
 
 // Logout ends the session and clears its cookie: the HTML logout form.
-func (h *Handlers) Logout(c *fiber.Ctx) error {
+func (h *Site) Logout(c *fiber.Ctx) error {
 	h.clearSession(c)
 	if cl, ok := ClaimsOf(c); ok {
 		if err := h.endSession(c, cl); err != nil {
@@ -254,7 +254,7 @@ type passwordChange struct {
 
 // ChangePassword replaces the caller's password, ending all of the caller's
 // sessions, and answers a fresh token: PUT /api/me/password.
-func (h *Handlers) ChangePassword(c *fiber.Ctx) error {
+func (h *Site) ChangePassword(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -275,14 +275,14 @@ func (h *Handlers) ChangePassword(c *fiber.Ctx) error {
 }
 
 // endSession revokes the session of cl.
-func (h *Handlers) endSession(c *fiber.Ctx, cl model.Claims) error {
+func (h *Site) endSession(c *fiber.Ctx, cl model.Claims) error {
 	if h.Tokens.Revocations == nil {
 		return db.Errorf(db.EINTERNAL, "sessions cannot be ended in this process")
 	}
 	return h.Tokens.Revocations.Revoke(c.UserContext(), cl)
 }
 
-func (h *Handlers) clearSession(c *fiber.Ctx) {
+func (h *Site) clearSession(c *fiber.Ctx) {
 	c.Cookie(&fiber.Cookie{Name: SessionCookie, Value: "", Path: "/", Expires: time.Unix(1, 0), HTTPOnly: true, SameSite: "Lax", Secure: c.Protocol() == "https"})
 }
 

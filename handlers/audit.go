@@ -11,7 +11,7 @@ import (
 )
 
 // AuditLog answers a page of the audit log, newest first: GET /api/admin/audit?before=&limit=.
-func (h *Handlers) AuditLog(c *fiber.Ctx) error {
+func (h *Site) AuditLog(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ func (h *Handlers) AuditLog(c *fiber.Ctx) error {
 }
 
 // AuditPage shows the audit log with a link to older entries: GET /admin/audit?before=.
-func (h *Handlers) AuditPage(c *fiber.Ctx) error {
+func (h *Site) AuditPage(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -61,7 +61,7 @@ func (h *Handlers) AuditPage(c *fiber.Ctx) error {
 // auditSignIn records a sign-in or sign-up attempt (audit.ActionLogin or
 // audit.ActionRegister) and its outcome err; a failed append is logged and never
 // changes the answer.
-func (h *Handlers) auditSignIn(c *fiber.Ctx, action, username string, u *model.User, err error) {
+func (h *Site) auditSignIn(c *fiber.Ctx, action, username string, u *model.User, err error) {
 	if aerr := h.Audit.SignIn(c.UserContext(), action, username, u, ClientIPText(c), err); aerr != nil {
 		h.Audit.Log.Error("audit sign-in", "action", action, "err", aerr)
 	}

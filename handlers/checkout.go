@@ -20,7 +20,7 @@ type payBody struct {
 
 // CheckoutPay pays one of the caller's orders, with a coupon when the body
 // names one: POST /api/orders/{id}/pay.
-func (h *Handlers) CheckoutPay(c *fiber.Ctx) error {
+func (h *Checkout) CheckoutPay(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -46,13 +46,13 @@ func (h *Handlers) CheckoutPay(c *fiber.Ctx) error {
 }
 
 // Refund refunds one of the caller's paid orders: POST /api/orders/{id}/refund.
-func (h *Handlers) Refund(c *fiber.Ctx) error {
-	return h.orderAction(c, h.Checkout.Refund)
+func (h *Checkout) Refund(c *fiber.Ctx) error {
+	return orderAction(c, h.Checkout.Refund)
 }
 
 // PaymentCallback takes the payment gateway's signed callback:
 // POST /api/payments/callback → 202 once accepted.
-func (h *Handlers) PaymentCallback(c *fiber.Ctx) error {
+func (h *Checkout) PaymentCallback(c *fiber.Ctx) error {
 	if err := h.Checkout.AcceptCallback(c.UserContext(), c.Body(), c.Get(checkout.SignatureHeader)); err != nil {
 		return err
 	}
@@ -61,7 +61,7 @@ func (h *Handlers) PaymentCallback(c *fiber.Ctx) error {
 
 // OrdersCSV streams a goods' orders as CSV, in the contract's columns
 // (goods.CSVColumns): GET /api/admin/goods/{id}/orders.csv.
-func (h *Handlers) OrdersCSV(c *fiber.Ctx) error {
+func (h *Goods) OrdersCSV(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func (h *Handlers) OrdersCSV(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	zone := h.shopZone()
+	zone := shopZone()
 	return streamCSV(c, fmt.Sprintf("goods-%d-orders.csv", id), goods.CSVColumns, func(write func([]string) error) error {
 		err := each(func(o *model.Order, username string) error {
 			paidAt := ""
@@ -90,7 +90,7 @@ func (h *Handlers) OrdersCSV(c *fiber.Ctx) error {
 
 // CheckoutPage is one of the caller's orders with the coupons that apply:
 // GET /orders/{id}/checkout.
-func (h *Handlers) CheckoutPage(c *fiber.Ctx) error {
+func (h *Checkout) CheckoutPage(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

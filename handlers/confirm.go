@@ -16,45 +16,54 @@ import (
 // changed (views.PlaceOrder) or the controls that changed it.
 
 // RefundConfirmPage asks before refunding one of the caller's orders: GET /orders/{id}/refund.
-func (h *Handlers) RefundConfirmPage(c *fiber.Ctx) error {
-	return h.orderConfirm(c, model.OrderPaid, "Only a paid order can be refunded.", views.RefundConfirm)
+func (h *Checkout) RefundConfirmPage(c *fiber.Ctx) error {
+	return h.orderConfirm(c, h.order, model.OrderPaid, "Only a paid order can be refunded.", views.RefundConfirm)
 }
 
 // CancelConfirmPage asks before cancelling one of the caller's orders: GET /orders/{id}/cancel.
-func (h *Handlers) CancelConfirmPage(c *fiber.Ctx) error {
-	return h.orderConfirm(c, model.OrderUnpaid, "Only an order awaiting payment can be cancelled.", views.CancelConfirm)
+func (h *Goods) CancelConfirmPage(c *fiber.Ctx) error {
+	return h.orderConfirm(c, h.Goods.Order, model.OrderUnpaid, "Only an order awaiting payment can be cancelled.", views.CancelConfirm)
 }
 
 // orderConfirm shows the question for an order in state want, or sends the
 // caller back to My orders with why not.
-func (h *Handlers) orderConfirm(c *fiber.Ctx, want, notNow string, ask func(model.Order) views.ConfirmView) error {
+func (h *Site) orderConfirm(c *fiber.Ctx, read func(ctx context.Context, userID, orderID int64) (*model.Order, error), want, notNow string, ask func(model.Order) views.ConfirmView) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
-	co, err := h.Checkout.ForOrder(c.UserContext(), cl.UserID, id)
+	o, err := read(c.UserContext(), cl.UserID, id)
 	if err != nil {
 		return err
 	}
-	if co.Order.Status != want {
+	if o.Status != want {
 		return redirectWithNote(c, "/me/orders", views.FlashError, views.PlaceOrder(id), notNow)
 	}
-	v := ask(*co.Order)
+	v := ask(*o)
 	return render(c, fiber.StatusOK, views.ConfirmPage(h.page(c, v.Heading), v))
 }
 
+// order reads one of the caller's orders as its checkout shows it.
+func (h *Checkout) order(ctx context.Context, userID, orderID int64) (*model.Order, error) {
+	co, err := h.Checkout.ForOrder(ctx, userID, orderID)
+	if err != nil {
+		return nil, err
+	}
+	return co.Order, nil
+}
+
 // RefundForm refunds one of the caller's paid orders once confirmed: POST /orders/{id}/refund.
-func (h *Handlers) RefundForm(c *fiber.Ctx) error {
+func (h *Checkout) RefundForm(c *fiber.Ctx) error {
 	return h.orderForm(c, h.Checkout.Refund, func(o *model.Order) string { return "Refunded " + views.Money(o.PaidCents) + "." })
 }
 
 // CancelForm cancels one of the caller's unpaid orders once confirmed: POST /orders/{id}/cancel.
-func (h *Handlers) CancelForm(c *fiber.Ctx) error {
+func (h *Goods) CancelForm(c *fiber.Ctx) error {
 	return h.orderForm(c, h.Goods.CancelOrder, func(*model.Order) string { return "Cancelled." })
 }
 
 // orderForm runs a confirmed order action and answers beside the order in My orders.
-func (h *Handlers) orderForm(c *fiber.Ctx, act func(ctx context.Context, userID, orderID int64) (*model.Order, error), done func(*model.Order) string) error {
+func (h *Site) orderForm(c *fiber.Ctx, act func(ctx context.Context, userID, orderID int64) (*model.Order, error), done func(*model.Order) string) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -71,7 +80,7 @@ func (h *Handlers) orderForm(c *fiber.Ctx, act func(ctx context.Context, userID,
 // PayForm pays one of the caller's orders from the checkout form without
 // JavaScript (coupon: the user coupon's ID, 0 for none) and ends on the
 // receipt: POST /orders/{id}/pay.
-func (h *Handlers) PayForm(c *fiber.Ctx) error {
+func (h *Checkout) PayForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -91,7 +100,7 @@ func (h *Handlers) PayForm(c *fiber.Ctx) error {
 
 // ReceiptPage is a paid order's receipt: GET /orders/{id}/receipt. An order
 // not paid yet goes to its checkout instead.
-func (h *Handlers) ReceiptPage(c *fiber.Ctx) error {
+func (h *Checkout) ReceiptPage(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -113,7 +122,7 @@ func (h *Handlers) ReceiptPage(c *fiber.Ctx) error {
 }
 
 // AdminEndGoodsConfirm asks before ending a goods' sale: GET /admin/goods/{id}/end.
-func (h *Handlers) AdminEndGoodsConfirm(c *fiber.Ctx) error {
+func (h *Goods) AdminEndGoodsConfirm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -127,7 +136,7 @@ func (h *Handlers) AdminEndGoodsConfirm(c *fiber.Ctx) error {
 }
 
 // AdminEndSlotConfirm asks before ending a slot's sale: GET /admin/slots/{id}/end.
-func (h *Handlers) AdminEndSlotConfirm(c *fiber.Ctx) error {
+func (h *Goods) AdminEndSlotConfirm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

@@ -46,22 +46,53 @@ func Refused(c *fiber.Ctx) bool {
 	return r
 }
 
-// Handlers holds what every handler needs; each area adds its methods in its own file.
-type Handlers struct {
-	Coupons  *coupon.Service
-	Inbox    *inbox.Service
+// Site is the platform's own handlers (accounts, settings, the audit log,
+// notifications) and what every area's handlers share: the layout of a page
+// and the session cookie. Its pages that show several areas (the front page,
+// the merchant's dashboard, the wallet) read them through Shelves, never
+// through an area's service. Each area has its handler type below, holding
+// the Site and its own service; the area builds it (cmd/seckill/area_*.go).
+type Site struct {
 	Accounts *account.Service
 	Audit    *audit.Service
-	Goods    *goods.Service
-	// Fair is fair sales: the waiting room, raffles and the proof of work.
-	Fair     *fair.Service
-	Checkout *checkout.Service
+	Inbox    *inbox.Service
 	Tokens   *account.Tokens
 	TokenTTL time.Duration
 	// MonitorPath is where Asynqmon is mounted, linked from the admin dashboard.
 	MonitorPath string
-	// RedPackets is the red packets' service.
+	// Shelves are what the platform's pages read of the areas.
+	Shelves Shelves
+}
+
+// Goods are the goods area's handlers: slots, goods, the grab, orders.
+type Goods struct {
+	*Site
+	Goods *goods.Service
+}
+
+// Fair are fair sales' handlers: the waiting room, raffles, the proof of work.
+type Fair struct {
+	*Site
+	Fair  *fair.Service
+	Goods *goods.Service // the goods the room or raffle sells, for its pages
+}
+
+// Coupons are the coupons area's handlers.
+type Coupons struct {
+	*Site
+	Coupons *coupon.Service
+}
+
+// RedPackets are the red packets area's handlers.
+type RedPackets struct {
+	*Site
 	RedPackets *redpacket.Service
+}
+
+// Checkout are the checkout area's handlers: paying, refunds, the orders desk.
+type Checkout struct {
+	*Site
+	Checkout *checkout.Service
 }
 
 // SetClaims records who is calling; web's auth middleware calls it.
@@ -145,7 +176,7 @@ func render(c *fiber.Ctx, status int, comp templ.Component) error {
 }
 
 // page fills the layout data every HTML page needs.
-func (h *Handlers) page(c *fiber.Ctx, title string) views.Page {
+func (h *Site) page(c *fiber.Ctx, title string) views.Page {
 	p := views.Page{Title: title, CSRF: csrfToken(c), MonitorPath: h.MonitorPath}
 	if cl, ok := ClaimsOf(c); ok {
 		p.User = &views.PageUser{ID: cl.UserID, Username: cl.Username, Role: cl.Role}
@@ -194,7 +225,7 @@ func readFlash(raw string) (msg, kind, place string) {
 }
 
 // setSession stores the token in the HttpOnly session cookie.
-func (h *Handlers) setSession(c *fiber.Ctx, token string) {
+func (h *Site) setSession(c *fiber.Ctx, token string) {
 	c.Cookie(&fiber.Cookie{
 		Name: SessionCookie, Value: token, Path: "/", HTTPOnly: true, SameSite: "Lax",
 		Secure: c.Protocol() == "https", MaxAge: int(h.TokenTTL.Seconds()),

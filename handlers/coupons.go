@@ -15,7 +15,7 @@ import (
 // --- JSON API ---
 
 // CreateCoupon adds a coupon template: POST /api/admin/coupons.
-func (h *Handlers) CreateCoupon(c *fiber.Ctx) error {
+func (h *Coupons) CreateCoupon(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -32,7 +32,7 @@ func (h *Handlers) CreateCoupon(c *fiber.Ctx) error {
 }
 
 // AdminCoupons lists the caller's templates with their figures: GET /api/admin/coupons.
-func (h *Handlers) AdminCoupons(c *fiber.Ctx) error {
+func (h *Coupons) AdminCoupons(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -45,7 +45,7 @@ func (h *Handlers) AdminCoupons(c *fiber.Ctx) error {
 }
 
 // CouponStats answers one template's figures: GET /api/admin/coupons/{id}/stats.
-func (h *Handlers) CouponStats(c *fiber.Ctx) error {
+func (h *Coupons) CouponStats(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -63,7 +63,7 @@ type couponWindow struct {
 }
 
 // UpdateCoupon moves a template's grab window, and its reminders with it: PUT /api/admin/coupons/{id}.
-func (h *Handlers) UpdateCoupon(c *fiber.Ctx) error {
+func (h *Coupons) UpdateCoupon(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -80,7 +80,7 @@ func (h *Handlers) UpdateCoupon(c *fiber.Ctx) error {
 }
 
 // ListCoupons answers the live and upcoming templates: GET /api/coupons.
-func (h *Handlers) ListCoupons(c *fiber.Ctx) error {
+func (h *Coupons) ListCoupons(c *fiber.Ctx) error {
 	cs, err := h.Coupons.List(c.UserContext())
 	if err != nil {
 		return err
@@ -89,7 +89,7 @@ func (h *Handlers) ListCoupons(c *fiber.Ctx) error {
 }
 
 // GetCoupon answers one template with live remaining stock: GET /api/coupons/{id}.
-func (h *Handlers) GetCoupon(c *fiber.Ctx) error {
+func (h *Coupons) GetCoupon(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
@@ -104,7 +104,7 @@ func (h *Handlers) GetCoupon(c *fiber.Ctx) error {
 // GrabCoupon grabs one coupon of a template: POST /api/coupons/{id}/grab.
 // A client makes its retries safe with Idempotency-Key (X-Request-ID, the
 // older header, still keeps a success from being applied twice).
-func (h *Handlers) GrabCoupon(c *fiber.Ctx) error {
+func (h *Coupons) GrabCoupon(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -125,7 +125,7 @@ func (h *Handlers) GrabCoupon(c *fiber.Ctx) error {
 }
 
 // MyCoupons lists the caller's coupons: GET /api/me/coupons.
-func (h *Handlers) MyCoupons(c *fiber.Ctx) error {
+func (h *Coupons) MyCoupons(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -138,7 +138,7 @@ func (h *Handlers) MyCoupons(c *fiber.Ctx) error {
 }
 
 // MyReminders lists every reminder the caller booked: GET /api/me/reminders.
-func (h *Handlers) MyReminders(c *fiber.Ctx) error {
+func (h *Reminders) MyReminders(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -151,7 +151,7 @@ func (h *Handlers) MyReminders(c *fiber.Ctx) error {
 }
 
 // MyNotifications lists the caller's inbox: GET /api/me/notifications.
-func (h *Handlers) MyNotifications(c *fiber.Ctx) error {
+func (h *Site) MyNotifications(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -164,7 +164,7 @@ func (h *Handlers) MyNotifications(c *fiber.Ctx) error {
 }
 
 // UnreadNotifications counts the caller's unread notifications: GET /api/me/notifications/unread.
-func (h *Handlers) UnreadNotifications(c *fiber.Ctx) error {
+func (h *Site) UnreadNotifications(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -177,7 +177,7 @@ func (h *Handlers) UnreadNotifications(c *fiber.Ctx) error {
 }
 
 // ReadNotifications marks the caller's inbox read: POST /api/me/notifications/read.
-func (h *Handlers) ReadNotifications(c *fiber.Ctx) error {
+func (h *Site) ReadNotifications(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (h *Handlers) ReadNotifications(c *fiber.Ctx) error {
 // --- pages ---
 
 // CouponsPage is the shopper's coupon centre.
-func (h *Handlers) CouponsPage(c *fiber.Ctx) error {
+func (h *Coupons) CouponsPage(c *fiber.Ctx) error {
 	var uid int64
 	if cl, ok := ClaimsOf(c); ok {
 		uid = cl.UserID
@@ -204,7 +204,7 @@ func (h *Handlers) CouponsPage(c *fiber.Ctx) error {
 }
 
 // MyCouponsPage lists the caller's coupons.
-func (h *Handlers) MyCouponsPage(c *fiber.Ctx) error {
+func (h *Coupons) MyCouponsPage(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -217,7 +217,7 @@ func (h *Handlers) MyCouponsPage(c *fiber.Ctx) error {
 }
 
 // MyRemindersPage lists the caller's reminders.
-func (h *Handlers) MyRemindersPage(c *fiber.Ctx) error {
+func (h *Reminders) MyRemindersPage(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -230,7 +230,7 @@ func (h *Handlers) MyRemindersPage(c *fiber.Ctx) error {
 }
 
 // NotificationsPage is the caller's inbox; showing it reads it.
-func (h *Handlers) NotificationsPage(c *fiber.Ctx) error {
+func (h *Site) NotificationsPage(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -248,11 +248,11 @@ func (h *Handlers) NotificationsPage(c *fiber.Ctx) error {
 }
 
 // AdminCouponsPage lists the merchant's templates beside the form to create one.
-func (h *Handlers) AdminCouponsPage(c *fiber.Ctx) error {
+func (h *Coupons) AdminCouponsPage(c *fiber.Ctx) error {
 	return h.adminCoupons(c, fiber.StatusOK, views.CouponForm{Kind: model.CouponAmountOff, LimitPerUser: "1", ValidDays: "7"})
 }
 
-func (h *Handlers) adminCoupons(c *fiber.Ctx, status int, form views.CouponForm) error {
+func (h *Coupons) adminCoupons(c *fiber.Ctx, status int, form views.CouponForm) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -265,7 +265,7 @@ func (h *Handlers) adminCoupons(c *fiber.Ctx, status int, form views.CouponForm)
 }
 
 // AdminCreateCouponForm creates a template from the admin form, showing each problem beside its field.
-func (h *Handlers) AdminCreateCouponForm(c *fiber.Ctx) error {
+func (h *Coupons) AdminCreateCouponForm(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -292,11 +292,11 @@ func (h *Handlers) AdminCreateCouponForm(c *fiber.Ctx) error {
 }
 
 // AdminCouponPage shows one template's figures, bookings and deliveries.
-func (h *Handlers) AdminCouponPage(c *fiber.Ctx) error {
+func (h *Coupons) AdminCouponPage(c *fiber.Ctx) error {
 	return h.adminCoupon(c, fiber.StatusOK, "")
 }
 
-func (h *Handlers) adminCoupon(c *fiber.Ctx, status int, formErr string) error {
+func (h *Coupons) adminCoupon(c *fiber.Ctx, status int, formErr string) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -309,7 +309,7 @@ func (h *Handlers) adminCoupon(c *fiber.Ctx, status int, formErr string) error {
 }
 
 // AdminCouponWindowForm moves a template's grab window from the admin form.
-func (h *Handlers) AdminCouponWindowForm(c *fiber.Ctx) error {
+func (h *Coupons) AdminCouponWindowForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

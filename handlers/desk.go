@@ -16,11 +16,11 @@ import (
 
 // shopZone is the shop's time zone, in which the desk reads its date
 // filters and the exports write their times: the server's local zone (TZ).
-func (h *Handlers) shopZone() *time.Location { return time.Local }
+func shopZone() *time.Location { return time.Local }
 
 // deskFilter reads the desk's query: q, goods_id, slot_id, status, from
 // and to (dates, YYYY-MM-DD in the shop's zone, to inclusive), before, limit.
-func (h *Handlers) deskFilter(c *fiber.Ctx) (checkout.DeskFilter, error) {
+func (h *Checkout) deskFilter(c *fiber.Ctx) (checkout.DeskFilter, error) {
 	f := checkout.DeskFilter{Q: c.Query("q"), Status: c.Query("status"), Before: c.Query("before")}
 	var err error
 	if f.GoodsID, err = queryInt(c, "goods_id"); err != nil {
@@ -43,7 +43,7 @@ func (h *Handlers) deskFilter(c *fiber.Ctx) (checkout.DeskFilter, error) {
 		if s == "" {
 			continue
 		}
-		day, err := time.ParseInLocation(time.DateOnly, s, h.shopZone())
+		day, err := time.ParseInLocation(time.DateOnly, s, shopZone())
 		if err != nil {
 			return f, db.FieldErrorf(d.name, "must be a date, YYYY-MM-DD")
 		}
@@ -57,7 +57,7 @@ func (h *Handlers) deskFilter(c *fiber.Ctx) (checkout.DeskFilter, error) {
 
 // DeskOrders lists the orders of the caller's goods, searched and filtered, newest first:
 // GET /api/admin/orders?q=&goods_id=&slot_id=&status=&from=&to=&before=&limit=.
-func (h *Handlers) DeskOrders(c *fiber.Ctx) error {
+func (h *Checkout) DeskOrders(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -74,7 +74,7 @@ func (h *Handlers) DeskOrders(c *fiber.Ctx) error {
 }
 
 // DeskOrder answers one order of the caller's goods with its history: GET /api/admin/orders/{id}.
-func (h *Handlers) DeskOrder(c *fiber.Ctx) error {
+func (h *Checkout) DeskOrder(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -93,7 +93,7 @@ type refundBody struct {
 // DeskRefund refunds a paid order of the caller's goods, with a reason:
 // POST /api/admin/orders/{id}/refund {reason}. The audit middleware records
 // it (order.refund on order:ID) with the reason.
-func (h *Handlers) DeskRefund(c *fiber.Ctx) error {
+func (h *Checkout) DeskRefund(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -110,7 +110,7 @@ func (h *Handlers) DeskRefund(c *fiber.Ctx) error {
 }
 
 // DeskPage is the orders desk: GET /admin/orders with the API's query.
-func (h *Handlers) DeskPage(c *fiber.Ctx) error {
+func (h *Checkout) DeskPage(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -150,7 +150,7 @@ func deskRow(o model.DeskOrder) views.DeskOrder {
 }
 
 // deskOrderView reads one order with its history for the order page.
-func (h *Handlers) deskOrderView(c *fiber.Ctx) (views.DeskOrderView, error) {
+func (h *Checkout) deskOrderView(c *fiber.Ctx) (views.DeskOrderView, error) {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return views.DeskOrderView{}, err
@@ -169,7 +169,7 @@ func (h *Handlers) deskOrderView(c *fiber.Ctx) (views.DeskOrderView, error) {
 // DeskOrderPage is one order with its history and, when paid, the way to
 // refund it: GET /admin/orders/{id}; ?done=refunded after a refund made
 // from the form says so beside it.
-func (h *Handlers) DeskOrderPage(c *fiber.Ctx) error {
+func (h *Checkout) DeskOrderPage(c *fiber.Ctx) error {
 	v, err := h.deskOrderView(c)
 	if err != nil {
 		return err
@@ -182,7 +182,7 @@ func (h *Handlers) DeskOrderPage(c *fiber.Ctx) error {
 
 // DeskRefundConfirm asks before a refund, with the reason to give:
 // GET /admin/orders/{id}/refund (no script needed).
-func (h *Handlers) DeskRefundConfirm(c *fiber.Ctx) error {
+func (h *Checkout) DeskRefundConfirm(c *fiber.Ctx) error {
 	v, err := h.deskOrderView(c)
 	if err != nil {
 		return err
@@ -196,7 +196,7 @@ func (h *Handlers) DeskRefundConfirm(c *fiber.Ctx) error {
 // (and, read after this request, shows the audited reason in the history);
 // a refused one answers 4xx (so the audit records only refunds made) with
 // the form and its error beside it.
-func (h *Handlers) DeskRefundForm(c *fiber.Ctx) error {
+func (h *Checkout) DeskRefundForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

@@ -53,7 +53,7 @@ var RedPacketGrabsColumns = []string{"redpacket_id", "username", "user_id", "amo
 
 // RedPacketGrabsCSV exports who got how much of a red packet, in grab order:
 // GET /api/admin/redpackets/{id}/grabs.csv.
-func (h *Handlers) RedPacketGrabsCSV(c *fiber.Ctx) error {
+func (h *RedPackets) RedPacketGrabsCSV(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -62,7 +62,7 @@ func (h *Handlers) RedPacketGrabsCSV(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	zone := h.shopZone()
+	zone := shopZone()
 	return streamCSV(c, fmt.Sprintf("redpacket-%d-grabs.csv", id), RedPacketGrabsColumns, func(write func([]string) error) error {
 		for _, g := range v.Grabs.Grabs {
 			if err := write([]string{strconv.FormatInt(id, 10), g.Username, strconv.FormatInt(g.UserID, 10),
@@ -79,7 +79,7 @@ var CouponClaimsColumns = []string{"coupon_id", "user_coupon_id", "username", "u
 
 // CouponClaimsCSV exports who grabbed a coupon and what became of it, newest first:
 // GET /api/admin/coupons/{id}/claims.csv.
-func (h *Handlers) CouponClaimsCSV(c *fiber.Ctx) error {
+func (h *Coupons) CouponClaimsCSV(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -88,7 +88,7 @@ func (h *Handlers) CouponClaimsCSV(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	zone := h.shopZone()
+	zone := shopZone()
 	return streamCSV(c, fmt.Sprintf("coupon-%d-claims.csv", id), CouponClaimsColumns, func(write func([]string) error) error {
 		for _, u := range claims {
 			number := ""
@@ -106,7 +106,7 @@ func (h *Handlers) CouponClaimsCSV(c *fiber.Ctx) error {
 
 // RedPacketGrabsPage lists who got a red packet, searchable by username:
 // GET /admin/redpackets/{id}/grabs?q=.
-func (h *Handlers) RedPacketGrabsPage(c *fiber.Ctx) error {
+func (h *RedPackets) RedPacketGrabsPage(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -129,7 +129,7 @@ func (h *Handlers) RedPacketGrabsPage(c *fiber.Ctx) error {
 
 // CouponClaimsPage lists who grabbed a coupon, searchable by username:
 // GET /admin/coupons/{id}/claims?q=.
-func (h *Handlers) CouponClaimsPage(c *fiber.Ctx) error {
+func (h *Coupons) CouponClaimsPage(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

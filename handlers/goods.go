@@ -80,7 +80,7 @@ func (b goodsBody) input() (goods.Input, error) {
 }
 
 // CreateSlot adds a time slot: POST /api/admin/slots.
-func (h *Handlers) CreateSlot(c *fiber.Ctx) error {
+func (h *Goods) CreateSlot(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -101,7 +101,7 @@ func (h *Handlers) CreateSlot(c *fiber.Ctx) error {
 }
 
 // UpdateSlot edits a slot: PUT /api/admin/slots/{id}.
-func (h *Handlers) UpdateSlot(c *fiber.Ctx) error {
+func (h *Goods) UpdateSlot(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -134,7 +134,7 @@ func (h *Handlers) UpdateSlot(c *fiber.Ctx) error {
 }
 
 // ListSlots answers the live and upcoming slots: GET /api/slots.
-func (h *Handlers) ListSlots(c *fiber.Ctx) error {
+func (h *Goods) ListSlots(c *fiber.Ctx) error {
 	slots, err := h.Goods.Slots(c.UserContext())
 	if err != nil {
 		return err
@@ -143,7 +143,7 @@ func (h *Handlers) ListSlots(c *fiber.Ctx) error {
 }
 
 // AdminListSlots answers the caller's own slots, ended ones too: GET /api/admin/slots.
-func (h *Handlers) AdminListSlots(c *fiber.Ctx) error {
+func (h *Goods) AdminListSlots(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -156,7 +156,7 @@ func (h *Handlers) AdminListSlots(c *fiber.Ctx) error {
 }
 
 // SlotGoods answers a slot's goods with live remaining stock: GET /api/slots/{id}/goods.
-func (h *Handlers) SlotGoods(c *fiber.Ctx) error {
+func (h *Goods) SlotGoods(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
@@ -170,7 +170,7 @@ func (h *Handlers) SlotGoods(c *fiber.Ctx) error {
 }
 
 // CreateGoods adds goods to a slot: POST /api/admin/goods.
-func (h *Handlers) CreateGoods(c *fiber.Ctx) error {
+func (h *Goods) CreateGoods(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -191,7 +191,7 @@ func (h *Handlers) CreateGoods(c *fiber.Ctx) error {
 }
 
 // UpdateGoods edits goods: PUT /api/admin/goods/{id}.
-func (h *Handlers) UpdateGoods(c *fiber.Ctx) error {
+func (h *Goods) UpdateGoods(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -224,7 +224,7 @@ func (h *Handlers) UpdateGoods(c *fiber.Ctx) error {
 }
 
 // GetGoods answers one goods with live remaining stock: GET /api/goods/{id}.
-func (h *Handlers) GetGoods(c *fiber.Ctx) error {
+func (h *Goods) GetGoods(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
@@ -238,7 +238,7 @@ func (h *Handlers) GetGoods(c *fiber.Ctx) error {
 }
 
 // GoodsStats answers Redis's live counts beside SQLite's: GET /api/admin/goods/{id}/stats.
-func (h *Handlers) GoodsStats(c *fiber.Ctx) error {
+func (h *Goods) GoodsStats(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -252,7 +252,7 @@ func (h *Handlers) GoodsStats(c *fiber.Ctx) error {
 
 // Grab takes one unit of goods for the caller: POST /api/goods/{id}/grab.
 // The caller comes from the signed token, so nothing is looked up first.
-func (h *Handlers) Grab(c *fiber.Ctx) error {
+func (h *Goods) Grab(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -269,7 +269,7 @@ func (h *Handlers) Grab(c *fiber.Ctx) error {
 }
 
 // PowChallenge answers a proof-of-work challenge for a grab: GET /api/pow?goods={id}.
-func (h *Handlers) PowChallenge(c *fiber.Ctx) error {
+func (h *Fair) PowChallenge(c *fiber.Ctx) error {
 	id, err := strconv.ParseInt(c.Query("goods"), 10, 64)
 	if err != nil {
 		return db.Errorf(db.EINVALID, "goods must be a goods id")
@@ -282,16 +282,16 @@ func (h *Handlers) PowChallenge(c *fiber.Ctx) error {
 }
 
 // GetOrder answers one of the caller's orders: GET /api/orders/{id}.
-func (h *Handlers) GetOrder(c *fiber.Ctx) error {
-	return h.orderAction(c, h.Goods.Order)
+func (h *Goods) GetOrder(c *fiber.Ctx) error {
+	return orderAction(c, h.Goods.Order)
 }
 
 // CancelOrder cancels one of the caller's unpaid orders: POST /api/orders/{id}/cancel.
-func (h *Handlers) CancelOrder(c *fiber.Ctx) error {
-	return h.orderAction(c, h.Goods.CancelOrder)
+func (h *Goods) CancelOrder(c *fiber.Ctx) error {
+	return orderAction(c, h.Goods.CancelOrder)
 }
 
-func (h *Handlers) orderAction(c *fiber.Ctx, act func(ctx context.Context, userID, orderID int64) (*model.Order, error)) error {
+func orderAction(c *fiber.Ctx, act func(ctx context.Context, userID, orderID int64) (*model.Order, error)) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -308,7 +308,7 @@ func (h *Handlers) orderAction(c *fiber.Ctx, act func(ctx context.Context, userI
 }
 
 // MyOrders answers the caller's orders, newest first: GET /api/me/orders.
-func (h *Handlers) MyOrders(c *fiber.Ctx) error {
+func (h *Goods) MyOrders(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err

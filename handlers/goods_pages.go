@@ -12,7 +12,7 @@ import (
 )
 
 // SlotsPage is the shopper's slot menu: GET /slots and /slots/{id}.
-func (h *Handlers) SlotsPage(c *fiber.Ctx) error {
+func (h *Goods) SlotsPage(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	slots, err := h.Goods.Slots(ctx)
 	if err != nil {
@@ -46,7 +46,7 @@ func (h *Handlers) SlotsPage(c *fiber.Ctx) error {
 }
 
 // GoodsPage shows one goods with the Grab button: GET /goods/{id}.
-func (h *Handlers) GoodsPage(c *fiber.Ctx) error {
+func (h *Goods) GoodsPage(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
@@ -84,7 +84,7 @@ func (h *Handlers) GoodsPage(c *fiber.Ctx) error {
 }
 
 // MyOrdersPage lists the caller's orders with Pay buttons: GET /me/orders.
-func (h *Handlers) MyOrdersPage(c *fiber.Ctx) error {
+func (h *Goods) MyOrdersPage(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -97,13 +97,13 @@ func (h *Handlers) MyOrdersPage(c *fiber.Ctx) error {
 }
 
 // AdminSlotsPage lists the merchant's slots with the form to add one: GET /admin/slots.
-func (h *Handlers) AdminSlotsPage(c *fiber.Ctx) error {
+func (h *Goods) AdminSlotsPage(c *fiber.Ctx) error {
 	start := h.Goods.Now().UTC().Truncate(time.Hour).Add(time.Hour)
 	form := views.SlotForm{StartAt: views.DateTimeLocal(start), EndAt: views.DateTimeLocal(start.Add(2 * time.Hour))}
 	return h.adminSlots(c, fiber.StatusOK, form)
 }
 
-func (h *Handlers) adminSlots(c *fiber.Ctx, status int, form views.SlotForm) error {
+func (h *Goods) adminSlots(c *fiber.Ctx, status int, form views.SlotForm) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -139,7 +139,7 @@ func goodsFormOf(c *fiber.Ctx) views.GoodsForm {
 }
 
 // AdminCreateSlot handles the new-slot form: POST /admin/slots.
-func (h *Handlers) AdminCreateSlot(c *fiber.Ctx) error {
+func (h *Goods) AdminCreateSlot(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -161,11 +161,11 @@ func (h *Handlers) AdminCreateSlot(c *fiber.Ctx) error {
 }
 
 // AdminSlotPage is one slot's live sales dashboard and forms: GET /admin/slots/{id}.
-func (h *Handlers) AdminSlotPage(c *fiber.Ctx) error {
+func (h *Goods) AdminSlotPage(c *fiber.Ctx) error {
 	return h.adminSlot(c, fiber.StatusOK, nil, &views.GoodsForm{Limit: "1"})
 }
 
-func (h *Handlers) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm, goodsForm *views.GoodsForm) error {
+func (h *Goods) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm, goodsForm *views.GoodsForm) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -185,7 +185,7 @@ func (h *Handlers) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm,
 }
 
 // AdminUpdateSlot handles the edit-slot form: POST /admin/slots/{id}.
-func (h *Handlers) AdminUpdateSlot(c *fiber.Ctx) error {
+func (h *Goods) AdminUpdateSlot(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func (h *Handlers) AdminUpdateSlot(c *fiber.Ctx) error {
 }
 
 // AdminCreateGoods handles the add-goods form: POST /admin/slots/{id}/goods.
-func (h *Handlers) AdminCreateGoods(c *fiber.Ctx) error {
+func (h *Goods) AdminCreateGoods(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -227,11 +227,11 @@ func (h *Handlers) AdminCreateGoods(c *fiber.Ctx) error {
 }
 
 // AdminGoodsPage is one goods' reconciliation and edit form: GET /admin/goods/{id}.
-func (h *Handlers) AdminGoodsPage(c *fiber.Ctx) error {
+func (h *Goods) AdminGoodsPage(c *fiber.Ctx) error {
 	return h.adminGoods(c, fiber.StatusOK, nil)
 }
 
-func (h *Handlers) adminGoods(c *fiber.Ctx, status int, form *views.GoodsForm) error {
+func (h *Goods) adminGoods(c *fiber.Ctx, status int, form *views.GoodsForm) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -257,7 +257,7 @@ func (h *Handlers) adminGoods(c *fiber.Ctx, status int, form *views.GoodsForm) e
 }
 
 // AdminUpdateGoods handles the edit-goods form: POST /admin/goods/{id}.
-func (h *Handlers) AdminUpdateGoods(c *fiber.Ctx) error {
+func (h *Goods) AdminUpdateGoods(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

@@ -7,12 +7,12 @@ import (
 )
 
 // userReminders lists every reminder the user booked, coupons' and goods', soonest first.
-func (h *Handlers) userReminders(ctx context.Context, userID int64) ([]model.BookedReminder, error) {
-	cs, err := h.Coupons.UserReminders(ctx, userID)
+func (h *Reminders) userReminders(ctx context.Context, userID int64) ([]model.BookedReminder, error) {
+	cs, err := h.Coupons.Mine(ctx, userID)
 	if err != nil {
 		return nil, err
 	}
-	gs, err := h.Goods.UserReminders(ctx, userID)
+	gs, err := h.Goods.Mine(ctx, userID)
 	if err != nil {
 		return nil, err
 	}

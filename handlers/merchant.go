@@ -32,13 +32,13 @@ func onlyHidden(c *fiber.Ctx) (hidden, only bool, err error) {
 }
 
 // EndGoods ends the sale of goods now: POST /api/admin/goods/{id}/end.
-func (h *Handlers) EndGoods(c *fiber.Ctx) error { return answerByID(c, "goods", h.Goods.EndGoods) }
+func (h *Goods) EndGoods(c *fiber.Ctx) error { return answerByID(c, "goods", h.Goods.EndGoods) }
 
 // EndSlot ends the sale of a slot now: POST /api/admin/slots/{id}/end.
-func (h *Handlers) EndSlot(c *fiber.Ctx) error { return answerByID(c, "slot", h.Goods.EndSlot) }
+func (h *Goods) EndSlot(c *fiber.Ctx) error { return answerByID(c, "slot", h.Goods.EndSlot) }
 
 // SlotStats answers a slot's goods with their figures and the totals: GET /api/admin/slots/{id}/stats.
-func (h *Handlers) SlotStats(c *fiber.Ctx) error {
+func (h *Goods) SlotStats(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -60,10 +60,10 @@ func (h *Handlers) SlotStats(c *fiber.Ctx) error {
 }
 
 // GoodsSamples answers the goods' one-second samples for its chart: GET /api/admin/goods/{id}/samples.
-func (h *Handlers) GoodsSamples(c *fiber.Ctx) error { return answerByID(c, "samples", h.Goods.Samples) }
+func (h *Goods) GoodsSamples(c *fiber.Ctx) error { return answerByID(c, "samples", h.Goods.Samples) }
 
 // SlotSamples answers the samples of every goods of a slot: GET /api/admin/slots/{id}/samples.
-func (h *Handlers) SlotSamples(c *fiber.Ctx) error {
+func (h *Goods) SlotSamples(c *fiber.Ctx) error {
 	return answerByID(c, "samples", h.Goods.SlotSamples)
 }
 
@@ -85,7 +85,7 @@ func uploadedImage(c *fiber.Ctx) ([]byte, error) {
 }
 
 // UploadGoodsImage sets the goods' picture: POST /api/admin/goods/{id}/image (multipart, field "image").
-func (h *Handlers) UploadGoodsImage(c *fiber.Ctx) error {
+func (h *Goods) UploadGoodsImage(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -103,7 +103,7 @@ func (h *Handlers) UploadGoodsImage(c *fiber.Ctx) error {
 
 // Image serves a stored picture by its hash: GET /images/{hash}. The URL
 // names the bytes, so they are cached for good and revalidated by ETag.
-func (h *Handlers) Image(c *fiber.Ctx) error {
+func (h *Goods) Image(c *fiber.Ctx) error {
 	hash := c.Params("hash")
 	etag := `"` + hash + `"`
 	c.Set(fiber.HeaderCacheControl, "public, max-age=31536000, immutable")
@@ -126,7 +126,7 @@ func (h *Handlers) Image(c *fiber.Ctx) error {
 }
 
 // AdminUsers lists the accounts: GET /api/admin/users (admin).
-func (h *Handlers) AdminUsers(c *fiber.Ctx) error {
+func (h *Site) AdminUsers(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -142,27 +142,27 @@ func (h *Handlers) AdminUsers(c *fiber.Ctx) error {
 
 // AdminDashboard is the merchant area's start page: the live and upcoming
 // slots with their totals, the coupons and the red packets: GET /admin/.
-func (h *Handlers) AdminDashboard(c *fiber.Ctx) error {
+func (h *Site) AdminDashboard(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
 	}
 	ctx := c.UserContext()
 	v := views.DashboardView{}
-	if v.Slots, err = h.Goods.MerchantSales(ctx, cl); err != nil {
+	if v.Slots, err = h.Shelves.Goods.MerchantSales(ctx, cl); err != nil {
 		return err
 	}
-	if v.Coupons, err = h.Coupons.ManagedStats(ctx, cl); err != nil {
+	if v.Coupons, err = h.Shelves.Coupons.ManagedStats(ctx, cl); err != nil {
 		return err
 	}
-	if v.RedPackets, err = h.RedPackets.Own(ctx, cl); err != nil {
+	if v.RedPackets, err = h.Shelves.RedPackets.Own(ctx, cl); err != nil {
 		return err
 	}
 	return render(c, fiber.StatusOK, views.AdminDashboard(h.page(c, "Merchant dashboard"), v))
 }
 
 // AdminEndGoodsForm ends a goods' sale from its page: POST /admin/goods/{id}/end.
-func (h *Handlers) AdminEndGoodsForm(c *fiber.Ctx) error {
+func (h *Goods) AdminEndGoodsForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -175,7 +175,7 @@ func (h *Handlers) AdminEndGoodsForm(c *fiber.Ctx) error {
 }
 
 // AdminHideGoodsForm hides or shows goods: POST /admin/goods/{id}/hidden (hidden=1 or 0).
-func (h *Handlers) AdminHideGoodsForm(c *fiber.Ctx) error {
+func (h *Goods) AdminHideGoodsForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -186,7 +186,7 @@ func (h *Handlers) AdminHideGoodsForm(c *fiber.Ctx) error {
 }
 
 // AdminEndSlotForm ends a slot's sale: POST /admin/slots/{id}/end.
-func (h *Handlers) AdminEndSlotForm(c *fiber.Ctx) error {
+func (h *Goods) AdminEndSlotForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -199,7 +199,7 @@ func (h *Handlers) AdminEndSlotForm(c *fiber.Ctx) error {
 }
 
 // AdminHideSlotForm hides or shows a slot: POST /admin/slots/{id}/hidden (hidden=1 or 0).
-func (h *Handlers) AdminHideSlotForm(c *fiber.Ctx) error {
+func (h *Goods) AdminHideSlotForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -210,7 +210,7 @@ func (h *Handlers) AdminHideSlotForm(c *fiber.Ctx) error {
 }
 
 // AdminImageForm uploads a goods' picture from its page: POST /admin/goods/{id}/image.
-func (h *Handlers) AdminImageForm(c *fiber.Ctx) error {
+func (h *Goods) AdminImageForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -225,7 +225,7 @@ func (h *Handlers) AdminImageForm(c *fiber.Ctx) error {
 // afterAction redirects back to path with the action's outcome shown beside
 // the form at place: a refusal the merchant can act on in red, a success in
 // green; anything else is an error page.
-func (h *Handlers) afterAction(c *fiber.Ctx, path, place string, err error, ok func() string) error {
+func (h *Goods) afterAction(c *fiber.Ctx, path, place string, err error, ok func() string) error {
 	if _, shown := refusal(err); shown {
 		return redirectWithNote(c, path, views.FlashError, place, db.ErrorMessage(err))
 	} else if err != nil {
@@ -242,11 +242,11 @@ func hiddenMessage(hidden bool) string {
 }
 
 // AdminUsersPage lists the accounts with the form to add a merchant: GET /admin/users (admin).
-func (h *Handlers) AdminUsersPage(c *fiber.Ctx) error {
+func (h *Site) AdminUsersPage(c *fiber.Ctx) error {
 	return h.adminUsers(c, fiber.StatusOK, views.UserForm{Role: model.RoleMerchant})
 }
 
-func (h *Handlers) adminUsers(c *fiber.Ctx, status int, form views.UserForm) error {
+func (h *Site) adminUsers(c *fiber.Ctx, status int, form views.UserForm) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -259,7 +259,7 @@ func (h *Handlers) adminUsers(c *fiber.Ctx, status int, form views.UserForm) err
 }
 
 // AdminCreateUserForm handles the new-account form: POST /admin/users (admin).
-func (h *Handlers) AdminCreateUserForm(c *fiber.Ctx) error {
+func (h *Site) AdminCreateUserForm(c *fiber.Ctx) error {
 	form := views.UserForm{Username: c.FormValue("username"), Role: c.FormValue("role")}
 	u, err := h.Accounts.CreateUser(c.UserContext(), form.Username, c.FormValue("password"), form.Role)
 	if status, shown := refusal(err); shown {

@@ -12,12 +12,12 @@ import (
 // JoinQueue puts the caller in the goods' waiting room: POST
 // /api/goods/{id}/queue answers 201 with the new ticket, 200 with the one
 // held already.
-func (h *Handlers) JoinQueue(c *fiber.Ctx) error {
+func (h *Fair) JoinQueue(c *fiber.Ctx) error {
 	return joinByID(c, "ticket", h.Fair.JoinQueue)
 }
 
 // QueueTicket answers the caller's ticket: GET /api/goods/{id}/queue.
-func (h *Handlers) QueueTicket(c *fiber.Ctx) error {
+func (h *Fair) QueueTicket(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -30,12 +30,12 @@ func (h *Handlers) QueueTicket(c *fiber.Ctx) error {
 }
 
 // QueueStats answers the merchant's view of a waiting room: GET /api/admin/goods/{id}/queue.
-func (h *Handlers) QueueStats(c *fiber.Ctx) error {
+func (h *Fair) QueueStats(c *fiber.Ctx) error {
 	return answerByID(c, "queue", h.Fair.QueueStats)
 }
 
 // QueuePage is a goods' waiting room for the signed-in shopper: GET /goods/{id}/queue.
-func (h *Handlers) QueuePage(c *fiber.Ctx) error {
+func (h *Fair) QueuePage(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

@@ -11,12 +11,12 @@ import (
 // EnterRaffle enters the caller in a raffle goods' draw: POST
 // /api/goods/{id}/entries (X-Pow when the goods asks a proof of work).
 // 201 with a new entry, 200 with the one the caller had.
-func (h *Handlers) EnterRaffle(c *fiber.Ctx) error {
+func (h *Fair) EnterRaffle(c *fiber.Ctx) error {
 	return joinByID(c, "entry", h.Fair.EnterRaffle)
 }
 
 // MyRaffleEntry answers the caller's entry in a raffle: GET /api/goods/{id}/entries/me.
-func (h *Handlers) MyRaffleEntry(c *fiber.Ctx) error {
+func (h *Fair) MyRaffleEntry(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (h *Handlers) MyRaffleEntry(c *fiber.Ctx) error {
 }
 
 // RaffleDraw answers a raffle's public record: GET /api/goods/{id}/draw.
-func (h *Handlers) RaffleDraw(c *fiber.Ctx) error {
+func (h *Fair) RaffleDraw(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
@@ -42,12 +42,12 @@ func (h *Handlers) RaffleDraw(c *fiber.Ctx) error {
 }
 
 // RaffleStats answers the merchant's live view of a raffle: GET /api/admin/goods/{id}/raffle.
-func (h *Handlers) RaffleStats(c *fiber.Ctx) error {
+func (h *Fair) RaffleStats(c *fiber.Ctx) error {
 	return answerByID[*model.RaffleStats](c, "raffle", h.Fair.RaffleStats)
 }
 
 // RafflePage is a raffle goods' page for shoppers: GET /goods/{id}/raffle.
-func (h *Handlers) RafflePage(c *fiber.Ctx) error {
+func (h *Fair) RafflePage(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err

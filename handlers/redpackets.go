@@ -12,7 +12,7 @@ import (
 )
 
 // CreateRedPacket makes a packet for the calling merchant: POST /api/admin/redpackets.
-func (h *Handlers) CreateRedPacket(c *fiber.Ctx) error {
+func (h *RedPackets) CreateRedPacket(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -29,7 +29,7 @@ func (h *Handlers) CreateRedPacket(c *fiber.Ctx) error {
 }
 
 // ListRedPackets answers the packets shoppers may open: GET /api/redpackets.
-func (h *Handlers) ListRedPackets(c *fiber.Ctx) error {
+func (h *RedPackets) ListRedPackets(c *fiber.Ctx) error {
 	list, err := h.RedPackets.Active(c.UserContext())
 	if err != nil {
 		return err
@@ -38,7 +38,7 @@ func (h *Handlers) ListRedPackets(c *fiber.Ctx) error {
 }
 
 // AdminListRedPackets answers the caller's own packets (all for an admin): GET /api/admin/redpackets.
-func (h *Handlers) AdminListRedPackets(c *fiber.Ctx) error {
+func (h *RedPackets) AdminListRedPackets(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -51,7 +51,7 @@ func (h *Handlers) AdminListRedPackets(c *fiber.Ctx) error {
 }
 
 // GetRedPacket answers a packet with live remaining figures: GET /api/redpackets/{id}.
-func (h *Handlers) GetRedPacket(c *fiber.Ctx) error {
+func (h *RedPackets) GetRedPacket(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
@@ -64,7 +64,7 @@ func (h *Handlers) GetRedPacket(c *fiber.Ctx) error {
 }
 
 // GrabRedPacket opens a packet for the caller: POST /api/redpackets/{id}/grab.
-func (h *Handlers) GrabRedPacket(c *fiber.Ctx) error {
+func (h *RedPackets) GrabRedPacket(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -81,7 +81,7 @@ func (h *Handlers) GrabRedPacket(c *fiber.Ctx) error {
 }
 
 // RedPacketGrabs answers who got how much: GET /api/redpackets/{id}/grabs.
-func (h *Handlers) RedPacketGrabs(c *fiber.Ctx) error {
+func (h *RedPackets) RedPacketGrabs(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
@@ -94,7 +94,7 @@ func (h *Handlers) RedPacketGrabs(c *fiber.Ctx) error {
 }
 
 // RedPacketStats answers a packet's live and durable figures to its merchant: GET /api/admin/redpackets/{id}/stats.
-func (h *Handlers) RedPacketStats(c *fiber.Ctx) error {
+func (h *RedPackets) RedPacketStats(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -107,7 +107,7 @@ func (h *Handlers) RedPacketStats(c *fiber.Ctx) error {
 }
 
 // RedPacketsPage lists the packets a shopper may open.
-func (h *Handlers) RedPacketsPage(c *fiber.Ctx) error {
+func (h *RedPackets) RedPacketsPage(c *fiber.Ctx) error {
 	list, err := h.RedPackets.Active(c.UserContext())
 	if err != nil {
 		return err
@@ -126,7 +126,7 @@ func (h *Handlers) RedPacketsPage(c *fiber.Ctx) error {
 }
 
 // RedPacketPage shows one packet with its open button and the grabs.
-func (h *Handlers) RedPacketPage(c *fiber.Ctx) error {
+func (h *RedPackets) RedPacketPage(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
@@ -144,12 +144,12 @@ func (h *Handlers) RedPacketPage(c *fiber.Ctx) error {
 }
 
 // AdminRedPacketsPage shows the create form and the merchant's packets.
-func (h *Handlers) AdminRedPacketsPage(c *fiber.Ctx) error {
+func (h *RedPackets) AdminRedPacketsPage(c *fiber.Ctx) error {
 	form := views.RedPacketForm{Mode: model.RedPacketRandom, ExpiresIn: "24h"}
 	return h.adminRedPackets(c, fiber.StatusOK, form)
 }
 
-func (h *Handlers) adminRedPackets(c *fiber.Ctx, status int, form views.RedPacketForm) error {
+func (h *RedPackets) adminRedPackets(c *fiber.Ctx, status int, form views.RedPacketForm) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -163,7 +163,7 @@ func (h *Handlers) adminRedPackets(c *fiber.Ctx, status int, form views.RedPacke
 
 // AdminCreateRedPacketForm handles the create form: the packet's page on
 // success, the form again with the message beside the field at fault otherwise.
-func (h *Handlers) AdminCreateRedPacketForm(c *fiber.Ctx) error {
+func (h *RedPackets) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -204,7 +204,7 @@ func (h *Handlers) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 }
 
 // AdminRedPacketPage shows one of the merchant's packets with live claims.
-func (h *Handlers) AdminRedPacketPage(c *fiber.Ctx) error {
+func (h *RedPackets) AdminRedPacketPage(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

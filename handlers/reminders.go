@@ -1,7 +1,6 @@
 package handlers
 
 import (
-	"context"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -10,55 +9,38 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// reminderBook is what the reminder routes of one kind of sale call: coupon
-// templates and seckill goods book reminders alike (db/remind), under
-// /api/coupons/{id}/reminders and /api/goods/{id}/reminders.
-type reminderBook struct {
-	list   func(ctx context.Context, userID, id int64) ([]model.BookedReminder, error)
-	book   func(ctx context.Context, userID, id int64, minutes int, channel string) ([]model.BookedReminder, error)
-	cancel func(ctx context.Context, userID, id int64, minutes int, channel string) ([]model.BookedReminder, error)
-}
-
-func (h *Handlers) couponReminders() reminderBook {
-	return reminderBook{h.Coupons.Reminders, h.Coupons.Book, h.Coupons.Cancel}
-}
-
-func (h *Handlers) goodsReminders() reminderBook {
-	return reminderBook{h.Goods.Reminders, h.Goods.BookReminder, h.Goods.CancelReminder}
-}
-
 // CouponReminders lists the caller's reminders for a template: GET /api/coupons/{id}/reminders.
-func (h *Handlers) CouponReminders(c *fiber.Ctx) error { return h.couponReminders().listRoute(c) }
+func (h *Reminders) CouponReminders(c *fiber.Ctx) error { return h.Coupons.listRoute(c) }
 
 // BookReminder books one reminder: PUT /api/coupons/{id}/reminders.
-func (h *Handlers) BookReminder(c *fiber.Ctx) error { return h.couponReminders().bookRoute(c) }
+func (h *Reminders) BookReminder(c *fiber.Ctx) error { return h.Coupons.bookRoute(c) }
 
 // CancelReminder clears one reminder: DELETE /api/coupons/{id}/reminders?minutes_before=&channel=.
-func (h *Handlers) CancelReminder(c *fiber.Ctx) error { return h.couponReminders().cancelRoute(c) }
+func (h *Reminders) CancelReminder(c *fiber.Ctx) error { return h.Coupons.cancelRoute(c) }
 
 // GoodsReminders lists the caller's reminders for a goods: GET /api/goods/{id}/reminders.
-func (h *Handlers) GoodsReminders(c *fiber.Ctx) error { return h.goodsReminders().listRoute(c) }
+func (h *Reminders) GoodsReminders(c *fiber.Ctx) error { return h.Goods.listRoute(c) }
 
 // BookGoodsReminder books one reminder before a goods' sale: PUT /api/goods/{id}/reminders.
-func (h *Handlers) BookGoodsReminder(c *fiber.Ctx) error { return h.goodsReminders().bookRoute(c) }
+func (h *Reminders) BookGoodsReminder(c *fiber.Ctx) error { return h.Goods.bookRoute(c) }
 
 // CancelGoodsReminder clears one reminder: DELETE /api/goods/{id}/reminders?minutes_before=&channel=.
-func (h *Handlers) CancelGoodsReminder(c *fiber.Ctx) error { return h.goodsReminders().cancelRoute(c) }
+func (h *Reminders) CancelGoodsReminder(c *fiber.Ctx) error { return h.Goods.cancelRoute(c) }
 
 type reminderBody struct {
 	MinutesBefore int    `json:"minutes_before"`
 	Channel       string `json:"channel"`
 }
 
-func (b reminderBook) listRoute(c *fiber.Ctx) error {
+func (b ReminderBook) listRoute(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
 	}
-	return remindersJSON(c)(b.list(c.UserContext(), cl.UserID, id))
+	return remindersJSON(c)(b.List(c.UserContext(), cl.UserID, id))
 }
 
-func (b reminderBook) bookRoute(c *fiber.Ctx) error {
+func (b ReminderBook) bookRoute(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -67,10 +49,10 @@ func (b reminderBook) bookRoute(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	return remindersJSON(c)(b.book(c.UserContext(), cl.UserID, id, in.MinutesBefore, in.Channel))
+	return remindersJSON(c)(b.Book(c.UserContext(), cl.UserID, id, in.MinutesBefore, in.Channel))
 }
 
-func (b reminderBook) cancelRoute(c *fiber.Ctx) error {
+func (b ReminderBook) cancelRoute(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -79,7 +61,7 @@ func (b reminderBook) cancelRoute(c *fiber.Ctx) error {
 	if err != nil {
 		return db.FieldErrorf("minutes_before", "must be one of 5, 10, … 60")
 	}
-	return remindersJSON(c)(b.cancel(c.UserContext(), cl.UserID, id, minutes, c.Query("channel")))
+	return remindersJSON(c)(b.Cancel(c.UserContext(), cl.UserID, id, minutes, c.Query("channel")))
 }
 
 // remindersJSON answers {reminders} or the service's error.

@@ -7,16 +7,16 @@ import (
 
 // WalletPage is "My wallet": the caller's red packet winnings with their
 // total, and the coupons they claimed: GET /me/wallet.
-func (h *Handlers) WalletPage(c *fiber.Ctx) error {
+func (h *Site) WalletPage(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
 	}
 	var v views.WalletView
-	if v.Winnings, err = h.RedPackets.Winnings(c.UserContext(), cl.UserID); err != nil {
+	if v.Winnings, err = h.Shelves.RedPackets.Winnings(c.UserContext(), cl.UserID); err != nil {
 		return err
 	}
-	if v.Coupons, err = h.Coupons.UserCoupons(c.UserContext(), cl.UserID); err != nil {
+	if v.Coupons, err = h.Shelves.Coupons.UserCoupons(c.UserContext(), cl.UserID); err != nil {
 		return err
 	}
 	return render(c, fiber.StatusOK, views.WalletPage(h.page(c, "My wallet"), v))

@@ -138,11 +138,11 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 	if status == fiber.StatusTooManyRequests {
 		// A locked sign-in says so on its form, with the wait, not on an error page.
 		retry, _ := strconv.Atoi(string(c.Response().Header.Peek(fiber.HeaderRetryAfter)))
-		if handled, rerr := s.handlers.FormRefused(c, retry); handled {
+		if handled, rerr := s.site.FormRefused(c, retry); handled {
 			return rerr
 		}
 	}
-	if rerr := s.handlers.ErrorPage(c, status, msg); rerr != nil {
+	if rerr := s.site.ErrorPage(c, status, msg); rerr != nil {
 		slog.Error("render error page", "err", rerr)
 		return c.Status(status).SendString(msg)
 	}

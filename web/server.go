@@ -22,7 +22,6 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
-	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/static"
@@ -37,8 +36,9 @@ const MonitorPath = "/monitor"
 // Config is what the web server needs from the wiring.
 type Config struct {
 	Redis redis.UniversalClient // the rate limiters' process count and the hub's live channel
-	// Handlers are the ready-built HTTP handlers every route calls.
-	Handlers *handlers.Handlers
+	// Site are the platform's own handlers (accounts, the audit log,
+	// notifications, the pages that show several areas).
+	Site *handlers.Site
 	// Areas are the promotions' routes, mounted in order (see Mount).
 	Areas    []AreaRoutes
 	Audit    *audit.Service
@@ -77,6 +77,9 @@ type Config struct {
 type AreaRoutes struct {
 	API   func(m Mount)
 	Pages func(m Mount)
+	// Files are public, content-addressed files, served before sessions,
+	// metrics and rate limits (goods: product pictures).
+	Files func(r fiber.Router)
 }
 
 // Mount is where an area's routes go, and the middleware a route may put
@@ -124,7 +127,7 @@ type Server struct {
 	tokens   *account.Tokens
 	log      *slog.Logger
 	metrics  *metrics
-	handlers *handlers.Handlers
+	site     *handlers.Site
 	ready    func(ctx context.Context) map[string]error
 	trusted  []netip.Prefix
 	limits   *limiters
@@ -141,7 +144,7 @@ func New(cfg Config) *Server {
 		maxConns: cfg.MaxConnsPerIP, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
-	s.handlers = cfg.Handlers
+	s.site = cfg.Site
 	s.Hub = wshub.New(wshub.Config{Redis: cfg.Redis, Tokens: cfg.Tokens, Log: cfg.Log, Registry: cfg.Registry, Identify: identifySocket,
 		PingInterval: cfg.PingInterval, ReadWindow: cfg.SocketReadWindow, MaxAnonPerIP: cfg.MaxAnonSocketsPerIP})
 	s.App = fiber.New(fiber.Config{
@@ -180,7 +183,7 @@ func New(cfg Config) *Server {
 }
 
 func (s *Server) routes(cfg Config) {
-	app, h := s.App, s.handlers
+	app, h := s.App, s.site
 	app.Use(utf8Text, bodies, recover.New(recover.Config{EnableStackTrace: true}))
 
 	// Operations: outside metrics and auth so probes stay cheap.
@@ -190,7 +193,11 @@ func (s *Server) routes(cfg Config) {
 	app.Get("/metrics", s.metricsGate(cfg.MetricsToken), adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
 	app.Get("/favicon.ico", favicon)
 	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(mustSub(static.Files, ".")), MaxAge: 3600}))
-	app.Get(goods.ImagePath+":hash", h.Image) // product pictures, public and content-addressed
+	for _, a := range cfg.Areas { // public files, before sessions and metrics (goods: product pictures)
+		if a.Files != nil {
+			a.Files(app)
+		}
+	}
 
 	app.Use(s.identify, s.observe, s.authenticate)
 	app.Get("/ws", s.Hub.Handle)
@@ -211,10 +218,6 @@ func (s *Server) routes(cfg Config) {
 	api.Get("/me/notifications", requireUser, h.MyNotifications)
 	api.Get("/me/notifications/unread", requireUser, h.UnreadNotifications)
 	api.Post("/me/notifications/read", requireUser, h.ReadNotifications)
-	// Merchant orders desk and exports (issue 24).
-	admin.Get("/orders", h.DeskOrders)
-	admin.Get("/orders/:id", h.DeskOrder)
-	admin.Post("/orders/:id/refund", h.DeskRefund)
 	if cfg.BenchRoutes != nil {
 		cfg.BenchRoutes(api)
 	}
@@ -243,16 +246,11 @@ func (s *Server) routes(cfg Config) {
 	staff.Get("/audit", h.AuditPage)
 	staff.Get("/users", requireRole(model.RoleAdmin), h.AdminUsersPage)
 	staff.Post("/users", requireRole(model.RoleAdmin), h.AdminCreateUserForm)
-	// Merchant orders desk: search, an order's history, refund after a confirm page (issue 24).
-	staff.Get("/orders", h.DeskPage)
-	staff.Get("/orders/:id", h.DeskOrderPage)
-	staff.Get("/orders/:id/refund", h.DeskRefundConfirm)
-	staff.Post("/orders/:id/refund", h.DeskRefundForm)
 	pages.Get("/me/notifications", requireUser, h.NotificationsPage)
 	pages.Get("/settings", requireUser, h.SettingsPage)
 	pages.Post("/settings", requireUser, h.SettingsForm)
 	pages.Post("/settings/password", requireUser, s.limitAuth, h.PasswordForm)
-	// Issue 24 (front page and wallet): the shopper's red packet winnings and coupons.
+	// The shopper's red packet winnings and coupons.
 	pages.Get("/me/wallet", requireUser, h.WalletPage)
 	// Each promotion's pages.
 	for _, a := range cfg.Areas {

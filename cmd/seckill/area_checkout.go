@@ -1,23 +1,33 @@
 package main
 
 import (
+	"github.com/seckill/seckill/db/checkout"
+	"github.com/seckill/seckill/db/coupon"
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
 
 // checkoutArea is paying for an order (with a coupon or none), the payment
 // gateway's callback and refunds: it composes goods and coupons.
-func (m *Main) checkoutArea() Area {
-	h := m.Handlers
+func (m *Main) checkoutArea(gs *goods.Service, cs *coupon.Service) Area {
+	co := &checkout.Service{Backend: m.Backend, Goods: gs, Coupons: cs,
+		PaymentSecret: checkout.PaymentKey(m.Config.PaymentSecret, m.secret)}
+	h := &handlers.Checkout{Site: m.Site, Checkout: co}
 	return Area{
 		Name:    "checkout",
-		Service: m.Checkout,
+		Service: co,
 		Uses:    []string{"goods", "coupons"},
 		Routes: web.AreaRoutes{
 			API: func(r web.Mount) {
 				r.Open.Post("/orders/:id/pay", r.User, h.CheckoutPay)
 				r.Open.Post("/orders/:id/refund", r.User, r.Audit, h.Refund)
 				r.Open.Post("/payments/callback", h.PaymentCallback)
+				// the merchant's orders desk
+				r.Staff.Get("/orders", h.DeskOrders)
+				r.Staff.Get("/orders/:id", h.DeskOrder)
+				r.Staff.Post("/orders/:id/refund", h.DeskRefund)
 			},
 			Pages: func(r web.Mount) {
 				r.Open.Get("/orders/:id/checkout", r.User, h.CheckoutPage)
@@ -26,8 +36,13 @@ func (m *Main) checkoutArea() Area {
 				// Confirm before a refund (a GET asks, the POST does it).
 				r.Open.Get("/orders/:id/refund", r.User, h.RefundConfirmPage)
 				r.Open.Post("/orders/:id/refund", r.User, r.Audit, h.RefundForm)
+				// the merchant's orders desk: search, an order's history, refund after a confirm page
+				r.Staff.Get("/orders", h.DeskPage)
+				r.Staff.Get("/orders/:id", h.DeskOrderPage)
+				r.Staff.Get("/orders/:id/refund", h.DeskRefundConfirm)
+				r.Staff.Post("/orders/:id/refund", h.DeskRefundForm)
 			},
 		},
-		Tasks: []tasks.Area{&tasks.Checkout{Store: m.Checkout}},
+		Tasks: []tasks.Area{&tasks.Checkout{Store: co}},
 	}
 }

@@ -1,16 +1,18 @@
 package main
 
 import (
+	"github.com/seckill/seckill/db/coupon"
+	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
 
 // couponsArea is the coupons: templates grabbed in a window, used at checkout.
-func (m *Main) couponsArea() Area {
-	h := m.Handlers
+func (m *Main) couponsArea(cs *coupon.Service) Area {
+	h := &handlers.Coupons{Site: m.Site, Coupons: cs}
 	return Area{
 		Name:    "coupons",
-		Service: m.Coupons,
+		Service: cs,
 		Routes: web.AreaRoutes{
 			API: func(r web.Mount) {
 				r.Staff.Post("/coupons", h.CreateCoupon)
@@ -33,8 +35,8 @@ func (m *Main) couponsArea() Area {
 				r.Open.Get("/me/coupons", r.User, h.MyCouponsPage)
 			},
 		},
-		Tasks: []tasks.Area{&tasks.Coupons{Store: m.Coupons}},
-		Flush: m.Coupons.FlushGrabs,
-		Seed:  m.Coupons,
+		Tasks: []tasks.Area{&tasks.Coupons{Store: cs}},
+		Flush: cs.FlushGrabs,
+		Seed:  cs,
 	}
 }

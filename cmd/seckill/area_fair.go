@@ -3,17 +3,23 @@ package main
 import (
 	"context"
 
+	"github.com/seckill/seckill/db/fair"
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/outbound"
+	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
 
 // fairArea is fair sales: the waiting room, raffles, the proof of work and
 // pre-registration, in front of the goods' grab (its Gate).
-func (m *Main) fairArea() Area {
-	h := m.Handlers
+func (m *Main) fairArea(gs *goods.Service) Area {
+	fs := fair.New(gs)
+	fs.PowKey = outbound.DeriveKey("", m.secret, "seckill proof of work key") // every process signs and checks alike
+	h := &handlers.Fair{Site: m.Site, Fair: fs, Goods: gs}
 	return Area{
 		Name:    "fair",
-		Service: m.Fair,
+		Service: fs,
 		Uses:    []string{"goods"},
 		Routes: web.AreaRoutes{
 			API: func(r web.Mount) {
@@ -31,11 +37,11 @@ func (m *Main) fairArea() Area {
 				r.Open.Get("/goods/:id/raffle", h.RafflePage)
 			},
 		},
-		Tasks: []tasks.Area{&tasks.Raffle{Store: m.Fair, Log: m.Log}},
+		Tasks: []tasks.Area{&tasks.Raffle{Store: fs, Log: m.Log}},
 		// The waiting rooms' tick advances the rooms and sends the tickets
 		// of the sockets this process holds.
 		Serve: func(ctx context.Context, p Process) (func(), error) {
-			return loop(func(ctx context.Context) { m.Fair.RunQueues(ctx, p.Sockets) }), nil
+			return loop(func(ctx context.Context) { fs.RunQueues(ctx, p.Sockets) }), nil
 		},
 	}
 }

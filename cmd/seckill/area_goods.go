@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 
+	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
 
 // goodsArea is the flash sale of goods: slots, goods, orders that expire unpaid.
-func (m *Main) goodsArea() Area {
-	h := m.Handlers
+func (m *Main) goodsArea(gs *goods.Service) Area {
+	h := &handlers.Goods{Site: m.Site, Goods: gs}
 	return Area{
 		Name:    "goods",
-		Service: m.Goods,
+		Service: gs,
 		Routes: web.AreaRoutes{
 			API: func(r web.Mount) {
 				r.Open.Get("/slots", h.ListSlots)
@@ -36,6 +39,9 @@ func (m *Main) goodsArea() Area {
 				r.Staff.Get("/slots/:id/stats", h.SlotStats)
 				r.Staff.Post("/goods/:id/image", h.UploadGoodsImage)
 				r.Staff.Get("/goods/:id/orders.csv", h.OrdersCSV)
+			},
+			Files: func(r fiber.Router) {
+				r.Get(goods.ImagePath+":hash", h.Image) // product pictures, public and content-addressed
 			},
 			Pages: func(r web.Mount) {
 				r.Open.Get("/slots", h.SlotsPage)
@@ -61,22 +67,22 @@ func (m *Main) goodsArea() Area {
 				r.Staff.Post("/slots/:id/hidden", h.AdminHideSlotForm)
 			},
 		},
-		Tasks:      []tasks.Area{&tasks.Goods{Store: m.Goods, Log: m.Log}},
-		Flush:      func(ctx context.Context) error { return m.Goods.FlushOrders(ctx) }, // a closure: a method value promoted through the goods' rooms would read m.Goods now (TestLayers lists the areas of an empty Main)
-		AfterFlush: m.Goods.SampleActive,
-		Seed:       m.Goods,
+		Tasks:      []tasks.Area{&tasks.Goods{Store: gs, Log: m.Log}},
+		Flush:      gs.FlushOrders,
+		AfterFlush: gs.SampleActive,
+		Seed:       gs,
 		Serve: func(ctx context.Context, p Process) (func(), error) {
 			// Grabs refused for a sale this process knows is closed to them
 			// are answered from memory; it follows the changes that reopen one.
 			salesCtx, stopSales := context.WithCancel(context.Background())
-			salesDone, err := m.Goods.FollowSales(salesCtx)
+			salesDone, err := gs.FollowSales(salesCtx)
 			if err != nil {
 				stopSales()
 				return nil, err
 			}
 			// Orders this process acknowledged and a Redis node then lost
 			// (no WAIT) are found and told to their shoppers.
-			stopPhantoms := loop(func(ctx context.Context) { m.Goods.WatchPhantoms(ctx, p.Failovers) })
+			stopPhantoms := loop(func(ctx context.Context) { gs.WatchPhantoms(ctx, p.Failovers) })
 			return func() { stopPhantoms(); stopSales(); <-salesDone }, nil
 		},
 	}

@@ -1,16 +1,18 @@
 package main
 
 import (
+	"github.com/seckill/seckill/db/redpacket"
+	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
 
 // redPacketsArea is the red packets: a merchant's pot split among the first grabbers.
-func (m *Main) redPacketsArea() Area {
-	h := m.Handlers
+func (m *Main) redPacketsArea(rs *redpacket.Service) Area {
+	h := &handlers.RedPackets{Site: m.Site, RedPackets: rs}
 	return Area{
 		Name:    "redpackets",
-		Service: m.RedPackets,
+		Service: rs,
 		Routes: web.AreaRoutes{
 			API: func(r web.Mount) {
 				r.Open.Get("/redpackets", h.ListRedPackets)
@@ -31,8 +33,8 @@ func (m *Main) redPacketsArea() Area {
 				r.Staff.Get("/redpackets/:id/grabs", h.RedPacketGrabsPage)
 			},
 		},
-		Tasks: []tasks.Area{&tasks.RedPackets{Store: m.RedPackets}},
-		Flush: m.RedPackets.FlushClaims,
-		Seed:  m.RedPackets,
+		Tasks: []tasks.Area{&tasks.RedPackets{Store: rs}},
+		Flush: rs.FlushClaims,
+		Seed:  rs,
 	}
 }

@@ -1,6 +1,9 @@
 package main
 
 import (
+	"github.com/seckill/seckill/db/coupon"
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
@@ -8,8 +11,10 @@ import (
 // remindersArea is the reminders a shopper books before a coupon's or a
 // goods' sale starts (handlers/reminders.go). The coupons' fan-out tasks
 // are the coupons area's; the goods' are here. It has no service of its own.
-func (m *Main) remindersArea() Area {
-	h := m.Handlers
+func (m *Main) remindersArea(gs *goods.Service, cs *coupon.Service) Area {
+	h := &handlers.Reminders{Site: m.Site,
+		Coupons: handlers.ReminderBook{List: cs.Reminders, Book: cs.Book, Cancel: cs.Cancel, Mine: cs.UserReminders},
+		Goods:   handlers.ReminderBook{List: gs.Reminders, Book: gs.BookReminder, Cancel: gs.CancelReminder, Mine: gs.UserReminders}}
 	return Area{
 		Name: "reminders",
 		Routes: web.AreaRoutes{
@@ -26,6 +31,6 @@ func (m *Main) remindersArea() Area {
 				r.Open.Get("/me/reminders", r.User, h.MyRemindersPage)
 			},
 		},
-		Tasks: []tasks.Area{&tasks.GoodsReminders{Store: m.Goods}},
+		Tasks: []tasks.Area{&tasks.GoodsReminders{Store: gs}},
 	}
 }

@@ -4,8 +4,13 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/demo"
 	"github.com/seckill/seckill/db/fair"
+	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/outbound"
+	"github.com/seckill/seckill/db/redpacket"
+	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
 )
@@ -80,16 +85,42 @@ func loop(f func(ctx context.Context)) (stop func()) {
 }
 
 // areas are the promotions, one line each: adding a promotion is its
-// area_*.go and a line here (README, "Adding a promotion").
+// area_*.go and a line here (README, "Adding a promotion"). Each area builds
+// its service and its handlers; an area that composes others (fair sales,
+// reminders, checkout) is given their services here, and the platform's
+// pages get the shelves they show (handlers.Shelves).
 func (m *Main) areas() []Area {
-	return []Area{
-		m.redPacketsArea(),
-		m.goodsArea(),
-		m.fairArea(),
-		m.couponsArea(),
-		m.remindersArea(),
-		m.checkoutArea(),
+	gs := goods.New(m.Backend)
+	gs.OrderTTL = m.Config.OrderTTL
+	cs := &coupon.Service{Backend: m.Backend, Settings: m.Accounts, SMTPURL: m.Config.SMTPURL,
+		WebhookSecret: outbound.Key(m.Config.WebhookSecret, m.secret), WebhookAllowPrivate: m.Config.WebhookAllowPrivate,
+		RetryDelay: m.Config.ReminderRetryDelay}
+	rs := &redpacket.Service{Backend: m.Backend}
+	if m.Site == nil { // a Main not opened (tests that read its areas)
+		m.Site = new(handlers.Site)
 	}
+	m.Site.Shelves = handlers.Shelves{Goods: gs, RedPackets: rs, Coupons: cs}
+	return []Area{
+		m.redPacketsArea(rs),
+		m.goodsArea(gs),
+		m.fairArea(gs),
+		m.couponsArea(cs),
+		m.remindersArea(gs, cs),
+		m.checkoutArea(gs, cs),
+	}
+}
+
+// service is the service of the area called name (nil when there is none):
+// for what sits beside the areas (the store's metrics, the bench, tests).
+func service[S any](m *Main, name string) S {
+	var none S
+	for _, a := range m.Areas {
+		if a.Name == name {
+			s, _ := a.Service.(S)
+			return s
+		}
+	}
+	return none
 }
 
 // wireAreas registers every area's flush step on the Flusher; the routes,

@@ -338,7 +338,7 @@ func openBenchTarget(ctx context.Context, o *benchOptions) (*benchTarget, func()
 		}
 		closers = append(closers, func() { m.Close() })
 		t.URL, t.Backend, t.Accounts, t.Tokens = m.URL(), m.Backend, m.Accounts, m.Tokens
-		t.Goods, t.Fair, t.embedded = m.Goods, m.Fair, m.Redis.Embedded
+		t.Goods, t.Fair, t.embedded = service[*goods.Service](m, "goods"), service[*fair.Service](m, "fair"), m.Redis.Embedded
 		// A twin web process on the same Redis and database with every
 		// abuse limit off: the limits' cost is measured against it.
 		twin := func(what string, change func(*Config)) (*bench.Client, error) {

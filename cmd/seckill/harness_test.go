@@ -17,7 +17,10 @@ import (
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
+	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/fair"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/web/ratelimit"
 	"golang.org/x/crypto/bcrypt"
 )
@@ -30,6 +33,11 @@ type testApp struct {
 	// Clock is the process's clock (Main.Now); advance moves it.
 	Clock    *testClock
 	browsers []*clockedBrowser // follow Clock (followClock)
+	// The areas' services the tests reach past the API (to run a task now,
+	// to read what Redis holds).
+	Goods   *goods.Service
+	Fair    *fair.Service
+	Coupons *coupon.Service
 }
 
 // testClock is the wall clock moved on by what the test has advanced it.
@@ -94,7 +102,8 @@ func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *te
 	}
 	t.Cleanup(func() { m.Close() })
 	dbtest.GuardSlots(t, m.Redis.Client)
-	return &testApp{Main: m, t: t, URL: m.URL(), Clock: clock}
+	return &testApp{Main: m, t: t, URL: m.URL(), Clock: clock,
+		Goods: service[*goods.Service](m, "goods"), Fair: service[*fair.Service](m, "fair"), Coupons: service[*coupon.Service](m, "coupons")}
 }
 
 var userSeq atomic.Int64

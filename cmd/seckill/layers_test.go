@@ -3,11 +3,15 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -67,6 +71,22 @@ func TestLayers(t *testing.T) {
 		}
 	}
 	isArea := func(p string) bool { return mayImport[p] != nil }
+	// Main holds areas, not services: an area's service is reached through
+	// its Area (service[S]), so adding a promotion adds no field to Main.
+	mt := reflect.TypeOf(Main{})
+	for i := 0; i < mt.NumField(); i++ {
+		ft := mt.Field(i).Type
+		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice {
+			ft = ft.Elem()
+		}
+		if p := ft.PkgPath(); p != mod+"db/account" && p != mod+"db/audit" && isArea(p) {
+			t.Errorf("Main.%s is %s's service: Main holds areas (Main.Areas), not their services", mt.Field(i).Name, strings.TrimPrefix(p, mod))
+		}
+	}
+	// Handlers reach services through their area: each handler type holds
+	// the services of one area and of the areas it uses, never a field for
+	// every service.
+	checkHandlerTypes(t, mod, mayImport)
 	// An area's rooms are the packages below its own (db/goods/sale,
 	// db/goods/orders): each has one job, and they are layered, each room
 	// importing only the rooms below it. The sale core knows nothing of the
@@ -197,5 +217,71 @@ func TestLayers(t *testing.T) {
 				t.Errorf("handlers import %s", imp)
 			}
 		}
+	}
+}
+
+// checkHandlerTypes parses the handlers package and checks that no struct
+// in it holds services of areas that do not use each other.
+func checkHandlerTypes(t *testing.T, mod string, mayImport map[string]map[string]bool) {
+	t.Helper()
+	fset := token.NewFileSet()
+	files, err := filepath.Glob(filepath.Join("..", "..", "handlers", "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		imports := map[string]string{} // local name → area package
+		for _, im := range f.Imports {
+			p, _ := strconv.Unquote(im.Path.Value)
+			if mayImport[p] == nil || p == mod+"db/account" || p == mod+"db/audit" {
+				continue
+			}
+			name := p[strings.LastIndex(p, "/")+1:]
+			if im.Name != nil {
+				name = im.Name.Name
+			}
+			imports[name] = p
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			ts, ok := n.(*ast.TypeSpec)
+			if !ok {
+				return true
+			}
+			st, ok := ts.Type.(*ast.StructType)
+			if !ok {
+				return false
+			}
+			held := map[string]bool{}
+			for _, fld := range st.Fields.List {
+				ast.Inspect(fld.Type, func(n ast.Node) bool {
+					if sel, ok := n.(*ast.SelectorExpr); ok {
+						if x, ok := sel.X.(*ast.Ident); ok && imports[x.Name] != "" {
+							held[imports[x.Name]] = true
+						}
+					}
+					return true
+				})
+			}
+			for owner := range held {
+				uses := true
+				for other := range held {
+					uses = uses && (other == owner || mayImport[owner][other])
+				}
+				if uses {
+					return false
+				}
+			}
+			if len(held) > 0 {
+				t.Errorf("handlers.%s holds the services of %d areas that do not use each other: give each area its handler type", ts.Name.Name, len(held))
+			}
+			return false
+		})
 	}
 }

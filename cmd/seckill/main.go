@@ -26,16 +26,11 @@ import (
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/backend"
-	"github.com/seckill/seckill/db/checkout"
-	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/demo"
-	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/rdb"
-	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
@@ -101,26 +96,22 @@ type Main struct {
 	Mode   string
 	Log    *slog.Logger
 
-	Redis      *rdb.Redis
-	SQL        *sqldb.DB
-	Backend    *backend.Backend // what every service runs on
-	Coupons    *coupon.Service
-	Inbox      *inbox.Service
-	Accounts   *account.Service
-	Audit      *audit.Service
-	Goods      *goods.Service
-	Fair       *fair.Service
-	RedPackets *redpacket.Service
-	Checkout   *checkout.Service
-	Tokens     *account.Tokens
-	Registry   *prometheus.Registry
-	Client     *asynq.Client
-	Inspector  *asynq.Inspector
-	Worker     *asynq.Server
-	Scheduler  *asynq.Scheduler
-	Web        *web.Server
-	Handlers   *handlers.Handlers
-	Flusher    *backend.Flusher // the one batch flush; each area registers its step
+	Redis     *rdb.Redis
+	SQL       *sqldb.DB
+	Backend   *backend.Backend // what every service runs on
+	Inbox     *inbox.Service
+	Accounts  *account.Service
+	Audit     *audit.Service
+	Tokens    *account.Tokens
+	Registry  *prometheus.Registry
+	Client    *asynq.Client
+	Inspector *asynq.Inspector
+	Worker    *asynq.Server
+	Scheduler *asynq.Scheduler
+	Web       *web.Server
+	// Site are the platform's handlers; each area builds its own beside them.
+	Site    *handlers.Site
+	Flusher *backend.Flusher // the one batch flush; each area registers its step
 	// Areas are the promotions (areas.go), each wired the same way.
 	Areas []Area
 
@@ -152,6 +143,7 @@ type Main struct {
 	MaxConnsPerIP       int
 	MaxAnonSocketsPerIP int
 
+	secret   []byte // the session secret, from which the areas' keys are derived
 	listener net.Listener
 	served   chan error
 	closed   bool
@@ -188,11 +180,10 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.SQL, err = sqldb.Open(ctx, m.Config.DatabaseURL, m.Config.DBPath); err != nil {
 		return err
 	}
-	secret, err := m.sessionSecret()
-	if err != nil {
+	if m.secret, err = m.sessionSecret(); err != nil {
 		return err
 	}
-	m.Tokens = account.NewTokens(secret, 7*24*time.Hour)
+	m.Tokens = account.NewTokens(m.secret, 7*24*time.Hour)
 
 	// The inspector gets its own connection pool to the same Redis (or
 	// Redis Cluster), so its shutdown closes only what it owns. Enqueues
@@ -222,30 +213,19 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Tokens.Revocations, m.Accounts.Revocations = m.Revocations, m.Revocations
 	m.Accounts.WebhookAllowPrivate, m.Accounts.BcryptCost = m.Config.WebhookAllowPrivate, m.BcryptCost
 	m.Audit = audit.New(m.Backend)
-	m.Coupons = &coupon.Service{Backend: m.Backend, Settings: m.Accounts, SMTPURL: m.Config.SMTPURL,
-		WebhookSecret: outbound.Key(m.Config.WebhookSecret, secret), WebhookAllowPrivate: m.Config.WebhookAllowPrivate,
-		RetryDelay: m.Config.ReminderRetryDelay}
 	m.Inbox = &inbox.Service{Backend: m.Backend}
-	m.RedPackets = &redpacket.Service{Backend: m.Backend}
-	m.Goods = goods.New(m.Backend)
-	m.Goods.OrderTTL = m.Config.OrderTTL
-	m.Fair = fair.New(m.Goods)
-	m.Fair.PowKey = outbound.DeriveKey("", secret, "seckill proof of work key") // every process signs and checks alike
-	m.Checkout = &checkout.Service{Backend: m.Backend, Goods: m.Goods, Coupons: m.Coupons,
-		PaymentSecret: checkout.PaymentKey(m.Config.PaymentSecret, secret)}
+	m.Site = &handlers.Site{Accounts: m.Accounts, Audit: m.Audit, Inbox: m.Inbox, Tokens: m.Tokens,
+		TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath}
+	m.Flusher = backend.NewFlusher(m.Backend, m.Config.FlushInterval)
+	m.Areas = m.areas()
+	m.wireAreas()
 
 	m.Registry = prometheus.NewRegistry()
 	m.Registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	taskMetrics := tasks.NewMetrics(m.Registry)
 	tasks.RegisterFlushMetrics(m.Registry, m.Backend.Flushes)
 	web.RegisterStoreMetrics(m.Registry, m.Redis.Client, web.StoreCounts{
-		Phantoms: m.Goods.PhantomsFound, WaitsShort: m.Backend.Pipe.WaitsShort, NotReplicated: m.Backend.Pipe.NotReplicated})
-
-	m.Handlers = &handlers.Handlers{Coupons: m.Coupons, Inbox: m.Inbox, Goods: m.Goods, Fair: m.Fair, Checkout: m.Checkout, RedPackets: m.RedPackets,
-		Accounts: m.Accounts, Audit: m.Audit, Tokens: m.Tokens, TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath}
-	m.Flusher = backend.NewFlusher(m.Backend, m.Config.FlushInterval)
-	m.Areas = m.areas()
-	m.wireAreas()
+		Phantoms: service[*goods.Service](m, "goods").PhantomsFound, WaitsShort: m.Backend.Pipe.WaitsShort, NotReplicated: m.Backend.Pipe.NotReplicated})
 
 	if err := m.bootstrapAdmin(ctx); err != nil {
 		return err
@@ -282,7 +262,7 @@ func (m *Main) Open(ctx context.Context) error {
 
 	if m.runsWeb() {
 		wcfg := web.Config{
-			Redis: m.Redis.Client, Handlers: m.Handlers, Areas: m.areaRoutes(), Audit: m.Audit, Tokens: m.Tokens, Log: m.Log, Registry: m.Registry,
+			Redis: m.Redis.Client, Site: m.Site, Areas: m.areaRoutes(), Audit: m.Audit, Tokens: m.Tokens, Log: m.Log, Registry: m.Registry,
 			Monitor: asynqmon.New(asynqmon.Options{RootPath: web.MonitorPath, RedisConnOpt: connOpt}),
 			Ready:   m.ready, PingInterval: m.PingInterval, SocketReadWindow: m.SocketReadWindow,
 			MetricsToken:  m.Config.MetricsToken,
