@@ -37,7 +37,18 @@ const (
 	csrfKey    = "seckill.csrf"
 	ipKey      = "seckill.ip"
 	refusedKey = "seckill.refused"
+	createdKey = "seckill.created"
 )
+
+// Created is the id of the item the request created, when its handler said
+// (a form whose answer redirects elsewhere than the new item); 0 otherwise.
+func Created(c *fiber.Ctx) int64 {
+	id, _ := c.Locals(createdKey).(int64)
+	return id
+}
+
+// setCreated records the id of the item the request created, for the audit log.
+func setCreated(c *fiber.Ctx, id int64) { c.Locals(createdKey, id) }
 
 // Refused reports whether the request's form was refused and answered with
 // a redirect carrying the reason: not a change, for the audit log.

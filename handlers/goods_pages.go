@@ -223,6 +223,7 @@ func (h *Goods) AdminCreateGoods(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
+	setCreated(c, g.ID)
 	return redirectWithNote(c, "/admin/slots/"+strconv.FormatInt(id, 10), views.FlashSuccess, views.PlaceGoodsAdd, "“"+g.Title+"” added with "+strconv.FormatInt(g.Stock, 10)+" in stock.")
 }
 

@@ -1,8 +1,13 @@
 package views
 
 import (
+	"encoding/json"
+	"sort"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/seckill/seckill/db/model"
 )
 
 // AuditRow is one audit log entry as the audit page shows it.
@@ -26,4 +31,104 @@ type AuditView struct {
 // OlderPath links the next, older page.
 func (v AuditView) OlderPath() string {
 	return "/admin/audit?before=" + strconv.FormatInt(v.OlderBefore, 10)
+}
+
+// auditVerbs name an action's verb the way a person says it.
+var auditVerbs = map[string]string{
+	"create": "Created", "update": "Changed", "delete": "Deleted", "end": "Ended",
+	"hidden": "Hid or showed", "image": "New picture for", "refund": "Refunded",
+	"login": "Signed in", "login_failed": "Sign-in failed", "register": "Signed up",
+	"register_failed": "Sign-up failed", "logout": "Signed out",
+}
+
+// auditKinds name a target's kind.
+var auditKinds = map[string]string{
+	"goods": "goods", "slot": "slot", "coupon": "coupon", "redpacket": "red packet",
+	"order": "order", "user": "user", "setting": "settings", "switch": "switches",
+}
+
+// ActionLabel is the action in words ("Created goods", "Signed in"); the
+// code (goods.create) stays in the page as the cell's title.
+func (r AuditRow) ActionLabel() string {
+	kind, verb, ok := strings.Cut(r.Action, ".")
+	if !ok {
+		return r.Action
+	}
+	v, known := auditVerbs[verb]
+	if !known {
+		v = strings.ReplaceAll(verb, "_", " ")
+	}
+	if kind == "auth" {
+		return v
+	}
+	if k, ok := auditKinds[kind]; ok {
+		kind = k
+	}
+	return v + " " + kind
+}
+
+// TargetLabel is what the action was on, as the pages name it: an order
+// by its number (G20-0001), others by kind and number.
+func (r AuditRow) TargetLabel() string {
+	kind, id, ok := strings.Cut(r.Target, ":")
+	n, err := strconv.ParseInt(id, 10, 64)
+	if !ok || err != nil {
+		return r.Target
+	}
+	if kind == "order" {
+		return "Order " + model.OrderNumber(n)
+	}
+	if k, ok := auditKinds[kind]; ok {
+		kind = k
+	}
+	return strings.ToUpper(kind[:1]) + kind[1:] + " #" + id
+}
+
+// TargetPath links the target's admin page ("" when it has none).
+func (r AuditRow) TargetPath() string {
+	kind, id, ok := strings.Cut(r.Target, ":")
+	if _, err := strconv.ParseInt(id, 10, 64); !ok || err != nil {
+		return ""
+	}
+	switch kind {
+	case "goods", "slot", "order":
+		return "/admin/" + map[string]string{"goods": "goods", "slot": "slots", "order": "orders"}[kind] + "/" + id
+	case "coupon":
+		return "/admin/coupons/" + id
+	case "redpacket":
+		return "/admin/redpackets/" + id
+	}
+	return ""
+}
+
+// DetailField is one field of an entry's detail, as "name: value".
+type DetailField struct{ Name, Value string }
+
+// DetailFields are the entry's detail as fields, sorted by name, with
+// JSON's escapes read (the detail is a JSON object of the request's
+// fields); a detail that is no JSON object is one field without a name.
+func (r AuditRow) DetailFields() []DetailField {
+	if r.Detail == "" {
+		return nil
+	}
+	var obj map[string]any
+	if err := json.Unmarshal([]byte(r.Detail), &obj); err != nil {
+		return []DetailField{{Value: r.Detail}}
+	}
+	out := make([]DetailField, 0, len(obj))
+	for k, v := range obj {
+		var s string
+		switch v := v.(type) {
+		case string:
+			s = v
+		case nil:
+			s = "—"
+		default:
+			b, _ := json.Marshal(v)
+			s = string(b)
+		}
+		out = append(out, DetailField{Name: strings.ReplaceAll(k, "_", " "), Value: s})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
 }

@@ -93,7 +93,9 @@ func auditAction(c *fiber.Ctx, fields map[string]any) (action, target string) {
 		target = kind + ":" + c.Params(last[1:])
 	case verb == "create":
 		target = kind
-		if id := createdID(c, kindSeg); id > 0 {
+		if id := handlers.Created(c); id > 0 {
+			target = kind + ":" + strconv.FormatInt(id, 10)
+		} else if id := createdID(c, kindSeg); id > 0 {
 			target = kind + ":" + strconv.FormatInt(id, 10)
 		}
 	default:

@@ -144,11 +144,11 @@ func TestDeskBrowser(t *testing.T) {
 				chromedp.Navigate(a.URL+"/admin/audit"),
 				chromedp.WaitVisible(`[data-testid=audit-log]`),
 				chromedp.Evaluate(fmt.Sprintf(`[...document.querySelectorAll("[data-testid=audit-log] tbody tr")]
-					.filter(r => r.querySelector("[data-testid=audit-action]").innerText === "order.refund" &&
-						r.querySelector("[data-testid=audit-target]").innerText === "order:%d")
+					.filter(r => r.querySelector("[data-testid=audit-action]").title === "order.refund" &&
+						r.querySelector("[data-testid=audit-target]").title === "order:%d")
 					.map(r => r.innerText).join("\n")`, paid.ID), &detail),
 			)
-			if !strings.Contains(detail, reason) || strings.Count(detail, "order.refund") != 1 {
+			if !strings.Contains(detail, reason) || strings.Count(detail, "Refunded order") != 1 {
 				t.Fatalf("audit rows of the refund %q, want one with the reason %q", detail, reason)
 			}
 		})
