@@ -268,13 +268,17 @@ func (h *Goods) Grab(c *fiber.Ctx) error {
 	return sendOrderJSON(c, fiber.StatusCreated, enc)
 }
 
-// PowChallenge answers a proof-of-work challenge for a grab: GET /api/pow?goods={id}.
+// PowChallenge answers a proof-of-work challenge for the caller's grab: GET /api/pow?goods={id}.
 func (h *Fair) PowChallenge(c *fiber.Ctx) error {
+	cl, err := caller(c)
+	if err != nil {
+		return err
+	}
 	id, err := strconv.ParseInt(c.Query("goods"), 10, 64)
 	if err != nil {
 		return db.Errorf(db.EINVALID, "goods must be a goods id")
 	}
-	ch, err := h.Fair.PowChallenge(c.UserContext(), id)
+	ch, err := h.Fair.PowChallenge(c.UserContext(), cl.UserID, id)
 	if err != nil {
 		return err
 	}

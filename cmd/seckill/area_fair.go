@@ -23,7 +23,7 @@ func (m *Main) fairArea(gs *goods.Service) Area {
 		Uses:    []string{"goods"},
 		Routes: web.AreaRoutes{
 			API: func(r web.Mount) {
-				r.Open.Get("/pow", h.PowChallenge)
+				r.Open.Get("/pow", r.User, h.PowChallenge)
 				r.Open.Post("/goods/:id/queue", r.Grab, h.JoinQueue)
 				r.Open.Get("/goods/:id/queue", r.User, h.QueueTicket)
 				r.Open.Post("/goods/:id/entries", r.Grab, h.EnterRaffle) // the grab rate limit: an entry is a try for the goods
@@ -39,9 +39,12 @@ func (m *Main) fairArea(gs *goods.Service) Area {
 		},
 		Tasks: []tasks.Area{&tasks.Raffle{Store: fs, Log: m.Log}},
 		// The waiting rooms' tick advances the rooms and sends the tickets
-		// of the sockets this process holds.
+		// of the sockets this process holds; the proof of work's attack
+		// counts go to the shared record once a second.
 		Serve: func(ctx context.Context, p Process) (func(), error) {
-			return loop(func(ctx context.Context) { fs.RunQueues(ctx, p.Sockets) }), nil
+			stopQueues := loop(func(ctx context.Context) { fs.RunQueues(ctx, p.Sockets) })
+			stopPow := loop(fs.RunPow)
+			return func() { stopQueues(); stopPow() }, nil
 		},
 	}
 }

@@ -60,3 +60,14 @@ func (b *Backend) Schedule(ctx context.Context, task *asynq.Task, opts ...asynq.
 	}
 	return err
 }
+
+// Durable returns the client and context for a single command whose change
+// a shopper is told about (a queue join, a spent proof of work): through
+// the pipeliner when there is one, answered once the change is on a
+// replica as Eval's scripts are.
+func (b *Backend) Durable(ctx context.Context) (context.Context, redis.UniversalClient) {
+	if b.Pipe != nil {
+		return rdb.Durable(ctx), b.Pipe.Client()
+	}
+	return ctx, b.Redis
+}

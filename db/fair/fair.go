@@ -8,6 +8,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
@@ -25,35 +27,42 @@ import (
 // sequence block, a load, a unit from another bucket), and the queue join
 // and raffle entry take the same proof without any grab script.
 
-// Automatic raise of the proof of work while a goods is under attack: per
-// process, over windows of PowWindow, a window with at least
+// Automatic raise of the proof of work while a goods is under attack, one
+// level for every process: over windows of PowWindow (numbered from the
+// epoch, alike on every process), a window with at least
 // powAttackRefusals refusals (no proof, a bad proof, not pre-registered,
 // the limit reached) and at least powAttackRatio refusals per admitted
 // grab raises the bits by 2 (up to powRaiseCap above the merchant's, and
 // MaxPowBits); a window below that lowers them by 2 until back at the
-// merchant's. Goods without a proof of work (pow_bits 0) are left alone.
+// merchant's. Each process counts in memory and adds its counts to the
+// goods' record in Redis (powAttackLua) at most once per powSync when it
+// gives a challenge, and once a second from the fair area's loop
+// (SyncPow), so a refusal costs no round trip. Goods without a proof of
+// work (pow_bits 0) are left alone.
 const (
 	PowWindow         = 10 * time.Second
 	powAttackRefusals = 20
 	powAttackRatio    = 10
 	powRaiseCap       = 8
+	powSync           = time.Second
 	fairRefresh       = time.Second
 )
 
 // powKey marks a proof of work as used until its challenge expires.
 func powKey(goodsID int64, nonce string) string { return sale.HashTag(goodsID) + ":pow:" + nonce }
 
-// fairGoods is one goods' fair-sale settings and this process's count of
-// its refusals and admissions in the current window.
+// fairGoods is one goods' fair-sale settings and this process's share of
+// its attack measure.
 type fairGoods struct {
 	// snap is the settings as last read, read without a lock (nil: read them).
 	snap atomic.Pointer[fairSnap]
 
-	mu       sync.Mutex // the attack measure's
-	window   time.Time  // the current window's start
-	refused  int
-	admitted int
-	raise    int // bits added while under attack
+	mu      sync.Mutex // the attack measure's
+	cur     powCounts  // counted here in the latest window, not yet added to the record in Redis
+	late    powCounts  // counted in an earlier window, not yet added
+	raise   int        // bits added while under attack, as the record last said
+	synced  time.Time  // when this process last added its counts
+	syncing bool       // a sync is under way: others read raise as it is
 }
 
 // fairSnap is one read of a goods' fair-sale settings.
@@ -64,6 +73,10 @@ type fairSnap struct {
 	prereg bool
 	queue  bool // sold through a waiting room: a grab needs an admission (queue_token.go)
 	raffle bool // sold by a draw: a grab is refused (raffle.go)
+	// powFrom is when challenges are first given: PowLead before a
+	// first-come sale's start, a raffle's entry start, a waiting room's
+	// creation (joining is open from then).
+	powFrom time.Time
 }
 
 type fairCache struct {
@@ -91,6 +104,17 @@ func (c *fairCache) get(id int64) *fairGoods {
 		c.m[id] = g
 	}
 	return g
+}
+
+// all is every goods read so far.
+func (c *fairCache) all() map[int64]*fairGoods {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	out := make(map[int64]*fairGoods, len(c.m))
+	for id, g := range c.m {
+		out[id] = g
+	}
+	return out
 }
 
 // forget drops the settings read, so the next grab reads them again.
@@ -121,6 +145,12 @@ func (s *Service) fairSettings(ctx context.Context, goodsID int64) (*fairGoods, 
 	default:
 		sn.found, sn.bits, sn.prereg = true, g.PowBits, g.PreregisteredOnly
 		sn.queue, sn.raffle = g.Mode == model.ModeQueue, g.Mode == model.ModeRaffle
+		switch {
+		case sn.raffle && g.EntryStartAt != nil:
+			sn.powFrom = *g.EntryStartAt
+		case !sn.queue && !sn.raffle:
+			sn.powFrom = g.StartAt.Add(-PowLead)
+		}
 	}
 	f.snap.Store(sn)
 	return f, sn, nil
@@ -134,43 +164,141 @@ func (f *fairGoods) bits() int {
 	return 0
 }
 
-// level is the bits asked now: the merchant's plus the raise, after
-// closing the windows that ended. The caller holds f.mu.
-func (f *fairGoods) level(now time.Time) int {
-	bits := f.bits()
-	if bits == 0 {
-		return 0
-	}
-	if f.window.IsZero() || now.Before(f.window) {
-		f.window = now
-	}
-	for now.Sub(f.window) >= PowWindow {
-		if f.refused >= powAttackRefusals && f.refused >= powAttackRatio*max(f.admitted, 1) {
-			f.raise = min(f.raise+2, powRaiseCap, MaxPowBits-bits)
-		} else {
-			f.raise = max(f.raise-2, 0)
-		}
-		f.refused, f.admitted = 0, 0
-		f.window = f.window.Add(PowWindow)
-		if f.raise == 0 && now.Sub(f.window) >= PowWindow { // quiet: skip the empty windows
-			f.window = now
-		}
-	}
-	return min(bits+f.raise, MaxPowBits)
+// windowOf numbers the attack window holding t.
+func windowOf(t time.Time) int64 { return t.UnixMilli() / PowWindow.Milliseconds() }
+
+// powCounts is one window's refusals and admissions counted by this process.
+type powCounts struct {
+	window            int64
+	refused, admitted int
 }
 
-// count records one grab's outcome for the attack measure.
+func (c powCounts) empty() bool { return c.refused+c.admitted == 0 }
+
+// count records one grab's outcome for the attack measure, in memory.
 func (f *fairGoods) count(now time.Time, admitted bool) {
 	if f.bits() == 0 { // no proof of work: nothing to measure
 		return
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.level(now)
+	if w := windowOf(now); w != f.cur.window {
+		if !f.cur.empty() { // the next sync sends them in their own window (two or more windows unsent: the latest)
+			f.late = powCounts{window: f.cur.window, refused: f.late.refused + f.cur.refused, admitted: f.late.admitted + f.cur.admitted}
+		}
+		f.cur = powCounts{window: w}
+	}
 	if admitted {
-		f.admitted++
+		f.cur.admitted++
 	} else {
-		f.refused++
+		f.cur.refused++
+	}
+}
+
+// powAttackKey is a goods' attack record in Redis: the open window's
+// number and counts, and the raise it stands at.
+func powAttackKey(goodsID int64) string { return sale.HashTag(goodsID) + ":pow:attack" }
+
+// powAttackLua adds one process's counts of two windows (an earlier one
+// and the latest) to a goods' attack record and closes every window that
+// ended by now, raising or lowering the bits once per window closed
+// (windows closed with nothing in them lower too). Counts of a window
+// closed already are added to the open one: a process a little late with
+// its share still counts.
+//
+// KEYS[1] powAttackKey
+// ARGV    earlier window, its refusals, its admissions,
+//
+//	latest window, its refusals, its admissions, now's window,
+//	powAttackRefusals, powAttackRatio, the raise's cap
+//
+// Returns the raise in bits, as it stands now.
+var powAttackLua = redis.NewScript(`
+local h = redis.call('HMGET', KEYS[1], 'w', 'r', 'a', 'raise')
+local w, r, a, raise = tonumber(h[1]), tonumber(h[2]) or 0, tonumber(h[3]) or 0, tonumber(h[4]) or 0
+local minR, ratio, cap = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
+local function close(to)
+  if w == nil then w = to return end
+  if to <= w then return end
+  if r >= minR and r >= ratio * math.max(a, 1) then raise = math.min(raise + 2, cap) else raise = math.max(raise - 2, 0) end
+  raise = math.max(raise - 2 * (to - w - 1), 0)
+  w, r, a = to, 0, 0
+end
+close(tonumber(ARGV[1]))
+r, a = r + tonumber(ARGV[2]), a + tonumber(ARGV[3])
+close(tonumber(ARGV[4]))
+r, a = r + tonumber(ARGV[5]), a + tonumber(ARGV[6])
+close(tonumber(ARGV[7]))
+raise = math.min(raise, cap)
+redis.call('HSET', KEYS[1], 'w', w, 'r', r, 'a', a, 'raise', raise)
+redis.call('PEXPIRE', KEYS[1], 3600000)
+return raise`)
+
+// sync adds this process's counts to the goods' record and reads the
+// raise back (powAttackLua); force skips the wait of powSync. Another
+// sync under way, or one made less than powSync ago, leaves it to that one.
+func (s *Service) sync(ctx context.Context, goodsID int64, f *fairGoods, now time.Time, force bool) {
+	bits := f.bits()
+	if bits == 0 {
+		return
+	}
+	f.mu.Lock()
+	if f.syncing || (!force && now.Sub(f.synced) < powSync && windowOf(now) == windowOf(f.synced)) {
+		f.mu.Unlock()
+		return
+	}
+	late, cur := f.late, f.cur
+	if cur.empty() {
+		cur.window = windowOf(now)
+	}
+	if late.empty() {
+		late.window = cur.window
+	}
+	f.late, f.cur, f.syncing = powCounts{}, powCounts{window: cur.window}, true
+	f.mu.Unlock()
+
+	capped := max(min(powRaiseCap, MaxPowBits-bits), 0)
+	nowW := windowOf(now)
+	raise, err := powAttackLua.Run(ctx, s.Redis, []string{powAttackKey(goodsID)},
+		min(late.window, nowW), late.refused, late.admitted, min(cur.window, nowW), cur.refused, cur.admitted, nowW,
+		powAttackRefusals, powAttackRatio, capped).Int()
+
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.syncing = false
+	if err != nil { // Redis is away: the counts wait for the next try (folded into the latest), the raise stays
+		f.cur.refused += late.refused + cur.refused
+		f.cur.admitted += late.admitted + cur.admitted
+		return
+	}
+	f.raise, f.synced = raise, now
+}
+
+// level is the level asked of goods now: the merchant's bits plus the
+// shared raise, read again at most once per powSync.
+func (s *Service) level(ctx context.Context, goodsID int64, f *fairGoods) int {
+	bits := f.bits()
+	if bits == 0 {
+		return 0
+	}
+	s.sync(ctx, goodsID, f, s.Now(), false)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return min(bits+f.raise, MaxPowBits)
+}
+
+// SyncPow adds this process's attack counts of every goods to the shared
+// records: the fair area's loop calls it once a second, so a process that
+// only refuses grabs still counts.
+func (s *Service) SyncPow(ctx context.Context) {
+	now := s.Now()
+	for id, f := range s.fair.all() {
+		f.mu.Lock()
+		pending := !f.cur.empty() || !f.late.empty()
+		f.mu.Unlock()
+		if pending {
+			s.sync(ctx, id, f, now, true)
+		}
 	}
 }
 
@@ -190,9 +318,10 @@ func randomKey() []byte {
 	return k
 }
 
-// PowChallenge returns a proof-of-work challenge for a grab of goods (its
-// bits 0 when the goods asks for none); not found for goods shoppers cannot see.
-func (s *Service) PowChallenge(ctx context.Context, goodsID int64) (*Challenge, error) {
+// PowChallenge returns a proof-of-work challenge for a grab of goods by
+// user (its bits 0 when the goods asks for none); not found for goods
+// shoppers cannot see; not started before challenges are given (powFrom).
+func (s *Service) PowChallenge(ctx context.Context, userID, goodsID int64) (*Challenge, error) {
 	if goodsID <= 0 || goodsID > sale.MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
@@ -204,10 +333,11 @@ func (s *Service) PowChallenge(ctx context.Context, goodsID int64) (*Challenge, 
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
 	now := s.Now()
-	f.mu.Lock()
-	bits := f.level(now)
-	f.mu.Unlock()
-	c := newChallenge(s.powKey(), goodsID, bits, now.Add(PowTTL))
+	if now.Before(sn.powFrom) {
+		return nil, db.Errorf(db.ENOTSTARTED, "challenges for goods %d are given from %s (%s before the sale's start): a solution is good for a minute",
+			goodsID, sn.powFrom.UTC().Format(time.RFC3339), PowLead)
+	}
+	c := newChallenge(s.powKey(), goodsID, userID, s.level(ctx, goodsID, f), now.Add(PowTTL))
 	return &c, nil
 }
 
@@ -243,7 +373,7 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 			f.count(now, false)
 			return db.ErrPowRequired
 		}
-		sol, ok := checkPow(s.powKey(), pow, goodsID, now)
+		sol, ok := checkPow(s.powKey(), pow, goodsID, userID, now)
 		if !ok {
 			f.count(now, false)
 			return db.ErrPowInvalid
@@ -254,9 +384,11 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 			}
 		}
 		// Kept until the challenge expires by the wall clock (plus a
-		// margin for clocks that differ): by then checkPow refuses it anyway.
+		// margin for clocks that differ): by then checkPow refuses it
+		// anyway. Spent durably: a proof spent before a failover stays spent.
 		ttl := time.Until(sol.expires) + time.Minute
-		fresh, err := s.Redis.SetNX(ctx, powKey(goodsID, sol.nonce), userID, max(ttl, time.Minute)).Result()
+		dctx, c := s.Durable(ctx)
+		fresh, err := c.SetNX(dctx, powKey(goodsID, sol.nonce), userID, max(ttl, time.Minute)).Result()
 		if err != nil {
 			return err
 		}
@@ -318,12 +450,31 @@ func notSoldBy(g *model.Goods, mode string) error {
 	return db.Errorf(db.ECONFLICT, "goods %d is not sold %s (its mode is %s)", g.ID, how, g.Mode)
 }
 
-// PowLevel is the bits this process asks of goods now (tests: the automatic raise).
-func (s *Service) PowLevel(goodsID int64) int {
-	f := s.fair.get(goodsID)
+// RunPow calls SyncPow once a second until ctx ends.
+func (s *Service) RunPow(ctx context.Context) {
+	t := time.NewTicker(powSync)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			s.SyncPow(ctx)
+		}
+	}
+}
+
+// PowLevel is the level goods asks now, its shared raise read again
+// (tests: the automatic raise).
+func (s *Service) PowLevel(ctx context.Context, goodsID int64) int {
+	f, _, err := s.fairSettings(ctx, goodsID)
+	if err != nil {
+		return 0
+	}
+	s.sync(ctx, goodsID, f, s.Now(), true)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return f.level(s.Now())
+	return min(f.bits()+f.raise, MaxPowBits)
 }
 
 // Created opens a raffle's entries (its seed hash is published from now on).

@@ -13,41 +13,75 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// Proof of work: a goods' pow_bits asks each grab for a nonce such that
-// SHA-256(challenge + nonce) starts with that many zero bits. The challenge
-// is stateless: it names the goods, the bits and its expiry, with random
-// bytes, and is signed with the server's key; checking a solution is one
-// HMAC and one SHA-256 (BenchmarkCheckPow). Each solution is good once: its
-// random part is set in Redis (fair.go) until the challenge expires.
+// Proof of work: a goods' pow_bits asks each grab (queue join, raffle
+// entry) for work worth about 2^pow_bits SHA-256 digests, given as
+// `solutions` nonces n, each distinct, such that SHA-256(challenge + n)
+// starts with `bits` zero bits: several easier solutions in place of one
+// harder one, so a shopper's wait depends less on luck (the spread of the
+// sum of four draws is half that of one). The challenge is stateless and
+// bound: it names the goods, the shopper it was given to, the bits, the
+// solutions and an expiry at most PowTTL ahead, with random bytes, and is
+// signed with the server's key; checking a solution is one HMAC and a
+// SHA-256 per nonce (BenchmarkCheckPow). Each challenge is good once: its
+// random part is set in Redis (fair.go) until it expires.
+//
+// A fleet cannot stockpile: a challenge is bound to one signed-in account
+// and lives a minute, and for first-come goods it is given only from
+// PowLead before the start (fair.go), so at the open a bot has solved at
+// most what a shopper's browser solved in the same half minute.
 const (
 	// MaxPowBits is the most a merchant may ask (and the automatic raise reaches).
 	MaxPowBits = model.MaxPowBits
 	// DefaultPowBits is what the merchant's form suggests: solved in the
 	// browser in about a quarter of a second at the median (measured by
-	// TestBrowserPowGrab).
+	// TestFairBrowserPowGrab).
 	DefaultPowBits = 14
 	// PowTTL is how long a challenge may be solved and sent.
-	PowTTL = 2 * time.Minute
-	// maxNonce bounds the nonce a client may send.
-	maxNonce = 64
+	PowTTL = time.Minute
+	// PowLead is how long before a first-come sale's start its challenges are given.
+	PowLead = 30 * time.Second
+	// powSplit is log2 of the solutions asked of goods whose level allows
+	// it: 2 → four solutions of bits−2 each.
+	powSplit = 2
+	// maxNonce bounds each nonce a client may send.
+	maxNonce = 32
+	// maxChallenge bounds the challenge a client may send back.
+	maxChallenge = 128
 )
 
 // Challenge is a proof-of-work challenge as GET /api/pow answers it.
 type Challenge struct {
 	Algorithm string    `json:"algorithm"`
 	Challenge string    `json:"challenge"`
-	Bits      int       `json:"bits"`
+	Bits      int       `json:"bits"`      // zero bits each solution's digest starts with
+	Solutions int       `json:"solutions"` // distinct nonces to send (0 when no proof is asked)
 	ExpiresAt time.Time `json:"expires_at"`
 	Signature string    `json:"signature"`
 }
 
-// newChallenge makes a signed challenge for goods asking bits zero bits, good until expires.
-func newChallenge(key []byte, goodsID int64, bits int, expires time.Time) Challenge {
+// powShape splits a level (total work 2^level) into solutions of bits
+// each: levels of 2·powSplit+2 and more ask 2^powSplit solutions of
+// level−powSplit bits, lower levels one solution of level bits.
+func powShape(level int) (bits, solutions int) {
+	if level <= 0 {
+		return 0, 0
+	}
+	if level >= 2*powSplit+2 {
+		return level - powSplit, 1 << powSplit
+	}
+	return level, 1
+}
+
+// newChallenge makes a signed challenge for goods and user at level, good until expires.
+func newChallenge(key []byte, goodsID, userID int64, level int, expires time.Time) Challenge {
+	bits, n := powShape(level)
 	var r [16]byte
 	rand.Read(r[:])
 	exp := expires.UnixMilli()
-	c := strconv.FormatInt(goodsID, 10) + "." + strconv.Itoa(bits) + "." + strconv.FormatInt(exp, 10) + "." + hex.EncodeToString(r[:])
-	return Challenge{Algorithm: "SHA-256", Challenge: c, Bits: bits, ExpiresAt: time.UnixMilli(exp).UTC(), Signature: powSignature(key, c)}
+	c := strings.Join([]string{strconv.FormatInt(goodsID, 10), strconv.FormatInt(userID, 10), strconv.Itoa(bits),
+		strconv.Itoa(n), strconv.FormatInt(exp, 10), hex.EncodeToString(r[:])}, ".")
+	return Challenge{Algorithm: "SHA-256", Challenge: c, Bits: bits, Solutions: n,
+		ExpiresAt: time.UnixMilli(exp).UTC(), Signature: powSignature(key, c)}
 }
 
 // powSignature is the hex of the first 16 bytes of HMAC-SHA256(key, challenge).
@@ -78,34 +112,47 @@ type solvedPow struct {
 	expires time.Time
 }
 
-// checkPow checks an X-Pow header "challenge:nonce:signature" for goods at
-// now: signed with key, for these goods, not expired, and solved. ok is
+// checkPow checks an X-Pow header "challenge:nonce[,nonce…]:signature" sent
+// by user for goods at now: signed with key, for these goods and this user,
+// not expired, and solved with as many distinct nonces as it asks. ok is
 // false for anything else; it touches nothing but the CPU.
-func checkPow(key []byte, header string, goodsID int64, now time.Time) (solvedPow, bool) {
+func checkPow(key []byte, header string, goodsID, userID int64, now time.Time) (solvedPow, bool) {
 	c, rest, ok := strings.Cut(header, ":")
-	if !ok {
+	if !ok || len(c) > maxChallenge {
 		return solvedPow{}, false
 	}
-	nonce, sig, ok := strings.Cut(rest, ":")
-	if !ok || len(nonce) == 0 || len(nonce) > maxNonce || len(sig) != 32 || len(c) > 100 {
+	list, sig, ok := strings.Cut(rest, ":")
+	if !ok || len(sig) != 32 {
 		return solvedPow{}, false
 	}
 	f := strings.Split(c, ".")
-	if len(f) != 4 || f[0] != strconv.FormatInt(goodsID, 10) || len(f[3]) != 32 {
+	if len(f) != 6 || f[0] != strconv.FormatInt(goodsID, 10) || f[1] != strconv.FormatInt(userID, 10) || len(f[5]) != 32 {
 		return solvedPow{}, false
 	}
 	if !signedBy(key, "", c, sig) {
 		return solvedPow{}, false
 	}
-	need, err1 := strconv.Atoi(f[1])
-	exp, err2 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil || now.UnixMilli() >= exp {
+	need, err1 := strconv.Atoi(f[2])
+	n, err2 := strconv.Atoi(f[3])
+	exp, err3 := strconv.ParseInt(f[4], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || n < 1 || n > 1<<powSplit || now.UnixMilli() >= exp {
 		return solvedPow{}, false
 	}
-	if leadingZeroBits(sha256.Sum256([]byte(c+nonce))) < need {
+	nonces := strings.Split(list, ",")
+	if len(nonces) != n {
 		return solvedPow{}, false
 	}
-	return solvedPow{nonce: f[3], expires: time.UnixMilli(exp)}, true
+	for i, x := range nonces {
+		if len(x) == 0 || len(x) > maxNonce || leadingZeroBits(sha256.Sum256([]byte(c+x))) < need {
+			return solvedPow{}, false
+		}
+		for _, y := range nonces[:i] {
+			if x == y {
+				return solvedPow{}, false
+			}
+		}
+	}
+	return solvedPow{nonce: f[5], expires: time.UnixMilli(exp)}, true
 }
 
 // leadingZeroBits counts the zero bits a digest starts with.
@@ -120,18 +167,20 @@ func leadingZeroBits(d [32]byte) int {
 	return n
 }
 
-// solvePow finds a nonce for a challenge: what the browser's Web Worker
-// (static/pow.js) does, for tests and command-line clients.
-func solvePow(challenge string, bits int) string {
-	for i := 0; ; i++ {
-		n := strconv.Itoa(i)
-		if leadingZeroBits(sha256.Sum256([]byte(challenge+n))) >= bits {
-			return n
+// solvePow finds n distinct nonces for a challenge: what the browser's Web
+// Worker (static/pow.js) does, for tests, the bench's bots and command-line clients.
+func solvePow(challenge string, bits, n int) []string {
+	var out []string
+	for i := 0; len(out) < n; i++ {
+		x := strconv.Itoa(i)
+		if leadingZeroBits(sha256.Sum256([]byte(challenge+x))) >= bits {
+			out = append(out, x)
 		}
 	}
+	return out
 }
 
-// SolvePow finds a nonce for c and returns the X-Pow header that sends it.
+// SolvePow solves c and returns the X-Pow header that sends it.
 func SolvePow(c Challenge) string {
-	return c.Challenge + ":" + solvePow(c.Challenge, c.Bits) + ":" + c.Signature
+	return c.Challenge + ":" + strings.Join(solvePow(c.Challenge, c.Bits, max(c.Solutions, 1)), ",") + ":" + c.Signature
 }
