@@ -1,5 +1,6 @@
-// Proof of work for fair sales (GET /api/pow, X-Pow): find a nonce such
-// that SHA-256(challenge + nonce) starts with `bits` zero bits. This one
+// Proof of work for fair sales (GET /api/pow, X-Pow): find `solutions`
+// distinct nonces, each such that SHA-256(challenge + nonce) starts with
+// `bits` zero bits. This one
 // file is both the page's helper (window.seckillPow) and the Web Worker it
 // starts, so the search never blocks the page. Vendored: no CDN.
 (function () {
@@ -67,40 +68,49 @@
   }
 
   // searchJS is the search with the plain-JavaScript digest.
-  function searchJS(challenge, bits) {
-    const enc = new TextEncoder();
-    for (let i = 0; ; i++) if (zeroBits(sha256(enc.encode(challenge + i)).buffer) >= bits) return { nonce: String(i), tries: i + 1 };
+  function searchJS(challenge, bits, n) {
+    const enc = new TextEncoder(), nonces = [];
+    for (let i = 0; ; i++) {
+      if (zeroBits(sha256(enc.encode(challenge + i)).buffer) < bits) continue;
+      nonces.push(String(i));
+      if (nonces.length >= n) return { nonces, tries: i + 1 };
+    }
   }
 
-  // search runs in the worker: batches of nonces until one solves it
+  // search runs in the worker: batches of nonces until n of them solve it
   // (crypto.subtle where the page is a secure context, else plain JavaScript).
-  async function search(challenge, bits, js) {
-    if (js || typeof crypto === "undefined" || !crypto.subtle) return Object.assign({ js: true }, searchJS(challenge, bits));
-    const enc = new TextEncoder();
+  async function search(challenge, bits, n, js) {
+    if (js || typeof crypto === "undefined" || !crypto.subtle) return Object.assign({ js: true }, searchJS(challenge, bits, n));
+    const enc = new TextEncoder(), nonces = [];
     for (let base = 0; ; base += BATCH) {
       const batch = [];
       for (let i = 0; i < BATCH; i++) batch.push(crypto.subtle.digest("SHA-256", enc.encode(challenge + (base + i))));
       const ds = await Promise.all(batch);
-      for (let i = 0; i < BATCH; i++) if (zeroBits(ds[i]) >= bits) return { nonce: String(base + i), tries: base + i + 1 };
+      for (let i = 0; i < BATCH; i++) {
+        if (zeroBits(ds[i]) < bits) continue;
+        nonces.push(String(base + i));
+        if (nonces.length >= n) return { nonces, tries: base + i + 1 };
+      }
     }
   }
 
   if (typeof window === "undefined") { // the worker
-    self.onmessage = async (e) => { self.postMessage(await search(e.data.challenge, e.data.bits, e.data.js)); };
+    self.onmessage = async (e) => { self.postMessage(await search(e.data.challenge, e.data.bits, e.data.solutions || 1, e.data.js)); };
     return;
   }
 
   const script = document.currentScript && document.currentScript.src;
 
-  // solveChallenge finds a nonce in a Web Worker: {nonce, tries, ms, js}
-  // (js: the plain-JavaScript digest did it; opts.js asks for it).
-  function solveChallenge(challenge, bits, opts) {
+  // solveChallenge finds `solutions` nonces (1 when left out) in a Web
+  // Worker: {nonces, tries, ms, js} (js: the plain-JavaScript digest did
+  // it; opts.js asks for it).
+  function solveChallenge(challenge, bits, solutions, opts) {
     return new Promise((resolve, reject) => {
       const started = performance.now();
       const w = new Worker(script || "/static/pow.js");
       w.onmessage = (e) => { w.terminate(); resolve(Object.assign({ ms: performance.now() - started }, e.data)); };
       w.onerror = (e) => { w.terminate(); reject(e); };
-      w.postMessage({ challenge, bits, js: !!(opts && opts.js) });
+      w.postMessage({ challenge, bits, solutions: solutions || 1, js: !!(opts && opts.js) });
     });
   }
 
@@ -111,8 +121,8 @@
     if (!res.ok) return "";
     const c = await res.json();
     if (!c.bits) return "";
-    const s = await solveChallenge(c.challenge, c.bits);
-    return `${c.challenge}:${s.nonce}:${c.signature}`;
+    const s = await solveChallenge(c.challenge, c.bits, c.solutions);
+    return `${c.challenge}:${s.nonces.join(",")}:${c.signature}`;
   }
 
   window.seckillPow = { solveChallenge, header };

@@ -18,6 +18,7 @@ type powChallenge struct {
 	Algorithm string    `json:"algorithm"`
 	Challenge string    `json:"challenge"`
 	Bits      int       `json:"bits"`
+	Solutions int       `json:"solutions"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Signature string    `json:"signature"`
 }
@@ -36,35 +37,51 @@ func (a *testApp) fairGoods(powBits int, prereg bool, start time.Duration) goods
 	return out.Goods
 }
 
-func (a *testApp) powChallenge(goodsID int64) powChallenge {
+// powChallenge asks a challenge for the shopper signed in with token.
+func (a *testApp) powChallenge(token string, goodsID int64) powChallenge {
 	a.t.Helper()
 	var c powChallenge
-	if st := a.call("GET", fmt.Sprintf("/api/pow?goods=%d", goodsID), "", nil, &c); st != 200 {
+	if st := a.call("GET", fmt.Sprintf("/api/pow?goods=%d", goodsID), token, nil, &c); st != 200 {
 		a.t.Fatalf("pow challenge of goods %d: %d", goodsID, st)
 	}
 	return c
 }
 
-// solve finds the nonce as the browser does, checking the answer's own description.
+// solve finds the nonces as the browser does, from the answer's own
+// description: c.Solutions distinct nonces n, each with SHA-256(challenge + n)
+// starting with c.Bits zero bits.
 func solve(t testing.TB, c powChallenge) string {
 	t.Helper()
-	if c.Algorithm != "SHA-256" || c.Bits <= 0 {
+	if c.Algorithm != "SHA-256" || c.Bits <= 0 || c.Solutions < 1 {
 		t.Fatalf("challenge %+v", c)
 	}
-	for i := 0; ; i++ {
-		n := strconv.Itoa(i)
-		d := sha256.Sum256([]byte(c.Challenge + n))
-		z := 0
-		for _, b := range d {
-			z += bits.LeadingZeros8(b)
-			if b != 0 {
-				break
-			}
-		}
-		if z >= c.Bits {
-			return c.Challenge + ":" + n + ":" + c.Signature
+	var found []string
+	for i := 0; len(found) < c.Solutions; i++ {
+		if n := strconv.Itoa(i); zeroBits(sha256.Sum256([]byte(c.Challenge+n))) >= c.Bits {
+			found = append(found, n)
 		}
 	}
+	return c.Challenge + ":" + strings.Join(found, ",") + ":" + c.Signature
+}
+
+// zeroBits counts the zero bits a digest starts with.
+func zeroBits(d [32]byte) int {
+	z := 0
+	for _, b := range d {
+		z += bits.LeadingZeros8(b)
+		if b != 0 {
+			break
+		}
+	}
+	return z
+}
+
+// level is the work a challenge asks: its bits plus log2 of its solutions.
+func (c powChallenge) level() int {
+	if c.Solutions == 0 {
+		return 0
+	}
+	return c.Bits + bits.Len(uint(c.Solutions)) - 1
 }
 
 // grabWith grabs with an X-Pow header ("" for none) and returns the status and the error code.
@@ -106,33 +123,37 @@ func TestFairPowGrab(t *testing.T) {
 	other := a.fairGoods(8, false, -time.Minute)
 	plain := a.fairGoods(0, false, -time.Minute)
 	shopper, _ := a.newUser()
+	neighbour, _ := a.newUser()
 
-	if c := a.powChallenge(plain.ID); c.Bits != 0 {
-		t.Fatalf("goods without a proof of work: challenge bits %d, want 0", c.Bits)
+	if c := a.powChallenge(shopper, plain.ID); c.Bits != 0 || c.Solutions != 0 {
+		t.Fatalf("goods without a proof of work: challenge %+v, want 0 bits", c)
 	}
 	a.wantGrab(shopper, plain.ID, "", 201, "")
-	a.wantError("GET", "/api/pow?goods=999999", "", nil, 404, "not_found")
-	a.wantError("GET", "/api/pow?goods=x", "", nil, 400, "invalid")
+	a.wantError("GET", fmt.Sprintf("/api/pow?goods=%d", g.ID), "", nil, 401, "unauthorized") // signed-in callers only
+	a.wantError("GET", "/api/pow?goods=999999", shopper, nil, 404, "not_found")
+	a.wantError("GET", "/api/pow?goods=x", shopper, nil, 400, "invalid")
 
 	a.wantGrab(shopper, g.ID, "", 403, "pow_required")
-	c := a.powChallenge(g.ID)
-	if c.Bits != 8 || !c.ExpiresAt.After(a.Clock.Now()) {
-		t.Fatalf("challenge %+v, want 8 bits and a future expiry", c)
+	c := a.powChallenge(shopper, g.ID)
+	if c.level() != 8 || c.Solutions != 4 || !c.ExpiresAt.After(a.Clock.Now()) || c.ExpiresAt.After(a.Clock.Now().Add(time.Minute)) {
+		t.Fatalf("challenge %+v, want four solutions of 6 bits expiring within a minute", c)
 	}
 	good := solve(t, c)
 	parts := strings.SplitN(good, ":", 3)
-	// A nonce that does not solve it: the next one that fails.
+	nonces := strings.Split(parts[1], ",")
+	// A nonce that does not solve it: the first that fails, in place of the last.
 	for i := 0; ; i++ {
-		wrong := parts[0] + ":x" + strconv.Itoa(i) + ":" + parts[2]
-		d := sha256.Sum256([]byte(parts[0] + "x" + strconv.Itoa(i)))
-		if d[0] != 0 {
-			a.wantGrab(shopper, g.ID, wrong, 403, "pow_invalid")
+		x := "x" + strconv.Itoa(i)
+		if zeroBits(sha256.Sum256([]byte(parts[0]+x))) < c.Bits {
+			a.wantGrab(shopper, g.ID, parts[0]+":"+strings.Join(append(nonces[:3:3], x), ",")+":"+parts[2], 403, "pow_invalid")
 			break
 		}
 	}
-	a.wantGrab(shopper, g.ID, parts[0]+":"+parts[1]+":"+strings.Repeat("0", 32), 403, "pow_invalid") // forged signature
-	a.wantGrab(shopper, g.ID, "garbage", 403, "pow_invalid")
-	a.wantGrab(shopper, other.ID, good, 403, "pow_invalid") // another goods' challenge
+	a.wantGrab(shopper, g.ID, parts[0]+":"+strings.Join(nonces[:3], ",")+":"+parts[2], 403, "pow_invalid") // too few
+	a.wantGrab(shopper, g.ID, parts[0]+":"+parts[1]+":"+strings.Repeat("0", 32), 403, "pow_invalid")       // forged signature
+	a.wantGrab(shopper, g.ID, "garbage", 403, "pow_invalid")                                               //
+	a.wantGrab(shopper, other.ID, good, 403, "pow_invalid")                                                // another goods' challenge
+	a.wantGrab(neighbour, g.ID, good, 403, "pow_invalid")                                                  // another shopper's
 	if s := a.stats(a.adminToken(), g.ID); s.Unpaid != 0 {
 		t.Fatalf("refused grabs made %d orders", s.Unpaid)
 	}
@@ -140,10 +161,25 @@ func TestFairPowGrab(t *testing.T) {
 	a.wantGrab(shopper, g.ID, good, 201, "")
 	a.wantGrab(shopper, g.ID, good, 403, "pow_invalid") // each solution is good once
 
-	late := solve(t, a.powChallenge(g.ID))
-	a.advance(3 * time.Minute)
+	late := solve(t, a.powChallenge(shopper, g.ID))
+	a.advance(time.Minute)
 	a.wantGrab(shopper, g.ID, late, 403, "pow_invalid") // expired
-	a.wantGrab(shopper, g.ID, solve(t, a.powChallenge(g.ID)), 201, "")
+	a.wantGrab(shopper, g.ID, solve(t, a.powChallenge(shopper, g.ID)), 201, "")
+}
+
+// Challenges for first-come goods are given from 30 s before the start,
+// for a raffle from its entries' start: none to stockpile before.
+func TestFairPowFromThirtySecondsBefore(t *testing.T) {
+	a := startApp(t)
+	g := a.fairGoods(8, false, time.Minute)
+	shopper, _ := a.newUser()
+	a.wantError("GET", fmt.Sprintf("/api/pow?goods=%d", g.ID), shopper, nil, 409, "not_started")
+	a.advance(29 * time.Second)
+	a.wantError("GET", fmt.Sprintf("/api/pow?goods=%d", g.ID), shopper, nil, 409, "not_started")
+	a.advance(time.Second)
+	pow := solve(t, a.powChallenge(shopper, g.ID))
+	a.advance(30 * time.Second)
+	a.wantGrab(shopper, g.ID, pow, 201, "") // solved before the open, good at it
 }
 
 // A solution used on one web process is refused on another: the replay
@@ -156,10 +192,10 @@ func TestFairPowReplayAcrossProcesses(t *testing.T) {
 	g := a.fairGoods(8, false, -time.Minute)
 	shopper, _ := a.newUser()
 
-	pow := solve(t, b.powChallenge(g.ID)) // issued by b, good on a
+	pow := solve(t, b.powChallenge(shopper, g.ID)) // issued by b, good on a
 	a.wantGrab(shopper, g.ID, pow, 201, "")
 	b.wantGrab(shopper, g.ID, pow, 403, "pow_invalid")
-	b.wantGrab(shopper, g.ID, solve(t, a.powChallenge(g.ID)), 201, "")
+	b.wantGrab(shopper, g.ID, solve(t, a.powChallenge(shopper, g.ID)), 201, "")
 }
 
 func TestFairPreregisteredOnly(t *testing.T) {
@@ -180,7 +216,7 @@ func TestFairPreregisteredOnly(t *testing.T) {
 
 	// With a proof of work as well: both are asked.
 	h := a.fairGoods(8, true, -time.Minute)
-	a.wantGrab(walkIn, h.ID, solve(t, a.powChallenge(h.ID)), 403, "forbidden")
+	a.wantGrab(walkIn, h.ID, solve(t, a.powChallenge(walkIn, h.ID)), 403, "forbidden")
 }
 
 // The proof of work grows while goods is under attack (many refusals per
@@ -193,15 +229,15 @@ func TestFairPowRaisedUnderAttack(t *testing.T) {
 	for i := 0; i < 30; i++ {
 		a.wantGrab(bot, g.ID, "", 403, "pow_required")
 	}
-	a.wantGrab(shopper, g.ID, solve(t, a.powChallenge(g.ID)), 201, "")
+	a.wantGrab(shopper, g.ID, solve(t, a.powChallenge(shopper, g.ID)), 201, "")
 	a.advance(11 * time.Second)
-	if c := a.powChallenge(g.ID); c.Bits != 8 {
-		t.Fatalf("under attack: %d bits, want 8", c.Bits)
+	if c := a.powChallenge(shopper, g.ID); c.level() != 8 {
+		t.Fatalf("under attack: level %d, want 8", c.level())
 	}
-	a.wantGrab(shopper, g.ID, solve(t, a.powChallenge(g.ID)), 201, "")
+	a.wantGrab(shopper, g.ID, solve(t, a.powChallenge(shopper, g.ID)), 201, "")
 	a.advance(11 * time.Second) // a quiet window
-	if c := a.powChallenge(g.ID); c.Bits != 6 {
-		t.Fatalf("after the attack: %d bits, want 6", c.Bits)
+	if c := a.powChallenge(shopper, g.ID); c.level() != 6 {
+		t.Fatalf("after the attack: level %d, want 6", c.level())
 	}
 }
 

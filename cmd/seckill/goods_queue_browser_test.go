@@ -22,7 +22,7 @@ func TestQueueBrowserWaitingRoom(t *testing.T) {
 	_, g := a.queueGoods(5, 1, time.Minute, map[string]any{"pow_bits": 6})
 	for range 3 {
 		tok, _ := a.newUser()
-		if st, code, _ := a.joinQueue(tok, g.ID, solve(t, a.powChallenge(g.ID))); st != 201 {
+		if st, code, _ := a.joinQueue(tok, g.ID, solve(t, a.powChallenge(tok, g.ID))); st != 201 {
 			t.Fatalf("another shopper joins: %d %s", st, code)
 		}
 	}

@@ -203,7 +203,7 @@ func TestQueueJoinNeedsProofOfWork(t *testing.T) {
 	if st, code, _ := a.joinQueue(shopper, g.ID, "x:y:z"); st != 403 || code != "pow_invalid" {
 		t.Fatalf("join with a bad proof: %d %s", st, code)
 	}
-	if st, code, _ := a.joinQueue(shopper, g.ID, solve(t, a.powChallenge(g.ID))); st != 201 {
+	if st, code, _ := a.joinQueue(shopper, g.ID, solve(t, a.powChallenge(shopper, g.ID))); st != 201 {
 		t.Fatalf("join with a proof: %d %s", st, code)
 	}
 	if st, code, _ := a.joinQueue(shopper, g.ID, ""); st != 200 {
