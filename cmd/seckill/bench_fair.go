@@ -61,13 +61,23 @@ type fairSale struct {
 	label string // the report's row
 	mode  string // the goods' mode
 	late  bool   // queue: humans arrive around start_at (those after it queue behind everyone before)
+	// presolve: the goods asks a proof of work, and the fleet fetches and
+	// solves challenges for each account (presolveStock of them) as early
+	// as the server gives them, firing the stock at the open.
+	presolve bool
 }
+
+// presolveStock is how many challenges a pre-solving bot solves per account before the open.
+const presolveStock = 3
 
 var fairSales = []fairSale{
 	{label: "first_come", mode: "first_come"},
 	{label: "queue", mode: "queue"},
 	{label: "queue, humans around start_at", mode: "queue", late: true},
 	{label: "raffle", mode: "raffle"},
+	{label: "first_come, fleet pre-solves", mode: "first_come", presolve: true},
+	{label: "queue, fleet pre-solves", mode: "queue", presolve: true},
+	{label: "raffle, fleet pre-solves", mode: "raffle", presolve: true},
 }
 
 // fairShopper is one account of the sale.
@@ -143,6 +153,7 @@ type fairResult struct {
 	botCodes      map[string]int64
 	entries       int64 // raffle: entries the draw saw
 	countFailures int64 // shoppers whose orders could not be read
+	presolved     int64 // challenges the fleet solved before the open (pre-solving sales)
 }
 
 // benchFair runs the fair sale in every mode, then the proof-of-work phases, and adds the tables to r.
@@ -292,7 +303,11 @@ func (e errModeUnavailable) Error() string { return "not available on this serve
 func (f *fairBench) run(ctx context.Context, s fairSale) (*fairResult, error) {
 	res := &fairResult{sale: s, stock: int64(f.cfg.Stock), humanCodes: map[string]int64{}, botCodes: map[string]int64{}}
 	tm := f.times(s, time.Now())
-	g, err := f.fixture(s, tm, f.cfg.Stock, f.cfg.ModePow)
+	powBits := f.cfg.ModePow
+	if s.presolve && powBits == 0 {
+		powBits = f.cfg.PowBits
+	}
+	g, err := f.fixture(s, tm, f.cfg.Stock, powBits)
 	var unavailable errModeUnavailable
 	if errors.As(err, &unavailable) {
 		res.unavailable = unavailable.Error()

@@ -132,6 +132,9 @@ func (f *fairBench) report(r *bench.Report, results []*fairResult, pow *powResul
 		if res.sale.mode == "raffle" {
 			draw = fmt.Sprintf("; the draw had %d entries", res.entries)
 		}
+		if res.sale.presolve {
+			draw += fmt.Sprintf("; the fleet solved %d challenges before the open (up to %d per account; each bound to its account, good once, for a minute)", res.presolved, presolveStock)
+		}
 		tab.Notes = append(tab.Notes, fmt.Sprintf("%s: humans' actions %s; bots' answers %s%s.", res.sale.label, codeList(res.humanCodes), codeList(res.botCodes), draw))
 		r.Checks = append(r.Checks, bench.Check{Name: "fair " + res.sale.label + ": units won add up",
 			OK:     res.countFailures == 0 && res.botUnits+res.humanUnits == res.sold && res.sold <= res.stock && res.humanUnits == res.humansWon,

@@ -180,6 +180,10 @@ func (r *fairRun) human(ctx context.Context, w int, arrive time.Time, think time
 // before the sale opens it fires at full speed and retries at once on every
 // refusal, until it holds its unit, the sale is over for it, or the bench stops it.
 func (r *fairRun) bot(ctx context.Context, w int) {
+	var stock [][]string
+	if r.s.presolve && r.pow {
+		stock = r.presolve(ctx, w)
+	}
 	if !sleepUntil(ctx, r.tm.botsFrom) {
 		return
 	}
@@ -189,7 +193,9 @@ func (r *fairRun) bot(ctx context.Context, w int) {
 		// Every action but reading the ticket carries a proof when the goods asks for one.
 		needsProof := r.s.mode != "queue" || !joined || tk.Ticket.State == "admitted"
 		var h []string
-		if needsProof && r.pow {
+		if needsProof && r.pow && len(stock) > 0 {
+			h, stock = stock[0], stock[1:]
+		} else if needsProof && r.pow {
 			var ok bool
 			if h, ok = r.proof(w); !ok {
 				continue
@@ -238,6 +244,28 @@ func (r *fairRun) bot(ctx context.Context, w int) {
 			}
 		}
 	}
+}
+
+// presolve is a pre-solving bot's preparation: from the moment the sale
+// is set up until it fires, it asks challenges for account w (again and
+// again while the server answers not_started) and solves presolveStock of
+// them, as a fleet that stockpiles would.
+func (r *fairRun) presolve(ctx context.Context, w int) [][]string {
+	var stock [][]string
+	for len(stock) < presolveStock && time.Now().Before(r.tm.botsFrom) {
+		h := r.f.proof(w, r.id, func(code string, _ time.Duration, _ int) { r.botCount("pre-solve challenge " + code) })
+		if h != nil {
+			stock = append(stock, h)
+			continue
+		}
+		if !sleepUntil(ctx, time.Now().Add(100*time.Millisecond)) {
+			break
+		}
+	}
+	r.mu.Lock()
+	r.res.presolved += int64(len(stock))
+	r.mu.Unlock()
+	return stock
 }
 
 // waitDraw waits until the raffle's draw is published and its winners' orders are made.

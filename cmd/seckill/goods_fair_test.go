@@ -291,11 +291,27 @@ func TestFairModeFields(t *testing.T) {
 	if r.Mode != "raffle" || r.EntryStartAt == nil || r.EntryStartAt.Before(before) || r.EntryStartAt.After(a.Clock.Now()) {
 		t.Fatalf("raffle: %+v, want entries open from its creation", r)
 	}
-	for field, v := range map[string]any{"mode": "lottery", "queue_rate": -5, "admission_seconds": 5} {
-		a.wantError("POST", "/api/admin/goods", mt, body(map[string]any{field: v}), 400, "invalid")
+	listed := func() int {
+		t.Helper()
+		var out struct{ Goods []goodsJSON }
+		if st := a.call("GET", fmt.Sprintf("/api/slots/%d/goods", sl.ID), "", nil, &out); st != 200 {
+			t.Fatalf("slot's goods: %d", st)
+		}
+		return len(out.Goods)
 	}
-	a.wantError("POST", "/api/admin/goods", mt, body(map[string]any{"mode": "raffle",
-		"entry_start_at": sl.StartAt.Add(time.Minute).Format(time.RFC3339)}), 400, "invalid")
+	n := listed()
+	// Bad input in any fair-sale field: 400 invalid, nothing created; no
+	// value a client can send means "left out".
+	for _, bad := range []map[string]any{{"mode": "lottery"}, {"queue_rate": -5}, {"mode": "queue", "queue_rate": -1},
+		{"admission_seconds": 5}, {"pow_bits": 25}, {"pow_bits": -1}, {"mode": "queue", "admission_seconds": -1},
+		{"mode": "raffle", "entry_start_at": sl.StartAt.Add(time.Minute).Format(time.RFC3339)}, // entries would end before they start
+		{"mode": "raffle", "entry_start_at": sl.StartAt.Format(time.RFC3339Nano)},              // an empty window
+	} {
+		a.wantError("POST", "/api/admin/goods", mt, body(bad), 400, "invalid")
+	}
+	if m := listed(); m != n {
+		t.Fatalf("refused creations left %d goods, want %d", m, n)
+	}
 
 	// An update that leaves the fields out keeps them; one that names them changes them.
 	var got struct{ Goods fairModeJSON }
