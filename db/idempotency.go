@@ -60,12 +60,23 @@ func KeyedRequestID(ctx context.Context, op string, userID int64) (string, bool)
 // run with the same last key returns that answer without running the body.
 // keep is a Lua condition on res that says which answers are kept (not, say,
 // "not loaded yet, load and ask again").
+//
+// A remembered answer is given back with a write (the memo set again, its
+// expiry kept): a replay is a durable command like the first run, and the
+// replica wait after it (rdb.Durable) covers this write, so it answers
+// only once everything before it in the master's stream, the original
+// change included, is on a replica. Without it a replay on a connection
+// that wrote nothing would pass its wait at once and hand out, say, a 201
+// for an order a failover could still take back.
 func Memoize(body, keep string) string {
 	return "local function body()\n" + body + "\nend\n" + `
 local memo = redis.call('GET', KEYS[#KEYS])
 if memo then
 	local ok, res = pcall(cjson.decode, memo)
-	if ok and (type(res) == 'string' or type(res) == 'table') then return res end
+	if ok and (type(res) == 'string' or type(res) == 'table') then
+		redis.call('SET', KEYS[#KEYS], memo, 'KEEPTTL')
+		return res
+	end
 end
 local res = body()
 if ` + keep + ` then redis.call('SET', KEYS[#KEYS], cjson.encode(res), 'PX', ARGV[#ARGV]) end

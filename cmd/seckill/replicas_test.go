@@ -46,8 +46,9 @@ func (a *testApp) keyedCall(method, path, token, key string) keyedAnswer {
 // A grab, a pay and the other promotions' grabs are acknowledged only once
 // a replica holds them: while the master's replica lags (stopped) they are
 // 503 unavailable with Retry-After, never a 201 a failover could take back;
-// the client's retry with the same Idempotency-Key, once the replica is
-// back, learns what happened: the same order, claim or coupon, never a second.
+// the client's retry with the same Idempotency-Key, on any process, is
+// 503 too until the replica is back, then learns what happened: the same
+// order, claim or coupon, never a second. A proof of work is spent alike.
 func TestAcknowledgedOnlyWhenReplicated(t *testing.T) {
 	master := dbtest.StartServer(t)
 	replica := master.StartReplica()
@@ -65,6 +66,10 @@ func TestAcknowledgedOnlyWhenReplicated(t *testing.T) {
 	now := time.Now()
 	c := a.couponCreate(merchant, "Lag", 10, 1, now.Add(-time.Minute), now.Add(time.Hour))
 
+	b := startMain(t, a.Config, ModeWeb) // a second web process on the same Redis
+	pg := a.fairGoods(6, false, -time.Minute)
+	a.powChallenge(shopper, pg.ID) // the goods' settings read before the lag
+
 	replica.Signal(syscall.SIGSTOP)
 	writes := map[string]string{ // path → key, each sent while the replica lags
 		grabPath: "grab-2",
@@ -78,6 +83,16 @@ func TestAcknowledgedOnlyWhenReplicated(t *testing.T) {
 		if ans := a.keyedCall("POST", path, shopper, key); ans.Status != http.StatusServiceUnavailable || ans.Code != "unavailable" || ans.RetryAfter == "" {
 			t.Fatalf("POST %s while the replica lags: %+v, want 503 unavailable with Retry-After", path, ans)
 		}
+		// The keyed retry on another process (its connections wrote
+		// nothing) is not answered from the memo before a replica holds
+		// the original change.
+		if ans := b.keyedCall("POST", path, shopper, key); ans.Status != http.StatusServiceUnavailable || ans.Code != "unavailable" {
+			t.Fatalf("POST %s retried on another process while the replica lags: %+v, want 503 unavailable", path, ans)
+		}
+	}
+	// A proof of work is spent durably: the grab that spends it waits for the replica too.
+	if st, code := a.grabWith(shopper, pg.ID, solve(t, a.powChallenge(shopper, pg.ID))); st != http.StatusServiceUnavailable || code != "unavailable" {
+		t.Fatalf("grab with a proof of work while the replica lags: %d %s, want 503 unavailable", st, code)
 	}
 	replica.Signal(syscall.SIGCONT)
 

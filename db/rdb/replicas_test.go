@@ -184,3 +184,44 @@ func TestWaitKeepsCountWhenUnread(t *testing.T) {
 	}
 	replica.Signal(syscall.SIGCONT)
 }
+
+// memoIncr is a keyed durable change: it counts KEYS[1] up once per key,
+// remembering its answer under KEYS[2] (db.Memoize).
+var memoIncr = redis.NewScript(db.Memoize(`return tostring(redis.call('INCR', KEYS[1]))`, "true"))
+
+// A keyed change replayed on a connection that wrote nothing (another
+// process's) is answered only once the original change is on a replica:
+// the replay writes, and its WAIT covers the original.
+func TestMemoReplayWaitsForReplica(t *testing.T) {
+	ctx := context.Background()
+	master := dbtest.StartServer(t)
+	replica := master.StartReplica()
+	first, other := pipelinerOn(t, master, rdb.AutoReplicas), pipelinerOn(t, master, rdb.AutoReplicas)
+	keys := []string{"{t}:n", "{t}:memo"}
+	// The other's connection is open before the original change (a pooled
+	// connection that has written nothing since: its WAIT would pass at once).
+	if err := incrScript.Run(rdb.Durable(ctx), other.Client(), []string{"{t}:warm"}).Err(); err != nil {
+		t.Fatal(err)
+	}
+	replica.Signal(syscall.SIGSTOP)
+	if err := memoIncr.Run(rdb.Durable(ctx), first.Client(), keys, 60000).Err(); !errors.Is(err, rdb.ErrNotReplicated) {
+		t.Fatalf("keyed change while the replica is stopped: %v, want ErrNotReplicated", err)
+	}
+	if n, err := memoIncr.Run(rdb.Durable(ctx), other.Client(), keys, 60000).Int(); !errors.Is(err, rdb.ErrNotReplicated) {
+		t.Fatalf("its replay on a fresh connection while the replica is stopped: %d %v, want ErrNotReplicated", n, err)
+	}
+	replica.Signal(syscall.SIGCONT)
+	for {
+		n, err := memoIncr.Run(rdb.Durable(ctx), other.Client(), keys, 60000).Int()
+		if err == nil {
+			if n != 1 || replica.Client.Get(ctx, "{t}:n").Val() != "1" {
+				t.Fatalf("replayed after the replica came back: %d (replica holds %q), want the first answer 1", n, replica.Client.Get(ctx, "{t}:n").Val())
+			}
+			break
+		}
+		if !errors.Is(err, rdb.ErrNotReplicated) {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
