@@ -151,4 +151,7 @@ func TestRaffleBeacon(t *testing.T) {
 	if d.Randomness != fair.Randomness(d.Seed, d.EntriesRoot, *d.Beacon) || !slices.Equal(d.Order, fair.DrawOrder(d.Randomness, users)) {
 		t.Fatalf("randomness %s, order %v: not of seed, root and beacon", d.Randomness, d.Order)
 	}
+	if shell := shellDrawOrder(t, d.Seed, d.EntriesRoot, *d.Beacon, users); shell != nil && !slices.Equal(d.Order, shell) {
+		t.Fatalf("order %v, the documented command gives %v", d.Order, shell)
+	}
 }

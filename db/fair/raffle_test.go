@@ -259,7 +259,7 @@ func TestRaffleDraw(t *testing.T) {
 			if want := fair.DrawOrder(d.Randomness, users); !slices.Equal(d.Order, want) {
 				t.Fatalf("order %v, DrawOrder gives %v", d.Order, want)
 			}
-			if shell := shellDrawOrder(t, d.Seed, d.EntriesRoot, users); shell != nil && !slices.Equal(d.Order, shell) {
+			if shell := shellDrawOrder(t, d.Seed, d.EntriesRoot, "", users); shell != nil && !slices.Equal(d.Order, shell) {
 				t.Fatalf("order %v, the README's command gives %v", d.Order, shell)
 			}
 			box := &inbox.Service{Backend: e.S.Backend}
@@ -294,7 +294,7 @@ func TestRaffleDraw(t *testing.T) {
 // shellDrawOrder runs docs/FAIR_SALES.md's command (sha256sum, sort) on
 // seed, the entries root and the entries' user IDs; nil when the machine
 // has no bash or sha256sum.
-func shellDrawOrder(t *testing.T, seed, root string, users []int64) []int64 {
+func shellDrawOrder(t *testing.T, seed, root, beacon string, users []int64) []int64 {
 	t.Helper()
 	if _, err := exec.LookPath("sha256sum"); err != nil {
 		t.Log("no sha256sum: the shell recomputation is skipped")
@@ -305,11 +305,11 @@ func shellDrawOrder(t *testing.T, seed, root string, users []int64) []int64 {
 		fmt.Fprintln(&ids, u)
 	}
 	// The documented command, reading the IDs from stdin instead of jq.
-	cmd := exec.Command("bash", "-c", `seed="$1"; root="$2"
-r=$(printf '%s:%s' "$seed" "$root" | sha256sum | cut -d' ' -f1)
+	cmd := exec.Command("bash", "-c", `seed="$1"; root="$2"; beacon="$3"
+r=$(printf '%s:%s%s' "$seed" "$root" "${beacon:+:$beacon}" | sha256sum | cut -d' ' -f1)
 while read -r u; do
   printf '%s %s\n' "$(printf '%s:%s' "$r" "$u" | sha256sum | cut -d' ' -f1)" "$u"
-done | LC_ALL=C sort | cut -d' ' -f2`, "draw", seed, root)
+done | LC_ALL=C sort | cut -d' ' -f2`, "draw", seed, root, beacon)
 	cmd.Stdin = strings.NewReader(ids.String())
 	out, err := cmd.Output()
 	if err != nil {
