@@ -18,12 +18,16 @@ import (
 )
 
 // Raffles (mode raffle): shoppers enter from the goods' entry_start_at to
-// its sale's start; at the start the draw (raffle_draw.go) puts the entries
-// in an order computed from a seed whose SHA-256 was published when the
-// raffle was created (raffle_order.go), and the first stock of them get an
-// unpaid order each, made by the ordinary grab on their behalf. The store
-// holds the raffle: the seed, the entries and the draw's result; Redis only
-// the orders, as for any goods.
+// its sale's start. At the start entries close and their Merkle root is
+// frozen and published (merkle.go, raffle_root.go); the draw
+// (raffle_draw.go) then puts the entries in an order computed from the
+// seed whose SHA-256 was published when the raffle was created (sealed in
+// the store until then, raffle_seal.go), the entries root and, with a
+// beacon, the randomness of a public round published after the close
+// (raffle_beacon.go; raffle_order.go has the rule), and the first stock of
+// them get an unpaid order each, made by the ordinary grab on their behalf.
+// The store holds the raffle: the sealed seed, the entries, the root and
+// the draw's result; Redis only the orders, as for any goods.
 
 // raffleGoods returns goods shoppers may see that is a raffle.
 func (s *Service) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
