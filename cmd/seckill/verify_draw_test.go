@@ -13,9 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hibiken/asynq"
+
 	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/fair/beacontest"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/tasks"
 )
 
 // A raffle drawn with a beacon, checked by `seckill verify-draw` from the
@@ -66,6 +69,13 @@ func TestVerifyDraw(t *testing.T) {
 			t.Fatalf("an entry's proof %+v (status %d) does not reach %s", out.Entry, st, closed.EntriesRoot)
 		}
 	}
+	// The draw task, run while the round is not out, enqueues itself again.
+	if drawn, err := a.Fair.DrawRaffle(context.Background(), g.ID); err != nil || drawn {
+		t.Fatalf("the draw task before the round is out: %v %v, want a wait", drawn, err)
+	}
+	if !drawTaskAgain(t, a, g.ID) {
+		t.Fatal("the draw task waiting for the beacon did not enqueue itself again")
+	}
 	b.Publish(round)
 	var d drawAnswer
 	eventually(t, 20*time.Second, "the worker draws once the round is out", func() bool {
@@ -110,6 +120,27 @@ func TestVerifyDraw(t *testing.T) {
 	if err := runVerifyDraw(ctx, []string{a.URL, id}, io.Discard); err == nil || !strings.Contains(err.Error(), "-beacon") {
 		t.Fatalf("verify-draw without the beacon: %v, want it to ask for one", err)
 	}
+}
+
+// drawTaskAgain reports whether a raffle:draw task of the goods enqueued
+// again (its ID ":again:") is in the critical queue, in any state.
+func drawTaskAgain(t *testing.T, a *testApp, goodsID int64) bool {
+	t.Helper()
+	prefix := fmt.Sprintf("raffle:draw:%d:", goodsID)
+	for _, list := range []func(string, ...asynq.ListOption) ([]*asynq.TaskInfo, error){
+		a.Inspector.ListScheduledTasks, a.Inspector.ListPendingTasks, a.Inspector.ListActiveTasks, a.Inspector.ListCompletedTasks,
+	} {
+		infos, err := list(tasks.QueueCritical)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, info := range infos {
+			if strings.HasPrefix(info.ID, prefix) && strings.Contains(info.ID, ":again:") {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // doctoredDraw serves the app's public answers through doctor, which
