@@ -76,10 +76,15 @@
       if (!draw) return;
       page.querySelector("[data-raffle-entries]").textContent = String(draw.entries);
       page.querySelector("[data-seed-hash]").textContent = draw.seed_hash;
+      if (draw.entries_root) {
+        page.querySelector("[data-entries-root]").textContent = draw.entries_root;
+        page.querySelector("[data-entries-root-line]").hidden = false;
+      }
       const proof = page.querySelector("[data-raffle-proof]");
       if (!draw.drawn_at) { proof.hidden = true; return; }
       proof.hidden = false;
       proof.querySelector("[data-raffle-seed]").textContent = draw.seed;
+      proof.querySelector("[data-raffle-randomness]").textContent = draw.randomness || "";
       proof.querySelector("[data-raffle-winners]").textContent = String(draw.winners);
       proof.querySelector("[data-raffle-passed]").textContent = String(draw.passed);
       const list = proof.querySelector("[data-raffle-order]");

@@ -18,13 +18,17 @@ type RaffleView struct {
 }
 
 // RaffleCheckCommand is the shell command anyone can run to check a draw
-// (README "Raffle"): the seed's hash, then the draw's order, recomputed.
+// (docs/FAIR_SALES.md "Checking a draw"): verify-draw, or by hand the
+// seed's hash, the randomness and the draw's order, recomputed.
 func RaffleCheckCommand(origin string, goodsID int64) string {
-	return `curl -s ` + origin + `/api/goods/` + i64(goodsID) + `/draw > draw.json
-seed=$(jq -r .seed draw.json)
+	return `seckill verify-draw ` + origin + ` ` + i64(goodsID) + `   # every check (-beacon URL when a beacon round is named)
+# or by hand:
+curl -s ` + origin + `/api/goods/` + i64(goodsID) + `/draw > draw.json
+seed=$(jq -r .seed draw.json); root=$(jq -r .entries_root draw.json); beacon=$(jq -r '.beacon // empty' draw.json)
 printf %s "$seed" | sha256sum            # prints seed_hash
+r=$(printf '%s:%s%s' "$seed" "$root" "${beacon:+:$beacon}" | sha256sum | cut -d' ' -f1)   # randomness
 jq -r '.order[]' draw.json | while read -r u; do
-  printf '%s %s\n' "$(printf '%s:%s' "$seed" "$u" | sha256sum | cut -d' ' -f1)" "$u"
+  printf '%s %s\n' "$(printf '%s:%s' "$r" "$u" | sha256sum | cut -d' ' -f1)" "$u"
 done | LC_ALL=C sort | cut -d' ' -f2      # prints order; the first winners won`
 }
 

@@ -15,7 +15,10 @@ import (
 // pre-registration, in front of the goods' grab (its Gate).
 func (m *Main) fairArea(gs *goods.Service) Area {
 	fs := fair.New(gs)
-	fs.PowKey = outbound.DeriveKey("", m.secret, "seckill proof of work key") // every process signs and checks alike
+	fs.PowKey = outbound.DeriveKey("", m.secret, "seckill proof of work key") // every process signs and checks alike (and seals raffles' seeds)
+	if m.Config.RaffleBeaconURL != "" {
+		fs.Beacon = &fair.Beacon{URL: m.Config.RaffleBeaconURL}
+	}
 	h := &handlers.Fair{Site: m.Site, Fair: fs, Goods: gs}
 	return Area{
 		Name:    "fair",

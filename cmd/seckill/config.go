@@ -34,6 +34,7 @@ type Config struct {
 	WebhookSecret       string
 	PaymentSecret       string // keys the payment gateway callback's signature; "" derives it from the session secret
 	WebhookAllowPrivate bool
+	RaffleBeaconURL     string // a drand-style beacon mixed into raffle draws; "" for none
 	ReminderRetryDelay  time.Duration
 	Demo                bool
 	// Abuse limits (README, "Abuse limits"): zero rates are off.
@@ -136,6 +137,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	str(&c.WebhookSecret, "webhook-secret", "WEBHOOK_SECRET", "key for webhook signatures; unset: derived from the session secret")
 	str(&c.PaymentSecret, "payment-secret", "PAYMENT_SECRET", "key of the payment gateway callback's signature; unset: derived from the session secret")
 	boolean(&c.WebhookAllowPrivate, "webhook-allow-private", "WEBHOOK_ALLOW_PRIVATE", "allow webhook URLs on non-global (loopback, private, reserved) addresses")
+	str(&c.RaffleBeaconURL, "raffle-beacon-url", "RAFFLE_BEACON_URL", "a drand-style randomness beacon (HTTP API: /info, /public/{round}) whose round after entries close is mixed into each raffle's draw; unset: none")
 	dur(&c.ReminderRetryDelay, "reminder-retry-delay", "REMINDER_RETRY_DELAY", "wait before retrying a failed email or webhook reminder, doubling each time; unset: 10s")
 	boolean(&c.Demo, "demo", "DEMO", "seed demo data into an empty database")
 	rate(&c.RateGrab, "rate-grab", "RATE_GRAB", "grabs per shopper, N/s or N/m, 0 = off")
@@ -216,6 +218,11 @@ func (c Config) validate() []string {
 	}
 	if c.RedisWaitTimeout < time.Millisecond || c.RedisWaitTimeout > 2*time.Second {
 		errs = append(errs, fmt.Sprintf("REDIS_WAIT_TIMEOUT=%s must be between 1ms and 2s", c.RedisWaitTimeout))
+	}
+	if c.RaffleBeaconURL != "" {
+		if u, err := url.Parse(c.RaffleBeaconURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			errs = append(errs, fmt.Sprintf("RAFFLE_BEACON_URL=%q must be an http(s) URL, like https://api.drand.sh", c.RaffleBeaconURL))
+		}
 	}
 	if c.SMTPURL != "" {
 		if u, err := url.Parse(c.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {

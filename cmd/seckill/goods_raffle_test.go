@@ -121,6 +121,11 @@ func TestRaffleOverHTTP(t *testing.T) {
 	if d.SeedHash != before.SeedHash || d.Winners == nil || *d.Winners != 2 || len(d.Order) != 3 {
 		t.Fatalf("draw %+v", d)
 	}
+	t.Setenv("RAFFLE_BEACON_URL", "") // no beacon: the draw names none
+	var verified strings.Builder
+	if err := runVerifyDraw(context.Background(), []string{a.URL, fmt.Sprint(g.ID)}, &verified); err != nil || !strings.Contains(verified.String(), "draw verified") {
+		t.Fatalf("verify-draw: %v\n%s", err, verified.String())
+	}
 	winners, next := d.Order[:2], byID[d.Order[2]]
 	for i, id := range winners {
 		s := byID[id]

@@ -18,12 +18,16 @@ import (
 )
 
 // Raffles (mode raffle): shoppers enter from the goods' entry_start_at to
-// its sale's start; at the start the draw (raffle_draw.go) puts the entries
-// in an order computed from a seed whose SHA-256 was published when the
-// raffle was created (raffle_order.go), and the first stock of them get an
-// unpaid order each, made by the ordinary grab on their behalf. The store
-// holds the raffle: the seed, the entries and the draw's result; Redis only
-// the orders, as for any goods.
+// its sale's start. At the start entries close and their Merkle root is
+// frozen and published (merkle.go, raffle_root.go); the draw
+// (raffle_draw.go) then puts the entries in an order computed from the
+// seed whose SHA-256 was published when the raffle was created (sealed in
+// the store until then, raffle_seal.go), the entries root and, with a
+// beacon, the randomness of a public round published after the close
+// (raffle_beacon.go; raffle_order.go has the rule), and the first stock of
+// them get an unpaid order each, made by the ordinary grab on their behalf.
+// The store holds the raffle: the sealed seed, the entries, the root and
+// the draw's result; Redis only the orders, as for any goods.
 
 // raffleGoods returns goods shoppers may see that is a raffle.
 func (s *Service) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
@@ -43,14 +47,34 @@ func (s *Service) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods,
 	return g, nil
 }
 
-// openRaffle makes the raffle's secret seed (its hash is published from
-// now on) and schedules its draw at the sale's start; a raffle open already
-// is left as it is. Goods creation calls it; entries and the draw's page
-// call it too, for goods made a raffle by an update.
+// openRaffle makes the raffle's secret seed, sealed (raffle_seal.go; its
+// hash is published from now on), names the beacon round mixed into its
+// draw (raffle_beacon.go) and schedules the draw at the sale's start; a
+// raffle open already is left as it is. Goods creation calls it; entries
+// and the draw's page call it too, for goods made a raffle by an update.
 func (s *Service) openRaffle(ctx context.Context, g *model.Goods) error {
+	var one int
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT 1 FROM raffles WHERE goods_id = ?`, g.ID).Scan(&one)
+	if err == nil {
+		return nil
+	} else if !errors.Is(err, sql.ErrNoRows) {
+		return fmt.Errorf("open raffle of goods %d: %w", g.ID, err)
+	}
 	seed := NewSeed()
-	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO raffles (goods_id, seed, seed_hash, created_ms) VALUES (?, ?, ?, ?)
-		ON CONFLICT DO NOTHING`, g.ID, seed, SeedHash(seed), s.Now().UnixMilli())
+	sealed, err := s.sealSeed(g.ID, seed)
+	if err != nil {
+		return fmt.Errorf("open raffle of goods %d: seal the seed: %w", g.ID, err)
+	}
+	var round *int64
+	if s.Beacon != nil {
+		if info, err := s.Beacon.Info(ctx); err != nil {
+			s.Log.Warn("name a raffle's beacon round: the beacon does not answer; the round is named when entries close", "goods", g.ID, "err", err)
+		} else {
+			round = new(info.RoundAfter(g.StartAt))
+		}
+	}
+	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO raffles (goods_id, seed, seed_sealed, seed_hash, created_ms, beacon_round) VALUES (?, '', ?, ?, ?, ?)
+		ON CONFLICT DO NOTHING`, g.ID, sealed, SeedHash(seed), s.Now().UnixMilli(), round)
 	if err != nil {
 		return fmt.Errorf("open raffle of goods %d: %w", g.ID, err)
 	}
@@ -58,6 +82,65 @@ func (s *Service) openRaffle(ctx context.Context, g *model.Goods) error {
 		s.scheduleDraw(ctx, g)
 	}
 	return nil
+}
+
+// closedEntries is what the close of a raffle's entries froze.
+type closedEntries struct {
+	root  string        // the entries root
+	round sql.NullInt64 // the beacon round the draw waits for
+	drawn bool
+}
+
+// closeEntries freezes the raffle's entries root once its entries have
+// closed (the caller checks the sale started): in one transaction that
+// takes the raffle's row first, as every entry does, so no entry is added
+// after it and the root never changes. It names the beacon round again
+// when the start moved past the one named at the opening (or none was).
+// A raffle closed or drawn already is only read.
+func (s *Service) closeEntries(ctx context.Context, g *model.Goods) (closedEntries, error) {
+	var c closedEntries
+	var want int64
+	var infoErr error
+	if s.Beacon != nil {
+		var info BeaconInfo
+		if info, infoErr = s.Beacon.Info(ctx); infoErr == nil {
+			want = info.RoundAfter(g.StartAt)
+		}
+	}
+	err := s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE raffles SET entries = entries WHERE goods_id = ? AND entries_root IS NULL AND drawn_ms IS NULL`, g.ID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 { // closed (or drawn) before
+			var root sql.NullString
+			err := tx.QueryRowContext(ctx, `SELECT entries_root, beacon_round, drawn_ms IS NOT NULL FROM raffles WHERE goods_id = ?`, g.ID).
+				Scan(&root, &c.round, &c.drawn)
+			c.root = root.String
+			return err
+		}
+		users, err := entrants(ctx, tx, g.ID)
+		if err != nil {
+			return err
+		}
+		c.root = EntriesTree(g.ID, users).RootHex()
+		if err := tx.QueryRowContext(ctx, `SELECT beacon_round FROM raffles WHERE goods_id = ?`, g.ID).Scan(&c.round); err != nil {
+			return err
+		}
+		switch {
+		case want > 0 && (!c.round.Valid || c.round.Int64 < want):
+			c.round = sql.NullInt64{Int64: want, Valid: true}
+		case s.Beacon != nil && !c.round.Valid:
+			return fmt.Errorf("name the beacon round: %w", infoErr)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE raffles SET entries_root = ?, entries = ?, beacon_round = ? WHERE goods_id = ?`,
+			c.root, len(users), c.round, g.ID)
+		return err
+	})
+	if err != nil {
+		return c, fmt.Errorf("close the entries of raffle %d: %w", g.ID, err)
+	}
+	return c, nil
 }
 
 // scheduleDraw enqueues the raffle's draw for its sale's start; the sweep
@@ -101,9 +184,9 @@ func (s *Service) EnterRaffle(ctx context.Context, userID, goodsID int64, pow st
 		return nil, false, err
 	}
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
-		// The raffle's row first (the lock order the draw takes too): no
-		// entry is added once the draw has marked it.
-		res, err := tx.ExecContext(ctx, `UPDATE raffles SET entries = entries + 1 WHERE goods_id = ? AND drawn_ms IS NULL`, goodsID)
+		// The raffle's row first (the lock order the close and the draw
+		// take too): no entry is added once the entries root is frozen.
+		res, err := tx.ExecContext(ctx, `UPDATE raffles SET entries = entries + 1 WHERE goods_id = ? AND entries_root IS NULL AND drawn_ms IS NULL`, goodsID)
 		if err != nil {
 			return err
 		}
@@ -133,13 +216,28 @@ func (s *Service) EnterRaffle(ctx context.Context, userID, goodsID int64, pow st
 
 var errEnteredMeanwhile = errors.New("entered meanwhile")
 
-// RaffleEntry returns the user's entry in the raffle of goods; not found when they did not enter.
+// RaffleEntry returns the user's entry in the raffle of goods; not found
+// when they did not enter. Once entries closed it carries the entry's leaf
+// in the entries root and its proof.
 func (s *Service) RaffleEntry(ctx context.Context, userID, goodsID int64) (*model.RaffleEntry, error) {
 	g, err := s.raffleGoods(ctx, goodsID)
 	if err != nil {
 		return nil, err
 	}
-	return s.raffleEntry(ctx, g, userID)
+	e, err := s.raffleEntry(ctx, g, userID)
+	if err != nil {
+		return nil, err
+	}
+	d, err := s.raffleDraw(ctx, g) // closes the entries when due
+	if err != nil {
+		return nil, err
+	}
+	if d.EntriesRoot != "" {
+		if e.Inclusion, err = s.inclusion(ctx, g.ID, d.EntriesRoot, userID); err != nil {
+			return nil, err
+		}
+	}
+	return e, nil
 }
 
 func (s *Service) raffleEntry(ctx context.Context, g *model.Goods, userID int64) (*model.RaffleEntry, error) {
@@ -164,8 +262,10 @@ func (s *Service) raffleEntry(ctx context.Context, g *model.Goods, userID int64)
 	return e, nil
 }
 
-// RaffleDraw returns the raffle's public record: the seed's hash and the
-// number of entries, and after the draw the seed and the draw's order.
+// RaffleDraw returns the raffle's public record: the seed's hash, the
+// number of entries and the beacon round; from the close of entries their
+// root; after the draw the seed, the beacon, the randomness and the
+// draw's order. The first call after the close freezes the entries root.
 func (s *Service) RaffleDraw(ctx context.Context, goodsID int64) (*model.RaffleDraw, error) {
 	g, err := s.raffleGoods(ctx, goodsID)
 	if err != nil {
@@ -178,20 +278,45 @@ func (s *Service) raffleDraw(ctx context.Context, g *model.Goods) (*model.Raffle
 	if err := s.openRaffle(ctx, g); err != nil {
 		return nil, err
 	}
-	d := &model.RaffleDraw{GoodsID: g.ID, DrawAt: g.StartAt}
+	d := &model.RaffleDraw{GoodsID: g.ID, DrawAt: g.StartAt, Status: model.DrawOpen}
 	var seed string
-	var drawn sql.NullInt64
+	var drawn, round sql.NullInt64
+	var root, beacon, randomness sql.NullString
 	var winners int64
-	err := s.SQL.R.QueryRowContext(ctx, `SELECT seed, seed_hash, entries, drawn_ms, winners, passed FROM raffles WHERE goods_id = ?`, g.ID).
-		Scan(&seed, &d.SeedHash, &d.Entries, &drawn, &winners, &d.Passed)
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT seed, seed_hash, entries, drawn_ms, winners, passed, entries_root, beacon_round, beacon, randomness
+		FROM raffles WHERE goods_id = ?`, g.ID).
+		Scan(&seed, &d.SeedHash, &d.Entries, &drawn, &winners, &d.Passed, &root, &round, &beacon, &randomness)
 	if err != nil {
 		return nil, fmt.Errorf("raffle of goods %d: %w", g.ID, err)
 	}
-	if !drawn.Valid {
+	if !drawn.Valid && !root.Valid && !s.Now().Before(g.StartAt) { // entries closed: freeze their root now
+		c, err := s.closeEntries(ctx, g)
+		if err != nil {
+			return nil, err
+		}
+		root, round = sql.NullString{String: c.root, Valid: c.root != ""}, c.round
+	}
+	d.EntriesRoot = root.String
+	if round.Valid {
+		d.BeaconRound = &round.Int64
+	}
+	switch {
+	case drawn.Valid:
+		d.Status = model.DrawDrawn
+	case s.Now().Before(g.StartAt):
 		return d, nil // the seed stays secret until the draw
+	case round.Valid:
+		d.Status = model.DrawWaitingBeacon
+		return d, nil
+	default:
+		d.Status = model.DrawClosed
+		return d, nil
 	}
 	at := sale.MsTime(drawn.Int64)
-	d.DrawnAt, d.Seed, d.Winners = &at, seed, &winners
+	d.DrawnAt, d.Seed, d.Winners, d.Randomness = &at, seed, &winners, randomness.String
+	if beacon.Valid {
+		d.Beacon = &beacon.String
+	}
 	d.Order, err = sqldb.IDs(ctx, s.SQL.R, `SELECT user_id FROM raffle_entries WHERE goods_id = ? AND place IS NOT NULL ORDER BY place`, g.ID)
 	if err == nil && d.Order == nil {
 		d.Order = []int64{} // drawn with no entries: an empty order, not null

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
@@ -15,6 +17,7 @@ import (
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
+	"github.com/seckill/seckill/tasks"
 )
 
 // The draw and what follows it. Exactly once, however often and wherever it
@@ -36,11 +39,18 @@ func raffleRequest(goodsID, userID int64) string {
 }
 
 // DrawRaffle makes the raffle's draw once its sale has started: the
-// entries in the draw's order, the first stock of them won, the rest
-// waitlisted, then the winners' orders. It returns whether this call drew;
-// before the start, on goods no longer a raffle and once drawn it does
-// nothing but settle (SettleRaffle).
+// entries closed (their root frozen, closeEntries), the beacon round
+// fetched when the raffle names one, the entries in the draw's order, the
+// first stock of them won, the rest waitlisted, the seed revealed, then the
+// winners' orders. It returns whether this call drew; before the start, on
+// goods no longer a raffle and once drawn it does nothing but settle
+// (SettleRaffle). While the beacon round is not out it does not draw and
+// schedules itself again (the sweep tries too).
 func (s *Service) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
+	return s.drawRaffle(ctx, goodsID, true)
+}
+
+func (s *Service) drawRaffle(ctx context.Context, goodsID int64, patient bool) (bool, error) {
 	g, err := s.Goods.GoodsRow(ctx, goodsID)
 	if db.ErrorCode(err) == db.ENOTFOUND {
 		return false, nil
@@ -53,6 +63,24 @@ func (s *Service) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
 	}
 	if err := s.openRaffle(ctx, g); err != nil {
 		return false, err
+	}
+	c, err := s.closeEntries(ctx, g)
+	if err != nil {
+		return false, err
+	}
+	if c.drawn {
+		return false, s.SettleRaffle(ctx, goodsID)
+	}
+	beacon := ""
+	if c.round.Valid {
+		br, wait := s.beaconFor(ctx, g, c.round.Int64, patient)
+		if br == nil {
+			if patient {
+				s.scheduleDrawIn(ctx, g, wait)
+			}
+			return false, nil
+		}
+		beacon = br.Randomness
 	}
 	var order []int64
 	var winners int64
@@ -67,14 +95,24 @@ func (s *Service) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
 			return nil // drawn before
 		}
 		var seed string
-		if err := tx.QueryRowContext(ctx, `SELECT seed FROM raffles WHERE goods_id = ?`, goodsID).Scan(&seed); err != nil {
+		var sealed sql.NullString
+		if err := tx.QueryRowContext(ctx, `SELECT seed, seed_sealed FROM raffles WHERE goods_id = ?`, goodsID).Scan(&seed, &sealed); err != nil {
 			return err
+		}
+		if sealed.Valid { // raffles opened before seeds were sealed keep theirs in seed
+			if seed, err = s.openSeed(goodsID, sealed.String); err != nil {
+				return err
+			}
 		}
 		users, err := entrants(ctx, tx, goodsID)
 		if err != nil {
 			return err
 		}
-		order = DrawOrder(seed, users)
+		if root := EntriesTree(goodsID, users).RootHex(); root != c.root {
+			return fmt.Errorf("the entries make root %s, not the %s frozen at the close", root, c.root)
+		}
+		randomness := Randomness(seed, c.root, beacon)
+		order = DrawOrder(randomness, users)
 		winners = min(g.Stock, int64(len(order)))
 		if err := s.placeEntries(ctx, tx, goodsID, order); err != nil {
 			return err
@@ -83,8 +121,12 @@ func (s *Service) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
 			winners, model.EntryWon, model.EntryWaitlisted, goodsID); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE raffles SET entries = ?, winners = ?, next_place = ? WHERE goods_id = ?`,
-			len(order), winners, winners, goodsID); err != nil {
+		var b *string
+		if c.round.Valid {
+			b = &beacon
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE raffles SET seed = ?, beacon = ?, randomness = ?, entries = ?, winners = ?, next_place = ? WHERE goods_id = ?`,
+			seed, b, randomness, len(order), winners, winners, goodsID); err != nil {
 			return err
 		}
 		drawn = true
@@ -97,6 +139,50 @@ func (s *Service) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
 		s.pushEntry(&model.RaffleEntry{GoodsID: goodsID, UserID: u, State: model.EntryWaitlisted, Position: winners + int64(i) + 1})
 	}
 	return drawn, s.SettleRaffle(ctx, goodsID)
+}
+
+// beaconFor fetches the raffle's beacon round (patient: with retries), or
+// says how long to wait before trying again: until the round is due, then
+// longer the longer it is late (up to the chain's period).
+func (s *Service) beaconFor(ctx context.Context, g *model.Goods, round int64, patient bool) (*BeaconRound, time.Duration) {
+	if s.Beacon == nil {
+		s.Log.Error("a raffle's draw waits for its beacon round, but the server has no RAFFLE_BEACON_URL", "goods", g.ID, "round", round)
+		return nil, time.Minute
+	}
+	info, err := s.Beacon.Info(ctx)
+	if err != nil {
+		s.Log.Warn("a raffle's draw waits: the beacon does not answer", "goods", g.ID, "round", round, "err", err)
+		return nil, 5 * time.Second
+	}
+	now, due := s.Now(), info.RoundTime(round)
+	if now.Before(due) {
+		return nil, due.Sub(now) + 500*time.Millisecond
+	}
+	fetch := s.Beacon.Round
+	if patient {
+		fetch = s.Beacon.RoundRetry
+	}
+	br, err := fetch(ctx, round)
+	if err != nil {
+		if !errors.Is(err, ErrBeaconNotYet) {
+			s.Log.Warn("a raffle's draw waits: its beacon round", "goods", g.ID, "round", round, "err", err)
+		}
+		return nil, min(max(now.Sub(due)/4, time.Second), time.Duration(info.Period)*time.Second)
+	}
+	return br, 0
+}
+
+// scheduleDrawIn enqueues the raffle's draw again in wait (the draw waits
+// for its beacon round); the sweep tries meanwhile too.
+func (s *Service) scheduleDrawIn(ctx context.Context, g *model.Goods, wait time.Duration) {
+	if s.Tasks == nil {
+		return
+	}
+	at := time.Now().Add(wait) // Asynq runs tasks by the wall clock
+	id := fmt.Sprintf("%s:again:%d", tasks.RaffleDrawTaskID(g.ID, g.StartAt), at.Unix())
+	if err := s.Schedule(ctx, tasks.NewRaffleDrawTask(g.ID), asynq.ProcessAt(at), asynq.TaskID(id)); err != nil {
+		s.Log.Warn("schedule a raffle's draw again; the sweep draws it", "goods", g.ID, "err", err)
+	}
 }
 
 // placeColumns are the staged places of the draw's order.
@@ -328,7 +414,7 @@ func (s *Service) SweepRaffles(ctx context.Context) error {
 	}
 	var errs []error
 	for _, id := range due {
-		_, err := s.DrawRaffle(ctx, id)
+		_, err := s.drawRaffle(ctx, id, false)
 		errs = append(errs, err)
 	}
 	open, err := sqldb.IDs(ctx, s.SQL.R, `SELECT DISTINCT goods_id FROM raffle_entries WHERE state = ? AND settled = 0`, model.EntryWon)

@@ -16,6 +16,14 @@ func TestDrawOrderRule(t *testing.T) {
 	if got, want := fair.SeedHash(seed), "271a413bd339c5709fdceaec41f14f11e9fbfb5042d72d331c65f32b284cd09a"; got != want {
 		t.Fatalf("SeedHash = %s, want %s", got, want)
 	}
+	root, beacon := strings.Repeat("cd", 32), strings.Repeat("ef", 32)
+	if got, want := fair.Randomness(seed, root, ""), "2e4d1396519cfbbef84d2c3eed685fec99f23eb52924c697cfb5ec95b1ba7b60"; got != want {
+		t.Fatalf("Randomness without a beacon = %s, want %s", got, want)
+	}
+	if got, want := fair.Randomness(seed, root, beacon), "e1cfde3738cde2f6c774658b531875fbe41dd90838daf5c42cd246160a9120ee"; got != want {
+		t.Fatalf("Randomness with a beacon = %s, want %s", got, want)
+	}
+	// The keys and the order are of the randomness; seed stands in for one here.
 	if got, want := fair.DrawKey(seed, 42), "255754a79b3228577309ace91ccb2aa65e78751b46ab3dfbb434f5e5b50041e7"; got != want {
 		t.Fatalf("DrawKey(42) = %s, want %s", got, want)
 	}

@@ -145,7 +145,7 @@ func TestRaffleEntriesRace(t *testing.T) {
 		t.Fatalf("draw: %v %v", drawn, err)
 	}
 	d := e.draw(g.ID)
-	if !slices.Equal(d.Order, fair.DrawOrder(d.Seed, users)) || d.Winners == nil || *d.Winners != 10 {
+	if !slices.Equal(d.Order, fair.DrawOrder(d.Randomness, users)) || d.Winners == nil || *d.Winners != 10 {
 		t.Fatalf("draw of 1,000: %d in the order, winners %v; want DrawOrder's 1,000 and 10", len(d.Order), d.Winners)
 	}
 	for _, i := range []int{0, 9, 10, 499, 500, 999} {
@@ -250,10 +250,16 @@ func TestRaffleDraw(t *testing.T) {
 			if d.Winners == nil || *d.Winners != winners || d.Entries != c.entries || len(d.Order) != int(c.entries) {
 				t.Fatalf("draw %+v, want %d winners of %d entries", d, winners, c.entries)
 			}
-			if want := fair.DrawOrder(d.Seed, users); !slices.Equal(d.Order, want) {
+			if d.Status != model.DrawDrawn || d.EntriesRoot != fair.EntriesTree(g.ID, users).RootHex() || d.EntriesRoot != before.EntriesRoot && before.EntriesRoot != "" {
+				t.Fatalf("draw %+v: want drawn, the root of the entries", d)
+			}
+			if d.Beacon != nil || d.BeaconRound != nil || d.Randomness != fair.Randomness(d.Seed, d.EntriesRoot, "") {
+				t.Fatalf("randomness %s, beacon %v round %v: want SHA-256(seed:root), no beacon", d.Randomness, d.Beacon, d.BeaconRound)
+			}
+			if want := fair.DrawOrder(d.Randomness, users); !slices.Equal(d.Order, want) {
 				t.Fatalf("order %v, DrawOrder gives %v", d.Order, want)
 			}
-			if shell := shellDrawOrder(t, d.Seed, users); shell != nil && !slices.Equal(d.Order, shell) {
+			if shell := shellDrawOrder(t, d.Seed, d.EntriesRoot, "", users); shell != nil && !slices.Equal(d.Order, shell) {
 				t.Fatalf("order %v, the README's command gives %v", d.Order, shell)
 			}
 			box := &inbox.Service{Backend: e.S.Backend}
@@ -285,9 +291,10 @@ func TestRaffleDraw(t *testing.T) {
 	}
 }
 
-// shellDrawOrder runs the README's command (sha256sum, sort) on seed and
-// the entries' user IDs; nil when the machine has no bash or sha256sum.
-func shellDrawOrder(t *testing.T, seed string, users []int64) []int64 {
+// shellDrawOrder runs docs/FAIR_SALES.md's command (sha256sum, sort) on
+// seed, the entries root and the entries' user IDs; nil when the machine
+// has no bash or sha256sum.
+func shellDrawOrder(t *testing.T, seed, root, beacon string, users []int64) []int64 {
 	t.Helper()
 	if _, err := exec.LookPath("sha256sum"); err != nil {
 		t.Log("no sha256sum: the shell recomputation is skipped")
@@ -297,10 +304,12 @@ func shellDrawOrder(t *testing.T, seed string, users []int64) []int64 {
 	for _, u := range users {
 		fmt.Fprintln(&ids, u)
 	}
-	// The README's command, reading the IDs from stdin instead of jq.
-	cmd := exec.Command("bash", "-c", `seed="$1"; while read -r u; do
-  printf '%s %s\n' "$(printf '%s:%s' "$seed" "$u" | sha256sum | cut -d' ' -f1)" "$u"
-done | LC_ALL=C sort | cut -d' ' -f2`, "draw", seed)
+	// The documented command, reading the IDs from stdin instead of jq.
+	cmd := exec.Command("bash", "-c", `seed="$1"; root="$2"; beacon="$3"
+r=$(printf '%s:%s%s' "$seed" "$root" "${beacon:+:$beacon}" | sha256sum | cut -d' ' -f1)
+while read -r u; do
+  printf '%s %s\n' "$(printf '%s:%s' "$r" "$u" | sha256sum | cut -d' ' -f1)" "$u"
+done | LC_ALL=C sort | cut -d' ' -f2`, "draw", seed, root, beacon)
 	cmd.Stdin = strings.NewReader(ids.String())
 	out, err := cmd.Output()
 	if err != nil {

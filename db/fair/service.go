@@ -17,14 +17,18 @@ type Service struct {
 	// PowKey signs proof-of-work challenges (pow.go); New sets a random key of
 	// this process, Main the server's (shared by every process).
 	PowKey []byte
+	// Beacon is the public randomness mixed into raffle draws
+	// (RAFFLE_BEACON_URL; nil: none), raffle_beacon.go.
+	Beacon *Beacon
 	fair   *fairCache // each goods' proof of work and pre-registration, briefly cached (pow.go)
 	queues *queues    // this process's view of the waiting rooms (queue.go)
+	trees  *treeCache // raffles' frozen entries trees, for entries' proofs (raffle_root.go)
 }
 
 // New returns fair sales over goods g, plugged into g: its grabs pass
 // the fair sale's gate, and it is told of goods created and changed.
 func New(g *goods.Service) *Service {
-	f := &Service{Backend: g.Backend, Goods: g, fair: newFairCache(), queues: newQueues(), PowKey: randomKey()}
+	f := &Service{Backend: g.Backend, Goods: g, fair: newFairCache(), queues: newQueues(), trees: &treeCache{}, PowKey: randomKey()}
 	g.Gate, g.Fair = f, f
 	return f
 }

@@ -23,7 +23,31 @@ type RaffleEntry struct {
 	Position int64 `json:"position,omitempty"`
 	// OrderID is the order a won entry got (0 while it is being made).
 	OrderID int64 `json:"order_id,omitempty"`
+	// Inclusion is the entry's place in the entries root, once entries closed.
+	*Inclusion
 }
+
+// Inclusion proves an entry is in a raffle's published entries root: its
+// leaf and the sibling hashes up to the root (fair/merkle.go).
+type Inclusion struct {
+	Leaf  string      `json:"leaf"`
+	Proof []ProofStep `json:"proof"`
+}
+
+// ProofStep is one level of a Merkle proof: the sibling's hash (hex) and
+// the side it sits on, "left" or "right".
+type ProofStep struct {
+	Hash string `json:"hash"`
+	Side string `json:"side"`
+}
+
+// States of a raffle's draw (RaffleDraw.Status).
+const (
+	DrawOpen          = "open"           // entries open, before the start
+	DrawClosed        = "closed"         // entries closed, the draw about to be made
+	DrawWaitingBeacon = "waiting_beacon" // entries closed, the draw waits for its beacon round
+	DrawDrawn         = "drawn"
+)
 
 // RaffleEntryEvent is the live event that tells a shopper their entry changed.
 type RaffleEntryEvent struct {
@@ -31,19 +55,30 @@ type RaffleEntryEvent struct {
 	Entry *RaffleEntry `json:"entry"`
 }
 
-// RaffleDraw is a raffle's public record: the seed's SHA-256 from the
-// start, and after the draw the seed itself and the draw's order, so anyone
-// can recompute it (goods.DrawOrder).
+// RaffleDraw is a raffle's public record: the seed's SHA-256 and the
+// beacon round from the start, the entries root from the close of entries,
+// and after the draw the seed itself, the beacon's randomness, the draw's
+// randomness and order, so anyone can recompute it (fair.DrawOrder,
+// seckill verify-draw).
 type RaffleDraw struct {
-	GoodsID  int64      `json:"goods_id"`
-	SeedHash string     `json:"seed_hash"`
-	Entries  int64      `json:"entries"`
-	DrawAt   time.Time  `json:"draw_at"`            // the sale's start, when the draw is made
-	DrawnAt  *time.Time `json:"drawn_at,omitempty"` // after the draw
-	Seed     string     `json:"seed,omitempty"`     // after the draw
-	Winners  *int64     `json:"winners,omitempty"`  // after the draw: min(stock, entries)
-	Order    []int64    `json:"order,omitempty"`    // after the draw: every entry's user ID in the draw's order
-	Passed   int64      `json:"passed"`             // units passed on to the next in the order so far
+	GoodsID  int64  `json:"goods_id"`
+	Status   string `json:"status"` // open, closed, waiting_beacon or drawn
+	SeedHash string `json:"seed_hash"`
+	Entries  int64  `json:"entries"`
+	// EntriesRoot is the entries' Merkle root, frozen when entries close.
+	EntriesRoot string     `json:"entries_root,omitempty"`
+	DrawAt      time.Time  `json:"draw_at"`            // the sale's start, when the draw is made
+	DrawnAt     *time.Time `json:"drawn_at,omitempty"` // after the draw
+	Seed        string     `json:"seed,omitempty"`     // after the draw
+	// BeaconRound is the public beacon's round mixed into the draw (null: none).
+	BeaconRound *int64 `json:"beacon_round"`
+	// Beacon is that round's randomness, after the draw (null: none yet or no beacon).
+	Beacon *string `json:"beacon"`
+	// Randomness is SHA-256(seed:entries_root[:beacon]), after the draw.
+	Randomness string  `json:"randomness,omitempty"`
+	Winners    *int64  `json:"winners,omitempty"` // after the draw: min(stock, entries)
+	Order      []int64 `json:"order,omitempty"`   // after the draw: every entry's user ID in the draw's order
+	Passed     int64   `json:"passed"`            // units passed on to the next in the order so far
 }
 
 // MarshalJSON writes order as a list after the draw, empty too (no entries), and leaves it out before.
