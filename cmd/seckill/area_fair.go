@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/seckill/seckill/db/fair"
+	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/handlers"
@@ -17,7 +18,7 @@ func (m *Main) fairArea(gs *goods.Service) Area {
 	fs := fair.New(gs)
 	fs.PowKey = outbound.DeriveKey("", m.secret, "seckill proof of work key") // every process signs and checks alike (and seals raffles' seeds)
 	if m.Config.RaffleBeaconURL != "" {
-		fs.Beacon = &fair.Beacon{URL: m.Config.RaffleBeaconURL}
+		fs.Beacon = &verify.Beacon{URL: m.Config.RaffleBeaconURL}
 	}
 	h := &handlers.Fair{Site: m.Site, Fair: fs, Goods: gs}
 	return Area{

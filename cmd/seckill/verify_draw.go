@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/seckill/seckill/db/fair"
+	"github.com/seckill/seckill/db/fair/verify"
 )
 
 // verify-draw: anyone's check of a raffle's draw from its public answer
@@ -71,9 +71,9 @@ func runVerifyDraw(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var beacon *fair.Beacon
+	var beacon *verify.Beacon
 	if *beaconURL != "" {
-		beacon = &fair.Beacon{URL: *beaconURL, Client: client}
+		beacon = &verify.Beacon{URL: *beaconURL, Client: client}
 	}
 	return verifyDraw(ctx, d, id, beacon, out)
 }
@@ -105,7 +105,7 @@ func fetchDraw(ctx context.Context, client *http.Client, base string, id int64) 
 
 // verifyDraw checks the answer d of goods id's draw, fetching its beacon
 // round from beacon (nil: none given).
-func verifyDraw(ctx context.Context, d *drawAnswer, id int64, beacon *fair.Beacon, out io.Writer) error {
+func verifyDraw(ctx context.Context, d *drawAnswer, id int64, beacon *verify.Beacon, out io.Writer) error {
 	if d.Status != "drawn" || d.Seed == "" {
 		return fmt.Errorf("raffle %d is not drawn yet (status %q): nothing to verify", id, d.Status)
 	}
@@ -119,8 +119,8 @@ func verifyDraw(ctx context.Context, d *drawAnswer, id int64, beacon *fair.Beaco
 		differs = append(differs, what+": "+detail)
 	}
 	check(d.GoodsID == id, "the answer is of the goods asked", fmt.Sprintf("goods_id %d", d.GoodsID))
-	check(fair.SeedHash(d.Seed) == d.SeedHash, "the seed hashes to seed_hash",
-		fmt.Sprintf("SHA-256 of the seed is %s, seed_hash %s", fair.SeedHash(d.Seed), d.SeedHash))
+	check(verify.SeedHash(d.Seed) == d.SeedHash, "the seed hashes to seed_hash",
+		fmt.Sprintf("SHA-256 of the seed is %s, seed_hash %s", verify.SeedHash(d.Seed), d.SeedHash))
 
 	entrants := slices.Clone(d.Order)
 	slices.Sort(entrants)
@@ -133,7 +133,7 @@ func verifyDraw(ctx context.Context, d *drawAnswer, id int64, beacon *fair.Beaco
 	}
 
 	legacy := d.EntriesRoot == "" && d.BeaconRound == nil && d.Randomness == d.Seed
-	root := fair.EntriesTree(id, entrants).RootHex()
+	root := verify.EntriesTree(id, entrants).RootHex()
 	if legacy {
 		fmt.Fprintln(out, "note drawn before entries roots were published: the randomness is the seed")
 	} else {
@@ -168,11 +168,11 @@ func verifyDraw(ctx context.Context, d *drawAnswer, id int64, beacon *fair.Beaco
 
 	randomness := d.Seed
 	if !legacy {
-		randomness = fair.Randomness(d.Seed, root, beaconValue)
+		randomness = verify.Randomness(d.Seed, root, beaconValue)
 		check(randomness == d.Randomness, "randomness = SHA-256(seed:entries_root[:beacon])",
 			fmt.Sprintf("recomputed %s, published %s", randomness, d.Randomness))
 	}
-	order := fair.DrawOrder(randomness, entrants)
+	order := verify.DrawOrder(randomness, entrants)
 	first := -1
 	for i := range max(len(order), len(d.Order)) {
 		if i >= len(order) || i >= len(d.Order) || order[i] != d.Order[i] {

@@ -15,8 +15,8 @@ import (
 
 	"github.com/hibiken/asynq"
 
-	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/fair/beacontest"
+	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/tasks"
 )
@@ -65,7 +65,7 @@ func TestVerifyDraw(t *testing.T) {
 			}
 		}
 		if st := a.call("GET", fmt.Sprintf("/api/goods/%d/entries/me", g.ID), tok, nil, &out); st != 200 ||
-			!fair.VerifyProof(out.Entry.Leaf, out.Entry.Proof, closed.EntriesRoot) {
+			!verify.VerifyProof(out.Entry.Leaf, out.Entry.Proof, closed.EntriesRoot) {
 			t.Fatalf("an entry's proof %+v (status %d) does not reach %s", out.Entry, st, closed.EntriesRoot)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/hibiken/asynq"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
@@ -60,7 +61,7 @@ func (s *Service) openRaffle(ctx context.Context, g *model.Goods) error {
 	} else if !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("open raffle of goods %d: %w", g.ID, err)
 	}
-	seed := NewSeed()
+	seed := verify.NewSeed()
 	sealed, err := s.sealSeed(g.ID, seed)
 	if err != nil {
 		return fmt.Errorf("open raffle of goods %d: seal the seed: %w", g.ID, err)
@@ -74,7 +75,7 @@ func (s *Service) openRaffle(ctx context.Context, g *model.Goods) error {
 		}
 	}
 	res, err := s.SQL.W.ExecContext(ctx, `INSERT INTO raffles (goods_id, seed, seed_sealed, seed_hash, created_ms, beacon_round) VALUES (?, '', ?, ?, ?, ?)
-		ON CONFLICT DO NOTHING`, g.ID, sealed, SeedHash(seed), s.Now().UnixMilli(), round)
+		ON CONFLICT DO NOTHING`, g.ID, sealed, verify.SeedHash(seed), s.Now().UnixMilli(), round)
 	if err != nil {
 		return fmt.Errorf("open raffle of goods %d: %w", g.ID, err)
 	}
@@ -102,7 +103,7 @@ func (s *Service) closeEntries(ctx context.Context, g *model.Goods) (closedEntri
 	var want int64
 	var infoErr error
 	if s.Beacon != nil {
-		var info BeaconInfo
+		var info verify.BeaconInfo
 		if info, infoErr = s.Beacon.Info(ctx); infoErr == nil {
 			want = info.RoundAfter(g.StartAt)
 		}
@@ -123,7 +124,7 @@ func (s *Service) closeEntries(ctx context.Context, g *model.Goods) (closedEntri
 		if err != nil {
 			return err
 		}
-		c.root = EntriesTree(g.ID, users).RootHex()
+		c.root = verify.EntriesTree(g.ID, users).RootHex()
 		if err := tx.QueryRowContext(ctx, `SELECT beacon_round FROM raffles WHERE goods_id = ?`, g.ID).Scan(&c.round); err != nil {
 			return err
 		}

@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/fair/beacontest"
+	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -45,8 +45,8 @@ func TestRaffleSeedSealed(t *testing.T) {
 		t.Fatalf("draw: %v %v", drawn, err)
 	}
 	d := e.draw(g.ID)
-	if len(d.Seed) != 64 || fair.SeedHash(d.Seed) != d.SeedHash || strings.Contains(sealed.String, d.Seed) {
-		t.Fatalf("revealed seed %q hashes to %s, published %s", d.Seed, fair.SeedHash(d.Seed), d.SeedHash)
+	if len(d.Seed) != 64 || verify.SeedHash(d.Seed) != d.SeedHash || strings.Contains(sealed.String, d.Seed) {
+		t.Fatalf("revealed seed %q hashes to %s, published %s", d.Seed, verify.SeedHash(d.Seed), d.SeedHash)
 	}
 }
 
@@ -67,7 +67,7 @@ func TestRaffleEntriesRoot(t *testing.T) {
 	behind, _ := e.TwinFair() // its clock stays before the start
 	e.Clk.Advance(10 * time.Minute)
 	d := e.draw(g.ID)
-	want := fair.EntriesTree(g.ID, users[:5]).RootHex()
+	want := verify.EntriesTree(g.ID, users[:5]).RootHex()
 	if d.Status != model.DrawClosed || d.EntriesRoot != want || d.Seed != "" || d.Order != nil {
 		t.Fatalf("after the close: %+v, want closed with root %s and no seed", d, want)
 	}
@@ -76,8 +76,8 @@ func TestRaffleEntriesRoot(t *testing.T) {
 	}
 	for _, u := range users[:5] {
 		en := e.entry(u, g.ID)
-		leaf := fair.EntryLeaf(g.ID, u)
-		if en.Inclusion == nil || en.Leaf != hex.EncodeToString(leaf[:]) || !fair.VerifyProof(en.Leaf, en.Proof, d.EntriesRoot) {
+		leaf := verify.EntryLeaf(g.ID, u)
+		if en.Inclusion == nil || en.Leaf != hex.EncodeToString(leaf[:]) || !verify.VerifyProof(en.Leaf, en.Proof, d.EntriesRoot) {
 			t.Fatalf("user %d's entry %+v does not prove it is in root %s", u, en, d.EntriesRoot)
 		}
 	}
@@ -85,7 +85,7 @@ func TestRaffleEntriesRoot(t *testing.T) {
 		t.Fatalf("draw: %v %v", drawn, err)
 	}
 	after := e.draw(g.ID)
-	if after.EntriesRoot != want || after.Entries != 5 || !slices.Equal(after.Order, fair.DrawOrder(fair.Randomness(after.Seed, want, ""), users[:5])) {
+	if after.EntriesRoot != want || after.Entries != 5 || !slices.Equal(after.Order, verify.DrawOrder(verify.Randomness(after.Seed, want, ""), users[:5])) {
 		t.Fatalf("after the draw: %+v, want root %s and the order of its randomness", after, want)
 	}
 }
@@ -96,7 +96,7 @@ func TestRaffleEntriesRoot(t *testing.T) {
 func TestRaffleBeacon(t *testing.T) {
 	e := newGoodsEnv(t)
 	b := beacontest.New(t, e.Clk.Now().Add(-time.Hour), 3*time.Second)
-	e.F.Beacon = &fair.Beacon{URL: b.URL, Backoff: time.Millisecond}
+	e.F.Beacon = &verify.Beacon{URL: b.URL, Backoff: time.Millisecond}
 	g := e.raffle(1, 0, 10*time.Minute)
 	round := (g.StartAt.Unix()-b.Genesis)/b.Period + 2
 	users := e.shoppers(4)
@@ -148,7 +148,7 @@ func TestRaffleBeacon(t *testing.T) {
 	if d.Status != model.DrawDrawn || d.Beacon == nil || *d.Beacon != beacontest.Randomness(round) || *d.BeaconRound != round {
 		t.Fatalf("drawn: %+v, want beacon round %d's randomness", d, round)
 	}
-	if d.Randomness != fair.Randomness(d.Seed, d.EntriesRoot, *d.Beacon) || !slices.Equal(d.Order, fair.DrawOrder(d.Randomness, users)) {
+	if d.Randomness != verify.Randomness(d.Seed, d.EntriesRoot, *d.Beacon) || !slices.Equal(d.Order, verify.DrawOrder(d.Randomness, users)) {
 		t.Fatalf("randomness %s, order %v: not of seed, root and beacon", d.Randomness, d.Order)
 	}
 	if shell := shellDrawOrder(t, d.Seed, d.EntriesRoot, *d.Beacon, users); shell != nil && !slices.Equal(d.Order, shell) {

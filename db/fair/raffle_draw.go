@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
@@ -108,11 +109,11 @@ func (s *Service) drawRaffle(ctx context.Context, goodsID int64, patient bool) (
 		if err != nil {
 			return err
 		}
-		if root := EntriesTree(goodsID, users).RootHex(); root != c.root {
+		if root := verify.EntriesTree(goodsID, users).RootHex(); root != c.root {
 			return fmt.Errorf("the entries make root %s, not the %s frozen at the close", root, c.root)
 		}
-		randomness := Randomness(seed, c.root, beacon)
-		order = DrawOrder(randomness, users)
+		randomness := verify.Randomness(seed, c.root, beacon)
+		order = verify.DrawOrder(randomness, users)
 		winners = min(g.Stock, int64(len(order)))
 		if err := s.placeEntries(ctx, tx, goodsID, order); err != nil {
 			return err
@@ -144,7 +145,7 @@ func (s *Service) drawRaffle(ctx context.Context, goodsID int64, patient bool) (
 // beaconFor fetches the raffle's beacon round (patient: with retries), or
 // says how long to wait before trying again: until the round is due, then
 // longer the longer it is late (up to the chain's period).
-func (s *Service) beaconFor(ctx context.Context, g *model.Goods, round int64, patient bool) (*BeaconRound, time.Duration) {
+func (s *Service) beaconFor(ctx context.Context, g *model.Goods, round int64, patient bool) (*verify.BeaconRound, time.Duration) {
 	if s.Beacon == nil {
 		s.Log.Error("a raffle's draw waits for its beacon round, but the server has no RAFFLE_BEACON_URL", "goods", g.ID, "round", round)
 		return nil, time.Minute
@@ -164,7 +165,7 @@ func (s *Service) beaconFor(ctx context.Context, g *model.Goods, round int64, pa
 	}
 	br, err := fetch(ctx, round)
 	if err != nil {
-		if !errors.Is(err, ErrBeaconNotYet) {
+		if !errors.Is(err, verify.ErrBeaconNotYet) {
 			s.Log.Warn("a raffle's draw waits: its beacon round", "goods", g.ID, "round", round, "err", err)
 		}
 		return nil, min(max(now.Sub(due)/4, time.Second), time.Duration(info.Period)*time.Second)

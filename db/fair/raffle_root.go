@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
 )
@@ -20,7 +21,7 @@ const treeCacheSize = 8
 type entriesTree struct {
 	root  string
 	users []int64 // ascending: the leaves' order
-	tree  *Merkle
+	tree  *verify.Merkle
 }
 
 type treeCache struct {
@@ -61,7 +62,7 @@ func (s *Service) inclusion(ctx context.Context, goodsID int64, root string, use
 		if err != nil {
 			return nil, err
 		}
-		t = &entriesTree{root: root, users: users, tree: EntriesTree(goodsID, users)}
+		t = &entriesTree{root: root, users: users, tree: verify.EntriesTree(goodsID, users)}
 		if got := t.tree.RootHex(); got != root {
 			return nil, fmt.Errorf("raffle %d: its entries make root %s, not the frozen %s", goodsID, got, root)
 		}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/fair"
+	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/inbox"
@@ -145,7 +146,7 @@ func TestRaffleEntriesRace(t *testing.T) {
 		t.Fatalf("draw: %v %v", drawn, err)
 	}
 	d := e.draw(g.ID)
-	if !slices.Equal(d.Order, fair.DrawOrder(d.Randomness, users)) || d.Winners == nil || *d.Winners != 10 {
+	if !slices.Equal(d.Order, verify.DrawOrder(d.Randomness, users)) || d.Winners == nil || *d.Winners != 10 {
 		t.Fatalf("draw of 1,000: %d in the order, winners %v; want DrawOrder's 1,000 and 10", len(d.Order), d.Winners)
 	}
 	for _, i := range []int{0, 9, 10, 499, 500, 999} {
@@ -243,20 +244,20 @@ func TestRaffleDraw(t *testing.T) {
 				t.Fatalf("%d draws, want 1", draws.Load())
 			}
 			d := e.draw(g.ID)
-			if d.SeedHash != before.SeedHash || fair.SeedHash(d.Seed) != d.SeedHash {
-				t.Fatalf("seed %q hashes to %s; published %s, now %s", d.Seed, fair.SeedHash(d.Seed), before.SeedHash, d.SeedHash)
+			if d.SeedHash != before.SeedHash || verify.SeedHash(d.Seed) != d.SeedHash {
+				t.Fatalf("seed %q hashes to %s; published %s, now %s", d.Seed, verify.SeedHash(d.Seed), before.SeedHash, d.SeedHash)
 			}
 			winners := min(c.stock, c.entries)
 			if d.Winners == nil || *d.Winners != winners || d.Entries != c.entries || len(d.Order) != int(c.entries) {
 				t.Fatalf("draw %+v, want %d winners of %d entries", d, winners, c.entries)
 			}
-			if d.Status != model.DrawDrawn || d.EntriesRoot != fair.EntriesTree(g.ID, users).RootHex() || d.EntriesRoot != before.EntriesRoot && before.EntriesRoot != "" {
+			if d.Status != model.DrawDrawn || d.EntriesRoot != verify.EntriesTree(g.ID, users).RootHex() || d.EntriesRoot != before.EntriesRoot && before.EntriesRoot != "" {
 				t.Fatalf("draw %+v: want drawn, the root of the entries", d)
 			}
-			if d.Beacon != nil || d.BeaconRound != nil || d.Randomness != fair.Randomness(d.Seed, d.EntriesRoot, "") {
+			if d.Beacon != nil || d.BeaconRound != nil || d.Randomness != verify.Randomness(d.Seed, d.EntriesRoot, "") {
 				t.Fatalf("randomness %s, beacon %v round %v: want SHA-256(seed:root), no beacon", d.Randomness, d.Beacon, d.BeaconRound)
 			}
-			if want := fair.DrawOrder(d.Randomness, users); !slices.Equal(d.Order, want) {
+			if want := verify.DrawOrder(d.Randomness, users); !slices.Equal(d.Order, want) {
 				t.Fatalf("order %v, DrawOrder gives %v", d.Order, want)
 			}
 			if shell := shellDrawOrder(t, d.Seed, d.EntriesRoot, "", users); shell != nil && !slices.Equal(d.Order, shell) {

@@ -7,6 +7,7 @@ package fair
 
 import (
 	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/goods"
 )
 
@@ -19,7 +20,7 @@ type Service struct {
 	PowKey []byte
 	// Beacon is the public randomness mixed into raffle draws
 	// (RAFFLE_BEACON_URL; nil: none), raffle_beacon.go.
-	Beacon *Beacon
+	Beacon *verify.Beacon
 	fair   *fairCache // each goods' proof of work and pre-registration, briefly cached (pow.go)
 	queues *queues    // this process's view of the waiting rooms (queue.go)
 	trees  *treeCache // raffles' frozen entries trees, for entries' proofs (raffle_root.go)

@@ -1,6 +1,7 @@
-package fair
+package verify
 
 import (
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"sort"
@@ -25,7 +26,11 @@ import (
 // "Checking a draw" has the shell command; TestRaffleDraw runs it.
 
 // NewSeed returns a fresh secret seed: 32 random bytes in lowercase hex.
-func NewSeed() string { return randomHex(32) }
+func NewSeed() string {
+	b := make([]byte, 32)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
 
 // SeedHash is the hex SHA-256 of the seed's text, published before the draw.
 func SeedHash(seed string) string {
