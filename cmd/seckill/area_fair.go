@@ -26,6 +26,7 @@ func (m *Main) fairArea(gs *goods.Service) Area {
 				r.Open.Get("/pow", h.PowChallenge)
 				r.Open.Post("/goods/:id/queue", r.Grab, h.JoinQueue)
 				r.Open.Get("/goods/:id/queue", r.User, h.QueueTicket)
+				r.Open.Get("/goods/:id/queue/room", h.QueueRoom)
 				r.Open.Post("/goods/:id/entries", r.Grab, h.EnterRaffle) // the grab rate limit: an entry is a try for the goods
 				r.Open.Get("/goods/:id/entries/me", r.User, h.MyRaffleEntry)
 				r.Open.Get("/goods/:id/draw", h.RaffleDraw)

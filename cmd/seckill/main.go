@@ -65,13 +65,15 @@ func run(ctx context.Context, args []string) error {
 		return benchWSClients(args)
 	case "bench-slow-bodies":
 		return benchSlowBodies(args)
+	case "queue-place":
+		return queuePlace(os.Stdout, args)
 	case ModeServe, ModeWeb, ModeWorker:
 	case "help":
 		_, err := ParseConfig([]string{"-h"}, os.Getenv)
 		fmt.Println(err)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want serve, web, worker or bench)", mode)
+		return fmt.Errorf("unknown command %q (want serve, web, worker, bench or queue-place)", mode)
 	}
 	cfg, err := ParseConfig(args, os.Getenv)
 	if err != nil {

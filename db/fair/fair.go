@@ -326,12 +326,15 @@ func (s *Service) PowLevel(goodsID int64) int {
 	return f.level(s.Now())
 }
 
-// Created opens a raffle's entries (its seed hash is published from now on).
+// Created opens a raffle's entries or a waiting room (their seed hash is published from now on).
 func (s *Service) Created(ctx context.Context, g *model.Goods) error {
-	if g.Mode != model.ModeRaffle {
-		return nil
+	switch g.Mode {
+	case model.ModeRaffle:
+		return s.openRaffle(ctx, g)
+	case model.ModeQueue:
+		return s.openRoom(ctx, g)
 	}
-	return s.openRaffle(ctx, g)
+	return nil
 }
 
 // Changed forgets the goods' settings read, so the next grab reads them again.

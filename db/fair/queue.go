@@ -63,8 +63,8 @@ const (
 // queueAdvanceLua is the advance every queue script starts with (see the
 // comment above). ARGV: 1 now (unix ms), 2 the sale's start (unix ms), 3 the
 // rate (admissions a second), 4 open (1: stock to sell, 0: none or the
-// sale over, -1: unknown, keep the last), 5 a fresh random seed, used only
-// by the call that passes the start. Returns n, F (nil before the start),
+// sale over, -1: unknown, keep the last), 5 the room's committed seed, used
+// only by the call that passes the start. Returns n, F (nil before the start),
 // A, closed, seed.
 const queueAdvanceLua = `
 local function advance(q, adv)
@@ -200,6 +200,7 @@ type queues struct {
 	mu     sync.Mutex
 	confs  map[int64]*queueConf
 	active sync.Map // goods ID → struct{}: added to queueActiveKey by this process
+	seeds  sync.Map // goods ID → the room's committed seed (queue_room.go)
 	local  map[int64]*localQueue
 	grabs  atomic.Int64 // grabs this process answered past the admission check
 	meter  capacityMeter
@@ -251,10 +252,14 @@ func (s *Service) queueRate(g *model.Goods) (int64, bool) {
 	return max(s.queues.meter.peak(), QueueFallbackRate), true
 }
 
-// queueArgs are queueAdvanceLua's ARGV.
-func (s *Service) queueArgs(g *model.Goods, now time.Time, open int) []any {
+// queueArgs are queueAdvanceLua's ARGV: the seed is the room's committed one (queue_room.go).
+func (s *Service) queueArgs(ctx context.Context, g *model.Goods, now time.Time, open int) ([]any, error) {
+	seed, err := s.roomSeed(ctx, g.ID)
+	if err != nil {
+		return nil, err
+	}
 	rate, _ := s.queueRate(g)
-	return []any{now.UnixMilli(), g.StartAt.UnixMilli(), rate, open, randomHex(16)}
+	return []any{now.UnixMilli(), g.StartAt.UnixMilli(), rate, open, seed}, nil
 }
 
 // openOf is the advance's open argument for goods with remaining stock at
@@ -405,7 +410,11 @@ return {n, F or -1, A, closed and 1 or 0, seed, code, j}
 
 // rejoinQueue runs queueRejoinScript for the shopper who joined j-th.
 func (s *Service) rejoinQueue(ctx context.Context, g *model.Goods, userID, j int64) (joinResult, error) {
-	args := append(s.queueArgs(g, s.Now(), -1), userID, j)
+	args, err := s.queueArgs(ctx, g, s.Now(), -1)
+	if err != nil {
+		return joinResult{}, err
+	}
+	args = append(args, userID, j)
 	res, err := queueRejoinScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID)}, args...).Slice()
 	if err == nil && len(res) != 7 {
 		err = fmt.Errorf("the rejoin script answered %v", res)
@@ -454,12 +463,12 @@ func (s *Service) ticketOf(g *model.Goods, v queueView, userID, j int64, admitAt
 	case v.closed || !now.Before(g.EndAt):
 		t.State = model.TicketClosed
 	case v.f < 0: // before the start: the place is drawn then, among those who joined so far
-		t.State, t.Position = model.TicketWaiting, v.n
+		t.State, t.Position, t.JoinNumber = model.TicketWaiting, v.n, j+1
 		t.ETASeconds = int64((g.StartAt.Sub(now)+time.Second-1)/time.Second) + etaOf(v.n)
 	default:
 		p := v.place(j)
 		if p >= v.a {
-			t.State, t.Position = model.TicketWaiting, p-v.a+1
+			t.State, t.Position, t.JoinNumber, t.Place = model.TicketWaiting, p-v.a+1, j+1, p+1
 			t.ETASeconds = etaOf(t.Position)
 			break
 		}
@@ -473,7 +482,7 @@ func (s *Service) ticketOf(g *model.Goods, v queueView, userID, j int64, admitAt
 			break
 		}
 		u := until.UTC()
-		t.State, t.AdmittedUntil = model.TicketAdmitted, &u
+		t.State, t.AdmittedUntil, t.JoinNumber, t.Place = model.TicketAdmitted, &u, j+1, p+1
 		t.Admission = admissionToken(s.powKey(), g.ID, userID, until)
 	}
 	return t

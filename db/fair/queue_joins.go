@@ -57,7 +57,10 @@ func runJoins(ctx context.Context, _ int64, batch []joinReq) ([]joinResult, erro
 
 // joinBatch runs one call for the batch and reads each one's answer.
 func (s *Service) joinBatch(ctx context.Context, g *model.Goods, batch []joinReq) ([]joinResult, error) {
-	args := s.queueArgs(g, s.Now(), -1)
+	args, err := s.queueArgs(ctx, g, s.Now(), -1)
+	if err != nil {
+		return nil, err
+	}
 	args = append(args, len(batch))
 	for _, r := range batch {
 		flag := "0"

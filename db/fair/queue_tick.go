@@ -167,7 +167,11 @@ func (s *Service) TickQueues(ctx context.Context, sockets QueueSockets) error {
 	}
 	pipe := s.Redis.Pipeline()
 	for _, g := range gs {
-		rooms = append(rooms, room{g: g, cmd: queueTickScript.Eval(ctx, pipe, []string{queueKey(g.ID), queueAdvKey(g.ID)}, s.queueArgs(g, now, openOf(g, now))...)})
+		args, err := s.queueArgs(ctx, g, now, openOf(g, now))
+		if err != nil {
+			return err
+		}
+		rooms = append(rooms, room{g: g, cmd: queueTickScript.Eval(ctx, pipe, []string{queueKey(g.ID), queueAdvKey(g.ID)}, args...)})
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
@@ -319,11 +323,7 @@ func (s *Service) QueueStats(ctx context.Context, by model.Claims, goodsID int64
 		return nil, err
 	}
 	now := s.Now()
-	vals, err := queueTickScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueAdvKey(g.ID)}, s.queueArgs(g, now, -1)...).Slice()
-	if err != nil {
-		return nil, err
-	}
-	v, err := parseQueueView(vals)
+	v, err := s.advanceRoom(ctx, g, now, -1)
 	if err != nil {
 		return nil, err
 	}

@@ -44,7 +44,11 @@ func (s *Service) JoinQueueBulk(ctx context.Context, goodsID, from, to int64, no
 	for lo := from; lo <= to; lo += 1000 {
 		pipe := s.Redis.Pipeline()
 		for u := lo; u <= min(lo+999, to); u++ {
-			args := append(s.queueArgs(g, now, -1), 1, u, "1")
+			args, err := s.queueArgs(ctx, g, now, -1)
+			if err != nil {
+				return err
+			}
+			args = append(args, 1, u, "1")
 			queueJoinScript.EvalSha(ctx, pipe, keys, args...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {

@@ -13,6 +13,13 @@ type Ticket struct {
 	// when they are shuffled at the start.
 	Position   int64 `json:"position"`
 	ETASeconds int64 `json:"eta_seconds"`
+	// JoinNumber is the order the shopper joined in (1: first), while
+	// waiting or admitted; Place their place in line (1: first), fixed
+	// once the start has passed: for those who joined before it, the
+	// shuffle's (`seckill queue-place <seed> <joined> <join number>`
+	// recomputes it from GET /api/goods/{id}/queue/room).
+	JoinNumber int64 `json:"join_number,omitempty"`
+	Place      int64 `json:"place,omitempty"`
 	// Admission is the signed token the grab sends as X-Admission, while admitted.
 	Admission     string     `json:"admission,omitempty"`
 	AdmittedUntil *time.Time `json:"admitted_until,omitempty"`
@@ -42,6 +49,19 @@ type QueueStats struct {
 	// were put in random order; Seed then is the shuffle's seed (hex) and
 	// Shuffled how many were shuffled.
 	Shuffled int64  `json:"shuffled"`
+	Started  bool   `json:"started"`
+	Seed     string `json:"seed,omitempty"`
+}
+
+// QueueRoom is a waiting room's public commitment: the SHA-256 (hex) of
+// the seed that shuffles the shoppers who joined before the start,
+// published from the room's making; Joined is how many joined before the
+// start (so far, while it is ahead); Seed is given once Started (the
+// pre-queue shuffled), so anyone recomputes every place from it.
+type QueueRoom struct {
+	GoodsID  int64  `json:"goods_id"`
+	SeedHash string `json:"seed_hash"`
+	Joined   int64  `json:"joined"`
 	Started  bool   `json:"started"`
 	Seed     string `json:"seed,omitempty"`
 }
