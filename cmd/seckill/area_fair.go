@@ -32,6 +32,7 @@ func (m *Main) fairArea(gs *goods.Service) Area {
 				r.Open.Get("/goods/:id/draw", h.RaffleDraw)
 				r.Staff.Get("/goods/:id/raffle", h.RaffleStats)
 				r.Staff.Get("/goods/:id/queue", h.QueueStats)
+				r.Staff.Post("/goods/:id/queue/codes", h.QueueCodes)
 			},
 			Pages: func(r web.Mount) {
 				r.Open.Get("/goods/:id/queue", r.User, h.QueuePage)

@@ -318,13 +318,22 @@ func (s *Service) JoinQueue(ctx context.Context, userID, goodsID int64, pow stri
 	if err != nil {
 		return nil, false, err
 	}
-	if _, known := s.queues.active.Load(goodsID); !known {
-		if err := s.Redis.SAdd(ctx, queueActiveKey, goodsID).Err(); err != nil {
-			return nil, false, err
-		}
-		s.queues.active.Store(goodsID, struct{}{})
+	if err := s.markActive(ctx, goodsID); err != nil {
+		return nil, false, err
 	}
 	return t, created, nil
+}
+
+// markActive puts the goods' room in the set the ticks walk, once per process.
+func (s *Service) markActive(ctx context.Context, goodsID int64) error {
+	if _, known := s.queues.active.Load(goodsID); known {
+		return nil
+	}
+	if err := s.Redis.SAdd(ctx, queueActiveKey, goodsID).Err(); err != nil {
+		return err
+	}
+	s.queues.active.Store(goodsID, struct{}{})
+	return nil
 }
 
 // QueueTicket returns the shopper's ticket in the goods' waiting room; not
@@ -371,7 +380,7 @@ func (s *Service) ticketFrom(ctx context.Context, g *model.Goods, userID int64, 
 	}
 	now := s.Now()
 	var admitAt time.Time
-	if p := r.view.place(r.j); p < r.view.a && !r.view.closed {
+	if p := r.view.place(r.j); r.j >= 0 && p < r.view.a && !r.view.closed {
 		var err error
 		if admitAt, err = s.admittedAt(ctx, g.ID, p); err != nil {
 			return nil, false, err
@@ -462,6 +471,15 @@ func (s *Service) ticketOf(g *model.Goods, v queueView, userID, j int64, admitAt
 	switch {
 	case v.closed || !now.Before(g.EndAt):
 		t.State = model.TicketClosed
+	case j < 0: // admitted at once by a priority code, until -j (queue_codes.go)
+		until := time.UnixMilli(-j)
+		if !now.Before(until) {
+			t.State = model.TicketClosed
+			break
+		}
+		u := until.UTC()
+		t.State, t.AdmittedUntil = model.TicketAdmitted, &u
+		t.Admission = admissionToken(s.powKey(), g.ID, userID, until)
 	case v.f < 0: // before the start: the place is drawn then, among those who joined so far
 		t.State, t.Position, t.JoinNumber = model.TicketWaiting, v.n, j+1
 		t.ETASeconds = int64((g.StartAt.Sub(now)+time.Second-1)/time.Second) + etaOf(v.n)
@@ -472,11 +490,7 @@ func (s *Service) ticketOf(g *model.Goods, v queueView, userID, j int64, admitAt
 			t.ETASeconds = etaOf(t.Position)
 			break
 		}
-		secs := g.AdmissionSeconds
-		if secs <= 0 {
-			secs = model.DefaultAdmissionSeconds
-		}
-		until := admitAt.Add(time.Duration(secs) * time.Second)
+		until := admitAt.Add(admissionFor(g))
 		if !now.Before(until) { // the admission went unused
 			t.State = model.TicketClosed
 			break

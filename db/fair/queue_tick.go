@@ -77,6 +77,9 @@ func (q *queues) remember(goodsID, userID, j int64, admitAt time.Time, t model.T
 		h = &holder{j: j}
 		l.holders[userID] = h
 	}
+	if h.j != j { // joined again, or admitted by a priority code
+		h.j, h.admitAt = j, time.Time{}
+	}
 	if !admitAt.IsZero() {
 		h.admitAt = admitAt
 	}
@@ -270,7 +273,7 @@ func (s *Service) pushTickets(ctx context.Context, sockets QueueSockets, users [
 	pipe := s.Redis.Pipeline()
 	l.mu.Lock()
 	for _, h := range l.holders {
-		if p := v.place(h.j); p < v.a && h.admitAt.IsZero() && !v.closed {
+		if p := v.place(h.j); h.j >= 0 && p < v.a && h.admitAt.IsZero() && !v.closed {
 			looks = append(looks, lookup{h: h, cmd: pipe.ZRangeByScore(ctx, queueAdvKey(g.ID),
 				&redis.ZRangeBy{Min: "(" + strconv.FormatInt(p, 10), Max: "+inf", Count: 1})})
 		}

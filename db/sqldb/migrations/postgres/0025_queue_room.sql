@@ -20,7 +20,7 @@ CREATE TABLE queue_codes (
 	note       TEXT NOT NULL DEFAULT '',
 	created_by BIGINT NOT NULL REFERENCES users (id),
 	created_ms BIGINT NOT NULL,
-	used_by    BIGINT REFERENCES users (id),
+	used_by    BIGINT,
 	used_ms    BIGINT
 );
 CREATE INDEX queue_codes_goods ON queue_codes (goods_id);

@@ -20,7 +20,7 @@ CREATE TABLE queue_codes (
 	note       TEXT NOT NULL DEFAULT '',
 	created_by INTEGER NOT NULL REFERENCES users (id),
 	created_ms INTEGER NOT NULL,
-	used_by    INTEGER REFERENCES users (id),
+	used_by    INTEGER,
 	used_ms    INTEGER
 );
 CREATE INDEX queue_codes_goods ON queue_codes (goods_id);
