@@ -301,9 +301,13 @@ func (s *Service) Pass(ctx context.Context, userID, goodsID int64, p sale.Pass) 
 	if err := s.admit(ctx, f, sn, userID, goodsID, p.Pow); err != nil {
 		return nil, err
 	}
+	start := s.Now()
 	return func(err error) {
 		if err == nil || db.ErrorCode(err) == db.ELIMITREACHED {
 			f.count(s.Now(), err == nil)
+		}
+		if sn.queue { // the waiting room's health and used admissions (queue_outflow.go)
+			s.grabDone(goodsID, userID, p.Admission, start, err)
 		}
 	}, nil
 }

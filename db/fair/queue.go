@@ -45,6 +45,10 @@ func queueKey(goodsID int64) string      { return sale.HashTag(goodsID) + ":q" }
 func queueUsersKey(goodsID int64) string { return sale.HashTag(goodsID) + ":q:u" }
 func queueAdvKey(goodsID int64) string   { return sale.HashTag(goodsID) + ":q:adv" }
 
+// queueJoinLogKey is the join log: "n:t" scored n, one per call that took
+// n up (the inflow and the actual waits, queue_outflow.go).
+func queueJoinLogKey(goodsID int64) string { return sale.HashTag(goodsID) + ":q:jn" }
+
 // queueActiveKey is the set of goods with a waiting room in Redis: each web
 // process's tick (TickQueues) walks it.
 const queueActiveKey = "seckill:queue:active"
@@ -62,14 +66,28 @@ const (
 
 // queueAdvanceLua is the advance every queue script starts with (see the
 // comment above). ARGV: 1 now (unix ms), 2 the sale's start (unix ms), 3 the
-// rate (admissions a second), 4 open (1: stock to sell, 0: none or the
-// sale over, -1: unknown, keep the last), 5 the room's committed seed, used
-// only by the call that passes the start. Returns n, F (nil before the start),
-// A, closed, seed.
+// rate (admissions a second; "a<n>" for goods whose queue_rate is 0: the
+// automatic rate the ticks keep in rn (queue_outflow.go), n before the
+// first), 4 open (1: stock to sell, 0: none or the sale over, -1: unknown,
+// keep the last), 5 the room's committed seed, used only by the call that
+// passes the start. Returns n, F (nil before the start), A, closed, seed,
+// rn (-1: none set).
+//
+// logJoins(q, jn, n0, n) appends "n:t" (scored n) to the join log q:jn
+// when joins took n0 to n, t the log's last time or now, whichever is later
+// (so the log's times never go back, whatever the callers' clocks).
 const queueAdvanceLua = `
+local function logJoins(q, jn, n0, n)
+  if n <= n0 then return end
+  local t = math.max(tonumber(ARGV[1]), tonumber(redis.call('HGET', q, 'jt')) or 0)
+  redis.call('HSET', q, 'jt', t)
+  redis.call('ZADD', jn, n, string.format('%d:%d', n, t))
+end
 local function advance(q, adv)
   local now, start, rate, open = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-  local m = redis.call('HMGET', q, 'n', 'F', 'A', 'r', 't', 'closed', 'seed')
+  local m = redis.call('HMGET', q, 'n', 'F', 'A', 'r', 't', 'closed', 'seed', 'rn')
+  local rn = tonumber(m[8])
+  if rate == nil then rate = rn or tonumber(string.sub(ARGV[3], 2)) end
   local n = tonumber(m[1]) or 0
   local F = tonumber(m[2])
   local A = tonumber(m[3]) or 0
@@ -104,21 +122,21 @@ local function advance(q, adv)
   elseif closed_next ~= closed then
     redis.call('HSET', q, 'closed', closed_next and '1' or '0')
   end
-  return n, F, A, closed_next, seed
+  return n, F, A, closed_next, seed, rn or -1
 end
 `
 
 // queueJoinScript joins shoppers to the waiting room, or looks their
 // tickets up: the joins of a moment share one call (queueJoins).
 //
-// KEYS: q, q:u, q:adv. ARGV: 1–5 as queueAdvanceLua, 6 the number of
+// KEYS: q, q:u, q:adv, q:jn. ARGV: 1–5 as queueAdvanceLua, 6 the number of
 // shoppers k, then per shopper i (from 0) at 7+2i: user, "1" to join.
-// Returns {n, F, A, closed, seed} after them all (F -1 before the start),
+// Returns {n, F, A, closed, seed, rn} after them all (F -1 before the start),
 // then per shopper a code and j: "new" (joined now), "ok" (joined before),
 // "none" (not joined, looking only) or "queue_closed" (closed to
 // newcomers), j -1 when not joined.
 var queueJoinScript = redis.NewScript(queueAdvanceLua + `
-local n, F, A, closed, seed = advance(KEYS[1], KEYS[3])
+local n, F, A, closed, seed, rn = advance(KEYS[1], KEYS[3])
 local k = tonumber(ARGV[6])
 local users = {}
 for i = 0, k - 1 do users[i + 1] = ARGV[7 + 2 * i] end
@@ -145,18 +163,30 @@ end
 if n > n0 then
   redis.call('HSET', KEYS[2], unpack(added))
   redis.call('HSET', KEYS[1], 'n', n)
+  logJoins(KEYS[1], KEYS[4], n0, n)
 end
-local res = {n, F or -1, A, closed and 1 or 0, seed}
+local res = {n, F or -1, A, closed and 1 or 0, seed, rn}
 for _, v in ipairs(out) do res[#res + 1] = v end
 return res
 `)
 
 // queueTickScript advances the waiting room and sets whether it is open.
 //
-// KEYS: q, q:adv. ARGV as queueAdvanceLua. Returns {n, F, A, closed, seed} (F -1 before the start).
+// KEYS: q, q:adv. ARGV as queueAdvanceLua, then 6 the automatic rate to
+// keep from now ("" for none), set only when the last was set at least
+// rateEvery before now (several processes tick each second: one decides).
+// Returns {n, F, A, closed, seed, rn} (F -1 before the start).
 var queueTickScript = redis.NewScript(queueAdvanceLua + `
-local n, F, A, closed, seed = advance(KEYS[1], KEYS[2])
-return {n, F or -1, A, closed and 1 or 0, seed}
+local n, F, A, closed, seed, rn = advance(KEYS[1], KEYS[2])
+if ARGV[6] and ARGV[6] ~= '' then
+  local now = tonumber(ARGV[1])
+  local rt = tonumber(redis.call('HGET', KEYS[1], 'rt'))
+  if rt == nil or now - rt >= tonumber(ARGV[7]) or now < rt then
+    rn = tonumber(ARGV[6])
+    redis.call('HSET', KEYS[1], 'rn', rn, 'rt', now)
+  end
+end
+return {n, F or -1, A, closed and 1 or 0, seed, rn}
 `)
 
 // queueView is a waiting room as a script returned it.
@@ -164,7 +194,11 @@ type queueView struct {
 	n, f, a int64 // joined, shuffled at the start (-1: not started), admitted
 	closed  bool
 	seed    string
+	rn      int64 // the automatic rate kept (-1: none)
 }
+
+// queueHead is how many values of a script's answer are the room's (parseQueueView).
+const queueHead = 6
 
 // place is the place of the shopper who joined j-th.
 func (v queueView) place(j int64) int64 {
@@ -175,11 +209,11 @@ func (v queueView) place(j int64) int64 {
 }
 
 func parseQueueView(vals []any) (queueView, error) {
-	if len(vals) < 5 {
+	if len(vals) < queueHead {
 		return queueView{}, fmt.Errorf("queue script answered %v", vals)
 	}
 	var v queueView
-	var ok [4]bool
+	var ok [5]bool
 	v.n, ok[0] = vals[0].(int64)
 	v.f, ok[1] = vals[1].(int64)
 	v.a, ok[2] = vals[2].(int64)
@@ -187,7 +221,8 @@ func parseQueueView(vals []any) (queueView, error) {
 	c, ok[3] = vals[3].(int64)
 	v.closed = c == 1
 	v.seed, _ = vals[4].(string)
-	if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
+	v.rn, ok[4] = vals[5].(int64)
+	if !ok[0] || !ok[1] || !ok[2] || !ok[3] || !ok[4] {
 		return queueView{}, fmt.Errorf("queue script answered %v", vals)
 	}
 	return v, nil
@@ -201,6 +236,8 @@ type queues struct {
 	confs  map[int64]*queueConf
 	active sync.Map // goods ID → struct{}: added to queueActiveKey by this process
 	seeds  sync.Map // goods ID → the room's committed seed (queue_room.go)
+	meters map[int64]*roomMeter // goods ID → this process's part of its outflow (queue_outflow.go)
+	hook   grabHook
 	local  map[int64]*localQueue
 	grabs  atomic.Int64 // grabs this process answered past the admission check
 	meter  capacityMeter
@@ -213,7 +250,7 @@ type queueConf struct {
 }
 
 func newQueues() *queues {
-	return &queues{confs: map[int64]*queueConf{}, local: map[int64]*localQueue{}, joins: newJoinBatcher()}
+	return &queues{confs: map[int64]*queueConf{}, local: map[int64]*localQueue{}, meters: map[int64]*roomMeter{}, joins: newJoinBatcher()}
 }
 
 // queueGoods returns the goods' row, read at most once per fairRefresh.
@@ -244,10 +281,18 @@ func (s *Service) queueGoods(ctx context.Context, goodsID int64) (*model.Goods, 
 	return g, nil
 }
 
-// queueRate is the goods' admissions a second now, and whether it is measured.
+// queueRate is the goods' queue_rate, or for an automatic outflow its
+// target as this process last read it (queue_outflow.go), and whether it is measured.
 func (s *Service) queueRate(g *model.Goods) (int64, bool) {
 	if g.QueueRate > 0 {
 		return int64(g.QueueRate), false
+	}
+	m := s.queues.meterOf(g.ID)
+	m.mu.Lock()
+	t := m.target
+	m.mu.Unlock()
+	if t > 0 {
+		return t, true
 	}
 	return max(s.queues.meter.peak(), QueueFallbackRate), true
 }
@@ -258,7 +303,11 @@ func (s *Service) queueArgs(ctx context.Context, g *model.Goods, now time.Time, 
 	if err != nil {
 		return nil, err
 	}
-	rate, _ := s.queueRate(g)
+	var rate any = g.QueueRate
+	if automatic(g) { // the rate the ticks keep, the target before the first
+		r, _ := s.queueRate(g)
+		rate = "a" + strconv.FormatInt(r, 10)
+	}
 	return []any{now.UnixMilli(), g.StartAt.UnixMilli(), rate, open, seed}, nil
 }
 
@@ -397,12 +446,12 @@ func (s *Service) ticketFrom(ctx context.Context, g *model.Goods, userID int64, 
 // (after the start, so their place is j). Only while their j is still the
 // one read, so two calls for one lapse move them once.
 //
-// KEYS: q, q:u, q:adv. ARGV: 1–5 as queueAdvanceLua, 6 the user, 7 their j as read.
-// Returns {n, F, A, closed, seed} after the call, then a code and j: "new"
+// KEYS: q, q:u, q:adv, q:jn. ARGV: 1–5 as queueAdvanceLua, 6 the user, 7 their j as read.
+// Returns {n, F, A, closed, seed, rn} after the call, then a code and j: "new"
 // (in line again at j), "ok" (moved by another call before: their j now)
 // or "queue_closed" (j -1).
 var queueRejoinScript = redis.NewScript(queueAdvanceLua + `
-local n, F, A, closed, seed = advance(KEYS[1], KEYS[3])
+local n, F, A, closed, seed, rn = advance(KEYS[1], KEYS[3])
 local j = tonumber(redis.call('HGET', KEYS[2], ARGV[6]))
 local code = 'ok'
 if j == nil or j ~= tonumber(ARGV[7]) then
@@ -413,8 +462,9 @@ else
   j, n, code = n, n + 1, 'new'
   redis.call('HSET', KEYS[2], ARGV[6], j)
   redis.call('HSET', KEYS[1], 'n', n)
+  logJoins(KEYS[1], KEYS[4], j, n)
 end
-return {n, F or -1, A, closed and 1 or 0, seed, code, j}
+return {n, F or -1, A, closed and 1 or 0, seed, rn, code, j}
 `)
 
 // rejoinQueue runs queueRejoinScript for the shopper who joined j-th.
@@ -424,19 +474,19 @@ func (s *Service) rejoinQueue(ctx context.Context, g *model.Goods, userID, j int
 		return joinResult{}, err
 	}
 	args = append(args, userID, j)
-	res, err := queueRejoinScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID)}, args...).Slice()
-	if err == nil && len(res) != 7 {
+	res, err := queueRejoinScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID), queueJoinLogKey(g.ID)}, args...).Slice()
+	if err == nil && len(res) != queueHead+2 {
 		err = fmt.Errorf("the rejoin script answered %v", res)
 	}
 	var v queueView
 	if err == nil {
-		v, err = parseQueueView(res[:5])
+		v, err = parseQueueView(res[:queueHead])
 	}
 	if err != nil {
 		return joinResult{}, fmt.Errorf("join the queue of goods %d again: %w", g.ID, err)
 	}
-	code, _ := res[5].(string)
-	nj, _ := res[6].(int64)
+	code, _ := res[queueHead].(string)
+	nj, _ := res[queueHead+1].(int64)
 	return joinResult{code: code, j: nj, view: v}, nil
 }
 
@@ -466,7 +516,7 @@ func admitTimeOf(members []string, def time.Time) time.Time {
 // room's view v at now; admitAt is when their place was admitted (when it was).
 func (s *Service) ticketOf(g *model.Goods, v queueView, userID, j int64, admitAt time.Time, now time.Time) model.Ticket {
 	t := model.Ticket{GoodsID: g.ID}
-	rate, _ := s.queueRate(g)
+	rate := s.etaRate(g, v)
 	etaOf := func(ahead int64) int64 { return (ahead + rate - 1) / rate }
 	switch {
 	case v.closed || !now.Before(g.EndAt):

@@ -93,17 +93,17 @@ var errBadCode = db.Errorf(db.ECONFLICT, "this priority code is unknown, used al
 // minus the moment the admission runs out, unless the room is closed.
 //
 // KEYS: q, q:u, q:adv, q:pri. ARGV: 1–5 as queueAdvanceLua, 6 the user, 7
-// when the admission runs out (unix ms). Returns {n, F, A, closed, seed}
-// (F -1 before the start), then "ok" or "queue_closed".
+// when the admission runs out (unix ms). Returns {n, F, A, closed, seed,
+// rn} (F -1 before the start), then "ok" or "queue_closed".
 var queuePriorityScript = redis.NewScript(queueAdvanceLua + `
-local n, F, A, closed, seed = advance(KEYS[1], KEYS[3])
+local n, F, A, closed, seed, rn = advance(KEYS[1], KEYS[3])
 local code = 'queue_closed'
 if not closed then
   code = 'ok'
   redis.call('HSET', KEYS[2], ARGV[6], -tonumber(ARGV[7]))
   redis.call('ZADD', KEYS[4], tonumber(ARGV[7]), ARGV[6] .. ':' .. ARGV[7])
 end
-return {n, F or -1, A, closed and 1 or 0, seed, code}
+return {n, F or -1, A, closed and 1 or 0, seed, rn, code}
 `)
 
 // JoinQueueCode admits the shopper to the goods' waiting room at once with
@@ -158,17 +158,17 @@ func (s *Service) admitPriority(ctx context.Context, g *model.Goods, userID int6
 	args = append(args, userID, until.UnixMilli())
 	keys := []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID), queuePriorityKey(g.ID)}
 	res, err := queuePriorityScript.Run(ctx, s.Redis, keys, args...).Slice()
-	if err == nil && len(res) != 6 {
+	if err == nil && len(res) != queueHead+1 {
 		err = fmt.Errorf("the priority script answered %v", res)
 	}
 	var v queueView
 	if err == nil {
-		v, err = parseQueueView(res[:5])
+		v, err = parseQueueView(res[:queueHead])
 	}
 	if err != nil {
 		return nil, fmt.Errorf("admit a priority code's shopper to goods %d: %w", g.ID, err)
 	}
-	if c, _ := res[5].(string); c != "ok" {
+	if c, _ := res[queueHead].(string); c != "ok" {
 		return nil, db.ErrQueueClosed
 	}
 	t, _, err := s.ticketFrom(ctx, g, userID, joinResult{code: "ok", j: -until.UnixMilli(), view: v})

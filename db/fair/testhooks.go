@@ -37,7 +37,7 @@ func (s *Service) JoinQueueBulk(ctx context.Context, goodsID, from, to int64, no
 	if err != nil {
 		return err
 	}
-	keys := []string{queueKey(goodsID), queueUsersKey(goodsID), queueAdvKey(goodsID)}
+	keys := []string{queueKey(goodsID), queueUsersKey(goodsID), queueAdvKey(goodsID), queueJoinLogKey(goodsID)}
 	if err := queueJoinScript.Load(ctx, s.Redis).Err(); err != nil {
 		return err
 	}

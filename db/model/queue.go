@@ -51,6 +51,21 @@ type QueueStats struct {
 	Shuffled int64  `json:"shuffled"`
 	Started  bool   `json:"started"`
 	Seed     string `json:"seed,omitempty"`
+
+	// The flows, over the last ten seconds: joins and admissions a second.
+	InflowPerS  float64 `json:"inflow_per_s"`
+	OutflowPerS float64 `json:"outflow_per_s"`
+	// NoShows is the admissions that ran out unused.
+	NoShows int64 `json:"no_shows"`
+	// RateNow is the admissions a second now: queue_rate, or the automatic
+	// outflow's (0 while Paused: the grabs answer slowly or fail).
+	RateNow int64 `json:"rate_now"`
+	Paused  bool  `json:"paused"`
+	// ExpectedWaitS is the wait of one joining now (the last in line's ETA);
+	// ActualWaitP50S the median wait of the admitted so far, from joining
+	// (or the start, for those who joined before it) to admission.
+	ExpectedWaitS  int64   `json:"expected_wait_s"`
+	ActualWaitP50S float64 `json:"actual_wait_p50_s"`
 }
 
 // QueueRoom is a waiting room's public commitment: the SHA-256 (hex) of
