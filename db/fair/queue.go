@@ -234,8 +234,8 @@ func parseQueueView(vals []any) (queueView, error) {
 type queues struct {
 	mu     sync.Mutex
 	confs  map[int64]*queueConf
-	active sync.Map // goods ID → struct{}: added to queueActiveKey by this process
-	seeds  sync.Map // goods ID → the room's committed seed (queue_room.go)
+	active sync.Map             // goods ID → struct{}: added to queueActiveKey by this process
+	seeds  sync.Map             // goods ID → the room's committed seed (queue_room.go)
 	meters map[int64]*roomMeter // goods ID → this process's part of its outflow (queue_outflow.go)
 	hook   grabHook
 	local  map[int64]*localQueue

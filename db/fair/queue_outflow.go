@@ -131,7 +131,7 @@ type outflowRead struct {
 	expired   int64      // admissions whose time has run out: places and priority codes
 	used      int64      // of them, used
 	waitP50   time.Duration
-	waited    bool // waitP50 was measured (someone was admitted)
+	waited    bool  // waitP50 was measured (someone was admitted)
 	rn        int64 // the automatic rate kept (-1: none)
 }
 

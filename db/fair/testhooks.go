@@ -55,5 +55,16 @@ func (s *Service) JoinQueueBulk(ctx context.Context, goodsID, from, to int64, no
 			return err
 		}
 	}
-	return nil
+	return s.markActive(ctx, goodsID)
+}
+
+// SetGrabHook runs hook (nil: none) as each grab of queued goods ends,
+// before its time is taken: the tests inject latency into the grab path by
+// moving the injected clock there.
+func (s *Service) SetGrabHook(hook func()) {
+	if hook == nil {
+		s.queues.hook.Store(nil)
+		return
+	}
+	s.queues.hook.Store(&hook)
 }
