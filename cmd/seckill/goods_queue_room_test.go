@@ -108,6 +108,18 @@ func TestQueuePriorityCodesOverHTTP(t *testing.T) {
 	other, _ := a.newUser()
 	a.wantError("POST", queuePath, other, map[string]any{"code": out.Codes[0]}, 409, "conflict")
 	a.wantError("POST", queuePath, other, map[string]any{"code": "NOSUCHCODE234567"}, 409, "conflict")
+	var stats struct{ Queue map[string]any }
+	if st := a.call("GET", fmt.Sprintf("/api/admin/goods/%d/queue", g.ID), mt, nil, &stats); st != 200 {
+		t.Fatalf("the merchant's counters: %d", st)
+	}
+	for _, k := range []string{"waiting", "admitted", "inflow_per_s", "outflow_per_s", "no_shows", "rate_now", "paused", "expected_wait_s", "actual_wait_p50_s"} {
+		if _, ok := stats.Queue[k]; !ok {
+			t.Fatalf("the merchant's counters lack %s: %v", k, stats.Queue)
+		}
+	}
+	if stats.Queue["rate_now"] != 1.0 || stats.Queue["paused"] != false {
+		t.Fatalf("a room at 1 a second: %v", stats.Queue)
+	}
 	var audit struct {
 		Entries []struct{ Action, Target, Detail string }
 	}
