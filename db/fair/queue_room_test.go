@@ -57,7 +57,7 @@ func TestQueueRoomCommitment(t *testing.T) {
 	for u := int64(1); u <= early; u++ {
 		e.join(u, g2.ID)
 	}
-	if err := e.S.Redis.FlushAll(e.Ctx).Err(); err != nil {
+	if err := e.S.Redis.FlushDB(e.Ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
 	fresh := fair.New(goods.New(e.S.Backend)) // a process that never read the seed
