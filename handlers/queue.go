@@ -11,8 +11,15 @@ import (
 
 // JoinQueue puts the caller in the goods' waiting room: POST
 // /api/goods/{id}/queue answers 201 with the new ticket, 200 with the one
-// held already.
+// held already. A body {code} admits the caller at once with a priority
+// code (queue_room.go).
 func (h *Fair) JoinQueue(c *fiber.Ctx) error {
+	if code, ok, err := priorityCode(c); err != nil || ok {
+		if err != nil {
+			return err
+		}
+		return h.joinQueueCode(c, code)
+	}
 	return joinByID(c, "ticket", h.Fair.JoinQueue)
 }
 

@@ -179,7 +179,14 @@
       set("waiting", q.waiting);
       set("admitted", q.admitted);
       set("joined", q.joined);
-      set("rate", q.rate);
+      set("rate", q.rate_now);
+      set("inflow", q.inflow_per_s);
+      set("outflow", q.outflow_per_s);
+      set("no_shows", q.no_shows);
+      set("expected_wait", `${q.expected_wait_s} s`);
+      set("actual_wait", `${q.actual_wait_p50_s} s`);
+      const paused = panel.querySelector('[data-q="paused"]');
+      if (paused) paused.hidden = !q.paused;
       set("measured", q.measured ? " (measured capacity)" : "");
       set("state", q.closed ? "closed" : q.started ? "open" : "open, the start shuffles it");
       set("shuffle", q.started ? `${q.shuffled} early shoppers were shuffled at the start with seed ${q.seed}.` : "Shoppers who join before the start are shuffled then.");

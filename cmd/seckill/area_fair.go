@@ -30,11 +30,13 @@ func (m *Main) fairArea(gs *goods.Service) Area {
 				r.Open.Get("/pow", r.User, h.PowChallenge)
 				r.Open.Post("/goods/:id/queue", r.Grab, h.JoinQueue)
 				r.Open.Get("/goods/:id/queue", r.User, h.QueueTicket)
+				r.Open.Get("/goods/:id/queue/room", h.QueueRoom)
 				r.Open.Post("/goods/:id/entries", r.Grab, h.EnterRaffle) // the grab rate limit: an entry is a try for the goods
 				r.Open.Get("/goods/:id/entries/me", r.User, h.MyRaffleEntry)
 				r.Open.Get("/goods/:id/draw", h.RaffleDraw)
 				r.Staff.Get("/goods/:id/raffle", h.RaffleStats)
 				r.Staff.Get("/goods/:id/queue", h.QueueStats)
+				r.Staff.Post("/goods/:id/queue/codes", h.QueueCodes)
 			},
 			Pages: func(r web.Mount) {
 				r.Open.Get("/goods/:id/queue", r.User, h.QueuePage)

@@ -67,13 +67,15 @@ func run(ctx context.Context, args []string) error {
 		return benchSlowBodies(args)
 	case "verify-draw":
 		return runVerifyDraw(ctx, args, os.Stdout)
+	case "queue-place":
+		return queuePlace(os.Stdout, args)
 	case ModeServe, ModeWeb, ModeWorker:
 	case "help":
 		_, err := ParseConfig([]string{"-h"}, os.Getenv)
 		fmt.Println(err)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want serve, web, worker, bench or verify-draw)", mode)
+		return fmt.Errorf("unknown command %q (want serve, web, worker, bench, verify-draw or queue-place)", mode)
 	}
 	cfg, err := ParseConfig(args, os.Getenv)
 	if err != nil {

@@ -433,9 +433,13 @@ func (s *Service) Pass(ctx context.Context, userID, goodsID int64, p sale.Pass) 
 	if err := s.admit(ctx, f, sn, userID, goodsID, p.Pow); err != nil {
 		return nil, err
 	}
+	start := s.Now()
 	return func(err error) {
 		if err == nil || db.ErrorCode(err) == db.ELIMITREACHED {
 			f.count(s.Now(), err == nil)
+		}
+		if sn.queue { // the waiting room's health and used admissions (queue_outflow.go)
+			s.grabDone(goodsID, userID, p.Admission, start, err)
 		}
 	}, nil
 }
@@ -477,12 +481,15 @@ func (s *Service) PowLevel(ctx context.Context, goodsID int64) int {
 	return min(f.bits()+f.raise, MaxPowBits)
 }
 
-// Created opens a raffle's entries (its seed hash is published from now on).
+// Created opens a raffle's entries or a waiting room (their seed hash is published from now on).
 func (s *Service) Created(ctx context.Context, g *model.Goods) error {
-	if g.Mode != model.ModeRaffle {
-		return nil
+	switch g.Mode {
+	case model.ModeRaffle:
+		return s.openRaffle(ctx, g)
+	case model.ModeQueue:
+		return s.openRoom(ctx, g)
 	}
-	return s.openRaffle(ctx, g)
+	return nil
 }
 
 // Changed forgets the goods' settings read, so the next grab reads them again.

@@ -45,6 +45,10 @@ func queueKey(goodsID int64) string      { return sale.HashTag(goodsID) + ":q" }
 func queueUsersKey(goodsID int64) string { return sale.HashTag(goodsID) + ":q:u" }
 func queueAdvKey(goodsID int64) string   { return sale.HashTag(goodsID) + ":q:adv" }
 
+// queueJoinLogKey is the join log: "n:t" scored n, one per call that took
+// n up (the inflow and the actual waits, queue_outflow.go).
+func queueJoinLogKey(goodsID int64) string { return sale.HashTag(goodsID) + ":q:jn" }
+
 // queueActiveKey is the set of goods with a waiting room in Redis: each web
 // process's tick (TickQueues) walks it.
 const queueActiveKey = "seckill:queue:active"
@@ -62,14 +66,28 @@ const (
 
 // queueAdvanceLua is the advance every queue script starts with (see the
 // comment above). ARGV: 1 now (unix ms), 2 the sale's start (unix ms), 3 the
-// rate (admissions a second), 4 open (1: stock to sell, 0: none or the
-// sale over, -1: unknown, keep the last), 5 a fresh random seed, used only
-// by the call that passes the start. Returns n, F (nil before the start),
-// A, closed, seed.
+// rate (admissions a second; "a<n>" for goods whose queue_rate is 0: the
+// automatic rate the ticks keep in rn (queue_outflow.go), n before the
+// first), 4 open (1: stock to sell, 0: none or the sale over, -1: unknown,
+// keep the last), 5 the room's committed seed, used only by the call that
+// passes the start. Returns n, F (nil before the start), A, closed, seed,
+// rn (-1: none set).
+//
+// logJoins(q, jn, n0, n) appends "n:t" (scored n) to the join log q:jn
+// when joins took n0 to n, t the log's last time or now, whichever is later
+// (so the log's times never go back, whatever the callers' clocks).
 const queueAdvanceLua = `
+local function logJoins(q, jn, n0, n)
+  if n <= n0 then return end
+  local t = math.max(tonumber(ARGV[1]), tonumber(redis.call('HGET', q, 'jt')) or 0)
+  redis.call('HSET', q, 'jt', t)
+  redis.call('ZADD', jn, n, string.format('%d:%d', n, t))
+end
 local function advance(q, adv)
   local now, start, rate, open = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4])
-  local m = redis.call('HMGET', q, 'n', 'F', 'A', 'r', 't', 'closed', 'seed')
+  local m = redis.call('HMGET', q, 'n', 'F', 'A', 'r', 't', 'closed', 'seed', 'rn')
+  local rn = tonumber(m[8])
+  if rate == nil then rate = rn or tonumber(string.sub(ARGV[3], 2)) end
   local n = tonumber(m[1]) or 0
   local F = tonumber(m[2])
   local A = tonumber(m[3]) or 0
@@ -104,21 +122,21 @@ local function advance(q, adv)
   elseif closed_next ~= closed then
     redis.call('HSET', q, 'closed', closed_next and '1' or '0')
   end
-  return n, F, A, closed_next, seed
+  return n, F, A, closed_next, seed, rn or -1
 end
 `
 
 // queueJoinScript joins shoppers to the waiting room, or looks their
 // tickets up: the joins of a moment share one call (queueJoins).
 //
-// KEYS: q, q:u, q:adv. ARGV: 1–5 as queueAdvanceLua, 6 the number of
+// KEYS: q, q:u, q:adv, q:jn. ARGV: 1–5 as queueAdvanceLua, 6 the number of
 // shoppers k, then per shopper i (from 0) at 7+2i: user, "1" to join.
-// Returns {n, F, A, closed, seed} after them all (F -1 before the start),
+// Returns {n, F, A, closed, seed, rn} after them all (F -1 before the start),
 // then per shopper a code and j: "new" (joined now), "ok" (joined before),
 // "none" (not joined, looking only) or "queue_closed" (closed to
 // newcomers), j -1 when not joined.
 var queueJoinScript = redis.NewScript(queueAdvanceLua + `
-local n, F, A, closed, seed = advance(KEYS[1], KEYS[3])
+local n, F, A, closed, seed, rn = advance(KEYS[1], KEYS[3])
 local k = tonumber(ARGV[6])
 local users = {}
 for i = 0, k - 1 do users[i + 1] = ARGV[7 + 2 * i] end
@@ -145,18 +163,30 @@ end
 if n > n0 then
   redis.call('HSET', KEYS[2], unpack(added))
   redis.call('HSET', KEYS[1], 'n', n)
+  logJoins(KEYS[1], KEYS[4], n0, n)
 end
-local res = {n, F or -1, A, closed and 1 or 0, seed}
+local res = {n, F or -1, A, closed and 1 or 0, seed, rn}
 for _, v in ipairs(out) do res[#res + 1] = v end
 return res
 `)
 
 // queueTickScript advances the waiting room and sets whether it is open.
 //
-// KEYS: q, q:adv. ARGV as queueAdvanceLua. Returns {n, F, A, closed, seed} (F -1 before the start).
+// KEYS: q, q:adv. ARGV as queueAdvanceLua, then 6 the automatic rate to
+// keep from now ("" for none), set only when the last was set at least
+// rateEvery before now (several processes tick each second: one decides).
+// Returns {n, F, A, closed, seed, rn} (F -1 before the start).
 var queueTickScript = redis.NewScript(queueAdvanceLua + `
-local n, F, A, closed, seed = advance(KEYS[1], KEYS[2])
-return {n, F or -1, A, closed and 1 or 0, seed}
+local n, F, A, closed, seed, rn = advance(KEYS[1], KEYS[2])
+if ARGV[6] and ARGV[6] ~= '' then
+  local now = tonumber(ARGV[1])
+  local rt = tonumber(redis.call('HGET', KEYS[1], 'rt'))
+  if rt == nil or now - rt >= tonumber(ARGV[7]) or now < rt then
+    rn = tonumber(ARGV[6])
+    redis.call('HSET', KEYS[1], 'rn', rn, 'rt', now)
+  end
+end
+return {n, F or -1, A, closed and 1 or 0, seed, rn}
 `)
 
 // queueView is a waiting room as a script returned it.
@@ -164,7 +194,11 @@ type queueView struct {
 	n, f, a int64 // joined, shuffled at the start (-1: not started), admitted
 	closed  bool
 	seed    string
+	rn      int64 // the automatic rate kept (-1: none)
 }
+
+// queueHead is how many values of a script's answer are the room's (parseQueueView).
+const queueHead = 6
 
 // place is the place of the shopper who joined j-th.
 func (v queueView) place(j int64) int64 {
@@ -175,11 +209,11 @@ func (v queueView) place(j int64) int64 {
 }
 
 func parseQueueView(vals []any) (queueView, error) {
-	if len(vals) < 5 {
+	if len(vals) < queueHead {
 		return queueView{}, fmt.Errorf("queue script answered %v", vals)
 	}
 	var v queueView
-	var ok [4]bool
+	var ok [5]bool
 	v.n, ok[0] = vals[0].(int64)
 	v.f, ok[1] = vals[1].(int64)
 	v.a, ok[2] = vals[2].(int64)
@@ -187,7 +221,8 @@ func parseQueueView(vals []any) (queueView, error) {
 	c, ok[3] = vals[3].(int64)
 	v.closed = c == 1
 	v.seed, _ = vals[4].(string)
-	if !ok[0] || !ok[1] || !ok[2] || !ok[3] {
+	v.rn, ok[4] = vals[5].(int64)
+	if !ok[0] || !ok[1] || !ok[2] || !ok[3] || !ok[4] {
 		return queueView{}, fmt.Errorf("queue script answered %v", vals)
 	}
 	return v, nil
@@ -199,7 +234,10 @@ func parseQueueView(vals []any) (queueView, error) {
 type queues struct {
 	mu     sync.Mutex
 	confs  map[int64]*queueConf
-	active sync.Map // goods ID → struct{}: added to queueActiveKey by this process
+	active sync.Map             // goods ID → struct{}: added to queueActiveKey by this process
+	seeds  sync.Map             // goods ID → the room's committed seed (queue_room.go)
+	meters map[int64]*roomMeter // goods ID → this process's part of its outflow (queue_outflow.go)
+	hook   grabHook
 	local  map[int64]*localQueue
 	grabs  atomic.Int64 // grabs this process answered past the admission check
 	meter  capacityMeter
@@ -212,7 +250,7 @@ type queueConf struct {
 }
 
 func newQueues() *queues {
-	return &queues{confs: map[int64]*queueConf{}, local: map[int64]*localQueue{}, joins: newJoinBatcher()}
+	return &queues{confs: map[int64]*queueConf{}, local: map[int64]*localQueue{}, meters: map[int64]*roomMeter{}, joins: newJoinBatcher()}
 }
 
 // queueGoods returns the goods' row, read at most once per fairRefresh.
@@ -243,18 +281,34 @@ func (s *Service) queueGoods(ctx context.Context, goodsID int64) (*model.Goods, 
 	return g, nil
 }
 
-// queueRate is the goods' admissions a second now, and whether it is measured.
+// queueRate is the goods' queue_rate, or for an automatic outflow its
+// target as this process last read it (queue_outflow.go), and whether it is measured.
 func (s *Service) queueRate(g *model.Goods) (int64, bool) {
 	if g.QueueRate > 0 {
 		return int64(g.QueueRate), false
 	}
+	m := s.queues.meterOf(g.ID)
+	m.mu.Lock()
+	t := m.target
+	m.mu.Unlock()
+	if t > 0 {
+		return t, true
+	}
 	return max(s.queues.meter.peak(), QueueFallbackRate), true
 }
 
-// queueArgs are queueAdvanceLua's ARGV.
-func (s *Service) queueArgs(g *model.Goods, now time.Time, open int) []any {
-	rate, _ := s.queueRate(g)
-	return []any{now.UnixMilli(), g.StartAt.UnixMilli(), rate, open, randomHex(16)}
+// queueArgs are queueAdvanceLua's ARGV: the seed is the room's committed one (queue_room.go).
+func (s *Service) queueArgs(ctx context.Context, g *model.Goods, now time.Time, open int) ([]any, error) {
+	seed, err := s.roomSeed(ctx, g.ID)
+	if err != nil {
+		return nil, err
+	}
+	var rate any = g.QueueRate
+	if automatic(g) { // the rate the ticks keep, the target before the first
+		r, _ := s.queueRate(g)
+		rate = "a" + strconv.FormatInt(r, 10)
+	}
+	return []any{now.UnixMilli(), g.StartAt.UnixMilli(), rate, open, seed}, nil
 }
 
 // openOf is the advance's open argument for goods with remaining stock at
@@ -313,13 +367,22 @@ func (s *Service) JoinQueue(ctx context.Context, userID, goodsID int64, pow stri
 	if err != nil {
 		return nil, false, err
 	}
-	if _, known := s.queues.active.Load(goodsID); !known {
-		if err := s.Redis.SAdd(ctx, queueActiveKey, goodsID).Err(); err != nil {
-			return nil, false, err
-		}
-		s.queues.active.Store(goodsID, struct{}{})
+	if err := s.markActive(ctx, goodsID); err != nil {
+		return nil, false, err
 	}
 	return t, created, nil
+}
+
+// markActive puts the goods' room in the set the ticks walk, once per process.
+func (s *Service) markActive(ctx context.Context, goodsID int64) error {
+	if _, known := s.queues.active.Load(goodsID); known {
+		return nil
+	}
+	if err := s.Redis.SAdd(ctx, queueActiveKey, goodsID).Err(); err != nil {
+		return err
+	}
+	s.queues.active.Store(goodsID, struct{}{})
+	return nil
 }
 
 // QueueTicket returns the shopper's ticket in the goods' waiting room; not
@@ -366,7 +429,7 @@ func (s *Service) ticketFrom(ctx context.Context, g *model.Goods, userID int64, 
 	}
 	now := s.Now()
 	var admitAt time.Time
-	if p := r.view.place(r.j); p < r.view.a && !r.view.closed {
+	if p := r.view.place(r.j); r.j >= 0 && p < r.view.a && !r.view.closed {
 		var err error
 		if admitAt, err = s.admittedAt(ctx, g.ID, p); err != nil {
 			return nil, false, err
@@ -383,12 +446,12 @@ func (s *Service) ticketFrom(ctx context.Context, g *model.Goods, userID int64, 
 // (after the start, so their place is j). Only while their j is still the
 // one read, so two calls for one lapse move them once.
 //
-// KEYS: q, q:u, q:adv. ARGV: 1–5 as queueAdvanceLua, 6 the user, 7 their j as read.
-// Returns {n, F, A, closed, seed} after the call, then a code and j: "new"
+// KEYS: q, q:u, q:adv, q:jn. ARGV: 1–5 as queueAdvanceLua, 6 the user, 7 their j as read.
+// Returns {n, F, A, closed, seed, rn} after the call, then a code and j: "new"
 // (in line again at j), "ok" (moved by another call before: their j now)
 // or "queue_closed" (j -1).
 var queueRejoinScript = redis.NewScript(queueAdvanceLua + `
-local n, F, A, closed, seed = advance(KEYS[1], KEYS[3])
+local n, F, A, closed, seed, rn = advance(KEYS[1], KEYS[3])
 local j = tonumber(redis.call('HGET', KEYS[2], ARGV[6]))
 local code = 'ok'
 if j == nil or j ~= tonumber(ARGV[7]) then
@@ -399,26 +462,31 @@ else
   j, n, code = n, n + 1, 'new'
   redis.call('HSET', KEYS[2], ARGV[6], j)
   redis.call('HSET', KEYS[1], 'n', n)
+  logJoins(KEYS[1], KEYS[4], j, n)
 end
-return {n, F or -1, A, closed and 1 or 0, seed, code, j}
+return {n, F or -1, A, closed and 1 or 0, seed, rn, code, j}
 `)
 
 // rejoinQueue runs queueRejoinScript for the shopper who joined j-th.
 func (s *Service) rejoinQueue(ctx context.Context, g *model.Goods, userID, j int64) (joinResult, error) {
-	args := append(s.queueArgs(g, s.Now(), -1), userID, j)
-	res, err := queueRejoinScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID)}, args...).Slice()
-	if err == nil && len(res) != 7 {
+	args, err := s.queueArgs(ctx, g, s.Now(), -1)
+	if err != nil {
+		return joinResult{}, err
+	}
+	args = append(args, userID, j)
+	res, err := queueRejoinScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID), queueJoinLogKey(g.ID)}, args...).Slice()
+	if err == nil && len(res) != queueHead+2 {
 		err = fmt.Errorf("the rejoin script answered %v", res)
 	}
 	var v queueView
 	if err == nil {
-		v, err = parseQueueView(res[:5])
+		v, err = parseQueueView(res[:queueHead])
 	}
 	if err != nil {
 		return joinResult{}, fmt.Errorf("join the queue of goods %d again: %w", g.ID, err)
 	}
-	code, _ := res[5].(string)
-	nj, _ := res[6].(int64)
+	code, _ := res[queueHead].(string)
+	nj, _ := res[queueHead+1].(int64)
 	return joinResult{code: code, j: nj, view: v}, nil
 }
 
@@ -448,32 +516,37 @@ func admitTimeOf(members []string, def time.Time) time.Time {
 // room's view v at now; admitAt is when their place was admitted (when it was).
 func (s *Service) ticketOf(g *model.Goods, v queueView, userID, j int64, admitAt time.Time, now time.Time) model.Ticket {
 	t := model.Ticket{GoodsID: g.ID}
-	rate, _ := s.queueRate(g)
+	rate := s.etaRate(g, v)
 	etaOf := func(ahead int64) int64 { return (ahead + rate - 1) / rate }
 	switch {
 	case v.closed || !now.Before(g.EndAt):
 		t.State = model.TicketClosed
-	case v.f < 0: // before the start: the place is drawn then, among those who joined so far
-		t.State, t.Position = model.TicketWaiting, v.n
-		t.ETASeconds = int64((g.StartAt.Sub(now)+time.Second-1)/time.Second) + etaOf(v.n)
-	default:
-		p := v.place(j)
-		if p >= v.a {
-			t.State, t.Position = model.TicketWaiting, p-v.a+1
-			t.ETASeconds = etaOf(t.Position)
-			break
-		}
-		secs := g.AdmissionSeconds
-		if secs <= 0 {
-			secs = model.DefaultAdmissionSeconds
-		}
-		until := admitAt.Add(time.Duration(secs) * time.Second)
-		if !now.Before(until) { // the admission went unused
+	case j < 0: // admitted at once by a priority code, until -j (queue_codes.go)
+		until := time.UnixMilli(-j)
+		if !now.Before(until) {
 			t.State = model.TicketClosed
 			break
 		}
 		u := until.UTC()
 		t.State, t.AdmittedUntil = model.TicketAdmitted, &u
+		t.Admission = admissionToken(s.powKey(), g.ID, userID, until)
+	case v.f < 0: // before the start: the place is drawn then, among those who joined so far
+		t.State, t.Position, t.JoinNumber = model.TicketWaiting, v.n, j+1
+		t.ETASeconds = int64((g.StartAt.Sub(now)+time.Second-1)/time.Second) + etaOf(v.n)
+	default:
+		p := v.place(j)
+		if p >= v.a {
+			t.State, t.Position, t.JoinNumber, t.Place = model.TicketWaiting, p-v.a+1, j+1, p+1
+			t.ETASeconds = etaOf(t.Position)
+			break
+		}
+		until := admitAt.Add(admissionFor(g))
+		if !now.Before(until) { // the admission went unused
+			t.State = model.TicketClosed
+			break
+		}
+		u := until.UTC()
+		t.State, t.AdmittedUntil, t.JoinNumber, t.Place = model.TicketAdmitted, &u, j+1, p+1
 		t.Admission = admissionToken(s.powKey(), g.ID, userID, until)
 	}
 	return t

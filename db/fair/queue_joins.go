@@ -57,7 +57,10 @@ func runJoins(ctx context.Context, _ int64, batch []joinReq) ([]joinResult, erro
 
 // joinBatch runs one call for the batch and reads each one's answer.
 func (s *Service) joinBatch(ctx context.Context, g *model.Goods, batch []joinReq) ([]joinResult, error) {
-	args := s.queueArgs(g, s.Now(), -1)
+	args, err := s.queueArgs(ctx, g, s.Now(), -1)
+	if err != nil {
+		return nil, err
+	}
 	args = append(args, len(batch))
 	for _, r := range batch {
 		flag := "0"
@@ -66,21 +69,21 @@ func (s *Service) joinBatch(ctx context.Context, g *model.Goods, batch []joinReq
 		}
 		args = append(args, r.user, flag)
 	}
-	res, err := queueJoinScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID)}, args...).Slice()
-	if err == nil && len(res) != 5+2*len(batch) {
+	res, err := queueJoinScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID), queueJoinLogKey(g.ID)}, args...).Slice()
+	if err == nil && len(res) != queueHead+2*len(batch) {
 		err = fmt.Errorf("the join script answered %d values for %d shoppers", len(res), len(batch))
 	}
 	var v queueView
 	if err == nil {
-		v, err = parseQueueView(res[:5])
+		v, err = parseQueueView(res[:queueHead])
 	}
 	if err != nil {
 		return nil, fmt.Errorf("join the queue of goods %d: %w", g.ID, err)
 	}
 	out := make([]joinResult, len(batch))
 	for i := range batch {
-		code, _ := res[5+2*i].(string)
-		j, _ := res[6+2*i].(int64)
+		code, _ := res[queueHead+2*i].(string)
+		j, _ := res[queueHead+1+2*i].(int64)
 		out[i] = joinResult{code: code, j: j, view: v}
 	}
 	return out, nil

@@ -56,6 +56,12 @@ func shufflePlace(seed string, n, j int64) int64 {
 	}
 }
 
+// QueuePlace is the place in line (0-based) of the shopper who joined j-th
+// (0-based) of the n who joined before the start, under the room's seed
+// (hex, as GET /api/goods/{id}/queue/room publishes it): what `seckill
+// queue-place` answers, one-based, and the ticket's place.
+func QueuePlace(seed string, n, j int64) int64 { return shufflePlace(seed, n, j) }
+
 // QueuePlaces is the shuffle's outcome for the audit: the place of each of
 // the n shoppers who joined before the start, by the order they joined.
 func QueuePlaces(seed string, n int64) []int64 {

@@ -176,7 +176,7 @@ func TestQueueShuffleAtStart(t *testing.T) {
 	e.Clk.Advance(time.Minute)
 	late := e.join(early+1, g.ID)
 	st := e.queueStats(g.ID)
-	if !st.Started || st.Shuffled != early || len(st.Seed) != 32 {
+	if !st.Started || st.Shuffled != early || len(st.Seed) != 64 {
 		t.Fatalf("after the start: %+v", st)
 	}
 	if late.Position != early+1 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strconv"
 	"sync"
 	"time"
@@ -76,6 +77,9 @@ func (q *queues) remember(goodsID, userID, j int64, admitAt time.Time, t model.T
 		}
 		h = &holder{j: j}
 		l.holders[userID] = h
+	}
+	if h.j != j { // joined again, or admitted by a priority code
+		h.j, h.admitAt = j, time.Time{}
 	}
 	if !admitAt.IsZero() {
 		h.admitAt = admitAt
@@ -167,7 +171,27 @@ func (s *Service) TickQueues(ctx context.Context, sockets QueueSockets) error {
 	}
 	pipe := s.Redis.Pipeline()
 	for _, g := range gs {
-		rooms = append(rooms, room{g: g, cmd: queueTickScript.Eval(ctx, pipe, []string{queueKey(g.ID), queueAdvKey(g.ID)}, s.queueArgs(g, now, openOf(g, now))...)})
+		// The flows first: this process's grabs counted in, and for an
+		// automatic outflow the next rate (queue_outflow.go).
+		r, err := s.readOutflow(ctx, g, now, false)
+		if err != nil {
+			return err
+		}
+		next := ""
+		if automatic(g) {
+			target := s.outflowTarget(r)
+			m := s.queues.meterOf(g.ID)
+			m.mu.Lock()
+			m.target = target
+			m.mu.Unlock()
+			next = strconv.FormatInt(nextRate(r.rn, target, r.bad()), 10)
+		}
+		args, err := s.queueArgs(ctx, g, now, openOf(g, now))
+		if err != nil {
+			return err
+		}
+		args = append(args, next, rateEvery.Milliseconds())
+		rooms = append(rooms, room{g: g, cmd: queueTickScript.Eval(ctx, pipe, []string{queueKey(g.ID), queueAdvKey(g.ID)}, args...)})
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
 		return err
@@ -266,7 +290,7 @@ func (s *Service) pushTickets(ctx context.Context, sockets QueueSockets, users [
 	pipe := s.Redis.Pipeline()
 	l.mu.Lock()
 	for _, h := range l.holders {
-		if p := v.place(h.j); p < v.a && h.admitAt.IsZero() && !v.closed {
+		if p := v.place(h.j); h.j >= 0 && p < v.a && h.admitAt.IsZero() && !v.closed {
 			looks = append(looks, lookup{h: h, cmd: pipe.ZRangeByScore(ctx, queueAdvKey(g.ID),
 				&redis.ZRangeBy{Min: "(" + strconv.FormatInt(p, 10), Max: "+inf", Count: 1})})
 		}
@@ -319,19 +343,30 @@ func (s *Service) QueueStats(ctx context.Context, by model.Claims, goodsID int64
 		return nil, err
 	}
 	now := s.Now()
-	vals, err := queueTickScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueAdvKey(g.ID)}, s.queueArgs(g, now, -1)...).Slice()
+	v, err := s.advanceRoom(ctx, g, now, -1)
 	if err != nil {
 		return nil, err
 	}
-	v, err := parseQueueView(vals)
+	r, err := s.readOutflow(ctx, g, now, true)
 	if err != nil {
 		return nil, err
 	}
-	rate, measured := s.queueRate(g)
-	st := &model.QueueStats{GoodsID: g.ID, Joined: v.n, Admitted: v.a, Waiting: v.n - v.a, Rate: rate, Measured: measured,
+	_, measured := s.queueRate(g)
+	st := &model.QueueStats{GoodsID: g.ID, Joined: v.n, Admitted: v.a, Waiting: v.n - v.a, Rate: s.rateNow(g, v), Measured: measured,
 		Closed: v.closed || !now.Before(g.EndAt), Started: v.f >= 0}
 	if v.f >= 0 {
 		st.Shuffled, st.Seed = v.f, v.seed
+	}
+	window := HealthWindow.Seconds()
+	st.InflowPerS = math.Round(float64(max(v.n-r.joinedWin, 0))/window*10) / 10
+	st.OutflowPerS = math.Round(float64(max(v.a-r.admitWin, 0))/window*10) / 10
+	st.NoShows = r.noShows()
+	st.RateNow = st.Rate
+	st.Paused = automatic(g) && st.RateNow == 0 && !st.Closed
+	rate := s.etaRate(g, v)
+	st.ExpectedWaitS = (st.Waiting + rate - 1) / rate
+	if r.waited {
+		st.ActualWaitP50S = math.Round(r.waitP50.Seconds()*10) / 10
 	}
 	return st, nil
 }

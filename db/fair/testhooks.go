@@ -37,19 +37,34 @@ func (s *Service) JoinQueueBulk(ctx context.Context, goodsID, from, to int64, no
 	if err != nil {
 		return err
 	}
-	keys := []string{queueKey(goodsID), queueUsersKey(goodsID), queueAdvKey(goodsID)}
+	keys := []string{queueKey(goodsID), queueUsersKey(goodsID), queueAdvKey(goodsID), queueJoinLogKey(goodsID)}
 	if err := queueJoinScript.Load(ctx, s.Redis).Err(); err != nil {
 		return err
 	}
 	for lo := from; lo <= to; lo += 1000 {
 		pipe := s.Redis.Pipeline()
 		for u := lo; u <= min(lo+999, to); u++ {
-			args := append(s.queueArgs(g, now, -1), 1, u, "1")
+			args, err := s.queueArgs(ctx, g, now, -1)
+			if err != nil {
+				return err
+			}
+			args = append(args, 1, u, "1")
 			queueJoinScript.EvalSha(ctx, pipe, keys, args...)
 		}
 		if _, err := pipe.Exec(ctx); err != nil {
 			return err
 		}
 	}
-	return nil
+	return s.markActive(ctx, goodsID)
+}
+
+// SetGrabHook runs hook (nil: none) as each grab of queued goods ends,
+// before its time is taken: the tests inject latency into the grab path by
+// moving the injected clock there.
+func (s *Service) SetGrabHook(hook func()) {
+	if hook == nil {
+		s.queues.hook.Store(nil)
+		return
+	}
+	s.queues.hook.Store(&hook)
 }
