@@ -444,16 +444,6 @@ func (s *Service) Pass(ctx context.Context, userID, goodsID int64, p sale.Pass) 
 	}, nil
 }
 
-// notSoldBy refuses a call of one sale mode's (a queue join, a raffle
-// entry, their merchant views) on goods sold in another: 409 conflict.
-func notSoldBy(g *model.Goods, mode string) error {
-	if g.Mode == mode {
-		return nil
-	}
-	how := map[string]string{model.ModeQueue: "through a waiting room", model.ModeRaffle: "by a raffle"}[mode]
-	return db.Errorf(db.ECONFLICT, "goods %d is not sold %s (its mode is %s)", g.ID, how, g.Mode)
-}
-
 // RunPow calls SyncPow once a second until ctx ends.
 func (s *Service) RunPow(ctx context.Context) {
 	t := time.NewTicker(powSync)
@@ -485,7 +475,7 @@ func (s *Service) PowLevel(ctx context.Context, goodsID int64) int {
 func (s *Service) Created(ctx context.Context, g *model.Goods) error {
 	switch g.Mode {
 	case model.ModeRaffle:
-		return s.openRaffle(ctx, g)
+		return s.Raffles.Open(ctx, g)
 	case model.ModeQueue:
 		return s.openRoom(ctx, g)
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
@@ -329,7 +330,7 @@ func (s *Service) shopperGoods(ctx context.Context, goodsID int64) (*model.Goods
 	if !g.Listed() {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
-	if err := notSoldBy(g, model.ModeQueue); err != nil {
+	if err := goods.NotSoldBy(g, model.ModeQueue); err != nil {
 		return nil, err
 	}
 	return g, nil

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -58,7 +59,7 @@ func (s *Service) QueueCodes(ctx context.Context, by model.Claims, goodsID int64
 	if err != nil {
 		return nil, err
 	}
-	if err := notSoldBy(g, model.ModeQueue); err != nil {
+	if err := goods.NotSoldBy(g, model.ModeQueue); err != nil {
 		return nil, err
 	}
 	if count < 1 || count > MaxQueueCodes {

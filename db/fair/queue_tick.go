@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -339,7 +340,7 @@ func (s *Service) QueueStats(ctx context.Context, by model.Claims, goodsID int64
 	if err != nil {
 		return nil, err
 	}
-	if err := notSoldBy(g, model.ModeQueue); err != nil {
+	if err := goods.NotSoldBy(g, model.ModeQueue); err != nil {
 		return nil, err
 	}
 	now := s.Now()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/fair"
+	"github.com/seckill/seckill/db/fair/raffle"
 	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/goods/sale"
@@ -272,7 +273,7 @@ func TestRaffleDraw(t *testing.T) {
 				}
 				if int64(i) < winners {
 					if en.State != model.EntryWon || len(os) != 1 || os[0].Status != model.OrderUnpaid || en.OrderID != os[0].ID ||
-						en.Position != int64(i+1) || len(notes) != 1 || notes[0].Kind != fair.NotificationRaffleWon {
+						en.Position != int64(i+1) || len(notes) != 1 || notes[0].Kind != raffle.NotificationRaffleWon {
 						t.Fatalf("winner %d: entry %+v, orders %+v, notices %+v", i, en, os, notes)
 					}
 				} else if en.State != model.EntryWaitlisted || len(os) != 0 || len(notes) != 0 {

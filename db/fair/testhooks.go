@@ -1,33 +1,13 @@
 package fair
 
-// Hooks into fair sales for their behaviour tests and the load bench: a
-// raffle's pass-on and order made directly, joins in bulk. Nothing in the
+// Hooks into fair sales for their behaviour tests and the load bench:
+// joins in bulk (the raffle's are in raffle/testhooks.go). Nothing in the
 // product calls them.
 
 import (
 	"context"
 	"time"
 )
-
-// Test-only doors into the raffle's steps, for the external goods_test package.
-
-// PassOn runs the pass-on of the user's ended order in the raffle of goods, as SettleRaffle does when it finds it ended.
-func (s *Service) PassOn(ctx context.Context, goodsID, userID, orderID int64) error {
-	g, err := s.Goods.GoodsRow(ctx, goodsID)
-	if err != nil {
-		return err
-	}
-	return s.passOn(ctx, g, userID, orderID)
-}
-
-// MakeRaffleOrder runs the making of a won entry's order, as SettleRaffle does for an entry without one.
-func (s *Service) MakeRaffleOrder(ctx context.Context, goodsID, userID, place int64) error {
-	g, err := s.Goods.GoodsRow(ctx, goodsID)
-	if err != nil {
-		return err
-	}
-	return s.raffleOrder(ctx, g, userID, place)
-}
 
 // JoinQueueBulk joins shoppers from..to (inclusive) to the goods' waiting
 // room straight through the join script, pipelined a thousand at a time

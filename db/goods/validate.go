@@ -242,3 +242,13 @@ func checkMoney(f db.FieldErrors, field string, cents int64) {
 		f[field] = "is too large"
 	}
 }
+
+// NotSoldBy refuses a call of one sale mode's (a queue join, a raffle
+// entry, their merchant views) on goods sold in another: 409 conflict.
+func NotSoldBy(g *model.Goods, mode string) error {
+	if g.Mode == mode {
+		return nil
+	}
+	how := map[string]string{model.ModeQueue: "through a waiting room", model.ModeRaffle: "by a raffle"}[mode]
+	return db.Errorf(db.ECONFLICT, "goods %d is not sold %s (its mode is %s)", g.ID, how, g.Mode)
+}

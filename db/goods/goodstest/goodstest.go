@@ -97,10 +97,7 @@ func (e *Env) TwinFair() (*fair.Service, *dbtest.Clock) {
 	sale.Backend = &b
 	s2 := *e.S
 	s2.Ledger = &orders.Ledger{Sale: &sale} // a process of its own: its own phantom count
-	f2 := *e.F
-	f2.Backend, f2.Goods = &b, &s2
-	s2.Gate, s2.Fair = &f2, &f2
-	return &f2, clk
+	return e.F.Fork(&s2), clk
 }
 
 // Slot creates a slot starting at start (relative to now) and lasting length.

@@ -1,4 +1,4 @@
-package fair
+package raffle
 
 import (
 	"context"
@@ -47,11 +47,11 @@ func raffleRequest(goodsID, userID int64) string {
 // goods no longer a raffle and once drawn it does nothing but settle
 // (SettleRaffle). While the beacon round is not out it does not draw and
 // schedules itself again (the sweep tries too).
-func (s *Service) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
+func (s *Raffles) DrawRaffle(ctx context.Context, goodsID int64) (bool, error) {
 	return s.drawRaffle(ctx, goodsID, true)
 }
 
-func (s *Service) drawRaffle(ctx context.Context, goodsID int64, patient bool) (bool, error) {
+func (s *Raffles) drawRaffle(ctx context.Context, goodsID int64, patient bool) (bool, error) {
 	g, err := s.Goods.GoodsRow(ctx, goodsID)
 	if db.ErrorCode(err) == db.ENOTFOUND {
 		return false, nil
@@ -145,7 +145,7 @@ func (s *Service) drawRaffle(ctx context.Context, goodsID int64, patient bool) (
 // beaconFor fetches the raffle's beacon round (patient: with retries), or
 // says how long to wait before trying again: until the round is due, then
 // longer the longer it is late (up to the chain's period).
-func (s *Service) beaconFor(ctx context.Context, g *model.Goods, round int64, patient bool) (*verify.BeaconRound, time.Duration) {
+func (s *Raffles) beaconFor(ctx context.Context, g *model.Goods, round int64, patient bool) (*verify.BeaconRound, time.Duration) {
 	if s.Beacon == nil {
 		s.Log.Error("a raffle's draw waits for its beacon round, but the server has no RAFFLE_BEACON_URL", "goods", g.ID, "round", round)
 		return nil, time.Minute
@@ -175,7 +175,7 @@ func (s *Service) beaconFor(ctx context.Context, g *model.Goods, round int64, pa
 
 // scheduleDrawIn enqueues the raffle's draw again in wait (the draw waits
 // for its beacon round); the sweep tries meanwhile too.
-func (s *Service) scheduleDrawIn(ctx context.Context, g *model.Goods, wait time.Duration) {
+func (s *Raffles) scheduleDrawIn(ctx context.Context, g *model.Goods, wait time.Duration) {
 	if s.Tasks == nil {
 		return
 	}
@@ -191,7 +191,7 @@ var placeColumns = []sqldb.Column{{Name: "user_id", Type: "BIGINT"}, {Name: "pla
 
 // placeEntries writes each entry's place in the draw's order within tx, in
 // one statement over the places staged.
-func (s *Service) placeEntries(ctx context.Context, tx *sql.Tx, goodsID int64, order []int64) error {
+func (s *Raffles) placeEntries(ctx context.Context, tx *sql.Tx, goodsID int64, order []int64) error {
 	rows := make([][]any, len(order))
 	for i, u := range order {
 		rows[i] = []any{u, i}
@@ -214,7 +214,7 @@ func entrants(ctx context.Context, tx *sql.Tx, goodsID int64) ([]int64, error) {
 // passes the unit of each order that expired, was cancelled or failed to the
 // next entry in the draw's order (whose order it then makes). Safe to run
 // any number of times, side by side.
-func (s *Service) SettleRaffle(ctx context.Context, goodsID int64) error {
+func (s *Raffles) SettleRaffle(ctx context.Context, goodsID int64) error {
 	g, err := s.Goods.GoodsRow(ctx, goodsID)
 	if err != nil {
 		return err
@@ -267,7 +267,7 @@ func (s *Service) SettleRaffle(ctx context.Context, goodsID int64) error {
 // transaction that goes ahead only while the entry still holds that order.
 // When the draw's order is exhausted, or the sale has ended, the unit stays
 // unsold: a raffle goods is never raced.
-func (s *Service) passOn(ctx context.Context, g *model.Goods, userID, orderID int64) error {
+func (s *Raffles) passOn(ctx context.Context, g *model.Goods, userID, orderID int64) error {
 	var next, place int64
 	lost := false
 	err := s.SQL.Tx(ctx, func(tx *sql.Tx) error {
@@ -309,7 +309,7 @@ func (s *Service) passOn(ctx context.Context, g *model.Goods, userID, orderID in
 // goods already is theirs from the raffle: a grab on a raffle is refused),
 // records it on the entry and tells the shopper: live (the order event and
 // the entry's) and in the inbox.
-func (s *Service) raffleOrder(ctx context.Context, g *model.Goods, userID, place int64) error {
+func (s *Raffles) raffleOrder(ctx context.Context, g *model.Goods, userID, place int64) error {
 	o, err := s.userOrderOf(ctx, g.ID, userID)
 	if err != nil {
 		return err
@@ -376,7 +376,7 @@ func raffleWonText(g *model.Goods, o *model.Order, place int64) string {
 
 // userOrderOf returns the user's latest order of the goods (nil: none):
 // from Redis while the goods is there, else from the store.
-func (s *Service) userOrderOf(ctx context.Context, goodsID, userID int64) (*model.Order, error) {
+func (s *Raffles) userOrderOf(ctx context.Context, goodsID, userID int64) (*model.Order, error) {
 	k, err := s.Goods.ShardsOne(ctx, goodsID, true)
 	if err != nil {
 		return nil, err
@@ -407,7 +407,7 @@ func (s *Service) userOrderOf(ctx context.Context, goodsID, userID int64) (*mode
 // SweepRaffles draws every raffle whose sale has started and is not drawn
 // (its task missed: no worker then, the start moved), and settles every
 // drawn raffle with won entries not settled. The periodic raffle:sweep runs it.
-func (s *Service) SweepRaffles(ctx context.Context) error {
+func (s *Raffles) SweepRaffles(ctx context.Context) error {
 	due, err := sqldb.IDs(ctx, s.SQL.R, `SELECT r.goods_id FROM raffles r JOIN goods g ON g.id = r.goods_id JOIN slots sl ON sl.id = g.slot_id
 		WHERE r.drawn_ms IS NULL AND g.mode = ? AND sl.start_ms <= ?`, model.ModeRaffle, s.Now().UnixMilli())
 	if err != nil {

@@ -1,4 +1,4 @@
-package fair
+package raffle
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/fair/verify"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
@@ -31,7 +32,7 @@ import (
 // the draw's result; Redis only the orders, as for any goods.
 
 // raffleGoods returns goods shoppers may see that is a raffle.
-func (s *Service) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
+func (s *Raffles) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
 	if goodsID <= 0 || goodsID > sale.MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
@@ -42,7 +43,7 @@ func (s *Service) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods,
 	if !g.Listed() {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
-	if err := notSoldBy(g, model.ModeRaffle); err != nil {
+	if err := goods.NotSoldBy(g, model.ModeRaffle); err != nil {
 		return nil, err
 	}
 	return g, nil
@@ -53,7 +54,7 @@ func (s *Service) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods,
 // draw (raffle_beacon.go) and schedules the draw at the sale's start; a
 // raffle open already is left as it is. Goods creation calls it; entries
 // and the draw's page call it too, for goods made a raffle by an update.
-func (s *Service) openRaffle(ctx context.Context, g *model.Goods) error {
+func (s *Raffles) openRaffle(ctx context.Context, g *model.Goods) error {
 	var one int
 	err := s.SQL.R.QueryRowContext(ctx, `SELECT 1 FROM raffles WHERE goods_id = ?`, g.ID).Scan(&one)
 	if err == nil {
@@ -98,7 +99,7 @@ type closedEntries struct {
 // after it and the root never changes. It names the beacon round again
 // when the start moved past the one named at the opening (or none was).
 // A raffle closed or drawn already is only read.
-func (s *Service) closeEntries(ctx context.Context, g *model.Goods) (closedEntries, error) {
+func (s *Raffles) closeEntries(ctx context.Context, g *model.Goods) (closedEntries, error) {
 	var c closedEntries
 	var want int64
 	var infoErr error
@@ -146,7 +147,7 @@ func (s *Service) closeEntries(ctx context.Context, g *model.Goods) (closedEntri
 
 // scheduleDraw enqueues the raffle's draw for its sale's start; the sweep
 // (SweepRaffles) draws it if the task is lost or the start moved.
-func (s *Service) scheduleDraw(ctx context.Context, g *model.Goods) {
+func (s *Raffles) scheduleDraw(ctx context.Context, g *model.Goods) {
 	if s.Tasks == nil {
 		return
 	}
@@ -160,7 +161,7 @@ func (s *Service) scheduleDraw(ctx context.Context, g *model.Goods) {
 // proof of work pow, pre-registration): created true for a new entry, false
 // for the one the user had. Entries are open from the goods' entry start to
 // its sale's start.
-func (s *Service) EnterRaffle(ctx context.Context, userID, goodsID int64, pow string) (e *model.RaffleEntry, created bool, err error) {
+func (s *Raffles) EnterRaffle(ctx context.Context, userID, goodsID int64, pow string) (e *model.RaffleEntry, created bool, err error) {
 	g, err := s.raffleGoods(ctx, goodsID)
 	if err != nil {
 		return nil, false, err
@@ -220,7 +221,7 @@ var errEnteredMeanwhile = errors.New("entered meanwhile")
 // RaffleEntry returns the user's entry in the raffle of goods; not found
 // when they did not enter. Once entries closed it carries the entry's leaf
 // in the entries root and its proof.
-func (s *Service) RaffleEntry(ctx context.Context, userID, goodsID int64) (*model.RaffleEntry, error) {
+func (s *Raffles) RaffleEntry(ctx context.Context, userID, goodsID int64) (*model.RaffleEntry, error) {
 	g, err := s.raffleGoods(ctx, goodsID)
 	if err != nil {
 		return nil, err
@@ -241,7 +242,7 @@ func (s *Service) RaffleEntry(ctx context.Context, userID, goodsID int64) (*mode
 	return e, nil
 }
 
-func (s *Service) raffleEntry(ctx context.Context, g *model.Goods, userID int64) (*model.RaffleEntry, error) {
+func (s *Raffles) raffleEntry(ctx context.Context, g *model.Goods, userID int64) (*model.RaffleEntry, error) {
 	e := &model.RaffleEntry{GoodsID: g.ID, UserID: userID}
 	var created int64
 	var place, order sql.NullInt64
@@ -267,7 +268,7 @@ func (s *Service) raffleEntry(ctx context.Context, g *model.Goods, userID int64)
 // number of entries and the beacon round; from the close of entries their
 // root; after the draw the seed, the beacon, the randomness and the
 // draw's order. The first call after the close freezes the entries root.
-func (s *Service) RaffleDraw(ctx context.Context, goodsID int64) (*model.RaffleDraw, error) {
+func (s *Raffles) RaffleDraw(ctx context.Context, goodsID int64) (*model.RaffleDraw, error) {
 	g, err := s.raffleGoods(ctx, goodsID)
 	if err != nil {
 		return nil, err
@@ -275,7 +276,7 @@ func (s *Service) RaffleDraw(ctx context.Context, goodsID int64) (*model.RaffleD
 	return s.raffleDraw(ctx, g)
 }
 
-func (s *Service) raffleDraw(ctx context.Context, g *model.Goods) (*model.RaffleDraw, error) {
+func (s *Raffles) raffleDraw(ctx context.Context, g *model.Goods) (*model.RaffleDraw, error) {
 	if err := s.openRaffle(ctx, g); err != nil {
 		return nil, err
 	}
@@ -327,12 +328,12 @@ func (s *Service) raffleDraw(ctx context.Context, g *model.Goods) (*model.Raffle
 
 // RaffleStats is the merchant's live view of a raffle of theirs: the draw
 // and the entries by state.
-func (s *Service) RaffleStats(ctx context.Context, by model.Claims, goodsID int64) (*model.RaffleStats, error) {
+func (s *Raffles) RaffleStats(ctx context.Context, by model.Claims, goodsID int64) (*model.RaffleStats, error) {
 	g, err := s.Goods.Owned(ctx, by, goodsID)
 	if err != nil {
 		return nil, err
 	}
-	if err := notSoldBy(g, model.ModeRaffle); err != nil {
+	if err := goods.NotSoldBy(g, model.ModeRaffle); err != nil {
 		return nil, err
 	}
 	d, err := s.raffleDraw(ctx, g)
@@ -375,6 +376,6 @@ func (s *Service) RaffleStats(ctx context.Context, by model.Claims, goodsID int6
 }
 
 // pushEntry tells the entry's shopper live that it changed.
-func (s *Service) pushEntry(e *model.RaffleEntry) {
+func (s *Raffles) pushEntry(e *model.RaffleEntry) {
 	s.Events.PublishCoalescedKey(live.TopicUser(e.UserID), fmt.Sprintf("entry:%d", e.GoodsID), model.RaffleEntryEvent{Type: "entry", Entry: e})
 }

@@ -1,4 +1,4 @@
-package fair
+package raffle
 
 import (
 	"crypto/aes"
@@ -22,13 +22,13 @@ import (
 // seed before the draw.
 
 // sealKey is the key that seals raffles' seeds.
-func (s *Service) sealKey() []byte {
-	m := hmac.New(sha256.New, s.PowKey)
+func (s *Raffles) sealKey() []byte {
+	m := hmac.New(sha256.New, s.Key())
 	m.Write([]byte("raffle-seal"))
 	return m.Sum(nil)
 }
 
-func (s *Service) sealAEAD() (cipher.AEAD, error) {
+func (s *Raffles) sealAEAD() (cipher.AEAD, error) {
 	b, err := aes.NewCipher(s.sealKey())
 	if err != nil {
 		return nil, err
@@ -39,7 +39,7 @@ func (s *Service) sealAEAD() (cipher.AEAD, error) {
 func sealData(goodsID int64) []byte { return []byte("raffle:" + strconv.FormatInt(goodsID, 10)) }
 
 // sealSeed seals the seed of the raffle of goods.
-func (s *Service) sealSeed(goodsID int64, seed string) (string, error) {
+func (s *Raffles) sealSeed(goodsID int64, seed string) (string, error) {
 	a, err := s.sealAEAD()
 	if err != nil {
 		return "", err
@@ -50,7 +50,7 @@ func (s *Service) sealSeed(goodsID int64, seed string) (string, error) {
 }
 
 // openSeed opens a sealed seed of the raffle of goods.
-func (s *Service) openSeed(goodsID int64, sealed string) (string, error) {
+func (s *Raffles) openSeed(goodsID int64, sealed string) (string, error) {
 	a, err := s.sealAEAD()
 	if err != nil {
 		return "", err

@@ -1,4 +1,4 @@
-package fair
+package raffle
 
 import (
 	"context"
@@ -55,7 +55,7 @@ func (c *treeCache) put(goodsID int64, t *entriesTree) {
 
 // inclusion returns the user's leaf and proof in the raffle's frozen
 // entries root (nil when the user is not among its entries).
-func (s *Service) inclusion(ctx context.Context, goodsID int64, root string, userID int64) (*model.Inclusion, error) {
+func (s *Raffles) inclusion(ctx context.Context, goodsID int64, root string, userID int64) (*model.Inclusion, error) {
 	t := s.trees.get(goodsID, root)
 	if t == nil {
 		users, err := sqldb.IDs(ctx, s.SQL.R, `SELECT user_id FROM raffle_entries WHERE goods_id = ? ORDER BY user_id`, goodsID)
