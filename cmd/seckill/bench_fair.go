@@ -181,7 +181,13 @@ func benchFair(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Re
 	if err != nil {
 		return err
 	}
+	progress(o, "fair: the waiting room's automatic outflow with slow grabs …")
+	outflow, err := f.outflowPhase(ctx)
+	if err != nil {
+		return err
+	}
 	f.report(r, results, pow, load0, loadAverage())
+	outflowTable(r, outflow)
 	return nil
 }
 

@@ -27,8 +27,11 @@ func TestBenchFair(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Log("\n" + r.Markdown())
-	if len(r.Tables) != 2 {
-		t.Fatalf("%d tables, want the sale's and the fleet's", len(r.Tables))
+	if len(r.Tables) != 3 {
+		t.Fatalf("%d tables, want the sale's, the fleet's and the outflow's", len(r.Tables))
+	}
+	if out := r.Tables[2]; len(out.Rows) < 3 {
+		t.Errorf("outflow: %d rows, want the admissions over time", len(out.Rows))
 	}
 	sales, fleet := r.Tables[0], r.Tables[1]
 	if len(sales.Rows) != len(fairSales) {
