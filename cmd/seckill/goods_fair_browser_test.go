@@ -27,16 +27,21 @@ func TestFairBrowserPowGrab(t *testing.T) {
 	name, _ := a.register("powshopper")
 	ctx := newBrowser(t)
 	browse(t, ctx, "log in", browserLogin(ctx, a.URL, name, "password123"))
-	browse(t, ctx, "grab with a proof of work",
-		chromedp.Navigate(fmt.Sprintf("%s/goods/%d", a.URL, g.ID)),
-		chromedp.WaitVisible(`[data-testid=pow-note]`),
-		chromedp.WaitEnabled(`[data-testid=grab-button]`),
-		chromedp.Click(`[data-testid=grab-button]`),
-		chromedp.WaitVisible(`[data-testid=grab-success]`),
-	)
-	if s := a.stats(a.adminToken(), g.ID); s.Unpaid != 1 {
-		t.Fatalf("%d unpaid orders, want 1", s.Unpaid)
+	// At a desktop's width and a phone's: the button solves and grabs.
+	for i, size := range []struct{ w, h int64 }{{1366, 900}, {390, 844}} {
+		browse(t, ctx, fmt.Sprintf("grab with a proof of work at %d px", size.w),
+			chromedp.EmulateViewport(size.w, size.h),
+			chromedp.Navigate(fmt.Sprintf("%s/goods/%d", a.URL, g.ID)),
+			chromedp.WaitVisible(`[data-testid=pow-note]`),
+			chromedp.WaitEnabled(`[data-testid=grab-button]`),
+			chromedp.Click(`[data-testid=grab-button]`),
+			chromedp.WaitVisible(`[data-testid=grab-success]`),
+		)
+		if s := a.stats(a.adminToken(), g.ID); s.Unpaid != int64(i+1) {
+			t.Fatalf("at %d px: %d unpaid orders, want %d", size.w, s.Unpaid, i+1)
+		}
 	}
+	browse(t, ctx, "desktop again", chromedp.EmulateViewport(1366, 900))
 
 	const solves = 20
 	var ms []float64
