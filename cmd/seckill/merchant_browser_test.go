@@ -151,7 +151,7 @@ func TestAdminCreatesMerchantBrowser(t *testing.T) {
 		chromedp.Click(`[data-testid=user-submit]`),
 		chromedp.WaitVisible(`[data-testid=error-password]`),
 	)
-	waitText(t, ctx, `[data-testid=error-password]`, "must be 8–72 bytes")
+	waitText(t, ctx, `[data-testid=error-password]`, "must be 8 to 72 characters")
 	browse(t, ctx, "fix the password",
 		chromedp.SendKeys(`[data-testid=input-password]`, "password123"),
 		chromedp.Click(`[data-testid=user-submit]`),

@@ -147,7 +147,11 @@ func TestRedPacketAPI(t *testing.T) {
 	if gB.AmountCents > gA.AmountCents {
 		wantLucky = idB
 	}
-	if grabs.LuckiestUserID == nil || *grabs.LuckiestUserID != wantLucky {
+	if gA.AmountCents == gB.AmountCents { // equal shares name no luckiest
+		if grabs.LuckiestUserID != nil {
+			t.Fatalf("luckiest %v among equal shares, want none", *grabs.LuckiestUserID)
+		}
+	} else if grabs.LuckiestUserID == nil || *grabs.LuckiestUserID != wantLucky {
 		t.Fatalf("luckiest %v, want %d", grabs.LuckiestUserID, wantLucky)
 	}
 

@@ -26,7 +26,7 @@ func ValidateCredentials(username, password string) error {
 // bcrypt reads at most 72 bytes, so a longer password would be cut silently.
 func passwordProblem(password string) string {
 	if len(password) < 8 || len(password) > 72 {
-		return "must be 8–72 bytes"
+		return "must be 8 to 72 characters"
 	}
 	return ""
 }

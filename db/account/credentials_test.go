@@ -19,9 +19,9 @@ func TestValidateCredentials(t *testing.T) {
 		{"fine", "alice_1", "password123", nil},
 		{"short name", "al", "password123", db.FieldErrors{"username": "must be 3–32 letters, digits or underscores"}},
 		{"name with a space", "al ice", "password123", db.FieldErrors{"username": "must be 3–32 letters, digits or underscores"}},
-		{"short password", "alice", "short", db.FieldErrors{"password": "must be 8–72 bytes"}},
-		{"73-byte password", "alice", string(make([]byte, 73)), db.FieldErrors{"password": "must be 8–72 bytes"}},
-		{"both", "a", "b", db.FieldErrors{"username": "must be 3–32 letters, digits or underscores", "password": "must be 8–72 bytes"}},
+		{"short password", "alice", "short", db.FieldErrors{"password": "must be 8 to 72 characters"}},
+		{"73-byte password", "alice", string(make([]byte, 73)), db.FieldErrors{"password": "must be 8 to 72 characters"}},
+		{"both", "a", "b", db.FieldErrors{"username": "must be 3–32 letters, digits or underscores", "password": "must be 8 to 72 characters"}},
 	} {
 		err := account.ValidateCredentials(tt.username, tt.password)
 		got := db.FieldsOf(err)

@@ -123,7 +123,7 @@ func ValidateWebhookURL(ctx context.Context, raw string, allowPrivate bool) erro
 		if !outbound.GlobalUnicast(a) {
 			// The address itself stays out of the message: it would show
 			// anyone how internal names resolve.
-			return db.FieldErrorf("webhook_url", "must point at a public Internet address")
+			return db.FieldErrorf("webhook_url", "must be a public web address (https://…) that the shop can reach, not one inside your network")
 		}
 	}
 	return nil

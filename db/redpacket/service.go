@@ -370,13 +370,21 @@ func (s *Service) grabs(ctx context.Context, id int64) (*model.RedPacketGrabs, e
 	return out, nil
 }
 
-// luckiest is the index of the largest grab, the earliest among equals, or -1 when there are none.
+// luckiest is the index of the largest grab, the earliest among equals, or
+// -1 when there are none or every share is the same (an equal-shares
+// packet has no luckiest).
 func luckiest(grabs []model.RedPacketClaim) int {
-	best := -1
+	best, differ := -1, false
 	for i, g := range grabs {
+		if best >= 0 && g.AmountCents != grabs[best].AmountCents {
+			differ = true
+		}
 		if best < 0 || g.AmountCents > grabs[best].AmountCents {
 			best = i
 		}
+	}
+	if !differ {
+		return -1
 	}
 	return best
 }

@@ -393,6 +393,21 @@ func TestGrabsList(t *testing.T) {
 	}
 }
 
+// An equal-shares packet names no luckiest: every share is the same.
+func TestGrabsListEqualShares(t *testing.T) {
+	ctx := context.Background()
+	s := newRPService(t)
+	p := s.create(model.NewRedPacket{Title: "equal", TotalCents: 300, Count: 3, Mode: model.RedPacketFixed})
+	for _, uid := range s.users(2) {
+		if _, err := s.Grab(ctx, uid, p.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if g, err := s.Grabs(ctx, p.ID); err != nil || len(g.Grabs) != 2 || g.LuckiestUserID != nil {
+		t.Fatalf("equal shares: %+v %v, want two grabs and no luckiest", g, err)
+	}
+}
+
 type sequence []int64
 
 func (s sequence) Int64N(n int64) int64 {
