@@ -326,7 +326,7 @@ func (m *Main) Announce() {
 	fmt.Printf("\nseckill %s running (%s, %s)\n", m.Mode, redisMode, m.SQL)
 	if m.runsWeb() {
 		u := m.URL()
-		fmt.Printf("  shop:       %s/\n  merchant:   %s/admin\n  monitor:    %s%s\n  metrics:    %s/metrics\n", u, u, u, web.MonitorPath, u)
+		fmt.Printf("  shop:       %s/\n  merchant:   %s/admin\n  monitor:    %s%s\n  metrics:    %s/metrics (Prometheus: signed in as admin, or Bearer METRICS_TOKEN)\n", u, u, u, web.MonitorPath, u)
 		fmt.Println("  sign in as (username / password):")
 		if m.AdminPassword != "" {
 			fmt.Printf("    admin      %s / %s\n", m.Config.AdminUsername, m.AdminPassword)
