@@ -445,15 +445,18 @@ func (s *Service) Pass(ctx context.Context, userID, goodsID int64, p sale.Pass) 
 }
 
 // RunPow calls SyncPow once a second until ctx ends.
-func (s *Service) RunPow(ctx context.Context) {
-	t := time.NewTicker(powSync)
+func (s *Service) RunPow(ctx context.Context) { every(ctx, powSync, func() { s.SyncPow(ctx) }) }
+
+// every calls f every d until ctx ends: the fair area's loops.
+func every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
 	defer t.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			s.SyncPow(ctx)
+			f()
 		}
 	}
 }

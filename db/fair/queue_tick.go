@@ -122,18 +122,11 @@ func (m *capacityMeter) peak() int64 {
 
 // RunQueues ticks the waiting rooms every QueueTick until ctx ends.
 func (s *Service) RunQueues(ctx context.Context, sockets QueueSockets) {
-	t := time.NewTicker(QueueTick)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.TickQueues(ctx, sockets); err != nil && ctx.Err() == nil {
-				s.Log.Warn("tick the waiting rooms", "err", err)
-			}
+	every(ctx, QueueTick, func() {
+		if err := s.TickQueues(ctx, sockets); err != nil && ctx.Err() == nil {
+			s.Log.Warn("tick the waiting rooms", "err", err)
 		}
-	}
+	})
 }
 
 // TickQueues advances every active waiting room once, opening or closing it
