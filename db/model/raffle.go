@@ -28,7 +28,7 @@ type RaffleEntry struct {
 }
 
 // Inclusion proves an entry is in a raffle's published entries root: its
-// leaf and the sibling hashes up to the root (fair/merkle.go).
+// leaf and the sibling hashes up to the root (fair/verify/merkle.go).
 type Inclusion struct {
 	Leaf  string      `json:"leaf"`
 	Proof []ProofStep `json:"proof"`

@@ -21,12 +21,12 @@ import (
 
 // Raffles (mode raffle): shoppers enter from the goods' entry_start_at to
 // its sale's start. At the start entries close and their Merkle root is
-// frozen and published (merkle.go, raffle_root.go); the draw
-// (raffle_draw.go) then puts the entries in an order computed from the
+// frozen and published (verify/merkle.go, root.go); the draw
+// (draw.go) then puts the entries in an order computed from the
 // seed whose SHA-256 was published when the raffle was created (sealed in
-// the store until then, raffle_seal.go), the entries root and, with a
+// the store until then, seal.go), the entries root and, with a
 // beacon, the randomness of a public round published after the close
-// (raffle_beacon.go; raffle_order.go has the rule), and the first stock of
+// (verify/beacon.go; verify/draw.go has the rule), and the first stock of
 // them get an unpaid order each, made by the ordinary grab on their behalf.
 // The store holds the raffle: the sealed seed, the entries, the root and
 // the draw's result; Redis only the orders, as for any goods.
@@ -49,9 +49,9 @@ func (s *Raffles) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods,
 	return g, nil
 }
 
-// openRaffle makes the raffle's secret seed, sealed (raffle_seal.go; its
+// openRaffle makes the raffle's secret seed, sealed (seal.go; its
 // hash is published from now on), names the beacon round mixed into its
-// draw (raffle_beacon.go) and schedules the draw at the sale's start; a
+// draw (verify/beacon.go) and schedules the draw at the sale's start; a
 // raffle open already is left as it is. Goods creation calls it; entries
 // and the draw's page call it too, for goods made a raffle by an update.
 func (s *Raffles) openRaffle(ctx context.Context, g *model.Goods) error {
