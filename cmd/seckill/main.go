@@ -234,6 +234,7 @@ func (m *Main) Open(ctx context.Context) error {
 	tasks.RegisterFlushMetrics(m.Registry, m.Backend.Flushes)
 	web.RegisterStoreMetrics(m.Registry, m.Redis.Client, web.StoreCounts{
 		Phantoms: service[*goods.Service](m, "goods").PhantomsFound, WaitsShort: m.Backend.Pipe.WaitsShort, NotReplicated: m.Backend.Pipe.NotReplicated})
+	m.registerOpsMetrics()
 
 	if err := m.bootstrapAdmin(ctx); err != nil {
 		return err
