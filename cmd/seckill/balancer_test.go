@@ -83,8 +83,8 @@ func haproxyStates(stats string) map[string]string {
 
 // A rolling restart of every process mid-sale, through the shipped HAProxy
 // configuration (docs/ops/haproxy.cfg): each web process in turn gets
-// SIGTERM, is started again and is back in the rotation (health checks on
-// /readyz) before the next; then the worker. The shoppers' client talks to
+// SIGTERM, is out of the rotation (health checks on /readyz), is started
+// again and is back in it before the next; then the worker. The shoppers' client talks to
 // HAProxy only and sees no 5xx and no dropped connection; every acknowledged
 // order is durable as its shopper's and the stock is sold once.
 func TestRollingRestartBehindHAProxy(t *testing.T) {
@@ -123,6 +123,10 @@ func TestRollingRestartBehindHAProxy(t *testing.T) {
 		t.Helper()
 		eventually(t, time.Minute, server+" in HAProxy's rotation", func() bool { return haproxyStates(stats)[server] == "UP" })
 	}
+	outOfRotation := func(server string) {
+		t.Helper()
+		eventually(t, time.Minute, server+" out of HAProxy's rotation", func() bool { return strings.HasPrefix(haproxyStates(stats)[server], "DOWN") })
+	}
 	inRotation("web1")
 	inRotation("web2")
 
@@ -144,11 +148,16 @@ func TestRollingRestartBehindHAProxy(t *testing.T) {
 	s := sellOut(t, []*testApp{lb}, toks, g.ID, 16, 5*time.Millisecond, func(s *sale) {
 		eventually(t, 2*time.Minute, "the sale under way", func() bool { return s.orders.Load() >= 500 })
 		restartedAt = s.orders.Load()
+		// Each web process is out of the rotation before it comes back (a
+		// deploy that replaces it takes longer than the health checks).
 		for _, w := range [][2]string{{"web-1", "web1"}, {"web-2", "web2"}} {
-			h.restart(w[0], ModeWeb)
+			h.stop(w[0])
+			outOfRotation(w[1])
+			h.start(w[0], ModeWeb)
 			inRotation(w[1])
 		}
-		h.restart("worker-1", ModeWorker)
+		h.stop("worker-1")
+		h.start("worker-1", ModeWorker)
 		doneAt = s.orders.Load()
 	})
 	t.Logf("every process restarted between orders %d and %d of %d; answers by status %v", restartedAt, doneAt, stock, s.statuses)

@@ -259,9 +259,9 @@ func (h *hosts) log(name string) string {
 	return string(b)
 }
 
-// restart stops the named host with SIGTERM, as a deploy does, waits for
-// it to exit and starts it again in mode on the same address.
-func (h *hosts) restart(name, mode string) *testApp {
+// stop ends the named host with SIGTERM, as a deploy does, and waits for
+// it to exit; start runs it again on the same address.
+func (h *hosts) stop(name string) {
 	h.t.Helper()
 	cmd := h.procs[name]
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
@@ -270,7 +270,6 @@ func (h *hosts) restart(name, mode string) *testApp {
 	if err := cmd.Wait(); err != nil {
 		h.t.Errorf("%s exited on SIGTERM with %v", name, err)
 	}
-	return h.start(name, mode)
 }
 
 // kill ends the named host with SIGKILL, as a crash would.
