@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -30,9 +31,9 @@ var metricName = regexp.MustCompile(`\b(?:seckill|go|process)_[a-zA-Z0-9_]*[a-zA
 // exposition beside its own name.
 var histogramSuffix = []string{"_bucket", "_sum", "_count"}
 
-// TestAlertMetrics checks that every metric an alerting rule reads is one a
-// real server exposes, and that each rule's runbook names a section of
-// docs/OPERATIONS.md.
+// TestAlertMetrics checks that every metric an alerting rule or the Grafana
+// dashboard (docs/ops/grafana-dashboard.json) reads is one a real server
+// exposes, and that each rule's runbook names a section of docs/OPERATIONS.md.
 func TestAlertMetrics(t *testing.T) {
 	raw, err := os.ReadFile("../../docs/ops/alerts.yml")
 	if err != nil {
@@ -78,6 +79,49 @@ func TestAlertMetrics(t *testing.T) {
 	if n == 0 {
 		t.Fatal("docs/ops/alerts.yml holds no rules")
 	}
+
+	// The dashboard: JSON, each panel titled with a query, each query on
+	// series the server exposes.
+	raw, err = os.ReadFile("../../docs/ops/grafana-dashboard.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash grafanaDashboard
+	if err := json.Unmarshal(raw, &dash); err != nil {
+		t.Fatalf("docs/ops/grafana-dashboard.json: %v", err)
+	}
+	if len(dash.Panels) == 0 {
+		t.Fatal("docs/ops/grafana-dashboard.json holds no panels")
+	}
+	for i, p := range dash.Panels {
+		if strings.TrimSpace(p.Title) == "" {
+			t.Errorf("dashboard panel %d has no title", i+1)
+		}
+		if len(p.Targets) == 0 {
+			t.Errorf("dashboard panel %q has no target", p.Title)
+		}
+		for _, tg := range p.Targets {
+			names := metricName.FindAllString(tg.Expr, -1)
+			if len(names) == 0 {
+				t.Errorf("dashboard panel %q: query %q reads no seckill metric", p.Title, tg.Expr)
+			}
+			for _, name := range names {
+				if !exposed[name] {
+					t.Errorf("dashboard panel %q reads %s, which the server does not expose", p.Title, name)
+				}
+			}
+		}
+	}
+}
+
+// grafanaDashboard is the part of docs/ops/grafana-dashboard.json this test reads.
+type grafanaDashboard struct {
+	Panels []struct {
+		Title   string `json:"title"`
+		Targets []struct {
+			Expr string `json:"expr"`
+		} `json:"targets"`
+	} `json:"panels"`
 }
 
 // scrapeNames reads /metrics as the admin and returns the names it exposes,

@@ -69,13 +69,17 @@ func run(ctx context.Context, args []string) error {
 		return runVerifyDraw(ctx, args, os.Stdout)
 	case "queue-place":
 		return queuePlace(os.Stdout, args)
+	case "backup":
+		return runBackup(ctx, args, os.Stdout)
+	case "resend-orders":
+		return runResendOrders(ctx, args, os.Stdout)
 	case ModeServe, ModeWeb, ModeWorker:
 	case "help":
 		_, err := ParseConfig([]string{"-h"}, os.Getenv)
 		fmt.Println(err)
 		return nil
 	default:
-		return fmt.Errorf("unknown command %q (want serve, web, worker, bench, verify-draw or queue-place)", mode)
+		return fmt.Errorf("unknown command %q (want serve, web, worker, bench, verify-draw, queue-place, backup or resend-orders)", mode)
 	}
 	cfg, err := ParseConfig(args, os.Getenv)
 	if err != nil {
@@ -230,6 +234,7 @@ func (m *Main) Open(ctx context.Context) error {
 	tasks.RegisterFlushMetrics(m.Registry, m.Backend.Flushes)
 	web.RegisterStoreMetrics(m.Registry, m.Redis.Client, web.StoreCounts{
 		Phantoms: service[*goods.Service](m, "goods").PhantomsFound, WaitsShort: m.Backend.Pipe.WaitsShort, NotReplicated: m.Backend.Pipe.NotReplicated})
+	m.registerOpsMetrics()
 
 	if err := m.bootstrapAdmin(ctx); err != nil {
 		return err

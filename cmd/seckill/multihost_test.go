@@ -174,6 +174,7 @@ type hosts struct {
 	db, redis string
 	procs     map[string]*exec.Cmd
 	logs      map[string]string // each host's log file
+	addrs     map[string]string // each host's listen address, kept across a restart
 	env       []string          // settings of every host started after, over the defaults (ORDER_TTL=10m)
 }
 
@@ -187,7 +188,14 @@ const hostsMetricsToken = "multi-host-metrics-token"
 func (h *hosts) start(name, mode string) *testApp {
 	h.t.Helper()
 	dir := filepath.Join(h.t.TempDir(), name)
-	addr := freeAddr(h.t)
+	if h.addrs == nil {
+		h.addrs = map[string]string{}
+	}
+	addr, ok := h.addrs[name]
+	if !ok {
+		addr = freeAddr(h.t)
+		h.addrs[name] = addr
+	}
 	dbURL, err := url.Parse(h.db)
 	if err != nil {
 		h.t.Fatal(err)
@@ -249,6 +257,19 @@ func (h *hosts) signal(name string, sig syscall.Signal) {
 func (h *hosts) log(name string) string {
 	b, _ := os.ReadFile(h.logs[name])
 	return string(b)
+}
+
+// stop ends the named host with SIGTERM, as a deploy does, and waits for
+// it to exit; start runs it again on the same address.
+func (h *hosts) stop(name string) {
+	h.t.Helper()
+	cmd := h.procs[name]
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		h.t.Errorf("%s exited on SIGTERM with %v", name, err)
+	}
 }
 
 // kill ends the named host with SIGKILL, as a crash would.

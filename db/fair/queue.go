@@ -243,6 +243,7 @@ type queues struct {
 	grabs  atomic.Int64 // grabs this process answered past the admission check
 	meter  capacityMeter
 	joins  joinBatcher
+	paused atomic.Int64 // open rooms the health gate held at no outflow at this process's last tick
 }
 
 type queueConf struct {

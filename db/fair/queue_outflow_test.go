@@ -61,6 +61,9 @@ func TestQueueAutoOutflowPausesAndRecovers(t *testing.T) {
 	if st.Paused || st.RateNow != 100 || st.Admitted != 200 {
 		t.Fatalf("healthy: %+v, want 200 admitted at 100 a second", st)
 	}
+	if n := e.F.PausedRooms(); n != 0 {
+		t.Fatalf("healthy: %d rooms paused by the metric's count", n)
+	}
 
 	// The grabs answer in 300 ms: paused within 2 s.
 	e.F.SetGrabHook(func() { e.Clk.Advance(300 * time.Millisecond) })
@@ -80,6 +83,9 @@ func TestQueueAutoOutflowPausesAndRecovers(t *testing.T) {
 	if st := e.queueStats(g.ID); !st.Paused || st.RateNow != 0 || st.Admitted != pausedAt {
 		t.Fatalf("paused: %+v, want %d admitted still", st, pausedAt)
 	}
+	if n := e.F.PausedRooms(); n != 1 {
+		t.Fatalf("paused: the metric counts %d rooms paused, want 1", n)
+	}
 
 	// Fast again: resumed once the slow grabs left the window, and rising.
 	e.F.SetGrabHook(nil)
@@ -97,6 +103,9 @@ func TestQueueAutoOutflowPausesAndRecovers(t *testing.T) {
 	st = e.queueStats(g.ID)
 	if st.Paused || st.Admitted <= pausedAt || st.RateNow < 20 {
 		t.Fatalf("recovered: %+v, want letting in again past %d", st, pausedAt)
+	}
+	if n := e.F.PausedRooms(); n != 0 {
+		t.Fatalf("recovered: the metric counts %d rooms paused, want 0", n)
 	}
 
 	// Every place kept, the admitted exactly the first A.

@@ -158,6 +158,7 @@ func (s *Service) TickQueues(ctx context.Context, sockets QueueSockets) error {
 		gs = append(gs, &c)
 	}
 	if len(gs) == 0 {
+		s.queues.paused.Store(0)
 		return nil
 	}
 	if err := s.Goods.FillRemaining(ctx, gs); err != nil {
@@ -194,6 +195,7 @@ func (s *Service) TickQueues(ctx context.Context, sockets QueueSockets) error {
 	if sockets != nil {
 		users = sockets.LocalUsers()
 	}
+	var paused int64
 	for _, r := range rooms {
 		vals, err := r.cmd.Slice()
 		if err != nil {
@@ -202,6 +204,9 @@ func (s *Service) TickQueues(ctx context.Context, sockets QueueSockets) error {
 		v, err := parseQueueView(vals)
 		if err != nil {
 			return err
+		}
+		if automatic(r.g) && s.rateNow(r.g, v) == 0 && !v.closed && now.Before(r.g.EndAt) {
+			paused++ // as QueueStats's Paused
 		}
 		if now.Sub(r.g.EndAt) > queueLinger {
 			s.Redis.SRem(ctx, queueActiveKey, r.g.ID)
@@ -213,8 +218,13 @@ func (s *Service) TickQueues(ctx context.Context, sockets QueueSockets) error {
 			}
 		}
 	}
+	s.queues.paused.Store(paused)
 	return nil
 }
+
+// PausedRooms is how many open waiting rooms the health gate held at no
+// outflow at this process's last tick (the metric seckill_waiting_rooms_paused).
+func (s *Service) PausedRooms() int64 { return s.queues.paused.Load() }
 
 // ticketEvent is the live event carrying a shopper's ticket.
 type ticketEvent struct {

@@ -1,0 +1,17 @@
+package main
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/seckill/seckill/db/fair"
+)
+
+// registerOpsMetrics adds the series the alerts and the dashboard
+// (docs/ops) read beside those of the web server, the tasks and the store:
+// the waiting rooms the health gate holds paused.
+func (m *Main) registerOpsMetrics() {
+	f := service[*fair.Service](m, "fair")
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "seckill_waiting_rooms_paused",
+		Help: "Open waiting rooms whose automatic outflow the health gate holds at zero, at this web process's last tick.",
+	}, func() float64 { return float64(f.PausedRooms()) }))
+}
