@@ -67,15 +67,15 @@ func (m *Main) goodsArea(gs *goods.Service) Area {
 				r.Staff.Post("/slots/:id/hidden", h.AdminHideSlotForm)
 			},
 		},
-		Tasks:      []tasks.Area{&tasks.Goods{Store: gs, Log: m.Log}},
-		Flush:      gs.FlushOrders,
+		Tasks: []tasks.Area{&tasks.Goods{Store: gs, Log: m.Log}},
+		Flush: gs.FlushOrders,
 		AfterFlush: func(ctx context.Context) error {
 			if !m.Switches.Current().LiveCharts { // an admin turned the live charts off (steering switches)
 				return nil
 			}
 			return gs.SampleActive(ctx)
 		},
-		Seed:       gs,
+		Seed: gs,
 		Serve: func(ctx context.Context, p Process) (func(), error) {
 			// Grabs refused for a sale this process knows is closed to them
 			// are answered from memory; it follows the changes that reopen one.
