@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"fmt"
 	"strconv"
 
 	"github.com/gofiber/fiber/v2"
@@ -29,7 +30,7 @@ func (h *Site) SetSwitches(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	setAuditNote(c, AuditNote{Action: "switches.update", Target: "switches", Detail: fiber.Map{"changed": changed}})
+	setAuditNote(c, AuditNote{Action: "switches.update", Target: "switches", Detail: changedDetail(changed)})
 	return c.JSON(fiber.Map{"switches": sw})
 }
 
@@ -74,10 +75,19 @@ func (h *Site) SwitchesForm(c *fiber.Ctx) error {
 	} else if err != nil {
 		return err
 	}
-	setAuditNote(c, AuditNote{Action: "switches.update", Target: "switches", Detail: fiber.Map{"changed": changed}})
+	setAuditNote(c, AuditNote{Action: "switches.update", Target: "switches", Detail: changedDetail(changed)})
 	msg := "Nothing changed."
 	if len(changed) > 0 {
 		msg = "Switches changed: in force on every process within a second."
 	}
 	return redirectWithFlash(c, "/admin/switches", msg)
+}
+
+// changedDetail is the audit detail of a change: each switch changed, "old → new".
+func changedDetail(changed map[string]model.SwitchChange) map[string]string {
+	out := make(map[string]string, len(changed))
+	for name, c := range changed {
+		out[name] = fmt.Sprintf("%v → %v", c.From, c.To)
+	}
+	return out
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/chromedp"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/tasks"
 )
@@ -131,7 +132,7 @@ func TestSwitchesSharedAcrossProcessesAndRestarts(t *testing.T) {
 		t.Fatalf("ticket while paused: %d %q", st, code)
 	}
 	e := findAudit(t, a.auditLog(admin, ""), "switches.update", "switches")
-	if e.Detail != `{"changed":{"sale_paused":{"from":false,"to":true}}}` {
+	if e.Detail != `{"sale_paused":"false → true"}` {
 		t.Fatalf("audit detail %s, want the sale_paused change", e.Detail)
 	}
 
@@ -306,4 +307,47 @@ func TestSwitchesRemindersHeld(t *testing.T) {
 	a.setSwitches(admin, map[string]any{"reminders_paused": false})
 	a.Backend.Queue.RunTask(tasks.GoodsRemindQueue, info.ID) // now rather than at its retry (which may have come already)
 	eventually(t, 20*time.Second, "the held reminder to go out", func() bool { return inbox() == 1 })
+}
+
+// TestSwitchesBrowser: an admin finds the switches from the dashboard,
+// pauses the sale with the form, and every merchant page then carries the
+// banner; a bad number is refused beside its field, changing nothing.
+func TestSwitchesBrowser(t *testing.T) {
+	a := startApp(t)
+	ctx := newBrowser(t)
+	browse(t, ctx, "log in", browserLogin(ctx, a.URL, a.Config.AdminUsername, testAdminPassword))
+	var banner string
+	browse(t, ctx, "pause the sale from the switches page",
+		chromedp.Navigate(a.URL+"/admin"),
+		chromedp.Click(`[data-testid=switches-link]`),
+		chromedp.WaitVisible(`[data-testid=switches-form]`),
+		chromedp.Click(`[data-testid=input-sale_paused]`),
+		chromedp.Click(`[data-testid=switches-submit]`),
+		chromedp.WaitVisible(`[data-testid=switches-banner]`),
+		chromedp.Navigate(a.URL+"/admin"),
+		chromedp.Text(`[data-testid=switches-banner]`, &banner),
+	)
+	if !strings.Contains(banner, "The sale is paused") {
+		t.Fatalf("banner %q", banner)
+	}
+	want := defaultSwitchesJSON
+	want.SalePaused = true
+	if got := a.switches(a.adminToken()); got != want {
+		t.Fatalf("after the form %+v, want %+v", got, want)
+	}
+	var fieldErr string
+	browse(t, ctx, "a push interval out of bounds",
+		chromedp.Navigate(a.URL+"/admin/switches"),
+		chromedp.SetValue(`[data-testid=input-stock_push_ms]`, "1"),
+		chromedp.Click(`[data-testid=input-sale_paused]`), // unpaused, in the same refused form
+		chromedp.Click(`[data-testid=switches-submit]`),
+		chromedp.WaitVisible(`[data-testid=error-stock_push_ms]:not(:empty)`),
+		chromedp.Text(`[data-testid=error-stock_push_ms]`, &fieldErr),
+	)
+	if !strings.Contains(fieldErr, "20 to 5000") {
+		t.Fatalf("field error %q", fieldErr)
+	}
+	if got := a.switches(a.adminToken()); got != want {
+		t.Fatalf("after a refused form %+v, want %+v", got, want)
+	}
 }
