@@ -25,6 +25,7 @@ import (
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/redpacket"
+	"github.com/seckill/seckill/db/switches"
 	"github.com/seckill/seckill/views"
 )
 
@@ -38,7 +39,24 @@ const (
 	ipKey      = "seckill.ip"
 	refusedKey = "seckill.refused"
 	createdKey = "seckill.created"
+	auditKey   = "seckill.audit"
 )
+
+// AuditNote is what a handler tells the audit log of its change, in place
+// of what web's audit middleware reads from the route and the request.
+type AuditNote struct {
+	Action, Target string
+	Detail         any // encoded as JSON
+}
+
+// AuditNoteOf is the request's audit note, when its handler left one.
+func AuditNoteOf(c *fiber.Ctx) (AuditNote, bool) {
+	n, ok := c.Locals(auditKey).(AuditNote)
+	return n, ok
+}
+
+// setAuditNote leaves the audit note of the request's change.
+func setAuditNote(c *fiber.Ctx, n AuditNote) { c.Locals(auditKey, n) }
 
 // Created is the id of the item the request created, when its handler said
 // (a form whose answer redirects elsewhere than the new item); 0 otherwise.
@@ -73,6 +91,8 @@ type Site struct {
 	MonitorPath string
 	// Shelves are what the platform's pages read of the areas.
 	Shelves Shelves
+	// Switches are the steering switches of a running sale.
+	Switches *switches.Service
 }
 
 // Goods are the goods area's handlers: slots, goods, the grab, orders.
@@ -188,7 +208,8 @@ func render(c *fiber.Ctx, status int, comp templ.Component) error {
 
 // page fills the layout data every HTML page needs.
 func (h *Site) page(c *fiber.Ctx, title string) views.Page {
-	p := views.Page{Title: title, CSRF: csrfToken(c), MonitorPath: h.MonitorPath}
+	sw := h.Switches.Current()
+	p := views.Page{Title: title, CSRF: csrfToken(c), MonitorPath: h.MonitorPath, Switches: &sw}
 	if cl, ok := ClaimsOf(c); ok {
 		p.User = &views.PageUser{ID: cl.UserID, Username: cl.Username, Role: cl.Role}
 	}

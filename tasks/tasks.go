@@ -5,6 +5,7 @@ package tasks
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"time"
 
@@ -70,7 +71,9 @@ func observe(log *slog.Logger, m *Metrics) asynq.MiddlewareFunc {
 			start := time.Now()
 			err := next.ProcessTask(ctx, t)
 			result := "ok"
-			if err != nil {
+			if errors.Is(err, ErrHeld) { // waits for a steering switch: no failure
+				result = "held"
+			} else if err != nil {
 				result = "error"
 				log.Warn("task failed", "type", t.Type(), "err", err)
 			}

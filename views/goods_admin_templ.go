@@ -1284,7 +1284,7 @@ func AdminSlotPage(p Page, v AdminSlotView) templ.Component {
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
-				templ_7745c5c3_Err = salesChart("slot", v.Slot.ID).Render(ctx, templ_7745c5c3_Buffer)
+				templ_7745c5c3_Err = salesChart(p, "slot", v.Slot.ID).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
 				}
@@ -1581,7 +1581,7 @@ func AdminGoodsPage(p Page, v AdminGoodsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = salesChart("goods", v.Goods.ID).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = salesChart(p, "goods", v.Goods.ID).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

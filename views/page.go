@@ -2,7 +2,11 @@
 // take plain structs, never a request or a store.
 package views
 
-import "net/url"
+import (
+	"net/url"
+
+	"github.com/seckill/seckill/db/model"
+)
 
 // Page is what the layout needs on every page.
 type Page struct {
@@ -16,6 +20,29 @@ type Page struct {
 	FlashPlace  string
 	CSRF        string
 	MonitorPath string
+	// Switches are the steering switches in force (the merchants' banner,
+	// the live charts); nil: the defaults.
+	Switches *model.Switches
+}
+
+// switches are the steering switches the page shows.
+func (p Page) switches() model.Switches {
+	if p.Switches == nil {
+		return model.DefaultSwitches()
+	}
+	return *p.Switches
+}
+
+// liveCharts reports whether the merchant pages draw live charts.
+func (p Page) liveCharts() bool { return p.switches().LiveCharts }
+
+// steering is what the merchants' banner says: the switches an admin has
+// set off their defaults, for staff only.
+func (p Page) steering() []string {
+	if !p.IsStaff() {
+		return nil
+	}
+	return p.switches().OffDefault()
 }
 
 // Kinds of a flash message.

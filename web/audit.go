@@ -31,11 +31,17 @@ func (s *Server) audit(c *fiber.Ctx) error {
 	}
 	cl, _ := handlers.ClaimsOf(c)
 	e := audit.Entry{ActorID: cl.UserID, Actor: cl.Username, IP: handlers.ClientIPText(c)}
-	fields := requestFields(c)
-	e.Action, e.Target = auditAction(c, fields)
-	if len(fields) > 0 {
-		detail, _ := json.Marshal(fields)
+	if n, ok := handlers.AuditNoteOf(c); ok { // the handler says what changed
+		e.Action, e.Target = n.Action, n.Target
+		detail, _ := json.Marshal(n.Detail)
 		e.Detail = string(detail)
+	} else {
+		fields := requestFields(c)
+		e.Action, e.Target = auditAction(c, fields)
+		if len(fields) > 0 {
+			detail, _ := json.Marshal(fields)
+			e.Detail = string(detail)
+		}
 	}
 	if aerr := s.audits.Append(c.UserContext(), e); aerr != nil {
 		s.log.Error("audit", "action", e.Action, "target", e.Target, "err", aerr)

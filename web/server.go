@@ -70,6 +70,9 @@ type Config struct {
 	// MaxAnonSocketsPerIP caps the anonymous WebSocket connections of one
 	// client address (0: no cap).
 	MaxAnonSocketsPerIP int
+	// Switches are the steering switches in force on this process, read
+	// from memory (nil: the defaults).
+	Switches func() model.Switches
 }
 
 // AreaRoutes are one promotion's routes: API mounts its JSON routes under
@@ -91,6 +94,7 @@ type Mount struct {
 	Staff fiber.Router
 	User  fiber.Handler // signed-in callers only (401, or the sign-in page)
 	Grab  fiber.Handler // the per-shopper grab rate limit
+	Sale  fiber.Handler // a grab's door: 503 while the sale is paused (steering switches)
 	Audit fiber.Handler // writes the change to the audit log
 }
 
@@ -133,6 +137,7 @@ type Server struct {
 	limits   *limiters
 	maxConns int
 	conns    *connLimitListener
+	switches func() model.Switches
 
 	unavailableLog *logThrottle // requests failed because a backend is down
 	readyLog       *logThrottle // readiness checks that failed
@@ -141,7 +146,7 @@ type Server struct {
 // New builds the application with every route mounted.
 func New(cfg Config) *Server {
 	s := &Server{redis: cfg.Redis, audits: cfg.Audit, tokens: cfg.Tokens, log: cfg.Log, ready: cfg.Ready, trusted: cfg.TrustedProxies,
-		maxConns: cfg.MaxConnsPerIP, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
+		maxConns: cfg.MaxConnsPerIP, switches: cfg.Switches, unavailableLog: newLogThrottle(time.Second), readyLog: newLogThrottle(time.Second)}
 	s.metrics = newMetrics(cfg.Registry)
 	s.limits = newLimiters(cfg.Limits, nil)
 	s.site = cfg.Site
@@ -211,8 +216,10 @@ func (s *Server) routes(cfg Config) {
 	api.Put("/me/password", requireUser, s.limitAuth, h.ChangePassword)
 	api.Get("/me/settings", requireUser, h.GetSettings)
 	api.Put("/me/settings", requireUser, h.UpdateSettings)
-	admin := api.Group("/admin", requireRole(model.RoleMerchant, model.RoleAdmin), s.audit)
+	admin := api.Group("/admin", requireRole(model.RoleMerchant, model.RoleAdmin), s.merchantWrites, s.audit)
 	admin.Get("/audit", h.AuditLog)
+	admin.Get("/switches", requireRole(model.RoleAdmin), h.GetSwitches)
+	admin.Put("/switches", requireRole(model.RoleAdmin), h.SetSwitches)
 	admin.Post("/users", requireRole(model.RoleAdmin), h.CreateUser)
 	admin.Get("/users", requireRole(model.RoleAdmin), h.AdminUsers)
 	api.Get("/me/notifications", requireUser, h.MyNotifications)
@@ -224,7 +231,7 @@ func (s *Server) routes(cfg Config) {
 	// Each promotion's API (cmd/seckill/area_*.go).
 	for _, a := range cfg.Areas {
 		if a.API != nil {
-			a.API(Mount{Open: api, Staff: admin, User: requireUser, Grab: s.limitGrab, Audit: s.audit})
+			a.API(Mount{Open: api, Staff: admin, User: requireUser, Grab: s.limitGrab, Sale: s.saleOpen, Audit: s.audit})
 		}
 	}
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })
@@ -241,8 +248,10 @@ func (s *Server) routes(cfg Config) {
 	pages.Get("/register", h.RegisterPage)
 	pages.Post("/register", s.limitAuth, h.RegisterForm)
 	pages.Post("/logout", h.Logout)
-	staff := pages.Group("/admin", requireRole(model.RoleMerchant, model.RoleAdmin), s.audit)
+	staff := pages.Group("/admin", requireRole(model.RoleMerchant, model.RoleAdmin), s.merchantWrites, s.audit)
 	staff.Get("/", h.AdminDashboard)
+	staff.Get("/switches", requireRole(model.RoleAdmin), h.SwitchesPage)
+	staff.Post("/switches", requireRole(model.RoleAdmin), h.SwitchesForm)
 	staff.Get("/audit", h.AuditPage)
 	staff.Get("/users", requireRole(model.RoleAdmin), h.AdminUsersPage)
 	staff.Post("/users", requireRole(model.RoleAdmin), h.AdminCreateUserForm)
@@ -255,7 +264,7 @@ func (s *Server) routes(cfg Config) {
 	// Each promotion's pages.
 	for _, a := range cfg.Areas {
 		if a.Pages != nil {
-			a.Pages(Mount{Open: pages, Staff: staff, User: requireUser, Grab: s.limitGrab, Audit: s.audit})
+			a.Pages(Mount{Open: pages, Staff: staff, User: requireUser, Grab: s.limitGrab, Sale: s.saleOpen, Audit: s.audit})
 		}
 	}
 }

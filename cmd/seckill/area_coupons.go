@@ -22,7 +22,7 @@ func (m *Main) couponsArea(cs *coupon.Service) Area {
 				r.Staff.Get("/coupons/:id/claims.csv", h.CouponClaimsCSV)
 				r.Open.Get("/coupons", h.ListCoupons)
 				r.Open.Get("/coupons/:id", h.GetCoupon)
-				r.Open.Post("/coupons/:id/grab", r.Grab, h.GrabCoupon)
+				r.Open.Post("/coupons/:id/grab", r.Sale, r.Grab, h.GrabCoupon)
 				r.Open.Get("/me/coupons", r.User, h.MyCoupons)
 			},
 			Pages: func(r web.Mount) {

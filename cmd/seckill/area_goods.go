@@ -21,7 +21,7 @@ func (m *Main) goodsArea(gs *goods.Service) Area {
 				r.Open.Get("/slots", h.ListSlots)
 				r.Open.Get("/slots/:id/goods", h.SlotGoods)
 				r.Open.Get("/goods/:id", h.GetGoods)
-				r.Open.Post("/goods/:id/grab", r.Grab, h.Grab)
+				r.Open.Post("/goods/:id/grab", r.Sale, r.Grab, h.Grab)
 				r.Open.Get("/orders/:id", r.User, h.GetOrder)
 				r.Open.Post("/orders/:id/cancel", r.User, h.CancelOrder)
 				r.Open.Get("/me/orders", r.User, h.MyOrders)
@@ -67,10 +67,15 @@ func (m *Main) goodsArea(gs *goods.Service) Area {
 				r.Staff.Post("/slots/:id/hidden", h.AdminHideSlotForm)
 			},
 		},
-		Tasks:      []tasks.Area{&tasks.Goods{Store: gs, Log: m.Log}},
-		Flush:      gs.FlushOrders,
-		AfterFlush: gs.SampleActive,
-		Seed:       gs,
+		Tasks: []tasks.Area{&tasks.Goods{Store: gs, Log: m.Log}},
+		Flush: gs.FlushOrders,
+		AfterFlush: func(ctx context.Context) error {
+			if !m.Switches.Current().LiveCharts { // an admin turned the live charts off (steering switches)
+				return nil
+			}
+			return gs.SampleActive(ctx)
+		},
+		Seed: gs,
 		Serve: func(ctx context.Context, p Process) (func(), error) {
 			// Grabs refused for a sale this process knows is closed to them
 			// are answered from memory; it follows the changes that reopen one.

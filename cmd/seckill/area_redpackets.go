@@ -17,7 +17,7 @@ func (m *Main) redPacketsArea(rs *redpacket.Service) Area {
 			API: func(r web.Mount) {
 				r.Open.Get("/redpackets", h.ListRedPackets)
 				r.Open.Get("/redpackets/:id", h.GetRedPacket)
-				r.Open.Post("/redpackets/:id/grab", r.Grab, h.GrabRedPacket)
+				r.Open.Post("/redpackets/:id/grab", r.Sale, r.Grab, h.GrabRedPacket)
 				r.Open.Get("/redpackets/:id/grabs", h.RedPacketGrabs)
 				r.Staff.Post("/redpackets", h.CreateRedPacket)
 				r.Staff.Get("/redpackets", h.AdminListRedPackets)

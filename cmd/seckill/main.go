@@ -32,6 +32,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/sqldb"
+	"github.com/seckill/seckill/db/switches"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
@@ -104,12 +105,15 @@ type Main struct {
 	Mode   string
 	Log    *slog.Logger
 
-	Redis     *rdb.Redis
-	SQL       *sqldb.DB
-	Backend   *backend.Backend // what every service runs on
-	Inbox     *inbox.Service
-	Accounts  *account.Service
-	Audit     *audit.Service
+	Redis    *rdb.Redis
+	SQL      *sqldb.DB
+	Backend  *backend.Backend // what every service runs on
+	Inbox    *inbox.Service
+	Accounts *account.Service
+	Audit    *audit.Service
+	// Switches are the steering switches of a running sale, reloaded by
+	// every process (web and worker) into memory.
+	Switches  *switches.Service
 	Tokens    *account.Tokens
 	Registry  *prometheus.Registry
 	Client    *asynq.Client
@@ -157,6 +161,8 @@ type Main struct {
 	closed   bool
 
 	stops []func() // end what the areas' Serve started (areas.go)
+
+	stopSwitches func() // ends the switches' reload loop
 }
 
 // NewMain returns an unopened process of the given mode.
@@ -222,8 +228,18 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Accounts.WebhookAllowPrivate, m.Accounts.BcryptCost = m.Config.WebhookAllowPrivate, m.BcryptCost
 	m.Audit = audit.New(m.Backend)
 	m.Inbox = &inbox.Service{Backend: m.Backend}
+	// The steering switches, in force before anything serves: read now,
+	// then every switches.ReloadEvery; the live events' push interval follows them.
+	m.Switches = switches.New(m.Backend)
+	if err := m.Switches.Load(ctx); err != nil {
+		return err
+	}
+	m.Switches.OnChange(func(sw model.Switches) {
+		m.Backend.Events.SetWindow(time.Duration(sw.StockPushMS) * time.Millisecond)
+	})
+	m.stopSwitches = loop(m.Switches.Run)
 	m.Site = &handlers.Site{Accounts: m.Accounts, Audit: m.Audit, Inbox: m.Inbox, Tokens: m.Tokens,
-		TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath}
+		TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath, Switches: m.Switches}
 	m.Flusher = backend.NewFlusher(m.Backend, m.Config.FlushInterval)
 	m.Areas = m.areas()
 	m.wireAreas()
@@ -253,8 +269,13 @@ func (m *Main) Open(ctx context.Context) error {
 			DelayedTaskCheckInterval: time.Second,
 			ShutdownTimeout:          8 * time.Second,
 			LogLevel:                 asynq.WarnLevel,
+			// Reminders held by a steering switch wait without spending retries.
+			IsFailure:      tasks.IsFailure,
+			RetryDelayFunc: tasks.RetryDelay,
 		})
-		if err := m.Worker.Start(tasks.NewServeMux(m.Log, taskMetrics, areas...)); err != nil {
+		mux := tasks.NewServeMux(m.Log, taskMetrics, areas...)
+		mux.Use(tasks.Hold(func() bool { return m.Switches.Current().RemindersPaused }, tasks.ReminderTypes...))
+		if err := m.Worker.Start(mux); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
 		m.Scheduler = asynq.NewScheduler(connOpt, &asynq.SchedulerOpts{Location: time.UTC, LogLevel: asynq.WarnLevel})
@@ -277,6 +298,7 @@ func (m *Main) Open(ctx context.Context) error {
 			MetricsToken:  m.Config.MetricsToken,
 			Limits:        web.Limits{Grab: m.Config.RateGrab, Auth: m.Config.RateAuth, IP: m.Config.RateIP},
 			MaxConnsPerIP: m.MaxConnsPerIP, MaxAnonSocketsPerIP: m.MaxAnonSocketsPerIP,
+			Switches: m.Switches.Current,
 		}
 		wcfg.TrustedProxies, _ = ParseTrustedProxies(m.Config.TrustedProxies) // validated by ParseConfig
 		if m.Naive {
@@ -383,6 +405,9 @@ func (m *Main) Close() error {
 	}
 	if m.Flusher != nil {
 		m.Flusher.Stop() // a last flush, so a clean shutdown leaves nothing in Redis
+	}
+	if m.stopSwitches != nil {
+		m.stopSwitches()
 	}
 	if m.Inspector != nil {
 		errs = append(errs, m.Inspector.Close())

@@ -275,16 +275,25 @@ func (s *Service) sync(ctx context.Context, goodsID int64, f *fairGoods, now tim
 }
 
 // level is the level asked of goods now: the merchant's bits plus the
-// shared raise, read again at most once per powSync.
+// shared raise, read again at most once per powSync, and never below the
+// floor every goods asks (Floor).
 func (s *Service) level(ctx context.Context, goodsID int64, f *fairGoods) int {
 	bits := f.bits()
 	if bits == 0 {
-		return 0
+		return s.floor()
 	}
 	s.sync(ctx, goodsID, f, s.Now(), false)
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return min(bits+f.raise, MaxPowBits)
+	return max(min(bits+f.raise, MaxPowBits), s.floor())
+}
+
+// floor is the least proof of work of every goods now (Floor), 0 to MaxPowBits.
+func (s *Service) floor() int {
+	if s.Floor == nil {
+		return 0
+	}
+	return min(max(s.Floor(), 0), MaxPowBits)
 }
 
 // SyncPow adds this process's attack counts of every goods to the shared
@@ -363,7 +372,7 @@ func (s *Service) Admit(ctx context.Context, userID, goodsID int64, pow string) 
 // admit is Admit with the goods' settings read: the proof of work (pow_bits
 // > 0) and the pre-registration; a goods with neither costs nothing more.
 func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID, goodsID int64, pow string) error {
-	bits, prereg := sn.bits, sn.prereg
+	bits, prereg := max(sn.bits, s.floor()), sn.prereg
 	if bits == 0 && !prereg {
 		return nil
 	}
@@ -374,7 +383,7 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 			return db.ErrPowRequired
 		}
 		sol, ok := checkPow(s.powKey(), pow, goodsID, userID, now)
-		if !ok {
+		if !ok || sol.bits < s.floor() { // solved below the floor raised since
 			f.count(now, false)
 			return db.ErrPowInvalid
 		}

@@ -110,6 +110,7 @@ func signedBy(key []byte, label, msg, sig string) bool {
 type solvedPow struct {
 	nonce   string // the challenge's random part
 	expires time.Time
+	bits    int // the level it was solved at
 }
 
 // checkPow checks an X-Pow header "challenge:nonce[,nonce…]:signature" sent
@@ -152,7 +153,7 @@ func checkPow(key []byte, header string, goodsID, userID int64, now time.Time) (
 			}
 		}
 	}
-	return solvedPow{nonce: f[5], expires: time.UnixMilli(exp)}, true
+	return solvedPow{nonce: f[5], expires: time.UnixMilli(exp), bits: need}, true
 }
 
 // leadingZeroBits counts the zero bits a digest starts with.

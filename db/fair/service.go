@@ -19,6 +19,10 @@ type Service struct {
 	// PowKey signs proof-of-work challenges (pow.go); New sets a random key of
 	// this process, Main the server's (shared by every process).
 	PowKey []byte
+	// Floor is the least proof of work asked of every goods' grab, entry
+	// and join (a steering switch; nil: none): goods whose merchant asks
+	// less, or none, ask this much.
+	Floor func() int
 	// Raffles are the raffles: entries pass this service's Admit; their
 	// methods (EnterRaffle, RaffleDraw, DrawRaffle, …) and Beacon are this
 	// service's.

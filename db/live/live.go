@@ -249,6 +249,25 @@ func (e *Events) SendAll(msgs []Message) {
 	}
 }
 
+// SetWindow changes the shortest gap between two coalesced events on one
+// topic (the stock push interval, a steering switch); d <= 0 is CoalesceWindow.
+// Events waiting now leave at the end of their window as it was.
+func (e *Events) SetWindow(d time.Duration) {
+	if d <= 0 {
+		d = CoalesceWindow
+	}
+	e.mu.Lock()
+	e.window = d
+	e.mu.Unlock()
+}
+
+// Window is the coalescing window in force.
+func (e *Events) Window() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.window
+}
+
 func (e *Events) flush(key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()

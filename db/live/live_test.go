@@ -118,3 +118,48 @@ func TestPublishCoalescedVersionKeepsTheNewest(t *testing.T) {
 		t.Fatalf("sent remaining %v, want [95 91]: the first at once, then version 9's", got)
 	}
 }
+
+// The coalescing window follows SetWindow (the stock_push_ms steering
+// switch): the second event of a burst leaves no earlier than the window
+// after the first was published. A lower bound only, which a slow machine
+// cannot break.
+func TestPublishCoalescedFollowsSetWindow(t *testing.T) {
+	r := dbtest.Redis(t)
+	ctx := context.Background()
+	sub := r.Client.Subscribe(ctx, live.ChannelOf(r.Client))
+	defer sub.Close()
+	if _, err := sub.Receive(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ev := live.New(r.Client)
+	defer ev.Close()
+	const window = 800 * time.Millisecond
+	ev.SetWindow(window)
+	if ev.Window() != window {
+		t.Fatalf("window %v, want %v", ev.Window(), window)
+	}
+	start := time.Now()
+	ev.PublishCoalesced("goods:7", stockEvent{Type: "stock", GoodsID: 7, Remaining: 2})
+	ev.PublishCoalesced("goods:7", stockEvent{Type: "stock", GoodsID: 7, Remaining: 1})
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case m := <-sub.Channel():
+			lm, err := live.Decode(m.Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var se stockEvent
+			json.Unmarshal(lm.Event, &se)
+			if se.Remaining != 1 {
+				continue
+			}
+			if d := time.Since(start); d < window {
+				t.Fatalf("the burst's last event left %v after the first, within the %v window", d, window)
+			}
+			return
+		case <-timeout:
+			t.Fatal("the burst's last event never left")
+		}
+	}
+}

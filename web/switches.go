@@ -1,0 +1,52 @@
+package web
+
+import (
+	"time"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/handlers"
+)
+
+// The steering switches' doors (docs/OPERATIONS.md, "Steering switches"):
+// each reads the process's snapshot of the switches, with no I/O.
+
+// errSalePaused is the answer to a grab while the sale is paused.
+var errSalePaused = &db.Error{Code: db.EUNAVAILABLE, RetryAfter: 5 * time.Second,
+	Message: "the sale is paused for a moment; places in a queue are kept: try again shortly"}
+
+// errMerchantReadOnly is the answer to a merchant's change while merchants are read-only.
+var errMerchantReadOnly = &db.Error{Code: db.EFORBIDDEN,
+	Message: "merchant changes are paused by an admin while the sale runs (read-only): you can look, and change things again once it is lifted"}
+
+// switchesNow is the switches in force on this process.
+func (s *Server) switchesNow() model.Switches {
+	if s.switches == nil {
+		return model.DefaultSwitches()
+	}
+	return s.switches()
+}
+
+// saleOpen refuses a grab (goods, red packet, coupon) while the sale is
+// paused: 503 unavailable with Retry-After. Queue joins and tickets do not
+// pass it, so every place is kept.
+func (s *Server) saleOpen(c *fiber.Ctx) error {
+	if s.switchesNow().SalePaused {
+		return errSalePaused
+	}
+	return c.Next()
+}
+
+// merchantWrites refuses, while merchants are read-only, every change a
+// merchant (not an admin) makes through the admin API or the merchant pages.
+func (s *Server) merchantWrites(c *fiber.Ctx) error {
+	switch c.Method() {
+	case fiber.MethodGet, fiber.MethodHead, fiber.MethodOptions:
+		return c.Next()
+	}
+	if cl, _ := handlers.ClaimsOf(c); cl.Role != model.RoleAdmin && s.switchesNow().MerchantReadOnly {
+		return errMerchantReadOnly
+	}
+	return c.Next()
+}
