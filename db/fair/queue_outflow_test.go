@@ -38,6 +38,43 @@ func (e *goodsEnv) grabAdmitted(u, goodsID int64) {
 // while paused, resumes once the slow grabs have left the window, and no
 // ticket is lost or moved: user u keeps place u, and exactly the first A
 // are admitted.
+// The operator's sale pause (the steering switches) pauses an automatic
+// room: nobody is let in while grabs are refused, every place is kept, and
+// it admits again once the sale resumes.
+func TestQueueAutoOutflowFollowsSalePause(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.autoRoom(500)
+	var paused bool
+	e.F.SalePaused = func() bool { return paused }
+	for range 4 {
+		e.Clk.Advance(250 * time.Millisecond)
+		e.tick(nil)
+	}
+	before := e.queueStats(g.ID)
+	if before.Paused || before.Admitted == 0 {
+		t.Fatalf("before the pause: %+v, want some let in", before)
+	}
+	paused = true
+	e.Clk.Advance(time.Second)
+	e.tick(nil)
+	at := e.queueStats(g.ID)
+	for range 8 {
+		e.Clk.Advance(500 * time.Millisecond)
+		e.tick(nil)
+	}
+	if st := e.queueStats(g.ID); !st.Paused || st.RateNow != 0 || st.Admitted != at.Admitted || st.Joined != before.Joined {
+		t.Fatalf("sale paused: %+v, want paused at %d admitted with every place kept", st, at.Admitted)
+	}
+	paused = false
+	for range 4 {
+		e.Clk.Advance(time.Second)
+		e.tick(nil)
+	}
+	if st := e.queueStats(g.ID); st.Paused || st.Admitted <= at.Admitted {
+		t.Fatalf("sale resumed: %+v, want admitting again past %d", st, at.Admitted)
+	}
+}
+
 func TestQueueAutoOutflowPausesAndRecovers(t *testing.T) {
 	e := newGoodsEnv(t)
 	const users = 3000

@@ -179,7 +179,11 @@ func (s *Service) TickQueues(ctx context.Context, sockets QueueSockets) error {
 			m.mu.Lock()
 			m.target = target
 			m.mu.Unlock()
-			next = strconv.FormatInt(nextRate(r.rn, target, r.bad()), 10)
+			rate := nextRate(r.rn, target, r.bad())
+			if s.SalePaused != nil && s.SalePaused() { // the operator paused the sale: admit nobody until it resumes
+				rate = 0
+			}
+			next = strconv.FormatInt(rate, 10)
 		}
 		args, err := s.queueArgs(ctx, g, now, openOf(g, now))
 		if err != nil {

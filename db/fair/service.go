@@ -23,6 +23,10 @@ type Service struct {
 	// and join (a steering switch; nil: none): goods whose merchant asks
 	// less, or none, ask this much.
 	Floor func() int
+	// SalePaused tells whether the steering switches pause the sale (nil:
+	// never): an automatic waiting room then admits nobody, so no
+	// admission runs out while grabs are refused (queue_tick.go).
+	SalePaused func() bool
 	// Raffles are the raffles: entries pass this service's Admit; their
 	// methods (EnterRaffle, RaffleDraw, DrawRaffle, …) and Beacon are this
 	// service's.
