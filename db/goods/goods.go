@@ -18,8 +18,8 @@ func (s *Service) CreateSlot(ctx context.Context, by model.Claims, in SlotInput)
 		return nil, err
 	}
 	var id int64
-	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO slots (merchant_id, title, start_ms, end_ms, created_ms) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-		by.UserID, in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), s.Now().UnixMilli()).Scan(&id)
+	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO slots (merchant_id, title, start_ms, end_ms, created_ms, rehearsal) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		by.UserID, in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), s.Now().UnixMilli(), flag(in.Rehearsal)).Scan(&id)
 	if err != nil {
 		return nil, fmt.Errorf("create slot: %w", err)
 	}
