@@ -101,9 +101,10 @@ func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in 
 	return sl, nil
 }
 
-// Slots lists the live and upcoming slots of every merchant shoppers may see, soonest first.
+// Slots lists the live and upcoming slots of every merchant shoppers may
+// see, soonest first; a rehearsal is reached only by its link.
 func (s *Service) Slots(ctx context.Context) ([]model.Slot, error) {
-	return s.QuerySlots(ctx, `end_ms > ? AND hidden = 0 ORDER BY start_ms, id LIMIT 200`, s.Now().UnixMilli())
+	return s.QuerySlots(ctx, `end_ms > ? AND hidden = 0 AND rehearsal = 0 ORDER BY start_ms, id LIMIT 200`, s.Now().UnixMilli())
 }
 
 // MerchantSlots lists the caller's slots (an admin's: everyone's), newest first.
