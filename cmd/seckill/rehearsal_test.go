@@ -213,3 +213,51 @@ func TestRehearsalCountsNowhereAndIsDeleted(t *testing.T) {
 		t.Fatalf("deleting the rehearsal touched the real sale")
 	}
 }
+
+// `seckill bench -target URL -rehearsal` rehearses a sale on a running
+// server through its public API: the load runs and its invariants hold, and
+// afterwards nothing of it is left: no slot, goods or order in the store,
+// no goods key in Redis, nothing on the desk or the dashboard.
+func TestBenchRehearsalLeavesNothing(t *testing.T) {
+	a := startApp(t)
+	o, err := parseBenchOptions([]string{"-target", a.URL, "-rehearsal", "-admin-password", testAdminPassword,
+		"-users", "6", "-c", "4", "-n", "60", "-stock", "8", "-limit", "2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Progress = nil
+	r, err := benchRun(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := r.Result(rehearsalName)
+	if res == nil || res.Requests != 60 || res.Codes["ok"] != 8 || res.Codes["transport"] > 0 {
+		t.Fatalf("rehearsal load: %+v, want 60 requests and 8 orders", res)
+	}
+	if r.Failed() || len(r.Checks) < 4 {
+		t.Fatalf("rehearsal checks: %+v", r.Checks)
+	}
+	for _, q := range []string{`SELECT COUNT(*) FROM slots`, `SELECT COUNT(*) FROM goods`, `SELECT COUNT(*) FROM orders`} {
+		var n int
+		if err := a.SQL.R.QueryRow(q).Scan(&n); err != nil || n != 0 {
+			t.Fatalf("%s = %d (%v) after the rehearsal, want 0", q, n, err)
+		}
+	}
+	var keys int
+	err = rdb.ForEachServer(context.Background(), a.Redis.Client, func(ctx context.Context, c *redis.Client) error {
+		ks, err := c.Keys(ctx, "{goods:*").Result()
+		keys += len(ks)
+		return err
+	})
+	if err != nil || keys != 0 {
+		t.Fatalf("%d goods keys left in Redis (%v)", keys, err)
+	}
+	admin := a.adminToken()
+	if n := len(a.desk(admin, url.Values{}).Orders); n != 0 {
+		t.Fatalf("the desk lists %d orders after the rehearsal", n)
+	}
+	if _, page := a.getPage(admin, "/admin/"); strings.Contains(page, "data-dashboard-slot=") {
+		t.Fatalf("the dashboard shows a slot after the rehearsal")
+	}
+	findAudit(t, a.auditLog(admin, ""), "slot.delete", fmt.Sprintf("slot:%d", 1))
+}
