@@ -17,11 +17,14 @@ type slotBody struct {
 	StartAt string `json:"start_at"`
 	EndAt   string `json:"end_at"`
 	Hidden  *bool  `json:"hidden"` // PUT: hide or show as well (alone: only that)
+	// POST: a rehearsal slot (see goods.Service.DeleteRehearsal); PUT
+	// cannot change it.
+	Rehearsal bool `json:"rehearsal"`
 }
 
 // input parses the RFC 3339 times; a bad one is an invalid field.
 func (b slotBody) input() (goods.SlotInput, error) {
-	in := goods.SlotInput{Title: b.Title}
+	in := goods.SlotInput{Title: b.Title, Rehearsal: b.Rehearsal}
 	f := db.FieldErrors{}
 	for _, t := range []struct {
 		name string

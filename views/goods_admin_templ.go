@@ -755,6 +755,10 @@ func AdminSlotsPage(p Page, v AdminSlotsView) templ.Component {
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
 					}
+					templ_7745c5c3_Err = rehearsalBadge(s.Rehearsal).Render(ctx, templ_7745c5c3_Buffer)
+					if templ_7745c5c3_Err != nil {
+						return templ_7745c5c3_Err
+					}
 					templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 59, "</td><td>")
 					if templ_7745c5c3_Err != nil {
 						return templ_7745c5c3_Err
@@ -996,6 +1000,10 @@ func AdminSlotPage(p Page, v AdminSlotView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			templ_7745c5c3_Err = hiddenBadge(v.Slot.Hidden).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = rehearsalBadge(v.Slot.Rehearsal).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1570,6 +1578,10 @@ func AdminGoodsPage(p Page, v AdminGoodsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			templ_7745c5c3_Err = hiddenBadge(v.Goods.Hidden || v.Goods.SlotHidden).Render(ctx, templ_7745c5c3_Buffer)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = rehearsalBadge(v.Goods.Rehearsal).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -28,6 +28,7 @@ func (m *Main) goodsArea(gs *goods.Service) Area {
 				r.Staff.Get("/slots", h.AdminListSlots)
 				r.Staff.Post("/slots", h.CreateSlot)
 				r.Staff.Put("/slots/:id", h.UpdateSlot)
+				r.Staff.Delete("/slots/:id", h.DeleteSlot) // a rehearsal only (handlers/rehearsal.go)
 				r.Staff.Post("/goods", h.CreateGoods)
 				r.Staff.Put("/goods/:id", h.UpdateGoods)
 				r.Staff.Get("/goods/:id/stats", h.GoodsStats)

@@ -56,6 +56,13 @@ type benchOptions struct {
 	Fair        fairConfig // the fair sale (-scenarios fair)
 	Progress    io.Writer
 	redisLabel  string
+	// A rehearsal on a running deployment (-target URL -rehearsal), through
+	// its public API as the admin (bench_rehearsal.go).
+	Target         string
+	Rehearsal      bool
+	AdminUser      string
+	AdminPassword  string
+	RehearsalLimit int
 }
 
 func (o *benchOptions) wants(name string) bool {
@@ -100,8 +107,28 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.BoolVar(&o.FlushRedis, "flush-redis", false, "empty the REDIS_URL database first (the in-process bench needs an empty one)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run (server included when in-process)")
 	fs.StringVar(&o.Trace, "trace", "", "write a runtime execution trace of the whole run (go tool trace: where requests wait)")
+	fs.StringVar(&o.Target, "target", "", "with -rehearsal: the base URL of the running deployment to rehearse on (public API only)")
+	fs.BoolVar(&o.Rehearsal, "rehearsal", false, "rehearse a sale on -target: a rehearsal slot, shoppers and goods, a grab load, the invariants, then DELETE of it all (modest sizes unless -users, -c, -n, -stock say)")
+	fs.StringVar(&o.AdminUser, "admin", "admin", "with -rehearsal: the admin's username (the bootstrap admin's by default)")
+	fs.StringVar(&o.AdminPassword, "admin-password", os.Getenv("ADMIN_PASSWORD"), "with -rehearsal: the admin's password; default $ADMIN_PASSWORD")
+	fs.IntVar(&o.RehearsalLimit, "limit", 2, "with -rehearsal: each shopper's limit on the rehearsal goods")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if o.Rehearsal {
+		if o.Target == "" {
+			return nil, fmt.Errorf("bench: -rehearsal needs -target, the deployment's base URL")
+		}
+		set := map[string]bool{}
+		fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+		for name, v := range rehearsalDefaults {
+			if !set[name] {
+				fs.Set(name, strconv.Itoa(v))
+			}
+		}
+		if o.RehearsalLimit < 1 {
+			return nil, fmt.Errorf("bench: -limit must be positive")
+		}
 	}
 	if o.Smoke {
 		o.Fair = smokeFairConfig()
@@ -178,6 +205,9 @@ func runBench(ctx context.Context, args []string) error {
 
 // benchRun starts or reaches the target, runs the chosen scenarios and checks the invariants.
 func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
+	if o.Rehearsal {
+		return benchRehearsal(ctx, o)
+	}
 	t, closeTarget, err := openBenchTarget(ctx, o)
 	if err != nil {
 		return nil, err

@@ -123,7 +123,9 @@ func (s *Service) DeskOrders(ctx context.Context, by model.Claims, f DeskFilter)
 	} else if f.Limit < 0 || f.Limit > DeskMaxLimit {
 		return nil, db.FieldErrorf("limit", "must be 1–%d", DeskMaxLimit)
 	}
-	q := `SELECT ` + deskColumns + ` FROM orders o JOIN goods g ON g.id = o.goods_id LEFT JOIN users u ON u.id = o.user_id WHERE 1 = 1`
+	// A rehearsal's orders are not the shop's: the desk never shows them.
+	q := `SELECT ` + deskColumns + ` FROM orders o JOIN goods g ON g.id = o.goods_id LEFT JOIN users u ON u.id = o.user_id
+		WHERE g.slot_id NOT IN (SELECT id FROM slots WHERE rehearsal = 1)`
 	var args []any
 	switch by.Role {
 	case model.RoleAdmin:
@@ -238,6 +240,9 @@ func (s *Service) deskOrder(ctx context.Context, by model.Claims, id int64) (*mo
 		return nil, err
 	}
 	g, err := s.Goods.Owned(ctx, by, o.GoodsID)
+	if err == nil && g.Rehearsal { // not the shop's (see DeskOrders)
+		err = db.Errorf(db.ENOTFOUND, "order %d not found", id)
+	}
 	if db.ErrorCode(err) == db.ENOTFOUND {
 		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", id)
 	} else if err != nil {
@@ -384,12 +389,13 @@ const deskChoicesMax = 500
 // DeskChoices are the goods the caller manages (an admin: all), newest
 // first, for the desk's goods and slot filters.
 func (s *Service) DeskChoices(ctx context.Context, by model.Claims) ([]DeskChoice, error) {
-	q := `SELECT g.id, g.title, g.slot_id, COALESCE(sl.title, '') FROM goods g LEFT JOIN slots sl ON sl.id = g.slot_id`
+	q := `SELECT g.id, g.title, g.slot_id, COALESCE(sl.title, '') FROM goods g LEFT JOIN slots sl ON sl.id = g.slot_id
+		WHERE COALESCE(sl.rehearsal, 0) = 0`
 	args := []any{}
 	switch by.Role {
 	case model.RoleAdmin:
 	case model.RoleMerchant:
-		q += ` WHERE g.merchant_id = ?`
+		q += ` AND g.merchant_id = ?`
 		args = append(args, by.UserID)
 	default:
 		return nil, db.ErrForbidden

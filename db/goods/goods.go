@@ -18,8 +18,8 @@ func (s *Service) CreateSlot(ctx context.Context, by model.Claims, in SlotInput)
 		return nil, err
 	}
 	var id int64
-	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO slots (merchant_id, title, start_ms, end_ms, created_ms) VALUES (?, ?, ?, ?, ?) RETURNING id`,
-		by.UserID, in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), s.Now().UnixMilli()).Scan(&id)
+	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO slots (merchant_id, title, start_ms, end_ms, created_ms, rehearsal) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+		by.UserID, in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), s.Now().UnixMilli(), flag(in.Rehearsal)).Scan(&id)
 	if err != nil {
 		return nil, fmt.Errorf("create slot: %w", err)
 	}
@@ -101,9 +101,10 @@ func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in 
 	return sl, nil
 }
 
-// Slots lists the live and upcoming slots of every merchant shoppers may see, soonest first.
+// Slots lists the live and upcoming slots of every merchant shoppers may
+// see, soonest first; a rehearsal is reached only by its link.
 func (s *Service) Slots(ctx context.Context) ([]model.Slot, error) {
-	return s.QuerySlots(ctx, `end_ms > ? AND hidden = 0 ORDER BY start_ms, id LIMIT 200`, s.Now().UnixMilli())
+	return s.QuerySlots(ctx, `end_ms > ? AND hidden = 0 AND rehearsal = 0 ORDER BY start_ms, id LIMIT 200`, s.Now().UnixMilli())
 }
 
 // MerchantSlots lists the caller's slots (an admin's: everyone's), newest first.

@@ -233,7 +233,7 @@ func (s *Service) MerchantSales(ctx context.Context, by model.Claims) ([]model.S
 	}
 	out := []model.SlotSales{}
 	for _, sl := range slots {
-		if sl.State == model.SlotEnded {
+		if sl.State == model.SlotEnded || sl.Rehearsal { // a rehearsal's figures are not the shop's revenue
 			continue
 		}
 		_, sales, err := s.SlotSales(ctx, by, sl.ID)

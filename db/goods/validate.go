@@ -22,9 +22,10 @@ const (
 
 // SlotInput is what a merchant enters for a time slot.
 type SlotInput struct {
-	Title   string
-	StartAt time.Time
-	EndAt   time.Time
+	Title     string
+	StartAt   time.Time
+	EndAt     time.Time
+	Rehearsal bool // create only: a rehearsal slot (it stays one)
 }
 
 // ValidateSlot checks a slot against the rules at time now.

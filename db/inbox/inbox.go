@@ -63,6 +63,9 @@ const addPerStatement = 1000
 // notifications by user, each with its new ID.
 func Add(ctx context.Context, tx *sql.Tx, users []int64, n model.Notification) (map[int64]model.Notification, error) {
 	out := make(map[int64]model.Notification, len(users))
+	if rehearsal, err := OfRehearsal(ctx, tx, n.GoodsID); err != nil || rehearsal {
+		return out, err // a rehearsal's goods tell nobody's inbox
+	}
 	for start := 0; start < len(users); start += addPerStatement {
 		chunk := users[start:min(start+addPerStatement, len(users))]
 		var q strings.Builder
@@ -116,4 +119,15 @@ func nullID(id int64) any {
 		return nil
 	}
 	return id
+}
+
+// OfRehearsal reports whether goodsID (0: none) is goods of a rehearsal
+// slot, whose notifications never reach an inbox.
+func OfRehearsal(ctx context.Context, tx *sql.Tx, goodsID int64) (bool, error) {
+	if goodsID == 0 {
+		return false, nil
+	}
+	var n int
+	err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM goods g JOIN slots s ON s.id = g.slot_id WHERE g.id = ? AND s.rehearsal = 1`, goodsID).Scan(&n)
+	return n > 0, err
 }

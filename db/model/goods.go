@@ -19,6 +19,7 @@ type Slot struct {
 	State      string    `json:"state"`
 	Hidden     bool      `json:"hidden"`      // hidden from shoppers by its merchant
 	EndedEarly bool      `json:"ended_early"` // its merchant ended it before its planned end
+	Rehearsal  bool      `json:"rehearsal"`   // a rehearsal: its orders count nowhere and it may be deleted
 }
 
 // Goods is an item on sale in a slot; Remaining is live from Redis once the
@@ -48,6 +49,7 @@ type Goods struct {
 	QueueRate         int        `json:"queue_rate"`               // queue: shoppers admitted a second (0: the server's measured capacity)
 	AdmissionSeconds  int        `json:"admission_seconds"`        // queue: how long an admission is good for
 	EntryStartAt      *time.Time `json:"entry_start_at,omitempty"` // raffle: when entries open (they close at StartAt)
+	Rehearsal         bool       `json:"rehearsal"`                // its slot is a rehearsal
 }
 
 // How goods are sold (Goods.Mode): a race (first come, first served), a

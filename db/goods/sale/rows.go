@@ -20,13 +20,13 @@ func Owns(by model.Claims, merchantID int64) bool {
 	return by.Role == model.RoleAdmin || by.UserID == merchantID
 }
 
-const slotColumns = `id, merchant_id, title, start_ms, end_ms, ended_ms, hidden`
+const slotColumns = `id, merchant_id, title, start_ms, end_ms, ended_ms, hidden, rehearsal`
 
 func (s *Sale) scanSlot(row interface{ Scan(...any) error }) (*model.Slot, error) {
 	var sl model.Slot
 	var start, end int64
 	var ended sql.NullInt64
-	if err := row.Scan(&sl.ID, &sl.MerchantID, &sl.Title, &start, &end, &ended, &sl.Hidden); err != nil {
+	if err := row.Scan(&sl.ID, &sl.MerchantID, &sl.Title, &start, &end, &ended, &sl.Hidden, &sl.Rehearsal); err != nil {
 		return nil, err
 	}
 	sl.StartAt, sl.EndAt, sl.EndedEarly = MsTime(start), MsTime(end), ended.Valid
@@ -73,7 +73,7 @@ func (s *Sale) OwnedSlot(ctx context.Context, by model.Claims, id int64) (*model
 
 const goodsColumns = `g.id, g.slot_id, g.merchant_id, g.title, g.description, g.price_cents, g.seckill_price_cents,
 	g.stock, g.limit_per_user, g.shards, g.remaining, s.start_ms, s.end_ms, g.ended_ms, g.hidden, s.hidden, g.image,
-	g.pow_bits, g.preregistered_only, g.mode, g.queue_rate, g.admission_seconds, g.entry_start_ms`
+	g.pow_bits, g.preregistered_only, g.mode, g.queue_rate, g.admission_seconds, g.entry_start_ms, s.rehearsal`
 
 func (s *Sale) queryGoods(ctx context.Context, where string, args ...any) ([]model.Goods, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+goodsColumns+` FROM goods g JOIN slots s ON s.id = g.slot_id WHERE `+where, args...)
@@ -90,7 +90,7 @@ func (s *Sale) queryGoods(ctx context.Context, where string, args ...any) ([]mod
 		var image string
 		if err := rows.Scan(&g.ID, &g.SlotID, &g.MerchantID, &g.Title, &g.Description, &g.PriceCents, &g.SeckillPriceCents,
 			&g.Stock, &g.LimitPerUser, &g.Shards, &g.Remaining, &start, &end, &ended, &g.Hidden, &g.SlotHidden, &image,
-			&g.PowBits, &g.PreregisteredOnly, &g.Mode, &g.QueueRate, &g.AdmissionSeconds, &entryStart); err != nil {
+			&g.PowBits, &g.PreregisteredOnly, &g.Mode, &g.QueueRate, &g.AdmissionSeconds, &entryStart, &g.Rehearsal); err != nil {
 			return nil, err
 		}
 		// Goods ended early closes before its slot: its window ends then
