@@ -167,6 +167,14 @@ func benchFair(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Re
 	r.Settings["fair"] = fmt.Sprintf("%d humans, %d bots × %d accounts, %d units a sale, pow_bits %d (sales) and %d (fleet)",
 		cfg.Humans, cfg.Bots, cfg.Accounts, cfg.Stock, cfg.ModePow, cfg.PowBits)
 	load0 := loadAverage()
+	// The outflow first: the automatic rate aims at the most grabs this
+	// process has answered in a second, which the sales below would raise
+	// past what the room holds (every shopper admitted before the slowdown).
+	progress(o, "fair: the waiting room's automatic outflow with slow grabs …")
+	outflow, err := f.outflowPhase(ctx)
+	if err != nil {
+		return err
+	}
 	var results []*fairResult
 	for _, s := range fairSales {
 		progress(o, "fair: %s …", s.label)
@@ -178,11 +186,6 @@ func benchFair(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Re
 	}
 	progress(o, "fair: the fleet with and without a proof of work …")
 	pow, err := f.powPhases(ctx)
-	if err != nil {
-		return err
-	}
-	progress(o, "fair: the waiting room's automatic outflow with slow grabs …")
-	outflow, err := f.outflowPhase(ctx)
 	if err != nil {
 		return err
 	}
