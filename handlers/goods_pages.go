@@ -57,6 +57,11 @@ func (h *Goods) GoodsPage(c *fiber.Ctx) error {
 		return err
 	}
 	v := views.GoodsView{Goods: *g}
+	if g.Mode == model.ModeRaffle && g.State == model.SlotLive && h.Goods.Fair != nil {
+		if v.Leftovers, err = h.Goods.Fair.LeftoversOnSale(c.UserContext(), id); err != nil {
+			return err
+		}
+	}
 	if cl, ok := ClaimsOf(c); ok {
 		orders, err := h.Goods.MyOrders(c.UserContext(), cl.UserID)
 		if err != nil {

@@ -57,5 +57,14 @@ func (h *Fair) QueuePage(c *fiber.Ctx) error {
 	} else if db.ErrorCode(err) != db.ENOTFOUND {
 		return err
 	}
+	orders, err := h.Goods.MyOrders(c.UserContext(), cl.UserID)
+	if err != nil {
+		return err
+	}
+	for _, o := range orders {
+		if o.GoodsID == id {
+			v.Orders = append(v.Orders, o)
+		}
+	}
 	return render(c, fiber.StatusOK, views.QueuePage(h.page(c, "Waiting room: "+g.Title), v))
 }

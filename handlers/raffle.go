@@ -63,6 +63,11 @@ func (h *Fair) RafflePage(c *fiber.Ctx) error {
 		return err
 	}
 	v := views.RaffleView{Goods: *g, Draw: *d, Now: h.Fair.Now(), Origin: c.BaseURL()}
+	if d.Status == model.DrawDrawn && g.State == model.SlotLive {
+		if v.Leftovers, err = h.Fair.LeftoversOnSale(ctx, id); err != nil {
+			return err
+		}
+	}
 	if cl, ok := ClaimsOf(c); ok {
 		e, err := h.Fair.RaffleEntry(ctx, cl.UserID, id)
 		if err != nil && db.ErrorCode(err) != db.ENOTFOUND {

@@ -167,6 +167,29 @@
     }), 1000);
   }
 
+  // ---- Slot headers (the front page) -----------------------------------
+  // "coming up · starts in", "on sale now · ends in", "ended": turned over
+  // by the clock, each second as the cards below them are.
+  const SLOT_BADGES = { upcoming: "Coming up", live: "On sale now", ended: "Ended" };
+  function showSlotWhen(box) {
+    const now = Date.now();
+    const st = now >= Date.parse(box.dataset.end) ? "ended" : now >= Date.parse(box.dataset.start) ? "live" : "upcoming";
+    if (box.dataset.state === st) return;
+    box.dataset.state = st;
+    const badge = box.querySelector("[data-slot-badge]");
+    badge.className = "badge " + st;
+    badge.textContent = SLOT_BADGES[st];
+    const line = box.querySelector("[data-slot-line]");
+    const until = st === "live" ? box.dataset.end : box.dataset.start;
+    line.replaceChildren(...(st === "ended" ? [] : [st === "live" ? "ends in " : "starts in ",
+      el("span", { class: "countdown", "data-countdown": until }, S.countdown(until))]));
+  }
+  const slotHeads = $$("[data-slot-when]");
+  if (slotHeads.length) {
+    slotHeads.forEach(showSlotWhen);
+    setInterval(() => slotHeads.forEach(showSlotWhen), 1000);
+  }
+
   // The shopper's live orders of each goods: what the limit counts.
   const orderStatus = {}; // order ID → [goods ID, status]
   $$("[data-goods-order]").forEach((li) => {

@@ -40,13 +40,20 @@
     const id = room.dataset.queue;
     const $ = (sel) => room.querySelector(sel);
     const out = $("[data-testid=grab-result]");
+    const limit = Number(room.dataset.limit) || 0;
+    let held = Number(room.dataset.held) || 0;
     let ticket = null, furthest = 0, version = 0, untilTimer = null;
+    let joined = room.dataset.joined === "on"; // the server knew a ticket: there is one to read
+    const full = () => limit > 0 && held >= limit;
 
-    const STATES = { waiting: "Waiting", admitted: "Your turn", closed: "Closed", none: "Not in the queue" };
+    const STATES = { waiting: "Waiting", admitted: "Your turn", closed: "Closed", lapsed: "Your turn passed", none: "Not in the queue", won: "You got it" };
     const NEXT = {
+      none: "Join the queue: everyone who joins before the sale starts gets a random place at the start; later shoppers queue behind in the order they arrive.",
       waiting: "Keep this page open: shoppers are let in a few at a time, and the Grab button lights up here when it is your turn.",
       admitted: "It is your turn: grab before your admission runs out.",
-      closed: "The queue is closed: every unit has gone, the sale is over, or your turn passed unused (join again to take a place at the back). If units come back, the queue opens again.",
+      lapsed: "Your turn passed unused. Join again to take a place at the back of the line.",
+      closed: "The queue is closed: every unit has gone or the sale is over. If units come back, the queue opens again.",
+      won: "You hold as many of these as one customer may. Your orders are in My orders.",
     };
 
     function showUntil() {
@@ -56,23 +63,48 @@
       u.textContent = left >= 60 ? `${Math.floor(left / 60)} min ${left % 60} s` : `${left} s`;
     }
 
+    // standing is the shopper's state as the page shows it: won once they
+    // hold as many as one customer may, whatever their ticket says;
+    // lapsed for a closed ticket whose admission ran out unused.
+    function standing(t) {
+      if (full()) return "won";
+      if (!t) return "none";
+      if (t.state === "closed" && t.lapsed) return "lapsed";
+      return t.state;
+    }
+
     function render(t) {
-      ticket = t;
-      const state = t ? t.state : "none";
+      if (t !== undefined) ticket = t;
+      if (ticket) joined = true;
+      const state = standing(ticket);
       room.dataset.ticketState = state;
       const badge = $("[data-queue-state]");
       badge.textContent = STATES[state];
-      badge.className = "badge " + ({ admitted: "live", waiting: "upcoming" }[state] || "ended");
-      $("[data-queue-join-box]").hidden = !!t && state !== "closed"; // closed: one whose turn lapsed may join again
+      badge.className = "badge " + ({ admitted: "live", won: "live", waiting: "upcoming" }[state] || "ended");
+      $("[data-queue-join-box]").hidden = !(state === "none" || state === "lapsed");
+      $("[data-queue-join]").textContent = state === "lapsed" ? "Join again" : "Join the queue";
       $("[data-queue-waiting]").hidden = state !== "waiting";
       $("[data-queue-admitted]").hidden = state !== "admitted";
-      if (NEXT[state]) $("[data-queue-next]").textContent = NEXT[state];
+      $("[data-queue-next]").textContent = NEXT[state];
+      const wonBox = $("[data-queue-won]");
+      if (state === "won" && wonBox.hidden) { // the limit is held by orders made elsewhere
+        wonBox.textContent = "";
+        wonBox.append(el("p", {}, el("strong", {}, "You got it! "), "You hold as many of these as one customer may: ", el("a", { href: "/me/orders" }, "see My orders"), "."));
+        wonBox.hidden = false;
+      }
       if (state === "waiting") {
-        furthest = Math.max(furthest, t.position);
-        $("[data-queue-position]").textContent = t.position;
-        $("[data-queue-eta]").textContent = etaText(t.eta_seconds);
-        const done = furthest > 1 ? (furthest - t.position) / (furthest - 1) : 0;
-        $("[data-queue-bar]").style.width = Math.round(Math.max(0.02, done) * 100) + "%";
+        // Before the start places are drawn at random: no number until then.
+        const placed = !!ticket.place;
+        $("[data-queue-unplaced]").hidden = placed;
+        $("[data-queue-placed]").hidden = !placed;
+        $("[data-queue-progress]").hidden = !placed;
+        if (placed) {
+          furthest = Math.max(furthest, ticket.position);
+          $("[data-queue-position]").textContent = ticket.position;
+          $("[data-queue-eta]").textContent = etaText(ticket.eta_seconds);
+          const done = furthest > 1 ? (furthest - ticket.position) / (furthest - 1) : 0;
+          $("[data-queue-bar]").style.width = Math.round(Math.max(0.02, done) * 100) + "%";
+        }
       }
       clearInterval(untilTimer);
       if (state === "admitted") {
@@ -81,9 +113,25 @@
       }
     }
 
+    // The shopper got an order: the page shows it, with its link, in place
+    // of the admission (one more grab only while under the limit).
+    function won(o) {
+      held++;
+      const box = $("[data-queue-won]");
+      box.textContent = "";
+      const p = el("p", {}, el("strong", { "data-testid": "grab-success" }, "You got it! "), "Order ",
+        el("a", { href: `/orders/${o.id}/checkout`, "data-queue-order": "", "data-testid": "queue-order-link" }, `#${S.orderNumber(o.id)}`),
+        ` is yours. `,
+        el("a", { class: "button", href: `/orders/${o.id}/checkout`, "data-testid": "grab-pay-link" }, `Pay ${S.money(o.amount_cents)}`));
+      box.append(p);
+      box.hidden = false;
+      render();
+    }
+
     // The ticket as the API answers it now; a live event that arrived
-    // meanwhile is newer and wins.
+    // meanwhile is newer and wins. Only a shopper who joined has one to read.
     async function refresh() {
+      if (!joined) return;
       const v = ++version;
       const r = await S.api("GET", `/api/goods/${id}/queue`);
       if (v !== version) return;
@@ -152,18 +200,17 @@
       btn.disabled = false;
       out.textContent = "";
       if (r.status === 201) {
-        const o = r.body.order;
-        out.className = "grab-result ok";
-        out.append(
-          el("strong", { "data-testid": "grab-success" }, "You got it! "),
-          `Order #${S.orderNumber(o.id)} for ${S.money(o.amount_cents)}. `,
-          el("a", { href: `/orders/${o.id}/checkout`, "data-testid": "grab-pay-link" }, "Pay now"),
-        );
-        btn.hidden = true;
+        out.className = "grab-result";
+        won(r.body.order);
         return;
       }
+      const code = (r.body && r.body.error && r.body.error.code) || "";
+      if (code === "limit_reached" && limit > 0) { // orders made elsewhere: the limit is held
+        held = Math.max(held, limit);
+        render();
+      }
       out.className = "grab-result bad";
-      out.append(el("span", { "data-testid": "grab-error", "data-code": (r.body && r.body.error && r.body.error.code) || "" }, errorText(r)));
+      out.append(el("span", { "data-testid": "grab-error", "data-code": code }, errorText(r)));
     });
   }
 

@@ -99,7 +99,7 @@
     async function refresh() {
       const d = await S.api("GET", `/api/goods/${id}/draw`);
       if (d.ok) draw = d.body;
-      if (me) {
+      if (me && (entry || page.dataset.entryState !== "none")) { // one who has not entered has no entry to read
         const e = await S.api("GET", `/api/goods/${id}/entries/me`);
         if (e.ok) entry = e.body.entry;
         else if (e.status === 404) entry = null;

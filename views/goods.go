@@ -24,6 +24,9 @@ type GoodsView struct {
 	Goods     model.Goods
 	Orders    []model.Order
 	Reminders Picker // "Remind me" before an upcoming sale, for a signed-in shopper
+	// Leftovers: a raffle's goods whose units left after the draw are sold
+	// first come (the page offers the Grab button for them).
+	Leftovers bool
 }
 
 // OrdersView is the shopper's "My orders".

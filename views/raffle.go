@@ -15,6 +15,8 @@ type RaffleView struct {
 	Now   time.Time
 	// Origin is the site's address as the shopper reached it, for the check command.
 	Origin string
+	// Leftovers: the draw left units no entry can claim, sold first come on the goods page.
+	Leftovers bool
 }
 
 // RaffleCheckCommand is the shell command anyone can run to check a draw

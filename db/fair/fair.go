@@ -73,6 +73,9 @@ type fairSnap struct {
 	prereg bool
 	queue  bool // sold through a waiting room: a grab needs an admission (queue_token.go)
 	raffle bool // sold by a draw: a grab is refused (raffle.go)
+	// leftovers: a raffle drawn whose units left are sold first come
+	// (raffle.LeftoversOnSale): a grab passes as for goods first come.
+	leftovers bool
 	// powFrom is when challenges are first given: PowLead before a
 	// first-come sale's start, a raffle's entry start, a waiting room's
 	// creation (joining is open from then).
@@ -145,6 +148,11 @@ func (s *Service) fairSettings(ctx context.Context, goodsID int64) (*fairGoods, 
 	default:
 		sn.found, sn.bits, sn.prereg = true, g.PowBits, g.PreregisteredOnly
 		sn.queue, sn.raffle = g.Mode == model.ModeQueue, g.Mode == model.ModeRaffle
+		if sn.raffle && !now.Before(g.StartAt) {
+			if sn.leftovers, err = s.LeftoversOnSale(ctx, goodsID); err != nil {
+				s.Log.Warn("read whether a raffle's units left are on sale; refused until read", "goods", goodsID, "err", err)
+			}
+		}
 		switch {
 		case sn.raffle && g.EntryStartAt != nil:
 			sn.powFrom = *g.EntryStartAt
@@ -428,7 +436,8 @@ func (s *Service) preregistered(ctx context.Context, f *fairGoods, userID, goods
 // Pass is the sale's Gate (db/goods/sale): a grab passes Admit first, and
 // of queued goods carries a valid admission (X-Admission). A raffle's goods
 // is refused (not_drawn) from the settings in memory: its units go to the
-// draw's winners. The goods' settings are read once (from memory,
+// draw's winners, until the draw left units no entry can claim (they are
+// sold first come then, raffle.LeftoversOnSale). The goods' settings are read once (from memory,
 // lock-free) for the sale mode, the proof of work and the pre-registration.
 func (s *Service) Pass(ctx context.Context, userID, goodsID int64, p sale.Pass) (done func(error), err error) {
 	f, sn, err := s.fairSettings(ctx, goodsID)

@@ -439,8 +439,7 @@ func (s *Service) ticketFrom(ctx context.Context, g *model.Goods, userID int64, 
 	}
 	t := s.ticketOf(g, r.view, userID, r.j, admitAt, now)
 	s.queues.remember(g.ID, userID, r.j, admitAt, t, now)
-	lapsed := t.State == model.TicketClosed && !r.view.closed && now.Before(g.EndAt)
-	return &t, lapsed, nil
+	return &t, t.Lapsed, nil
 }
 
 // queueRejoinScript puts a shopper whose admission went unused at the back
@@ -551,5 +550,7 @@ func (s *Service) ticketOf(g *model.Goods, v queueView, userID, j int64, admitAt
 		t.State, t.AdmittedUntil, t.JoinNumber, t.Place = model.TicketAdmitted, &u, j+1, p+1
 		t.Admission = admissionToken(s.powKey(), g.ID, userID, until)
 	}
+	// Closed while the room is open: the shopper's admission ran out unused.
+	t.Lapsed = t.State == model.TicketClosed && !v.closed && now.Before(g.EndAt)
 	return t
 }

@@ -323,7 +323,9 @@ func (s *Service) pushTickets(ctx context.Context, sockets QueueSockets, users [
 	l.mu.Lock()
 	for u, h := range l.holders {
 		t := s.ticketOf(g, v, u, h.j, h.admitAt, now)
-		changed := !h.hasSent || t.State != h.sent.State || t.Admission != h.sent.Admission
+		// The place fixed at the start is news too (the page shows no
+		// number before it), whatever the position reads.
+		changed := !h.hasSent || t.State != h.sent.State || t.Admission != h.sent.Admission || t.Place != h.sent.Place || t.Lapsed != h.sent.Lapsed
 		moved := t.Position != h.sent.Position || t.ETASeconds != h.sent.ETASeconds
 		if changed || (moved && (now.Sub(h.sentAt) >= time.Second || now.Before(h.sentAt))) {
 			h.sent, h.sentAt, h.hasSent = t, now, true

@@ -50,11 +50,15 @@ func checkAdmission(key []byte, token string, goodsID, userID int64, now time.Ti
 }
 
 // checkSaleMode refuses a grab of a raffle's goods (not_drawn: its units go
-// to the draw's winners, raffle.go) and of goods sold through a waiting room
+// to the draw's winners, raffle.go) until the draw left units no entry can
+// claim, sold first come (raffle.LeftoversOnSale), and of goods sold through a waiting room
 // unless admission is a valid token for the shopper (settings from the grab
 // path's cache; the token checked in memory). Other goods ignore it.
 func (s *Service) checkSaleMode(sn *fairSnap, userID, goodsID int64, admission string) error {
 	if sn.raffle {
+		if sn.leftovers {
+			return nil
+		}
 		return db.ErrNotDrawn
 	}
 	if !sn.queue {

@@ -32,10 +32,13 @@ type Pass = sale.Pass
 var CSVColumns = orders.CSVColumns
 
 // FairSales is what the goods tell the fair-sale area: goods created (a
-// raffle's entries open) and goods changed (settings read are stale).
+// raffle's entries open) and goods changed (settings read are stale); and
+// what the goods page asks of it: whether a raffle's units left after the
+// draw are sold first come.
 type FairSales interface {
 	Created(ctx context.Context, g *model.Goods) error
 	Changed(goodsID int64)
+	LeftoversOnSale(ctx context.Context, goodsID int64) (bool, error)
 }
 
 // New returns the goods service over b with defaults filled in.

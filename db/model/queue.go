@@ -23,6 +23,11 @@ type Ticket struct {
 	// Admission is the signed token the grab sends as X-Admission, while admitted.
 	Admission     string     `json:"admission,omitempty"`
 	AdmittedUntil *time.Time `json:"admitted_until,omitempty"`
+	// Lapsed is set on a closed ticket whose admission ran out unused
+	// while the room is open and the sale on: joining again (POST) puts
+	// the shopper at the back of the line. A closed ticket without it
+	// means the room is closed (no stock left, or the sale is over).
+	Lapsed bool `json:"lapsed,omitempty"`
 }
 
 // Ticket states.

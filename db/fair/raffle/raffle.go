@@ -379,3 +379,31 @@ func (s *Raffles) RaffleStats(ctx context.Context, by model.Claims, goodsID int6
 func (s *Raffles) pushEntry(e *model.RaffleEntry) {
 	s.Events.PublishCoalescedKey(live.TopicUser(e.UserID), fmt.Sprintf("entry:%d", e.GoodsID), model.RaffleEntryEvent{Type: "entry", Entry: e})
 }
+
+// LeftoversOnSale tells whether the drawn raffle's units left are sold
+// first come: once every entry in the draw's order has had its unit (fewer
+// entries than units, or the waitlist ran out: the cursor is at the end)
+// and every winner's order is made, a unit no entry can claim goes to an
+// ordinary grab (the fair sale's gate lets it through, limit_per_user
+// still applies). Until then a grab is refused not_drawn, so no grab takes
+// a unit a winner or a waitlisted entry is owed. It stays so: the cursor
+// never goes back and no entry wins after it reached the end.
+func (s *Raffles) LeftoversOnSale(ctx context.Context, goodsID int64) (bool, error) {
+	var drawn sql.NullInt64
+	var next, entries int64
+	err := s.SQL.R.QueryRowContext(ctx, `SELECT drawn_ms, next_place, entries FROM raffles WHERE goods_id = ?`, goodsID).Scan(&drawn, &next, &entries)
+	if errors.Is(err, sql.ErrNoRows) {
+		return false, nil
+	} else if err != nil {
+		return false, fmt.Errorf("raffle of goods %d: %w", goodsID, err)
+	}
+	if !drawn.Valid || next < entries {
+		return false, nil
+	}
+	var waiting int64
+	if err := s.SQL.R.QueryRowContext(ctx, `SELECT COUNT(*) FROM raffle_entries WHERE goods_id = ? AND state = ? AND order_id IS NULL`,
+		goodsID, model.EntryWon).Scan(&waiting); err != nil {
+		return false, fmt.Errorf("raffle of goods %d: %w", goodsID, err)
+	}
+	return waiting == 0, nil
+}
