@@ -1,6 +1,7 @@
 package handlers
 
 import (
+	"context"
 	"strconv"
 	"time"
 
@@ -63,14 +64,8 @@ func (h *Goods) GoodsPage(c *fiber.Ctx) error {
 		}
 	}
 	if cl, ok := ClaimsOf(c); ok {
-		orders, err := h.Goods.MyOrders(c.UserContext(), cl.UserID)
-		if err != nil {
+		if v.Orders, err = ordersOn(c.UserContext(), h.Goods, cl.UserID, id); err != nil {
 			return err
-		}
-		for _, o := range orders {
-			if o.GoodsID == id {
-				v.Orders = append(v.Orders, o)
-			}
 		}
 		if g.State == model.SlotUpcoming {
 			booked, err := h.Goods.Reminders(c.UserContext(), cl.UserID, id)
@@ -291,4 +286,20 @@ func normalizeSlotForm(form *views.SlotForm, in goods.SlotInput) {
 	if !in.EndAt.IsZero() {
 		form.EndAt = views.DateTimeLocal(in.EndAt)
 	}
+}
+
+// ordersOn is the user's orders of one goods, newest first: what its
+// pages show beside the grab.
+func ordersOn(ctx context.Context, gs *goods.Service, userID, goodsID int64) ([]model.Order, error) {
+	orders, err := gs.MyOrders(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	var mine []model.Order
+	for _, o := range orders {
+		if o.GoodsID == goodsID {
+			mine = append(mine, o)
+		}
+	}
+	return mine, nil
 }

@@ -57,14 +57,8 @@ func (h *Fair) QueuePage(c *fiber.Ctx) error {
 	} else if db.ErrorCode(err) != db.ENOTFOUND {
 		return err
 	}
-	orders, err := h.Goods.MyOrders(c.UserContext(), cl.UserID)
-	if err != nil {
+	if v.Orders, err = ordersOn(c.UserContext(), h.Goods, cl.UserID, id); err != nil {
 		return err
-	}
-	for _, o := range orders {
-		if o.GoodsID == id {
-			v.Orders = append(v.Orders, o)
-		}
 	}
 	return render(c, fiber.StatusOK, views.QueuePage(h.page(c, "Waiting room: "+g.Title), v))
 }

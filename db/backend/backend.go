@@ -71,3 +71,18 @@ func (b *Backend) Durable(ctx context.Context) (context.Context, redis.Universal
 	}
 	return ctx, b.Redis
 }
+
+// Every calls f every d until ctx ends: the loops of the areas and the
+// platform (a reload, a sync, a tick).
+func Every(ctx context.Context, d time.Duration, f func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			f()
+		}
+	}
+}

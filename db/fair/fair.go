@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
@@ -463,21 +464,7 @@ func (s *Service) Pass(ctx context.Context, userID, goodsID int64, p sale.Pass) 
 }
 
 // RunPow calls SyncPow once a second until ctx ends.
-func (s *Service) RunPow(ctx context.Context) { every(ctx, powSync, func() { s.SyncPow(ctx) }) }
-
-// every calls f every d until ctx ends: the fair area's loops.
-func every(ctx context.Context, d time.Duration, f func()) {
-	t := time.NewTicker(d)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			f()
-		}
-	}
-}
+func (s *Service) RunPow(ctx context.Context) { backend.Every(ctx, powSync, func() { s.SyncPow(ctx) }) }
 
 // PowLevel is the level goods asks now, its shared raise read again
 // (tests: the automatic raise).

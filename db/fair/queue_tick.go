@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
@@ -122,7 +123,7 @@ func (m *capacityMeter) peak() int64 {
 
 // RunQueues ticks the waiting rooms every QueueTick until ctx ends.
 func (s *Service) RunQueues(ctx context.Context, sockets QueueSockets) {
-	every(ctx, QueueTick, func() {
+	backend.Every(ctx, QueueTick, func() {
 		if err := s.TickQueues(ctx, sockets); err != nil && ctx.Err() == nil {
 			s.Log.Warn("tick the waiting rooms", "err", err)
 		}

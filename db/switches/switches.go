@@ -87,18 +87,11 @@ func (s *Service) take(sw model.Switches, version int64) {
 // Run reloads the switches every ReloadEvery until ctx ends; a store that
 // does not answer leaves the last ones read in force.
 func (s *Service) Run(ctx context.Context) {
-	t := time.NewTicker(ReloadEvery)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.Load(ctx); err != nil && ctx.Err() == nil {
-				s.Log.Warn("reload the steering switches", "err", err)
-			}
+	backend.Every(ctx, ReloadEvery, func() {
+		if err := s.Load(ctx); err != nil && ctx.Err() == nil {
+			s.Log.Warn("reload the steering switches", "err", err)
 		}
-	}
+	})
 }
 
 func (s *Service) read(ctx context.Context) (model.Switches, int64, error) {
