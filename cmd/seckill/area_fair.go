@@ -17,8 +17,8 @@ import (
 func (m *Main) fairArea(gs *goods.Service) Area {
 	fs := fair.New(gs)
 	fs.PowKey = outbound.DeriveKey("", m.secret, "seckill proof of work key") // every process signs and checks alike (and seals raffles' seeds)
-	fs.Floor = func() int { return m.Switches.Current().PowFloorBits }
-	fs.SalePaused = func() bool { return m.Switches.Current().SalePaused } // the steering switches' proof-of-work floor
+	fs.Floor = func() int { return m.Switches.Current().PowFloorBits }        // the steering switches' proof-of-work floor
+	fs.SalePaused = func() bool { return m.Switches.Current().SalePaused }    // and their sale pause (automatic rooms pause too)
 	if m.Config.RaffleBeaconURL != "" {
 		fs.Beacon = &verify.Beacon{URL: m.Config.RaffleBeaconURL}
 	}
