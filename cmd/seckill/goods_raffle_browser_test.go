@@ -83,7 +83,8 @@ func TestRaffleBrowser(t *testing.T) {
 	raffleSteps(t, ctx, "won: the order to pay",
 		chromedp.WaitVisible(`[data-raffle][data-entry-state=won]`),
 		chromedp.WaitVisible(`[data-testid=raffle-pay]`),
-		chromedp.Click(`[data-testid=raffle-pay]`),
+		// Clicked where it is at that moment: a live update may have drawn the status again since it was found.
+		chromedp.Evaluate(`document.querySelector('[data-testid=raffle-pay]').click()`, nil),
 		chromedp.WaitVisible(`[data-testid=checkout-page]`),
 	)
 	e := a.raffleEntry(token, g.ID)
