@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/sqldb"
@@ -123,13 +121,10 @@ func TestFlushTakeover(t *testing.T) {
 	// leaseTTL is the longest a lane lease of the goods lasts unless renewed.
 	leaseTTL := func() time.Duration {
 		var ttl time.Duration
-		err := rdb.ForEachServer(ctx, r.Client, func(ctx context.Context, c *redis.Client) error {
-			keys, err := c.Keys(ctx, fmt.Sprintf("{goods:%d*}:*%s", g.ID, backend.LeaseSuffix)).Result()
-			for _, k := range keys {
-				ttl = max(ttl, c.PTTL(ctx, k).Val())
-			}
-			return err
-		})
+		keys, err := rdb.Keys(ctx, r.Client, fmt.Sprintf("{goods:%d*}:*%s", g.ID, backend.LeaseSuffix))
+		for _, k := range keys {
+			ttl = max(ttl, r.Client.PTTL(ctx, k).Val())
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -32,13 +32,24 @@ type sale struct {
 	failed   []string         // 5xx other than 503, and 201s that disagree
 	retried  atomic.Int64     // keys sent again on another host after no answer
 	orders   atomic.Int64
+	// holdFrom, when above 0, holds every loop once this many orders are
+	// acknowledged until during has returned: the sale outlasts what it
+	// does, however slowly a busy machine does it.
+	holdFrom   int64
+	duringDone chan struct{}
 }
 
 // sellOut runs loops clients, each pausing pause after an answered grab,
 // until every one is told sold_out, and during(s) beside them. Loop i
 // starts on webs[i%len(webs)].
 func sellOut(t *testing.T, webs []*testApp, tokens []string, goodsID int64, loops int, pause time.Duration, during func(*sale)) *sale {
-	s := &sale{acked: map[int64]int64{}, keys: map[string]int64{}, statuses: map[int]int{}}
+	return sellOutHolding(t, webs, tokens, goodsID, loops, pause, 0, during)
+}
+
+// sellOutHolding is sellOut whose loops wait, once holdFrom orders are
+// acknowledged, until during has returned.
+func sellOutHolding(t *testing.T, webs []*testApp, tokens []string, goodsID int64, loops int, pause time.Duration, holdFrom int64, during func(*sale)) *sale {
+	s := &sale{acked: map[int64]int64{}, keys: map[string]int64{}, statuses: map[int]int{}, holdFrom: holdFrom, duringDone: make(chan struct{})}
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: loops}}
 	path := fmt.Sprintf("/api/goods/%d/grab", goodsID)
 	var wg sync.WaitGroup
@@ -49,6 +60,9 @@ func sellOut(t *testing.T, webs []*testApp, tokens []string, goodsID int64, loop
 			w := i % len(webs)
 			for n := 0; ; n++ {
 				key, tok := fmt.Sprintf("midsale-%d-%d-%d", goodsID, i, n), tokens[(i+n*loops)%len(tokens)]
+				if s.holdFrom > 0 && s.orders.Load() >= s.holdFrom {
+					<-s.duringDone
+				}
 				for {
 					a := grabOnce(client, webs[w].URL+path, tok, key)
 					s.mu.Lock()
@@ -89,6 +103,7 @@ func sellOut(t *testing.T, webs []*testApp, tokens []string, goodsID int64, loop
 	if during != nil {
 		during(s)
 	}
+	close(s.duringDone)
 	wg.Wait()
 	if len(s.failed) > 0 {
 		t.Errorf("%d answers broke a promise or were 5xx other than 503, first: %s", len(s.failed), s.failed[0])

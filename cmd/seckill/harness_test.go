@@ -58,6 +58,10 @@ func (c *testClock) Offset() time.Duration { return time.Duration(c.offset.Load(
 
 const testAdminPassword = "admin-password"
 
+// redisFromDBTest marks a configuration whose Redis startApp takes from
+// dbtest.RedisURL once the options have run.
+const redisFromDBTest = "dbtest:"
+
 // startApp starts a serve-mode process for the test and stops it at cleanup.
 // Options change the configuration before it opens.
 func startApp(t testing.TB, opts ...func(*Config)) *testApp {
@@ -66,7 +70,7 @@ func startApp(t testing.TB, opts ...func(*Config)) *testApp {
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DBPath = filepath.Join(t.TempDir(), "seckill.db")
 	cfg.DatabaseURL = dbtest.DatabaseURL(t) // "" (SQLite at DBPath) unless DATABASE_URL is set
-	cfg.RedisURL = dbtest.RedisURL(t)
+	cfg.RedisURL = redisFromDBTest
 	cfg.AdminPassword = testAdminPassword
 	cfg.SessionSecret = "test-session-secret-0123456789"
 	cfg.FlushInterval = 100 * time.Millisecond
@@ -75,6 +79,12 @@ func startApp(t testing.TB, opts ...func(*Config)) *testApp {
 	cfg.RateGrab, cfg.RateAuth, cfg.RateIP = ratelimit.Rate{}, ratelimit.Rate{}, ratelimit.Rate{}
 	for _, o := range opts {
 		o(&cfg)
+	}
+	// Asked for only when no option named a Redis: on a Redis Cluster each
+	// ask empties the cluster, which would wipe the Redis a second process
+	// of the test was told to share.
+	if cfg.RedisURL == redisFromDBTest {
+		cfg.RedisURL = dbtest.RedisURL(t)
 	}
 	return startMain(t, cfg, ModeServe)
 }

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 	goodssale "github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/tasks"
@@ -51,11 +50,8 @@ func (a *testApp) ordersCSVRows(token string, goodsID int64) int {
 func (a *testApp) goodsKeys(goodsID int64) (keys int, active bool) {
 	a.t.Helper()
 	ctx := context.Background()
-	err := rdb.ForEachServer(ctx, a.Redis.Client, func(ctx context.Context, c *redis.Client) error {
-		ks, err := c.Keys(ctx, goodssale.HashTag(goodsID)+"*").Result()
-		keys += len(ks)
-		return err
-	})
+	ks, err := rdb.Keys(ctx, a.Redis.Client, goodssale.HashTag(goodsID)+"*")
+	keys = len(ks)
 	if err != nil {
 		a.t.Fatal(err)
 	}
@@ -243,14 +239,9 @@ func TestBenchRehearsalLeavesNothing(t *testing.T) {
 			t.Fatalf("%s = %d (%v) after the rehearsal, want 0", q, n, err)
 		}
 	}
-	var keys int
-	err = rdb.ForEachServer(context.Background(), a.Redis.Client, func(ctx context.Context, c *redis.Client) error {
-		ks, err := c.Keys(ctx, "{goods:*").Result()
-		keys += len(ks)
-		return err
-	})
-	if err != nil || keys != 0 {
-		t.Fatalf("%d goods keys left in Redis (%v)", keys, err)
+	keys, err := rdb.Keys(context.Background(), a.Redis.Client, "{goods:*")
+	if err != nil || len(keys) != 0 {
+		t.Fatalf("%d goods keys left in Redis (%v)", len(keys), err)
 	}
 	admin := a.adminToken()
 	if n := len(a.desk(admin, url.Values{}).Orders); n != 0 {

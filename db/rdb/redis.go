@@ -151,7 +151,8 @@ func (r *Redis) AsynqConnOpt() asynq.RedisConnOpt {
 
 // ForEachServer runs fn on c's server, or on every master at once when c is
 // a cluster client: commands about a whole database (FLUSHDB, KEYS, DBSIZE)
-// reach one node only when sent through a cluster client.
+// reach one node only when sent through a cluster client. On a cluster the
+// calls of fn run concurrently: what they share needs a lock.
 func ForEachServer(ctx context.Context, c redis.UniversalClient, fn func(context.Context, *redis.Client) error) error {
 	switch c := c.(type) {
 	case *redis.ClusterClient:
