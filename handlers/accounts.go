@@ -50,6 +50,7 @@ func (h *Site) Login(c *fiber.Ctx) error {
 	}
 	token := h.Tokens.Sign(u)
 	h.setSession(c, token)
+	h.restoreLanguage(c, u.ID)
 	return c.JSON(fiber.Map{"user": u, "token": token})
 }
 
@@ -195,6 +196,7 @@ func (h *Site) LoginForm(c *fiber.Ctx) error {
 		return err // backing off (shown on this form by FormRefused), busy or broken
 	}
 	h.setSession(c, h.Tokens.Sign(u))
+	h.restoreLanguage(c, u.ID)
 	next := form.Next
 	if next == "/" && u.Role != model.RoleUser {
 		next = "/admin"

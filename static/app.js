@@ -4,6 +4,25 @@
 (function () {
   "use strict";
 
+  // ---- Language -----------------------------------------------------------
+  // The page's language is <html lang>. A Chinese page carries the scripts'
+  // translations in <script id="i18n-catalog"> (views/i18n, addJS). T is an
+  // English message in the page's language, each %s or %d in it taking the
+  // next argument; every script's words go through it.
+  const lang = document.documentElement.lang || "en";
+  let catalog = {};
+  try {
+    const el = document.getElementById("i18n-catalog");
+    if (el) catalog = JSON.parse(el.textContent) || {};
+  } catch (e) { catalog = {}; }
+  function T(msg, ...args) {
+    let i = 0;
+    return (catalog[msg] || msg).replace(/%[sd]/g, () => String(args[i++]));
+  }
+  window.T = T;
+  // locale is what Intl formats dates and numbers for.
+  const locale = lang === "zh-CN" ? "zh-CN" : "en-GB";
+
   // csrfHeaders are what the server needs on a write riding on the session
   // cookie: the page's CSRF token (its <meta name="csrf-token">).
   function csrfHeaders(method) {
@@ -81,7 +100,7 @@
     const hh = String(Math.floor(s / 3600)).padStart(2, "0");
     const mm = String(Math.floor((s % 3600) / 60)).padStart(2, "0");
     const ss = String(s % 60).padStart(2, "0");
-    return (d > 0 ? d + "d " : "") + hh + ":" + mm + ":" + ss;
+    return (d > 0 ? T("%dd", d) + " " : "") + hh + ":" + mm + ":" + ss;
   }
 
   // Elements with data-countdown="<RFC 3339>" tick every second; when the
@@ -101,10 +120,10 @@
   // Every instant on a page is a <time datetime="RFC 3339"> (views.Time);
   // its text is rewritten here in the browser's time zone, in one format
   // ("1 Dec 2026, 14:05"), also for elements other scripts add later.
-  const timeFormat = new Intl.DateTimeFormat("en-GB", {
+  const timeFormat = new Intl.DateTimeFormat(locale, {
     day: "numeric", month: "short", year: "numeric", hour: "2-digit", minute: "2-digit", hourCycle: "h23",
   });
-  const zoneFormat = new Intl.DateTimeFormat("en-GB", { timeZoneName: "long" });
+  const zoneFormat = new Intl.DateTimeFormat(locale, { timeZoneName: "long" });
   // formatTime is an instant (a Date or an RFC 3339 string) as pages show it.
   function formatTime(at) {
     const d = at instanceof Date ? at : new Date(at);
@@ -212,7 +231,7 @@
   // stateLabel is how a state code reads on a badge ("sold_out" → "Sold out"), as views.stateLabel.
   function stateLabel(code) {
     const s = String(code || "").replace(/_/g, " ");
-    return s ? s[0].toUpperCase() + s.slice(1) : "";
+    return s ? T(s[0].toUpperCase() + s.slice(1)) : "";
   }
 
   // sentence is a server's message as pages show it, as views.sentence:
@@ -221,7 +240,8 @@
     msg = String(msg || "").trim();
     if (!msg) return "";
     msg = msg[0].toUpperCase() + msg.slice(1);
-    return /[.!?]$/.test(msg) ? msg : msg + ".";
+    msg = /[.!?。！？]$/.test(msg) ? msg : msg + (/[\u3400-\u9fff]/.test(msg) ? "。" : ".");
+    return T(msg);
   }
 
   // ---- Table cards on phones (issue 24, item 8) ---------------------------
@@ -247,7 +267,7 @@
     records.forEach((r) => { const t = r.target.closest && r.target.closest("table.stack"); if (t) labelCells(t); });
   }).observe(document.documentElement, { childList: true, subtree: true });
 
-  window.seckill = { api, csrfHeaders, live, money, countdown, formatTime, formatTimes, timeEl, orderNumber, stateLabel, sentence };
+  window.seckill = { api, csrfHeaders, live, money, countdown, formatTime, formatTimes, timeEl, orderNumber, stateLabel, sentence, T, lang, locale };
   formatTimes(document);
   document.addEventListener("DOMContentLoaded", () => {
     formatTimes(document);

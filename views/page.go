@@ -20,6 +20,9 @@ type Page struct {
 	FlashPlace  string
 	CSRF        string
 	MonitorPath string
+	// Path is the page's own path and query, where the language switch
+	// comes back to.
+	Path string
 	// Switches are the steering switches in force (the merchants' banner,
 	// the live charts); nil: the defaults.
 	Switches *model.Switches

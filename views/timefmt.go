@@ -1,15 +1,26 @@
 package views
 
 import (
+	"context"
 	"strings"
 	"time"
 
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/views/i18n"
 )
 
 // timeFallback is an instant as shown before static/app.js formats it in the
 // browser's zone: the same shape ("2 Jan 2006, 15:04"), in UTC and saying so.
 func timeFallback(t time.Time) string { return t.UTC().Format(model.TimeLayout) + " UTC" }
+
+// timeFallbackIn is timeFallback in the reader's language: Chinese writes
+// "2026年1月2日 15:04 UTC".
+func timeFallbackIn(ctx context.Context, t time.Time) string {
+	if i18n.Of(ctx) == i18n.Zh {
+		return t.UTC().Format("2006年1月2日 15:04") + " UTC"
+	}
+	return timeFallback(t)
+}
 
 // errorTitle is the error page's headline for a status.
 func errorTitle(status int) string {

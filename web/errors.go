@@ -12,6 +12,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/handlers"
+	"github.com/seckill/seckill/views/i18n"
 )
 
 // fiberCodes turns Fiber's and fasthttp's own errors (unknown route, wrong
@@ -45,15 +46,18 @@ type ErrorBody struct {
 
 // sentinelBodies are the API error bodies of db's sentinel errors, encoded
 // once: in a spike nearly every answer is one of these refusals.
-var sentinelBodies = func() map[*db.Error][]byte {
+// sentinelBodiesZh are the same in Chinese, for readers of the Chinese shop.
+var sentinelBodies, sentinelBodiesZh = sentinels(i18n.En), sentinels(i18n.Zh)
+
+func sentinels(l i18n.Lang) map[*db.Error][]byte {
 	m := map[*db.Error][]byte{}
 	for _, e := range []*db.Error{db.ErrSoldOut, db.ErrLimitReached, db.ErrAlreadyGrabbed, db.ErrNotStarted,
 		db.ErrEnded, db.ErrExpired, db.ErrTooLate, db.ErrNotFound, db.ErrUnauthorized, db.ErrForbidden, db.ErrRateLimited,
 		db.ErrPowRequired, db.ErrPowInvalid, db.ErrNotAdmitted, db.ErrQueueClosed, db.ErrNotDrawn} {
-		m[e] = errorBody(e.Code, e.Message)
+		m[e] = errorBody(e.Code, l.T(e.Message))
 	}
 	return m
-}()
+}
 
 func errorBody(code, msg string) []byte {
 	var body ErrorBody
@@ -91,8 +95,13 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 		err = db.ErrUnavailable
 	}
 	setRetryAfter(c, err)
+	zh := i18n.Of(c.UserContext()) == i18n.Zh
 	if e, ok := err.(*db.Error); ok && isAPI(c) {
-		if body, ok := sentinelBodies[e]; ok {
+		bodies := sentinelBodies
+		if zh {
+			bodies = sentinelBodiesZh
+		}
+		if body, ok := bodies[e]; ok {
 			c.Status(handlers.StatusOf(e.Code)).Set(fiber.HeaderContentType, fiber.MIMEApplicationJSON)
 			return c.Send(body)
 		}
@@ -121,6 +130,7 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			msg = transportMessage(fe.Code) // fasthttp's text quotes the raw request
 		}
 	}
+	msg = i18n.T(c.UserContext(), msg)
 	status := handlers.StatusOf(code)
 	if fe != nil && keepStatus[fe.Code] {
 		status = fe.Code

@@ -204,7 +204,7 @@ func (s *Server) routes(cfg Config) {
 		}
 	}
 
-	app.Use(s.identify, s.observe, s.authenticate)
+	app.Use(s.identify, s.observe, s.authenticate, handlers.Language)
 	app.Get("/ws", s.Hub.Handle)
 
 	// The platform's own API: accounts, settings, the audit log, users, notifications, the orders desk.
@@ -248,6 +248,7 @@ func (s *Server) routes(cfg Config) {
 	pages.Get("/register", h.RegisterPage)
 	pages.Post("/register", s.limitAuth, h.RegisterForm)
 	pages.Post("/logout", h.Logout)
+	pages.Post("/lang", h.SetLanguage)
 	staff := pages.Group("/admin", requireRole(model.RoleMerchant, model.RoleAdmin), s.merchantWrites, s.audit)
 	staff.Get("/", h.AdminDashboard)
 	staff.Get("/switches", requireRole(model.RoleAdmin), h.SwitchesPage)

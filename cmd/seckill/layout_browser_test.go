@@ -23,6 +23,12 @@ type layoutPage struct {
 func layoutFixture(t *testing.T) (*testApp, []layoutPage) {
 	t.Helper()
 	a := startApp(t, func(c *Config) { c.Demo = true })
+	return a, layoutPages(t, a)
+}
+
+// layoutPages makes the layout test's data in the demo shop a and lists its pages.
+func layoutPages(t *testing.T, a *testApp) []layoutPage {
+	t.Helper()
 	shopper := a.login(demo.Shopper, demo.ShopperPassword)
 	merchant := a.login(demo.Merchant, demo.MerchantPassword)
 	var slots struct{ Slots []slotJSON }
@@ -76,7 +82,7 @@ func layoutFixture(t *testing.T) (*testApp, []layoutPage) {
 		cp = coupons.Coupons[0].ID
 	}
 	s, m, ad := demo.Shopper, demo.Merchant, a.Config.AdminUsername
-	return a, []layoutPage{
+	return []layoutPage{
 		{s, "/"}, {s, "/slots"}, {s, fmt.Sprintf("/goods/%d", goods.Goods[0].ID)}, {s, fmt.Sprintf("/goods/%d", upcoming.Goods[0].ID)}, {s, "/me/orders"},
 		{s, fmt.Sprintf("/orders/%d/checkout", unpaid.ID)}, {s, "/coupons"}, {s, "/me/coupons"}, {s, "/me/reminders"},
 		{s, "/me/notifications"}, {s, "/settings"}, {s, "/redpackets"}, {s, fmt.Sprintf("/redpackets/%d", rps.Redpackets[0].ID)},

@@ -1,0 +1,226 @@
+// Package i18n puts the shop's words in the reader's language: English, in
+// which the code is written, and Simplified Chinese.
+//
+// A message is looked up by its English text, so the code reads as the page
+// does and an untranslated message shows in English (the pages' test finds
+// it). A message built with fmt (a flash, an error from a service) is found
+// through its format: "Order %s refunded." is registered once and
+// "Order #G1-0001 refunded." is matched to it, its arguments carried into the
+// translation. The catalog is zh_*.go, one file per part of the shop; the
+// browser's scripts get the entries registered with addJS (JSCatalog).
+package i18n
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// Lang is a language the shop is written in, as an IETF tag.
+type Lang string
+
+// The shop's languages.
+const (
+	En Lang = "en"
+	Zh Lang = "zh-CN"
+)
+
+// Langs are the shop's languages, in the order the switch offers them.
+var Langs = []Lang{Zh, En}
+
+// Name is the language's name in itself, as the switch shows it.
+func (l Lang) Name() string {
+	if l == Zh {
+		return "中文"
+	}
+	return "English"
+}
+
+// Parse reads a language tag: any Chinese (zh, zh-CN, zh-Hans, zh-TW) is
+// Simplified Chinese, any English is English; anything else is not ok.
+func Parse(tag string) (Lang, bool) {
+	tag = strings.ToLower(strings.TrimSpace(tag))
+	switch {
+	case tag == "zh" || strings.HasPrefix(tag, "zh-") || strings.HasPrefix(tag, "zh_"):
+		return Zh, true
+	case tag == "en" || strings.HasPrefix(tag, "en-") || strings.HasPrefix(tag, "en_"):
+		return En, true
+	}
+	return En, false
+}
+
+// FromAcceptLanguage is the shop language a browser's Accept-Language
+// prefers most (by q, then by order); English when it names none of them.
+func FromAcceptLanguage(header string) Lang {
+	best, bestQ := En, 0.0
+	for _, part := range strings.Split(header, ",") {
+		tag, q := part, 1.0
+		if i := strings.Index(part, ";"); i >= 0 {
+			tag = part[:i]
+			var v float64
+			if _, err := fmt.Sscanf(strings.TrimSpace(part[i+1:]), "q=%g", &v); err == nil {
+				q = v
+			}
+		}
+		if l, ok := Parse(tag); ok && q > bestQ {
+			best, bestQ = l, q
+		}
+	}
+	return best
+}
+
+type langKey struct{}
+
+// With returns ctx carrying the reader's language.
+func With(ctx context.Context, l Lang) context.Context { return context.WithValue(ctx, langKey{}, l) }
+
+// Of is the language ctx carries: English when none.
+func Of(ctx context.Context) Lang {
+	if l, ok := ctx.Value(langKey{}).(Lang); ok {
+		return l
+	}
+	return En
+}
+
+// T is msg in ctx's language.
+func T(ctx context.Context, msg string) string { return Of(ctx).T(msg) }
+
+// F is fmt.Sprintf of format, translated, in ctx's language.
+func F(ctx context.Context, format string, args ...any) string { return Of(ctx).F(format, args...) }
+
+// T is msg in l: its translation, or the translation of the format it was
+// made from with its arguments carried over, or msg itself.
+func (l Lang) T(msg string) string {
+	if l != Zh || msg == "" {
+		return msg
+	}
+	if s, ok := zh.exact[msg]; ok {
+		return s
+	}
+	return zh.match(msg)
+}
+
+// F is fmt.Sprintf of format's translation in l.
+func (l Lang) F(format string, args ...any) string {
+	if l == Zh {
+		if s, ok := zh.exact[format]; ok {
+			format = s
+		}
+	}
+	return fmt.Sprintf(format, args...)
+}
+
+// catalog is one language's translations.
+type catalog struct {
+	mu       sync.Mutex
+	exact    map[string]string // English message or format → translation
+	js       map[string]string // what the browser's scripts get
+	patterns []pattern         // the formats with verbs, longest first
+	sorted   bool
+}
+
+// pattern matches messages made from one format.
+type pattern struct {
+	re   *regexp.Regexp
+	to   string // the translated format
+	lits int    // letters outside the verbs: the more, the more specific
+}
+
+var zh = &catalog{exact: map[string]string{}, js: map[string]string{}}
+
+// verb is a fmt verb the patterns understand; %% is a literal percent.
+var verb = regexp.MustCompile(`%(\[\d+\])?[-+# 0]*\d*(\.\d+)?[sdvqgf%]`)
+
+// add registers English → Chinese translations (called from zh_*.go's init).
+// A message registered twice with two translations panics at start.
+func add(m map[string]string) {
+	zh.mu.Lock()
+	defer zh.mu.Unlock()
+	for en, to := range m {
+		if old, ok := zh.exact[en]; ok && old != to {
+			panic(fmt.Sprintf("i18n: %q translated twice: %q and %q", en, old, to))
+		}
+		zh.exact[en] = to
+		if !strings.Contains(en, "%") {
+			continue
+		}
+		var re strings.Builder
+		re.WriteString("^")
+		last, lits := 0, 0
+		for _, loc := range verb.FindAllStringIndex(en, -1) {
+			lit := en[last:loc[0]]
+			lits += len(lit)
+			re.WriteString(regexp.QuoteMeta(lit))
+			if en[loc[0]:loc[1]] == "%%" {
+				re.WriteString("%")
+			} else {
+				re.WriteString("(.+?)")
+			}
+			last = loc[1]
+		}
+		lits += len(en[last:])
+		re.WriteString(regexp.QuoteMeta(en[last:]) + "$")
+		if lits < 3 {
+			panic(fmt.Sprintf("i18n: format %q is all verbs: it would match any message", en))
+		}
+		zh.patterns = append(zh.patterns, pattern{re: regexp.MustCompile(re.String()), to: to, lits: lits})
+		zh.sorted = false
+	}
+}
+
+// addJS registers translations the browser's scripts use too.
+func addJS(m map[string]string) {
+	add(m)
+	zh.mu.Lock()
+	defer zh.mu.Unlock()
+	for en, to := range m {
+		zh.js[en] = to
+	}
+}
+
+// match translates msg through the first (most specific) format it fits:
+// each %s-like verb of the translation takes the text the English one
+// matched, in order (or by index, %[2]s).
+func (c *catalog) match(msg string) string {
+	c.mu.Lock()
+	if !c.sorted {
+		sort.SliceStable(c.patterns, func(i, j int) bool { return c.patterns[i].lits > c.patterns[j].lits })
+		c.sorted = true
+	}
+	ps := c.patterns
+	c.mu.Unlock()
+	for _, p := range ps {
+		m := p.re.FindStringSubmatch(msg)
+		if m == nil {
+			continue
+		}
+		args := make([]any, len(m)-1)
+		for i, s := range m[1:] {
+			args[i] = raw(s)
+		}
+		return fmt.Sprintf(p.to, args...)
+	}
+	return msg
+}
+
+// raw is matched text carried into a translation: it prints as itself under
+// any verb (%s, %d, %v), so "%d" in a translation takes "12" as it was.
+type raw string
+
+func (r raw) Format(f fmt.State, _ rune) { f.Write([]byte(r)) }
+
+// JSCatalog is the JSON object of the translations the browser's scripts
+// use in l (nil for English, whose scripts speak it already).
+func JSCatalog(l Lang) []byte {
+	if l != Zh {
+		return nil
+	}
+	zh.mu.Lock()
+	defer zh.mu.Unlock()
+	b, _ := json.Marshal(zh.js)
+	return b
+}
