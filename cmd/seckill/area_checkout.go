@@ -26,6 +26,7 @@ func (m *Main) checkoutArea(gs *goods.Service, cs *coupon.Service) Area {
 				r.Open.Post("/payments/callback", h.PaymentCallback)
 				// the merchant's orders desk
 				r.Staff.Get("/orders", h.DeskOrders)
+				r.Staff.Get("/orders.csv", h.DeskCSV)
 				r.Staff.Get("/orders/:id", h.DeskOrder)
 				r.Staff.Post("/orders/:id/refund", h.DeskRefund)
 			},

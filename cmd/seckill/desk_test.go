@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -10,6 +11,10 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/checkout"
+	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/handlers"
 )
 
 // deskOrderJSON is an order as the merchant orders desk answers it.
@@ -424,5 +429,84 @@ func TestDeskRefundRace(t *testing.T) {
 	}
 	if d := a.deskAudit(mt, o.ID); len(d) != 1 {
 		t.Fatalf("audit entries of the refund %q, want 1", d)
+	}
+}
+
+// The desk exports what its filters show: every order across its pages
+// (more than one page of the list), newest first, with the goods' title
+// and for a refund when, by whom and why; another merchant's orders never;
+// a bad filter is a 400 before any row.
+func TestDeskExport(t *testing.T) {
+	a := startApp(t)
+	m1, g := a.liveGoods(1000, 1000)
+	m2, other := a.liveGoods(10, 10)
+	shopper, _ := a.newUser()
+	const n = checkout.DeskMaxLimit + 20
+	var ids []int64
+	for range n {
+		ids = append(ids, a.grab(shopper, g.ID).ID)
+	}
+	a.grab(shopper, other.ID)
+	paid := ids[3]
+	if st, _ := a.pay(shopper, paid, 0); st != 200 {
+		t.Fatalf("pay: %d", st)
+	}
+	if err := a.flushAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if st := a.call("POST", fmt.Sprintf("/api/admin/orders/%d/refund", paid), m1, map[string]string{"reason": "arrived broken, \"box\" crushed"}, nil); st != 200 {
+		t.Fatalf("refund: %d", st)
+	}
+	if err := a.flushAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	get := func(token string, q url.Values) (int, [][]string) {
+		t.Helper()
+		req, _ := http.NewRequest("GET", a.URL+"/api/admin/orders.csv?"+q.Encode(), nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.StatusCode != 200 {
+			return res.StatusCode, nil
+		}
+		return 200, readCSV(t, res.Body)
+	}
+	_, all := get(m1, url.Values{})
+	if len(all) != n+1 || strings.Join(all[0], ",") != strings.Join(handlers.DeskCSVColumns, ",") {
+		t.Fatalf("export of every order: %d rows, header %q; want %d orders", len(all)-1, all[0], n)
+	}
+	for i, row := range all[1:] {
+		if want := model.OrderNumber(ids[n-1-i]); row[0] != want || row[3] != g.Title {
+			t.Fatalf("row %d: %q, want order %s of %q, newest first", i, row, want, g.Title)
+		}
+		if _, err := time.Parse(time.RFC3339, row[10]); err != nil {
+			t.Fatalf("created_at %q: %v", row[10], err)
+		}
+	}
+	_, refunded := get(m1, url.Values{"status": {"refunded"}})
+	if len(refunded) != 2 {
+		t.Fatalf("export of the refunded: %q", refunded)
+	}
+	r := refunded[1]
+	if r[0] != model.OrderNumber(paid) || r[6] != "refunded" || r[12] == "" || r[14] != `arrived broken, "box" crushed` || r[13] == "" {
+		t.Fatalf("refunded row %q: want its refund time, who and why", r)
+	}
+	if _, rows := get(m1, url.Values{"q": {model.OrderNumber(ids[0])}}); len(rows) != 2 || rows[1][0] != model.OrderNumber(ids[0]) {
+		t.Fatalf("export searched for one order: %q", rows)
+	}
+	if _, rows := get(m2, url.Values{}); len(rows) != 2 || rows[1][3] != other.Title {
+		t.Fatalf("the other merchant's export: %q, want only its one order", rows)
+	}
+	if st, _ := get(m1, url.Values{"status": {"lost"}}); st != 400 {
+		t.Fatalf("export with a bad status: %d, want 400", st)
+	}
+	if st, _ := get(m1, url.Values{"from": {"yesterday"}}); st != 400 {
+		t.Fatalf("export with a bad date: %d, want 400", st)
+	}
+	if st, _ := get(shopper, url.Values{}); st != 403 {
+		t.Fatalf("a shopper's export: %d, want 403", st)
 	}
 }

@@ -415,3 +415,40 @@ func (s *Service) DeskChoices(ctx context.Context, by model.Claims) ([]DeskChoic
 	}
 	return out, rows.Err()
 }
+
+// DeskExportRow is one order of the desk's export: the order as the desk
+// lists it, and for a refund who gave it and why.
+type DeskExportRow struct {
+	model.DeskOrder
+	RefundedBy, RefundReason string
+}
+
+// DeskExport calls each with every order the desk lists for f (its page
+// and limit aside), newest first, a page of the store at a time: the
+// export holds what the filters show, however many pages that is.
+func (s *Service) DeskExport(ctx context.Context, by model.Claims, f DeskFilter, each func(DeskExportRow) error) error {
+	f.Before, f.Limit = "", DeskMaxLimit
+	for {
+		page, err := s.DeskOrders(ctx, by, f)
+		if err != nil {
+			return err
+		}
+		for _, o := range page.Orders {
+			row := DeskExportRow{DeskOrder: o}
+			if o.Status == model.OrderRefunded {
+				st, err := s.refundStep(ctx, &o)
+				if err != nil {
+					return err
+				}
+				row.RefundedBy, row.RefundReason = st.ActorName, st.Detail
+			}
+			if err := each(row); err != nil {
+				return err
+			}
+		}
+		if page.NextBefore == "" {
+			return nil
+		}
+		f.Before = page.NextBefore
+	}
+}
