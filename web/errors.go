@@ -69,8 +69,11 @@ func errorBody(code, msg string) []byte {
 // isAPI tells whether the request gets the contract's JSON errors rather than pages.
 func isAPI(c *fiber.Ctx) bool {
 	p := c.Path()
-	if strings.HasPrefix(p, "/api") || strings.HasPrefix(p, "/ws") || p == "/metrics" {
+	if strings.HasPrefix(p, "/api") || strings.HasPrefix(p, "/ws") {
 		return true
+	}
+	if p == "/metrics" { // a scraper gets JSON; a person following make run's link, the sign-in page
+		return !strings.Contains(c.Get(fiber.HeaderAccept), "text/html")
 	}
 	// fasthttp could not parse the request (its headers were too large, say),
 	// so there is no path: its error quotes what it read of the request line.

@@ -345,6 +345,27 @@ func TestAbuseDoorsOpsEndpoints(t *testing.T) {
 		}
 		wantJSONError(t, "metrics with "+tc.auth, res, string(b), tc.status, tc.code)
 	}
+	// A person following make run's link in a browser is sent to sign in,
+	// and back to /metrics after; a signed-in shopper gets a page, not JSON.
+	browserReq := func(cookie string) *http.Response {
+		req, _ := http.NewRequest("GET", a.URL+"/metrics", nil)
+		req.Header.Set("Accept", "text/html,application/xhtml+xml,*/*;q=0.8")
+		if cookie != "" {
+			req.AddCookie(&http.Cookie{Name: "seckill_session", Value: cookie})
+		}
+		res, err := noRedirect.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res
+	}
+	if res := browserReq(""); res.StatusCode != 303 || res.Header.Get("Location") != "/login?next=%2Fmetrics" {
+		t.Errorf("metrics in a browser, signed out: %d to %q, want 303 to the sign-in", res.StatusCode, res.Header.Get("Location"))
+	}
+	if res := browserReq(user); res.StatusCode != 403 || !strings.HasPrefix(res.Header.Get("Content-Type"), "text/html") {
+		t.Errorf("metrics in a shopper's browser: %d %q, want a 403 page", res.StatusCode, res.Header.Get("Content-Type"))
+	}
 	// The admin's session cookie works too.
 	req, _ := http.NewRequest("GET", a.URL+"/metrics", nil)
 	req.AddCookie(&http.Cookie{Name: "seckill_session", Value: a.adminToken()})
@@ -612,3 +633,6 @@ func TestAbuseDoorsEncodedBodiesAndForwardedProto(t *testing.T) {
 		t.Fatalf("an untrusted X-Forwarded-Proto got HSTS %q", h)
 	}
 }
+
+// noRedirect is an HTTP client that hands back redirects instead of following them.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
