@@ -224,3 +224,75 @@ func TestLayoutPagesFitAPhone(t *testing.T) {
 		}
 	})
 }
+
+// tapTargetsJS lists the controls on the page a finger cannot hit (under
+// 32 px tall) and the texts their box cuts off. A control is a button, a
+// field, a select, a link styled as a button or standing on its own (in a
+// menu, a cell, a list item); a link inside a sentence is text and exempt,
+// as WCAG 2.5.8 exempts it. A checkbox or radio is measured by its label.
+// Cut: a box whose text runs past its width while it hides the overflow
+// (an ellipsis included), and a placeholder wider than its field.
+const tapTargetsJS = `(() => {
+  const small = [], cut = [];
+  const visible = (el) => { const r = el.getBoundingClientRect(); const cs = getComputedStyle(el); return r.width > 0 && r.height > 0 && cs.visibility !== "hidden"; };
+  const name = (el) => el.tagName.toLowerCase() + (el.dataset.testid ? "[" + el.dataset.testid + "]" : "") + " «" + (el.innerText || el.value || el.placeholder || el.getAttribute("aria-label") || "").trim().replace(/\s+/g, " ").slice(0, 30) + "»";
+  const inSentence = (a) => {
+    if (a.classList.contains("button")) return false;
+    const p = a.parentElement;
+    if (!p || p.closest("nav, .tabs, .account, .actions")) return false;
+    const own = a.innerText.trim(), all = p.innerText.trim();
+    return all.length > own.length + 2 && !/^(TD|TH|LI)$/.test(p.tagName);
+  };
+  document.querySelectorAll("main a[href], header a[href], button, input:not([type=hidden]), select, textarea, summary").forEach((el) => {
+    if (el.disabled || el.closest("[hidden], template, .sr-only")) return;
+    let target = el;
+    if (el.matches("input[type=checkbox], input[type=radio]")) target = el.closest("label") || (el.id && document.querySelector("label[for='" + el.id + "']")) || el;
+    if (!visible(target)) return;
+    if (el.tagName === "A" && inSentence(el)) return;
+    const h = target.getBoundingClientRect().height;
+    if (h < 31.5) small.push(name(el) + " " + Math.round(h) + "px tall");
+  });
+  document.querySelectorAll("main *, header *").forEach((el) => {
+    if (!visible(el) || el.children.length > 0 && !el.matches("button, a, label, select")) return;
+    const cs = getComputedStyle(el);
+    const hides = cs.textOverflow === "ellipsis" || /hidden|clip/.test(cs.overflowX) || el.matches("button, select");
+    if (hides && el.scrollWidth > el.clientWidth + 1 && (el.innerText || "").trim()) cut.push(name(el) + " needs " + el.scrollWidth + "px of " + el.clientWidth);
+  });
+  const ctx = document.createElement("canvas").getContext("2d");
+  document.querySelectorAll("input[placeholder], textarea[placeholder]").forEach((el) => {
+    if (!visible(el) || el.value) return;
+    const cs = getComputedStyle(el);
+    ctx.font = cs.font;
+    const room = el.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+    const need = ctx.measureText(el.placeholder).width;
+    if (need > room + 1) cut.push(name(el) + " placeholder needs " + Math.round(need) + "px of " + Math.round(room));
+  });
+  return {small, cut};
+})()`
+
+// At 1366×900 and at 390×844 every control of the main pages is at least
+// 32 px tall and no text is cut off by its box.
+func TestLayoutTapTargetsAndNothingCut(t *testing.T) {
+	ctx := newBrowser(t)
+	a, pages := layoutFixture(t)
+	for _, size := range []struct {
+		w, h   int
+		mobile bool
+	}{{1366, 900, false}, {390, 844, true}} {
+		opts := []chromedp.EmulateViewportOption{}
+		if size.mobile {
+			opts = append(opts, chromedp.EmulateMobile)
+		}
+		browse(t, ctx, fmt.Sprintf("%d px", size.w), chromedp.EmulateViewport(int64(size.w), int64(size.h), opts...))
+		visitAll(t, ctx, a, pages, func(p layoutPage) {
+			var got struct{ Small, Cut []string }
+			browse(t, ctx, "measure "+p.path, chromedp.Evaluate(tapTargetsJS, &got))
+			if len(got.Small) > 0 {
+				t.Errorf("%s as %s at %d px: %d controls under 32 px:\n  %s", p.path, p.user, size.w, len(got.Small), strings.Join(got.Small, "\n  "))
+			}
+			if len(got.Cut) > 0 {
+				t.Errorf("%s as %s at %d px: text cut off:\n  %s", p.path, p.user, size.w, strings.Join(got.Cut, "\n  "))
+			}
+		})
+	}
+}
