@@ -6,8 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/chromedp/cdproto/emulation"
+	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 	"github.com/seckill/seckill/db/demo"
 )
@@ -81,33 +83,52 @@ func TestScreenshots(t *testing.T) {
 		{"desk-order", demo.Merchant, fmt.Sprintf("/admin/orders/%d", paid.ID), `[data-testid=order-history]`},
 		{"desk-refund", demo.Merchant, fmt.Sprintf("/admin/orders/%d/refund", paid.ID), `[data-testid=refund-form]`},
 	}
+	// The fair sales and the pages the last round of fixes changed.
+	_, queued := a.queueGoods(10, 5, time.Hour, nil)
+	_, raffled := a.raffleGoods(3, time.Hour)
+	a.joinQueue(shopper, queued.ID, "")
+	shots = append(shots, []struct{ name, user, path, wait string }{
+		{"queue", demo.Shopper, fmt.Sprintf("/goods/%d/queue", queued.ID), `main`},
+		{"raffle", demo.Shopper, fmt.Sprintf("/goods/%d/raffle", raffled.ID), `main`},
+		{"my-reminders", demo.Shopper, "/me/reminders", `main`},
+		{"audit", demo.Merchant, "/admin/audit", `main`},
+	}...)
 	passwords := map[string]string{demo.Shopper: demo.ShopperPassword, demo.Merchant: demo.MerchantPassword}
-	for _, v := range shopperViewports {
-		ctx := newBrowser(t)
-		browse(t, ctx, "zone and size", chromedp.ActionFunc(func(ctx context.Context) error {
-			return emulation.SetTimezoneOverride("Asia/Shanghai").Do(ctx)
-		}), v.sized())
-		who := ""
-		for _, s := range shots {
-			if s.user != who {
-				if who != "" {
-					browse(t, ctx, "log out", chromedp.Click(`.account button`), chromedp.WaitVisible(`[data-testid=nav-login]`))
+	// Each page in English (name-size.png) and in Chinese (name-size.zh-CN.png).
+	for _, lang := range []string{"en", "zh-CN"} {
+		for _, v := range shopperViewports {
+			ctx := newBrowser(t)
+			browse(t, ctx, "zone, language and size", chromedp.ActionFunc(func(ctx context.Context) error {
+				if err := network.SetExtraHTTPHeaders(network.Headers{"Accept-Language": lang}).Do(ctx); err != nil {
+					return err
 				}
-				browse(t, ctx, "log in as "+s.user, browserLogin(ctx, a.URL, s.user, passwords[s.user]))
-				who = s.user
+				return emulation.SetTimezoneOverride("Asia/Shanghai").Do(ctx)
+			}), v.sized())
+			who := ""
+			for _, s := range shots {
+				if s.user != who {
+					if who != "" {
+						browse(t, ctx, "log out", chromedp.Click(`[data-testid=logout]`), chromedp.WaitVisible(`[data-testid=nav-login]`))
+					}
+					browse(t, ctx, "log in as "+s.user, browserLogin(ctx, a.URL, s.user, passwords[s.user]))
+					who = s.user
+				}
+				var png []byte
+				browse(t, ctx, s.name,
+					chromedp.Navigate(a.URL+s.path),
+					chromedp.WaitVisible(s.wait),
+					chromedp.Poll(`document.fonts.status === "loaded"`, nil),
+					chromedp.FullScreenshot(&png, 100),
+				)
+				file := filepath.Join(dir, s.name+"-"+v.name+".png")
+				if lang != "en" {
+					file = filepath.Join(dir, s.name+"-"+v.name+"."+lang+".png")
+				}
+				if err := os.WriteFile(file, png, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				t.Logf("saved %s (%d bytes)", file, len(png))
 			}
-			var png []byte
-			browse(t, ctx, s.name,
-				chromedp.Navigate(a.URL+s.path),
-				chromedp.WaitVisible(s.wait),
-				chromedp.Poll(`document.fonts.status === "loaded"`, nil),
-				chromedp.FullScreenshot(&png, 100),
-			)
-			file := filepath.Join(dir, s.name+"-"+v.name+".png")
-			if err := os.WriteFile(file, png, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("saved %s (%d bytes)", file, len(png))
 		}
 	}
 }

@@ -294,7 +294,7 @@ func TestShopperBrowserLayout(t *testing.T) {
 			}
 		}
 		// Logged out: the login page.
-		browse(t, ctx, "log out", chromedp.Click(`.account button`), chromedp.WaitVisible(`[data-testid=nav-login]`))
+		browse(t, ctx, "log out", chromedp.Click(`[data-testid=logout]`), chromedp.WaitVisible(`[data-testid=nav-login]`))
 		var width, inner int64
 		browse(t, ctx, "login page", chromedp.Navigate(a.URL+"/login"), chromedp.WaitVisible(`[data-testid=login-form]`),
 			chromedp.Evaluate(`document.documentElement.scrollWidth`, &width), chromedp.Evaluate(`window.innerWidth`, &inner))
