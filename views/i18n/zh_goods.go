@@ -188,7 +188,7 @@ func init() {
 		"An order not paid in time (or cancelled) passes to the next entry in the draw's order. One entry per shopper; entering early gives no advantage.": "逾期未付款（或已取消）的订单会按抽签顺序顺延给下一位。每人限报名一次，提前报名没有优势。",
 		"Entries so far:": "当前报名人数：",
 		"Seed hash, published before the draw (SHA-256 of the secret seed, which is revealed after it, so the draw cannot be changed once entries are in):": "种子哈希，抽签前公布（秘密种子的 SHA-256，种子在抽签后公开，因此报名后抽签结果无法更改）：",
-		"Entries root, published when entries closed (the Merkle root of every entry; your entry's proof is in %s):":                                        "报名根哈希，报名截止时公布（所有报名的 Merkle 根；你的报名证明见 %s）：",
+		"Entries root, published when entries closed (the Merkle root of every entry; your entry's proof is in %s):":                                        "报名根哈希，报名截止时公布（所有报名的默克尔树根；你的报名证明见 %s）：",
 		"Public beacon round mixed into the draw, published after entries close:":                                                                           "混入抽签的公共随机信标轮次，报名截止后公布：",
 		"Grab one on the goods page": "去商品页抢购",
 		"Log in to enter":            "登录后报名",
