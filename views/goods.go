@@ -159,13 +159,14 @@ func post(ctx context.Context, format string, args ...any) string {
 	return s[strings.LastIndex(s, elemText)+1:]
 }
 
-// between is F(ctx, format, args...) between its first two elems.
-func between(ctx context.Context, format string, args ...any) string {
-	parts := strings.SplitN(F(ctx, format, args...), elemText, 3)
-	if len(parts) < 3 {
+// part is F(ctx, format, args...) after its i-th elem and before the
+// next: part 0 is pre, the last is post.
+func part(ctx context.Context, i int, format string, args ...any) string {
+	parts := strings.Split(F(ctx, format, args...), elemText)
+	if i >= len(parts) {
 		return ""
 	}
-	return parts[1]
+	return parts[i]
 }
 
 func i64(n int64) string                { return strconv.FormatInt(n, 10) }

@@ -74,7 +74,7 @@ func init() {
 		"closed":                      "已关闭",
 		"open":                        "开放中",
 		"open, the start shuffles it": "开放中，开始时随机排序",
-		"%s early shoppers were shuffled at the start with seed %s.": "开始时已用种子 %[2]s 将 %[1]s 位提前排队的用户随机排序。",
+		"%s early shoppers were shuffled at the start with seed %s.": "开始时已将 %s 位提前排队的用户随机排序，种子为 %s。",
 		"Shoppers who join before the start are shuffled then.":      "开始前加入的用户届时会被随机排序。",
 
 		// The raffle.
@@ -91,7 +91,7 @@ func init() {
 		"Entries are closed: the draw is being made.": "报名已截止：正在抽签。",
 		"Entries are closed.":                         "报名已截止。",
 		"Enter the raffle":                            "参与抽签",
-		"%d winners":                                  "%d 人中签",
+		"%d winners":                                  "%d 位中签者",
 
 		// The merchant's pages (static/goods.js's live figures and form checks).
 		"%d cancelled":                 "已取消 %d 笔",
@@ -183,7 +183,7 @@ func init() {
 		// The raffle.
 		"This item is sold by a draw, not a race.": "本商品抽签发售，不拼手速。",
 		"Entries: from %s to %s":                   "报名时间：%s 至 %s",
-		"1 winner":                                 "1 人中签",
+		"1 winner":                                 "1 位中签者",
 		"At the start the draw picks %s among the entries, and each gets an order to pay.":                                                                 "开抢时从报名者中抽出 %s，每位中签者获得一笔待支付订单。",
 		"An order not paid in time (or cancelled) passes to the next entry in the draw's order. One entry per shopper; entering early gives no advantage.": "逾期未付款（或已取消）的订单会按抽签顺序顺延给下一位。每人限报名一次，提前报名没有优势。",
 		"Entries so far:": "当前报名人数：",
@@ -200,9 +200,7 @@ func init() {
 		"%s units passed on so far.": "目前已顺延 %s 个名额。",
 		"The order of all entries (user IDs; the first ones won):": "全部报名的顺序（用户 ID；排在前面的中签）：",
 		"Anyone can check it: the randomness is the SHA-256 of the seed, the entries root and the beacon's randomness (if any), joined by colons; each entry's key is the SHA-256 of the randomness, a colon and the user ID; the order is the entries sorted by key.": "任何人都可以验证：随机数是种子、报名根哈希和信标随机数（如有）以冒号连接后的 SHA-256；每个报名的键是随机数、冒号和用户 ID 的 SHA-256；顺序即按键排序后的报名。",
-		"With":                              "可使用",
-		", or":                              "，或",
-		"and":                               "和",
+		"With %s, or %s, %s and %s:":        "可使用 %s，或 %s、%s 和 %s：",
 		"Entries from %s to the draw at %s": "报名时间 %s 至 %s 开奖",
 		"The shoppers' page":                "用户页面",
 		"Entries":                           "报名人数",
