@@ -6,6 +6,7 @@
   const S = window.seckill;
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
 
+  // The texts below are English: T puts each in the page's language where it is shown.
   const LABELS = { unpaid: "Awaiting payment", paid: "Paid", expired: "Expired", cancelled: "Cancelled", failed: "Failed", refunded: "Refunded" };
   // Why the durable unit guard failed an order (its "failure" field).
   const FAILURES = { sold_twice: "Failed: sold twice, nothing charged", refund_due: "Failed: sold twice, refund due" };
@@ -113,15 +114,16 @@
   }
   function saleStateLine(st, g) {
     switch (st) {
-      case "upcoming": return ["Starts in ", countdownEl(g.start, "start-countdown"), " · ", S.timeEl(new Date(g.start).toISOString())];
-      case "sold_out": return ["Sold out: every unit has been grabbed."];
-      case "ended": return ["This sale has ended."];
-      case "limit_reached": return ["On sale now, ends in ", countdownEl(g.end), `. You hold ${g.held} of ${g.limit}, the limit per customer.`];
+      case "upcoming": return [T("Starts in") + " ", countdownEl(g.start, "start-countdown"), " · ", S.timeEl(new Date(g.start).toISOString())];
+      case "sold_out": return [T("Sold out: every unit has been grabbed.")];
+      case "ended": return [T("This sale has ended.")];
+      case "limit_reached": return [T("On sale now, ends in") + " ", countdownEl(g.end), T(". You hold %d of %d, the limit per customer.", g.held, g.limit)];
     }
-    return ["On sale now, ends in ", countdownEl(g.end)];
+    return [T("On sale now, ends in") + " ", countdownEl(g.end)];
   }
   function grabLabel(st, g) {
-    return { sold_out: "Sold out", limit_reached: "Limit reached", ended: "Sale ended" }[st] || "Grab for " + S.money(g.price);
+    const label = { sold_out: "Sold out", limit_reached: "Limit reached", ended: "Sale ended" }[st];
+    return label ? T(label) : T("Grab for %s", S.money(g.price));
   }
 
   let grabbing = false; // a grab in flight keeps the button disabled
@@ -141,8 +143,8 @@
         line.replaceChildren(...saleStateLine(st, g));
       }
       const badge = box.querySelector("[data-state-badge]");
-      if (badge) { badge.className = "badge " + st; badge.textContent = BADGES[st]; }
-      $$("[data-state-text]", box).forEach((t) => { t.className = "badge " + st; t.textContent = STATE_TEXT[st]; });
+      if (badge) { badge.className = "badge " + st; badge.textContent = T(BADGES[st]); }
+      $$("[data-state-text]", box).forEach((t) => { t.className = "badge " + st; t.textContent = T(STATE_TEXT[st]); });
       const btn = box.querySelector("[data-grab]");
       if (btn) {
         btn.textContent = grabLabel(st, g);
@@ -178,10 +180,10 @@
     box.dataset.state = st;
     const badge = box.querySelector("[data-slot-badge]");
     badge.className = "badge " + st;
-    badge.textContent = SLOT_BADGES[st];
+    badge.textContent = T(SLOT_BADGES[st]);
     const line = box.querySelector("[data-slot-line]");
     const until = st === "live" ? box.dataset.end : box.dataset.start;
-    line.replaceChildren(...(st === "ended" ? [] : [st === "live" ? "ends in " : "starts in ",
+    line.replaceChildren(...(st === "ended" ? [] : [T(st === "live" ? "ends in" : "starts in") + " ",
       el("span", { class: "countdown", "data-countdown": until }, S.countdown(until))]));
   }
   const slotHeads = $$("[data-slot-when]");
@@ -220,16 +222,16 @@
       grabbing = true;
       showGrabState(id);
       grabOut.className = "grab-result pending";
-      grabOut.textContent = "Grabbing…";
+      grabOut.textContent = T("Grabbing…");
       let r;
       try {
         // Goods that ask a proof of work: solve it first (static/pow.js).
         let headers;
         if (Number(grabBtn.dataset.pow) > 0 && window.seckillPow) {
-          grabOut.textContent = "Checking you are not a bot…";
+          grabOut.textContent = T("Checking you are not a bot…");
           const pow = await window.seckillPow.header(id);
           if (pow) headers = { "X-Pow": pow };
-          grabOut.textContent = "Grabbing…";
+          grabOut.textContent = T("Grabbing…");
         }
         r = await S.api("POST", `/api/goods/${id}/grab`, undefined, headers);
       } catch (e) {
@@ -242,11 +244,11 @@
         const o = r.body.order;
         grabOut.className = "grab-result ok";
         grabOut.append(
-          el("strong", { "data-testid": "grab-success" }, "You got it! "),
-          `Order #${S.orderNumber(o.id)} for ${S.money(o.amount_cents)}. Pay within `,
+          el("strong", { "data-testid": "grab-success" }, T("You got it!") + " "),
+          T("Order %s for %s. Pay within", "#" + S.orderNumber(o.id), S.money(o.amount_cents)) + " ",
           countdownEl(o.expires_at),
           " — ",
-          el("a", { href: `/orders/${o.id}/checkout`, "data-testid": "grab-pay-link" }, "pay now"),
+          el("a", { href: `/orders/${o.id}/checkout`, "data-testid": "grab-pay-link" }, T("pay now")),
         );
         noteOrder(o);
         return;
@@ -254,7 +256,7 @@
       const code = (r.body && r.body.error && r.body.error.code) || "";
       grabOut.className = "grab-result bad";
       grabOut.append(el("span", { "data-testid": "grab-error", "data-code": code },
-        GRAB_ERRORS[code] || S.sentence(r.body && r.body.error && r.body.error.message) || "Something went wrong. Try again."));
+        T(GRAB_ERRORS[code] || "") || S.sentence(r.body && r.body.error && r.body.error.message) || T("Something went wrong. Try again.")));
       if (g && code === "sold_out") g.remaining = 0;
       else if (g && code === "limit_reached") g.held = Math.max(g.held, g.limit);
       else if (g && code === "ended") g.ended = true;
@@ -269,7 +271,7 @@
     const g = goodsRec[String(ev.goods_id)];
     if (g) { g.ended = true; showGrabState(String(ev.goods_id)); }
     const state = page.querySelector("[data-testid=sale-state]");
-    if (state) state.textContent = ev.state === "ended" ? "The sale has ended." : "This sale is no longer available.";
+    if (state) state.textContent = T(ev.state === "ended" ? "The sale has ended." : "This sale is no longer available.");
     if (grabBtn) { grabBtn.dataset.state = "ended"; grabBtn.disabled = true; }
     page.dispatchEvent(new CustomEvent("sale-ended", { bubbles: true, detail: ev }));
   });
@@ -284,7 +286,7 @@
     if (at) shownAt[o.id] = at;
     $$(`[data-order-status="${o.id}"]`).forEach((b) => {
       b.className = "badge " + o.status;
-      b.textContent = FAILURES[o.failure] || LABELS[o.status] || o.status;
+      b.textContent = T(FAILURES[o.failure] || LABELS[o.status] || o.status);
     });
     const row = document.querySelector(`[data-order-row="${o.id}"]`);
     if (row && o.status !== "unpaid") {
@@ -355,12 +357,12 @@
     });
     const c = document.querySelector("[data-row=conflicts]");
     if (c) {
-      c.querySelector("[data-side=redis]").textContent = st.failed + " cancelled";
+      c.querySelector("[data-side=redis]").textContent = T("%d cancelled", st.failed);
       c.querySelector("[data-side=db]").textContent = st.db.conflicts;
       c.classList.toggle("drift", (st.drift || []).includes("conflicts"));
     }
     const sum = document.querySelector("[data-drift-summary]");
-    if (sum) sum.textContent = st.drift && st.drift.length ? "live and recorded differ: " + st.drift.join(", ") : "live and recorded agree";
+    if (sum) sum.textContent = st.drift && st.drift.length ? T("live and recorded differ: %s", st.drift.join(", ")) : T("live and recorded agree");
     const p = document.querySelector("[data-k=pending]");
     if (p) p.textContent = st.pending;
     const lag = document.querySelector("[data-k=durable_lag]");
@@ -387,18 +389,18 @@
       if (inp.type === "hidden") return;
       let msg = "";
       const v = inp.validity;
-      if (v.valueMissing) msg = "is required";
-      else if (v.patternMismatch) msg = "must be an amount like 49.99";
-      else if (v.rangeUnderflow) msg = `must be at least ${inp.min}`;
-      else if (v.rangeOverflow) msg = `must be at most ${inp.max}`;
-      else if (v.stepMismatch || v.badInput) msg = "must be a whole number";
-      else if (v.tooLong) msg = `is longer than ${inp.maxLength} characters`;
+      if (v.valueMissing) msg = T("is required");
+      else if (v.patternMismatch) msg = T("must be an amount like 49.99");
+      else if (v.rangeUnderflow) msg = T("must be at least %s", inp.min);
+      else if (v.rangeOverflow) msg = T("must be at most %s", inp.max);
+      else if (v.stepMismatch || v.badInput) msg = T("must be a whole number");
+      else if (v.tooLong) msg = T("is longer than %d characters", inp.maxLength);
       fieldError(form, inp.name, msg);
       if (msg) ok = false;
     });
     const start = form.querySelector("[name=start_at]"), end = form.querySelector("[name=end_at]");
     if (start && end && start.value && end.value && new Date(end.value) <= new Date(start.value)) {
-      fieldError(form, "end_at", "must be after the start");
+      fieldError(form, "end_at", T("must be after the start"));
       ok = false;
     }
     return ok;

@@ -13,9 +13,9 @@
   }
 
   function etaText(secs) {
-    if (secs <= 0) return "any moment";
-    if (secs < 60) return `about ${secs} s`;
-    return `about ${Math.floor(secs / 60)} min ${secs % 60} s`;
+    if (secs <= 0) return T("any moment");
+    if (secs < 60) return T("about %s s", secs);
+    return T("about %s min %s s", Math.floor(secs / 60), secs % 60);
   }
 
   const ERRORS = {
@@ -31,7 +31,7 @@
 
   function errorText(r) {
     const e = (r.body && r.body.error) || {};
-    return ERRORS[e.code] || S.sentence(e.message) || "Something went wrong. Try again.";
+    return T(ERRORS[e.code] || "") || S.sentence(e.message) || T("Something went wrong. Try again.");
   }
 
   // ---- The shopper's waiting room ----------------------------------------
@@ -60,7 +60,7 @@
       const u = $("[data-queue-until]");
       if (!ticket || ticket.state !== "admitted" || !ticket.admitted_until) return;
       const left = Math.max(0, Math.round((Date.parse(ticket.admitted_until) - Date.now()) / 1000));
-      u.textContent = left >= 60 ? `${Math.floor(left / 60)} min ${left % 60} s` : `${left} s`;
+      u.textContent = left >= 60 ? T("%s min %s s", Math.floor(left / 60), left % 60) : T("%s s", left);
     }
 
     // standing is the shopper's state as the page shows it: won once they
@@ -79,17 +79,18 @@
       const state = standing(ticket);
       room.dataset.ticketState = state;
       const badge = $("[data-queue-state]");
-      badge.textContent = STATES[state];
+      badge.textContent = T(STATES[state]);
       badge.className = "badge " + ({ admitted: "live", won: "live", waiting: "upcoming" }[state] || "ended");
       $("[data-queue-join-box]").hidden = !(state === "none" || state === "lapsed");
-      $("[data-queue-join]").textContent = state === "lapsed" ? "Join again" : "Join the queue";
+      $("[data-queue-join]").textContent = T(state === "lapsed" ? "Join again" : "Join the queue");
       $("[data-queue-waiting]").hidden = state !== "waiting";
       $("[data-queue-admitted]").hidden = state !== "admitted";
-      $("[data-queue-next]").textContent = NEXT[state];
+      $("[data-queue-next]").textContent = T(NEXT[state]);
       const wonBox = $("[data-queue-won]");
       if (state === "won" && wonBox.hidden) { // the limit is held by orders made elsewhere
         wonBox.textContent = "";
-        wonBox.append(el("p", {}, el("strong", {}, "You got it! "), "You hold as many of these as one customer may: ", el("a", { href: "/me/orders" }, "see My orders"), "."));
+        const [before, after] = T("You hold as many of these as one customer may: %s.", "\u0000").split("\u0000");
+        wonBox.append(el("p", {}, el("strong", {}, T("You got it!") + " "), before, el("a", { href: "/me/orders" }, T("see My orders")), after));
         wonBox.hidden = false;
       }
       if (state === "waiting") {
@@ -119,10 +120,11 @@
       held++;
       const box = $("[data-queue-won]");
       box.textContent = "";
-      const p = el("p", {}, el("strong", { "data-testid": "grab-success" }, "You got it! "), "Order ",
+      const [before, after] = T("Order %s is yours.", "\u0000").split("\u0000");
+      const p = el("p", {}, el("strong", { "data-testid": "grab-success" }, T("You got it!") + " "), before,
         el("a", { href: `/orders/${o.id}/checkout`, "data-queue-order": "", "data-testid": "queue-order-link" }, `#${S.orderNumber(o.id)}`),
-        ` is yours. `,
-        el("a", { class: "button", href: `/orders/${o.id}/checkout`, "data-testid": "grab-pay-link" }, `Pay ${S.money(o.amount_cents)}`));
+        after + " ",
+        el("a", { class: "button", href: `/orders/${o.id}/checkout`, "data-testid": "grab-pay-link" }, T("Pay %s", S.money(o.amount_cents))));
       box.append(p);
       box.hidden = false;
       render();
@@ -154,7 +156,7 @@
     async function powHeaders() {
       if (Number(room.dataset.pow) > 0 && window.seckillPow) {
         out.className = "grab-result pending";
-        out.textContent = "Checking you are not a bot…";
+        out.textContent = T("Checking you are not a bot…");
         const pow = await window.seckillPow.header(id);
         if (pow) return { "X-Pow": pow };
       }
@@ -192,7 +194,7 @@
       try {
         const headers = Object.assign(await powHeaders(), { "X-Admission": (ticket && ticket.admission) || "" });
         out.className = "grab-result pending";
-        out.textContent = "Grabbing…";
+        out.textContent = T("Grabbing…");
         r = await S.api("POST", `/api/goods/${id}/grab`, undefined, headers);
       } catch (err) {
         r = { status: 0, body: null };
@@ -230,13 +232,13 @@
       set("inflow", q.inflow_per_s);
       set("outflow", q.outflow_per_s);
       set("no_shows", q.no_shows);
-      set("expected_wait", `${q.expected_wait_s} s`);
-      set("actual_wait", `${q.actual_wait_p50_s} s`);
+      set("expected_wait", T("%s s", q.expected_wait_s));
+      set("actual_wait", T("%s s", q.actual_wait_p50_s));
       const paused = panel.querySelector('[data-q="paused"]');
       if (paused) paused.hidden = !q.paused;
-      set("measured", q.measured ? " (measured capacity)" : "");
-      set("state", q.closed ? "closed" : q.started ? "open" : "open, the start shuffles it");
-      set("shuffle", q.started ? `${q.shuffled} early shoppers were shuffled at the start with seed ${q.seed}.` : "Shoppers who join before the start are shuffled then.");
+      set("measured", q.measured ? " " + T("(measured capacity)") : "");
+      set("state", T(q.closed ? "closed" : q.started ? "open" : "open, the start shuffles it"));
+      set("shuffle", q.started ? T("%s early shoppers were shuffled at the start with seed %s.", q.shuffled, q.seed) : T("Shoppers who join before the start are shuffled then."));
       panel.dataset.loaded = "on";
     }
     poll();

@@ -39,27 +39,28 @@
     function renderStatus() {
       const p = el("p");
       if (entry && entry.state === "won" && entry.order_id && order && order.status === "paid") {
-        p.append(badge("won", "You won"), " Order #" + S.orderNumber(entry.order_id) + " is paid: ",
-          el("a", { href: "/me/orders", "data-testid": "raffle-paid" }, "see My orders"));
+        p.append(badge("won", T("You won")), " " + T("Order %s is paid:", "#" + S.orderNumber(entry.order_id)) + " ",
+          el("a", { href: "/me/orders", "data-testid": "raffle-paid" }, T("see My orders")));
       } else if (entry && entry.state === "won" && entry.order_id) {
-        p.append(badge("won", "You won"), " Order #" + S.orderNumber(entry.order_id) + " is yours: ",
-          el("a", { class: "button", href: "/orders/" + entry.order_id + "/checkout", "data-testid": "raffle-pay" }, "Pay now"));
+        p.append(badge("won", T("You won")), " " + T("Order %s is yours:", "#" + S.orderNumber(entry.order_id)) + " ",
+          el("a", { class: "button", href: "/orders/" + entry.order_id + "/checkout", "data-testid": "raffle-pay" }, T("Pay now")));
       } else if (entry && entry.state === "won") {
-        p.append(badge("won", "You won"), " Your order is being made…");
+        p.append(badge("won", T("You won")), " " + T("Your order is being made…"));
       } else if (entry && entry.state === "waitlisted") {
-        p.append(badge("waitlisted", "Waitlisted"), ` You are number ${entry.position} in the draw's order. If a winner does not pay, their unit passes to the next entry: you are told at once.`);
+        p.append(badge("waitlisted", T("Waitlisted")), " " + T("You are number %d in the draw's order. If a winner does not pay, their unit passes to the next entry: you are told at once.", entry.position));
       } else if (entry && entry.state === "lost") {
-        p.append(badge("lost", "Not this time"), " No unit reached you in this draw.");
+        p.append(badge("lost", T("Not this time")), " " + T("No unit reached you in this draw."));
       } else if (entry) {
-        p.append(badge("entered", "Entered"), " You are in the draw, made at ", S.timeEl(page.dataset.drawAt));
+        p.append(badge("entered", T("Entered")), " " + T("You are in the draw, made at") + " ", S.timeEl(page.dataset.drawAt));
       } else if (phase() === "soon") {
-        p.append("Entries open in ", el("span", { class: "countdown", "data-countdown": page.dataset.entriesOpen, "data-testid": "entries-countdown" }, S.countdown(page.dataset.entriesOpen)), ".");
+        const [before, after] = T("Entries open in %s.", "\u0000").split("\u0000");
+        p.append(before, el("span", { class: "countdown", "data-countdown": page.dataset.entriesOpen, "data-testid": "entries-countdown" }, S.countdown(page.dataset.entriesOpen)), after);
       } else if (phase() === "open") {
-        p.append("Entries are open until ", S.timeEl(page.dataset.drawAt));
+        p.append(T("Entries are open until") + " ", S.timeEl(page.dataset.drawAt));
       } else if (phase() === "closed") {
-        p.append("Entries are closed: the draw is being made.");
+        p.append(T("Entries are closed: the draw is being made."));
       } else {
-        p.append("Entries are closed.");
+        p.append(T("Entries are closed."));
       }
       const kids = [p];
       if (message) kids.push(el("p", { class: "flash flash-error", "data-testid": "raffle-error" }, message));
@@ -119,18 +120,18 @@
         try {
           const headers = {};
           if (Number(page.dataset.pow) > 0 && window.seckillPow) {
-            button.textContent = "Checking your browser…";
+            button.textContent = T("Checking your browser…");
             const pow = await window.seckillPow.header(id);
             if (pow) headers["X-Pow"] = pow;
           }
           const r = await S.api("POST", `/api/goods/${id}/entries`, undefined, headers);
           if (r.ok) entry = r.body.entry;
-          else message = (r.body && r.body.error && r.body.error.message) || "Could not enter: try again.";
+          else message = (r.body && r.body.error && r.body.error.message) || T("Could not enter: try again.");
         } catch (e) {
-          message = "Could not enter: try again.";
+          message = T("Could not enter: try again.");
         }
         busy = false;
-        button.textContent = "Enter the raffle";
+        button.textContent = T("Enter the raffle");
         await refresh();
       });
     }
@@ -160,7 +161,7 @@
       set("passed", String(st.draw.passed));
       set("seed_hash", st.draw.seed_hash);
       const drawn = box.querySelector('[data-k="drawn_at"]');
-      if (st.draw.drawn_at) drawn.replaceChildren(S.timeEl(st.draw.drawn_at), ` · ${st.draw.winners} winners`);
+      if (st.draw.drawn_at) drawn.replaceChildren(S.timeEl(st.draw.drawn_at), " · " + T("%d winners", st.draw.winners));
       box.dataset.loaded = "1";
     }
     setInterval(poll, POLL_MS);

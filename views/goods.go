@@ -1,8 +1,10 @@
 package views
 
 import (
+	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -132,6 +134,40 @@ var SaleModes = []struct{ Value, Label string }{
 // PowBitsSuggested is the proof of work the merchant's form suggests
 // (db/goods.DefaultPowBits, which views may not import).
 const PowBitsSuggested = 14
+
+// elem is where an element (a link, a countdown, a number the scripts
+// move) goes in a phrase, as an argument under any verb (%s, %d): pre and
+// post are the phrase's text before and after it, in the reader's
+// language, which may put it elsewhere.
+var elem elemMark
+
+type elemMark struct{}
+
+const elemText = "\x00"
+
+func (elemMark) Format(f fmt.State, _ rune) { f.Write([]byte(elemText)) }
+
+// pre is F(ctx, format, args...) up to elem (one of args).
+func pre(ctx context.Context, format string, args ...any) string {
+	s, _, _ := strings.Cut(F(ctx, format, args...), elemText)
+	return s
+}
+
+// post is F(ctx, format, args...) after the last elem (one of args).
+func post(ctx context.Context, format string, args ...any) string {
+	s := F(ctx, format, args...)
+	return s[strings.LastIndex(s, elemText)+1:]
+}
+
+// part is F(ctx, format, args...) after its i-th elem and before the
+// next: part 0 is pre, the last is post.
+func part(ctx context.Context, i int, format string, args ...any) string {
+	parts := strings.Split(F(ctx, format, args...), elemText)
+	if i >= len(parts) {
+		return ""
+	}
+	return parts[i]
+}
 
 func i64(n int64) string                { return strconv.FormatInt(n, 10) }
 func rfc(t time.Time) string            { return t.UTC().Format("2006-01-02T15:04:05.000Z07:00") }

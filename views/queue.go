@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/seckill/seckill/db/model"
@@ -73,42 +74,42 @@ func queueStateText(v QueueView) string {
 	return "Waiting"
 }
 
-// queueNextText says what happens next.
-func queueNextText(v QueueView) string {
+// queueNextText says what happens next, in the reader's language.
+func queueNextText(ctx context.Context, v QueueView) string {
 	g, t := v.Goods, v.Ticket
 	switch {
 	case v.full():
-		return "You hold as many of these as one customer may. Your orders are in My orders."
+		return T(ctx, "You hold as many of these as one customer may. Your orders are in My orders.")
 	case t == nil:
-		return "Join the queue: everyone who joins before the sale starts gets a random place at the start; later shoppers queue behind in the order they arrive."
+		return T(ctx, "Join the queue: everyone who joins before the sale starts gets a random place at the start; later shoppers queue behind in the order they arrive.")
 	case t.State == model.TicketClosed && t.Lapsed:
-		return "Your turn passed unused. Join again to take a place at the back of the line."
+		return T(ctx, "Your turn passed unused. Join again to take a place at the back of the line.")
 	case t.State == model.TicketClosed:
-		return "The queue is closed: every unit has gone or the sale is over. If units come back, the queue opens again."
+		return T(ctx, "The queue is closed: every unit has gone or the sale is over. If units come back, the queue opens again.")
 	case t.State == model.TicketAdmitted:
-		return "It is your turn: grab before your admission runs out."
+		return T(ctx, "It is your turn: grab before your admission runs out.")
 	case g.State == model.SlotUpcoming || t.Place == 0:
-		return "Keep this page open. At the start everyone in the queue is put in a random order; then shoppers are let in at " + queueRateText(g) + ". This page lights the Grab button when it is your turn."
+		return F(ctx, "Keep this page open. At the start everyone in the queue is put in a random order; then shoppers are let in at %s. This page lights the Grab button when it is your turn.", queueRateText(ctx, g))
 	}
-	return "Keep this page open: shoppers are let in at " + queueRateText(g) + ", and this page lights the Grab button when it is your turn."
+	return F(ctx, "Keep this page open: shoppers are let in at %s, and this page lights the Grab button when it is your turn.", queueRateText(ctx, g))
 }
 
-func queueRateText(g model.Goods) string {
+func queueRateText(ctx context.Context, g model.Goods) string {
 	if g.QueueRate <= 0 {
-		return "the pace the shop can serve"
+		return T(ctx, "the pace the shop can serve")
 	}
-	return strconv.Itoa(g.QueueRate) + " a second"
+	return F(ctx, "%s a second", strconv.Itoa(g.QueueRate))
 }
 
 // etaText is a wait in words: "about 2 min 5 s".
-func etaText(secs int64) string {
+func etaText(ctx context.Context, secs int64) string {
 	switch {
 	case secs <= 0:
-		return "any moment"
+		return T(ctx, "any moment")
 	case secs < 60:
-		return "about " + i64(secs) + " s"
+		return F(ctx, "about %s s", i64(secs))
 	}
-	return "about " + i64(secs/60) + " min " + i64(secs%60) + " s"
+	return F(ctx, "about %s min %s s", i64(secs/60), i64(secs%60))
 }
 
 func ticketPosition(t *model.Ticket) string {
@@ -118,11 +119,11 @@ func ticketPosition(t *model.Ticket) string {
 	return i64(t.Position)
 }
 
-func ticketETA(t *model.Ticket) string {
+func ticketETA(ctx context.Context, t *model.Ticket) string {
 	if t == nil || t.State != model.TicketWaiting {
 		return ""
 	}
-	return etaText(t.ETASeconds)
+	return etaText(ctx, t.ETASeconds)
 }
 
 // queueStanding is the shopper's standing as static/queue.js names it:

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"time"
 
 	"github.com/seckill/seckill/db/model"
@@ -81,10 +82,10 @@ func (v RaffleView) winners() int64 {
 	return 0
 }
 
-// winnersText is "1 winner" or "n winners".
-func winnersText(n int64) string {
+// winnersText is "1 winner" or "n winners", in the reader's language.
+func winnersText(ctx context.Context, n int64) string {
 	if n == 1 {
-		return "1 winner"
+		return T(ctx, "1 winner")
 	}
-	return i64(n) + " winners"
+	return F(ctx, "%d winners", n)
 }
