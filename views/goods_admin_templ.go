@@ -2517,9 +2517,9 @@ func AdminGoodsPage(p Page, v AdminGoodsView) templ.Component {
 				}
 			} else {
 				var templ_7745c5c3_Var147 string
-				templ_7745c5c3_Var147, templ_7745c5c3_Err = templ.JoinStringErrs(F(ctx, "live and recorded differ: %s", joinDrift(v.Stats.Drift)))
+				templ_7745c5c3_Var147, templ_7745c5c3_Err = templ.JoinStringErrs(F(ctx, "live and recorded differ: %s", driftWords(ctx, v.Stats.Drift)))
 				if templ_7745c5c3_Err != nil {
-					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 226, Col: 71}
+					return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 226, Col: 77}
 				}
 				_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var147))
 				if templ_7745c5c3_Err != nil {

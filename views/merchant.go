@@ -67,3 +67,16 @@ func piece(ctx context.Context, format string, i int) string {
 	}
 	return parts[i]
 }
+
+// driftWords name the figures where live and recorded differ
+// ("remaining, paid"), in the reader's language.
+func driftWords(ctx context.Context, drift []string) string {
+	words := make([]string, len(drift))
+	for i, d := range drift {
+		words[i] = T(ctx, d)
+	}
+	if i18n.Of(ctx) == i18n.Zh {
+		return strings.Join(words, "、")
+	}
+	return strings.Join(words, ", ")
+}

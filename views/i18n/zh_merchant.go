@@ -10,7 +10,7 @@ func init() {
 	// static/merchant.js.
 	addJS(map[string]string{
 		"must not be above the list price":  "不能高于原价",
-		"The picture is larger than 2 MiB.": "图片超过 2 MiB。",
+		"The picture is larger than 2 MiB.": "图片超过 2 兆字节。",
 		"%s (from the expected demand)":     "%s（按预计热度）",
 	})
 
@@ -78,7 +78,7 @@ func init() {
 		"No samples yet: they start when the goods is loaded for its sale.": "暂无数据：商品为秒杀预热后开始采样。",
 		"Picture":                                "商品图片",
 		"Upload":                                 "上传",
-		"PNG, JPEG, WebP or GIF, at most 2 MiB.": "支持 PNG、JPEG、WebP 或 GIF，不超过 2 MiB。",
+		"PNG, JPEG, WebP or GIF, at most 2 MiB.": "支持常见图片格式，不超过 2 兆字节。",
 
 		// Accounts.
 		"New account":                 "新建账号",
@@ -191,7 +191,7 @@ func init() {
 		"Before start":                        "开始前",
 		"%d min":                              "%d 分钟",
 		"In app":                              "站内",
-		"Webhook":                             "Webhook 回调",
+		"Webhook":                             "回调通知",
 		"Deliveries":                          "发送情况",
 		"Channel":                             "渠道",
 		"Sent":                                "已发送",
@@ -214,11 +214,10 @@ func init() {
 		"To":    "截止日期",
 		"Clear": "清除",
 		"Orders appear here about a second after they change (they are read from the database).": "订单变化约一秒后显示在这里（数据读自数据库）。",
-		"Red packet grabs and coupon claims are on the pages of each":                            "红包和优惠券的领取记录分别在每个",
+		"Red packet grabs and coupon claims are on each %s's and %s's page.":                     "红包和优惠券的领取记录分别在各个%s和%s的页面上。",
 		"red packet":         "红包",
-		"and":                "和",
 		"coupon":             "优惠券",
-		".":                  "的页面上。",
+		"switches":           "运营开关",
 		"No orders match.":   "没有符合条件的订单。",
 		"Created":            "创建时间",
 		"Newest":             "最新",
@@ -261,7 +260,7 @@ func init() {
 		"Nothing recorded yet.":                                            "暂无记录。",
 		"Action":                                                           "操作",
 		"Target":                                                           "对象",
-		"Address":                                                          "IP 地址",
+		"Address":                                                          "网络地址",
 		"Signed in":                                                        "登录",
 		"Sign-in failed":                                                   "登录失败",
 		"Signed up":                                                        "注册",
@@ -309,14 +308,18 @@ func init() {
 		"pow floor bits":      "工作量证明下限（位）",
 		"reminders paused":    "暂停提醒",
 		"merchant read only":  "商家只读",
+		"remaining":           "剩余",
+		"expired":             "已过期",
+		"cancelled":           "已取消",
+		"conflicts":           "重复售出",
 		"confirmed":           "已确认",
 
 		// The steering switches.
 		"For running a sale: a change is audited and in force on every process within a second. The usual setting is in brackets.": "秒杀运营用：每次修改都会记入操作日志，并在一秒内对所有进程生效。方括号内为常用设置。",
 		"Pause the sale": "暂停秒杀",
-		"Every grab (goods, red packets, coupons) answers 503 with Retry-After; queue places are kept. [off]": "所有抢购（商品、红包、优惠券）均返回 503 并附 Retry-After；排队位置保留。[关]",
+		"Every grab (goods, red packets, coupons) answers 503 with Retry-After; queue places are kept. [off]": "所有抢购（商品、红包、优惠券）均返回 503，请顾客稍后重试；排队位置保留。[关]",
 		"Live charts": "实时图表",
-		"The merchants' live sales charts; turn off to spare the workers and Redis in a spike. [on]": "商家的实时销售图表；流量高峰时关闭可减轻工作进程和 Redis 的负担。[开]",
+		"The merchants' live sales charts; turn off to spare the workers and Redis in a spike. [on]": "商家的实时销售图表；流量高峰时关闭可减轻后台任务和缓存的负担。[开]",
 		"Hold reminders": "暂停提醒",
 		"Reminder deliveries wait, and go out once reminders resume. [off]": "提醒暂缓发送，恢复后再发出。[关]",
 		"Merchants read-only": "商家只读",
