@@ -4,6 +4,7 @@
 (function () {
   "use strict";
   const S = window.seckill;
+  const T = window.T;
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
   const SVG = "http://www.w3.org/2000/svg";
   const W = 600, H = 200, PAD = 4;
@@ -150,9 +151,9 @@
     const check = () => {
       const a = cents(list.value), b = cents(sale.value);
       const bad = !isNaN(a) && !isNaN(b) && b > a;
-      sale.setCustomValidity(bad ? "must not be above the list price" : "");
+      sale.setCustomValidity(bad ? T("must not be above the list price") : "");
       sale.closest(".field").classList.toggle("invalid", bad);
-      if (out && (bad || out.dataset.priceWarning)) out.textContent = bad ? "must not be above the list price" : "";
+      if (out && (bad || out.dataset.priceWarning)) out.textContent = bad ? T("must not be above the list price") : "";
       if (out) out.dataset.priceWarning = bad ? "on" : "";
       form.dataset.priceWarning = bad ? "on" : "";
       return bad;
@@ -177,8 +178,8 @@
       const f = input.files && input.files[0];
       const out = input.form.querySelector('[data-error-for="image"]');
       const bad = f && f.size > Number(input.dataset.maxBytes);
-      input.setCustomValidity(bad ? "The picture is larger than 2 MiB." : "");
-      if (out) out.textContent = bad ? "The picture is larger than 2 MiB." : "";
+      input.setCustomValidity(bad ? T("The picture is larger than 2 MiB.") : "");
+      if (out) out.textContent = bad ? T("The picture is larger than 2 MiB.") : "";
     });
   });
 
@@ -188,7 +189,7 @@
   $$("select[data-demand]").forEach((sel) => {
     const box = sel.form && sel.form.querySelector("[data-shards-override]");
     if (!box) return;
-    const hint = () => { const o = sel.selectedOptions[0]; box.placeholder = o ? o.dataset.shards + " (from the expected demand)" : ""; };
+    const hint = () => { const o = sel.selectedOptions[0]; box.placeholder = o ? T("%s (from the expected demand)", o.dataset.shards) : ""; };
     hint();
     sel.addEventListener("change", () => { box.value = ""; hint(); });
   });

@@ -1,13 +1,17 @@
 package views
 
 import (
+	"context"
 	"encoding/json"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/a-h/templ"
+
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/views/i18n"
 )
 
 // AuditRow is one audit log entry as the audit page shows it.
@@ -47,9 +51,23 @@ var auditKinds = map[string]string{
 	"order": "order", "user": "user", "setting": "settings", "switch": "switches",
 }
 
-// ActionLabel is the action in words ("Created goods", "Signed in"); the
-// code (goods.create) stays in the page as the cell's title.
-func (r AuditRow) ActionLabel() string {
+// codeAttrs keep an entry's code (goods.create, goods:12) in its cell: as
+// the title in English, where the tests read it; in Chinese as data-code,
+// which shows no Latin words on the Chinese page.
+func codeAttrs(ctx context.Context, code string) templ.Attributes {
+	if i18n.Of(ctx) == i18n.En {
+		return templ.Attributes{"title": code, "data-code": code}
+	}
+	return templ.Attributes{"data-code": code}
+}
+
+// ActionLabel is the action in words in the reader's language ("Created
+// goods", "Signed in"; 新建商品, 登录); the code (goods.create) stays in the
+// page (codeAttrs).
+func (r AuditRow) ActionLabel(ctx context.Context) string { return T(ctx, r.actionLabel()) }
+
+// actionLabel is the action in English words.
+func (r AuditRow) actionLabel() string {
 	kind, verb, ok := strings.Cut(r.Action, ".")
 	if !ok {
 		return r.Action
@@ -69,7 +87,9 @@ func (r AuditRow) ActionLabel() string {
 
 // TargetLabel is what the action was on, as the pages name it: an order
 // by its number (G20-0001), others by kind and number.
-func (r AuditRow) TargetLabel() string {
+func (r AuditRow) TargetLabel(ctx context.Context) string { return T(ctx, r.targetLabel()) }
+
+func (r AuditRow) targetLabel() string {
 	kind, id, ok := strings.Cut(r.Target, ":")
 	n, err := strconv.ParseInt(id, 10, 64)
 	if !ok || err != nil {
@@ -107,13 +127,13 @@ type DetailField struct{ Name, Value string }
 // DetailFields are the entry's detail as fields, sorted by name, with
 // JSON's escapes read (the detail is a JSON object of the request's
 // fields); a detail that is no JSON object is one field without a name.
-func (r AuditRow) DetailFields() []DetailField {
+func (r AuditRow) DetailFields(ctx context.Context) []DetailField {
 	if r.Detail == "" {
 		return nil
 	}
 	var obj map[string]any
 	if err := json.Unmarshal([]byte(r.Detail), &obj); err != nil {
-		return []DetailField{{Value: r.Detail}}
+		return []DetailField{{Value: T(ctx, r.Detail)}}
 	}
 	out := make([]DetailField, 0, len(obj))
 	for k, v := range obj {
@@ -127,8 +147,48 @@ func (r AuditRow) DetailFields() []DetailField {
 			b, _ := json.Marshal(v)
 			s = string(b)
 		}
-		out = append(out, DetailField{Name: strings.ReplaceAll(k, "_", " "), Value: s})
+		out = append(out, DetailField{Name: T(ctx, strings.ReplaceAll(k, "_", " ")), Value: detailValue(ctx, k, s)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
+}
+
+// detailValue is a detail field's value as the page shows it: in English
+// as recorded; in Chinese its codes (a sale mode, a role, a switch's on
+// and off) in words, anything typed as it was typed.
+func detailValue(ctx context.Context, field, value string) string {
+	if i18n.Of(ctx) == i18n.En {
+		return value
+	}
+	switch field {
+	case "mode":
+		for _, m := range SaleModes {
+			if m.Value == value {
+				return T(ctx, m.Label)
+			}
+		}
+	case "demand":
+		for _, d := range Demands {
+			if d.Value == value {
+				return T(ctx, d.Label)
+			}
+		}
+	case "role":
+		return roleOption(ctx, value)
+	}
+	if from, to, ok := strings.Cut(value, " → "); ok { // a switch changed: "false → true"
+		return switchWord(ctx, from) + " → " + switchWord(ctx, to)
+	}
+	return value
+}
+
+// switchWord is a switch's "true" or "false" as on or off in the reader's language; other values as they are.
+func switchWord(ctx context.Context, v string) string {
+	switch v {
+	case "true":
+		return T(ctx, "on")
+	case "false":
+		return T(ctx, "off")
+	}
+	return v
 }

@@ -1,8 +1,10 @@
 package views
 
 import (
+	"context"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/a-h/templ"
@@ -131,11 +133,12 @@ func (v ClaimsView) SearchPath() string {
 }
 
 // actorLabel names who made a step: "shopper alice", "merchant bob", "payment gateway".
-func actorLabel(s DeskStep) string {
+func actorLabel(ctx context.Context, s DeskStep) string {
 	who := s.Actor
 	if who == "gateway" {
 		who = "payment gateway"
 	}
+	who = T(ctx, who)
 	if s.ActorName != "" && s.Actor != "gateway" && s.Actor != "system" {
 		return who + " " + s.ActorName
 	}
@@ -159,4 +162,9 @@ func hasChoice(cs []DeskChoice, id int64) bool {
 		}
 	}
 	return false
+}
+
+// statusWord is an order's status inside a sentence: "cancelled".
+func statusWord(ctx context.Context, status string) string {
+	return strings.ToLower(T(ctx, stateLabel(status)))
 }

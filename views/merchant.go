@@ -1,8 +1,12 @@
 package views
 
 import (
+	"context"
+	"strings"
+
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/views/i18n"
 )
 
 // DashboardView is the merchant's start page: live and upcoming slots with
@@ -33,4 +37,46 @@ func hiddenValue(hidden bool) string {
 		return "0"
 	}
 	return "1"
+}
+
+// endConfirm asks before an item's sale ends now; what is "goods" or "slot".
+func endConfirm(ctx context.Context, what string) string {
+	return T(ctx, "End the sale of this "+what+" now? Shoppers can no longer grab it.")
+}
+
+// roleLabel is an account's role on its badge: "Merchant". In Chinese the
+// role's own word ("Merchant" alone is the menu's link to the merchant pages).
+func roleLabel(ctx context.Context, role string) string {
+	if i18n.Of(ctx) == i18n.En {
+		return stateLabel(role)
+	}
+	return T(ctx, role)
+}
+
+// roleOption is a role as the new-account form offers it: its code in
+// English ("merchant"), its word in Chinese.
+func roleOption(ctx context.Context, role string) string { return T(ctx, role) }
+
+// piece is the i-th piece of format's translation around its %s verbs,
+// where the page puts elements (a link, a live figure): piece 0 is the text
+// before the first, the last the text after the last.
+func piece(ctx context.Context, format string, i int) string {
+	parts := strings.Split(T(ctx, format), "%s")
+	if i >= len(parts) {
+		return ""
+	}
+	return parts[i]
+}
+
+// driftWords name the figures where live and recorded differ
+// ("remaining, paid"), in the reader's language.
+func driftWords(ctx context.Context, drift []string) string {
+	words := make([]string, len(drift))
+	for i, d := range drift {
+		words[i] = T(ctx, d)
+	}
+	if i18n.Of(ctx) == i18n.Zh {
+		return strings.Join(words, "、")
+	}
+	return strings.Join(words, ", ")
 }
