@@ -30,7 +30,7 @@ func init() {
 		"Too many attempts. Try again in %s s.":               "尝试次数过多，请 %s 秒后再试。",
 		"Welcome, %s! Your account is ready.":                 "欢迎你，%s！账号已开通。",
 		"You are logged out.":                                 "您已退出登录。",
-		"Account “%s” created as %s.":                         "已创建账号“%s”，角色：%s。",
+		"Account “%s” created as %s.":                         "账号“%s”已创建，角色：%s。",
 
 		// Flashes: orders and checkout.
 		"Pick a coupon from the list, or none.":            "请从列表中选一张优惠券，或不使用优惠券。",
@@ -41,10 +41,10 @@ func init() {
 
 		// Flashes: the merchant's forms.
 		"Coupon “%s” created.":                               "优惠券“%s”已创建。",
-		"Grab window moved; reminders follow the new start.": "领取时段已调整，提醒将按新的开始时间发送。",
+		"Grab window moved; reminders follow the new start.": "领取时间已调整，提醒随新的开始时间发送。",
 		"Slot “%s” created. Add its goods below.":            "场次“%s”已创建，请在下方添加商品。",
 		"Slot saved.":                  "场次已保存。",
-		"“%s” added with %s in stock.": "已添加“%s”，库存 %s 件。",
+		"“%s” added with %s in stock.": "已添加“%s”，库存 %s。",
 		"Goods saved.":                 "商品已保存。",
 		"Red packet created: %s.":      "红包已创建：%s。",
 	})
