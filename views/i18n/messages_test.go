@@ -19,7 +19,7 @@ import (
 // finds every message the server composes for a reader: a refusal's format
 // (db.Errorf, db.FieldErrorf, an Error's Message), a flash
 // (redirectWithFlash, redirectWithNote), a field's complaint (a FieldErrors
-// entry, addField) and a page's title (page). Each must
+// entry, addField, a ...Problem func's answer) and a page's title (page). Each must
 // have its Chinese in the catalog, registered as the code writes it: a
 // message built with + is registered as a format with %s for what is added.
 func TestMessagesTranslated(t *testing.T) {
@@ -64,9 +64,18 @@ func composedMessages(t *testing.T, dir string) map[string][]string {
 		fields := map[string]bool{} // the names of the file's FieldErrors maps
 		ast.Inspect(f, func(n ast.Node) bool {
 			switch n := n.(type) {
+			case *ast.FuncDecl: // a ...Problem func says what is wrong with a field
+				if strings.HasSuffix(n.Name.Name, "Problem") && n.Body != nil {
+					ast.Inspect(n.Body, func(n ast.Node) bool {
+						if r, ok := n.(*ast.ReturnStmt); ok && len(r.Results) > 0 {
+							note(r.Results[0])
+						}
+						return true
+					})
+				}
 			case *ast.AssignStmt:
 				for i, r := range n.Rhs {
-					if cl, ok := r.(*ast.CompositeLit); ok && callee(cl.Type) == "FieldErrors" && i < len(n.Lhs) {
+					if cl, ok := r.(*ast.CompositeLit); ok && isFieldMap(cl.Type, path) && i < len(n.Lhs) {
 						if id, ok := n.Lhs[i].(*ast.Ident); ok {
 							fields[id.Name] = true
 						}
@@ -118,6 +127,21 @@ func composedMessages(t *testing.T, dir string) map[string][]string {
 		t.Fatal(err)
 	}
 	return found
+}
+
+// isFieldMap tells whether a map's type makes it a form's complaints by
+// field: db.FieldErrors, or a handler's map[string]string.
+func isFieldMap(t ast.Expr, path string) bool {
+	if callee(t) == "FieldErrors" {
+		return true
+	}
+	m, ok := t.(*ast.MapType)
+	if !ok || !strings.Contains(filepath.ToSlash(path), "handlers/") {
+		return false
+	}
+	k, kok := m.Key.(*ast.Ident)
+	v, vok := m.Value.(*ast.Ident)
+	return kok && vok && k.Name == "string" && v.Name == "string"
 }
 
 // callee is the name a call or type is spelled with: Errorf, db.Errorf, h.page.

@@ -185,7 +185,7 @@ func init() {
 		"wechat reminders are not available: no provider is configured":                 "微信提醒不可用：未配置服务商",
 		"email reminders are not available: no mail server is configured":               "邮件提醒不可用：未配置邮件服务器",
 		"set your email address in settings first":                                      "请先在设置中填写邮箱",
-		"set your webhook URL in settings first":                                        "请先在设置中填写 Webhook 地址",
+		"set your webhook URL in settings first":                                        "请先在设置中填写回调地址",
 		"enter a whole percentage, 1–99":                                                "请输入 1–99 的整数百分比",
 
 		// Red packets.

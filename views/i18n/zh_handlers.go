@@ -8,7 +8,7 @@ func init() {
 		// Titles.
 		"Flash sales":        "限时秒杀",
 		"Checkout":           "结算",
-		"Receipt %s":         "收据 %s",
+		"Receipt %s":         "支付凭证 %s",
 		"Raffle: %s":         "抽签：%s",
 		"Waiting room: %s":   "排队室：%s",
 		"Merchant dashboard": "商家后台",
@@ -47,5 +47,30 @@ func init() {
 		"“%s” added with %s in stock.": "已添加“%s”，库存 %s。",
 		"Goods saved.":                 "商品已保存。",
 		"Red packet created: %s.":      "红包已创建：%s。",
+	})
+
+	add(map[string]string{
+		// Flashes: the merchant's buttons and the desk.
+		"The sale of “%s” has ended.":                                  "“%s”的秒杀已结束。",
+		"The slot's sale has ended.":                                   "本场次的秒杀已结束。",
+		"Hidden from shoppers.":                                        "已对顾客隐藏。",
+		"Shown to shoppers again.":                                     "已重新对顾客显示。",
+		"Nothing changed.":                                             "没有任何修改。",
+		"Switches changed: in force on every process within a second.": "开关已修改：一秒内对所有进程生效。",
+		"Refunded #%s: %s back to %s.":                                 "已退款 #%s：%s 已退还给 %s。",
+		"The reason %s.":                                               "退款原因%s。",
+		"The reason must be 1–%d characters.":                          "退款原因须为 1–%d 个字符。",
+		"The reason must be a single line.":                            "退款原因须为单行。",
+		"The reason is not valid UTF-8 text.":                          "退款原因不是有效的 UTF-8 文本。",
+		"The reason is longer than %d characters.":                     "退款原因超过 %d 个字符。",
+
+		// The coupon form's own complaints, beside their fields.
+		"enter both times":                 "请填写两个时间",
+		"enter an amount like 10 or 9.90":  "请输入金额，如 10 或 9.90",
+		"enter an amount like 50 or 49.90": "请输入金额，如 50 或 49.90",
+		"enter a whole number":             "请输入整数",
+		"enter a whole number of days":     "请输入整数天数",
+		"enter the start date and time":    "请输入开始日期和时间",
+		"enter the end date and time":      "请输入结束日期和时间",
 	})
 }
