@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views/i18n"
@@ -37,10 +38,18 @@ func errorTitle(status int) string {
 	return "That did not work"
 }
 
-// sentence is a message as the pages write it: a capital first letter and a full stop.
+// sentence is a message as the pages write it: a capital first letter and a
+// full stop, or "。" after a message already put in Chinese (translate it
+// before: the catalog knows it without the stop).
 func sentence(msg string) string {
 	if msg == "" {
 		return ""
+	}
+	if strings.ContainsFunc(msg, func(r rune) bool { return unicode.Is(unicode.Han, r) }) {
+		if !strings.HasSuffix(msg, "。") && !strings.HasSuffix(msg, "！") && !strings.HasSuffix(msg, "？") {
+			msg += "。"
+		}
+		return msg
 	}
 	msg = strings.ToUpper(msg[:1]) + msg[1:]
 	if !strings.HasSuffix(msg, ".") && !strings.HasSuffix(msg, "!") && !strings.HasSuffix(msg, "?") {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -133,7 +134,11 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			msg = transportMessage(fe.Code) // fasthttp's text quotes the raw request
 		}
 	}
-	msg = i18n.T(c.UserContext(), msg)
+	if fields := db.FieldsOf(err); fields != nil && fe == nil {
+		msg = fieldsMessage(i18n.Of(c.UserContext()), fields)
+	} else {
+		msg = i18n.T(c.UserContext(), msg)
+	}
 	status := handlers.StatusOf(code)
 	if fe != nil && keepStatus[fe.Code] {
 		status = fe.Code
@@ -172,6 +177,26 @@ func setRetryAfter(c *fiber.Ctx, err error) {
 	if len(c.Response().Header.Peek(fiber.HeaderRetryAfter)) == 0 {
 		c.Set(fiber.HeaderRetryAfter, strconv.Itoa(retrySeconds(e.RetryAfter)))
 	}
+}
+
+// fieldsMessage is an invalid-input refusal's message in l: each field's
+// complaint translated on its own ("title: is required; stock: ..." reads
+// "title：必填；stock：..."), as the joined message matches no format.
+func fieldsMessage(l i18n.Lang, fields db.FieldErrors) string {
+	names := make([]string, 0, len(fields))
+	for k := range fields {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	colon, semi := ": ", "; "
+	if l == i18n.Zh {
+		colon, semi = "：", "；"
+	}
+	parts := make([]string, len(names))
+	for i, k := range names {
+		parts[i] = k + colon + l.T(fields[k])
+	}
+	return strings.Join(parts, semi)
 }
 
 // transportMessage is what a client is told about a request fasthttp could not read.

@@ -224,3 +224,15 @@ func JSCatalog(l Lang) []byte {
 	b, _ := json.Marshal(zh.js)
 	return b
 }
+
+// Has reports whether msg, as the code writes it (a message or a format),
+// has a translation into l; English has them all.
+func Has(l Lang, msg string) bool {
+	if l != Zh {
+		return true
+	}
+	zh.mu.Lock()
+	defer zh.mu.Unlock()
+	_, ok := zh.exact[msg]
+	return ok
+}
