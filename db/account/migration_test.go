@@ -2,6 +2,7 @@ package account_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -87,8 +88,10 @@ func TestMigrationAccountTimes(t *testing.T) {
 		cols = append(cols, c)
 	}
 	crows.Close()
-	if got, want := len(cols), 7; got != want || cols[6] != "created_ms" {
-		t.Errorf("users columns %v, want created_ms last in place of created_at", cols)
+	// created_ms takes created_at's place at the end of the rebuilt table;
+	// later migrations (locale) add theirs after it.
+	if !slices.Contains(cols, "created_ms") || slices.Contains(cols, "created_at") || len(cols) < 7 || cols[6] != "created_ms" {
+		t.Errorf("users columns %v, want created_ms in place of created_at, after the first six", cols)
 	}
 	// The slot still belongs to user 1, and a slot of no user is still refused.
 	var n int
