@@ -23,6 +23,7 @@ func init() {
 		"Grabbed":     "领取时间",
 		"Valid until": "有效期至",
 		"on order %s": "用于订单 %s",
+		"Upcoming":    "即将开始", // stateLabel's, on the coupon badge (the glossary's "Soon")
 		"Unused":      "未使用",
 		"Used":        "已使用",
 		"No reminders booked. Open a coupon in the": "还没有设置提醒。在",
