@@ -21,7 +21,7 @@
     if (button) button.disabled = false;
     box.className = "flash flash-success";
     box.dataset.lockoutDone = "1";
-    box.textContent = "You can try again now.";
+    box.textContent = T("You can try again now.");
   }
   tick();
 })();

@@ -4,7 +4,7 @@
   "use strict";
   const S = window.seckill;
   const $$ = (sel, root) => Array.from((root || document).querySelectorAll(sel));
-  const REASONS = { conflict: "This coupon has been used already.", expired: "Too late: this has expired.", invalid: "This coupon does not apply to this order.", not_found: "That coupon is not yours." };
+  const REASONS = { conflict: T("This coupon has been used already."), expired: T("Too late: this has expired."), invalid: T("This coupon does not apply to this order."), not_found: T("That coupon is not yours.") };
 
   // ---- Checkout page -----------------------------------------------------
   const page = document.querySelector("[data-checkout]");
@@ -20,7 +20,7 @@
       discount.textContent = "−" + S.money(d);
       total.textContent = S.money(amount - d);
       form.dataset.coupon = r ? r.value : "0";
-      pay.textContent = "Pay " + S.money(amount - d);
+      pay.textContent = T("Pay %s", S.money(amount - d));
     }
     form.addEventListener("change", update);
     update();
@@ -37,7 +37,7 @@
       }
       const code = (res.body && res.body.error && res.body.error.code) || "";
       msg.dataset.code = code;
-      msg.textContent = REASONS[code] || (res.body && res.body.error ? res.body.error.message : "Something went wrong — try again.");
+      msg.textContent = REASONS[code] || (res.body && res.body.error ? S.sentence(res.body.error.message) : T("Something went wrong — try again."));
       pay.disabled = false;
     });
   }
@@ -59,13 +59,13 @@
     if (o.status !== "paid") $$("[data-refund-link]", row).forEach((x) => x.remove());
     const msg = row.querySelector("[data-order-msg]");
     if (o.status === "paid" && !row.querySelector("[data-refund-link]") && msg) { // paid elsewhere: refundable here too
-      msg.before(link(o, "refund", "Refund", "button small secondary"));
+      msg.before(link(o, "refund", T("Refund"), "button small secondary"));
     }
     if (o.paid_at && !row.querySelector("[data-receipt-link]") && msg) {
-      msg.before(link(o, "receipt", "Receipt", "small"));
+      msg.before(link(o, "receipt", T("Receipt"), "small"));
     }
     if (o.status === "refunded") {
-      $$(`[data-order-status="${o.id}"]`).forEach((b) => { b.className = "badge refunded"; b.textContent = "Refunded"; });
+      $$(`[data-order-status="${o.id}"]`).forEach((b) => { b.className = "badge refunded"; b.textContent = T("Refunded"); });
     }
   }
   if (document.querySelector("[data-testid=orders-page]")) {

@@ -31,10 +31,10 @@
     return coupons[id];
   }
   function couponButton(c) {
-    if (c.remaining <= 0) return ["Sold out", false];
-    if (c.limit > 0 && c.held >= c.limit) return ["Limit reached", false];
-    if (c.state === "ended") return ["Ended", false];
-    return ["Grab", c.state === "live"];
+    if (c.remaining <= 0) return [T("Sold out"), false];
+    if (c.limit > 0 && c.held >= c.limit) return [T("Limit reached"), false];
+    if (c.state === "ended") return [T("Ended"), false];
+    return [T("Grab"), c.state === "live"];
   }
   function showCoupon(id) {
     const c = couponRec(id);
@@ -73,16 +73,16 @@
       const uc = body.user_coupon;
       out.className = "grab-result ok";
       out.innerHTML = "";
-      out.append(`Got it! Valid until ${localTime(uc.valid_until)}. `);
+      out.append(T("Got it! Valid until %s.", localTime(uc.valid_until)) + " ");
       const a = document.createElement("a");
-      a.href = "/me/coupons"; a.textContent = "See my coupons"; a.dataset.testid = "to-my-coupons";
+      a.href = "/me/coupons"; a.textContent = T("See my coupons"); a.dataset.testid = "to-my-coupons";
       out.append(a);
       c.held += 1;
       showCoupon(id);
       return;
     }
     out.className = "grab-result error";
-    out.textContent = S.sentence(body && body.error && body.error.message) || "Something went wrong. Try again.";
+    out.textContent = S.sentence(body && body.error && body.error.message) || T("Something went wrong. Try again.");
     const code = body && body.error && body.error.code;
     if (code === "sold_out") c.remaining = 0;
     else if (code === "limit_reached") c.held = Math.max(c.held, c.limit);
@@ -102,7 +102,7 @@
       if (!c) return;
       c.state = "live";
       showCoupon(id);
-      $$(`[data-remind="${id}"]`).forEach((box) => { box.disabled = true; });
+      $$(`[data-picker="coupon-${id}"]`).forEach((p) => p.dispatchEvent(new CustomEvent("picker-close")));
     });
     $$("[data-coupon]").forEach((card) => showCoupon(card.dataset.coupon));
   }

@@ -55,14 +55,14 @@
       if (lucky) li.classList.add("luckiest");
       if (me && g.user_id === me) li.classList.add("mine");
       li.append(el("span", { class: "rp-who" }, g.username));
-      if (lucky) li.append(el("span", { class: "badge ok", "data-testid": "rp-luckiest" }, "👑 luckiest"));
+      if (lucky) li.append(el("span", { class: "badge ok", "data-testid": "rp-luckiest" }, "👑 " + T("luckiest")));
       li.append(el("span", { class: "spacer" }));
       li.append(window.seckill.timeEl(g.grabbed_at, "muted"));
       li.append(el("span", { class: "rp-grab-amount" }, sk.money(g.amount_cents)));
       list.append(li);
     });
     if (!data.grabs || data.grabs.length === 0) {
-      list.append(el("li", { class: "muted", "data-testid": "rp-no-grabs" }, "Nobody has opened it yet."));
+      list.append(el("li", { class: "muted", "data-testid": "rp-no-grabs" }, T("Nobody has opened it yet.")));
     }
   }
 
@@ -98,8 +98,8 @@
           if (label) label.hidden = false;
         } else {
           const e = (res.body && res.body.error) || {};
-          const text = { sold_out: "Too late: all shares are gone.", expired: "This packet has expired.", already_grabbed: "You have already opened this packet." }[e.code];
-          err.textContent = text || sk.sentence(e.message) || "Something went wrong. Try again.";
+          const text = { sold_out: T("Too late: all shares are gone."), expired: T("This packet has expired."), already_grabbed: T("You have already opened this packet.") }[e.code];
+          err.textContent = text || sk.sentence(e.message) || T("Something went wrong. Try again.");
           err.hidden = false;
           if (!e.code || e.code === "rate_limited" || e.code === "internal") open.disabled = false;
           else open.hidden = true;
@@ -167,18 +167,18 @@
       const exp = v("expires_in");
       if (exp === "at") {
         const at = form.elements.expires_at && form.elements.expires_at.value ? new Date(form.elements.expires_at.value) : null;
-        if (!at || isNaN(at)) errs.expires_in = "needs the date and time it expires";
-        else if (at.getTime() <= Date.now()) errs.expires_in = "must be a date and time in the future";
-        else if (at.getTime() - Date.now() > 720 * 3600 * 1000) errs.expires_in = "must be within 30 days from now";
+        if (!at || isNaN(at)) errs.expires_in = T("needs the date and time it expires");
+        else if (at.getTime() <= Date.now()) errs.expires_in = T("must be a date and time in the future");
+        else if (at.getTime() - Date.now() > 720 * 3600 * 1000) errs.expires_in = T("must be within 30 days from now");
       } else if (exp) {
         const s = seconds(exp);
-        if (isNaN(s)) errs.expires_in = "must be a duration such as 30m or 24h";
-        else if (s < 1 || s > 720 * 3600) errs.expires_in = "must be between 1s and 720h0m0s";
+        if (isNaN(s)) errs.expires_in = T("must be a duration such as 30m or 24h");
+        else if (s < 1 || s > 720 * 3600) errs.expires_in = T("must be between 1s and 720h0m0s");
       }
       const preview = form.querySelector("[data-testid=rp-preview]");
       if (preview) {
         preview.textContent = Object.keys(errs).length ? "" :
-          (v("mode") === "fixed" ? "Each share: " : "Average share: ") + sk.money(Math.floor(cents / count));
+          T(v("mode") === "fixed" ? "Each share: %s" : "Average share: %s", sk.money(Math.floor(cents / count)));
       }
       return errs;
     }

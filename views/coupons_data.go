@@ -49,16 +49,7 @@ func testid(parts ...any) string {
 	return s
 }
 
-// reminderBooked reports whether rs holds (minutes, channel).
-func reminderBooked(rs []model.BookedReminder, minutes int, channel string) bool {
-	for _, r := range rs {
-		if r.MinutesBefore == minutes && r.Channel == channel {
-			return true
-		}
-	}
-	return false
-}
-
+// channelLabel is a reminder channel as the shopper reads it (translated with T).
 func channelLabel(ch string) string {
 	switch ch {
 	case model.ChannelApp:

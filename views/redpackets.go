@@ -82,11 +82,13 @@ func rpInt(n int64) string { return fmt.Sprint(n) }
 
 func rpRFC3339(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-func rpModeText(mode string) string {
+// rpSharesFormat is "¥88.88 in 10 random shares" as a format of the total
+// and the count, one per split (each translated whole).
+func rpSharesFormat(mode string) string {
 	if mode == "fixed" {
-		return "equal"
+		return "%s in %d equal shares"
 	}
-	return "random"
+	return "%s in %d random shares"
 }
 
 func rpBarStyle(claimed, count int64) templ.SafeCSS {

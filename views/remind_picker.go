@@ -1,6 +1,7 @@
 package views
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -8,8 +9,8 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// Picker is one item's "Remind me": the grid of lead times and channels
-// that coupons and seckill goods share (ReminderPicker), booked and
+// Picker is one item's "Remind me": the lead times and channels that
+// coupons and seckill goods share (ReminderPicker), booked and
 // cancelled through the item's reminders API by static/remind_picker.js.
 type Picker struct {
 	Kind     string            // "coupon" or "goods"
@@ -48,21 +49,35 @@ func (p Picker) key() string { return p.Kind + "-" + i64(p.ID) }
 // tooLate reports whether a reminder minutes before the start can no longer be booked.
 func (p Picker) tooLate(minutes int) bool { return !p.Now.Before(model.RemindAt(p.StartAt, minutes)) }
 
-// problem says why a cell is disabled, or "" when it may be toggled.
-func (p Picker) problem(minutes int, channel string) string {
-	if p.tooLate(minutes) {
-		return "too late for this reminder"
+// leadTimes are the lead times that may still be booked, shortest first.
+func (p Picker) leadTimes() []int {
+	var out []int
+	for _, m := range model.LeadTimeList() {
+		if !p.tooLate(m) {
+			out = append(out, m)
+		}
 	}
-	return p.Channels[channel]
+	return out
 }
 
-// notes say, beside the grid, why some of its cells cannot be booked: lead
-// times already past and channels not set up.
-func (p Picker) notes() []string {
+// offered are the channels the user may book reminders on for the item.
+func (p Picker) offered() []string {
+	var out []string
+	for _, ch := range model.Channels {
+		if p.Channels[ch] == "" {
+			out = append(out, ch)
+		}
+	}
+	return out
+}
+
+// notes say, under the picker, why it offers fewer lead times or channels
+// than there are: lead times already past and channels not set up.
+func (p Picker) notes(ctx context.Context) []string {
 	var notes []string
 	for _, m := range model.LeadTimeList() {
 		if p.tooLate(m) {
-			notes = append(notes, fmt.Sprintf("Reminders %d minutes or more before the start are too late: it opens sooner than that.", m))
+			notes = append(notes, F(ctx, "Reminders %d minutes or more before the start are too late: it opens sooner than that.", m))
 			break
 		}
 	}
@@ -74,11 +89,11 @@ func (p Picker) notes() []string {
 			if byReason[why] == nil {
 				reasons = append(reasons, why)
 			}
-			byReason[why] = append(byReason[why], channelLabel(ch))
+			byReason[why] = append(byReason[why], T(ctx, channelLabel(ch)))
 		}
 	}
 	for _, why := range reasons {
-		notes = append(notes, strings.Join(byReason[why], ", ")+": "+why)
+		notes = append(notes, F(ctx, "Not offered here: %s (%s)", strings.Join(byReason[why], " / "), T(ctx, why)))
 	}
 	return notes
 }

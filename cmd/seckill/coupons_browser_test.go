@@ -40,16 +40,18 @@ func TestCouponsBrowser(t *testing.T) {
 		chromedp.Navigate(a.URL+"/coupons"),
 		chromedp.WaitVisible(tid("coupon", later.ID)),
 		chromedp.Click(tid("picker-open", later.ID)),
-		chromedp.WaitVisible(tid("remind", later.ID, 10, "app")),
-		chromedp.Click(tid("remind", later.ID, 10, "app")),
+		chromedp.WaitVisible(tid("remind-lead", later.ID)),
+		chromedp.SetValue(tid("remind-lead", later.ID), "10"),
+		chromedp.WaitVisible(tid("remind-channel", later.ID, "app")),
+		chromedp.Click(tid("remind-book", later.ID)),
 		chromedp.WaitVisible(tid("reminder", later.ID, 10, "app")),
 	)
 	if err != nil {
 		t.Fatalf("book in the picker: %v", err)
 	}
-	var smsDisabled bool
-	if err := chromedp.Run(ctx, chromedp.JavascriptAttribute(tid("remind", later.ID, 10, "sms"), "disabled", &smsDisabled)); err != nil || !smsDisabled {
-		t.Fatalf("sms cell enabled without a provider (%v)", err)
+	var smsOffered bool
+	if err := chromedp.Run(ctx, chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q) !== null`, tid("remind-channel", later.ID, "sms")), &smsOffered)); err != nil || smsOffered {
+		t.Fatalf("sms offered without a provider (%v)", err)
 	}
 	var listed string
 	err = chromedp.Run(ctx,

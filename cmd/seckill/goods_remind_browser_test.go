@@ -26,8 +26,15 @@ func TestGoodsRemindBrowser(t *testing.T) {
 		t.Fatalf("register: %d", st)
 	}
 	page := fmt.Sprintf("%s/goods/%d", a.URL, g.ID)
-	// The same picker as the coupon centre's: a grid of lead times × channels.
-	cell := func(minutes int) string { return tid("goods-remind", g.ID, minutes, "app") }
+	// The same picker as the coupon centre's: a list of lead times, the
+	// channels offered, Remind me; each reminder listed with its Cancel.
+	lead := tid("goods-remind-lead", g.ID)
+	book := func(minutes int) chromedp.Action {
+		return chromedp.Tasks{chromedp.SetValue(lead, fmt.Sprint(minutes), chromedp.ByQuery), chromedp.Click(tid("goods-remind-book", g.ID), chromedp.ByQuery)}
+	}
+	offered := func(minutes int) string {
+		return fmt.Sprintf(`document.querySelector('%s option[value="%d"]') !== null`, lead, minutes)
+	}
 	item := func(minutes int) string { return tid("goods-reminder", g.ID, minutes, "app") }
 
 	err := chromedp.Run(ctx,
@@ -35,11 +42,11 @@ func TestGoodsRemindBrowser(t *testing.T) {
 		chromedp.Navigate(page),
 		chromedp.WaitVisible(`[data-testid=goods-remind][data-ready="1"]`),
 		chromedp.Click(tid("goods-picker-open", g.ID), chromedp.ByQuery),
-		chromedp.Click(cell(10), chromedp.ByQuery),
+		book(10),
 		chromedp.WaitVisible(item(10), chromedp.ByQuery),
-		chromedp.Click(cell(5), chromedp.ByQuery),
+		book(5),
 		chromedp.WaitVisible(item(5), chromedp.ByQuery),
-		chromedp.Click(cell(5), chromedp.ByQuery),
+		chromedp.Click(tid("goods-reminder-cancel", g.ID, 5, "app"), chromedp.ByQuery),
 		chromedp.WaitNotPresent(item(5), chromedp.ByQuery),
 	)
 	if err != nil {
@@ -47,11 +54,11 @@ func TestGoodsRemindBrowser(t *testing.T) {
 	}
 	var late, open, email bool
 	err = chromedp.Run(ctx,
-		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).disabled`, cell(35)), &late),
-		chromedp.Evaluate(fmt.Sprintf(`document.querySelector(%q).disabled`, cell(30)), &open),
-		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('[data-testid="goods-remind-%d-30-email"]').disabled`, g.ID), &email))
-	if err != nil || !late || open || !email {
-		t.Fatalf("35 minutes disabled %v (want true), 30 minutes disabled %v (want false), email disabled %v (want true): %v", late, open, email, err)
+		chromedp.Evaluate(offered(35), &late),
+		chromedp.Evaluate(offered(30), &open),
+		chromedp.Evaluate(fmt.Sprintf(`document.querySelector('[data-testid="goods-remind-channel-%d-email"]') !== null`, g.ID), &email))
+	if err != nil || late || !open || email {
+		t.Fatalf("35 minutes offered %v (want false), 30 minutes offered %v (want true), email offered %v (want false): %v", late, open, email, err)
 	}
 	var booked string
 	if err := chromedp.Run(ctx, chromedp.Reload(), chromedp.WaitVisible(`[data-testid=goods-remind][data-ready="1"]`),
