@@ -186,9 +186,9 @@ func detailValue(ctx context.Context, field, value string) string {
 func switchWord(ctx context.Context, v string) string {
 	switch v {
 	case "true":
-		return T(ctx, "on")
+		return strings.TrimPrefix(T(ctx, "switched on"), "switched ")
 	case "false":
-		return T(ctx, "off")
+		return strings.TrimPrefix(T(ctx, "switched off"), "switched ")
 	}
 	return v
 }

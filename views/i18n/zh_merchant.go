@@ -266,8 +266,8 @@ func init() {
 		"Signed up":                                                        "注册",
 		"Sign-up failed":                                                   "注册失败",
 		"Signed out":                                                       "退出登录",
-		"on":                                                               "开",
-		"off":                                                              "关",
+		"switched on":                                                      "开",
+		"switched off":                                                     "关",
 		// Its detail's field names.
 		"title":               "标题",
 		"description":         "描述",

@@ -19,11 +19,8 @@ func init() {
 		"Grab one":                               "去领一张",
 		". A coupon you just grabbed shows here within a second or two.": "。刚领到的优惠券一两秒内就会显示在这里。",
 		"Coupon":      "优惠券",
-		"Terms":       "优惠内容",
-		"Grabbed":     "领取时间",
 		"Valid until": "有效期至",
 		"on order %s": "用于订单 %s",
-		"Upcoming":    "即将开始", // stateLabel's, on the coupon badge (the glossary's "Soon")
 		"Unused":      "未使用",
 		"Used":        "已使用",
 		"No reminders booked. Open a coupon in the": "还没有设置提醒。在",
@@ -31,8 +28,6 @@ func init() {
 		"and choose “Remind me”, or do the same on an upcoming": "打开一张优惠券并选择“提醒我”，或在即将开抢的",
 		"seckill goods": "秒杀商品",
 		"Reminder for":  "提醒内容",
-		"When":          "提前时间",
-		"Channel":       "提醒方式",
 		"Remind at":     "提醒时间",
 		"Mark all read": "全部标为已读",
 		"Nothing here yet. Reminders you book for the app arrive here.": "暂无消息。你设置的站内提醒会发到这里。",
@@ -102,7 +97,6 @@ func init() {
 		"shopper page":              "顾客页面",
 		"who got one (search, CSV)": "领取名单（搜索、CSV）",
 		"Claimed":                   "已领",
-		"Recorded":                  "已入账",
 
 		// My wallet.
 		"You got, in all":   "累计抢到",
@@ -114,7 +108,6 @@ func init() {
 		// Checkout, confirmations, the receipt.
 		"Checkout":                          "结算",
 		"Amount":                            "金额",
-		"Pay within":                        "请在以下时间内支付",
 		"by":                                "截止",
 		"No coupon":                         "不使用优惠券",
 		"Needs a spend of %s":               "需满 %s 可用",
@@ -126,8 +119,6 @@ func init() {
 		"(−%s with a coupon)":               "（优惠券抵扣 −%s）",
 		"on":                                "于",
 		"This order can no longer be paid.": "该订单已无法支付。",
-		"Receipt":                           "支付凭证",
-		"Refund this order?":                "确定退款吗？",
 		"Refund order %s for %s?":           "确定为订单 %s 退款 %s 吗？",
 		"%s. The money goes back to you; a coupon used on it comes back if it is still valid. This cannot be undone.": "%s。款项将退还给你；使用的优惠券如仍在有效期内会退回。此操作无法撤销。",
 		". The money goes back to you; a coupon used on it comes back if it is still valid. This cannot be undone.":   "款项将退还给你；使用的优惠券如仍在有效期内会退回。此操作无法撤销。",
@@ -144,7 +135,6 @@ func init() {
 		"End the sale of “%s” now?": "立即结束“%s”的销售吗？",
 		"Shoppers can no longer grab this goods; the sale cannot be started again.": "顾客将无法再抢购该商品；销售结束后不能重新开始。",
 		"Shoppers can no longer grab this slot; the sale cannot be started again.":  "顾客将无法再抢购该场次；销售结束后不能重新开始。",
-		"End sale now":                     "立即结束",
 		"Keep it on sale":                  "继续销售",
 		"Thank you, it is yours":           "抢到啦，感谢购买",
 		"Payment received.":                "支付成功。",
