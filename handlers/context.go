@@ -209,7 +209,7 @@ func render(c *fiber.Ctx, status int, comp templ.Component) error {
 // page fills the layout data every HTML page needs.
 func (h *Site) page(c *fiber.Ctx, title string) views.Page {
 	sw := h.Switches.Current()
-	p := views.Page{Title: title, CSRF: csrfToken(c), MonitorPath: h.MonitorPath, Switches: &sw, Path: c.OriginalURL()}
+	p := views.Page{Title: title, CSRF: csrfToken(c), MonitorPath: h.MonitorPath, Switches: &sw, Path: c.Path()}
 	if cl, ok := ClaimsOf(c); ok {
 		p.User = &views.PageUser{ID: cl.UserID, Username: cl.Username, Role: cl.Role}
 	}

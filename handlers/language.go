@@ -29,7 +29,7 @@ func Language(c *fiber.Ctx) error {
 }
 
 // SetLanguage is the language switch on every page: POST /lang with lang
-// (zh-CN or en) and next (where to go back to). It keeps the choice in a
+// (zh-CN or en) and back (where to go back to). It keeps the choice in a
 // cookie and, for a signed-in reader, on the account.
 func (h *Site) SetLanguage(c *fiber.Ctx) error {
 	l, ok := i18n.Parse(c.FormValue("lang"))
@@ -42,7 +42,7 @@ func (h *Site) SetLanguage(c *fiber.Ctx) error {
 		}
 	}
 	setLangCookie(c, l)
-	return c.Redirect(safeNext(c.FormValue("next")), fiber.StatusSeeOther)
+	return c.Redirect(safeNext(c.FormValue("back")), fiber.StatusSeeOther)
 }
 
 // setLangCookie keeps l as the reader's language in this browser for a year.

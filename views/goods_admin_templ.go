@@ -706,7 +706,7 @@ func goodsFields(f GoodsForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = formField("Queue: admitted a second", "queue_rate", f.QueueRate, "number", f.Errors, templ.Attributes{"min": "0", "max": "100000", "step": "1", "placeholder": T(ctx, "0: as fast as the server measures it can take")}).Render(ctx, templ_7745c5c3_Buffer)
+		templ_7745c5c3_Err = formField("Queue: admitted a second", "queue_rate", f.QueueRate, "number", f.Errors, templ.Attributes{"min": "0", "max": "100000", "step": "1", "placeholder": T(ctx, "0: automatic")}).Render(ctx, templ_7745c5c3_Buffer)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

@@ -20,7 +20,7 @@ type Page struct {
 	FlashPlace  string
 	CSRF        string
 	MonitorPath string
-	// Path is the page's own path and query, where the language switch
+	// Path is the page's own path (no query: nothing a link planted), where the language switch
 	// comes back to.
 	Path string
 	// Switches are the steering switches in force (the merchants' banner,

@@ -99,7 +99,7 @@ func TestPagesInBothLanguages(t *testing.T) {
 func TestLanguageSwitchKeptPerAccount(t *testing.T) {
 	a := startApp(t, func(c *Config) { c.Demo = true })
 	one := a.cookieLogin(demo.Shopper, demo.ShopperPassword)
-	if st, loc := one.postForm("/lang", url.Values{"lang": {"zh-CN"}, "next": {"/me/orders"}}); st != http.StatusSeeOther || loc != "/me/orders" {
+	if st, loc := one.postForm("/lang", url.Values{"lang": {"zh-CN"}, "back": {"/me/orders"}}); st != http.StatusSeeOther || loc != "/me/orders" {
 		t.Fatalf("POST /lang: %d to %q, want 303 back to /me/orders", st, loc)
 	}
 	if _, body, _ := one.page("/me/orders"); !strings.Contains(body, `<html lang="zh-CN"`) {

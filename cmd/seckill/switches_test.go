@@ -80,7 +80,8 @@ func TestSwitchesSharedAcrossProcessesAndRestarts(t *testing.T) {
 	cfg.RedisURL = a.Redis.URL
 	b := startMain(t, cfg, ModeWeb)
 	admin := a.adminToken()
-	merchant, g := a.liveGoods(100, 10)
+	// A limit no wait can use up: grabs before b has the new floor succeed.
+	merchant, g := a.liveGoods(100, 100)
 	shopper, _ := a.newUser()
 	rp := a.createRedPacket(merchant, map[string]any{"title": "Lucky", "total_cents": 1000, "count": 10, "mode": "fixed"})
 	cp := a.couponTemplate(merchant, "amount_off", 100, 0, 7)
