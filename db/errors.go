@@ -109,17 +109,27 @@ func (e *InvalidFields) Error() string { return EINVALID + ": " + e.message() }
 // Unwrap makes ErrorCode and ErrorMessage see an ordinary EINVALID error.
 func (e *InvalidFields) Unwrap() error { return &Error{Code: EINVALID, Message: e.message()} }
 
-func (e *InvalidFields) message() string {
-	names := make([]string, 0, len(e.Fields))
-	for k := range e.Fields {
+func (e *InvalidFields) message() string { return e.Fields.Join(nil, ": ", "; ") }
+
+// Join writes the fields in name order, each as name, colon and its
+// complaint passed through each (nil: as it is), separated by sep: the
+// invalid-input message ("stock: must be at least 1; title: is required"),
+// or its translation with each complaint translated.
+func (f FieldErrors) Join(each func(string) string, colon, sep string) string {
+	names := make([]string, 0, len(f))
+	for k := range f {
 		names = append(names, k)
 	}
 	sort.Strings(names)
 	parts := make([]string, len(names))
 	for i, k := range names {
-		parts[i] = k + ": " + e.Fields[k]
+		msg := f[k]
+		if each != nil {
+			msg = each(msg)
+		}
+		parts[i] = k + colon + msg
 	}
-	return strings.Join(parts, "; ")
+	return strings.Join(parts, sep)
 }
 
 // Err returns nil when there are no field errors, else an *InvalidFields.

@@ -2160,9 +2160,9 @@ func AdminGoodsPage(p Page, v AdminGoodsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var122 string
-			templ_7745c5c3_Var122, templ_7745c5c3_Err = templ.JoinStringErrs(piece(ctx, "%s changes waiting, the oldest %s old", 0))
+			templ_7745c5c3_Var122, templ_7745c5c3_Err = templ.JoinStringErrs(part(ctx, 0, "%s changes waiting, the oldest %s old", elem, elem))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 61}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 72}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var122))
 			if templ_7745c5c3_Err != nil {
@@ -2175,7 +2175,7 @@ func AdminGoodsPage(p Page, v AdminGoodsView) templ.Component {
 			var templ_7745c5c3_Var123 string
 			templ_7745c5c3_Var123, templ_7745c5c3_Err = templ.JoinStringErrs(i64(v.Stats.Pending))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 108}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 119}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var123))
 			if templ_7745c5c3_Err != nil {
@@ -2186,9 +2186,9 @@ func AdminGoodsPage(p Page, v AdminGoodsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var124 string
-			templ_7745c5c3_Var124, templ_7745c5c3_Err = templ.JoinStringErrs(piece(ctx, "%s changes waiting, the oldest %s old", 1))
+			templ_7745c5c3_Var124, templ_7745c5c3_Err = templ.JoinStringErrs(part(ctx, 1, "%s changes waiting, the oldest %s old", elem, elem))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 173}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 195}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var124))
 			if templ_7745c5c3_Err != nil {
@@ -2201,7 +2201,7 @@ func AdminGoodsPage(p Page, v AdminGoodsView) templ.Component {
 			var templ_7745c5c3_Var125 string
 			templ_7745c5c3_Var125, templ_7745c5c3_Err = templ.JoinStringErrs(lagText(v.Stats.DurableLagMS))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 259}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 281}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var125))
 			if templ_7745c5c3_Err != nil {
@@ -2212,9 +2212,9 @@ func AdminGoodsPage(p Page, v AdminGoodsView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var126 string
-			templ_7745c5c3_Var126, templ_7745c5c3_Err = templ.JoinStringErrs(piece(ctx, "%s changes waiting, the oldest %s old", 2))
+			templ_7745c5c3_Var126, templ_7745c5c3_Err = templ.JoinStringErrs(part(ctx, 2, "%s changes waiting, the oldest %s old", elem, elem))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 324}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 357}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var126))
 			if templ_7745c5c3_Err != nil {
@@ -2227,7 +2227,7 @@ func AdminGoodsPage(p Page, v AdminGoodsView) templ.Component {
 			var templ_7745c5c3_Var127 string
 			templ_7745c5c3_Var127, templ_7745c5c3_Err = templ.JoinStringErrs(T(ctx, "; at rest they agree and remaining + unpaid + paid = stock."))
 			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 398}
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/goods_admin.templ`, Line: 204, Col: 431}
 			}
 			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var127))
 			if templ_7745c5c3_Err != nil {

@@ -57,17 +57,6 @@ func roleLabel(ctx context.Context, role string) string {
 // English ("merchant"), its word in Chinese.
 func roleOption(ctx context.Context, role string) string { return T(ctx, role) }
 
-// piece is the i-th piece of format's translation around its %s verbs,
-// where the page puts elements (a link, a live figure): piece 0 is the text
-// before the first, the last the text after the last.
-func piece(ctx context.Context, format string, i int) string {
-	parts := strings.Split(T(ctx, format), "%s")
-	if i >= len(parts) {
-		return ""
-	}
-	return parts[i]
-}
-
 // driftWords name the figures where live and recorded differ
 // ("remaining, paid"), in the reader's language.
 func driftWords(ctx context.Context, drift []string) string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"log/slog"
 	"net/url"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -134,8 +133,8 @@ func (s *Server) errorHandler(c *fiber.Ctx, err error) error {
 			msg = transportMessage(fe.Code) // fasthttp's text quotes the raw request
 		}
 	}
-	if fields := db.FieldsOf(err); fields != nil && fe == nil {
-		msg = fieldsMessage(i18n.Of(c.UserContext()), fields)
+	if fields := db.FieldsOf(err); zh && fields != nil && fe == nil {
+		msg = fieldsMessage(i18n.Zh, fields)
 	} else {
 		msg = i18n.T(c.UserContext(), msg)
 	}
@@ -179,24 +178,14 @@ func setRetryAfter(c *fiber.Ctx, err error) {
 	}
 }
 
-// fieldsMessage is an invalid-input refusal's message in l: each field's
-// complaint translated on its own ("title: is required; stock: ..." reads
-// "title：必填；stock：..."), as the joined message matches no format.
+// fieldsMessage is an invalid-input refusal's message in l: db's joined
+// complaints in English; in Chinese each complaint translated on its own,
+// as the joined message matches no format.
 func fieldsMessage(l i18n.Lang, fields db.FieldErrors) string {
-	names := make([]string, 0, len(fields))
-	for k := range fields {
-		names = append(names, k)
-	}
-	sort.Strings(names)
-	colon, semi := ": ", "; "
 	if l == i18n.Zh {
-		colon, semi = "：", "；"
+		return fields.Join(l.T, "：", "；")
 	}
-	parts := make([]string, len(names))
-	for i, k := range names {
-		parts[i] = k + colon + l.T(fields[k])
-	}
-	return strings.Join(parts, semi)
+	return fields.Join(nil, ": ", "; ")
 }
 
 // transportMessage is what a client is told about a request fasthttp could not read.
