@@ -36,6 +36,9 @@ func (e *goodsEnv) process() *fair.Service {
 // lowers them on both.
 func TestPowLevelSharedAcrossProcesses(t *testing.T) {
 	e := newGoodsEnv(t)
+	// One second into a window, so each step of PowWindow + 1 s lands in
+	// the next window, not (from late in one) in the one after it.
+	e.Clk.Set(e.Clk.Now().Truncate(fair.PowWindow).Add(fair.PowWindow + time.Second))
 	g := e.powGoods(6, -time.Minute)
 	a, b := e.F, e.process()
 	if l := b.PowLevel(e.Ctx, g.ID); l != 6 {
