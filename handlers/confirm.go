@@ -40,7 +40,7 @@ func (h *Site) orderConfirm(c *fiber.Ctx, read func(ctx context.Context, userID,
 		return redirectWithNote(c, "/me/orders", views.FlashError, views.PlaceOrder(id), notNow)
 	}
 	v := ask(*o)
-	return render(c, fiber.StatusOK, views.ConfirmPage(h.page(c, v.Heading), v))
+	return render(c, fiber.StatusOK, views.ConfirmPage(h.page(c, v.Title), v))
 }
 
 // order reads one of the caller's orders as its checkout shows it.
@@ -132,7 +132,7 @@ func (h *Goods) AdminEndGoodsConfirm(c *fiber.Ctx) error {
 		return err
 	}
 	v := views.EndSaleConfirm("goods", g.Title, "/admin/goods/"+strconv.FormatInt(id, 10))
-	return render(c, fiber.StatusOK, views.ConfirmPage(h.page(c, v.Heading), v))
+	return render(c, fiber.StatusOK, views.ConfirmPage(h.page(c, v.Title), v))
 }
 
 // AdminEndSlotConfirm asks before ending a slot's sale: GET /admin/slots/{id}/end.
@@ -146,12 +146,11 @@ func (h *Goods) AdminEndSlotConfirm(c *fiber.Ctx) error {
 		return err
 	}
 	v := views.EndSaleConfirm("slot", sl.Title, "/admin/slots/"+strconv.FormatInt(id, 10))
-	return render(c, fiber.StatusOK, views.ConfirmPage(h.page(c, v.Heading), v))
+	return render(c, fiber.StatusOK, views.ConfirmPage(h.page(c, v.Title), v))
 }
 
 // confirmed reports whether an end-sale form was confirmed (the confirm
-// page, or the page's script after its dialog); an unconfirmed post is sent
-// to the confirm page.
+// page's); an unconfirmed post is sent to the confirm page.
 func confirmed(c *fiber.Ctx) bool { return c.FormValue("confirmed") == "1" }
 
 func checkoutPath(id int64) string { return "/orders/" + strconv.FormatInt(id, 10) + "/checkout" }

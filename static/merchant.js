@@ -163,16 +163,6 @@
     form.addEventListener("submit", (e) => { if (check()) { e.preventDefault(); sale.focus(); } });
   });
 
-  $$("form[data-confirm]").forEach((form) => {
-    // Confirmed here, the post does it at once; without this script the
-    // server answers an unconfirmed post with its confirm page.
-    form.addEventListener("submit", (e) => {
-      if (!window.confirm(form.dataset.confirm)) { e.preventDefault(); return; }
-      const f = form.querySelector("[data-confirmed]");
-      if (f) f.value = "1";
-    });
-  });
-
   $$("[data-max-bytes]").forEach((input) => {
     input.addEventListener("change", () => {
       const f = input.files && input.files[0];

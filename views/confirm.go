@@ -6,7 +6,7 @@ import "github.com/seckill/seckill/db/model"
 // the form that does it (Action, with Fields as hidden inputs) and the way
 // back that leaves everything as it is.
 type ConfirmView struct {
-	Heading   string
+	Title     string // the page's title (its tab); the page asks Question once
 	Question  string
 	Detail    string
 	Action    string // where the confirming form posts
@@ -27,7 +27,7 @@ type ReceiptView struct {
 // RefundConfirm is the question before a shopper refunds a paid order.
 func RefundConfirm(o model.Order) ConfirmView {
 	return ConfirmView{
-		Heading:  "Refund this order?",
+		Title:    "Refund this order?",
 		Question: "Refund order " + orderNo(o.ID) + " for " + Money(o.PaidCents) + "?",
 		Detail:   o.GoodsTitle + ". The money goes back to you; a coupon used on it comes back if it is still valid. This cannot be undone.",
 		Action:   "/orders/" + i64(o.ID) + "/refund", Confirm: "Refund " + Money(o.PaidCents),
@@ -38,7 +38,7 @@ func RefundConfirm(o model.Order) ConfirmView {
 // CancelConfirm is the question before a shopper cancels an unpaid order.
 func CancelConfirm(o model.Order) ConfirmView {
 	return ConfirmView{
-		Heading:  "Cancel this order?",
+		Title:    "Cancel this order?",
 		Question: "Cancel order " + orderNo(o.ID) + " for " + Money(o.AmountCents) + "?",
 		Detail:   o.GoodsTitle + ". The unit goes back on sale for others; this cannot be undone.",
 		Action:   "/orders/" + i64(o.ID) + "/cancel", Confirm: "Cancel the order",
@@ -50,7 +50,7 @@ func CancelConfirm(o model.Order) ConfirmView {
 // slot's sale now; what is "goods" or "slot", base its admin URL.
 func EndSaleConfirm(what, title, base string) ConfirmView {
 	return ConfirmView{
-		Heading:  "End this sale now?",
+		Title:    "End this sale now?",
 		Question: "End the sale of “" + title + "” now?",
 		Detail:   "Shoppers can no longer grab this " + what + "; the sale cannot be started again.",
 		Action:   base + "/end", Fields: map[string]string{"confirmed": "1"}, Confirm: "End sale now",

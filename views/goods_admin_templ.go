@@ -1248,7 +1248,7 @@ func AdminSlotPage(p Page, v AdminSlotView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = itemControls(p, "/admin/slots/"+i64(v.Slot.ID), v.Slot.State, v.Slot.Hidden, "slot").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = itemControls(p, "/admin/slots/"+i64(v.Slot.ID), v.Slot.State, v.Slot.Hidden).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -2109,7 +2109,7 @@ func AdminGoodsPage(p Page, v AdminGoodsView) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = itemControls(p, "/admin/goods/"+i64(v.Goods.ID), v.Goods.State, v.Goods.Hidden, "goods").Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = itemControls(p, "/admin/goods/"+i64(v.Goods.ID), v.Goods.State, v.Goods.Hidden).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -39,11 +39,6 @@ func hiddenValue(hidden bool) string {
 	return "1"
 }
 
-// endConfirm asks before an item's sale ends now; what is "goods" or "slot".
-func endConfirm(ctx context.Context, what string) string {
-	return T(ctx, "End the sale of this "+what+" now? Shoppers can no longer grab it.")
-}
-
 // roleLabel is an account's role on its badge: "Merchant". In Chinese the
 // role's own word ("Merchant" alone is the menu's link to the merchant pages).
 func roleLabel(ctx context.Context, role string) string {

@@ -141,3 +141,41 @@ func (a *testApp) namedMerchant() (name, token string) {
 	}
 	return name, a.login(name, "password123")
 }
+
+// "End sale now" asks on the same kind of page as cancel and refund (no
+// browser dialog), once: the question is the page's only sentence asking
+// anything. "Keep it on sale" changes nothing; the confirmed end ends it.
+// At the desktop and the phone size.
+func TestConfirmBrowserEndSale(t *testing.T) {
+	forViewports(t, func(t *testing.T, v shopperViewport) {
+		a := startApp(t)
+		name, mt := a.namedMerchant()
+		sl := a.createSlot(mt, -time.Minute, time.Hour)
+		g := a.createGoods(mt, sl.ID, 5, 1)
+		ctx := newBrowser(t)
+		browse(t, ctx, "size", v.sized())
+		browse(t, ctx, "log in", browserLogin(ctx, a.URL, name, "password123"))
+		ask := func(step string) {
+			browse(t, ctx, step,
+				chromedp.Navigate(fmt.Sprintf("%s/admin/goods/%d", a.URL, g.ID)),
+				chromedp.WaitVisible(`[data-testid=end-now]`),
+				chromedp.Click(`[data-testid=end-now]`),
+				chromedp.WaitVisible(`[data-testid=confirm-page]`),
+			)
+		}
+		ask("end sale now")
+		waitText(t, ctx, tid("confirm-question"), "End the sale of “"+g.Title+"” now?")
+		var questions int
+		browse(t, ctx, "the page asks once", chromedp.Evaluate(`[...document.querySelectorAll('[data-testid=confirm-page] :is(h1,h2,p,strong)')].filter(e => e.textContent.includes('?')).length`, &questions))
+		if questions != 1 {
+			t.Fatalf("the confirm page asks %d times, want once", questions)
+		}
+		browse(t, ctx, "keep it on sale", chromedp.Click(tid("confirm-no")), chromedp.WaitVisible(`[data-testid=end-now]`))
+		if st := a.call("POST", fmt.Sprintf("/api/goods/%d/grab", g.ID), mustUser(a), nil, nil); st != 201 {
+			t.Fatalf("Keep it on sale ended the sale: grab %d", st)
+		}
+		ask("end sale now again")
+		browse(t, ctx, "confirmed", chromedp.Click(tid("confirm-yes")), chromedp.WaitVisible(`[data-testid=flash-controls][data-kind=success]`))
+		a.wantError("POST", fmt.Sprintf("/api/goods/%d/grab", g.ID), mustUser(a), nil, 409, "ended")
+	})
+}

@@ -61,8 +61,6 @@ func init() {
 		"Hidden":                 "已隐藏",
 		"Shoppers do not see it": "顾客看不到",
 		"A rehearsal: its orders count in no revenue, export, desk or inbox": "演练：其订单不计入营收、导出、订单台或消息",
-		"End the sale of this goods now? Shoppers can no longer grab it.":    "立即结束该商品的秒杀？顾客将无法再抢购。",
-		"End the sale of this slot now? Shoppers can no longer grab it.":     "立即结束该场次的秒杀？顾客将无法再抢购。",
 		"End sale now":       "立即结束秒杀",
 		"Show to shoppers":   "对顾客显示",
 		"Hide from shoppers": "对顾客隐藏",
