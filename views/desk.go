@@ -78,6 +78,11 @@ func (v DeskView) OlderPath() templ.SafeURL {
 // NewestPath links the first page with the same search and filters.
 func (v DeskView) NewestPath() templ.SafeURL { return templ.SafeURL("/admin/orders?" + v.query("")) }
 
+// CSVPath exports every order the search and filters find (all pages).
+func (v DeskView) CSVPath() templ.SafeURL {
+	return templ.SafeURL("/api/admin/orders.csv?" + v.query(""))
+}
+
 // Filtered reports whether any search or filter is set.
 func (v DeskView) Filtered() bool { return v.query("") != "" }
 

@@ -223,6 +223,7 @@ func init() {
 		"← Orders":           "← 订单",
 		"(with a coupon)":    "（使用了优惠券）",
 		"Order ID":           "订单 ID",
+		"Export these orders (CSV)": "导出这些订单（CSV）",
 		"Refund this order?": "确定为此订单退款？",
 		"%s goes back to %s, and the unit goes back on sale while the sale is live. A coupon used on it is given back. This cannot be undone.": "%s 将退还给 %s；秒杀仍在进行时，该名额会重新上架。订单使用的优惠券也会退回。此操作无法撤销。",
 		"Reason (shown in the audit log)": "退款原因（记入操作日志）",
