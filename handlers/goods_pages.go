@@ -176,7 +176,7 @@ func (h *Goods) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm, go
 	}
 	v := views.AdminSlotView{Slot: *sl, Sales: sales, Totals: goods.SlotSalesOf(*sl, sales).Totals, SlotForm: views.SlotFormOf(*sl), GoodsForm: views.GoodsForm{Limit: "1"}}
 	if slotForm != nil {
-		v.SlotForm = *slotForm
+		v.SlotForm = slotForm.FixedIf(*sl)
 	}
 	if goodsForm != nil {
 		v.GoodsForm = *goodsForm
@@ -190,8 +190,15 @@ func (h *Goods) AdminUpdateSlot(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	old, err := h.Goods.OwnedSlot(c.UserContext(), cl, id)
+	if err != nil {
+		return err
+	}
 	form := slotFormOf(c)
 	in, parseErrs := slotFormInput(form, c.FormValue("tz_offset"))
+	if old.State != model.SlotUpcoming { // started: the form offers the title alone, the times stay
+		in.StartAt, in.EndAt, parseErrs = old.StartAt, old.EndAt, nil
+	}
 	normalizeSlotForm(&form, in)
 	if len(parseErrs) == 0 {
 		_, err = h.Goods.UpdateSlot(c.UserContext(), cl, id, in)

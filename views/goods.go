@@ -43,6 +43,9 @@ type SlotForm struct {
 	EndAt   string
 	Errors  db.FieldErrors
 	Error   string
+	// Fixed is a slot whose sale has started: its times are shown, not
+	// offered for editing (only the title can change).
+	Fixed *model.Slot
 }
 
 // GoodsForm is the state of a goods form; prices are in yuan as typed ("49.99").
@@ -106,7 +109,15 @@ func CentsInput(cents int64) string {
 
 // SlotFormOf fills a slot form from a slot.
 func SlotFormOf(s model.Slot) SlotForm {
-	return SlotForm{Title: s.Title, StartAt: DateTimeLocal(s.StartAt), EndAt: DateTimeLocal(s.EndAt)}
+	return SlotForm{Title: s.Title, StartAt: DateTimeLocal(s.StartAt), EndAt: DateTimeLocal(s.EndAt)}.FixedIf(s)
+}
+
+// FixedIf marks the form's times fixed when s's sale has started.
+func (f SlotForm) FixedIf(s model.Slot) SlotForm {
+	if s.State != model.SlotUpcoming {
+		f.Fixed = &s
+	}
+	return f
 }
 
 // GoodsFormOf fills a goods form from goods.

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/db/model"
 )
@@ -228,5 +229,28 @@ func TestConfirmPayFormEndsOnReceipt(t *testing.T) {
 	other, _, _ := a.newCookieSession()
 	if st, _, _ := other.page(path + "/receipt"); st != 404 {
 		t.Fatalf("another shopper's receipt: %d, want 404", st)
+	}
+}
+
+// A started slot's edit form offers the title alone: saving it renames the
+// slot and keeps its times (the form sends none), where a form with the
+// times would have been refused only on save.
+func TestLiveSlotFormKeepsTimes(t *testing.T) {
+	a := startApp(t)
+	name, mt := a.namedMerchant()
+	sl := a.createSlot(mt, -time.Minute, time.Hour)
+	s := a.cookieLogin(name, "password123")
+	base := fmt.Sprintf("/admin/slots/%d", sl.ID)
+	st, body, _ := s.page(base)
+	if st != 200 || strings.Contains(body, `name="start_at"`) || !strings.Contains(body, `data-testid="slot-times-fixed"`) {
+		t.Fatalf("a live slot's page offers its times for editing: %d", st)
+	}
+	if st, loc := s.postForm(base, url.Values{"title": {"Renamed live"}}); st != 303 || loc != base {
+		t.Fatalf("rename a live slot: %d → %q", st, loc)
+	}
+	var mine struct{ Slots []slotJSON }
+	a.call("GET", "/api/admin/slots", mt, nil, &mine)
+	if len(mine.Slots) != 1 || mine.Slots[0].Title != "Renamed live" || !mine.Slots[0].StartAt.Equal(sl.StartAt) || !mine.Slots[0].EndAt.Equal(sl.EndAt) {
+		t.Fatalf("after renaming: %+v, want the times of %+v", mine.Slots, sl)
 	}
 }

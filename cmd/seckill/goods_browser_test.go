@@ -275,6 +275,15 @@ func TestGoodsBrowserMerchant(t *testing.T) {
 		chromedp.WaitVisible(fmt.Sprintf(`[data-testid=sales-%d]`, g.ID)),
 		chromedp.WaitVisible(`[data-testid=admin-slot][data-subscribed=on]`), // the grab below reaches it as an event
 	)
+	// A live slot's times are shown, not offered: only its title can change.
+	var timeInputs int
+	browse(t, ctx, "the live slot's edit form",
+		chromedp.WaitVisible(`[data-testid=slot-edit-form] [data-testid=slot-times-fixed]`),
+		chromedp.Evaluate(`document.querySelectorAll('[data-testid=slot-edit-form] input[type=datetime-local]').length`, &timeInputs),
+	)
+	if timeInputs != 0 {
+		t.Fatalf("a live slot's edit form offers %d time inputs, want none", timeInputs)
+	}
 	ut, _ := a.newUser()
 	o := a.grab(ut, g.ID)
 	waitText(t, ctx, fmt.Sprintf(`[data-testid=sales-remaining-%d]`, g.ID), "9")
