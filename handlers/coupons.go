@@ -275,8 +275,8 @@ func (h *Coupons) AdminCreateCouponForm(c *fiber.Ctx) error {
 		Stock: c.FormValue("stock"), LimitPerUser: c.FormValue("limit_per_user"), ValidDays: c.FormValue("valid_days"),
 		GrabStartAt: c.FormValue("grab_start_at"), GrabEndAt: c.FormValue("grab_end_at"), TZOffset: c.FormValue("tz_offset"),
 	}
-	in, fields := parseCouponForm(form)
-	if len(fields) == 0 {
+	in, parseErrs := parseCouponForm(form)
+	if len(parseErrs) == 0 {
 		cp, err := h.Coupons.Create(c.UserContext(), cl.UserID, in)
 		if err == nil {
 			return redirectWithFlash(c, "/admin/coupons/"+strconv.FormatInt(cp.ID, 10), "Coupon “"+cp.Title+"” created.")
@@ -285,9 +285,10 @@ func (h *Coupons) AdminCreateCouponForm(c *fiber.Ctx) error {
 		if !errors.As(err, &fe) {
 			return err
 		}
-		fields = fe.Fields
+		form.Errors = fe.Fields
+	} else { // what could not be read, and the problems of what could: all at once
+		form.Errors, _ = mergeFieldErrors(parseErrs, h.Coupons.Check(in))
 	}
-	form.Errors = fields
 	return h.adminCoupons(c, invalidForm, form)
 }
 
@@ -330,8 +331,8 @@ func (h *Coupons) AdminCouponWindowForm(c *fiber.Ctx) error {
 }
 
 // parseCouponForm turns the admin form into an input, collecting fields that are not numbers or times.
-func parseCouponForm(f views.CouponForm) (model.CouponInput, map[string]string) {
-	fields := map[string]string{}
+func parseCouponForm(f views.CouponForm) (model.CouponInput, db.FieldErrors) {
+	fields := db.FieldErrors{}
 	in := model.CouponInput{Title: f.Title, Kind: f.Kind}
 	var err error
 	if f.Kind == model.CouponPercentOff {

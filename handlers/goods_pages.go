@@ -150,6 +150,8 @@ func (h *Goods) AdminCreateSlot(c *fiber.Ctx) error {
 	var sl *model.Slot
 	if len(parseErrs) == 0 {
 		sl, err = h.Goods.CreateSlot(c.UserContext(), cl, in)
+	} else {
+		err = h.Goods.CheckSlot(in) // every problem at once
 	}
 	if status, ok := formStatus(parseErrs, err); ok {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
@@ -202,6 +204,8 @@ func (h *Goods) AdminUpdateSlot(c *fiber.Ctx) error {
 	normalizeSlotForm(&form, in)
 	if len(parseErrs) == 0 {
 		_, err = h.Goods.UpdateSlot(c.UserContext(), cl, id, in)
+	} else {
+		err = h.Goods.CheckSlot(in)
 	}
 	if status, ok := formStatus(parseErrs, err); ok {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
@@ -223,6 +227,8 @@ func (h *Goods) AdminCreateGoods(c *fiber.Ctx) error {
 	var g *model.Goods
 	if len(parseErrs) == 0 {
 		g, err = h.Goods.Create(c.UserContext(), cl, in)
+	} else {
+		err = h.Goods.Check(c.UserContext(), cl, 0, in)
 	}
 	if status, ok := formStatus(parseErrs, err); ok {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
@@ -274,6 +280,8 @@ func (h *Goods) AdminUpdateGoods(c *fiber.Ctx) error {
 	in, parseErrs := goodsFormInput(form, 0)
 	if len(parseErrs) == 0 {
 		_, err = h.Goods.Update(c.UserContext(), cl, id, in)
+	} else {
+		err = h.Goods.Check(c.UserContext(), cl, id, in)
 	}
 	if status, ok := formStatus(parseErrs, err); ok {
 		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)

@@ -173,32 +173,33 @@ func (h *RedPackets) AdminCreateRedPacketForm(c *fiber.Ctx) error {
 		Mode: c.FormValue("mode"), ExpiresIn: strings.TrimSpace(c.FormValue("expires_in")), ExpiresAt: strings.TrimSpace(c.FormValue("expires_at")),
 	}
 	in := model.NewRedPacket{Title: form.Title, Mode: form.Mode}
+	parseErrs := db.FieldErrors{}
 	var bad error
-	if in.TotalCents, bad = parseRedPacketYuan(form.Total); bad == nil {
-		if in.Count, err = strconv.ParseInt(form.Count, 10, 64); err != nil {
-			bad = db.FieldErrorf("count", "must be a whole number")
-		}
+	if in.TotalCents, bad = parseRedPacketYuan(form.Total); bad != nil {
+		parseErrs["total_cents"] = db.FieldsOf(bad)["total_cents"]
 	}
-	if bad == nil {
-		var d string
-		if d, bad = redPacketExpiresIn(form.ExpiresIn, form.ExpiresAt, c.FormValue("tz_offset"), h.RedPackets.Now()); d != "" {
-			in.ExpiresIn = &d // a blank choice is left out: the default expiry
+	if in.Count, err = strconv.ParseInt(form.Count, 10, 64); err != nil {
+		parseErrs["count"] = "must be a whole number"
+	}
+	d, bad := redPacketExpiresIn(form.ExpiresIn, form.ExpiresAt, c.FormValue("tz_offset"), h.RedPackets.Now())
+	if bad != nil {
+		for k, v := range db.FieldsOf(bad) {
+			parseErrs[k] = v
 		}
+	} else if d != "" {
+		in.ExpiresIn = &d // a blank choice is left out: the default expiry
 	}
 	var p *model.RedPacket
-	if bad == nil {
-		p, bad = h.RedPackets.Create(c.UserContext(), cl.UserID, in)
+	if len(parseErrs) == 0 {
+		p, err = h.RedPackets.Create(c.UserContext(), cl.UserID, in)
+	} else { // what could not be read, and the problems of what could: all at once
+		err = h.RedPackets.Check(in)
 	}
-	if status, shown := refusal(bad); shown {
-		// Beside its field the message stands alone ("must be ..."); one that names no field shows above the form.
-		if form.Field = db.FieldOf(bad); form.Field != "" {
-			form.Error = db.FieldsOf(bad)[form.Field]
-		} else {
-			form.Error = db.ErrorMessage(bad)
-		}
+	if status, shown := formStatus(parseErrs, err); shown {
+		form.Errors, form.Error = mergeFieldErrors(parseErrs, err)
 		return h.adminRedPackets(c, status, form)
-	} else if bad != nil {
-		return bad
+	} else if err != nil {
+		return err
 	}
 	return redirectWithFlash(c, fmt.Sprintf("/admin/redpackets/%d", p.ID), "Red packet created: "+p.Title+".")
 }

@@ -2,8 +2,10 @@ package views
 
 import (
 	"fmt"
-	"github.com/a-h/templ"
 	"time"
+
+	"github.com/a-h/templ"
+	"github.com/seckill/seckill/db"
 )
 
 // RedPacketCard is a red packet as lists and headers show it.
@@ -54,17 +56,12 @@ type RedPacketForm struct {
 	Mode      string
 	ExpiresIn string // a RedPacketExpiries value, ExpiresAtChoice, or a duration typed elsewhere ("90m")
 	ExpiresAt string // the date and time when ExpiresIn is ExpiresAtChoice, as typed
-	Field     string
-	Error     string
+	Errors    db.FieldErrors // a message beside each field at fault
+	Error     string         // a problem that is no field's, above the form
 }
 
-// ErrorFor returns the error message when it belongs to the field.
-func (f RedPacketForm) ErrorFor(field string) string {
-	if f.Field == field {
-		return f.Error
-	}
-	return ""
-}
+// ErrorFor returns the field's error message ("" when it has none).
+func (f RedPacketForm) ErrorFor(field string) string { return f.Errors[field] }
 
 // RedPacketStats are the merchant's figures for a packet.
 type RedPacketStats struct {

@@ -67,6 +67,10 @@ func (s *Service) Create(ctx context.Context, shopID int64, in model.CouponInput
 	return c, nil
 }
 
+// Check returns the problems of a template's fields, creating nothing: a
+// form that could not read some fields shows the others' problems too.
+func (s *Service) Check(in model.CouponInput) error { return NormaliseInput(&in, s.Now()) }
+
 // row reads a template from the store without its live figures.
 func (s *Service) row(ctx context.Context, id int64) (*model.Coupon, error) {
 	c, err := scan(s.SQL.R.QueryRowContext(ctx, `SELECT `+columns+` FROM coupons WHERE id = ?`, id))

@@ -31,6 +31,12 @@ func (s *Service) CreateSlot(ctx context.Context, by model.Claims, in SlotInput)
 	return sl, nil
 }
 
+// CheckSlot returns the problems of a slot's fields, writing nothing (see Check).
+func (s *Service) CheckSlot(in SlotInput) error {
+	in.Title = strings.TrimSpace(in.Title)
+	return ValidateSlot(s.Now(), in).Err()
+}
+
 // UpdateSlot changes a slot of the caller's. Once the sale has started only
 // the title may change; goods already loaded into Redis get the new window.
 func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in SlotInput) (*model.Slot, error) {
@@ -119,19 +125,9 @@ func (s *Service) MerchantSlots(ctx context.Context, by model.Claims) ([]model.S
 // window it is loaded into Redis at once. Every invalid field is reported
 // at once, before anything is created.
 func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model.Goods, error) {
-	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
-	withDefaults(&in, s.Now())
-	f := Validate(&in)
-	var sl *model.Slot
-	if f["slot_id"] == "" {
-		var err error
-		// An unknown slot is not found, unless the input is invalid anyway.
-		if sl, err = s.OwnedSlot(ctx, by, in.SlotID); err != nil && (len(f) == 0 || db.ErrorCode(err) != db.ENOTFOUND) {
-			return nil, err
-		}
-	}
-	if sl != nil {
-		checkEntryWindow(f, &in, sl.StartAt)
+	f, sl, err := s.checkNew(ctx, by, &in)
+	if err != nil {
+		return nil, err
 	}
 	if err := f.Err(); err != nil {
 		return nil, err
@@ -143,7 +139,7 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 		return nil, db.Errorf(db.ECONFLICT, "a %s sale is set before it starts: slot %d has started", *in.Mode, sl.ID)
 	}
 	var id int64
-	err := s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		err := tx.QueryRowContext(ctx, `INSERT INTO goods (slot_id, merchant_id, title, description, price_cents, seckill_price_cents,
 			stock, limit_per_user, shards, remaining, created_ms, pow_bits, preregistered_only,
 			mode, queue_rate, admission_seconds, entry_start_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
@@ -177,6 +173,52 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model
 	return s.Get(ctx, id)
 }
 
+// checkNew normalises new goods and finds its fields' problems, with its
+// slot (nil when the slot is the problem); err is a refusal that is no field's.
+func (s *Service) checkNew(ctx context.Context, by model.Claims, in *Input) (f db.FieldErrors, sl *model.Slot, err error) {
+	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
+	withDefaults(in, s.Now())
+	f = Validate(in)
+	if f["slot_id"] == "" {
+		// An unknown slot is not found, unless the input is invalid anyway.
+		if sl, err = s.OwnedSlot(ctx, by, in.SlotID); err != nil && (len(f) == 0 || db.ErrorCode(err) != db.ENOTFOUND) {
+			return nil, nil, err
+		}
+	}
+	if sl != nil {
+		checkEntryWindow(f, in, sl.StartAt)
+	}
+	return f, sl, nil
+}
+
+// checkChange normalises a change of old and finds its fields' problems.
+func (s *Service) checkChange(old *model.Goods, in *Input) db.FieldErrors {
+	in.SlotID = old.SlotID
+	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
+	withUnchanged(in, old, s.Now())
+	f := Validate(in)
+	checkEntryWindow(f, in, old.StartAt)
+	return f
+}
+
+// Check returns the problems of the fields Create (id 0) or Update (of
+// goods id) would find in in, writing nothing: a form that could not read
+// some of its fields shows the others' problems beside them, all at once.
+func (s *Service) Check(ctx context.Context, by model.Claims, id int64, in Input) error {
+	if id == 0 {
+		f, _, err := s.checkNew(ctx, by, &in)
+		if err != nil {
+			return err
+		}
+		return f.Err()
+	}
+	old, err := s.Owned(ctx, by, id)
+	if err != nil {
+		return err
+	}
+	return s.checkChange(old, &in).Err()
+}
+
 // Update changes goods of the caller's. Title and description may change
 // at any time; prices, stock and limit only before the sale starts.
 func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Input) (*model.Goods, error) {
@@ -184,12 +226,7 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 	if err != nil {
 		return nil, err
 	}
-	in.SlotID = old.SlotID
-	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
-	withUnchanged(&in, old, s.Now())
-	f := Validate(&in)
-	checkEntryWindow(f, &in, old.StartAt)
-	if err := f.Err(); err != nil {
+	if err := s.checkChange(old, &in).Err(); err != nil {
 		return nil, err
 	}
 	terms := in.PriceCents != old.PriceCents || in.SeckillPriceCents != old.SeckillPriceCents ||

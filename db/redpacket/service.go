@@ -50,6 +50,13 @@ func (s *Service) source() Int64Source {
 // share is one unclaimed share as it sits in Redis: "seq:amount".
 type share struct{ seq, amount int64 }
 
+// Check returns the problems of a new packet's fields, creating nothing: a
+// form that could not read some fields shows the others' problems too.
+func (s *Service) Check(in model.NewRedPacket) error {
+	_, err := Validate(&in)
+	return err
+}
+
 // Create validates and splits a merchant's packet, writes it and its shares
 // to the durable store in one transaction (the shares in one COPY on
 // PostgreSQL), loads the shares into Redis and schedules

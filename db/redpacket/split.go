@@ -1,6 +1,7 @@
 package redpacket
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -20,44 +21,48 @@ const (
 )
 
 // Validate checks a new red packet against the rules (trimming its title)
-// and returns its expiry duration; the error names the first field at fault.
+// and returns its expiry duration; the error names every field at fault.
 // A packet that passes can always be split.
 func Validate(in *model.NewRedPacket) (time.Duration, error) {
+	f := db.FieldErrors{}
 	in.Title = strings.TrimSpace(in.Title)
 	if in.Title == "" {
-		return 0, db.FieldErrorf("title", "is required")
+		f["title"] = "is required"
 	} else if utf8.RuneCountInString(in.Title) > MaxTitle {
-		return 0, db.FieldErrorf("title", "must be at most %d characters", MaxTitle)
-	} else if fe := db.CheckText("title", in.Title, MaxTitle, false); fe != nil {
-		return 0, fe
+		f["title"] = fmt.Sprintf("must be at most %d characters", MaxTitle)
+	} else if p := db.TextProblem(in.Title, MaxTitle, false); p != "" {
+		f["title"] = p
 	}
 	if in.TotalCents < 1 || in.TotalCents > MaxCents {
-		return 0, db.FieldErrorf("total_cents", "must be between 1 and %d cents", int64(MaxCents))
+		f["total_cents"] = fmt.Sprintf("must be between 1 and %d cents", int64(MaxCents))
 	}
 	if in.Count < 1 || in.Count > MaxCount {
-		return 0, db.FieldErrorf("count", "must be between 1 and %d", MaxCount)
+		f["count"] = fmt.Sprintf("must be between 1 and %d", MaxCount)
 	}
+	sized := f["total_cents"] == "" && f["count"] == "" // the split's checks need both
 	switch in.Mode {
 	case model.RedPacketRandom:
-		if in.TotalCents < in.Count {
-			return 0, db.FieldErrorf("total_cents", "must be at least 1 cent per share in a random packet (%d cents for %d shares)", in.Count, in.Count)
+		if sized && in.TotalCents < in.Count {
+			f["total_cents"] = fmt.Sprintf("must be at least 1 cent per share in a random packet (%d cents for %d shares)", in.Count, in.Count)
 		}
 	case model.RedPacketFixed:
-		if in.TotalCents%in.Count != 0 {
-			return 0, db.FieldErrorf("total_cents", "must be divisible by the count in a fixed packet (%d cents over %d shares leaves %d)", in.TotalCents, in.Count, in.TotalCents%in.Count)
+		if sized && in.TotalCents%in.Count != 0 {
+			f["total_cents"] = fmt.Sprintf("must be divisible by the count in a fixed packet (%d cents over %d shares leaves %d)", in.TotalCents, in.Count, in.TotalCents%in.Count)
 		}
 	default:
-		return 0, db.FieldErrorf("mode", "must be random or fixed")
+		f["mode"] = "must be random or fixed"
 	}
-	if in.ExpiresIn == nil {
-		return DefaultExpiry, nil
+	d := DefaultExpiry
+	if in.ExpiresIn != nil {
+		var err error
+		if d, err = time.ParseDuration(*in.ExpiresIn); err != nil {
+			f["expires_in"] = "must be a duration such as 30m or 24h"
+		} else if d < time.Second || d > MaxExpiry {
+			f["expires_in"] = fmt.Sprintf("must be between 1s and %s", MaxExpiry)
+		}
 	}
-	d, err := time.ParseDuration(*in.ExpiresIn)
-	if err != nil {
-		return 0, db.FieldErrorf("expires_in", "must be a duration such as 30m or 24h")
-	}
-	if d < time.Second || d > MaxExpiry {
-		return 0, db.FieldErrorf("expires_in", "must be between 1s and %s", MaxExpiry)
+	if err := f.Err(); err != nil {
+		return 0, err
 	}
 	return d, nil
 }
