@@ -54,8 +54,8 @@ type RedPacketForm struct {
 	Total     string // yuan, e.g. "88.88"
 	Count     string
 	Mode      string
-	ExpiresIn string // a RedPacketExpiries value, ExpiresAtChoice, or a duration typed elsewhere ("90m")
-	ExpiresAt string // the date and time when ExpiresIn is ExpiresAtChoice, as typed
+	ExpiresIn string         // a RedPacketExpiries value, ExpiresAtChoice, or a duration typed elsewhere ("90m")
+	ExpiresAt string         // the date and time when ExpiresIn is ExpiresAtChoice, as typed
 	Errors    db.FieldErrors // a message beside each field at fault
 	Error     string         // a problem that is no field's, above the form
 }
