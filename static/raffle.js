@@ -81,14 +81,15 @@
         page.querySelector("[data-entries-root]").textContent = draw.entries_root;
         page.querySelector("[data-entries-root-line]").hidden = false;
       }
-      const proof = page.querySelector("[data-raffle-proof]");
-      if (!draw.drawn_at) { proof.hidden = true; return; }
-      proof.hidden = false;
-      proof.querySelector("[data-raffle-seed]").textContent = draw.seed;
-      proof.querySelector("[data-raffle-randomness]").textContent = draw.randomness || "";
-      proof.querySelector("[data-raffle-winners]").textContent = String(draw.winners);
-      proof.querySelector("[data-raffle-passed]").textContent = String(draw.passed);
-      const list = proof.querySelector("[data-raffle-order]");
+      // The plain count shows; the proof's technical parts wait in the fairness details.
+      const shown = page.querySelectorAll("[data-raffle-proof], [data-raffle-proof-detail]");
+      shown.forEach((e) => { e.hidden = !draw.drawn_at; });
+      if (!draw.drawn_at) return;
+      page.querySelector("[data-raffle-seed]").textContent = draw.seed;
+      page.querySelector("[data-raffle-randomness]").textContent = draw.randomness || "";
+      page.querySelector("[data-raffle-winners]").textContent = String(draw.winners);
+      page.querySelector("[data-raffle-passed]").textContent = String(draw.passed);
+      const list = page.querySelector("[data-raffle-order]");
       if (list.children.length !== draw.order.length) {
         list.replaceChildren(...draw.order.map((u, i) => {
           const cls = [i < draw.winners ? "winner" : "", u === me ? "you" : ""].filter(Boolean).join(" ");

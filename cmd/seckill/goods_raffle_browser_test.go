@@ -38,7 +38,7 @@ func TestRaffleBrowser(t *testing.T) {
 		chromedp.Click(`[data-testid=raffle-link]`),
 		chromedp.WaitVisible(`[data-testid=raffle-page]`),
 		chromedp.WaitVisible(`[data-testid=pow-note]`),
-		chromedp.Text(`[data-testid=seed-hash]`, &seedHash),
+		chromedp.TextContent(`[data-testid=seed-hash]`, &seedHash, chromedp.ByQuery),
 		chromedp.WaitEnabled(`[data-testid=raffle-enter]`),
 		chromedp.Click(`[data-testid=raffle-enter]`),
 		chromedp.WaitVisible(`[data-raffle][data-entry-state=entered]`),
@@ -58,8 +58,16 @@ func TestRaffleBrowser(t *testing.T) {
 	}
 	d := a.raffleDraw(g.ID)
 	var seed string
-	raffleSteps(t, ctx, "the draw's proof",
+	// The count shows; the proof waits behind "How the draw is kept fair".
+	var proofShown bool
+	raffleSteps(t, ctx, "the draw, its proof folded away",
 		chromedp.WaitVisible(`[data-testid=raffle-proof]`),
+		chromedp.Evaluate(`document.querySelector("[data-testid=raffle-order]").checkVisibility()`, &proofShown))
+	if proofShown {
+		t.Fatal("the entrants' user IDs show before the shopper asks for the proof")
+	}
+	raffleSteps(t, ctx, "the draw's proof",
+		chromedp.Click(`[data-testid=raffle-fairness-open]`),
 		chromedp.WaitVisible(`[data-testid=raffle-order] li:nth-child(2)`),
 		chromedp.Text(`[data-testid=raffle-seed]`, &seed),
 		chromedp.WaitVisible(`[data-testid=raffle-check]`),
