@@ -14,7 +14,16 @@ const monitorBackBar = `<nav data-testid="monitor-back-bar" style="position:fixe
 	`<a href="/admin" data-testid="monitor-back" style="background:#c53030;color:#fff;padding:8px 14px;border-radius:20px;text-decoration:none;box-shadow:0 2px 6px rgba(0,0,0,.3)">&larr; Back to the shop&#39;s dashboard</a>` +
 	`<a href="/" data-testid="monitor-shop" style="background:#fff;color:#c53030;padding:8px 14px;border-radius:20px;text-decoration:none;box-shadow:0 2px 6px rgba(0,0,0,.3)">Shop</a></nav>`
 
-// withBackBar serves Asynqmon with monitorBackBar at the top of its HTML page.
+// monitorNarrow starts Asynqmon with its sidebar folded on a phone, where
+// the open one (220 px of a 390 px screen) leaves the queues no room: before
+// Asynqmon's scripts run it sets the drawer closed in the settings Asynqmon
+// keeps in localStorage (ui/src/localStorage.ts, "asynqmon:state"); its
+// own toggle still opens it.
+const monitorNarrow = `<script>(function(){try{if(innerWidth<720){var k="asynqmon:state",s=JSON.parse(localStorage.getItem(k)||"{}");` +
+	`s.settings=Object.assign({},s.settings,{isDrawerOpen:false});localStorage.setItem(k,JSON.stringify(s));}}catch(e){}})();</script>`
+
+// withBackBar serves Asynqmon with monitorBackBar (and monitorNarrow) at
+// the top of its HTML page.
 func withBackBar(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet || strings.HasPrefix(r.URL.Path, MonitorPath+"/api/") {
@@ -30,7 +39,7 @@ func withBackBar(next http.Handler) http.Handler {
 		if strings.HasPrefix(rec.header.Get("Content-Type"), "text/html") {
 			if i := bytes.Index(body, []byte("<body>")); i >= 0 {
 				at := i + len("<body>")
-				body = append(append(append([]byte{}, body[:at]...), monitorBackBar...), body[at:]...)
+				body = append(append(append([]byte{}, body[:at]...), monitorBackBar+monitorNarrow...), body[at:]...)
 				rec.header.Set("Content-Length", strconv.Itoa(len(body)))
 			}
 		}

@@ -35,3 +35,22 @@ func TestBrowserAdminDashboard(t *testing.T) {
 		t.Fatalf("the monitor link led to %s", loc)
 	}
 }
+
+// Asynqmon on a phone (390 px) starts with its sidebar folded, so its
+// queues have the width; the bar back to the shop is there.
+func TestBrowserMonitorOnPhone(t *testing.T) {
+	ctx := newBrowser(t)
+	a := startApp(t)
+	var drawer, main float64
+	browse(t, ctx, "phone size", chromedp.EmulateViewport(390, 844, chromedp.EmulateMobile))
+	browse(t, ctx, "log in", browserLogin(ctx, a.URL, "admin", testAdminPassword))
+	browse(t, ctx, "open Asynqmon", chromedp.Navigate(a.URL+"/monitor"))
+	until(t, ctx, "Asynqmon's sidebar and the bar back", `!!document.querySelector(".MuiDrawer-paper") && !!document.querySelector("[data-testid=monitor-back]")`)
+	browse(t, ctx, "measure",
+		chromedp.Evaluate(`document.querySelector(".MuiDrawer-paper").getBoundingClientRect().width`, &drawer),
+		chromedp.Evaluate(`innerWidth - document.querySelector(".MuiDrawer-paper").getBoundingClientRect().right`, &main),
+	)
+	if drawer > 80 || main < 300 {
+		t.Fatalf("Asynqmon at 390 px: sidebar %.0f px wide, %.0f px left for the queues", drawer, main)
+	}
+}
