@@ -15,9 +15,44 @@
     const el = document.getElementById("i18n-catalog");
     if (el) catalog = JSON.parse(el.textContent) || {};
   } catch (e) { catalog = {}; }
-  function T(msg, ...args) {
+  // verb is a fmt verb in a catalog's format (views/i18n: the same rule).
+  const verb = /%(\[\d+\])?[-+# 0]*\d*(\.\d+)?[sdvqgf%]/g;
+  // fill puts args into a format: in order, or by index (%[2]s).
+  function fill(format, args) {
     let i = 0;
-    return (catalog[msg] || msg).replace(/%[sd]/g, () => String(args[i++]));
+    return format.replace(verb, (v, idx) => v === "%%" ? "%" : String(args[idx ? Number(idx.slice(1, -1)) - 1 : i++]));
+  }
+  // formats are the catalog's keys with verbs as patterns, most specific
+  // (most text outside the verbs) first: a finished message from the server
+  // (a notice pushed live) is translated through the first it fits.
+  let formats = null;
+  function match(msg) {
+    if (!formats) {
+      const quote = (t) => t.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+      formats = Object.keys(catalog).filter((k) => k.includes("%")).map((k) => {
+        let re = "^", last = 0, lits = 0;
+        for (const m of k.matchAll(verb)) {
+          const lit = k.slice(last, m.index);
+          lits += lit.length;
+          re += quote(lit) + (m[0] === "%%" ? "%" : "(.+?)");
+          last = m.index + m[0].length;
+        }
+        lits += k.length - last;
+        return { re: new RegExp(re + quote(k.slice(last)) + "$"), to: catalog[k], lits };
+      }).filter((f) => f.lits >= 3).sort((a, b) => b.lits - a.lits);
+    }
+    for (const f of formats) {
+      const m = f.re.exec(msg);
+      if (m) return fill(f.to, m.slice(1));
+    }
+    return msg;
+  }
+  // T is msg in the page's language: its translation (args filled in), or a
+  // finished message translated through the format it was made from.
+  function T(msg, ...args) {
+    if (args.length) return fill(catalog[msg] || msg, args);
+    if (catalog[msg] !== undefined) return catalog[msg];
+    return msg && lang === "zh-CN" ? match(String(msg)) : msg;
   }
   window.T = T;
   // locale is what Intl formats dates and numbers for.

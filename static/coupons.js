@@ -128,9 +128,9 @@
       li.className = "unread";
       li.dataset.testid = `notification-${n.id}`;
       const span = document.createElement("span");
-      span.textContent = n.message;
+      span.textContent = T(n.message);
       li.append(span);
-      if (n.goods_id) { const a = document.createElement("a"); a.href = `/goods/${n.goods_id}`; a.textContent = "See the goods"; a.dataset.testid = `notification-goods-${n.id}`; li.append(" ", a); }
+      if (n.goods_id) { const a = document.createElement("a"); a.href = `/goods/${n.goods_id}`; a.textContent = T("See the goods"); a.dataset.testid = `notification-goods-${n.id}`; li.append(" ", a); }
       li.append(S.timeEl(n.created_at));
       list.prepend(li);
       const empty = document.querySelector('[data-testid="no-notifications"]');

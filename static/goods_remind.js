@@ -16,7 +16,7 @@
       S.live.on("notification", (ev) => {
         const n = ev.notification;
         if (!n || n.kind !== "goods_reminder" || String(n.goods_id) !== id) return;
-        arrived.textContent = n.message;
+        arrived.textContent = T(n.message);
         arrived.hidden = false;
       });
     }

@@ -221,8 +221,33 @@ func JSCatalog(l Lang) []byte {
 	}
 	zh.mu.Lock()
 	defer zh.mu.Unlock()
-	b, _ := json.Marshal(zh.js)
+	out := make(map[string]string, len(zh.js)+len(LiveTexts))
+	for en, to := range zh.js {
+		out[en] = to
+	}
+	for _, f := range LiveTexts {
+		if to, ok := zh.exact[f]; ok {
+			out[f] = to
+		}
+	}
+	b, _ := json.Marshal(out)
 	return b
+}
+
+// LiveTexts are what the scripts show of a notice as it arrives over the
+// live socket: the formats of the stored messages, sent to the browser with
+// the scripts' catalog so its T matches a finished message against them as
+// Lang.T does (static/app.js), and the link beside a notice.
+var LiveTexts = []string{
+	"See the goods",
+	"“%s” goes on sale in %d minutes, at %s.",
+	"“%s” opens for grabs in %d minutes, at %s.",
+	"Order #%s could not be kept: a server failed before it was saved for good. Nothing was charged.",
+	"Order #%s could not be kept: a server failed and its item had gone to another order. Your payment of ¥%d.%02d will be refunded.",
+	"Your grab of “%s” at %s did not go through: the coupon had already gone to someone else. It is not in your coupons.",
+	"Your grab of “%s” at %s did not go through: you already hold the %d allowed per person. It is not in your coupons.",
+	"You won the raffle for “%s”: order #%s is yours. Pay it by %s UTC, or it passes to the next entry.",
+	"A unit passed on to you in the raffle for “%s”: order #%s is yours. Pay it by %s UTC, or it passes to the next entry.",
 }
 
 // Has reports whether msg, as the code writes it (a message or a format),
