@@ -12,6 +12,7 @@ import (
 	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
+	"github.com/seckill/seckill/views/i18n"
 	"github.com/seckill/seckill/web"
 )
 
@@ -94,7 +95,7 @@ func (m *Main) areas() []Area {
 	gs.OrderTTL = m.Config.OrderTTL
 	cs := &coupon.Service{Backend: m.Backend, Settings: m.Accounts, SMTPURL: m.Config.SMTPURL,
 		WebhookSecret: outbound.Key(m.Config.WebhookSecret, m.secret), WebhookAllowPrivate: m.Config.WebhookAllowPrivate,
-		RetryDelay: m.Config.ReminderRetryDelay}
+		RetryDelay: m.Config.ReminderRetryDelay, Translate: translate}
 	rs := &redpacket.Service{Backend: m.Backend}
 	if m.Site == nil { // a Main not opened (tests that read its areas)
 		m.Site = new(handlers.Site)
@@ -166,4 +167,11 @@ func (m *Main) areaRoutes() []web.AreaRoutes {
 		routes[i] = a.Routes
 	}
 	return routes
+}
+
+// translate is msg in the language of an account's locale (the shop's
+// catalog, views/i18n): what outbound messages are written in.
+func translate(locale, msg string) string {
+	l, _ := i18n.Parse(locale)
+	return l.T(msg)
 }

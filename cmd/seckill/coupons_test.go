@@ -9,6 +9,8 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -367,6 +369,12 @@ func TestCouponRemindersEndToEnd(t *testing.T) {
 	bob, bobID := a.newUser()
 	a.couponSettings(alice, map[string]string{"email": "alice@example.com", "webhook_url": hookURL})
 	a.couponSettings(bob, map[string]string{"email": "bob@example.com", "webhook_url": hookURL})
+	// carol reads the shop in Chinese: her reminder email is in Chinese.
+	carolName, carol := a.register("carol")
+	if st, _ := a.cookieLogin(carolName, "password123").postForm("/lang", url.Values{"lang": {"zh-CN"}}); st != 303 {
+		t.Fatalf("carol's switch to Chinese: %d", st)
+	}
+	a.couponSettings(carol, map[string]string{"email": "carol@example.com"})
 
 	start := time.Now().Add(5*time.Minute + 4*time.Second).Truncate(time.Second)
 	c := a.couponCreate(merchant, "Spring ¥5 off", 100, 1, start, start.Add(time.Hour))
@@ -375,6 +383,7 @@ func TestCouponRemindersEndToEnd(t *testing.T) {
 		a.couponBook(alice, c.ID, 5, ch)
 		a.couponBook(bob, c.ID, 5, ch)
 	}
+	a.couponBook(carol, c.ID, 5, "email")
 	for _, ch := range []string{"app", "email", "webhook"} {
 		a.call("DELETE", fmt.Sprintf("/api/coupons/%d/reminders?minutes_before=5&channel=%s", c.ID, ch), bob, nil, nil)
 	}
@@ -408,14 +417,30 @@ func TestCouponRemindersEndToEnd(t *testing.T) {
 	if a.call("GET", "/api/me/notifications/unread", alice, nil, &unread); unread.Unread != 1 {
 		t.Fatalf("unread = %d, want 1", unread.Unread)
 	}
-	// Mail.
-	select {
-	case msg := <-sink.got:
-		if !strings.Contains(msg, "To: alice@example.com") || !strings.Contains(msg, c.Title) || !strings.Contains(msg, start.UTC().Format(time.RFC3339)) {
-			t.Fatalf("mail lacks the recipient, title or time:\n%s", msg)
+	// Mail: alice's in English, carol's in Chinese.
+	mails := map[string]string{}
+	for len(mails) < 2 {
+		select {
+		case msg := <-sink.got:
+			to := regexp.MustCompile(`To: (\S+)`).FindStringSubmatch(msg)
+			if to == nil {
+				t.Fatalf("mail without a recipient:\n%s", msg)
+			}
+			mails[to[1]] = msg
+		case <-time.After(10 * time.Second):
+			t.Fatalf("reminder mails: %d of 2", len(mails))
 		}
-	case <-time.After(10 * time.Second):
-		t.Fatal("no reminder mail")
+	}
+	for to, msg := range mails {
+		if !strings.Contains(msg, c.Title) || !strings.Contains(msg, start.UTC().Format(time.RFC3339)) {
+			t.Fatalf("the mail to %s lacks the title or time:\n%s", to, msg)
+		}
+	}
+	if msg := mails["alice@example.com"]; !strings.Contains(msg, "Grab it in the coupon centre.") {
+		t.Fatalf("alice's mail, in English:\n%s", msg)
+	}
+	if msg := mails["carol@example.com"]; !strings.Contains(msg, "优惠券：") || !strings.Contains(msg, "请到领券中心领取。") || strings.Contains(msg, "Grab it") {
+		t.Fatalf("carol's mail, in Chinese:\n%s", msg)
 	}
 	// Webhook.
 	select {
@@ -461,9 +486,9 @@ func TestCouponRemindersEndToEnd(t *testing.T) {
 		Deliveries map[string]map[string]int64 `json:"deliveries"`
 	}
 	a.call("GET", fmt.Sprintf("/api/admin/coupons/%d/stats", c.ID), merchant, nil, &stats)
-	for _, ch := range []string{"app", "email", "webhook"} {
-		if stats.Deliveries[ch]["sent"] != 1 || len(stats.Deliveries[ch]) != 1 {
-			t.Errorf("%s deliveries = %v, want one sent", ch, stats.Deliveries[ch])
+	for ch, want := range map[string]int64{"app": 1, "email": 2, "webhook": 1} { // alice's, and carol's email
+		if stats.Deliveries[ch]["sent"] != want || len(stats.Deliveries[ch]) != 1 {
+			t.Errorf("%s deliveries = %v, want %d sent", ch, stats.Deliveries[ch], want)
 		}
 	}
 }

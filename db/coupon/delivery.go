@@ -238,6 +238,28 @@ func (s *Service) addresses(ctx context.Context, channel string, users []int64) 
 	return out, rows.Err()
 }
 
+// reminderMail is a reminder email's subject and body in the language the
+// account reads the shop in (Translate; English without it).
+func (s *Service) reminderMail(locale string, c *model.Coupon, minutes int) (subject, body string) {
+	tr := func(msg string) string {
+		if s.Translate == nil {
+			return msg
+		}
+		return s.Translate(locale, msg)
+	}
+	subject = tr(fmt.Sprintf("Reminder: “%s” opens in %d minutes", c.Title, minutes))
+	body = tr(reminderText(c, minutes)) + "\n\n" + tr("Coupon:") + " " + c.Title + "\n" +
+		tr("Grab window opens:") + " " + c.GrabStartAt.UTC().Format(time.RFC3339) + "\n\n" + tr("Grab it in the coupon centre.") + "\n"
+	return subject, body
+}
+
+// localeOf is the language the user reads the shop in ("" when never picked or unknown).
+func (s *Service) localeOf(ctx context.Context, userID int64) string {
+	var loc string
+	s.SQL.R.QueryRowContext(ctx, `SELECT locale FROM users WHERE id = ?`, userID).Scan(&loc)
+	return loc
+}
+
 // deliverExternal makes one attempt of an email or webhook reminder.
 func (s *Service) deliverExternal(ctx context.Context, client *http.Client, c *model.Coupon, p tasks.CouponDeliverPayload, addr string) error {
 	switch p.Channel {
@@ -247,9 +269,7 @@ func (s *Service) deliverExternal(ctx context.Context, client *http.Client, c *m
 		id := fmt.Sprintf("%d-%d-%d-%d", c.ID, c.GrabStartAt.Unix(), p.MinutesBefore, p.UserID)
 		return s.webhook().Post(ctx, client, addr, id, body)
 	case model.ChannelEmail:
-		subject := fmt.Sprintf("Reminder: “%s” opens in %d minutes", c.Title, p.MinutesBefore)
-		body := fmt.Sprintf("%s\n\nCoupon: %s\nGrab window opens: %s\n\nGrab it in the coupon centre.\n",
-			reminderText(c, p.MinutesBefore), c.Title, c.GrabStartAt.UTC().Format(time.RFC3339))
+		subject, body := s.reminderMail(s.localeOf(ctx, p.UserID), c, p.MinutesBefore)
 		return outbound.SendMail(ctx, s.SMTPURL, addr, subject, body)
 	}
 	return outbound.PermanentError(fmt.Errorf("channel %s has no sender", p.Channel))

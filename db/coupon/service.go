@@ -19,6 +19,10 @@ type Service struct {
 	WebhookSecret       []byte        // key of the webhook signature (WEBHOOK_SECRET or derived)
 	WebhookAllowPrivate bool          // webhooks may reach private and loopback addresses (tests, closed networks)
 	RetryDelay          time.Duration // first retry of a failed email or webhook, doubling after; 0: 10s
+	// Translate puts an English message (or one made from a translated
+	// format) into the language of an account's locale: reminder emails are
+	// in the language the shopper reads the shop in. Nil: English.
+	Translate func(locale, msg string) string
 }
 
 // Settings gives a user's reminder addresses.

@@ -239,8 +239,12 @@ func init() {
 	// The inbox's notifications: stored in English when written, put in the
 	// reader's language at display through these formats.
 	add(map[string]string{
-		"“%s” goes on sale in %d minutes, at %s.":                                                                                         "“%s”将在 %d 分钟后开售，开售时间：%s。",
-		"“%s” opens for grabs in %d minutes, at %s.":                                                                                      "“%s”将在 %d 分钟后开抢，开抢时间：%s。",
+		"“%s” goes on sale in %d minutes, at %s.":    "“%s”将在 %d 分钟后开售，开售时间：%s。",
+		"Reminder: “%s” opens in %d minutes":         "提醒：“%s”将在 %d 分钟后开抢",
+		"Coupon:":                                    "优惠券：",
+		"Grab window opens:":                         "开抢时间：",
+		"Grab it in the coupon centre.":              "请到领券中心领取。",
+		"“%s” opens for grabs in %d minutes, at %s.": "“%s”将在 %d 分钟后开抢，开抢时间：%s。",
 		"Order #%s could not be kept: a server failed before it was saved for good. Nothing was charged.":                                 "订单 #%s 未能保留：订单最终保存前服务器发生故障。您未被扣款。",
 		"Order #%s could not be kept: a server failed and its item had gone to another order. Your payment of ¥%d.%02d will be refunded.": "订单 #%s 未能保留：服务器发生故障，商品已归入另一笔订单。您支付的 ¥%d.%02d 将原路退回。",
 		"Your grab of “%s” at %s did not go through: %s. It is not in your coupons.":                                                      "您于 %[2]s 领取“%[1]s”未成功：%[3]s。该券不在您的优惠券中。",
