@@ -102,7 +102,7 @@ func TestRollingRestartBehindHAProxy(t *testing.T) {
 	if out, err := exec.Command(bin, "-c", "-f", cfg).CombinedOutput(); err != nil {
 		t.Fatalf("haproxy -c: %v\n%s", err, out)
 	}
-	proxy := exec.Command(bin, "-db", "-f", cfg)
+	proxy := dieWithTest(exec.Command(bin, "-db", "-f", cfg))
 	logf, err := os.Create(filepath.Join(t.TempDir(), "haproxy.log"))
 	if err != nil {
 		t.Fatal(err)

@@ -119,6 +119,7 @@ func (c *redisCluster) startNode(port int) {
 		"--cluster-enabled", "yes", "--cluster-config-file", fmt.Sprintf("nodes-%d.conf", port),
 		"--cluster-node-timeout", strconv.Itoa(failoverNodeTimeout), "--save", "", "--appendonly", "no",
 		"--dir", dir, "--logfile", filepath.Join(dir, "redis.log"))
+	dieWithTest(cmd)
 	if err := cmd.Start(); err != nil {
 		c.t.Fatalf("start redis-server on %d: %v", port, err)
 	}

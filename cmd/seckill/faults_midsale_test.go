@@ -37,7 +37,18 @@ type sale struct {
 	// does, however slowly a busy machine does it.
 	holdFrom   int64
 	duringDone chan struct{}
+	// decided counts answers that decide a grab (neither 503 nor none);
+	// stop ends the loops when they have stopped deciding (stuckAfter).
+	decided   atomic.Int64
+	stop      atomic.Bool
+	undecided map[string]int // the 503s and failed requests, by status, code and text
 }
+
+// stuckAfter is how long the loops may go on without a single grab decided
+// (every answer a 503 or none) before the sale is called stuck: the test
+// then fails saying how, instead of spinning until the binary's timeout
+// and leaving its processes to the packages tested after it.
+const stuckAfter = 5 * time.Minute
 
 // sellOut runs loops clients, each pausing pause after an answered grab,
 // until every one is told sold_out, and during(s) beside them. Loop i
@@ -49,7 +60,7 @@ func sellOut(t *testing.T, webs []*testApp, tokens []string, goodsID int64, loop
 // sellOutHolding is sellOut whose loops wait, once holdFrom orders are
 // acknowledged, until during has returned.
 func sellOutHolding(t *testing.T, webs []*testApp, tokens []string, goodsID int64, loops int, pause time.Duration, holdFrom int64, during func(*sale)) *sale {
-	s := &sale{acked: map[int64]int64{}, keys: map[string]int64{}, statuses: map[int]int{}, holdFrom: holdFrom, duringDone: make(chan struct{})}
+	s := &sale{acked: map[int64]int64{}, keys: map[string]int64{}, statuses: map[int]int{}, undecided: map[string]int{}, holdFrom: holdFrom, duringDone: make(chan struct{})}
 	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: loops}}
 	path := fmt.Sprintf("/api/goods/%d/grab", goodsID)
 	var wg sync.WaitGroup
@@ -64,9 +75,18 @@ func sellOutHolding(t *testing.T, webs []*testApp, tokens []string, goodsID int6
 					<-s.duringDone
 				}
 				for {
+					if s.stop.Load() {
+						return
+					}
 					a := grabOnce(client, webs[w].URL+path, tok, key)
+					if a.status != 0 && a.status != http.StatusServiceUnavailable {
+						s.decided.Add(1)
+					}
 					s.mu.Lock()
 					s.statuses[a.status]++
+					if a.status == 0 || a.status == http.StatusServiceUnavailable {
+						s.undecided[fmt.Sprintf("%d %s %.80s", a.status, a.code, a.body)]++
+					}
 					s.mu.Unlock()
 					switch {
 					case a.status == 0: // no answer: the next host, same key
@@ -104,7 +124,25 @@ func sellOutHolding(t *testing.T, webs []*testApp, tokens []string, goodsID int6
 		during(s)
 	}
 	close(s.duringDone)
-	wg.Wait()
+	ended := make(chan struct{})
+	go func() { wg.Wait(); close(ended) }()
+	for last, since := s.decided.Load(), time.Now(); ; {
+		select {
+		case <-ended:
+		case <-time.After(10 * time.Second):
+			if n := s.decided.Load(); n != last {
+				last, since = n, time.Now()
+			} else if time.Since(since) > stuckAfter {
+				s.mu.Lock()
+				t.Errorf("the sale is stuck: no grab decided for %s, %d orders acknowledged, answers by status %v, undecided ones %v", stuckAfter, s.orders.Load(), s.statuses, s.undecided)
+				s.mu.Unlock()
+				s.stop.Store(true)
+				<-ended
+			}
+			continue
+		}
+		break
+	}
 	if len(s.failed) > 0 {
 		t.Errorf("%d answers broke a promise or were 5xx other than 503, first: %s", len(s.failed), s.failed[0])
 	}

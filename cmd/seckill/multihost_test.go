@@ -203,7 +203,7 @@ func (h *hosts) start(name, mode string) *testApp {
 	q := dbURL.Query()
 	q.Set("application_name", name)
 	dbURL.RawQuery = q.Encode()
-	cmd := exec.Command(h.bin, mode)
+	cmd := dieWithTest(exec.Command(h.bin, mode))
 	cmd.Env = append(os.Environ(),
 		"REDIS_URL="+h.redis, "DATABASE_URL="+dbURL.String(), "DB_PATH="+filepath.Join(dir, "seckill.db"), "ADDR="+addr, "METRICS_TOKEN="+hostsMetricsToken,
 		"SESSION_SECRET=multi-host-test-session-secret-0123456789", "ADMIN_USERNAME=admin", "ADMIN_PASSWORD="+testAdminPassword,

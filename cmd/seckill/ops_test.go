@@ -43,7 +43,7 @@ func newStoppableRedis(t *testing.T) *stoppableRedis {
 		var cmd *exec.Cmd
 		r := &stoppableRedis{url: fmt.Sprintf("redis://127.0.0.1:%d", port)}
 		r.start = func() {
-			cmd = exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no")
+			cmd = dieWithTest(exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"))
 			if err := cmd.Start(); err != nil {
 				t.Fatal(err)
 			}
