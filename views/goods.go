@@ -241,17 +241,6 @@ func driftClass(drift []string, name string) string {
 	return ""
 }
 
-func joinDrift(d []string) string {
-	out := ""
-	for i, s := range d {
-		if i > 0 {
-			out += ", "
-		}
-		out += s
-	}
-	return out
-}
-
 func diffText(live, durable int64) string {
 	if live == durable {
 		return ""

@@ -3,7 +3,6 @@ package fair
 import (
 	"context"
 	"crypto/rand"
-	"encoding/hex"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -321,13 +320,6 @@ func (s *Service) SyncPow(ctx context.Context) {
 }
 
 func (s *Service) powKey() []byte { return s.PowKey }
-
-// randomHex is n random bytes in lowercase hex: the waiting room's and the raffle's seeds.
-func randomHex(n int) string {
-	b := make([]byte, n)
-	rand.Read(b)
-	return hex.EncodeToString(b)
-}
 
 // randomKey is a process's own proof-of-work key, until Main sets the server's.
 func randomKey() []byte {
