@@ -156,9 +156,9 @@ func (h *Site) FormRefused(c *fiber.Ctx, retryAfter int) (handled bool, err erro
 	form := views.AuthForm{Username: c.FormValue("username"), Next: safeNext(c.FormValue("next")), RetryAfter: max(retryAfter, 1)}
 	switch c.Path() {
 	case "/login":
-		return true, render(c, fiber.StatusTooManyRequests, views.LoginPage(h.page(c, "Log in"), form))
+		return true, render(c, fiber.StatusTooManyRequests, views.LoginPage(h.formPage(c, "Log in"), form))
 	case "/register":
-		return true, render(c, fiber.StatusTooManyRequests, views.RegisterPage(h.page(c, "Sign up"), form))
+		return true, render(c, fiber.StatusTooManyRequests, views.RegisterPage(h.formPage(c, "Sign up"), form))
 	case "/settings/password":
 		return true, redirectWithNote(c, "/settings#password", views.FlashError, views.PlacePassword,
 			"Too many attempts. Try again in "+strconv.Itoa(form.RetryAfter)+" s.")
@@ -181,7 +181,7 @@ func (h *Site) CreateUser(c *fiber.Ctx) error {
 
 // LoginPage shows the login form.
 func (h *Site) LoginPage(c *fiber.Ctx) error {
-	return render(c, fiber.StatusOK, views.LoginPage(h.page(c, "Log in"), views.AuthForm{Next: safeNext(c.Query("next"))}))
+	return render(c, fiber.StatusOK, views.LoginPage(h.formPage(c, "Log in"), views.AuthForm{Next: safeNext(c.Query("next"))}))
 }
 
 // LoginForm handles the login form post.
@@ -191,7 +191,7 @@ func (h *Site) LoginForm(c *fiber.Ctx) error {
 	h.auditSignIn(c, audit.ActionLogin, form.Username, u, err)
 	if status, shown := refusal(err); shown {
 		form.Error = db.ErrorMessage(err)
-		return render(c, status, views.LoginPage(h.page(c, "Log in"), form))
+		return render(c, status, views.LoginPage(h.formPage(c, "Log in"), form))
 	} else if err != nil {
 		return err // backing off (shown on this form by FormRefused), busy or broken
 	}
@@ -206,7 +206,7 @@ func (h *Site) LoginForm(c *fiber.Ctx) error {
 
 // RegisterPage shows the sign-up form.
 func (h *Site) RegisterPage(c *fiber.Ctx) error {
-	return render(c, fiber.StatusOK, views.RegisterPage(h.page(c, "Sign up"), views.AuthForm{Next: safeNext(c.Query("next"))}))
+	return render(c, fiber.StatusOK, views.RegisterPage(h.formPage(c, "Sign up"), views.AuthForm{Next: safeNext(c.Query("next"))}))
 }
 
 // RegisterForm handles the sign-up form post.
@@ -216,7 +216,7 @@ func (h *Site) RegisterForm(c *fiber.Ctx) error {
 	h.auditSignIn(c, audit.ActionRegister, form.Username, u, err)
 	if status, shown := refusal(err); shown {
 		form.Error = db.ErrorMessage(err)
-		return render(c, status, views.RegisterPage(h.page(c, "Sign up"), form))
+		return render(c, status, views.RegisterPage(h.formPage(c, "Sign up"), form))
 	} else if err != nil {
 		return err // backing off (shown on this form by FormRefused), busy or broken
 	}

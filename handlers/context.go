@@ -11,6 +11,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/a-h/templ"
@@ -93,6 +94,11 @@ type Site struct {
 	Shelves Shelves
 	// Switches are the steering switches of a running sale.
 	Switches *switches.Service
+	// Now is the process's clock (nil: the wall's).
+	Now func() time.Time
+
+	cardsOnce sync.Once
+	cards     *homeCards // the front page's red packet and coupon cards (home_cards.go)
 }
 
 // Goods are the goods area's handlers: slots, goods, the grab, orders.
@@ -129,8 +135,10 @@ type Checkout struct {
 // SetClaims records who is calling; web's auth middleware calls it.
 func SetClaims(c *fiber.Ctx, cl model.Claims) { c.Locals(claimsKey, cl) }
 
-// SetCSRF records the CSRF token that forms on this page must carry.
-func SetCSRF(c *fiber.Ctx, token string) { c.Locals(csrfKey, token) }
+// SetCSRF records how to get the CSRF token that forms on this page must
+// carry; it is asked for only by a page with a form (an anonymous reader's
+// token needs a cookie, which a page without a form must not set).
+func SetCSRF(c *fiber.Ctx, token func() string) { c.Locals(csrfKey, token) }
 
 // SetClientIP records the caller's address as web resolved it (TRUSTED_PROXIES).
 func SetClientIP(c *fiber.Ctx, ip netip.Addr) { c.Locals(ipKey, ip) }
@@ -209,9 +217,10 @@ func render(c *fiber.Ctx, status int, comp templ.Component) error {
 // page fills the layout data every HTML page needs.
 func (h *Site) page(c *fiber.Ctx, title string) views.Page {
 	sw := h.Switches.Current()
-	p := views.Page{Title: title, CSRF: csrfToken(c), MonitorPath: h.MonitorPath, Switches: &sw, Path: c.Path()}
+	p := views.Page{Title: title, MonitorPath: h.MonitorPath, Switches: &sw, Path: c.Path()}
 	if cl, ok := ClaimsOf(c); ok {
 		p.User = &views.PageUser{ID: cl.UserID, Username: cl.Username, Role: cl.Role}
+		p.CSRF = csrfToken(c) // the session's: no cookie to set
 	}
 	if f := c.Cookies(flashCookie); f != "" {
 		raw, _ := url.QueryUnescape(f)
@@ -222,8 +231,18 @@ func (h *Site) page(c *fiber.Ctx, title string) views.Page {
 }
 
 func csrfToken(c *fiber.Ctx) string {
-	s, _ := c.Locals(csrfKey).(string)
-	return s
+	if f, ok := c.Locals(csrfKey).(func() string); ok {
+		return f()
+	}
+	return ""
+}
+
+// formPage is page for a page with a form an anonymous reader may post
+// (sign-in, sign-up): it carries the CSRF token, whose cookie it sets.
+func (h *Site) formPage(c *fiber.Ctx, title string) views.Page {
+	p := h.page(c, title)
+	p.CSRF = csrfToken(c)
+	return p
 }
 
 const flashCookie = "seckill_flash"

@@ -138,11 +138,14 @@ func (h *Goods) UpdateSlot(c *fiber.Ctx) error {
 
 // ListSlots answers the live and upcoming slots: GET /api/slots.
 func (h *Goods) ListSlots(c *fiber.Ctx) error {
-	slots, err := h.Goods.Slots(c.UserContext())
-	if err != nil {
-		return err
-	}
-	return c.JSON(fiber.Map{"slots": slots})
+	cat := h.Goods.Catalog()
+	return sendShared(c, "api/slots", cat.Version(c.UserContext()), func() ([]byte, error) {
+		slots, err := cat.Slots(c.UserContext())
+		if err != nil {
+			return nil, err
+		}
+		return jsonBytes(c, fiber.Map{"slots": slots})
+	})
 }
 
 // AdminListSlots answers the caller's own slots, ended ones too: GET /api/admin/slots.
@@ -165,11 +168,21 @@ func (h *Goods) SlotGoods(c *fiber.Ctx) error {
 		return err
 	}
 	cl, _ := ClaimsOf(c)
-	gs, err := h.Goods.ShopperSlotGoods(c.UserContext(), cl, id)
-	if err != nil {
+	cat := h.Goods.Catalog()
+	if _, err := cat.ShopperSlot(c.UserContext(), cl, id); err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"goods": gs})
+	version := ""
+	if !cl.Staff() { // staff may see hidden goods: answered for them alone
+		version = cat.Version(c.UserContext())
+	}
+	return sendShared(c, "api/slots/"+strconv.FormatInt(id, 10)+"/goods", version, func() ([]byte, error) {
+		gs, err := cat.ShopperSlotGoods(c.UserContext(), cl, id)
+		if err != nil {
+			return nil, err
+		}
+		return jsonBytes(c, fiber.Map{"goods": gs})
+	})
 }
 
 // CreateGoods adds goods to a slot: POST /api/admin/goods.
@@ -233,11 +246,18 @@ func (h *Goods) GetGoods(c *fiber.Ctx) error {
 		return err
 	}
 	cl, _ := ClaimsOf(c)
-	g, err := h.Goods.ShopperGoods(c.UserContext(), cl, id)
+	cat := h.Goods.Catalog()
+	g, _, err := cat.ShopperGoods(c.UserContext(), cl, id)
 	if err != nil {
 		return err
 	}
-	return c.JSON(fiber.Map{"goods": g})
+	version := ""
+	if !cl.Staff() {
+		version = cat.GoodsVersion(c.UserContext(), id)
+	}
+	return sendShared(c, "api/goods/"+strconv.FormatInt(id, 10), version, func() ([]byte, error) {
+		return jsonBytes(c, fiber.Map{"goods": g})
+	})
 }
 
 // GoodsStats answers Redis's live counts beside SQLite's: GET /api/admin/goods/{id}/stats.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods"
@@ -12,75 +13,89 @@ import (
 	"github.com/seckill/seckill/views"
 )
 
-// SlotsPage is the shopper's slot menu: GET /slots and /slots/{id}.
+// SlotsPage is the shopper's slot menu: GET /slots and /slots/{id}, from
+// the catalog in memory (rendered once per change for readers not signed in).
 func (h *Goods) SlotsPage(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	slots, err := h.Goods.Slots(ctx)
-	if err != nil {
-		return err
-	}
-	v := views.SlotsView{Slots: slots}
+	cat := h.Goods.Catalog()
+	cl, signedIn := ClaimsOf(c)
+	var id int64
 	if c.Params("id") != "" {
-		id, err := paramID(c, "id")
-		if err != nil {
+		var err error
+		if id, err = paramID(c, "id"); err != nil {
 			return err
 		}
-		cl, _ := ClaimsOf(c)
-		if v.Current, err = h.Goods.ShopperSlot(ctx, cl, id); err != nil {
+		if _, err := cat.ShopperSlot(ctx, cl, id); err != nil {
 			return err
 		}
-	} else if len(slots) > 0 {
-		v.Current = &slots[0] // the earliest is live if any is
 	}
-	if v.Current != nil {
-		cl, _ := ClaimsOf(c)
-		if v.Goods, err = h.Goods.ShopperSlotGoods(ctx, cl, v.Current.ID); err != nil {
-			return err
+	return h.sharedPage(c, "slots", cat.Version(ctx), func(p views.Page) (templ.Component, error) {
+		slots, err := cat.Slots(ctx)
+		if err != nil {
+			return nil, err
 		}
-		if cl, ok := ClaimsOf(c); ok {
-			if v.Orders, err = h.Goods.MyOrders(ctx, cl.UserID); err != nil {
-				return err
+		v := views.SlotsView{Slots: slots}
+		if id != 0 {
+			if v.Current, err = cat.ShopperSlot(ctx, cl, id); err != nil {
+				return nil, err
+			}
+		} else if len(slots) > 0 {
+			v.Current = &slots[0] // the earliest is live if any is
+		}
+		if v.Current != nil {
+			if v.Goods, err = cat.ShopperSlotGoods(ctx, cl, v.Current.ID); err != nil {
+				return nil, err
+			}
+			if signedIn {
+				if v.Orders, err = h.Goods.MyOrders(ctx, cl.UserID); err != nil {
+					return nil, err
+				}
 			}
 		}
-	}
-	return render(c, fiber.StatusOK, views.SlotsPage(h.page(c, "Seckill"), v))
+		p.Title = "Seckill"
+		return views.SlotsPage(p, v), nil
+	})
 }
 
-// GoodsPage shows one goods with the Grab button: GET /goods/{id}.
+// GoodsPage shows one goods with the Grab button: GET /goods/{id}. The
+// goods comes from the catalog in memory; a reader not signed in gets the
+// page rendered once per change of the goods, a shopper theirs with their
+// orders and reminders.
 func (h *Goods) GoodsPage(c *fiber.Ctx) error {
 	id, err := paramID(c, "id")
 	if err != nil {
 		return err
 	}
-	viewer, _ := ClaimsOf(c)
-	g, err := h.Goods.ShopperGoods(c.UserContext(), viewer, id)
+	ctx := c.UserContext()
+	cat := h.Goods.Catalog()
+	viewer, signedIn := ClaimsOf(c)
+	g, leftovers, err := cat.ShopperGoods(ctx, viewer, id)
 	if err != nil {
 		return err
 	}
-	v := views.GoodsView{Goods: *g}
-	if g.Mode == model.ModeRaffle && g.State == model.SlotLive && h.Goods.Fair != nil {
-		if v.Leftovers, err = h.Goods.Fair.LeftoversOnSale(c.UserContext(), id); err != nil {
-			return err
-		}
-	}
-	if cl, ok := ClaimsOf(c); ok {
-		if v.Orders, err = ordersOn(c.UserContext(), h.Goods, cl.UserID, id); err != nil {
-			return err
-		}
-		if g.State == model.SlotUpcoming {
-			booked, err := h.Goods.Reminders(c.UserContext(), cl.UserID, id)
-			if err != nil {
-				return err
+	return h.sharedPage(c, "goods", cat.GoodsVersion(ctx, id), func(p views.Page) (templ.Component, error) {
+		v := views.GoodsView{Goods: *g, Leftovers: leftovers && g.Mode == model.ModeRaffle && g.State == model.SlotLive}
+		if signedIn {
+			var err error
+			if v.Orders, err = ordersOn(ctx, h.Goods, viewer.UserID, id); err != nil {
+				return nil, err
 			}
-			v.Reminders = views.Picker{Kind: "goods", ID: id, StartAt: g.StartAt, Now: h.Goods.Now(), Channels: map[string]string{}, Booked: booked}
-			for _, ch := range model.Channels {
-				if goods.ReminderChannelProblem(ch) != "" {
-					v.Reminders.Channels[ch] = "seckill goods remind you in the app only"
+			if g.State == model.SlotUpcoming {
+				booked, err := h.Goods.Reminders(ctx, viewer.UserID, id)
+				if err != nil {
+					return nil, err
+				}
+				v.Reminders = views.Picker{Kind: "goods", ID: id, StartAt: g.StartAt, Now: h.Goods.Now(), Channels: map[string]string{}, Booked: booked}
+				for _, ch := range model.Channels {
+					if goods.ReminderChannelProblem(ch) != "" {
+						v.Reminders.Channels[ch] = "seckill goods remind you in the app only"
+					}
 				}
 			}
 		}
-	}
-	return render(c, fiber.StatusOK, views.GoodsPage(h.page(c, g.Title), v))
+		p.Title = g.Title
+		return views.GoodsPage(p, v), nil
+	})
 }
 
 // MyOrdersPage lists the caller's orders with Pay buttons: GET /me/orders.

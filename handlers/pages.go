@@ -1,49 +1,102 @@
 package handlers
 
 import (
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/views"
+	"github.com/seckill/seckill/views/i18n"
 )
+
+// now is the process's clock.
+func (h *Site) now() time.Time {
+	if h.Now != nil {
+		return h.Now()
+	}
+	return time.Now()
+}
 
 // homeSlots is how many of the live and upcoming slots the front page shows
 // (soonest first); the rest are a click away on /slots.
 const homeSlots = 3
 
-// Home shows the shopper's start page: GET /. The goods of the first slots
-// come from the same list functions as the slot page, one call per slot.
+// Home shows the shopper's start page: GET /. Its slots and goods come
+// from the catalog in memory; a reader who is not signed in gets the page
+// rendered once per change and language (sharedPage).
 func (h *Site) Home(c *fiber.Ctx) error {
 	ctx := c.UserContext()
-	cl, loggedIn := ClaimsOf(c)
-	slots, err := h.Shelves.Goods.Slots(ctx)
+	packets, coupons, cardsSeq, err := h.homeCards().get(ctx, h.Shelves, h.now())
 	if err != nil {
 		return err
 	}
-	var v views.HomeView
-	for _, sl := range slots[:min(len(slots), homeSlots)] {
-		gs, err := h.Shelves.Goods.ShopperSlotGoods(ctx, cl, sl.ID)
+	version := ""
+	if v := h.Shelves.Goods.Version(ctx); v != "" {
+		version = v + "/" + strconv.FormatUint(cardsSeq, 10)
+	}
+	return h.sharedPage(c, "home", version, func(p views.Page) (templ.Component, error) {
+		cl, loggedIn := ClaimsOf(c)
+		slots, err := h.Shelves.Goods.Slots(ctx)
+		if err != nil {
+			return nil, err
+		}
+		v := views.HomeView{RedPackets: packets, Coupons: coupons}
+		for _, sl := range slots[:min(len(slots), homeSlots)] {
+			gs, err := h.Shelves.Goods.ShopperSlotGoods(ctx, cl, sl.ID)
+			if err != nil {
+				return nil, err
+			}
+			if len(gs) > 0 {
+				v.Sales = append(v.Sales, views.HomeSlot{Slot: sl, Goods: gs})
+			}
+		}
+		if loggedIn && len(v.Sales) > 0 {
+			orders, err := h.Shelves.Goods.MyOrders(ctx, cl.UserID)
+			if err != nil {
+				return nil, err
+			}
+			v.Held = views.HeldByGoods(orders)
+		}
+		p.Title = "Flash sales"
+		return views.HomePage(p, v), nil
+	})
+}
+
+// sharedPage answers a page that every reader who is not signed in reads
+// alike: rendered once per version, language and steering switches, then
+// served from memory with its ETag (public, for a second). A signed-in
+// reader's page (their name, their orders), one that carries a one-time
+// message, or a read the catalog does not hold in memory (version "") is
+// rendered for this request alone and sent private.
+func (h *Site) sharedPage(c *fiber.Ctx, name, version string, make func(p views.Page) (templ.Component, error)) error {
+	_, signedIn := ClaimsOf(c)
+	if signedIn || version == "" || c.Cookies(flashCookie) != "" {
+		comp, err := make(h.page(c, ""))
 		if err != nil {
 			return err
 		}
-		if len(gs) > 0 {
-			v.Sales = append(v.Sales, views.HomeSlot{Slot: sl, Goods: gs})
-		}
-	}
-	if loggedIn && len(v.Sales) > 0 {
-		orders, err := h.Shelves.Goods.MyOrders(ctx, cl.UserID)
+		body, err := renderBytes(c, comp)
 		if err != nil {
 			return err
 		}
-		v.Held = views.HeldByGoods(orders)
+		return sendPrivate(c, fiber.StatusOK, typeHTML, body)
 	}
-	packets, err := h.Shelves.RedPackets.Active(ctx)
+	sw := h.Switches.Current()
+	lang := string(i18n.Of(c.UserContext()))
+	key := "page:" + name + "|" + lang + "|" + c.Path()
+	d, err := shared.get(key, version+"|"+fmt.Sprintf("%+v", sw), typeHTML, func() ([]byte, error) {
+		comp, err := make(h.page(c, ""))
+		if err != nil {
+			return nil, err
+		}
+		return renderBytes(c, comp)
+	})
 	if err != nil {
 		return err
 	}
-	v.RedPackets = redPacketCards(packets)
-	if v.Coupons, err = h.Shelves.Coupons.List(ctx); err != nil {
-		return err
-	}
-	return render(c, fiber.StatusOK, views.HomePage(h.page(c, "Flash sales"), v))
+	return d.send(c, cachePublic, fiber.HeaderAcceptLanguage, fiber.HeaderCookie)
 }
 
 // AdminDashboard (handlers/merchant.go) shows the merchant area's start page.

@@ -19,6 +19,9 @@ type Shelves struct {
 // GoodsShelf is the goods a platform page shows: the live and coming slots,
 // the caller's orders, a merchant's sales.
 type GoodsShelf interface {
+	// Version changes whenever the slots or goods a shopper reads could
+	// answer differently ("": not held in memory, read afresh each time).
+	Version(ctx context.Context) string
 	Slots(ctx context.Context) ([]model.Slot, error)
 	ShopperSlotGoods(ctx context.Context, by model.Claims, slotID int64) ([]model.Goods, error)
 	MyOrders(ctx context.Context, userID int64) ([]model.Order, error)

@@ -5,7 +5,6 @@ package web
 
 import (
 	"context"
-	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/gofiber/fiber/v2/middleware/adaptor"
-	"github.com/gofiber/fiber/v2/middleware/filesystem"
 	"github.com/gofiber/fiber/v2/middleware/recover"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -24,7 +22,6 @@ import (
 	"github.com/seckill/seckill/db/audit"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/handlers"
-	"github.com/seckill/seckill/static"
 	"github.com/seckill/seckill/web/ratelimit"
 	"github.com/seckill/seckill/web/wshub"
 	"github.com/valyala/fasthttp"
@@ -73,6 +70,9 @@ type Config struct {
 	// Switches are the steering switches in force on this process, read
 	// from memory (nil: the defaults).
 	Switches func() model.Switches
+	// Observe sees every live event this process receives (wshub.Config.Observe):
+	// what keeps the shoppers' reads in memory current.
+	Observe func(topic string, event []byte)
 }
 
 // AreaRoutes are one promotion's routes: API mounts its JSON routes under
@@ -151,7 +151,7 @@ func New(cfg Config) *Server {
 	s.limits = newLimiters(cfg.Limits, nil)
 	s.site = cfg.Site
 	s.Hub = wshub.New(wshub.Config{Redis: cfg.Redis, Tokens: cfg.Tokens, Log: cfg.Log, Registry: cfg.Registry, Identify: identifySocket,
-		PingInterval: cfg.PingInterval, ReadWindow: cfg.SocketReadWindow, MaxAnonPerIP: cfg.MaxAnonSocketsPerIP})
+		PingInterval: cfg.PingInterval, ReadWindow: cfg.SocketReadWindow, MaxAnonPerIP: cfg.MaxAnonSocketsPerIP, Observe: cfg.Observe})
 	s.App = fiber.New(fiber.Config{
 		AppName:               "seckill",
 		ErrorHandler:          s.errorHandler,
@@ -197,7 +197,7 @@ func (s *Server) routes(cfg Config) {
 	app.Get("/readyz", s.readyz)
 	app.Get("/metrics", s.metricsGate(cfg.MetricsToken), adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
 	app.Get("/favicon.ico", favicon)
-	app.Use("/static", filesystem.New(filesystem.Config{Root: http.FS(mustSub(static.Files, ".")), MaxAge: 3600}))
+	app.Get("/static/:name", handlers.StaticFile)
 	for _, a := range cfg.Areas { // public files, before sessions and metrics (goods: product pictures)
 		if a.Files != nil {
 			a.Files(app)
@@ -344,14 +344,6 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func identifySocket(c *fiber.Ctx) (model.Claims, netip.Addr) {
 	cl, _ := handlers.ClaimsOf(c)
 	return cl, handlers.ClientIP(c)
-}
-
-func mustSub(f fs.FS, dir string) fs.FS {
-	sub, err := fs.Sub(f, dir)
-	if err != nil {
-		panic(err)
-	}
-	return sub
 }
 
 func prefixStrings(ps []netip.Prefix) []string {

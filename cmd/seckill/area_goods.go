@@ -86,10 +86,20 @@ func (m *Main) goodsArea(gs *goods.Service) Area {
 				stopSales()
 				return nil, err
 			}
+			// What shoppers read (slots, goods, stock) is served from
+			// memory, kept current by the live events (db/goods Catalog).
+			catalogCtx, stopCatalog := context.WithCancel(context.Background())
+			catalogDone, err := gs.Catalog().Start(catalogCtx)
+			if err != nil {
+				stopCatalog()
+				stopSales()
+				<-salesDone
+				return nil, err
+			}
 			// Orders this process acknowledged and a Redis node then lost
 			// (no WAIT) are found and told to their shoppers.
 			stopPhantoms := loop(func(ctx context.Context) { gs.WatchPhantoms(ctx, p.Failovers) })
-			return func() { stopPhantoms(); stopSales(); <-salesDone }, nil
+			return func() { stopPhantoms(); stopCatalog(); <-catalogDone; stopSales(); <-salesDone }, nil
 		},
 	}
 }

@@ -100,7 +100,7 @@ func (m *Main) areas() []Area {
 	if m.Site == nil { // a Main not opened (tests that read its areas)
 		m.Site = new(handlers.Site)
 	}
-	m.Site.Shelves = handlers.Shelves{Goods: gs, RedPackets: rs, Coupons: cs}
+	m.Site.Shelves = handlers.Shelves{Goods: gs.Shelf(), RedPackets: rs, Coupons: cs}
 	return []Area{
 		m.redPacketsArea(rs),
 		m.goodsArea(gs),

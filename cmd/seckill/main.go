@@ -239,7 +239,7 @@ func (m *Main) Open(ctx context.Context) error {
 	})
 	m.stopSwitches = loop(m.Switches.Run)
 	m.Site = &handlers.Site{Accounts: m.Accounts, Audit: m.Audit, Inbox: m.Inbox, Tokens: m.Tokens,
-		TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath, Switches: m.Switches}
+		TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath, Switches: m.Switches, Now: m.Backend.Now}
 	m.Flusher = backend.NewFlusher(m.Backend, m.Config.FlushInterval)
 	m.Areas = m.areas()
 	m.wireAreas()
@@ -299,6 +299,7 @@ func (m *Main) Open(ctx context.Context) error {
 			Limits:        web.Limits{Grab: m.Config.RateGrab, Auth: m.Config.RateAuth, IP: m.Config.RateIP},
 			MaxConnsPerIP: m.MaxConnsPerIP, MaxAnonSocketsPerIP: m.MaxAnonSocketsPerIP,
 			Switches: m.Switches.Current,
+			Observe:  m.observeLive(),
 		}
 		wcfg.TrustedProxies, _ = ParseTrustedProxies(m.Config.TrustedProxies) // validated by ParseConfig
 		if m.Naive {
@@ -475,4 +476,17 @@ func keptSecret(path string, n int) (string, error) {
 // now (tests call it instead of waiting for the interval).
 func (m *Main) flushAll(ctx context.Context) error {
 	return m.Flusher.Run(ctx)
+}
+
+// observeLive is what sees every live event of a web process before its
+// sockets do: the goods' catalog and the front page's cards, which keep the
+// shoppers' reads in memory current with them.
+func (m *Main) observeLive() func(topic string, event []byte) {
+	gs := service[*goods.Service](m, "goods")
+	return func(topic string, event []byte) {
+		if gs != nil {
+			gs.Catalog().Observe(topic, event)
+		}
+		m.Site.Observe(topic, event)
+	}
 }

@@ -45,13 +45,14 @@ func scan(r rowScanner) (*model.Coupon, error) {
 func fromMS(ms int64) time.Time { return time.UnixMilli(ms).UTC() }
 
 // Create validates and stores a template owned by shopID and loads it into Redis.
-func (s *Service) Create(ctx context.Context, shopID int64, in model.CouponInput) (*model.Coupon, error) {
+func (s *Service) Create(ctx context.Context, shopID int64, in model.CouponInput) (_ *model.Coupon, err error) {
+	defer s.announce(ctx, &err)
 	now := s.Now()
 	if err := NormaliseInput(&in, now); err != nil {
 		return nil, err
 	}
 	var id int64
-	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO coupons (shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_ms, grab_end_ms, valid_days, created_ms)
+	err = s.SQL.W.QueryRowContext(ctx, `INSERT INTO coupons (shop_id, title, kind, value, min_spend_cents, stock, limit_per_user, grab_start_ms, grab_end_ms, valid_days, created_ms)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
 		shopID, in.Title, in.Kind, in.Value, in.MinSpendCents, in.Stock, in.LimitPerUser,
 		in.GrabStartAt.UnixMilli(), in.GrabEndAt.UnixMilli(), in.ValidDays, now.UnixMilli()).Scan(&id)
@@ -432,4 +433,15 @@ func (s *Service) owned(ctx context.Context, actor model.Claims, id int64) (*mod
 		return nil, db.Errorf(db.ENOTFOUND, "coupon %d not found", id)
 	}
 	return c, nil
+}
+
+// announce tells every web process that what the front page shows changed
+// (db/live's catalog generation), unless *err says nothing was made.
+func (s *Service) announce(ctx context.Context, err *error) {
+	if *err != nil {
+		return
+	}
+	if e := s.Events.CatalogChanged(ctx); e != nil {
+		s.Log.Warn("announce a catalog change", "err", e)
+	}
 }

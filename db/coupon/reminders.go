@@ -110,7 +110,8 @@ func (s *Service) bookingCounts(ctx context.Context, couponID int64) ([]model.Bo
 // MoveWindow moves a template's grab window. Bookings follow the new
 // start: the old fan-out tasks are deleted (one still running finds the start
 // changed and does nothing) and new ones scheduled for every booked lead time.
-func (s *Service) MoveWindow(ctx context.Context, actor model.Claims, couponID int64, start, end time.Time) (*model.Coupon, error) {
+func (s *Service) MoveWindow(ctx context.Context, actor model.Claims, couponID int64, start, end time.Time) (_ *model.Coupon, err error) {
+	defer s.announce(ctx, &err)
 	c, err := s.owned(ctx, actor, couponID)
 	if err != nil {
 		return nil, err

@@ -12,13 +12,14 @@ import (
 )
 
 // CreateSlot adds a time slot owned by the caller.
-func (s *Service) CreateSlot(ctx context.Context, by model.Claims, in SlotInput) (*model.Slot, error) {
+func (s *Service) CreateSlot(ctx context.Context, by model.Claims, in SlotInput) (_ *model.Slot, err error) {
+	defer s.announce(ctx, &err)
 	in.Title = strings.TrimSpace(in.Title)
 	if err := ValidateSlot(s.Now(), in).Err(); err != nil {
 		return nil, err
 	}
 	var id int64
-	err := s.SQL.W.QueryRowContext(ctx, `INSERT INTO slots (merchant_id, title, start_ms, end_ms, created_ms, rehearsal) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
+	err = s.SQL.W.QueryRowContext(ctx, `INSERT INTO slots (merchant_id, title, start_ms, end_ms, created_ms, rehearsal) VALUES (?, ?, ?, ?, ?, ?) RETURNING id`,
 		by.UserID, in.Title, in.StartAt.UnixMilli(), in.EndAt.UnixMilli(), s.Now().UnixMilli(), flag(in.Rehearsal)).Scan(&id)
 	if err != nil {
 		return nil, fmt.Errorf("create slot: %w", err)
@@ -39,7 +40,8 @@ func (s *Service) CheckSlot(in SlotInput) error {
 
 // UpdateSlot changes a slot of the caller's. Once the sale has started only
 // the title may change; goods already loaded into Redis get the new window.
-func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in SlotInput) (*model.Slot, error) {
+func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in SlotInput) (_ *model.Slot, err error) {
+	defer s.announce(ctx, &err)
 	old, err := s.OwnedSlot(ctx, by, id)
 	if err != nil {
 		return nil, err
@@ -124,7 +126,8 @@ func (s *Service) MerchantSlots(ctx context.Context, by model.Claims) ([]model.S
 // Create adds goods to one of the caller's slots; inside the preheat
 // window it is loaded into Redis at once. Every invalid field is reported
 // at once, before anything is created.
-func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (*model.Goods, error) {
+func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (_ *model.Goods, err error) {
+	defer s.announce(ctx, &err)
 	f, sl, err := s.checkNew(ctx, by, &in)
 	if err != nil {
 		return nil, err
@@ -221,7 +224,8 @@ func (s *Service) Check(ctx context.Context, by model.Claims, id int64, in Input
 
 // Update changes goods of the caller's. Title and description may change
 // at any time; prices, stock and limit only before the sale starts.
-func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Input) (*model.Goods, error) {
+func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Input) (_ *model.Goods, err error) {
+	defer s.announce(ctx, &err)
 	old, err := s.Owned(ctx, by, id)
 	if err != nil {
 		return nil, err

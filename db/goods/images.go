@@ -35,7 +35,8 @@ type Image struct {
 // than MaxImageBytes is too_large. Pictures are kept in the durable store,
 // named by their SHA-256, so every web process serves them and one picture
 // used twice is stored once.
-func (s *Service) SetImage(ctx context.Context, by model.Claims, id int64, data []byte) (*model.Goods, error) {
+func (s *Service) SetImage(ctx context.Context, by model.Claims, id int64, data []byte) (_ *model.Goods, err error) {
+	defer s.announce(ctx, &err)
 	if _, err := s.Owned(ctx, by, id); err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func (s *Service) SetImage(ctx context.Context, by model.Claims, id int64, data 
 	}
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
-	err := s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO images (hash, content_type, data, created_ms) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			hash, ct, data, s.Now().UnixMilli()); err != nil {
 			return err

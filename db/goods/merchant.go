@@ -64,7 +64,8 @@ func (s *Service) pushState(ctx context.Context, g *model.Goods, state string) {
 // EndGoods ends the sale of goods of the caller's now: its window closes in
 // the store and in Redis, and watchers see it ended. Ending goods that has
 // ended already is a conflict.
-func (s *Service) EndGoods(ctx context.Context, by model.Claims, id int64) (*model.Goods, error) {
+func (s *Service) EndGoods(ctx context.Context, by model.Claims, id int64) (_ *model.Goods, err error) {
+	defer s.announce(ctx, &err)
 	g, err := s.Owned(ctx, by, id)
 	if err != nil {
 		return nil, err
@@ -91,7 +92,8 @@ func (s *Service) EndGoods(ctx context.Context, by model.Claims, id int64) (*mod
 }
 
 // EndSlot ends the sale of a slot of the caller's now, for all its goods.
-func (s *Service) EndSlot(ctx context.Context, by model.Claims, id int64) (*model.Slot, error) {
+func (s *Service) EndSlot(ctx context.Context, by model.Claims, id int64) (_ *model.Slot, err error) {
+	defer s.announce(ctx, &err)
 	sl, err := s.OwnedSlot(ctx, by, id)
 	if err != nil {
 		return nil, err
@@ -129,7 +131,8 @@ func (s *Service) EndSlot(ctx context.Context, by model.Claims, id int64) (*mode
 }
 
 // SetGoodsHidden hides goods of the caller's from shoppers, or shows it again.
-func (s *Service) SetGoodsHidden(ctx context.Context, by model.Claims, id int64, hidden bool) (*model.Goods, error) {
+func (s *Service) SetGoodsHidden(ctx context.Context, by model.Claims, id int64, hidden bool) (_ *model.Goods, err error) {
+	defer s.announce(ctx, &err)
 	if _, err := s.Owned(ctx, by, id); err != nil {
 		return nil, err
 	}
@@ -151,7 +154,8 @@ func (s *Service) SetGoodsHidden(ctx context.Context, by model.Claims, id int64,
 
 // SetSlotHidden hides a slot of the caller's, and so all its goods, from
 // shoppers, or shows it again.
-func (s *Service) SetSlotHidden(ctx context.Context, by model.Claims, id int64, hidden bool) (*model.Slot, error) {
+func (s *Service) SetSlotHidden(ctx context.Context, by model.Claims, id int64, hidden bool) (_ *model.Slot, err error) {
+	defer s.announce(ctx, &err)
 	if _, err := s.OwnedSlot(ctx, by, id); err != nil {
 		return nil, err
 	}

@@ -48,7 +48,8 @@ var rehearsalRows = []string{
 // The store goes first, so nothing loads the goods into Redis again (the
 // preheat reads the store) and a flush still holding a batch of them fails
 // on the goods gone; then Redis, where grabs find the goods unknown.
-func (s *Service) DeleteRehearsal(ctx context.Context, by model.Claims, id int64) error {
+func (s *Service) DeleteRehearsal(ctx context.Context, by model.Claims, id int64) (err error) {
+	defer s.announce(ctx, &err)
 	if by.Role != model.RoleAdmin {
 		return db.ErrForbidden
 	}

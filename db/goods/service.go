@@ -20,6 +20,7 @@ import (
 type Service struct {
 	*orders.Ledger
 	merchantsOf *merchants // the merchant of each sampled goods (nil: asked each time)
+	catalog     *Catalog   // what shoppers read, from memory where it is started
 	// Fair is told of goods created and changed (nil: nobody).
 	Fair FairSales
 }
@@ -44,5 +45,7 @@ type FairSales interface {
 // New returns the goods service over b with defaults filled in.
 func New(b *backend.Backend) *Service {
 	sale := sale.NewSale(b)
-	return &Service{Ledger: &orders.Ledger{Sale: sale}, merchantsOf: new(merchants)}
+	s := &Service{Ledger: &orders.Ledger{Sale: sale}, merchantsOf: new(merchants)}
+	s.catalog = newCatalog(s)
+	return s
 }

@@ -39,3 +39,7 @@ type Claims struct {
 	SessionID string `json:"sid"`
 	IssuedAt  int64  `json:"iat"` // unix microseconds
 }
+
+// Staff reports whether the claims are a merchant's or an admin's, who may
+// see what shoppers do not (hidden goods of their own, every one for an admin).
+func (c Claims) Staff() bool { return c.Role == RoleMerchant || c.Role == RoleAdmin }

@@ -61,7 +61,8 @@ func (s *Service) Check(in model.NewRedPacket) error {
 // to the durable store in one transaction (the shares in one COPY on
 // PostgreSQL), loads the shares into Redis and schedules
 // the expiry. Refused input changes nothing.
-func (s *Service) Create(ctx context.Context, ownerID int64, in model.NewRedPacket) (*model.RedPacket, error) {
+func (s *Service) Create(ctx context.Context, ownerID int64, in model.NewRedPacket) (_ *model.RedPacket, err error) {
+	defer s.announce(ctx, &err)
 	ttl, err := Validate(&in)
 	if err != nil {
 		return nil, err
@@ -474,4 +475,15 @@ func (s *Service) AdminPage(ctx context.Context, actor model.Claims, id int64) (
 		return nil, err
 	}
 	return &model.RedPacketAdminView{Packet: p, Stats: st, Grabs: g}, nil
+}
+
+// announce tells every web process that what the front page shows changed
+// (db/live's catalog generation), unless *err says nothing was made.
+func (s *Service) announce(ctx context.Context, err *error) {
+	if *err != nil {
+		return
+	}
+	if e := s.Events.CatalogChanged(ctx); e != nil {
+		s.Log.Warn("announce a catalog change", "err", e)
+	}
 }

@@ -58,6 +58,11 @@ type Config struct {
 	WriteTimeout time.Duration // default 10s
 	// ReadWindow is how long a message, once started, may take to arrive whole (default 5s).
 	ReadWindow time.Duration
+	// Observe, when set, sees every event this process receives on the live
+	// channel before it goes to sockets (db/goods' Catalog keeps the
+	// shoppers' reads current with it), and an empty topic each time the
+	// channel is subscribed again (events may have been missed); it must not block.
+	Observe func(topic string, event []byte)
 	// MaxAnonPerIP caps the anonymous sockets of one client address (0: no cap).
 	MaxAnonPerIP int
 }
@@ -250,6 +255,9 @@ func (h *Hub) Start(ctx context.Context) error {
 // dispatch frames the event once and queues it for every subscriber of the
 // topic without ever waiting on one; a topic nobody here follows costs nothing.
 func (h *Hub) dispatch(topic string, event []byte) {
+	if h.Observe != nil {
+		h.Observe(topic, event)
+	}
 	var slow []*wsClient
 	h.mu.RLock()
 	subs := h.topics[topic]

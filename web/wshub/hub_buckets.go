@@ -216,6 +216,9 @@ func (h *Hub) receive(ps *redis.PubSub) {
 			if m.Kind == "subscribe" || m.Kind == "ssubscribe" {
 				h.buckets.confirmed(m.Channel)
 			}
+			if m.Kind == "subscribe" && m.Channel == h.broadcast && h.Observe != nil {
+				h.Observe("", nil) // (re)subscribed: events may have been missed meanwhile
+			}
 		case *redis.Message:
 			if m.Channel != h.broadcast {
 				h.userEvents.Add(1)

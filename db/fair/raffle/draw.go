@@ -238,6 +238,15 @@ func (s *Raffles) SettleRaffle(ctx context.Context, goodsID int64) error {
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	if len(open) > 0 {
+		// Settling can put the leftovers on sale, which the goods page
+		// shows: the shoppers' catalog reloads (db/goods Catalog).
+		defer func() {
+			if err := s.Events.CatalogChanged(ctx); err != nil {
+				s.Log.Warn("announce a catalog change", "goods", goodsID, "err", err)
+			}
+		}()
+	}
 	var errs []error
 	for _, w := range open {
 		if w.order == 0 {

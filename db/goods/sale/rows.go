@@ -75,6 +75,11 @@ const goodsColumns = `g.id, g.slot_id, g.merchant_id, g.title, g.description, g.
 	g.stock, g.limit_per_user, g.shards, g.remaining, s.start_ms, s.end_ms, g.ended_ms, g.hidden, s.hidden, g.image,
 	g.pow_bits, g.preregistered_only, g.mode, g.queue_rate, g.admission_seconds, g.entry_start_ms, s.rehearsal`
 
+// QueryGoods lists goods rows (joined to their slots as g and s) that match where, without live stock.
+func (s *Sale) QueryGoods(ctx context.Context, where string, args ...any) ([]model.Goods, error) {
+	return s.queryGoods(ctx, where, args...)
+}
+
 func (s *Sale) queryGoods(ctx context.Context, where string, args ...any) ([]model.Goods, error) {
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+goodsColumns+` FROM goods g JOIN slots s ON s.id = g.slot_id WHERE `+where, args...)
 	if err != nil {
