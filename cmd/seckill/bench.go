@@ -50,7 +50,8 @@ type benchOptions struct {
 	RedisURL    string        // in-process target's Redis: REDIS_URL, else embedded
 	WaitTimeout time.Duration // in-process target's REDIS_WAIT_TIMEOUT
 	FlushRedis  bool
-	Fair        fairConfig // the fair sale (-scenarios fair)
+	Fair        fairConfig  // the fair sale (-scenarios fair)
+	Crowd       crowdConfig // the crowd's reads at sale time (-scenarios crowd)
 	Progress    io.Writer
 	redisLabel  string
 	// A rehearsal on a running deployment (-target URL -rehearsal), through
@@ -82,6 +83,8 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.StringVar(&o.DatabaseURL, "database-url", o.DatabaseURL, "PostgreSQL of the in-process server (unset: SQLite in a temp folder), or of the -url server to seed users; default $DATABASE_URL")
 	fs.StringVar(&o.Secret, "session-secret", "", "the server's SESSION_SECRET, to mint tokens (with -url)")
 	o.Fair = defaultFairConfig()
+	o.Crowd = defaultCrowdConfig()
+	o.Crowd.flags(fs)
 	fs.IntVar(&o.Users, "users", 2000, "distinct shoppers")
 	fs.IntVar(&o.Conc, "c", 200, "concurrent connections (closed loop)")
 	fs.IntVar(&o.Stock, "stock", 1000, "stock of the goods, shares of the red packet, stock of the coupon")
@@ -90,7 +93,7 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
-	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,soldout,queue-join,idle-ws or all, and fair (only when named)")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,soldout,queue-join,idle-ws,crowd or all, and fair (only when named)")
 	fs.IntVar(&o.Fair.Humans, "fair-humans", o.Fair.Humans, "fair: human shoppers")
 	fs.IntVar(&o.Fair.Bots, "fair-bots", o.Fair.Bots, "fair: bots in the fleet")
 	fs.IntVar(&o.Fair.Accounts, "fair-accounts", o.Fair.Accounts, "fair: accounts per bot")
@@ -129,10 +132,14 @@ func parseBenchOptions(args []string) (*benchOptions, error) {
 	}
 	if o.Smoke {
 		o.Fair = smokeFairConfig()
+		o.Crowd = smokeCrowdConfig()
 		o.Users, o.Conc, o.Stock, o.Requests, o.Watchers, o.IdleWS, o.Rounds = 60, 8, 20, 120, 2, 50, 2
 	}
 	if o.Users < 1 || o.Conc < 1 || o.Stock < 1 || o.Requests < 1 || o.Rounds < 1 || o.Watchers < 0 || o.IdleWS < 0 {
 		return nil, fmt.Errorf("bench: -users, -c, -stock, -n and -rounds must be positive")
+	}
+	if err := o.Crowd.check(); err != nil {
+		return nil, err
 	}
 	return o, nil
 }
@@ -254,6 +261,11 @@ func benchRun(ctx context.Context, o *benchOptions) (*bench.Report, error) {
 	if o.wants("fair") {
 		if err := benchFair(ctx, o, t, r); err != nil {
 			return nil, fmt.Errorf("scenario fair: %w", err)
+		}
+	}
+	if o.wants("crowd") {
+		if err := benchCrowd(ctx, o, t, r); err != nil {
+			return nil, fmt.Errorf("scenario crowd: %w", err)
 		}
 	}
 	t.reportRedisWork(r)

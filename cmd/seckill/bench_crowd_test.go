@@ -1,0 +1,231 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/seckill/seckill/cmd/seckill/bench"
+	"github.com/seckill/seckill/db/dbtest"
+)
+
+// The crowd at a tiny size (50 shoppers, 20 live sockets in a second
+// process) against an in-process server: every shopper loads the pages and
+// their files, subscribes, polls and grabs once; the goods sell exactly
+// their stock; every kind of read is loaded by both readers against the
+// no-op; each stock change is timed to every live socket; the measures
+// the embedded Redis cannot give say so. No timing is asserted.
+func TestBenchCrowd(t *testing.T) {
+	o, err := parseBenchOptions([]string{"-smoke", "-scenarios", "crowd", "-idle-ws", "0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.RedisURL, o.DatabaseURL = dbtest.RedisURL(t), dbtest.DatabaseURL(t)
+	o.Progress = nil
+	r, err := benchRun(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log("\n" + r.Markdown())
+	checkCrowdReport(t, o, r, true)
+}
+
+// Against a running server (-url) the crowd runs the same way; what only
+// an in-process server lets it measure (Redis, CPU) says so.
+func TestBenchCrowdRemote(t *testing.T) {
+	a := startApp(t)
+	o, err := parseBenchOptions([]string{"-smoke", "-scenarios", "crowd", "-url", a.URL, "-db-path", a.Config.DBPath, "-database-url", a.Config.DatabaseURL, "-session-secret", a.Config.SessionSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.Progress = nil
+	r, err := benchRun(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCrowdReport(t, o, r, false)
+	if v := r.Extra["crowd: Redis commands a read"]; !strings.HasPrefix(v, "not measured: a server the bench does not run") {
+		t.Errorf("Redis commands a read against a remote server: %q", v)
+	}
+}
+
+func checkCrowdReport(t *testing.T, o *benchOptions, r *bench.Report, inProcess bool) {
+	t.Helper()
+	if len(r.Tables) != 2 {
+		t.Fatalf("%d tables, want the crowd's and its reads'", len(r.Tables))
+	}
+	// The crowd: every kind of request by both readers, none lost on the way.
+	crowdRows := map[string]int64{}
+	for _, row := range r.Tables[0].Rows {
+		n, _ := strconv.ParseInt(row[2], 10, 64)
+		crowdRows[row[0]+", "+row[1]] = n
+		if strings.Contains(row[6], "transport") || strings.Contains(row[6], "not_subscribed") {
+			t.Errorf("crowd %s, %s: %s", row[0], row[1], row[6])
+		}
+	}
+	half := int64(o.Crowd.Shoppers / 2)
+	for _, kind := range []string{"front page", "goods page", "WebSocket open + subscribe", "goods JSON catch-up", "grab"} {
+		for _, who := range []string{whoAnon, whoSigned} {
+			if got := crowdRows[kind+", "+who]; got != half {
+				t.Errorf("crowd %s, %s: %d requests, want %d", kind, who, got, half)
+			}
+		}
+	}
+	for _, who := range []string{whoAnon, whoSigned} {
+		if crowdRows["static file, "+who] < 2*half || crowdRows["goods JSON poll, "+who] == 0 {
+			t.Errorf("crowd %s: %d files and %d polls for %d shoppers", who, crowdRows["static file, "+who], crowdRows["goods JSON poll, "+who], half)
+		}
+	}
+	checks := 0
+	for _, c := range r.Checks {
+		if strings.HasPrefix(c.Name, "crowd: ") {
+			checks++
+		}
+		if !c.OK {
+			t.Errorf("invariant %s violated: %s", c.Name, c.Detail)
+		}
+	}
+	if checks != 4 {
+		t.Errorf("%d crowd invariants checked, want 4", checks)
+	}
+	if !strings.Contains(strings.Join(r.Tables[0].Notes, " "), fmt.Sprintf("%d of %d live sockets open", o.Crowd.Live, o.Crowd.Live)) {
+		t.Errorf("live sockets: %q", r.Tables[0].Notes)
+	}
+	// The reads: each kind by both readers against the no-op, every request answered as wanted.
+	reads := r.Tables[1]
+	if len(reads.Rows) != 1+7*2 {
+		t.Fatalf("%d read rows, want the no-op and 7 reads × 2 readers: %v", len(reads.Rows), reads.Rows)
+	}
+	for _, row := range reads.Rows[1:] {
+		name := "crowd read: " + row[0] + ", " + row[1]
+		if strings.HasPrefix(row[2], "not measured") {
+			if !strings.HasPrefix(row[0], "304") { // only a server that gives no ETag leaves a read out
+				t.Errorf("%s: %s", name, row[2])
+			}
+			continue
+		}
+		res := r.Result(name)
+		if res == nil || res.Requests != int64(o.Requests) || res.Codes["ok"] != res.Requests {
+			t.Errorf("%s: %+v, want %d requests all ok", name, res, o.Requests)
+		}
+		if strings.Contains(strings.Join(row, " "), "NaN") || strings.Contains(strings.Join(row, " "), "Inf") {
+			t.Errorf("%s: %v", name, row)
+		}
+	}
+	if res := r.Result(crowdNoop); res == nil || res.Codes["ok"] != int64(o.Requests) {
+		t.Errorf("no-op: %+v", res)
+	}
+	for name := range r.Extra {
+		if strings.HasPrefix(name, "CPU per request: crowd") {
+			t.Errorf("the crowd's reads among the grabs' CPU lines: %q", name)
+		}
+	}
+	// The stock changes reached the live sockets and the report says how soon.
+	lag := r.Extra["crowd: stock event lag to the live sockets"]
+	if !strings.HasPrefix(lag, fmt.Sprintf("a stock change (one grab) reached 50%% of the %d live sockets in ", o.Crowd.Live)) ||
+		!strings.Contains(lag, fmt.Sprintf("(%d changes", o.Crowd.Probes)) {
+		t.Errorf("lag: %q", lag)
+	}
+	targets := map[string]bench.Target{}
+	for _, tg := range r.Targets {
+		targets[tg.Name] = tg
+		if tg.Measured == "" || tg.Goal == "" || strings.Contains(tg.Measured, "NaN") {
+			t.Errorf("target %q: measured %q, goal %q", tg.Name, tg.Measured, tg.Goal)
+		}
+	}
+	if _, ok := targets[fmt.Sprintf("crowd: a stock change reaches 99%% of the live sockets (%d, held by a second process)", o.Crowd.Live)]; !ok {
+		t.Errorf("no lag target among %v", reflect.ValueOf(targets).MapKeys())
+	}
+	if _, ok := targets["crowd read, goods JSON /api/goods/{id}, anonymous: reads/s ÷ no-op and p99"]; !ok {
+		t.Errorf("no read target among %v", reflect.ValueOf(targets).MapKeys())
+	}
+	_, redisTarget := targets["crowd reads: Redis commands a read (INFO commandstats, net of the no-op's background rate), the most of any read"]
+	if embedded := inProcess && o.RedisURL == ""; embedded || !inProcess {
+		if redisTarget || r.Extra["crowd: Redis commands a read"] == "" {
+			t.Errorf("Redis commands a read, not measurable here: target %v, %q", redisTarget, r.Extra["crowd: Redis commands a read"])
+		}
+	} else if !redisTarget {
+		t.Error("no Redis target on a real redis-server")
+	}
+	if _, ok := targets["crowd reads: SQL statements a read (the app's count, net of the no-op's background rate), the most of any read"]; !ok && r.Extra["crowd: SQL statements a read"] == "" {
+		t.Error("SQL statements a read: neither measured nor said why not")
+	}
+}
+
+// The crowd's client reads what a browser's reads bring back: a 304 with
+// no body, a chunked body, a body up to the close, and the headers.
+func TestBenchCrowdClient(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/etag":
+			w.Header().Set("ETag", `"v1"`)
+			w.Header().Set("Cache-Control", "public, max-age=1")
+			if r.Header.Get("If-None-Match") == `"v1"` {
+				w.WriteHeader(http.StatusNotModified)
+				return
+			}
+			fmt.Fprint(w, "fresh")
+		case "/chunked":
+			w.Header().Set("Set-Cookie", "a=b")
+			w.Write([]byte("one,"))
+			w.(http.Flusher).Flush()
+			w.Write([]byte("two"))
+		case "/close":
+			w.Header().Set("Connection", "close")
+			w.(http.Flusher).Flush()
+			w.Write([]byte("to the end"))
+		}
+	}))
+	defer srv.Close()
+	c, err := newCrowdClient(srv.URL, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	for _, tc := range []struct {
+		path, etag, body string
+		status           int
+		cookie           bool
+	}{
+		{"/etag", "", "fresh", 200, false},
+		{"/etag", `"v1"`, "", 304, false},
+		{"/chunked", "", "one,two", 200, true},
+		{"/close", "", "to the end", 200, false},
+		{"/etag", "", "fresh", 200, false}, // a new connection after the close
+	} {
+		var extra []string
+		if tc.etag != "" {
+			extra = append(extra, "If-None-Match: "+tc.etag)
+		}
+		a, err := c.do(0, "GET", tc.path, headBlock("10.0.0.1", "", extra...), true)
+		if err != nil || a.status != tc.status || string(a.body) != tc.body || a.setCookie != tc.cookie {
+			t.Errorf("%s (If-None-Match %s): %d %q cookie %v, %v", tc.path, tc.etag, a.status, a.body, a.setCookie, err)
+		}
+		if tc.path == "/etag" && (a.etag != `"v1"` || a.cacheControl != "public, max-age=1") {
+			t.Errorf("%s: ETag %q, Cache-Control %q", tc.path, a.etag, a.cacheControl)
+		}
+	}
+}
+
+// A page's stylesheets and scripts are followed whatever their names, in
+// either quoting and order of attributes; other sites' files, icons and
+// inline scripts are not; live topics are read once each.
+func TestBenchCrowdPageFiles(t *testing.T) {
+	page := []byte(`<head><link rel="icon" href="/favicon.ico"/><link href='/static/app.3f2a9c.css' rel="stylesheet"/>
+		<script id="i18n" type="application/json">{}</script><script src="/static/app.9e1b.js?v=1&amp;x=2" defer></script>
+		<script src="https://cdn.example/x.js"></script><link rel="preload stylesheet" href="goods.css"></head>
+		<section data-live-topic="goods:7"></section><div data-live-topic="slot:3"><p data-live-topic="goods:7"></p></div>`)
+	got := pageFiles("127.0.0.1:8080", "/goods/7", page)
+	want := []string{"/static/app.3f2a9c.css", "/static/app.9e1b.js?v=1&x=2", "/goods/goods.css"}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("files %q, want %q", got, want)
+	}
+	if got := liveTopics(page); !reflect.DeepEqual(got, []string{"goods:7", "slot:3"}) {
+		t.Errorf("topics %q", got)
+	}
+}
