@@ -99,6 +99,7 @@ type Site struct {
 
 	cardsOnce sync.Once
 	cards     *homeCards // the front page's red packet and coupon cards (home_cards.go)
+	docs      docs       // what every reader not signed in reads alike, rendered once (shared.go)
 }
 
 // Goods are the goods area's handlers: slots, goods, the grab, orders.

@@ -139,7 +139,7 @@ func (h *Goods) UpdateSlot(c *fiber.Ctx) error {
 // ListSlots answers the live and upcoming slots: GET /api/slots.
 func (h *Goods) ListSlots(c *fiber.Ctx) error {
 	cat := h.Goods.Catalog()
-	return sendShared(c, "api/slots", cat.Version(c.UserContext()), func() ([]byte, error) {
+	return h.sendShared(c, "api/slots", cat.Version(c.UserContext()), func() ([]byte, error) {
 		slots, err := cat.Slots(c.UserContext())
 		if err != nil {
 			return nil, err
@@ -176,7 +176,7 @@ func (h *Goods) SlotGoods(c *fiber.Ctx) error {
 	if !cl.Staff() { // staff may see hidden goods: answered for them alone
 		version = cat.Version(c.UserContext())
 	}
-	return sendShared(c, "api/slots/"+strconv.FormatInt(id, 10)+"/goods", version, func() ([]byte, error) {
+	return h.sendShared(c, "api/slots/"+strconv.FormatInt(id, 10)+"/goods", version, func() ([]byte, error) {
 		gs, err := cat.ShopperSlotGoods(c.UserContext(), cl, id)
 		if err != nil {
 			return nil, err
@@ -255,7 +255,7 @@ func (h *Goods) GetGoods(c *fiber.Ctx) error {
 	if !cl.Staff() {
 		version = cat.GoodsVersion(c.UserContext(), id)
 	}
-	return sendShared(c, "api/goods/"+strconv.FormatInt(id, 10), version, func() ([]byte, error) {
+	return h.sendShared(c, "api/goods/"+strconv.FormatInt(id, 10), version, func() ([]byte, error) {
 		return jsonBytes(c, fiber.Map{"goods": g})
 	})
 }

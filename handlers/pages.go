@@ -86,7 +86,7 @@ func (h *Site) sharedPage(c *fiber.Ctx, name, version string, make func(p views.
 	sw := h.Switches.Current()
 	lang := string(i18n.Of(c.UserContext()))
 	key := "page:" + name + "|" + lang + "|" + c.Path()
-	d, err := shared.get(key, version+"|"+fmt.Sprintf("%+v", sw), typeHTML, func() ([]byte, error) {
+	d, err := h.docs.get(key, version+"|"+fmt.Sprintf("%+v", sw), typeHTML, func() ([]byte, error) {
 		comp, err := make(h.page(c, ""))
 		if err != nil {
 			return nil, err

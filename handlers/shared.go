@@ -55,12 +55,13 @@ type docSlot struct {
 // reader makes up are answered 404 before they get here; this is a backstop).
 const docsMax = 8192
 
-var shared = &docs{m: map[string]*docSlot{}}
-
 // get is the document of name at version, rendered by make when the one held
 // is of another version.
 func (d *docs) get(name, version, ctype string, make func() ([]byte, error)) (*doc, error) {
 	d.mu.Lock()
+	if d.m == nil {
+		d.m = map[string]*docSlot{}
+	}
 	slot := d.m[name]
 	if slot == nil {
 		if len(d.m) >= docsMax {
@@ -215,7 +216,7 @@ const (
 // make when it is not held; an empty version (a read the catalog does not
 // hold in memory, or one made for its reader alone) is made for this
 // request and not kept.
-func sendShared(c *fiber.Ctx, name, version string, make func() ([]byte, error)) error {
+func (h *Site) sendShared(c *fiber.Ctx, name, version string, make func() ([]byte, error)) error {
 	cc := cachePublic
 	if _, signedIn := ClaimsOf(c); signedIn {
 		cc = cachePrivate
@@ -227,7 +228,7 @@ func sendShared(c *fiber.Ctx, name, version string, make func() ([]byte, error))
 		}
 		return newDoc("", typeJSON, body).send(c, cc)
 	}
-	d, err := shared.get(name, version, typeJSON, make)
+	d, err := h.docs.get(name, version, typeJSON, make)
 	if err != nil {
 		return err
 	}

@@ -45,9 +45,9 @@ type Catalog struct {
 	ver    atomic.Uint64 // bumped by every change a reader can see: a reload, a stock event
 	events atomic.Uint64 // stock events applied, to keep them across a reload that raced them
 
-	heard      atomic.Int64 // the newest generation announced or polled
-	mustReload atomic.Bool  // this process changed the catalog: reload before the next read
-	wake       chan struct{}
+	heard  atomic.Int64  // the newest generation announced or polled
+	forced atomic.Uint64 // changes this process made (or events it may have missed): a snapshot older than the last is reloaded before a read
+	wake   chan struct{}
 
 	reload  sync.Mutex // one load at a time
 	checkMu sync.Mutex // one generation check at a time for unknown IDs
@@ -75,6 +75,7 @@ const pastMax = 4096
 type catalogSnap struct {
 	gen      int64  // the generation it was loaded at
 	seq      uint64 // this process's count of loads, which tells snapshots apart
+	forced   uint64 // Catalog.forced when its load began
 	slots    map[int64]*model.Slot
 	listed   []*model.Slot // shoppers' slot menu: not hidden, no rehearsal, soonest first
 	goods    map[int64]*catalogGoods
@@ -147,7 +148,7 @@ func (c *Catalog) Observe(topic string, event []byte) {
 	switch {
 	case topic == "": // the live channel was subscribed again: events may have been missed
 		if c.snap.Load() != nil {
-			c.mustReload.Store(true)
+			c.forced.Add(1)
 		}
 	case topic == live.TopicCatalog:
 		if gen, err := strconv.ParseInt(string(event), 10, 64); err == nil {
@@ -200,13 +201,13 @@ func (c *Catalog) hear(gen int64) {
 
 func (c *Catalog) stale() bool {
 	snap := c.snap.Load()
-	return snap == nil || c.mustReload.Load() || c.heard.Load() > snap.gen
+	return snap == nil || c.forced.Load() > snap.forced || c.heard.Load() > snap.gen
 }
 
 // changed is called by this process after it changed what shoppers read:
 // every process is told, and this one reloads before its next read.
 func (c *Catalog) changed(ctx context.Context) {
-	c.mustReload.Store(true)
+	c.forced.Add(1)
 	if err := c.s.Events.CatalogChanged(ctx); err != nil {
 		c.s.Log.Warn("announce a catalog change", "err", err)
 	}
@@ -227,10 +228,9 @@ func (c *Catalog) load(ctx context.Context) error {
 	if c.snap.Load() != nil && !c.stale() {
 		return nil // another reader loaded it while this one waited
 	}
-	c.mustReload.Store(false)
+	forced := c.forced.Load() // a change made after this is not in what the load reads
 	gen, err := live.CatalogGeneration(ctx, c.s.Redis)
 	if err != nil {
-		c.mustReload.Store(true)
 		return err
 	}
 	events := c.events.Load()
@@ -238,12 +238,10 @@ func (c *Catalog) load(ctx context.Context) error {
 	since := now.Add(-CatalogKeep).UnixMilli()
 	slots, err := c.s.QuerySlots(ctx, `end_ms > ? ORDER BY start_ms, id`, since)
 	if err != nil {
-		c.mustReload.Store(true)
 		return err
 	}
 	rows, err := c.s.QueryGoods(ctx, `s.end_ms > ? ORDER BY g.id`, since)
 	if err != nil {
-		c.mustReload.Store(true)
 		return err
 	}
 	var open []*model.Goods // goods whose stock Redis may hold
@@ -253,10 +251,9 @@ func (c *Catalog) load(ctx context.Context) error {
 		}
 	}
 	if err := c.s.FillRemaining(ctx, open); err != nil {
-		c.mustReload.Store(true)
 		return err
 	}
-	next := &catalogSnap{gen: gen, seq: c.loads.Add(1), slots: make(map[int64]*model.Slot, len(slots)), goods: make(map[int64]*catalogGoods, len(rows)),
+	next := &catalogSnap{gen: gen, seq: c.loads.Add(1), forced: forced, slots: make(map[int64]*model.Slot, len(slots)), goods: make(map[int64]*catalogGoods, len(rows)),
 		bySlot: map[int64][]*catalogGoods{}}
 	for i := range slots {
 		sl := &slots[i]
@@ -278,7 +275,6 @@ func (c *Catalog) load(ctx context.Context) error {
 		}
 		if g.g.Mode == model.ModeRaffle && !now.Before(g.g.StartAt) && c.s.Fair != nil {
 			if g.leftovers, err = c.s.Fair.LeftoversOnSale(ctx, g.g.ID); err != nil {
-				c.mustReload.Store(true)
 				return err
 			}
 		}
@@ -305,7 +301,7 @@ func (s *catalogSnap) goodsOf(id int64) *catalogGoods {
 // the catalog (so a merchant reads their own change at once). Nil when the
 // catalog is not started, or its first load failed: the caller reads the store.
 func (c *Catalog) current(ctx context.Context) *catalogSnap {
-	if c.mustReload.Load() && c.snap.Load() != nil {
+	if snap := c.snap.Load(); snap != nil && c.forced.Load() > snap.forced {
 		if err := c.load(ctx); err != nil {
 			c.s.Log.Warn("reload the catalog", "err", err)
 		}

@@ -47,5 +47,6 @@ func New(b *backend.Backend) *Service {
 	sale := sale.NewSale(b)
 	s := &Service{Ledger: &orders.Ledger{Sale: sale}, merchantsOf: new(merchants)}
 	s.catalog = newCatalog(s)
+	sale.Stock = s.catalog.applyStock
 	return s
 }

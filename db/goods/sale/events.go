@@ -24,6 +24,9 @@ func (s *Sale) PushStock(b Bucket, slotID, remaining, version int64) {
 		}
 	}
 	ev := StockEvent{Type: "stock", GoodsID: goodsID, Remaining: remaining, Version: version}
+	if s.Stock != nil {
+		s.Stock(ev)
+	}
 	s.Events.PublishCoalescedVersion(live.TopicGoods(goodsID), live.TopicGoods(goodsID), version, ev)
 	if slotID > 0 {
 		// Keyed by slot and goods: coalesced apart from the goods topic and from the slot's other goods.

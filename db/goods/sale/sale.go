@@ -24,6 +24,10 @@ type Sale struct {
 	SeqBlock int64
 	// Gate is asked before a grab reaches Redis (nil: nothing asked).
 	Gate Gate
+	// Stock is told of every stock change this process makes, before the
+	// change is published (the goods' catalog: a shopper reads their own
+	// grab at once); nil: nobody. It must not block.
+	Stock func(StockEvent)
 
 	liveLoads  *singleflight.Group // one load at a time of goods grabs found missing; nil: each grab loads
 	onLiveLoad func(goodsID int64) // tests: called as a load starts reading the store
