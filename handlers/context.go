@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/a-h/templ"
@@ -100,6 +101,7 @@ type Site struct {
 	cardsOnce sync.Once
 	cards     *homeCards // the front page's red packet and coupon cards (home_cards.go)
 	docs      docs       // what every reader not signed in reads alike, rendered once (shared.go)
+	swKey     atomic.Pointer[switchesKeyed]
 }
 
 // Goods are the goods area's handlers: slots, goods, the grab, orders.

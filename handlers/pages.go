@@ -7,6 +7,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 	"github.com/seckill/seckill/views/i18n"
 )
@@ -83,10 +84,9 @@ func (h *Site) sharedPage(c *fiber.Ctx, name, version string, make func(p views.
 		}
 		return sendPrivate(c, fiber.StatusOK, typeHTML, body)
 	}
-	sw := h.Switches.Current()
 	lang := string(i18n.Of(c.UserContext()))
 	key := "page:" + name + "|" + lang + "|" + c.Path()
-	d, err := h.docs.get(key, version+"|"+fmt.Sprintf("%+v", sw), typeHTML, func() ([]byte, error) {
+	d, err := h.docs.get(key, version+"|"+h.switchesKey(), typeHTML, func() ([]byte, error) {
 		comp, err := make(h.page(c, ""))
 		if err != nil {
 			return nil, err
@@ -104,4 +104,21 @@ func (h *Site) sharedPage(c *fiber.Ctx, name, version string, make func(p views.
 // ErrorPage renders a friendly HTML error page; web's error handler calls it.
 func (h *Site) ErrorPage(c *fiber.Ctx, status int, message string) error {
 	return render(c, status, views.ErrorPage(h.page(c, "Something went wrong"), status, message))
+}
+
+// switchesKey names the steering switches in force (a page shows a banner
+// while one is set), worked out again only when they change.
+func (h *Site) switchesKey() string {
+	sw := h.Switches.Current()
+	if k := h.swKey.Load(); k != nil && k.sw == sw {
+		return k.key
+	}
+	k := &switchesKeyed{sw: sw, key: fmt.Sprintf("%+v", sw)}
+	h.swKey.Store(k)
+	return k.key
+}
+
+type switchesKeyed struct {
+	sw  model.Switches
+	key string
 }

@@ -319,7 +319,11 @@ func (c *Catalog) Version(ctx context.Context) string {
 	}
 	now := c.s.Now().UnixMilli()
 	edge, _ := slices.BinarySearch(snap.edges, now+1) // edges passed
-	return fmt.Sprintf("%d.%d.%d", snap.seq, c.ver.Load(), edge)
+	b := make([]byte, 0, 32)
+	b = strconv.AppendUint(b, snap.seq, 10)
+	b = strconv.AppendUint(append(b, '.'), c.ver.Load(), 10)
+	b = strconv.AppendInt(append(b, '.'), int64(edge), 10)
+	return string(b)
 }
 
 // GoodsVersion is Version for one goods' own reads (its JSON, its page).
@@ -332,7 +336,10 @@ func (c *Catalog) GoodsVersion(ctx context.Context, id int64) string {
 	if g == nil {
 		return ""
 	}
-	return fmt.Sprintf("%d.%d.%s", snap.seq, g.changes.Load(), sale.SlotState(c.s.Now(), g.g.StartAt, g.g.EndAt))
+	b := make([]byte, 0, 32)
+	b = strconv.AppendUint(b, snap.seq, 10)
+	b = strconv.AppendUint(append(b, '.'), g.changes.Load(), 10)
+	return string(append(append(b, '.'), sale.SlotState(c.s.Now(), g.g.StartAt, g.g.EndAt)...))
 }
 
 // Known reports whether the catalog answers from memory (it is started and loaded).
