@@ -384,7 +384,7 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 			return db.ErrPowRequired
 		}
 		sol, ok := checkPow(s.powKey(), pow, goodsID, userID, now)
-		if !ok || sol.bits < s.floor() { // solved below the floor raised since
+		if !ok || sol.level < s.floor() { // solved below the floor raised since
 			f.count(now, false)
 			return db.ErrPowInvalid
 		}

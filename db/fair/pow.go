@@ -110,7 +110,7 @@ func signedBy(key []byte, label, msg, sig string) bool {
 type solvedPow struct {
 	nonce   string // the challenge's random part
 	expires time.Time
-	bits    int // the level it was solved at
+	level   int // the work it proves: its bits, plus log2 of its solutions (powShape)
 }
 
 // checkPow checks an X-Pow header "challenge:nonce[,nonce…]:signature" sent
@@ -153,7 +153,10 @@ func checkPow(key []byte, header string, goodsID, userID int64, now time.Time) (
 			}
 		}
 	}
-	return solvedPow{nonce: f[5], expires: time.UnixMilli(exp), bits: need}, true
+	// The work is the challenge's whole: n solutions of need bits are worth
+	// 2^need·n digests, the level powShape split (a floor compares with it,
+	// never with one nonce's bits).
+	return solvedPow{nonce: f[5], expires: time.UnixMilli(exp), level: need + bits.Len(uint(n)) - 1}, true
 }
 
 // leadingZeroBits counts the zero bits a digest starts with.
