@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"testing"
 	"time"
@@ -34,4 +36,46 @@ func TestPowFloorAcceptsHonestSolutions(t *testing.T) {
 			}
 		}
 	}
+}
+
+// A grab retried with its Idempotency-Key gets the first answer, whatever
+// the fair-sale check would say of the retry (its proof of work is spent
+// once; an admission may have lapsed): the shopper who lost the answer
+// learns of the order they hold. A new key with the spent proof is refused.
+func TestKeyedRetryOfAFairGrab(t *testing.T) {
+	a := startApp(t)
+	g := a.fairGoods(4, false, -time.Minute)
+	shopper, _ := a.newUser()
+	pow := solve(t, a.powChallenge(shopper, g.ID))
+	h := bearer(shopper)
+	h["X-Pow"], h["Idempotency-Key"] = pow, "grab-after-a-lost-answer"
+	url := fmt.Sprintf("%s/api/goods/%d/grab", a.URL, g.ID)
+	first := send(t, "POST", url, h, nil)
+	if first.status != 201 {
+		t.Fatalf("first grab: %d %s", first.status, first.body)
+	}
+	for i := 0; i < 3; i++ {
+		again := send(t, "POST", url, h, nil)
+		if again.status != 201 || !bytes.Equal(orderIDOf(t, again.body), orderIDOf(t, first.body)) {
+			t.Fatalf("retry %d with the same key: %d %s, want 201 and the first order %s", i+1, again.status, again.body, first.body)
+		}
+	}
+	h["Idempotency-Key"] = "another-grab"
+	if r := send(t, "POST", url, h, nil); r.status != 403 || r.code() != "pow_invalid" {
+		t.Fatalf("a new key with the spent proof: %d %s, want 403 pow_invalid", r.status, r.body)
+	}
+}
+
+// orderIDOf is the raw "id" of the order in a grab's answer.
+func orderIDOf(t *testing.T, body []byte) []byte {
+	t.Helper()
+	var out struct {
+		Order struct {
+			ID json.RawMessage `json:"id"`
+		} `json:"order"`
+	}
+	if err := json.Unmarshal(body, &out); err != nil || len(out.Order.ID) == 0 {
+		t.Fatalf("no order in %s", body)
+	}
+	return out.Order.ID
 }

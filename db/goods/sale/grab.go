@@ -126,6 +126,11 @@ func (s *Sale) GrabJSON(ctx context.Context, userID, goodsID int64, p Pass) (*mo
 	if s.Gate != nil && goodsID > 0 && goodsID <= MaxID { // another ID: the grab answers not found
 		var err error
 		if done, err = s.Gate.Pass(ctx, userID, goodsID, p); err != nil {
+			if s.remembered(ctx, userID, goodsID) {
+				// A keyed retry of a grab that won: its proof is spent and its
+				// admission may have lapsed, but the answer is the first one.
+				return s.grabAnswer(ctx, userID, goodsID)
+			}
 			return nil, nil, err
 		}
 	}
@@ -134,6 +139,19 @@ func (s *Sale) GrabJSON(ctx context.Context, userID, goodsID int64, p Pass) (*mo
 		done(err)
 	}
 	return o, enc, err
+}
+
+// remembered reports whether the request's Idempotency-Key names a grab
+// that won (its answer is kept under the key: grabScript's memo), so a
+// retry refused at the Gate can be given the first answer instead.
+func (s *Sale) remembered(ctx context.Context, userID, goodsID int64) bool {
+	req, keyed := db.KeyedRequestID(ctx, "goods", userID)
+	if !keyed {
+		return false
+	}
+	_, keys, _ := s.GrabCall(userID, goodsID, req, s.Now())
+	n, err := s.Redis.Exists(ctx, keys[len(keys)-1]).Result()
+	return err == nil && n == 1
 }
 
 // Grab decides a grab in one Redis round trip with no SQL and nothing
