@@ -29,6 +29,25 @@ func WithIdempotencyKey(ctx context.Context, key string) context.Context {
 	return context.WithValue(ctx, idempotencyCtxKey{}, key)
 }
 
+// HasIdempotencyKey reports whether ctx carries an Idempotency-Key.
+func HasIdempotencyKey(ctx context.Context) bool {
+	key, _ := ctx.Value(idempotencyCtxKey{}).(string)
+	return key != ""
+}
+
+// WithIdempotencyScope returns ctx whose Idempotency-Key, if it has one, is
+// remembered apart from the same key sent by anyone else to the same
+// operation: a merchant's refund runs the shopper's refund script, and must
+// neither replay nor be replayed by the shopper's own keyed refund. The
+// scope joins the key with a byte no client can send (ValidIdempotencyKey).
+func WithIdempotencyScope(ctx context.Context, scope string) context.Context {
+	key, _ := ctx.Value(idempotencyCtxKey{}).(string)
+	if key == "" {
+		return ctx
+	}
+	return context.WithValue(ctx, idempotencyCtxKey{}, scope+"\x00"+key)
+}
+
 // ValidIdempotencyKey reports whether key is 1–64 printable ASCII characters.
 func ValidIdempotencyKey(key string) bool {
 	if len(key) == 0 || len(key) > 64 {

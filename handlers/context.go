@@ -42,6 +42,7 @@ const (
 	refusedKey = "seckill.refused"
 	createdKey = "seckill.created"
 	auditKey   = "seckill.audit"
+	replayKey  = "seckill.replayed"
 )
 
 // AuditNote is what a handler tells the audit log of its change, in place
@@ -76,6 +77,16 @@ func Refused(c *fiber.Ctx) bool {
 	r, _ := c.Locals(refusedKey).(bool)
 	return r
 }
+
+// Replayed reports whether the request was a keyed retry answered with
+// its first answer: no change, for the audit log.
+func Replayed(c *fiber.Ctx) bool {
+	r, _ := c.Locals(replayKey).(bool)
+	return r
+}
+
+// setReplayed records that the request was answered from its key's first answer.
+func setReplayed(c *fiber.Ctx) { c.Locals(replayKey, true) }
 
 // Site is the platform's own handlers (accounts, settings, the audit log,
 // notifications) and what every area's handlers share: the layout of a page
@@ -195,7 +206,7 @@ func bind(c *fiber.Ctx, v any) error {
 	return nil
 }
 
-// HeaderIdempotencyKey names the header that makes a grab, pay or cancel safe to retry.
+// HeaderIdempotencyKey names the header that makes a grab, pay, cancel or refund safe to retry.
 const HeaderIdempotencyKey = "Idempotency-Key"
 
 // opContext is the request's context, carrying its Idempotency-Key when it

@@ -93,7 +93,8 @@ type refundBody struct {
 
 // DeskRefund refunds a paid order of the caller's goods, with a reason:
 // POST /api/admin/orders/{id}/refund {reason}. The audit middleware records
-// it (order.refund on order:ID) with the reason.
+// it (order.refund on order:ID) with the reason; a retry answered from its
+// Idempotency-Key changed nothing and is not recorded again.
 func (h *Checkout) DeskRefund(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
@@ -103,7 +104,14 @@ func (h *Checkout) DeskRefund(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	o, err := h.Checkout.DeskRefund(c.UserContext(), cl, id, in.Reason)
+	ctx, err := opContext(c)
+	if err != nil {
+		return err
+	}
+	o, replayed, err := h.Checkout.DeskRefund(ctx, cl, id, in.Reason)
+	if replayed {
+		setReplayed(c)
+	}
 	if err != nil {
 		return err
 	}
@@ -203,7 +211,7 @@ func (h *Checkout) DeskRefundForm(c *fiber.Ctx) error {
 		return err
 	}
 	reason := c.FormValue("reason")
-	_, rerr := h.Checkout.DeskRefund(c.UserContext(), cl, id, reason)
+	_, _, rerr := h.Checkout.DeskRefund(c.UserContext(), cl, id, reason)
 	if rerr == nil {
 		return c.Redirect("/admin/orders/"+strconv.FormatInt(id, 10)+"?done=refunded", fiber.StatusSeeOther)
 	}

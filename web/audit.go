@@ -15,10 +15,11 @@ import (
 // pages: a write method that ended 2xx or 3xx becomes one audit entry, with
 // the caller as actor, a verb derived from the route ("goods.update"), the
 // item as target ("goods:42") and the submitted fields, secrets removed, as
-// detail. It runs after the change, so a failed append is logged and never
-// turns a done change into an error. Sits behind requireRole, or requireUser
-// on a shopper's route that is audited too (a refund: order.refund on
-// order:ID): claims exist.
+// detail. A refused form, or a keyed retry answered as its first, changed
+// nothing and is not recorded. It runs after the change, so a failed append
+// is logged and never turns a done change into an error. Sits behind
+// requireRole, or requireUser on a shopper's route that is audited too (a
+// refund: order.refund on order:ID): claims exist.
 func (s *Server) audit(c *fiber.Ctx) error {
 	err := c.Next()
 	switch c.Method() {
@@ -26,7 +27,7 @@ func (s *Server) audit(c *fiber.Ctx) error {
 	default:
 		return err
 	}
-	if st := c.Response().StatusCode(); err != nil || st < 200 || st >= 400 || handlers.Refused(c) {
+	if st := c.Response().StatusCode(); err != nil || st < 200 || st >= 400 || handlers.Refused(c) || handlers.Replayed(c) {
 		return err
 	}
 	cl, _ := handlers.ClaimsOf(c)

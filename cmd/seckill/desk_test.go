@@ -510,3 +510,70 @@ func TestDeskExport(t *testing.T) {
 		t.Fatalf("a shopper's export: %d, want 403", st)
 	}
 }
+
+// TestDeskRefundKeyed: a desk refund sent again with its Idempotency-Key
+// answers as the first did, a refusal too, and is audited once; a key is
+// the merchant's own, scoped to the order: the shopper's refund with the
+// same key is not the merchant's, and another order is refunded afresh.
+func TestDeskRefundKeyed(t *testing.T) {
+	a := startApp(t)
+	mt, g := a.liveGoods(5, 5)
+	ut, _ := a.newUser()
+	paid := func() orderJSON {
+		o := a.grab(ut, g.ID)
+		if st, _ := a.pay(ut, o.ID, 0); st != 200 {
+			t.Fatalf("pay %d: %d", o.ID, st)
+		}
+		return o
+	}
+	refund := func(id int64, token, key, reason string) answer {
+		return send(t, "POST", fmt.Sprintf("%s/api/admin/orders/%d/refund", a.URL, id),
+			map[string]string{"Authorization": "Bearer " + token, handlers.HeaderIdempotencyKey: key}, map[string]string{"reason": reason})
+	}
+	o1, o2 := paid(), paid()
+	first := refund(o1.ID, mt, "desk-key-1", "broken")
+	if first.status != 200 || !strings.Contains(string(first.body), `"refunded"`) {
+		t.Fatalf("keyed desk refund: %d %s", first.status, first.body)
+	}
+	for i := range 2 {
+		if again := refund(o1.ID, mt, "desk-key-1", "broken"); again.status != first.status || string(again.body) != string(first.body) {
+			t.Fatalf("retry %d answered %d %s, want the first answer %d %s", i, again.status, again.body, first.status, first.body)
+		}
+	}
+	if d := a.deskAudit(mt, o1.ID); len(d) != 1 {
+		t.Fatalf("audit entries of a refund retried with its key %q, want 1", d)
+	}
+	if r := refund(o1.ID, mt, "desk-key-2", "broken"); r.status != 409 || r.code() != "conflict" {
+		t.Fatalf("another key on the refunded order: %d %s, want 409 conflict", r.status, r.body)
+	}
+	if r := refund(o2.ID, mt, "desk-key-1", "broken"); r.status != 200 || !strings.Contains(string(r.body), fmt.Sprintf(`"id":%d`, o2.ID)) {
+		t.Fatalf("the key on another order: %d %s, want that order refunded", r.status, r.body)
+	}
+
+	// A refusal is the first answer too: an unpaid order is refused, and
+	// still is under its key once paid.
+	o3 := a.grab(ut, g.ID)
+	if r := refund(o3.ID, mt, "desk-key-3", "early"); r.status != 409 || r.code() != "conflict" {
+		t.Fatalf("keyed refund of an unpaid order: %d %s", r.status, r.body)
+	}
+	if st, _ := a.pay(ut, o3.ID, 0); st != 200 {
+		t.Fatalf("pay o3: %d", st)
+	}
+	if r := refund(o3.ID, mt, "desk-key-3", "early"); r.status != 409 || r.code() != "conflict" {
+		t.Fatalf("the refused refund's key after the pay: %d %s, want its first answer, 409", r.status, r.body)
+	}
+	if got := a.order(ut, o3.ID); got.Status != "paid" {
+		t.Fatalf("o3 is %s after a replayed refusal", got.Status)
+	}
+
+	// The shopper's key is the shopper's: the same key from the desk is a new refund.
+	o4 := paid()
+	shopper := send(t, "POST", fmt.Sprintf("%s/api/orders/%d/refund", a.URL, o4.ID),
+		map[string]string{"Authorization": "Bearer " + ut, handlers.HeaderIdempotencyKey: "shared-key"}, nil)
+	if shopper.status != 200 {
+		t.Fatalf("shopper's keyed refund: %d %s", shopper.status, shopper.body)
+	}
+	if r := refund(o4.ID, mt, "shared-key", "late"); r.status != 409 || r.code() != "conflict" {
+		t.Fatalf("the desk's refund with the shopper's key: %d %s, want 409 conflict", r.status, r.body)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -351,7 +352,18 @@ func ValidRefundReason(reason string) (string, error) {
 // once one is. The reason is checked
 // here; the audit entry that records it is written by the web layer, as
 // for every merchant change.
-func (s *Service) DeskRefund(ctx context.Context, by model.Claims, id int64, reason string) (*model.DeskOrder, error) {
+//
+// Under an Idempotency-Key (the caller's, for this order) a retry answers
+// what the first call answered, a refusal too, and says it replayed: a
+// refund the caller made is never its conflict.
+func (s *Service) DeskRefund(ctx context.Context, by model.Claims, id int64, reason string) (o *model.DeskOrder, replayed bool, err error) {
+	return backend.Keyed(ctx, s.Backend, "desk-refund:"+strconv.FormatInt(id, 10), by.UserID, func(ctx context.Context) (*model.DeskOrder, error) {
+		return s.deskRefund(ctx, by, id, reason)
+	})
+}
+
+// deskRefund is DeskRefund run once.
+func (s *Service) deskRefund(ctx context.Context, by model.Claims, id int64, reason string) (*model.DeskOrder, error) {
 	if _, err := ValidRefundReason(reason); err != nil {
 		return nil, err
 	}
@@ -359,9 +371,15 @@ func (s *Service) DeskRefund(ctx context.Context, by model.Claims, id int64, rea
 	if err != nil {
 		return nil, err
 	}
-	if o.Status != model.OrderPaid {
+	// A keyed refund runs the refund script under the caller's key, kept
+	// apart from the shopper's own keys, so a retry whose first answer was
+	// lost after the refund (a replica that did not confirm in time) learns
+	// from the script's memo that the refund was its own. An order refunded
+	// already goes on to the script for that; any other refund is refused.
+	if o.Status != model.OrderPaid && (!db.HasIdempotencyKey(ctx) || o.Status != model.OrderRefunded) {
 		return nil, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", o.Status)
 	}
+	ctx = db.WithIdempotencyScope(ctx, "desk:"+strconv.FormatInt(by.UserID, 10))
 	r, now, err := s.refund(ctx, o.UserID, id)
 	if err != nil {
 		return nil, err
