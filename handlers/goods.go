@@ -43,17 +43,18 @@ func (b slotBody) input() (goods.SlotInput, error) {
 // goodsBody is the JSON of POST /api/admin/goods and PUT /api/admin/goods/{id}.
 // Prices are pointers so that a price left out is refused, not taken as free.
 type goodsBody struct {
-	SlotID            int64  `json:"slot_id"`
-	Title             string `json:"title"`
-	Description       string `json:"description"`
-	PriceCents        *int64 `json:"price_cents"`
-	SeckillPriceCents *int64 `json:"seckill_price_cents"`
-	Stock             int64  `json:"stock"`
-	LimitPerUser      int64  `json:"limit_per_user"`
-	Shards            *int   `json:"shards"` // Redis buckets of the stock, 1–8 (create: 1 if left out; update: unchanged)
-	Hidden            *bool  `json:"hidden"` // PUT: hide or show as well (alone: only that)
-	PowBits           int    `json:"pow_bits"`
-	PreregisteredOnly bool   `json:"preregistered_only"`
+	SlotID            int64   `json:"slot_id"`
+	Title             string  `json:"title"`
+	Description       *string `json:"description"` // update: left out, unchanged
+	PriceCents        *int64  `json:"price_cents"`
+	SeckillPriceCents *int64  `json:"seckill_price_cents"`
+	Stock             int64   `json:"stock"`
+	LimitPerUser      int64   `json:"limit_per_user"`
+	Shards            *int    `json:"shards"` // Redis buckets of the stock, 1–8 (create: 1 if left out; update: unchanged)
+	Hidden            *bool   `json:"hidden"` // PUT: hide or show as well (alone: only that)
+	// Left out (or null): none on create, unchanged on update.
+	PowBits           *int  `json:"pow_bits"`
+	PreregisteredOnly *bool `json:"preregistered_only"`
 	// Fair sales (left out, or null: first come and the defaults on
 	// create, unchanged on update; any value sent is checked).
 	Mode             *string    `json:"mode"`

@@ -32,7 +32,7 @@ func slotFormInput(form views.SlotForm, tzOffset string) (goods.SlotInput, db.Fi
 // goodsFormInput parses a posted goods form; what cannot be parsed becomes a field error.
 func goodsFormInput(form views.GoodsForm, slotID int64) (goods.Input, db.FieldErrors) {
 	errs := db.FieldErrors{}
-	in := goods.Input{SlotID: slotID, Title: form.Title, Description: form.Description}
+	in := goods.Input{SlotID: slotID, Title: form.Title, Description: new(form.Description)}
 	money := func(name, raw string, dst *int64) {
 		v, err := parseYuan(raw)
 		if err != nil {
@@ -83,7 +83,8 @@ func goodsFormInput(form views.GoodsForm, slotID int64) (goods.Input, db.FieldEr
 	}
 	var pow int64
 	count("pow_bits", form.PowBits, &pow, 0)
-	in.PowBits, in.PreregisteredOnly = int(min(max(pow, -1), 1000)), form.Preregistered
+	// A form sends every field: an unticked box is false, not left out.
+	in.PowBits, in.PreregisteredOnly = new(int(min(max(pow, -1), 1000))), new(form.Preregistered)
 	if m := strings.TrimSpace(form.Mode); m != "" {
 		in.Mode = &m
 	}

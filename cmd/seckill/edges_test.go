@@ -79,3 +79,38 @@ func orderIDOf(t *testing.T, body []byte) []byte {
 	}
 	return out.Order.ID
 }
+
+// An update that leaves a field out leaves it unchanged: a title fix
+// mid-sale keeps the proof of work, the pre-registration and the
+// description; a field sent is changed.
+func TestUpdateLeavesOutUnchanged(t *testing.T) {
+	a := startApp(t)
+	mt, _ := a.newMerchant()
+	sl := a.createSlot(mt, -time.Minute, time.Hour)
+	var created struct{ Goods map[string]any }
+	body := map[string]any{"slot_id": sl.ID, "title": "Guarded", "description": "kept", "price_cents": 10000, "seckill_price_cents": 2500,
+		"stock": 10, "limit_per_user": 1, "pow_bits": 12, "preregistered_only": true}
+	if st := a.call("POST", "/api/admin/goods", mt, body, &created); st != 201 {
+		t.Fatalf("create: %d", st)
+	}
+	id := int64(created.Goods["id"].(float64))
+	path := fmt.Sprintf("/api/admin/goods/%d", id)
+	fix := map[string]any{"title": "Guarded, typo fixed", "price_cents": 10000, "seckill_price_cents": 2500, "stock": 10, "limit_per_user": 1}
+	var got struct{ Goods map[string]any }
+	if st := a.call("PUT", path, mt, fix, &got); st != 200 {
+		t.Fatalf("title fix: %d", st)
+	}
+	for field, want := range map[string]any{"title": "Guarded, typo fixed", "pow_bits": 12.0, "preregistered_only": true, "description": "kept"} {
+		if got.Goods[field] != want {
+			t.Errorf("after a PUT that left it out, %s = %v, want %v", field, got.Goods[field], want)
+		}
+	}
+	shopper, _ := a.newUser()
+	if st, code := a.grabWith(shopper, id, ""); st != 403 || code != "pow_required" {
+		t.Fatalf("a grab without proof after the title fix: %d %s, want 403 pow_required", st, code)
+	}
+	fix["pow_bits"], fix["preregistered_only"], fix["description"] = 0, false, ""
+	if st := a.call("PUT", path, mt, fix, &got); st != 200 || got.Goods["pow_bits"] != 0.0 || got.Goods["preregistered_only"] != false || got.Goods["description"] != "" {
+		t.Fatalf("a PUT that names them: %d %v", st, got.Goods)
+	}
+}

@@ -16,7 +16,7 @@ func (e *goodsEnv) powGoods(bits int, start time.Duration) *model.Goods {
 	e.T.Helper()
 	sl := e.Slot(start, time.Hour)
 	g, err := e.S.Create(e.Ctx, e.Merchant, goods.Input{SlotID: sl.ID, Title: "Proof", PriceCents: 10000,
-		SeckillPriceCents: 4999, Stock: 100, LimitPerUser: 1, PowBits: bits})
+		SeckillPriceCents: 4999, Stock: 100, LimitPerUser: 1, PowBits: new(bits)})
 	if err != nil {
 		e.T.Fatal(err)
 	}

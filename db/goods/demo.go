@@ -22,18 +22,18 @@ func (s *Service) SeedDemo(ctx context.Context, m *model.User) error {
 		goods      []Input
 	}{
 		{"Flash sale: on now", now.Add(-5 * time.Minute), now.Add(3 * time.Hour), []Input{
-			{Title: "Noise-cancelling headphones", Description: "Over-ear, 30 hours of battery.", PriceCents: 129900, SeckillPriceCents: 49900, Stock: 20},
-			{Title: "Mechanical keyboard", Description: "Hot-swappable, brown switches.", PriceCents: 59900, SeckillPriceCents: 19900, Stock: 50, LimitPerUser: 2},
-			{Title: "Espresso beans, 1 kg", Description: "Medium roast, fresh this week.", PriceCents: 16800, SeckillPriceCents: 6800, Stock: 100, LimitPerUser: 3},
-			{Title: "Smart watch", Description: "Only five at this price.", PriceCents: 199900, SeckillPriceCents: 99900, Stock: 5},
+			{Title: "Noise-cancelling headphones", Description: new("Over-ear, 30 hours of battery."), PriceCents: 129900, SeckillPriceCents: 49900, Stock: 20},
+			{Title: "Mechanical keyboard", Description: new("Hot-swappable, brown switches."), PriceCents: 59900, SeckillPriceCents: 19900, Stock: 50, LimitPerUser: 2},
+			{Title: "Espresso beans, 1 kg", Description: new("Medium roast, fresh this week."), PriceCents: 16800, SeckillPriceCents: 6800, Stock: 100, LimitPerUser: 3},
+			{Title: "Smart watch", Description: new("Only five at this price."), PriceCents: 199900, SeckillPriceCents: 99900, Stock: 5},
 		}},
 		{"Flash sale: coming up", now.Add(30 * time.Minute), now.Add(150 * time.Minute), []Input{
-			{Title: "4K monitor, 27 inch", Description: "IPS panel, USB-C.", PriceCents: 259900, SeckillPriceCents: 149900, Stock: 10},
-			{Title: "Running shoes", Description: "Light, all sizes.", PriceCents: 79900, SeckillPriceCents: 29900, Stock: 30},
+			{Title: "4K monitor, 27 inch", Description: new("IPS panel, USB-C."), PriceCents: 259900, SeckillPriceCents: 149900, Stock: 10},
+			{Title: "Running shoes", Description: new("Light, all sizes."), PriceCents: 79900, SeckillPriceCents: 29900, Stock: 30},
 			// The fair sales: join the waiting room or enter the draw before the start.
-			{Title: "Limited sneakers", Description: "Sold through a waiting room: join before the start for a random place.",
+			{Title: "Limited sneakers", Description: new("Sold through a waiting room: join before the start for a random place."),
 				PriceCents: 24900, SeckillPriceCents: 9900, Stock: 10, Mode: new(model.ModeQueue), QueueRate: new(2)},
-			{Title: "Game console bundle", Description: "Sold by a raffle: enter before the start; the draw is public.",
+			{Title: "Game console bundle", Description: new("Sold by a raffle: enter before the start; the draw is public."),
 				PriceCents: 59900, SeckillPriceCents: 29900, Stock: 3, Mode: new(model.ModeRaffle)},
 		}},
 	}

@@ -146,8 +146,8 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (_ *mod
 		err := tx.QueryRowContext(ctx, `INSERT INTO goods (slot_id, merchant_id, title, description, price_cents, seckill_price_cents,
 			stock, limit_per_user, shards, remaining, created_ms, pow_bits, preregistered_only,
 			mode, queue_rate, admission_seconds, entry_start_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
-			sl.ID, sl.MerchantID, in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, *in.Shards, in.Stock, s.Now().UnixMilli(),
-			in.PowBits, flag(in.PreregisteredOnly), *in.Mode, *in.QueueRate, *in.AdmissionSeconds, entryStartMs(&in)).Scan(&id)
+			sl.ID, sl.MerchantID, in.Title, *in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, *in.Shards, in.Stock, s.Now().UnixMilli(),
+			*in.PowBits, flag(*in.PreregisteredOnly), *in.Mode, *in.QueueRate, *in.AdmissionSeconds, entryStartMs(&in)).Scan(&id)
 		if err != nil {
 			return err
 		}
@@ -179,8 +179,8 @@ func (s *Service) Create(ctx context.Context, by model.Claims, in Input) (_ *mod
 // checkNew normalises new goods and finds its fields' problems, with its
 // slot (nil when the slot is the problem); err is a refusal that is no field's.
 func (s *Service) checkNew(ctx context.Context, by model.Claims, in *Input) (f db.FieldErrors, sl *model.Slot, err error) {
-	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
 	withDefaults(in, s.Now())
+	in.Title, in.Description = strings.TrimSpace(in.Title), new(strings.TrimSpace(*in.Description))
 	f = Validate(in)
 	if f["slot_id"] == "" {
 		// An unknown slot is not found, unless the input is invalid anyway.
@@ -197,8 +197,8 @@ func (s *Service) checkNew(ctx context.Context, by model.Claims, in *Input) (f d
 // checkChange normalises a change of old and finds its fields' problems.
 func (s *Service) checkChange(old *model.Goods, in *Input) db.FieldErrors {
 	in.SlotID = old.SlotID
-	in.Title, in.Description = strings.TrimSpace(in.Title), strings.TrimSpace(in.Description)
 	withUnchanged(in, old, s.Now())
+	in.Title, in.Description = strings.TrimSpace(in.Title), new(strings.TrimSpace(*in.Description))
 	f := Validate(in)
 	checkEntryWindow(f, in, old.StartAt)
 	return f
@@ -248,8 +248,8 @@ func (s *Service) Update(ctx context.Context, by model.Claims, id int64, in Inpu
 		mode = ?, queue_rate = ?, admission_seconds = ?, entry_start_ms = ?
 		WHERE id = ? AND price_cents = ? AND seckill_price_cents = ? AND stock = ? AND limit_per_user = ? AND shards = ? AND mode = ?
 			AND (NOT ? OR (SELECT start_ms FROM slots WHERE slots.id = goods.slot_id) > ?)`,
-		in.Title, in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, *in.Shards, terms, in.Stock,
-		in.PowBits, flag(in.PreregisteredOnly), *in.Mode, *in.QueueRate, *in.AdmissionSeconds, entryStartMs(&in),
+		in.Title, *in.Description, in.PriceCents, in.SeckillPriceCents, in.Stock, in.LimitPerUser, *in.Shards, terms, in.Stock,
+		*in.PowBits, flag(*in.PreregisteredOnly), *in.Mode, *in.QueueRate, *in.AdmissionSeconds, entryStartMs(&in),
 		id, old.PriceCents, old.SeckillPriceCents, old.Stock, old.LimitPerUser, old.Shards, old.Mode, terms || mode, s.Now().UnixMilli())
 	if err != nil {
 		return nil, fmt.Errorf("update goods %d: %w", id, err)

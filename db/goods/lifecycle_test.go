@@ -334,7 +334,7 @@ func testEditSlotsAndGoods(t *testing.T, k int) {
 	e := newGoodsEnvK(t, k)
 	sl := e.Slot(time.Minute, time.Hour) // inside the window: loaded
 	g := e.Goods(sl, 5, 1)
-	in := goods.Input{Title: "Phone 2", Description: "new", PriceCents: 100, SeckillPriceCents: 50, Stock: 8, LimitPerUser: 2}
+	in := goods.Input{Title: "Phone 2", Description: new("new"), PriceCents: 100, SeckillPriceCents: 50, Stock: 8, LimitPerUser: 2}
 	if got, err := e.S.Update(e.Ctx, e.Merchant, g.ID, in); err != nil || got.Remaining != 8 || got.LimitPerUser != 2 {
 		t.Fatalf("edit before the sale: %+v %v", got, err)
 	}

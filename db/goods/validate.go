@@ -64,7 +64,9 @@ func ValidateSlot(now time.Time, in SlotInput) db.FieldErrors {
 type Input struct {
 	SlotID            int64
 	Title             string
-	Description       string
+	// Description is shown under the title; nil means "" on create and
+	// unchanged on update.
+	Description *string
 	PriceCents        int64
 	SeckillPriceCents int64
 	Stock             int64
@@ -74,10 +76,12 @@ type Input struct {
 	// count on update.
 	Shards *int
 	// PowBits is the proof of work asked of each grab, 0 (none) to
-	// MaxPowBits leading zero bits; may change at any time.
-	PowBits int
-	// PreregisteredOnly opens the goods only to shoppers who booked its reminder.
-	PreregisteredOnly bool
+	// MaxPowBits leading zero bits; nil means 0 on create and unchanged on
+	// update. May change at any time.
+	PowBits *int
+	// PreregisteredOnly opens the goods only to shoppers who booked its
+	// reminder; nil means false on create and unchanged on update.
+	PreregisteredOnly *bool
 	// Mode is how the goods is sold (model.ModeFirstCome, ModeQueue,
 	// ModeRaffle); nil means first come on create and unchanged on update.
 	// It, and a raffle's EntryStartAt, change only before the sale.
@@ -111,7 +115,7 @@ func Validate(in *Input) db.FieldErrors {
 		f["slot_id"] = "must be a positive integer"
 	}
 	checkTitle(f, "title", in.Title)
-	if p := db.TextProblem(in.Description, MaxDescriptionLn, true); p != "" {
+	if p := db.TextProblem(deref(in.Description), MaxDescriptionLn, true); p != "" {
 		f["description"] = p
 	}
 	checkMoney(f, "price_cents", in.PriceCents)
@@ -141,7 +145,7 @@ func Validate(in *Input) db.FieldErrors {
 			f["shards"] = "must not be more than the stock"
 		}
 	}
-	if in.PowBits < 0 || in.PowBits > model.MaxPowBits {
+	if in.PowBits != nil && (*in.PowBits < 0 || *in.PowBits > model.MaxPowBits) {
 		f["pow_bits"] = fmt.Sprintf("must be 0 (off) to %d", model.MaxPowBits)
 	}
 	if m := in.Mode; m != nil {
@@ -167,6 +171,15 @@ func Validate(in *Input) db.FieldErrors {
 // come, the measured queue rate, the default admission, and a raffle's
 // entries open from now.
 func withDefaults(in *Input, now time.Time) {
+	if in.Description == nil {
+		in.Description = new("")
+	}
+	if in.PowBits == nil {
+		in.PowBits = new(0)
+	}
+	if in.PreregisteredOnly == nil {
+		in.PreregisteredOnly = new(false)
+	}
 	if in.Shards == nil {
 		in.Shards = new(1)
 	}
@@ -184,6 +197,15 @@ func withDefaults(in *Input, now time.Time) {
 
 // withUnchanged fills in what an update leaves out from old.
 func withUnchanged(in *Input, old *model.Goods, now time.Time) {
+	if in.Description == nil {
+		in.Description = new(old.Description)
+	}
+	if in.PowBits == nil {
+		in.PowBits = new(old.PowBits)
+	}
+	if in.PreregisteredOnly == nil {
+		in.PreregisteredOnly = new(old.PreregisteredOnly)
+	}
 	if in.Shards == nil {
 		in.Shards = new(max(old.Shards, 1))
 	}
@@ -252,4 +274,13 @@ func NotSoldBy(g *model.Goods, mode string) error {
 	}
 	how := map[string]string{model.ModeQueue: "through a waiting room", model.ModeRaffle: "by a raffle"}[mode]
 	return db.Errorf(db.ECONFLICT, "goods %d is not sold %s (its mode is %s)", g.ID, how, g.Mode)
+}
+
+// deref is *p, or the zero value for nil.
+func deref[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
 }

@@ -76,11 +76,11 @@ func TestValidate(t *testing.T) {
 		{"ESC in title", func(g *Input) { g.Title = "\x1b[2JPhone" }, "title: must not contain control characters (found U+001B)", 1},
 		{"override in title", func(g *Input) { g.Title = "Phone\u202e" }, "title: must not contain control characters (found U+202E)", 1},
 		{"invalid UTF-8 title", func(g *Input) { g.Title = "Ph\xffone" }, "title: is not valid UTF-8 text", 1},
-		{"lines in description", func(g *Input) { g.Description = "Fast.\r\nSmall.\n\t- 5G" }, "", 1},
-		{"NUL in description", func(g *Input) { g.Description = "Fast\x00" }, "description: must not contain control characters (found U+0000)", 1},
+		{"lines in description", func(g *Input) { g.Description = new("Fast.\r\nSmall.\n\t- 5G") }, "", 1},
+		{"NUL in description", func(g *Input) { g.Description = new("Fast\x00") }, "description: must not contain control characters (found U+0000)", 1},
 		{"negative limit", func(g *Input) { g.LimitPerUser = -1 }, "limit_per_user: must not be negative", 0},
 		{"huge limit", func(g *Input) { g.LimitPerUser = 1001 }, "limit_per_user: must be at most 1000", 0},
-		{"long description", func(g *Input) { g.Description = strings.Repeat("é", 2001) }, "description: is longer than 2000 characters", 1},
+		{"long description", func(g *Input) { g.Description = new(strings.Repeat("é", 2001)) }, "description: is longer than 2000 characters", 1},
 		{"several", func(g *Input) { g.Title, g.Stock = "", 0 }, "stock: must be at least 1; title: is required", 1},
 	} {
 		in := ok
@@ -110,10 +110,10 @@ func TestValidateOptionalFields(t *testing.T) {
 		{"queue rate -1", func(g *Input) { g.QueueRate = new(-1) }, "queue_rate: must be 0 (the server's measured capacity) to 100000 shoppers a second"},
 		{"queue rate -2", func(g *Input) { g.QueueRate = new(-2) }, "queue_rate: must be 0 (the server's measured capacity) to 100000 shoppers a second"},
 		{"queue rate over", func(g *Input) { g.QueueRate = new(MaxQueueRate + 1) }, "queue_rate: must be 0 (the server's measured capacity) to 100000 shoppers a second"},
-		{"pow bits 0: off", func(g *Input) { g.PowBits = 0 }, ""},
-		{"pow bits 24", func(g *Input) { g.PowBits = 24 }, ""},
-		{"pow bits -1", func(g *Input) { g.PowBits = -1 }, "pow_bits: must be 0 (off) to 24"},
-		{"pow bits 25", func(g *Input) { g.PowBits = 25 }, "pow_bits: must be 0 (off) to 24"},
+		{"pow bits 0: off", func(g *Input) { g.PowBits = new(0) }, ""},
+		{"pow bits 24", func(g *Input) { g.PowBits = new(24) }, ""},
+		{"pow bits -1", func(g *Input) { g.PowBits = new(-1) }, "pow_bits: must be 0 (off) to 24"},
+		{"pow bits 25", func(g *Input) { g.PowBits = new(25) }, "pow_bits: must be 0 (off) to 24"},
 		{"admission 10 s", func(g *Input) { g.AdmissionSeconds = new(MinAdmissionSeconds) }, ""},
 		{"admission an hour", func(g *Input) { g.AdmissionSeconds = new(MaxAdmissionSeconds) }, ""},
 		{"admission 0", func(g *Input) { g.AdmissionSeconds = new(0) }, "admission_seconds: must be 10 to 3600 seconds"},
@@ -137,7 +137,7 @@ func TestValidateOptionalFields(t *testing.T) {
 			g.Mode, g.EntryStartAt = new(model.ModeRaffle), new(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC))
 		}, "entry_start_at: is out of range"},
 		{"every fair-sale field at once", func(g *Input) {
-			g.Mode, g.QueueRate, g.AdmissionSeconds, g.PowBits, g.Shards, g.EntryStartAt = new("lottery"), new(-1), new(0), 25, new(0), new(time.Time{})
+			g.Mode, g.QueueRate, g.AdmissionSeconds, g.PowBits, g.Shards, g.EntryStartAt = new("lottery"), new(-1), new(0), new(25), new(0), new(time.Time{})
 		}, "admission_seconds: must be 10 to 3600 seconds; entry_start_at: is out of range; mode: must be first_come, queue or raffle; " +
 			"pow_bits: must be 0 (off) to 24; queue_rate: must be 0 (the server's measured capacity) to 100000 shoppers a second; shards: must be 1–8"},
 	} {
