@@ -226,7 +226,6 @@ func TestFairPreregisteredOnly(t *testing.T) {
 func TestFairPowRaisedUnderAttack(t *testing.T) {
 	a := startApp(t)
 	g := a.fairGoods(6, false, -time.Minute)
-	bot, _ := a.newUser()
 	shopper, _ := a.newUser()
 	// The app's clock runs with the wall's: each step goes to half a second
 	// into the next attack window, and an attack that a slow machine spread
@@ -236,19 +235,36 @@ func TestFairPowRaisedUnderAttack(t *testing.T) {
 		now := a.Clock.Now()
 		a.advance(now.Truncate(fair.PowWindow).Add(fair.PowWindow + 500*time.Millisecond).Sub(now))
 	}
-	for try := 0; ; try++ {
-		nextWindow()
-		from := window(a.Clock.Now())
-		for i := 0; i < 30; i++ {
-			a.wantGrab(bot, g.ID, "", 403, "pow_required")
-		}
-		if window(a.Clock.Now()) == from {
-			break
-		}
-		if try == 5 {
-			t.Fatal("30 refused grabs never fit in one attack window")
+	attack := func(bots []string) {
+		for try := 0; ; try++ {
+			nextWindow()
+			from := window(a.Clock.Now())
+			for i := 0; i < 30; i++ {
+				a.wantGrab(bots[i%len(bots)], g.ID, "", 403, "pow_required")
+			}
+			if window(a.Clock.Now()) == from {
+				return
+			}
+			if try == 5 {
+				t.Fatal("30 refused grabs never fit in one attack window")
+			}
 		}
 	}
+	// One account's 30 refused grabs in a window raise nobody's work:
+	// each shopper's refusals count once a window.
+	one, _ := a.newUser()
+	attack([]string{one})
+	nextWindow()
+	if c := a.powChallenge(shopper, g.ID); c.level() != 6 {
+		t.Fatalf("after one account's failures: level %d, want the merchant's 6", c.level())
+	}
+	// Thirty accounts refused in one window are an attack.
+	var bots []string
+	for range 30 {
+		b, _ := a.newUser()
+		bots = append(bots, b)
+	}
+	attack(bots)
 	nextWindow()
 	if c := a.powChallenge(shopper, g.ID); c.level() != 8 {
 		t.Fatalf("under attack: level %d, want 8", c.level())

@@ -59,6 +59,7 @@ type fairGoods struct {
 
 	mu      sync.Mutex // the attack measure's
 	cur     powCounts  // counted here in the latest window, not yet added to the record in Redis
+	refused map[int64]struct{} // the shoppers refused in cur's window: each counts once
 	late    powCounts  // counted in an earlier window, not yet added
 	raise   int        // bits added while under attack, as the record last said
 	synced  time.Time  // when this process last added its counts
@@ -183,8 +184,12 @@ type powCounts struct {
 
 func (c powCounts) empty() bool { return c.refused+c.admitted == 0 }
 
-// count records one grab's outcome for the attack measure, in memory.
-func (f *fairGoods) count(now time.Time, admitted bool) {
+// count records one outcome of userID's for the attack measure, in
+// memory: an admission (a grab that won or reached the limit, a join, an
+// entry) or a refusal. A shopper's refusals count once a window, so one
+// caller's failures never raise another's work: the raise needs
+// powAttackRefusals shoppers refused.
+func (f *fairGoods) count(now time.Time, admitted bool, userID int64) {
 	if f.bits() == 0 { // no proof of work: nothing to measure
 		return
 	}
@@ -195,13 +200,27 @@ func (f *fairGoods) count(now time.Time, admitted bool) {
 			f.late = powCounts{window: f.cur.window, refused: f.late.refused + f.cur.refused, admitted: f.late.admitted + f.cur.admitted}
 		}
 		f.cur = powCounts{window: w}
+		f.refused = nil
 	}
 	if admitted {
 		f.cur.admitted++
-	} else {
-		f.cur.refused++
+		return
 	}
+	if _, again := f.refused[userID]; again {
+		return
+	}
+	if f.refused == nil {
+		f.refused = map[int64]struct{}{}
+	}
+	if len(f.refused) < maxRefusedTracked {
+		f.refused[userID] = struct{}{}
+	}
+	f.cur.refused++
 }
+
+// maxRefusedTracked bounds the shoppers one goods remembers as refused in a
+// window; past it, every refusal counts (a crowd that large is an attack).
+const maxRefusedTracked = 1 << 16
 
 // powAttackKey is a goods' attack record in Redis: the open window's
 // number and counts, and the raise it stands at.
@@ -367,7 +386,11 @@ func (s *Service) Admit(ctx context.Context, userID, goodsID int64, pow string) 
 	if err != nil {
 		return err
 	}
-	return s.admit(ctx, f, sn, userID, goodsID, pow)
+	if err := s.admit(ctx, f, sn, userID, goodsID, pow); err != nil {
+		return err
+	}
+	f.count(s.Now(), true, userID) // a join or an entry let in counts as a grab that won does
+	return nil
 }
 
 // admit is Admit with the goods' settings read: the proof of work (pow_bits
@@ -380,12 +403,12 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 	now := s.Now()
 	if bits > 0 {
 		if pow == "" {
-			f.count(now, false)
+			f.count(now, false, userID)
 			return db.ErrPowRequired
 		}
 		sol, ok := checkPow(s.powKey(), pow, goodsID, userID, now)
 		if !ok || sol.level < s.floor() { // solved below the floor raised since
-			f.count(now, false)
+			f.count(now, false, userID)
 			return db.ErrPowInvalid
 		}
 		if prereg {
@@ -403,7 +426,7 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 			return err
 		}
 		if !fresh {
-			f.count(now, false)
+			f.count(now, false, userID)
 			return db.ErrPowInvalid
 		}
 		return nil
@@ -420,7 +443,7 @@ func (s *Service) preregistered(ctx context.Context, f *fairGoods, userID, goods
 		return err
 	}
 	if b == 0 {
-		f.count(now, false)
+		f.count(now, false, userID)
 		return notPreregistered
 	}
 	return nil
@@ -447,7 +470,7 @@ func (s *Service) Pass(ctx context.Context, userID, goodsID int64, p sale.Pass) 
 	start := s.Now()
 	return func(err error) {
 		if err == nil || db.ErrorCode(err) == db.ELIMITREACHED {
-			f.count(s.Now(), err == nil)
+			f.count(s.Now(), err == nil, userID)
 		}
 		if sn.queue { // the waiting room's health and used admissions (queue_outflow.go)
 			s.grabDone(goodsID, userID, p.Admission, start, err)
