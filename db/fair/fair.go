@@ -57,13 +57,13 @@ type fairGoods struct {
 	// snap is the settings as last read, read without a lock (nil: read them).
 	snap atomic.Pointer[fairSnap]
 
-	mu      sync.Mutex // the attack measure's
-	cur     powCounts  // counted here in the latest window, not yet added to the record in Redis
+	mu      sync.Mutex         // the attack measure's
+	cur     powCounts          // counted here in the latest window, not yet added to the record in Redis
 	refused map[int64]struct{} // the shoppers refused in cur's window: each counts once
-	late    powCounts  // counted in an earlier window, not yet added
-	raise   int        // bits added while under attack, as the record last said
-	synced  time.Time  // when this process last added its counts
-	syncing bool       // a sync is under way: others read raise as it is
+	late    powCounts          // counted in an earlier window, not yet added
+	raise   int                // bits added while under attack, as the record last said
+	synced  time.Time          // when this process last added its counts
+	syncing bool               // a sync is under way: others read raise as it is
 }
 
 // fairSnap is one read of a goods' fair-sale settings.
