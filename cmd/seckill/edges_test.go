@@ -1,9 +1,12 @@
 package main
 
 import (
+	"syscall"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/seckill/seckill/db/dbtest"
 	"testing"
 	"time"
 )
@@ -112,5 +115,35 @@ func TestUpdateLeavesOutUnchanged(t *testing.T) {
 	fix["pow_bits"], fix["preregistered_only"], fix["description"] = 0, false, ""
 	if st := a.call("PUT", path, mt, fix, &got); st != 200 || got.Goods["pow_bits"] != 0.0 || got.Goods["preregistered_only"] != false || got.Goods["description"] != "" {
 		t.Fatalf("a PUT that names them: %d %v", st, got.Goods)
+	}
+}
+
+// A waiting-room join is acknowledged only once a replica holds the place:
+// while the master's replica lags (stopped) a join is 503 unavailable, never
+// a place a failover could take back; once the replica is back it is given.
+func TestQueueJoinWaitsForReplica(t *testing.T) {
+	master := dbtest.StartServer(t)
+	replica := master.StartReplica()
+	a := startApp(t, func(c *Config) { c.RedisURL, c.RedisWaitTimeout = "redis://"+master.Addr, 2*time.Second })
+	_, g := a.queueGoods(10, 5, time.Hour, nil)
+	early, _ := a.newUser()
+	if st, code, _ := a.joinQueue(early, g.ID, ""); st >= 300 {
+		t.Fatalf("a join with the replica in step: %d %s", st, code)
+	}
+	shopper, _ := a.newUser()
+	replica.Signal(syscall.SIGSTOP)
+	if st, code, _ := a.joinQueue(shopper, g.ID, ""); st != 503 || code != "unavailable" {
+		replica.Signal(syscall.SIGCONT)
+		t.Fatalf("a join while the replica lags: %d %s, want 503 unavailable", st, code)
+	}
+	replica.Signal(syscall.SIGCONT)
+	var st int
+	var tk ticketJSON
+	eventually(t, time.Minute, "the join to be acknowledged once the replica is back", func() bool {
+		st, _, tk = a.joinQueue(shopper, g.ID, "")
+		return st != 503
+	})
+	if st >= 300 {
+		t.Fatalf("the join retried: %d %+v", st, tk)
 	}
 }

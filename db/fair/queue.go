@@ -475,7 +475,8 @@ func (s *Service) rejoinQueue(ctx context.Context, g *model.Goods, userID, j int
 		return joinResult{}, err
 	}
 	args = append(args, userID, j)
-	res, err := queueRejoinScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID), queueJoinLogKey(g.ID)}, args...).Slice()
+	dctx, durable := s.Durable(ctx) // the place is told to its shopper
+	res, err := queueRejoinScript.Run(dctx, durable, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID), queueJoinLogKey(g.ID)}, args...).Slice()
 	if err == nil && len(res) != queueHead+2 {
 		err = fmt.Errorf("the rejoin script answered %v", res)
 	}

@@ -131,14 +131,17 @@ func (s *Service) JoinQueueCode(ctx context.Context, userID, goodsID int64, code
 		return nil, fmt.Errorf("spend a priority code of goods %d: %w", g.ID, err)
 	}
 	if n, _ := res.RowsAffected(); n != 1 {
-		return nil, errBadCode
+		// The shopper who spent it may send it again (a retry after a lost
+		// answer or a 503): the admission is made again, the same one, and
+		// the code stays theirs whatever the retry meets.
+		var by, at sql.NullInt64
+		err := s.SQL.R.QueryRowContext(ctx, `SELECT used_by, used_ms FROM queue_codes WHERE code_hash = ? AND goods_id = ?`, hash, g.ID).Scan(&by, &at)
+		if err != nil || !by.Valid || by.Int64 != userID || !at.Valid {
+			return nil, errBadCode
+		}
+		return s.admitPriority(ctx, g, userID, admittedUntil(g, time.UnixMilli(at.Int64)))
 	}
-	until := now
-	if until.Before(g.StartAt) {
-		until = g.StartAt
-	}
-	until = until.Add(admissionFor(g))
-	t, err := s.admitPriority(ctx, g, userID, until)
+	t, err := s.admitPriority(ctx, g, userID, admittedUntil(g, now))
 	if err != nil {
 		// Not admitted: the code is the shopper's to try again.
 		if _, uerr := s.SQL.W.ExecContext(context.WithoutCancel(ctx), `UPDATE queue_codes SET used_by = NULL, used_ms = NULL WHERE code_hash = ? AND used_by = ?`,
@@ -158,7 +161,8 @@ func (s *Service) admitPriority(ctx context.Context, g *model.Goods, userID int6
 	}
 	args = append(args, userID, until.UnixMilli())
 	keys := []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID), queuePriorityKey(g.ID)}
-	res, err := queuePriorityScript.Run(ctx, s.Redis, keys, args...).Slice()
+	dctx, durable := s.Durable(ctx) // the admission is told to its shopper
+	res, err := queuePriorityScript.Run(dctx, durable, keys, args...).Slice()
 	if err == nil && len(res) != queueHead+1 {
 		err = fmt.Errorf("the priority script answered %v", res)
 	}
@@ -178,6 +182,16 @@ func (s *Service) admitPriority(ctx context.Context, g *model.Goods, userID int6
 	}
 	s.markActive(ctx, g.ID)
 	return t, nil
+}
+
+// admittedUntil is when an admission given at now ends: admissionFor after
+// now, or after the start when given before it.
+func admittedUntil(g *model.Goods, now time.Time) time.Time {
+	until := now
+	if until.Before(g.StartAt) {
+		until = g.StartAt
+	}
+	return until.Add(admissionFor(g))
 }
 
 // admissionFor is how long the goods' admissions are good for.

@@ -69,7 +69,9 @@ func (s *Service) joinBatch(ctx context.Context, g *model.Goods, batch []joinReq
 		}
 		args = append(args, r.user, flag)
 	}
-	res, err := queueJoinScript.Run(ctx, s.Redis, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID), queueJoinLogKey(g.ID)}, args...).Slice()
+	// A place is told to its shopper: answered once a replica holds it (Durable).
+	dctx, durable := s.Durable(ctx)
+	res, err := queueJoinScript.Run(dctx, durable, []string{queueKey(g.ID), queueUsersKey(g.ID), queueAdvKey(g.ID), queueJoinLogKey(g.ID)}, args...).Slice()
 	if err == nil && len(res) != queueHead+2*len(batch) {
 		err = fmt.Errorf("the join script answered %d values for %d shoppers", len(res), len(batch))
 	}
