@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/fair/beacontest"
+	"strings"
 	"testing"
 	"time"
 )
@@ -145,5 +147,31 @@ func TestQueueJoinWaitsForReplica(t *testing.T) {
 	})
 	if st >= 300 {
 		t.Fatalf("the join retried: %d %+v", st, tk)
+	}
+}
+
+// A raffle's page says what its draw promises: with a public beacon that
+// nobody can steer it; without one, plainly, that whoever runs the server
+// could.
+func TestRafflePageSaysWhatItPromises(t *testing.T) {
+	for _, withBeacon := range []bool{false, true} {
+		var opts []func(*Config)
+		if withBeacon {
+			b := beacontest.New(t, time.Now().Add(-time.Hour), 3*time.Second)
+			opts = append(opts, func(c *Config) { c.RaffleBeaconURL = b.URL })
+		}
+		a := startApp(t, opts...)
+		_, g := a.raffleGoods(3, time.Hour)
+		page := string(send(t, "GET", fmt.Sprintf("%s/goods/%d/raffle", a.URL, g.ID), nil, nil).body)
+		want := `data-testid="raffle-promise" data-beacon="0"`
+		if withBeacon {
+			want = `data-testid="raffle-promise" data-beacon="1"`
+		}
+		if !strings.Contains(page, want) {
+			t.Fatalf("beacon %v: the raffle page has no %s", withBeacon, want)
+		}
+		if !withBeacon && !strings.Contains(page, "could add entries of their own") {
+			t.Fatalf("a draw without a beacon: the page does not say the operator could steer it")
+		}
 	}
 }

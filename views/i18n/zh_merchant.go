@@ -107,6 +107,7 @@ func init() {
 		"0: off, %d suggested": "0：关闭，建议 %d",
 		"Only shoppers who pre-registered (booked a reminder) may grab": "仅限已预约（设置了提醒）的顾客抢购",
 		"How it is sold": "销售方式",
+		"A raffle's draw can be checked by anyone; it cannot be steered by anyone, the server's operator included, only when the server mixes in a public beacon (RAFFLE_BEACON_URL). Without one its page says so.":                                                                                                                       "抽签结果人人都能核验；但只有服务器混入公共随机信标（RAFFLE_BEACON_URL）时，才谁也无法操纵，包括服务器的运营者。没有信标时，抽签页面会如实说明。",
 		"A waiting room lets in shoppers at a steady pace: everyone who joins before the start gets a random place, later arrivals queue behind; each admission is good for a while. A raffle takes entries until the start, then draws the winners, who get an order each. The mode and the entry window are fixed once the sale starts.": "排队室按稳定的速度放行顾客：开抢前加入的顾客随机排序，之后到达的排在后面；每次放行的抢购资格在一段时间内有效。抽签在开抢前接受报名，开抢时抽出中签者，每位中签者获得一笔订单。秒杀开始后，销售方式和报名时间不能再修改。",
 		"Queue: admitted a second":               "排队：每秒放行人数",
 		"0: automatic":                           "0：自动",
