@@ -4,16 +4,21 @@
 package handlers
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"maps"
 	"net/netip"
 	"net/url"
+	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
@@ -194,16 +199,109 @@ func paramID(c *fiber.Ctx, name string) (int64, error) {
 	return id, nil
 }
 
-// bind decodes a JSON body into v; anything that is not JSON of the right shape is invalid.
+// bind decodes a JSON body into v; anything that is not JSON of the right
+// shape is invalid, naming the field at fault where one is. An admin write
+// (a route under /api/admin) also refuses a field v does not have: a
+// misspelt switch or setting taken silently would look like a change made.
+// A shopper's write still ignores one, for clients older or newer than
+// this server.
 func bind(c *fiber.Ctx, v any) error {
-	if err := json.Unmarshal(c.Body(), v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return db.Errorf(db.EINVALID, "field %q has the wrong type or is out of range", te.Field)
-		}
+	body := c.Body()
+	if !json.Valid(body) {
 		return db.Errorf(db.EINVALID, "body is not valid JSON")
 	}
-	return nil
+	dec := json.NewDecoder(bytes.NewReader(body))
+	if strings.HasPrefix(c.Route().Path, "/api/admin/") {
+		dec.DisallowUnknownFields()
+	}
+	err := dec.Decode(v)
+	if err == nil {
+		return nil
+	}
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		if te.Field == "" {
+			return db.Errorf(db.EINVALID, "body must be a JSON object")
+		}
+		return db.FieldErrorf(te.Field, "has the wrong type or is out of range")
+	}
+	if name, ok := strings.CutPrefix(err.Error(), `json: unknown field "`); ok {
+		return db.FieldErrorf(clip(strings.TrimSuffix(name, `"`), 64), "is not a field of this request")
+	}
+	// A value its field's own decoder refused (a time that is not one):
+	// encoding/json does not say whose it was, so each field is tried alone.
+	if name, t := refusedField(body, v); name != "" {
+		if t == reflect.TypeFor[time.Time]() {
+			return db.FieldErrorf(name, "must be an RFC 3339 time like 2030-01-02T10:00:00Z")
+		}
+		return db.FieldErrorf(name, "has a value this field cannot take")
+	}
+	return db.Errorf(db.EINVALID, "body does not have the shape this request takes")
+}
+
+// refusedField is the first field (by name) of the JSON object body whose
+// value v's field of that name will not decode, and that field's type
+// (pointers taken off); "" when every field decodes alone.
+func refusedField(body []byte, v any) (string, reflect.Type) {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return "", nil
+	}
+	for _, name := range slices.Sorted(maps.Keys(obj)) {
+		t, ok := jsonField(reflect.TypeOf(v), name)
+		if !ok {
+			continue
+		}
+		if json.Unmarshal(obj[name], reflect.New(t).Interface()) != nil {
+			for t.Kind() == reflect.Pointer {
+				t = t.Elem()
+			}
+			return name, t
+		}
+	}
+	return "", nil
+}
+
+// jsonField is the type of the field of struct type t (or a pointer to
+// one) that encoding/json fills from the object key name: the tag's name,
+// else the Go name, matched without regard to case, embedded structs
+// searched as encoding/json does.
+func jsonField(t reflect.Type, name string) (reflect.Type, bool) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil, false
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		switch {
+		case tag == "-":
+			continue
+		case f.Anonymous && tag == "":
+			if ft, ok := jsonField(f.Type, name); ok {
+				return ft, true
+			}
+			continue
+		case !f.IsExported():
+			continue
+		case tag == "":
+			tag = f.Name
+		}
+		if strings.EqualFold(tag, name) {
+			return f.Type, true
+		}
+	}
+	return nil, false
+}
+
+// clip is s cut to at most n runes, for echoing a client's text in a message.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n]) + "…"
 }
 
 // HeaderIdempotencyKey names the header that makes a grab, pay, cancel or refund safe to retry.

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"bytes"
+	"strings"
 
 	"github.com/gofiber/fiber/v2"
 
@@ -24,7 +25,9 @@ func (h *Fair) QueueRoom(c *fiber.Ctx) error {
 }
 
 // priorityCode reads the code of a queue join's body {code}, if it has one
-// (a join without a body is an ordinary one).
+// (a join without a body, or with a null code, is an ordinary one). Text
+// that cannot be a code (blank, too long, spaces or control characters
+// within) is invalid; whether a code is one, the store says.
 func priorityCode(c *fiber.Ctx) (string, bool, error) {
 	if len(bytes.TrimSpace(c.Body())) == 0 {
 		return "", false, nil
@@ -38,8 +41,18 @@ func priorityCode(c *fiber.Ctx) (string, bool, error) {
 	if in.Code == nil {
 		return "", false, nil
 	}
-	return *in.Code, true, nil
+	code := strings.TrimSpace(*in.Code)
+	if code == "" {
+		return "", false, db.FieldErrorf("code", "is required: the priority code you were given")
+	}
+	if len(code) > maxCodeLen || strings.ContainsFunc(code, func(r rune) bool { return r <= ' ' || r > '~' }) {
+		return "", false, db.FieldErrorf("code", "must be a priority code: letters and digits, as you were given it")
+	}
+	return code, true, nil
 }
+
+// maxCodeLen is the longest text read as a priority code (those made are 16 characters).
+const maxCodeLen = 64
 
 // joinQueueCode admits the caller at once with a priority code: 201 with
 // the admitted ticket; an unknown, used or another goods' code is 409 conflict.
