@@ -109,6 +109,7 @@ func TestReadsFromMemoryOnTwoProcesses(t *testing.T) {
 	b.Redis.Client.AddHook(counter)
 	paths := []string{fmt.Sprintf("/api/goods/%d", g.ID), fmt.Sprintf("/api/slots/%d/goods", g.SlotID), "/api/slots", "/", fmt.Sprintf("/goods/%d", g.ID)}
 	const reads = 100
+	began := time.Now()
 	for i := 0; i < reads; i++ {
 		for _, p := range paths {
 			if r := send(t, "GET", b.URL+p, nil, nil); r.status != 200 {
@@ -116,11 +117,13 @@ func TestReadsFromMemoryOnTwoProcesses(t *testing.T) {
 			}
 		}
 	}
-	if n := counter.n.Load(); n > 0 {
+	// The catalog reads the stock of goods on sale once a second on its
+	// own (a GET and an LLEN for this one goods), whatever the reads.
+	if n, most := counter.n.Load(), 2*(int64(time.Since(began)/time.Second)+1); n > most {
 		counter.mu.Lock()
 		seen := fmt.Sprint(counter.seen)
 		counter.mu.Unlock()
-		t.Fatalf("%d reads sent %d Redis commands (%s), want none", reads*len(paths), n, seen)
+		t.Fatalf("%d reads sent %d Redis commands (%s), want none beyond the catalog's stock poll (%d)", reads*len(paths), n, seen, most)
 	}
 
 	// An edit's new title, on the JSON and the page, anonymous and not.

@@ -24,7 +24,9 @@ import (
 //
 // How stale a read may be: remaining stock follows the stock events every
 // web process already receives (at most one push interval, 100 ms, plus the
-// pub/sub hop behind Redis); a state (upcoming, live, ended) is computed
+// pub/sub hop behind Redis), and is read from Redis every CatalogPoll for
+// the goods on sale, so an event lost (its process killed before it sent
+// it) costs at most a poll; a state (upcoming, live, ended) is computed
 // from the clock at each read, so it is never stale; a merchant's change
 // (create, edit, hide, end, a picture) and a raffle's draw bump the
 // catalog's generation in Redis and announce it (live.CatalogChanged): the
@@ -129,6 +131,7 @@ func (c *Catalog) Start(ctx context.Context) (done <-chan struct{}, err error) {
 					continue
 				}
 				c.hear(gen)
+				c.refreshStock(ctx)
 			}
 			if c.stale() {
 				if err := c.load(ctx); err != nil && ctx.Err() == nil {
@@ -180,6 +183,44 @@ func (c *Catalog) applyStock(ev sale.StockEvent) {
 	g.changes.Add(1)
 	g.lastEvent.Store(c.events.Add(1))
 	c.ver.Add(1)
+}
+
+// refreshStock reads the remaining stock of the goods on sale now from
+// Redis, in one round trip, and takes what differs: the stock event of a
+// change can be lost (its process killed within the push interval, a
+// reconnect), and no other would follow a sale's last unit. Figures a
+// stock event brought while it read are newer and kept.
+func (c *Catalog) refreshStock(ctx context.Context) {
+	snap := c.snap.Load()
+	if snap == nil {
+		return
+	}
+	now := c.s.Now()
+	var live []*catalogGoods
+	var rows []*model.Goods
+	for _, g := range snap.goods {
+		if sale.PreheatDue(now, g.g.StartAt, g.g.EndAt) {
+			live = append(live, g)
+			v := g.g
+			v.Remaining = -1 // stays so for goods Redis does not hold
+			rows = append(rows, &v)
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	before := c.events.Load()
+	if err := c.s.FillRemaining(ctx, rows); err != nil {
+		return
+	}
+	for i, g := range live {
+		if rows[i].Remaining < 0 || g.lastEvent.Load() > before || g.remaining.Load() == rows[i].Remaining {
+			continue
+		}
+		g.remaining.Store(rows[i].Remaining)
+		g.changes.Add(1)
+		c.ver.Add(1)
+	}
 }
 
 // hear notes a generation announced or polled, and wakes the loader when it
