@@ -1,6 +1,10 @@
 package main
 
 import (
+	"context"
+	"sync"
+
+	"github.com/redis/go-redis/v9"
 	"syscall"
 
 	"bytes"
@@ -172,6 +176,63 @@ func TestRafflePageSaysWhatItPromises(t *testing.T) {
 		}
 		if !withBeacon && !strings.Contains(page, "could add entries of their own") {
 			t.Fatalf("a draw without a beacon: the page does not say the operator could steer it")
+		}
+	}
+}
+
+// argsRecorder keeps the arguments of every command a client sends.
+type argsRecorder struct {
+	mu   sync.Mutex
+	args []string
+}
+
+func (r *argsRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (r *argsRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		r.note(cmd)
+		return next(ctx, cmd)
+	}
+}
+func (r *argsRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return func(ctx context.Context, cmds []redis.Cmder) error {
+		for _, c := range cmds {
+			r.note(c)
+		}
+		return next(ctx, cmds)
+	}
+}
+func (r *argsRecorder) note(cmd redis.Cmder) {
+	r.mu.Lock()
+	r.args = append(r.args, fmt.Sprint(cmd.Args()...))
+	r.mu.Unlock()
+}
+
+// Before its start a waiting room's seed goes to no Redis command: joins
+// are placed without it, so no command log, monitor or replica stream
+// shows it while places can still be timed against it.
+func TestQueueSeedKeptFromJoins(t *testing.T) {
+	a := startApp(t)
+	_, g := a.queueGoods(5, 1, time.Hour, nil)
+	rec := &argsRecorder{}
+	a.Redis.Client.AddHook(rec)
+	if a.Backend.Pipe != nil {
+		a.Backend.Pipe.Client().AddHook(rec)
+	}
+	for range 3 {
+		tok, _ := a.newUser()
+		if st, code, _ := a.joinQueue(tok, g.ID, ""); st >= 300 {
+			t.Fatalf("join: %d %s", st, code)
+		}
+	}
+	var seed string
+	if err := a.SQL.R.QueryRow(`SELECT seed FROM queue_rooms WHERE goods_id = ?`, g.ID).Scan(&seed); err != nil || seed == "" {
+		t.Fatalf("the room's seed: %q %v", seed, err)
+	}
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	for _, c := range rec.args {
+		if strings.Contains(c, seed) {
+			t.Fatalf("a command before the start carried the seed: %.200s", c)
 		}
 	}
 }

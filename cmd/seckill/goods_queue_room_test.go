@@ -30,7 +30,7 @@ type placedTicketJSON struct {
 
 // The waiting room's commitment over HTTP, to anyone: its seed's hash from
 // the goods' creation, the seed once the early shoppers are shuffled; and
-// `seckill queue-place <seed> <joined> <join number>` answers each
+// `seckill queue-place <seed_hash> <seed> <joined> <join number>` answers each
 // shopper's ticket's place.
 func TestQueueRoomCommitmentOverHTTP(t *testing.T) {
 	a := startApp(t)
@@ -66,7 +66,7 @@ func TestQueueRoomCommitmentOverHTTP(t *testing.T) {
 		}
 		tk := out.Ticket
 		var buf bytes.Buffer
-		if err := queuePlace(&buf, []string{after.Seed, strconv.FormatInt(after.Joined, 10), strconv.FormatInt(tk.JoinNumber, 10)}); err != nil {
+		if err := queuePlace(&buf, []string{room.SeedHash, after.Seed, strconv.FormatInt(after.Joined, 10), strconv.FormatInt(tk.JoinNumber, 10)}); err != nil {
 			t.Fatal(err)
 		}
 		got, _ := strconv.ParseInt(strings.TrimSpace(buf.String()), 10, 64)
@@ -75,8 +75,20 @@ func TestQueueRoomCommitmentOverHTTP(t *testing.T) {
 		}
 		seen[tk.Place] = true
 	}
-	if err := queuePlace(&bytes.Buffer{}, []string{after.Seed, "x", "1"}); err == nil {
+	if err := queuePlace(&bytes.Buffer{}, []string{room.SeedHash, after.Seed, "x", "1"}); err == nil {
 		t.Fatal("queue-place took a count that is not a number")
+	}
+	// A verifier refuses what it cannot check: no hash, or a seed that is
+	// not the committed one (it would compute places from it otherwise).
+	other := strings.Repeat("ab", 32)
+	for _, args := range [][]string{
+		{after.Seed, strconv.FormatInt(after.Joined, 10), "1"},
+		{room.SeedHash, other, strconv.FormatInt(after.Joined, 10), "1"},
+		{"", after.Seed, strconv.FormatInt(after.Joined, 10), "1"},
+	} {
+		if err := queuePlace(&bytes.Buffer{}, args); err == nil {
+			t.Fatalf("queue-place %q answered a place", args)
+		}
 	}
 }
 

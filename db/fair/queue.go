@@ -299,11 +299,17 @@ func (s *Service) queueRate(g *model.Goods) (int64, bool) {
 	return max(s.queues.meter.peak(), QueueFallbackRate), true
 }
 
-// queueArgs are queueAdvanceLua's ARGV: the seed is the room's committed one (queue_room.go).
+// queueArgs are queueAdvanceLua's ARGV: the seed is the room's committed
+// one (queue_room.go), sent only from the start, the one call that may
+// pass it: before, no join carries it, so no Redis log or monitor shows it
+// while places can still be timed against it.
 func (s *Service) queueArgs(ctx context.Context, g *model.Goods, now time.Time, open int) ([]any, error) {
 	seed, err := s.roomSeed(ctx, g.ID)
 	if err != nil {
 		return nil, err
+	}
+	if now.Before(g.StartAt) {
+		seed = ""
 	}
 	var rate any = g.QueueRate
 	if automatic(g) { // the rate the ticks keep, the target before the first
