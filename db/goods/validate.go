@@ -62,11 +62,11 @@ func ValidateSlot(now time.Time, in SlotInput) db.FieldErrors {
 // default on create, unchanged on update), so every value a client can
 // send reaches Validate and can be refused.
 type Input struct {
-	SlotID            int64
-	Title             string
+	SlotID int64
+	Title  string
 	// Description is shown under the title; nil means "" on create and
 	// unchanged on update.
-	Description *string
+	Description       *string
 	PriceCents        int64
 	SeckillPriceCents int64
 	Stock             int64
