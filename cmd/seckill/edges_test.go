@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -224,13 +225,25 @@ func TestQueueSeedKeptFromJoins(t *testing.T) {
 			t.Fatalf("join: %d %s", st, code)
 		}
 	}
-	var seed string
-	if err := a.SQL.R.QueryRow(`SELECT seed FROM queue_rooms WHERE goods_id = ?`, g.ID).Scan(&seed); err != nil || seed == "" {
-		t.Fatalf("the room's seed: %q %v", seed, err)
+	// The store keeps it sealed: a copy of the store does not tell it.
+	var plain string
+	var sealed sql.NullString
+	if err := a.SQL.R.QueryRow(`SELECT seed, seed_sealed FROM queue_rooms WHERE goods_id = ?`, g.ID).Scan(&plain, &sealed); err != nil || plain != "" || !sealed.Valid {
+		t.Fatalf("the room's row: seed %q, sealed %v (%v), want no plain seed and a sealed one", plain, sealed.Valid, err)
 	}
 	rec.mu.Lock()
-	defer rec.mu.Unlock()
-	for _, c := range rec.args {
+	before := append([]string(nil), rec.args...)
+	rec.mu.Unlock()
+	a.Clock.Advance(time.Hour + time.Second)
+	var room queueRoomJSON
+	if st := a.call("GET", fmt.Sprintf("/api/goods/%d/queue/room", g.ID), "", nil, &room); st != 200 || room.Seed == "" {
+		t.Fatalf("the room after the start: %d %+v", st, room)
+	}
+	seed := room.Seed
+	if strings.Contains(sealed.String, seed) {
+		t.Fatal("the sealed seed holds the seed in plain")
+	}
+	for _, c := range before {
 		if strings.Contains(c, seed) {
 			t.Fatalf("a command before the start carried the seed: %.200s", c)
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/seckill/seckill/db/fair/raffle"
 	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/model"
 )
@@ -35,14 +36,26 @@ func (s *Service) roomSeed(ctx context.Context, goodsID int64) (string, error) {
 	}
 	read := func() (string, error) {
 		var seed string
-		err := s.SQL.W.QueryRowContext(ctx, `SELECT seed FROM queue_rooms WHERE goods_id = ?`, goodsID).Scan(&seed)
-		return seed, err
+		var sealed sql.NullString
+		if err := s.SQL.W.QueryRowContext(ctx, `SELECT seed, seed_sealed FROM queue_rooms WHERE goods_id = ?`, goodsID).Scan(&seed, &sealed); err != nil {
+			return "", err
+		}
+		if sealed.Valid { // rooms made before seeds were sealed keep theirs in seed
+			return raffle.Open(s.powKey(), "queue", goodsID, sealed.String)
+		}
+		return seed, nil
 	}
 	seed, err := read()
 	if errors.Is(err, sql.ErrNoRows) {
+		// The store keeps the seed sealed (db/fair/raffle/seal.go): a copy
+		// of it does not tell the seed before the start.
 		fresh := verify.NewSeed()
-		if _, err = s.SQL.W.ExecContext(ctx, `INSERT INTO queue_rooms (goods_id, seed, seed_hash, created_ms) VALUES (?, ?, ?, ?)
-			ON CONFLICT DO NOTHING`, goodsID, fresh, verify.SeedHash(fresh), s.Now().UnixMilli()); err == nil {
+		sealed, serr := raffle.Seal(s.powKey(), "queue", goodsID, fresh)
+		if serr != nil {
+			return "", serr
+		}
+		if _, err = s.SQL.W.ExecContext(ctx, `INSERT INTO queue_rooms (goods_id, seed, seed_sealed, seed_hash, created_ms) VALUES (?, '', ?, ?, ?)
+			ON CONFLICT DO NOTHING`, goodsID, sealed, verify.SeedHash(fresh), s.Now().UnixMilli()); err == nil {
 			seed, err = read() // another process's, when it made it first
 		}
 	}

@@ -61,6 +61,7 @@ func TestQueueRoomCommitment(t *testing.T) {
 		t.Fatal(err)
 	}
 	fresh := fair.New(goods.New(e.S.Backend)) // a process that never read the seed
+	fresh.PowKey = e.F.PowKey                 // the server's secret, as every process of one server has
 	for u := int64(1); u <= early; u++ {
 		if _, _, err := fresh.JoinQueue(e.Ctx, u, g2.ID, ""); err != nil {
 			t.Fatal(err)

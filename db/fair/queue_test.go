@@ -395,6 +395,7 @@ func TestQueueTicketEvents(t *testing.T) {
 	}
 	// User 42 joins through another process: its socket here is found by the tick.
 	other := fair.New(goods.New(e.S.Backend))
+	other.PowKey = e.F.PowKey // the server's secret, as every process of one server has
 	if _, _, err := other.JoinQueue(e.Ctx, 42, g.ID, ""); err != nil {
 		t.Fatal(err)
 	}

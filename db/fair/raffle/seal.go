@@ -21,47 +21,56 @@ import (
 // (a backup, a replica, a read-only account) therefore does not tell the
 // seed before the draw.
 
-// sealKey is the key that seals raffles' seeds.
-func (s *Raffles) sealKey() []byte {
-	m := hmac.New(sha256.New, s.Key())
-	m.Write([]byte("raffle-seal"))
-	return m.Sum(nil)
+// Seal seals a secret of one item (a raffle's or a waiting room's seed)
+// under a key derived from the server's key for that purpose
+// (HMAC-SHA256(key, purpose + "-seal")), with purpose and the item's ID
+// bound in as additional data, so one item's sealed secret cannot be moved
+// to another: hex(nonce || ciphertext).
+func Seal(key []byte, purpose string, id int64, secret string) (string, error) {
+	a, err := sealAEAD(key, purpose)
+	if err != nil {
+		return "", err
+	}
+	nonce := make([]byte, a.NonceSize())
+	rand.Read(nonce)
+	return hex.EncodeToString(a.Seal(nonce, nonce, []byte(secret), sealData(purpose, id))), nil
 }
 
-func (s *Raffles) sealAEAD() (cipher.AEAD, error) {
-	b, err := aes.NewCipher(s.sealKey())
+// Open opens what Seal sealed for the same purpose and item.
+func Open(key []byte, purpose string, id int64, sealed string) (string, error) {
+	a, err := sealAEAD(key, purpose)
+	if err != nil {
+		return "", err
+	}
+	b, err := hex.DecodeString(sealed)
+	if err != nil || len(b) < a.NonceSize() {
+		return "", fmt.Errorf("%s %d: the sealed seed is malformed", purpose, id)
+	}
+	plain, err := a.Open(nil, b[:a.NonceSize()], b[a.NonceSize():], sealData(purpose, id))
+	if err != nil {
+		return "", fmt.Errorf("%s %d: the sealed seed does not open with this server's secret (was SESSION_SECRET changed?): %w", purpose, id, err)
+	}
+	return string(plain), nil
+}
+
+func sealAEAD(key []byte, purpose string) (cipher.AEAD, error) {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(purpose + "-seal"))
+	b, err := aes.NewCipher(m.Sum(nil))
 	if err != nil {
 		return nil, err
 	}
 	return cipher.NewGCM(b)
 }
 
-func sealData(goodsID int64) []byte { return []byte("raffle:" + strconv.FormatInt(goodsID, 10)) }
+func sealData(purpose string, id int64) []byte { return []byte(purpose + ":" + strconv.FormatInt(id, 10)) }
 
 // sealSeed seals the seed of the raffle of goods.
 func (s *Raffles) sealSeed(goodsID int64, seed string) (string, error) {
-	a, err := s.sealAEAD()
-	if err != nil {
-		return "", err
-	}
-	nonce := make([]byte, a.NonceSize())
-	rand.Read(nonce)
-	return hex.EncodeToString(a.Seal(nonce, nonce, []byte(seed), sealData(goodsID))), nil
+	return Seal(s.Key(), "raffle", goodsID, seed)
 }
 
 // openSeed opens a sealed seed of the raffle of goods.
 func (s *Raffles) openSeed(goodsID int64, sealed string) (string, error) {
-	a, err := s.sealAEAD()
-	if err != nil {
-		return "", err
-	}
-	b, err := hex.DecodeString(sealed)
-	if err != nil || len(b) < a.NonceSize() {
-		return "", fmt.Errorf("raffle %d: the sealed seed is malformed", goodsID)
-	}
-	seed, err := a.Open(nil, b[:a.NonceSize()], b[a.NonceSize():], sealData(goodsID))
-	if err != nil {
-		return "", fmt.Errorf("raffle %d: the sealed seed does not open with this server's secret (was SESSION_SECRET changed?): %w", goodsID, err)
-	}
-	return string(seed), nil
+	return Open(s.Key(), "raffle", goodsID, sealed)
 }
