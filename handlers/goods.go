@@ -299,8 +299,8 @@ func (h *Fair) PowChallenge(c *fiber.Ctx) error {
 		return err
 	}
 	id, err := strconv.ParseInt(c.Query("goods"), 10, 64)
-	if err != nil {
-		return db.Errorf(db.EINVALID, "goods must be a goods id")
+	if err != nil || id <= 0 {
+		return db.FieldErrorf("goods", "must be a goods id (a positive integer)")
 	}
 	ch, err := h.Fair.PowChallenge(c.UserContext(), cl.UserID, id)
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"database/sql"
+	"net/url"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -247,5 +248,14 @@ func TestQueueSeedKeptFromJoins(t *testing.T) {
 		if strings.Contains(c, seed) {
 			t.Fatalf("a command before the start carried the seed: %.200s", c)
 		}
+	}
+}
+
+// GET /api/pow names goods when it is not a goods id: negative, zero, not a number.
+func TestPowQueryInvalid(t *testing.T) {
+	a := startApp(t)
+	ut, _ := a.newUser()
+	for _, q := range []string{"-5", "0", "abc", "", "1.5"} {
+		a.wantInvalid(t, "GET", "/api/pow?"+url.Values{"goods": {q}}.Encode(), ut, nil, "goods")
 	}
 }
