@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"database/sql"
 	"net/url"
 	"sync"
@@ -188,21 +187,6 @@ type argsRecorder struct {
 	args []string
 }
 
-func (r *argsRecorder) DialHook(next redis.DialHook) redis.DialHook { return next }
-func (r *argsRecorder) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
-	return func(ctx context.Context, cmd redis.Cmder) error {
-		r.note(cmd)
-		return next(ctx, cmd)
-	}
-}
-func (r *argsRecorder) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
-	return func(ctx context.Context, cmds []redis.Cmder) error {
-		for _, c := range cmds {
-			r.note(c)
-		}
-		return next(ctx, cmds)
-	}
-}
 func (r *argsRecorder) note(cmd redis.Cmder) {
 	r.mu.Lock()
 	r.args = append(r.args, fmt.Sprint(cmd.Args()...))
@@ -216,9 +200,9 @@ func TestQueueSeedKeptFromJoins(t *testing.T) {
 	a := startApp(t)
 	_, g := a.queueGoods(5, 1, time.Hour, nil)
 	rec := &argsRecorder{}
-	a.Redis.Client.AddHook(rec)
+	a.Redis.Client.AddHook(onCommand(rec.note))
 	if a.Backend.Pipe != nil {
-		a.Backend.Pipe.Client().AddHook(rec)
+		a.Backend.Pipe.Client().AddHook(onCommand(rec.note))
 	}
 	for range 3 {
 		tok, _ := a.newUser()

@@ -22,12 +22,7 @@ import (
 const TopicCatalog = "catalog"
 
 // CatalogKey is the catalog's generation counter on rdb's logical database (as ChannelOf).
-func CatalogKey(rdb redis.UniversalClient) string {
-	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
-		return fmt.Sprintf("seckill:catalog:%d", c.Options().DB)
-	}
-	return "seckill:catalog"
-}
+func CatalogKey(rdb redis.UniversalClient) string { return perDatabase(rdb, "seckill:catalog") }
 
 // CatalogChanged bumps the catalog's generation and tells every web process.
 // A failure is returned for the caller to log: the change itself is made,
