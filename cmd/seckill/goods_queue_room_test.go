@@ -26,6 +26,8 @@ type placedTicketJSON struct {
 	JoinNumber int64  `json:"join_number"`
 	Place      int64  `json:"place"`
 	Admission  string `json:"admission"`
+	// AdmittedUntil is when the admission ends, as text: two answers of one admission say the same.
+	AdmittedUntil string `json:"admitted_until"`
 }
 
 // The waiting room's commitment over HTTP, to anyone: its seed's hash from
@@ -113,6 +115,13 @@ func TestQueuePriorityCodesOverHTTP(t *testing.T) {
 	queuePath := fmt.Sprintf("/api/goods/%d/queue", g.ID)
 	if st := a.call("POST", queuePath, shopper, map[string]any{"code": out.Codes[0]}, &joined); st != 201 || joined.Ticket.State != "admitted" || joined.Ticket.Admission == "" {
 		t.Fatalf("join with a code: %d %+v, want admitted at once", st, joined)
+	}
+	// The shopper who spent it sends it again (an answer lost, a 503): the
+	// same admission again, not a refusal of their own code.
+	var again struct{ Ticket placedTicketJSON }
+	if st := a.call("POST", queuePath, shopper, map[string]any{"code": out.Codes[0]}, &again); st >= 300 || again.Ticket.State != "admitted" ||
+		again.Ticket.AdmittedUntil != joined.Ticket.AdmittedUntil {
+		t.Fatalf("the code sent again by its shopper: %d %+v, want the same admission as %+v", st, again, joined)
 	}
 	if st, code := a.grabAdmitted(shopper, g.ID, joined.Ticket.Admission); st != 201 {
 		t.Fatalf("grab with the code's admission: %d %s", st, code)
