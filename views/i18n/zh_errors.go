@@ -60,6 +60,7 @@ func init() {
 		"goods %d is not sold through a waiting room (its mode is %s)":                   "商品 %d 不通过排队室发售（其发售方式为 %s）",
 		"goods %d is not sold by a raffle (its mode is %s)":                              "商品 %d 不以抽签方式发售（其发售方式为 %s）",
 		"goods %d: order numbers are being reserved; try again shortly":                  "商品 %d：正在预留订单号，请稍后再试",
+		"must be a goods id (a positive integer)":                                        "须为商品编号（正整数）",
 		"goods must be a goods id":                                                       "goods 须为商品编号",
 		"the goods table is full":                                                        "商品表已满",
 		"the sale has started: only the title can change":                                "秒杀已开始：只能修改标题",
