@@ -1,9 +1,13 @@
 package handlers
 
 import (
+	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/views/i18n"
@@ -19,14 +23,47 @@ const LangCookie = "seckill_lang"
 func Language(c *fiber.Ctx) error {
 	l, ok := i18n.Parse(c.Cookies(LangCookie))
 	if !ok {
-		l = i18n.FromAcceptLanguage(c.Get(fiber.HeaderAcceptLanguage))
+		l = acceptLanguage(utils.UnsafeString(c.Request().Header.PeekCanonical(headerAcceptLanguage)))
 	}
 	if l != i18n.En { // English is what a context without a language reads
 		c.SetUserContext(i18n.With(c.UserContext(), l))
 	}
-	c.Vary(fiber.HeaderAcceptLanguage, fiber.HeaderCookie)
+	if h := &c.Response().Header; len(h.PeekCanonical(headerVary)) == 0 {
+		h.SetCanonical(headerVary, varyLanguage) // what c.Vary makes of an empty Vary
+	} else {
+		c.Vary(fiber.HeaderAcceptLanguage, fiber.HeaderCookie)
+	}
 	return c.Next()
 }
+
+// acceptLanguage is i18n.FromAcceptLanguage, remembered for the headers seen
+// (browsers send a few alike, and reading one's q values costs more than the
+// rest of a cached read): up to acceptLanguagesMax of them, each of at most
+// 256 bytes, copied out of the request they came in.
+func acceptLanguage(header string) i18n.Lang {
+	if header == "" {
+		return i18n.En
+	}
+	if l, ok := acceptLanguages.Load(header); ok {
+		return l.(i18n.Lang)
+	}
+	l := i18n.FromAcceptLanguage(header)
+	if acceptLanguagesHeld.Load() < acceptLanguagesMax && len(header) <= 256 {
+		if _, loaded := acceptLanguages.LoadOrStore(strings.Clone(header), l); !loaded {
+			acceptLanguagesHeld.Add(1)
+		}
+	}
+	return l
+}
+
+var headerAcceptLanguage = headerKey(fiber.HeaderAcceptLanguage)
+
+var (
+	acceptLanguages     sync.Map // Accept-Language → i18n.Lang
+	acceptLanguagesHeld atomic.Int64
+)
+
+const acceptLanguagesMax = 1024
 
 // SetLanguage is the language switch on every page: POST /lang with lang
 // (zh-CN or en) and back (where to go back to). It keeps the choice in a

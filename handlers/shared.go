@@ -6,9 +6,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/seckill/seckill/static"
 	"github.com/valyala/fasthttp"
 )
@@ -33,9 +35,9 @@ type doc struct {
 	ctype   string
 	body    []byte
 	etag    string
-	gzip    []byte // made on first demand
-	br      []byte
-	mu      sync.Mutex // guards gzip and br
+	gzip    atomic.Pointer[[]byte] // made on first demand
+	br      atomic.Pointer[[]byte]
+	mu      sync.Mutex // one maker of gzip and br at a time
 }
 
 // docs are the shared documents of one process, by name (route, item, language).
@@ -46,9 +48,10 @@ type docs struct {
 
 // docSlot holds one name's document; its own lock lets one reader render
 // while others of the same name wait, and readers of other names go on.
+// A reader of the version held takes no lock.
 type docSlot struct {
-	mu  sync.Mutex
-	doc *doc
+	mu  sync.Mutex // held while rendering
+	doc atomic.Pointer[doc]
 }
 
 // docsMax bounds the names kept: past it the cache starts again (IDs a
@@ -71,17 +74,21 @@ func (d *docs) get(name, version, ctype string, make func() ([]byte, error)) (*d
 		d.m[name] = slot
 	}
 	d.mu.Unlock()
+	if held := slot.doc.Load(); held != nil && held.version == version {
+		return held, nil
+	}
 	slot.mu.Lock()
 	defer slot.mu.Unlock()
-	if slot.doc != nil && slot.doc.version == version {
-		return slot.doc, nil
+	if held := slot.doc.Load(); held != nil && held.version == version {
+		return held, nil
 	}
 	body, err := make()
 	if err != nil {
 		return nil, err
 	}
-	slot.doc = newDoc(version, ctype, body)
-	return slot.doc, nil
+	made := newDoc(version, ctype, body)
+	slot.doc.Store(made)
+	return made, nil
 }
 
 func newDoc(version, ctype string, body []byte) *doc {
@@ -93,56 +100,111 @@ func newDoc(version, ctype string, body []byte) *doc {
 // send answers the request with the document: 304 when the reader holds
 // it already, else its body in the best encoding the reader accepts.
 func (d *doc) send(c *fiber.Ctx, cacheControl string, vary ...string) error {
-	c.Set(fiber.HeaderCacheControl, cacheControl)
-	c.Set(fiber.HeaderETag, d.etag)
-	c.Vary(append(vary, fiber.HeaderAcceptEncoding)...)
-	if etagMatches(c.Get(fiber.HeaderIfNoneMatch), d.etag) {
-		return c.SendStatus(fiber.StatusNotModified)
+	// Every shared read passes here: headers are set in the form fasthttp
+	// keeps them (no names to normalise) and the request's read likewise.
+	h := &c.Response().Header
+	h.SetCanonical(headerCacheControl, utils.UnsafeBytes(cacheControl))
+	h.SetCanonical(headerETag, utils.UnsafeBytes(d.etag))
+	varyEncoding(c, vary)
+	if etagMatches(utils.UnsafeString(c.Request().Header.PeekCanonical(headerIfNoneMatch)), d.etag) {
+		// No body: a 304 sends none (c.SendStatus would take a buffer
+		// from the pool for a text that never leaves).
+		c.Status(fiber.StatusNotModified)
+		return nil
 	}
-	c.Set(fiber.HeaderContentType, d.ctype)
+	h.SetContentType(d.ctype)
 	if len(d.body) < compressMin {
 		return c.Send(d.body)
 	}
-	switch encodingOf(c) {
+	switch encodingOf(utils.UnsafeString(c.Request().Header.PeekCanonical(headerAcceptEncoding))) {
 	case "br":
-		c.Set(fiber.HeaderContentEncoding, "br")
+		h.SetContentEncoding("br")
 		return c.Send(d.compressed("br"))
 	case "gzip":
-		c.Set(fiber.HeaderContentEncoding, "gzip")
+		h.SetContentEncoding("gzip")
 		return c.Send(d.compressed("gzip"))
 	}
 	return c.Send(d.body)
+}
+
+// Header names as fasthttp keeps them (ETag is sent as Etag), and the Vary
+// values shared reads answer with.
+var (
+	headerCacheControl   = headerKey(fiber.HeaderCacheControl)
+	headerETag           = headerKey(fiber.HeaderETag)
+	headerVary           = headerKey(fiber.HeaderVary)
+	headerIfNoneMatch    = headerKey(fiber.HeaderIfNoneMatch)
+	headerAcceptEncoding = headerKey(fiber.HeaderAcceptEncoding)
+	varyLanguage         = []byte(fiber.HeaderAcceptLanguage + ", " + fiber.HeaderCookie)
+	varyEncodingOnly     = []byte(fiber.HeaderAcceptEncoding)
+	varyLanguageEncoding = []byte(fiber.HeaderAcceptLanguage + ", " + fiber.HeaderCookie + ", " + fiber.HeaderAcceptEncoding)
+)
+
+// varyEncoding adds vary and Accept-Encoding to the answer's Vary header,
+// as c.Vary does. What the request has passed leaves the header empty (a
+// static file) or as Language set it; those two are answered with the
+// value c.Vary would make, without making it again.
+func varyEncoding(c *fiber.Ctx, vary []string) {
+	h := &c.Response().Header
+	switch held := h.PeekCanonical(headerVary); {
+	case len(held) == 0 && len(vary) == 0:
+		h.SetCanonical(headerVary, varyEncodingOnly)
+	case string(held) == string(varyLanguage) && languageVaried(vary):
+		h.SetCanonical(headerVary, varyLanguageEncoding)
+	default:
+		c.Vary(append(vary, fiber.HeaderAcceptEncoding)...)
+	}
+}
+
+// headerKey is a header's name as fasthttp keeps it.
+func headerKey(name string) []byte { return fasthttp.AppendNormalizedHeaderKey(nil, name) }
+
+// languageVaried reports whether each of names is already in varyLanguage.
+func languageVaried(names []string) bool {
+	for _, n := range names {
+		if n != fiber.HeaderAcceptLanguage && n != fiber.HeaderCookie {
+			return false
+		}
+	}
+	return true
 }
 
 // compressMin is the least body worth compressing.
 const compressMin = 512
 
 func (d *doc) compressed(enc string) []byte {
+	held := &d.gzip
+	if enc == "br" {
+		held = &d.br
+	}
+	if b := held.Load(); b != nil {
+		return *b
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	switch enc {
-	case "br":
-		if d.br == nil {
-			d.br = fasthttp.AppendBrotliBytesLevel(nil, d.body, fasthttp.CompressBrotliDefaultCompression)
-		}
-		return d.br
-	default:
-		if d.gzip == nil {
-			d.gzip = fasthttp.AppendGzipBytesLevel(nil, d.body, fasthttp.CompressDefaultCompression)
-		}
-		return d.gzip
+	if b := held.Load(); b != nil {
+		return *b
 	}
+	var b []byte
+	if enc == "br" {
+		b = fasthttp.AppendBrotliBytesLevel(nil, d.body, fasthttp.CompressBrotliDefaultCompression)
+	} else {
+		b = fasthttp.AppendGzipBytesLevel(nil, d.body, fasthttp.CompressDefaultCompression)
+	}
+	held.Store(&b)
+	return b
 }
 
 // encodingOf is the encoding to answer in: br, gzip or "" (identity), as
-// the reader's Accept-Encoding allows (a q of 0 refuses one).
-func encodingOf(c *fiber.Ctx) string {
-	ae := c.Get(fiber.HeaderAcceptEncoding)
+// the reader's Accept-Encoding ae allows (a q of 0 refuses one).
+func encodingOf(ae string) string {
 	if ae == "" {
 		return ""
 	}
 	var gzip bool
-	for _, part := range strings.Split(ae, ",") {
+	for rest, more := ae, true; more; {
+		var part string
+		part, rest, more = strings.Cut(rest, ",")
 		name, params, _ := strings.Cut(strings.TrimSpace(part), ";")
 		if q, ok := strings.CutPrefix(strings.ReplaceAll(params, " ", ""), "q="); ok {
 			if f, err := strconv.ParseFloat(q, 64); err != nil || f <= 0 {
@@ -173,7 +235,9 @@ func etagMatches(header, etag string) bool {
 		return true
 	}
 	want := strings.TrimPrefix(etag, "W/")
-	for _, t := range strings.Split(header, ",") {
+	for rest, more := header, true; more; {
+		var t string
+		t, rest, more = strings.Cut(rest, ",")
 		if strings.TrimPrefix(strings.TrimSpace(t), "W/") == want {
 			return true
 		}

@@ -19,6 +19,10 @@ const BodyLimit = 64 << 10
 // the mark itself only has its own request refused.
 const declaredTooLarge = "X-Seckill-Declared-Too-Large"
 
+// headerDeclaredTooLarge is declaredTooLarge as fasthttp keeps it: bodies
+// looks for it on every request.
+var headerDeclaredTooLarge = headerKey(declaredTooLarge)
+
 // headerReceived runs once a request's headers are read and before its body
 // is. fasthttp streams bodies here (StreamRequestBody), prefetching up to
 // 8 KiB and leaving the rest to bodies, so a client that declares a large
@@ -62,7 +66,7 @@ var errTooLarge = db.Errorf(db.ETOOLARGE, "the request body is larger than 64 Ki
 // 408. Memory grows with what arrives, not with what was declared.
 func bodies(c *fiber.Ctx) error {
 	req := c.Request()
-	if len(req.Header.Peek(declaredTooLarge)) > 0 {
+	if len(req.Header.PeekCanonical(headerDeclaredTooLarge)) > 0 {
 		_, errTooLarge := bodyLimits(req.URI().Path())
 		return errTooLarge // the body is left unread (see headerReceived)
 	}

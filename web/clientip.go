@@ -17,9 +17,9 @@ func clientAddr(peer netip.Addr, xff string, trusted []netip.Prefix) netip.Addr 
 	if !inPrefixes(peer, trusted) || xff == "" {
 		return peer
 	}
-	hops := strings.Split(xff, ",")
-	for i := len(hops) - 1; i >= 0; i-- {
-		a, err := netip.ParseAddr(strings.TrimSpace(hops[i]))
+	for rest := xff; ; {
+		i := strings.LastIndexByte(rest, ',')
+		a, err := netip.ParseAddr(strings.TrimSpace(rest[i+1:]))
 		if err != nil {
 			return peer // a garbled hop: believe nothing past it
 		}
@@ -28,8 +28,11 @@ func clientAddr(peer netip.Addr, xff string, trusted []netip.Prefix) netip.Addr 
 			return a
 		}
 		peer = a
+		if i < 0 {
+			return peer
+		}
+		rest = rest[:i]
 	}
-	return peer
 }
 
 func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
@@ -41,12 +44,14 @@ func inPrefixes(a netip.Addr, ps []netip.Prefix) bool {
 	return false
 }
 
+var headerForwardedFor = headerKey(fiber.HeaderXForwardedFor)
+
 // identify records the client's address for the limits and logs that follow.
 func (s *Server) identify(c *fiber.Ctx) error {
 	peer := peerAddr(c.Context().RemoteAddr())
 	xff := ""
 	if len(s.trusted) > 0 {
-		xff = c.Get(fiber.HeaderXForwardedFor)
+		xff = requestHeader(c, headerForwardedFor)
 	}
 	handlers.SetClientIP(c, clientAddr(peer, xff, s.trusted))
 	return c.Next()

@@ -49,9 +49,9 @@ func flushedRoute(method, route string, status int) bool {
 	return false
 }
 
-// observe records one request that ended at end. method and route may point
+// observe records one request and how long it took. method and route may point
 // into Fiber's reused buffers: they are copied only when a new series is made.
-func (m *metrics) observe(method, route string, status int, seconds float64, end time.Time) {
+func (m *metrics) observe(method, route string, status int, took time.Duration) {
 	k := routeKey{method, route, status}
 	v, ok := m.series.Load(k)
 	if !ok {
@@ -64,9 +64,9 @@ func (m *metrics) observe(method, route string, status int, seconds float64, end
 	}
 	rs := v.(*routeSeries)
 	rs.requests.Inc()
-	rs.latency.Observe(seconds)
-	if rs.acks {
-		m.lastAck.Store(end.UnixMilli())
+	rs.latency.Observe(took.Seconds())
+	if rs.acks { // the wall clock is read for these alone
+		m.lastAck.Store(time.Now().UnixMilli())
 	}
 }
 

@@ -134,9 +134,11 @@ func safeMethod(m string) bool {
 	return m == fiber.MethodGet || m == fiber.MethodHead || m == fiber.MethodOptions
 }
 
+var headerAuthorization = headerKey(fiber.HeaderAuthorization)
+
 // requestToken is the request's Bearer token (isBearer) or else its session cookie ("" for neither).
 func requestToken(c *fiber.Ctx) (token string, isBearer bool) {
-	if h := c.Get(fiber.HeaderAuthorization); strings.HasPrefix(h, "Bearer ") {
+	if h := requestHeader(c, headerAuthorization); strings.HasPrefix(h, "Bearer ") {
 		return strings.TrimPrefix(h, "Bearer "), true
 	}
 	return c.Cookies(handlers.SessionCookie), false
@@ -169,7 +171,6 @@ func (s *Server) observe(c *fiber.Ctx) error {
 			status = handlers.StatusOf(db.ErrorCode(err))
 		}
 	}
-	end := time.Now()
-	s.metrics.observe(c.Method(), c.Route().Path, status, end.Sub(start).Seconds(), end)
+	s.metrics.observe(c.Method(), c.Route().Path, status, time.Since(start)) // the monotonic clock alone
 	return err
 }

@@ -193,7 +193,7 @@ func (s *Server) routes(cfg Config) {
 
 	// Operations: outside metrics and auth so probes stay cheap.
 	app.Get("/healthz", func(c *fiber.Ctx) error { return c.SendString("ok") })
-	app.Use(securityHeaders)
+	app.Use(s.securityHeaders)
 	app.Get("/readyz", s.readyz)
 	app.Get("/metrics", s.metricsGate(cfg.MetricsToken), adaptor.HTTPHandler(promhttp.HandlerFor(cfg.Registry, promhttp.HandlerOpts{})))
 	app.Get("/favicon.ico", favicon)
