@@ -20,15 +20,16 @@ type StoreCounts struct {
 	Phantoms      func() int64 // phantom wins found and failed (the goods' ledger)
 	WaitsShort    func() int64 // WAITs answered by fewer replicas than asked (the pipeliner)
 	NotReplicated func() int64 // durable commands refused as not replicated, answered 503 (the pipeliner)
+	SQLStatements func() int64 // statements sent to the durable store (sqldb.DB.Statements)
 }
 
 // RedisInfoTimeout bounds the INFO memory a scrape asks of each Redis master.
 const RedisInfoTimeout = 250 * time.Millisecond
 
-// RegisterStoreMetrics adds the series of the store's troubles, read at
-// each scrape: phantom wins found, replica waits that fell short, changes
-// refused as not replicated, and each Redis master's used and maximum
-// memory.
+// RegisterStoreMetrics adds the series of the store's work and troubles,
+// read at each scrape: SQL statements sent, phantom wins found, replica
+// waits that fell short, changes refused as not replicated, and each Redis
+// master's used and maximum memory.
 func RegisterStoreMetrics(reg prometheus.Registerer, c redis.UniversalClient, n StoreCounts) {
 	counter := func(name, help string, v func() int64) prometheus.Collector {
 		return prometheus.NewCounterFunc(prometheus.CounterOpts{Name: name, Help: help}, func() float64 { return float64(v()) })
@@ -37,6 +38,7 @@ func RegisterStoreMetrics(reg prometheus.Registerer, c redis.UniversalClient, n 
 		counter("seckill_phantom_orders_total", "Acknowledged orders this process found lost with a Redis node and recorded as failed (phantom wins).", n.Phantoms),
 		counter("seckill_redis_wait_short_total", "WAITs after durable changes that fewer replicas answered than were asked for.", n.WaitsShort),
 		counter("seckill_redis_not_replicated_total", "Durable changes refused with 503 unavailable because no replica confirmed them in time.", n.NotReplicated),
+		counter("seckill_sql_statements_total", "SQL statements this process sent to the durable store: each Exec and Query, in a transaction or not, and each transaction's begin and its commit or rollback.", n.SQLStatements),
 		&redisMemory{c: c},
 	)
 }

@@ -249,7 +249,8 @@ func (m *Main) Open(ctx context.Context) error {
 	taskMetrics := tasks.NewMetrics(m.Registry)
 	tasks.RegisterFlushMetrics(m.Registry, m.Backend.Flushes)
 	web.RegisterStoreMetrics(m.Registry, m.Redis.Client, web.StoreCounts{
-		Phantoms: service[*goods.Service](m, "goods").PhantomsFound, WaitsShort: m.Backend.Pipe.WaitsShort, NotReplicated: m.Backend.Pipe.NotReplicated})
+		Phantoms: service[*goods.Service](m, "goods").PhantomsFound, WaitsShort: m.Backend.Pipe.WaitsShort, NotReplicated: m.Backend.Pipe.NotReplicated,
+		SQLStatements: m.SQL.Statements})
 	m.registerOpsMetrics()
 
 	if err := m.bootstrapAdmin(ctx); err != nil {

@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -30,7 +31,8 @@ type DB struct {
 	W       *sql.DB // writes and transactions
 	R       *sql.DB // reads that need no transaction
 
-	where string // for String: the file, or the server and database
+	where      string        // for String: the file, or the server and database
+	statements *atomic.Int64 // SQL statements sent (Statements), on W and R alike
 }
 
 // Open opens the durable store and applies pending migrations: PostgreSQL at
@@ -53,22 +55,16 @@ func OpenSQLite(path string) (*DB, error) {
 		}
 	}
 	dsn := "file:" + path + "?_foreign_keys=on&_busy_timeout=" + fmt.Sprint(sqliteBusyTimeout.Milliseconds()) + "&_synchronous=NORMAL&_txlock=immediate"
-	w, err := sql.Open("sqlite3", dsn)
-	if err != nil {
-		return nil, err
-	}
+	n := new(atomic.Int64)
+	w := sql.OpenDB(sqliteConnector{dsn, n})
 	w.SetMaxOpenConns(1)
 	if err := walMode(w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("WAL mode for %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite3", dsn+"&mode=ro")
-	if err != nil {
-		w.Close()
-		return nil, err
-	}
+	r := sql.OpenDB(sqliteConnector{dsn + "&mode=ro", n})
 	r.SetMaxOpenConns(8)
-	s := &DB{Dialect: SQLite, Path: path, W: w, R: r, where: "SQLite " + path}
+	s := &DB{Dialect: SQLite, Path: path, W: w, R: r, where: "SQLite " + path, statements: n}
 	if err := s.migrate(context.Background()); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("migrate %s: %w", path, err)
@@ -113,11 +109,12 @@ func OpenPostgres(ctx context.Context, url string) (*DB, error) {
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	pool := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg)})
+	n := new(atomic.Int64)
+	pool := sql.OpenDB(pgConnector{stdlib.GetConnector(*cfg), n})
 	pool.SetMaxOpenConns(PostgresPoolSize)
 	pool.SetMaxIdleConns(PostgresPoolSize)
 	pool.SetConnMaxIdleTime(5 * time.Minute)
-	s := &DB{Dialect: Postgres, W: pool, R: pool, where: fmt.Sprintf("PostgreSQL %s:%d/%s", cfg.Host, cfg.Port, cfg.Database)}
+	s := &DB{Dialect: Postgres, W: pool, R: pool, where: fmt.Sprintf("PostgreSQL %s:%d/%s", cfg.Host, cfg.Port, cfg.Database), statements: n}
 	if err := s.Ping(ctx); err != nil {
 		pool.Close()
 		return nil, fmt.Errorf("connect to %s: %w", s, err)
