@@ -77,7 +77,9 @@ func checkCrowdReport(t *testing.T, o *benchOptions, r *bench.Report, inProcess 
 		}
 	}
 	for _, who := range []string{whoAnon, whoSigned} {
-		if crowdRows["static file, "+who] < 2*half || crowdRows["goods JSON poll, "+who] == 0 {
+		// Polls are not counted on: on a busy machine a shopper may load
+		// only after the start and grab at once, polling never.
+		if crowdRows["static file, "+who] < 2*half {
 			t.Errorf("crowd %s: %d files and %d polls for %d shoppers", who, crowdRows["static file, "+who], crowdRows["goods JSON poll, "+who], half)
 		}
 	}
