@@ -2,7 +2,7 @@
 GO ?= go
 DEMO ?= true
 
-.PHONY: help run test test-cluster faults generate build bench lint
+.PHONY: help run test test-cluster soak faults generate build bench lint
 
 help: ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-13s %s\n", $$1, $$2}'
@@ -21,6 +21,10 @@ test: ## run every test with the race detector (embedded Redis + SQLite; a real 
 test-cluster: ## run every test on the Redis Cluster REDIS_URL lists, one package at a time (README: the three test runs)
 	@case "$(REDIS_URL)" in *,*) ;; *) echo "make test-cluster: set REDIS_URL to a Redis Cluster's hosts, redis://127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103"; exit 2;; esac
 	$(GO) test -race -count=1 -p 1 -timeout 30m ./...
+
+DURATION ?= 10m
+soak: ## run only the model-based checker of the sale for DURATION (make soak DURATION=10m; make test runs it for about 20 s)
+	SECKILL_SOAK=$(DURATION) $(GO) test -race -count=1 -v -timeout 0 -run '^TestModel$$' ./cmd/seckill
 
 generate: ## regenerate templ views (*_templ.go)
 	$(GO) tool templ generate
