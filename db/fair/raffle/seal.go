@@ -63,7 +63,9 @@ func sealAEAD(key []byte, purpose string) (cipher.AEAD, error) {
 	return cipher.NewGCM(b)
 }
 
-func sealData(purpose string, id int64) []byte { return []byte(purpose + ":" + strconv.FormatInt(id, 10)) }
+func sealData(purpose string, id int64) []byte {
+	return []byte(purpose + ":" + strconv.FormatInt(id, 10))
+}
 
 // sealSeed seals the seed of the raffle of goods.
 func (s *Raffles) sealSeed(goodsID int64, seed string) (string, error) {
