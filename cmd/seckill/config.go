@@ -48,6 +48,12 @@ type Config struct {
 	// one), and how long to wait for them before answering 503.
 	RedisWaitReplicas string
 	RedisWaitTimeout  time.Duration
+	// Payments with a provider (Stripe): unset STRIPE_SECRET_KEY keeps the simulated pay.
+	StripeSecretKey     string
+	StripeWebhookSecret string
+	StripeAPIBase       string // "" is Stripe's own API
+	PaymentMethods      string // comma-separated: card, alipay, wechat_pay
+	PaymentCurrency     string // ISO 4217, lower case
 }
 
 // DefaultConfig is what runs when nothing is set.
@@ -64,6 +70,9 @@ func DefaultConfig() Config {
 
 		RedisWaitReplicas: "auto",
 		RedisWaitTimeout:  100 * time.Millisecond,
+
+		PaymentMethods:  "card,alipay,wechat_pay",
+		PaymentCurrency: "cny",
 	}
 }
 
@@ -147,6 +156,11 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	str(&c.MetricsToken, "metrics-token", "METRICS_TOKEN", "bearer token that may read /metrics besides admins")
 	str(&c.RedisWaitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", "replicas that must hold a grab, pay, cancel or refund before it is acknowledged: auto (1 where the master has a replica, else 0) or a number")
 	dur(&c.RedisWaitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", "how long to wait for those replicas before answering 503 unavailable")
+	str(&c.StripeSecretKey, "stripe-secret-key", "STRIPE_SECRET_KEY", "Stripe secret key (sk_… or rk_…): shoppers pay through Stripe; unset: the simulated pay")
+	str(&c.StripeWebhookSecret, "stripe-webhook-secret", "STRIPE_WEBHOOK_SECRET", "signing secret (whsec_…) of the Stripe webhook endpoint /api/payments/stripe; needed with STRIPE_SECRET_KEY")
+	str(&c.StripeAPIBase, "stripe-api-base", "STRIPE_API_BASE", "Stripe API base URL; unset: Stripe's own (tests point it at stripe-mock)")
+	str(&c.PaymentMethods, "payment-methods", "PAYMENT_METHODS", "payment methods offered through Stripe, comma-separated from card, alipay, wechat_pay")
+	str(&c.PaymentCurrency, "payment-currency", "PAYMENT_CURRENCY", "currency of Stripe payments (ISO 4217, like cny)")
 	if err := fs.Parse(args); err != nil {
 		return c, fmt.Errorf("%v\n%s", err, usage(fs))
 	}
@@ -228,6 +242,73 @@ func (c Config) validate() []string {
 		if u, err := url.Parse(c.SMTPURL); err != nil || (u.Scheme != "smtp" && u.Scheme != "smtps") || u.Host == "" {
 			errs = append(errs, fmt.Sprintf("SMTP_URL=%q must look like smtp://user:pass@host:587", c.SMTPURL))
 		}
+	}
+	errs = append(errs, c.paymentErrors()...)
+	return errs
+}
+
+// paymentMethodCurrencies are the currencies each payment method takes
+// through Stripe (nil: any).
+var paymentMethodCurrencies = map[string][]string{
+	"card":       nil,
+	"alipay":     {"aud", "cad", "cny", "eur", "gbp", "hkd", "jpy", "myr", "nzd", "sgd", "usd"},
+	"wechat_pay": {"aud", "cad", "chf", "cny", "dkk", "eur", "gbp", "hkd", "jpy", "nok", "sek", "sgd", "usd"},
+}
+
+var currencyRE = regexp.MustCompile(`^[a-z]{3}$`)
+
+// Methods is PAYMENT_METHODS as a list.
+func (c Config) Methods() []string {
+	var out []string
+	for _, m := range strings.Split(c.PaymentMethods, ",") {
+		if m = strings.TrimSpace(m); m != "" {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// paymentErrors checks the provider's settings: a key, its webhook secret
+// and base URL belong together, and every method takes the currency.
+func (c Config) paymentErrors() []string {
+	var errs []string
+	if c.StripeSecretKey != "" && !strings.HasPrefix(c.StripeSecretKey, "sk_") && !strings.HasPrefix(c.StripeSecretKey, "rk_") {
+		errs = append(errs, "STRIPE_SECRET_KEY must be a Stripe secret or restricted key (sk_… or rk_…)")
+	}
+	switch {
+	case c.StripeSecretKey == "" && c.StripeWebhookSecret != "":
+		errs = append(errs, "STRIPE_WEBHOOK_SECRET is set without STRIPE_SECRET_KEY")
+	case c.StripeSecretKey != "" && c.StripeWebhookSecret == "":
+		errs = append(errs, "STRIPE_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY (the webhook endpoint's signing secret, whsec_…)")
+	case c.StripeWebhookSecret != "" && !strings.HasPrefix(c.StripeWebhookSecret, "whsec_"):
+		errs = append(errs, "STRIPE_WEBHOOK_SECRET must be a webhook signing secret (whsec_…)")
+	}
+	if c.StripeAPIBase != "" {
+		if c.StripeSecretKey == "" {
+			errs = append(errs, "STRIPE_API_BASE is set without STRIPE_SECRET_KEY")
+		} else if u, err := url.Parse(c.StripeAPIBase); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || (u.Path != "" && u.Path != "/") {
+			errs = append(errs, fmt.Sprintf("STRIPE_API_BASE=%q must be an http(s) URL without a path, like https://api.stripe.com", c.StripeAPIBase))
+		}
+	}
+	if !currencyRE.MatchString(c.PaymentCurrency) {
+		errs = append(errs, fmt.Sprintf("PAYMENT_CURRENCY=%q must be a three-letter ISO 4217 code in lower case, like cny", c.PaymentCurrency))
+	}
+	methods := c.Methods()
+	if len(methods) == 0 {
+		errs = append(errs, "PAYMENT_METHODS must name at least one of card, alipay, wechat_pay")
+	}
+	seen := map[string]bool{}
+	for _, m := range methods {
+		cur, known := paymentMethodCurrencies[m]
+		switch {
+		case !known:
+			errs = append(errs, fmt.Sprintf("PAYMENT_METHODS: %q is not one of card, alipay, wechat_pay", m))
+		case seen[m]:
+			errs = append(errs, fmt.Sprintf("PAYMENT_METHODS names %s twice", m))
+		case cur != nil && currencyRE.MatchString(c.PaymentCurrency) && !slices.Contains(cur, c.PaymentCurrency):
+			errs = append(errs, fmt.Sprintf("PAYMENT_METHODS: %s does not take PAYMENT_CURRENCY=%s (it takes %s)", m, c.PaymentCurrency, strings.Join(cur, ", ")))
+		}
+		seen[m] = true
 	}
 	return errs
 }
