@@ -18,7 +18,7 @@ import (
 func (h *Goods) SlotsPage(c *fiber.Ctx) error {
 	ctx := c.UserContext()
 	cat := h.Goods.Catalog()
-	cl, signedIn := ClaimsOf(c)
+	cl, _ := ClaimsOf(c)
 	var id int64
 	if c.Params("id") != "" {
 		var err error
@@ -46,7 +46,7 @@ func (h *Goods) SlotsPage(c *fiber.Ctx) error {
 			if v.Goods, err = cat.ShopperSlotGoods(ctx, cl, v.Current.ID); err != nil {
 				return nil, err
 			}
-			if signedIn {
+			if ownIn(p) {
 				if v.Orders, err = h.Goods.MyOrders(ctx, cl.UserID); err != nil {
 					return nil, err
 				}
@@ -68,24 +68,28 @@ func (h *Goods) GoodsPage(c *fiber.Ctx) error {
 	}
 	ctx := c.UserContext()
 	cat := h.Goods.Catalog()
-	viewer, signedIn := ClaimsOf(c)
+	viewer, _ := ClaimsOf(c)
 	g, leftovers, err := cat.ShopperGoods(ctx, viewer, id)
 	if err != nil {
 		return err
 	}
 	return h.sharedPage(c, "goods", cat.GoodsVersion(ctx, id), func(p views.Page) (templ.Component, error) {
 		v := views.GoodsView{Goods: *g, Leftovers: leftovers && g.Mode == model.ModeRaffle && g.State == model.SlotLive}
-		if signedIn {
-			var err error
-			if v.Orders, err = ordersOn(ctx, h.Goods, viewer.UserID, id); err != nil {
-				return nil, err
-			}
-			if g.State == model.SlotUpcoming {
-				booked, err := h.Goods.Reminders(ctx, viewer.UserID, id)
-				if err != nil {
+		if p.User != nil {
+			var booked []model.BookedReminder
+			if ownIn(p) {
+				var err error
+				if v.Orders, err = ordersOn(ctx, h.Goods, viewer.UserID, id); err != nil {
 					return nil, err
 				}
-				v.Reminders = views.Picker{Kind: "goods", ID: id, StartAt: g.StartAt, Now: h.Goods.Now(), Channels: map[string]string{}, Booked: booked}
+				if g.State == model.SlotUpcoming {
+					if booked, err = h.Goods.Reminders(ctx, viewer.UserID, id); err != nil {
+						return nil, err
+					}
+				}
+			}
+			if g.State == model.SlotUpcoming {
+				v.Reminders = views.Picker{Kind: "goods", ID: id, StartAt: g.StartAt, Now: h.Goods.Now(), Channels: map[string]string{}, Booked: booked, FetchOwn: p.FetchOwn}
 				for _, ch := range model.Channels {
 					if goods.ReminderChannelProblem(ch) != "" {
 						v.Reminders.Channels[ch] = "seckill goods remind you in the app only"

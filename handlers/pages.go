@@ -38,7 +38,7 @@ func (h *Site) Home(c *fiber.Ctx) error {
 		version = v + "/" + strconv.FormatUint(cardsSeq, 10)
 	}
 	return h.sharedPage(c, "home", version, func(p views.Page) (templ.Component, error) {
-		cl, loggedIn := ClaimsOf(c)
+		cl, _ := ClaimsOf(c)
 		slots, err := h.Shelves.Goods.Slots(ctx)
 		if err != nil {
 			return nil, err
@@ -53,7 +53,7 @@ func (h *Site) Home(c *fiber.Ctx) error {
 				v.Sales = append(v.Sales, views.HomeSlot{Slot: sl, Goods: gs})
 			}
 		}
-		if loggedIn && len(v.Sales) > 0 {
+		if ownIn(p) && len(v.Sales) > 0 {
 			orders, err := h.Shelves.Goods.MyOrders(ctx, cl.UserID)
 			if err != nil {
 				return nil, err
@@ -65,15 +65,18 @@ func (h *Site) Home(c *fiber.Ctx) error {
 	})
 }
 
-// sharedPage answers a page that every reader who is not signed in reads
-// alike: rendered once per version, language and steering switches, then
-// served from memory with its ETag (public, for a second). A signed-in
-// reader's page (their name, their orders), one that carries a one-time
-// message, or a read the catalog does not hold in memory (version "") is
-// rendered for this request alone and sent private.
+// sharedPage answers a page that readers read alike: rendered once per
+// version, language and steering switches, then served from memory with
+// its ETag. A reader not signed in gets it public (a proxy may keep it a
+// second); a signed-in shopper gets the shoppers' form of it, private,
+// their name and CSRF token spliced into the top bar, their own orders and
+// reminders fetched by the page's script (make sees p.FetchOwn and leaves
+// them out). A merchant's page (it shows what they own), one that carries
+// a one-time message, or a read the catalog does not hold in memory
+// (version "") is rendered for this request alone.
 func (h *Site) sharedPage(c *fiber.Ctx, name, version string, make func(p views.Page) (templ.Component, error)) error {
-	_, signedIn := ClaimsOf(c)
-	if signedIn || version == "" || c.Cookies(flashCookie) != "" {
+	cl, signedIn := ClaimsOf(c)
+	if version == "" || c.Cookies(flashCookie) != "" || (signedIn && staffRole(cl.Role)) {
 		comp, err := make(h.page(c, ""))
 		if err != nil {
 			return err
@@ -86,8 +89,17 @@ func (h *Site) sharedPage(c *fiber.Ctx, name, version string, make func(p views.
 	}
 	lang := string(i18n.Of(c.UserContext()))
 	key := "page:" + name + "|" + lang + "|" + c.Path()
+	if signedIn {
+		key += "|" + cl.Role
+	}
 	d, err := h.docs.get(key, version+"|"+h.switchesKey(), typeHTML, func() ([]byte, error) {
-		comp, err := make(h.page(c, ""))
+		p := h.page(c, "")
+		if signedIn {
+			p.User = &views.PageUser{Username: markUser, Role: cl.Role}
+			p.CSRF = markCSRF
+			p.FetchOwn = true
+		}
+		comp, err := make(p)
 		if err != nil {
 			return nil, err
 		}
@@ -96,8 +108,22 @@ func (h *Site) sharedPage(c *fiber.Ctx, name, version string, make func(p views.
 	if err != nil {
 		return err
 	}
-	return d.send(c, cachePublic, fiber.HeaderAcceptLanguage, fiber.HeaderCookie)
+	if !signedIn {
+		return d.send(c, cachePublic, fiber.HeaderAcceptLanguage, fiber.HeaderCookie)
+	}
+	sd, err := d.splicedForm()
+	if err != nil {
+		return err
+	}
+	return sd.send(c, cl.Username, csrfToken(c))
 }
+
+// staffRole reports whether role sees more than a shopper does (what they own, the steering links).
+func staffRole(role string) bool { return role == "merchant" || role == "admin" }
+
+// ownIn reports whether the page p is made for its reader alone, with their
+// own orders and reminders in it (not fetched by its script).
+func ownIn(p views.Page) bool { return p.User != nil && !p.FetchOwn }
 
 // AdminDashboard (handlers/merchant.go) shows the merchant area's start page.
 

@@ -20,8 +20,9 @@ import (
 // per change and language and served to everyone from memory, with an ETag
 // (If-None-Match: 304) and its gzip and brotli forms made once beside it.
 // Who is anonymous gets Cache-Control public (a proxy may keep it a second,
-// docs/ops/nginx.conf); who is signed in gets private, and a page that
-// shows who they are is rendered for them (sendPrivate), never stored here.
+// docs/ops/nginx.conf); who is signed in gets private: a shopper's page is
+// kept here once for every shopper, their name and token spliced in per
+// request (handlers/splice.go); a merchant's is rendered for them (sendPrivate).
 
 // Cache-Control of shared reads.
 const (
@@ -37,7 +38,26 @@ type doc struct {
 	etag    string
 	gzip    atomic.Pointer[[]byte] // made on first demand
 	br      atomic.Pointer[[]byte]
-	mu      sync.Mutex // one maker of gzip and br at a time
+	spliced atomic.Pointer[splicedDoc] // a signed-in page cut at its markers (handlers/splice.go)
+	mu      sync.Mutex                 // one maker of gzip, br and spliced at a time
+}
+
+// splicedForm is the document cut at its markers, made on first demand.
+func (d *doc) splicedForm() (*splicedDoc, error) {
+	if s := d.spliced.Load(); s != nil {
+		return s, nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if s := d.spliced.Load(); s != nil {
+		return s, nil
+	}
+	s, err := newSplicedDoc(d.body)
+	if err != nil {
+		return nil, err
+	}
+	d.spliced.Store(s)
+	return s, nil
 }
 
 // docs are the shared documents of one process, by name (route, item, language).

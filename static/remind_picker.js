@@ -95,6 +95,19 @@
     form.replaceWith(p);
   }
 
+  // fetchOwn lists the reader's reminders of the item on a page made once
+  // for every shopper (it holds none of theirs); the section it sits in is
+  // then marked data-ready="1".
+  async function fetchOwn(picker) {
+    const r = await S.api("GET", picker.dataset.remindPath);
+    if (r.ok) {
+      renderReminders(picker, r.body.reminders);
+      if (r.body.reminders.length) picker.open = true;
+    }
+    const sec = picker.closest("[data-ready]");
+    if (sec) sec.dataset.ready = "1";
+  }
+
   document.addEventListener("DOMContentLoaded", () => {
     $$("details[data-remind-path]").forEach((picker) => {
       const btn = picker.querySelector("[data-remind-book]");
@@ -106,6 +119,7 @@
         if (b) cancel(picker, b);
       });
       picker.addEventListener("picker-close", () => closePicker(picker));
+      if (picker.hasAttribute("data-fetch-own")) fetchOwn(picker);
     });
     markLate();
     setInterval(markLate, 15000);

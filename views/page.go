@@ -26,6 +26,11 @@ type Page struct {
 	// Switches are the steering switches in force (the merchants' banner,
 	// the live charts); nil: the defaults.
 	Switches *model.Switches
+	// FetchOwn: the page is made once for every signed-in shopper (their
+	// name and token spliced in per request), so it holds none of their
+	// own orders or reminders: the page's script fetches them from the API
+	// (static/goods.js, static/remind_picker.js).
+	FetchOwn bool
 }
 
 // switches are the steering switches the page shows.

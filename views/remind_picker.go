@@ -19,6 +19,9 @@ type Picker struct {
 	Now      time.Time         // the shop's clock, for lead times already past
 	Channels map[string]string // channel → why it cannot be booked ("" when it can)
 	Booked   []model.BookedReminder
+	// FetchOwn: Booked is not known (the page is every shopper's): the
+	// script reads the reader's reminders from the item's API.
+	FetchOwn bool
 }
 
 // CouponPicker is the picker of a coupon in the coupon centre.
@@ -96,4 +99,13 @@ func (p Picker) notes(ctx context.Context) []string {
 		notes = append(notes, F(ctx, "Not offered here: %s (%s)", strings.Join(byReason[why], " / "), T(ctx, why)))
 	}
 	return notes
+}
+
+// ready is a data-ready value: "1" when the section is drawn in full, "0"
+// while its script still fetches the reader's own part.
+func ready(done bool) string {
+	if done {
+		return "1"
+	}
+	return "0"
 }

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"compress/gzip"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -261,5 +263,117 @@ func TestReadsCacheable(t *testing.T) {
 	}
 	if r := send(t, "GET", a.URL+"/static/app.0000000000.css", nil, nil); r.status != 404 {
 		t.Fatalf("a hashed name of no file: %d, want 404", r.status)
+	}
+}
+
+// A signed-in shopper's page is made once for every shopper: each reader
+// gets their own name and CSRF token spliced in (plain and gzip alike, the
+// same bytes once undone), an ETag of their own, none of the made page's
+// markers, no Redis command per read; their own orders come from the API
+// (static/goods.js), so a held order is not in the page.
+func TestSignedInPagesSharedAndTheirOwn(t *testing.T) {
+	a := startApp(t)
+	_, g := a.liveGoods(10, 1)
+	alice, _ := a.newUser()
+	bob, _ := a.newUser()
+	name := func(token string) string {
+		var me struct {
+			User struct{ Username string } `json:"user"`
+		}
+		a.call("GET", "/api/me", token, nil, &me)
+		return me.User.Username
+	}
+	aliceName, bobName := name(alice), name(bob)
+	a.grab(alice, g.ID)
+	cookie := func(token string) map[string]string { return map[string]string{"Cookie": "seckill_session=" + token} }
+	// tokenOn is the CSRF token a page carries in its head.
+	tokenOn := func(page []byte) string {
+		s := string(page)
+		i := strings.Index(s, `<meta name="csrf-token" content="`)
+		if i < 0 {
+			return ""
+		}
+		s = s[i+len(`<meta name="csrf-token" content="`):]
+		return s[:strings.IndexByte(s, '"')]
+	}
+	// rendered per request for the reader: the token to expect.
+	aliceToken := tokenOn(send(t, "GET", a.URL+"/me/orders", cookie(alice), nil).body)
+	bobToken := tokenOn(send(t, "GET", a.URL+"/me/orders", cookie(bob), nil).body)
+	if aliceToken == "" || aliceToken == bobToken {
+		t.Fatalf("CSRF tokens on My orders: %q and %q, want two of their own", aliceToken, bobToken)
+	}
+	gunzip := func(path, token string) ([]byte, http.Header) {
+		req, _ := http.NewRequest("GET", a.URL+path, nil)
+		req.Header.Set("Cookie", "seckill_session="+token)
+		req.Header.Set("Accept-Encoding", "gzip")
+		res, err := http.DefaultTransport.RoundTrip(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		if res.Header.Get("Content-Encoding") != "gzip" {
+			t.Fatalf("GET %s accepting gzip: Content-Encoding %q", path, res.Header.Get("Content-Encoding"))
+		}
+		zr, err := gzip.NewReader(res.Body)
+		if err != nil {
+			t.Fatalf("GET %s: gzip: %v", path, err)
+		}
+		body, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatalf("GET %s: the gzip body does not read (%v)", path, err)
+		}
+		return body, res.Header
+	}
+	for _, p := range []string{"/", "/slots", fmt.Sprintf("/goods/%d", g.ID)} {
+		for _, who := range []struct{ token, name, csrf, other string }{{alice, aliceName, aliceToken, bobName}, {bob, bobName, bobToken, aliceName}} {
+			plain := send(t, "GET", a.URL+p, map[string]string{"Cookie": "seckill_session=" + who.token, "Accept-Encoding": "identity"}, nil)
+			zipped, zh := gunzip(p, who.token)
+			body := string(plain.body)
+			if plain.status != 200 || !strings.Contains(body, `data-testid="whoami">`+who.name+`<`) || strings.Contains(body, who.other) ||
+				tokenOn(plain.body) != who.csrf || strings.Contains(body, "SECKILLuser") || strings.Contains(body, "SECKILLcsrf") {
+				t.Fatalf("GET %s as %s: %d, names them %v, names the other %v, token %q want %q, markers left %v", p, who.name, plain.status,
+					strings.Contains(body, who.name), strings.Contains(body, who.other), tokenOn(plain.body), who.csrf, strings.Contains(body, "SECKILL"))
+			}
+			if string(zipped) != body {
+				t.Fatalf("GET %s as %s: the gzip body (%d bytes) is not the plain one (%d bytes)", p, who.name, len(zipped), len(body))
+			}
+			if !strings.HasPrefix(plain.header.Get("Cache-Control"), "private") || plain.header.Get("ETag") == "" || zh.Get("ETag") != plain.header.Get("ETag") {
+				t.Fatalf("GET %s as %s: Cache-Control %q, ETag %q (gzip %q)", p, who.name, plain.header.Get("Cache-Control"), plain.header.Get("ETag"), zh.Get("ETag"))
+			}
+			if r := send(t, "GET", a.URL+p, map[string]string{"Cookie": "seckill_session=" + who.token, "If-None-Match": plain.header.Get("ETag")}, nil); r.status != 304 {
+				t.Fatalf("GET %s as %s with their ETag: %d, want 304", p, who.name, r.status)
+			}
+		}
+		ea := send(t, "GET", a.URL+p, cookie(alice), nil).header.Get("ETag")
+		if r := send(t, "GET", a.URL+p, map[string]string{"Cookie": "seckill_session=" + bob, "If-None-Match": ea}, nil); r.status != 200 {
+			t.Fatalf("GET %s as bob with alice's ETag: %d, want her page not to be his", p, r.status)
+		}
+	}
+	// Alice's order is not in the page made for every shopper: goods.js reads it.
+	if page := send(t, "GET", fmt.Sprintf("%s/goods/%d", a.URL, g.ID), cookie(alice), nil); strings.Contains(string(page.body), "data-goods-order=") ||
+		!strings.Contains(string(page.body), `name="seckill-fetch-own"`) {
+		t.Fatalf("alice's goods page lists her orders in its HTML, or does not ask its script to fetch them")
+	}
+
+	// Steady state: no Redis command of their own.
+	counter := &commandCounter{seen: map[string]int{}}
+	a.Redis.Client.AddHook(onCommand(counter.note))
+	const reads = 50
+	began := time.Now()
+	for i := 0; i < reads; i++ {
+		for _, p := range []string{"/", "/slots", fmt.Sprintf("/goods/%d", g.ID)} {
+			if r := send(t, "GET", a.URL+p, cookie(alice), nil); r.status != 200 {
+				t.Fatalf("GET %s: %d", p, r.status)
+			}
+		}
+	}
+	readFor, readCount := time.Since(began), counter.n.Load()
+	counter.n.Store(0)
+	time.Sleep(readFor)
+	if idle := counter.n.Load(); readCount > idle+reads/10 {
+		counter.mu.Lock()
+		seen := fmt.Sprint(counter.seen)
+		counter.mu.Unlock()
+		t.Fatalf("%d signed-in page reads sent %d Redis commands (%s), an idle spell as long %d", reads*3, readCount, seen, idle)
 	}
 }
