@@ -4,6 +4,7 @@ import (
 	"github.com/seckill/seckill/db/checkout"
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/stripe"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
@@ -14,6 +15,10 @@ import (
 func (m *Main) checkoutArea(gs *goods.Service, cs *coupon.Service) Area {
 	co := &checkout.Service{Backend: m.Backend, Goods: gs, Coupons: cs,
 		PaymentSecret: checkout.PaymentKey(m.Config.PaymentSecret, m.secret)}
+	if cfg := m.Config; cfg.StripeSecretKey != "" {
+		co.Payments = checkout.Payments{Methods: cfg.Methods(), Currency: cfg.PaymentCurrency,
+			Provider: stripe.New(stripe.Config{SecretKey: cfg.StripeSecretKey, WebhookSecret: cfg.StripeWebhookSecret, APIBase: cfg.StripeAPIBase})}
+	}
 	h := &handlers.Checkout{Site: m.Site, Checkout: co}
 	return Area{
 		Name:    "checkout",
@@ -24,6 +29,8 @@ func (m *Main) checkoutArea(gs *goods.Service, cs *coupon.Service) Area {
 				r.Open.Post("/orders/:id/pay", r.User, h.CheckoutPay)
 				r.Open.Post("/orders/:id/refund", r.User, r.Audit, h.Refund)
 				r.Open.Post("/payments/callback", h.PaymentCallback)
+				r.Open.Post("/orders/:id/checkout", r.User, h.ProviderCheckout)
+				r.Open.Post("/payments/stripe", h.StripeWebhook)
 				// the merchant's orders desk
 				r.Staff.Get("/orders", h.DeskOrders)
 				r.Staff.Get("/orders.csv", h.DeskCSV)
@@ -44,6 +51,6 @@ func (m *Main) checkoutArea(gs *goods.Service, cs *coupon.Service) Area {
 				r.Staff.Post("/orders/:id/refund", h.DeskRefundForm)
 			},
 		},
-		Tasks: []tasks.Area{&tasks.Checkout{Store: co}},
+		Tasks: []tasks.Area{&tasks.Checkout{Store: co}, &tasks.Payments{Store: co}},
 	}
 }

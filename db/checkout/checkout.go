@@ -31,6 +31,8 @@ type Service struct {
 	Coupons *coupon.Service
 	// PaymentSecret keys the gateway callback's signature (PAYMENT_SECRET or derived).
 	PaymentSecret []byte
+	// Payments is the payment provider (provider.go); without one the simulated pay stands.
+	Payments Payments
 }
 
 // Pay pays the user's order, with the user coupon userCouponID when it is
@@ -38,6 +40,17 @@ type Service struct {
 // naming the order) change, or neither. Paying again answers the paid order
 // unchanged.
 func (s *Service) Pay(ctx context.Context, userID, orderID, userCouponID int64) (*model.Order, error) {
+	if s.Payments.Provider != nil {
+		// Shoppers pay at the provider: the simulated pay only answers an order paid already.
+		o, err := s.Goods.Order(ctx, userID, orderID)
+		if err != nil {
+			return nil, err
+		}
+		if o.Status != model.OrderPaid {
+			return nil, db.Errorf(db.ECONFLICT, "pay through the payment provider: POST /api/orders/%d/checkout", orderID)
+		}
+		return o, nil
+	}
 	if userCouponID == 0 {
 		p, err := s.Goods.PayWith(ctx, userID, orderID, 0, 0)
 		return p.Order, err
@@ -76,7 +89,10 @@ func (s *Service) Pay(ctx context.Context, userID, orderID, userCouponID int64) 
 // the slot is live) and gives back the coupon it used: unused while still
 // valid. Refunding again answers the refunded order; any other order is a conflict.
 func (s *Service) Refund(ctx context.Context, userID, orderID int64) (*model.Order, error) {
-	o, _, err := s.refund(ctx, userID, orderID)
+	o, now, err := s.refund(ctx, userID, orderID)
+	if err == nil && now {
+		s.refundProviderPaid(ctx, o, RefundShopper)
+	}
 	return o, err
 }
 

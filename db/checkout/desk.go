@@ -296,7 +296,7 @@ func (s *Service) history(ctx context.Context, o *model.DeskOrder) ([]model.Orde
 		}
 		steps = append(steps, st)
 	}
-	return steps, nil
+	return s.providerSteps(ctx, o, steps)
 }
 
 // refundStep is the refund of o: who made it and why, from its audit entry
@@ -387,6 +387,7 @@ func (s *Service) deskRefund(ctx context.Context, by model.Claims, id int64, rea
 	if !now { // refunded between the read above and the refund: by another request, which answered it
 		return nil, db.Errorf(db.ECONFLICT, "only a paid order can be refunded; this one is %s", r.Status)
 	}
+	s.refundProviderPaid(ctx, r, RefundMerchant)
 	r.GoodsTitle = o.GoodsTitle
 	d := model.DeskOrderOf(r, o.Username)
 	return &d, nil

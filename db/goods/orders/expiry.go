@@ -127,6 +127,28 @@ func (s *Ledger) expireBucket(ctx context.Context, b sale.Bucket, now, stop time
 // many it expired and how many such entries it dropped.
 func (s *Ledger) expireBatch(ctx context.Context, b sale.Bucket, seqs []string, now time.Time) (expired, gone int, err error) {
 	goodsID := b.Goods
+	// Orders held for a provider's trade are the checkout's to close
+	// (provider.go): they leave the deadlines here.
+	held, err := s.heldOf(ctx, b, seqs)
+	if err != nil {
+		return 0, 0, err
+	}
+	if len(held) > 0 {
+		drop, keep := make([]any, 0, len(held)), make([]string, 0, len(seqs)-len(held))
+		for _, sq := range seqs {
+			if held[sq] {
+				drop = append(drop, sq)
+			} else {
+				keep = append(keep, sq)
+			}
+		}
+		if err := s.Redis.ZRem(ctx, sale.DeadlinesKey(b), drop...).Err(); err != nil {
+			return 0, 0, fmt.Errorf("drop held orders of goods %d from the deadlines: %w", goodsID, err)
+		}
+		if seqs, gone = keep, len(drop); len(seqs) == 0 {
+			return 0, gone, nil
+		}
+	}
 	keys, ms := sale.ScriptKeys(b), now.UnixMilli()
 	cmds := make([]*redis.Cmd, len(seqs))
 	run := func(which func(i int) bool) error {
@@ -183,5 +205,5 @@ func (s *Ledger) expireBatch(ctx context.Context, b sale.Bucket, seqs []string, 
 			return expired, gone, err
 		}
 	}
-	return expired, len(stale), nil
+	return expired, gone + len(stale), nil
 }
