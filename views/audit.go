@@ -2,8 +2,6 @@ package views
 
 import (
 	"context"
-	"encoding/json"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -119,76 +117,4 @@ func (r AuditRow) TargetPath() string {
 		return "/admin/redpackets/" + id
 	}
 	return ""
-}
-
-// DetailField is one field of an entry's detail, as "name: value".
-type DetailField struct{ Name, Value string }
-
-// DetailFields are the entry's detail as fields, sorted by name, with
-// JSON's escapes read (the detail is a JSON object of the request's
-// fields); a detail that is no JSON object is one field without a name.
-func (r AuditRow) DetailFields(ctx context.Context) []DetailField {
-	if r.Detail == "" {
-		return nil
-	}
-	var obj map[string]any
-	if err := json.Unmarshal([]byte(r.Detail), &obj); err != nil {
-		return []DetailField{{Value: T(ctx, r.Detail)}}
-	}
-	out := make([]DetailField, 0, len(obj))
-	for k, v := range obj {
-		var s string
-		switch v := v.(type) {
-		case string:
-			s = v
-		case nil:
-			s = "—"
-		default:
-			b, _ := json.Marshal(v)
-			s = string(b)
-		}
-		out = append(out, DetailField{Name: T(ctx, strings.ReplaceAll(k, "_", " ")), Value: detailValue(ctx, k, s)})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-// detailValue is a detail field's value as the page shows it: in English
-// as recorded; in Chinese its codes (a sale mode, a role, a switch's on
-// and off) in words, anything typed as it was typed.
-func detailValue(ctx context.Context, field, value string) string {
-	if i18n.Of(ctx) == i18n.En {
-		return value
-	}
-	switch field {
-	case "mode":
-		for _, m := range SaleModes {
-			if m.Value == value {
-				return T(ctx, m.Label)
-			}
-		}
-	case "demand":
-		for _, d := range Demands {
-			if d.Value == value {
-				return T(ctx, d.Label)
-			}
-		}
-	case "role":
-		return roleOption(ctx, value)
-	}
-	if from, to, ok := strings.Cut(value, " → "); ok { // a switch changed: "false → true"
-		return switchWord(ctx, from) + " → " + switchWord(ctx, to)
-	}
-	return value
-}
-
-// switchWord is a switch's "true" or "false" as on or off in the reader's language; other values as they are.
-func switchWord(ctx context.Context, v string) string {
-	switch v {
-	case "true":
-		return strings.TrimPrefix(T(ctx, "switched on"), "switched ")
-	case "false":
-		return strings.TrimPrefix(T(ctx, "switched off"), "switched ")
-	}
-	return v
 }

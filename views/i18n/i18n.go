@@ -119,18 +119,20 @@ type catalog struct {
 	mu       sync.Mutex
 	exact    map[string]string // English message or format → translation
 	js       map[string]string // what the browser's scripts get
-	patterns []pattern         // the formats with verbs, longest first
+	fns      map[string]func([]string) string
+	patterns []pattern // the formats with verbs, longest first
 	sorted   bool
 }
 
 // pattern matches messages made from one format.
 type pattern struct {
 	re   *regexp.Regexp
-	to   string // the translated format
-	lits int    // letters outside the verbs: the more, the more specific
+	to   string                     // the translated format
+	fn   func(args []string) string // or the translation made from the matched texts (addFunc)
+	lits int                        // letters outside the verbs: the more, the more specific
 }
 
-var zh = &catalog{exact: map[string]string{}, js: map[string]string{}}
+var zh = &catalog{exact: map[string]string{}, js: map[string]string{}, fns: map[string]func([]string) string{}}
 
 // verb is a fmt verb the patterns understand; %% is a literal percent.
 var verb = regexp.MustCompile(`%(\[\d+\])?[-+# 0]*\d*(\.\d+)?[sdvqgf%]`)
@@ -167,8 +169,27 @@ func add(m map[string]string) {
 		if lits < 3 { // "%dd": too little around its verbs to tell its messages; F only
 			continue
 		}
-		zh.patterns = append(zh.patterns, pattern{re: regexp.MustCompile(re.String()), to: to, lits: lits})
+		zh.patterns = append(zh.patterns, pattern{re: regexp.MustCompile(re.String()), to: to, fn: zh.fns[en], lits: lits})
 		zh.sorted = false
+	}
+}
+
+// addFunc registers formats whose translation is worked out from the
+// texts their verbs matched, where Chinese says a thing another way than
+// English (15% off is 8.5折); the format's own translation (what F uses) is
+// fn of its verbs.
+func addFunc(m map[string]func(args []string) string) {
+	for en, fn := range m {
+		zh.mu.Lock()
+		zh.fns[en] = fn
+		zh.mu.Unlock()
+		var args []string // the format's own verbs, by index, for F
+		for _, v := range verb.FindAllString(en, -1) {
+			if v != "%%" {
+				args = append(args, fmt.Sprintf("%%[%d]%c", len(args)+1, v[len(v)-1]))
+			}
+		}
+		add(map[string]string{en: fn(args)})
 	}
 }
 
@@ -197,6 +218,9 @@ func (c *catalog) match(msg string) string {
 		m := p.re.FindStringSubmatch(msg)
 		if m == nil {
 			continue
+		}
+		if p.fn != nil {
+			return p.fn(m[1:])
 		}
 		args := make([]any, len(m)-1)
 		for i, s := range m[1:] {

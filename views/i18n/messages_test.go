@@ -214,9 +214,9 @@ func TestMessagesMatched(t *testing.T) {
 		"goods 7 is not sold by a raffle (its mode is queue)":       "商品 7 不以抽签方式发售（其发售方式为 queue）",
 		"only a paid order can be refunded; this one is unpaid":     "只有已支付的订单才能退款；此订单待支付",
 		"“Tea” goes on sale in 5 minutes, at 2030-01-02 10:00 UTC.": "“Tea”将在 5 分钟后开售，开售时间：2030-01-02 10:00 UTC。",
-		"Order #G1-0002 could not be kept: a server failed and its item had gone to another order. Your payment of ¥12.05 will be refunded.":         "订单 #G1-0002 未能保留：服务器发生故障，商品已归入另一笔订单。您支付的 ¥12.05 将原路退回。",
-		"Your grab of “10 off” at 2030-01-02 10:00:05 UTC did not go through: you already hold the 2 allowed per person. It is not in your coupons.": "您于 2030-01-02 10:00:05 UTC 领取“10 off”未成功：您已持有每人限领的 2 张。该券不在您的优惠券中。",
-		"You won the raffle for “Tea”: order #G1-0003 is yours. Pay it by 2030-01-02 10:15 UTC, or it passes to the next entry.":                     "恭喜您抽中“Tea”：订单 #G1-0003 归您了。请在 2030-01-02 10:15 UTC 前支付，否则将顺延给下一位报名者。",
+		"Order #G1-0002 could not be kept: a server failed and its item had gone to another order. Your payment of ¥12.05 will be refunded.":         "订单 #G1-0002 未能保留：服务器发生故障，商品已归入另一笔订单。你支付的 ¥12.05 将原路退回。",
+		"Your grab of “10 off” at 2030-01-02 10:00:05 UTC did not go through: you already hold the 2 allowed per person. It is not in your coupons.": "你于 2030-01-02 10:00:05 UTC 领取“10 off”未成功：你已持有每人限领的 2 张。该券不在你的优惠券中。",
+		"You won the raffle for “Tea”: order #G1-0003 is yours. Pay it by 2030-01-02 10:15 UTC, or it passes to the next entry.":                     "恭喜你抽中“Tea”：订单 #G1-0003 归你了。请在 2030-01-02 10:15 UTC 前支付，否则将顺延给下一位报名者。",
 		"Welcome, ann! Your account is ready.":                                                "欢迎你，ann！账号已开通。",
 		"must be divisible by the count in a fixed packet (100 cents over 3 shares leaves 1)": "普通红包的金额须能被份数整除（100 分分成 3 份余 1）",
 	} {

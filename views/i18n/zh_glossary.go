@@ -44,7 +44,7 @@ func init() {
 		"Reminders":                      "提醒",
 		"My reminders":                   "我的提醒",
 		"Coupon centre":                  "领券中心",
-		"Waiting room":                   "排队室",
+		"Waiting room":                   "排队抢购",
 		"Raffle":                         "抽签",
 		"First come":                     "先到先得",
 		"Rehearsal":                      "演练",

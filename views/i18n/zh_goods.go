@@ -95,8 +95,8 @@ func init() {
 
 		// The merchant's pages (static/goods.js's live figures and form checks).
 		"%d cancelled":                 "已取消 %d 笔",
-		"live and recorded differ: %s": "实时与入库数据不一致：%s",
-		"live and recorded agree":      "实时与入库数据一致",
+		"live and recorded differ: %s": "实时数据与已保存的数据不一致：%s",
+		"live and recorded agree":      "实时数据与已保存的数据一致",
 		"is required":                  "必填",
 		"must be an amount like 49.99": "须为金额，如 49.99",
 		"must be at least %s":          "不能小于 %s",
@@ -109,7 +109,7 @@ func init() {
 	add(map[string]string{
 		// Page titles.
 		"Flash sales":      "限时秒杀",
-		"Waiting room: %s": "排队室：%s",
+		"Waiting room: %s": "排队抢购：%s",
 		"Raffle: %s":       "抽签：%s",
 
 		// The front page.
@@ -168,7 +168,7 @@ func init() {
 		"the pace the shop can serve": "商城能承受的速度",
 		"%s a second":                 "每秒 %s 人",
 		"Your browser does a short check against bots when you join and when you grab.":                               "排队和抢购时浏览器会进行一次简短的人机验证。",
-		"A waiting room lets shoppers in a few at a time; those who join before the start are put in a random order.": "排队室分批放行用户；开抢前加入的用户会被随机排序。",
+		"A waiting room lets shoppers in a few at a time; those who join before the start are put in a random order.": "排队抢购分批放人进场；开抢前来排队的人会被随机排序。",
 		// The merchant's live view of the room.
 		"admitted":                        "已放行",
 		"joined":                          "已加入",
@@ -221,7 +221,7 @@ func init() {
 		"Unused":                   "未使用",
 		"Used":                     "已使用",
 		"First come, first served": "先到先得",
-		"Waiting room (queue)":     "排队购买（排队室）",
+		"Waiting room (queue)":     "排队抢购",
 		"Raffle (draw)":            "抽签发售",
 		"Normal":                   "普通",
 		"Hot":                      "热门",

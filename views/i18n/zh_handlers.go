@@ -10,7 +10,7 @@ func init() {
 		"Checkout":           "结算",
 		"Receipt %s":         "支付凭证 %s",
 		"Raffle: %s":         "抽签：%s",
-		"Waiting room: %s":   "排队室：%s",
+		"Waiting room: %s":   "排队抢购：%s",
 		"Merchant dashboard": "商家后台",
 		"Accounts":           "账号管理",
 		"Time slots":         "秒杀场次",
@@ -29,7 +29,7 @@ func init() {
 		"Password changed. Every other device is signed out.": "密码已修改，其他设备均已退出登录。",
 		"Too many attempts. Try again in %s s.":               "尝试次数过多，请 %s 秒后再试。",
 		"Welcome, %s! Your account is ready.":                 "欢迎你，%s！账号已开通。",
-		"You are logged out.":                                 "您已退出登录。",
+		"You are logged out.":                                 "你已退出登录。",
 		"Account “%s” created as %s.":                         "账号“%s”已创建，角色：%s。",
 
 		// Flashes: orders and checkout.

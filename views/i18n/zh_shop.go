@@ -1,31 +1,55 @@
 package i18n
 
+import (
+	"strconv"
+	"strings"
+)
+
 // The shopper's side around the sale: coupons and reminders, the inbox and
 // settings, red packets (the merchant's pages too), the wallet, checkout,
 // confirmations and receipts, and signing in.
 func init() {
+	// A coupon's terms: an amount off reads 满100减20 or 无门槛减5; a percent
+	// off reads as the share of the price paid, 15% off as 8.5折.
+	addFunc(map[string]func([]string) string{
+		"%s off orders of %s or more": func(a []string) string {
+			if z, ok := zhe(a[0]); ok {
+				return "满" + a[1] + "打" + z + "折"
+			}
+			return "满" + a[1] + "减" + a[0]
+		},
+		"%s off any order": func(a []string) string {
+			if z, ok := zhe(a[0]); ok {
+				return "全场" + z + "折"
+			}
+			return "无门槛减" + a[0]
+		},
+		"%s%% off": func(a []string) string {
+			if z, ok := zhe(a[0] + "%"); ok {
+				return z + "折"
+			}
+			return "减" + a[0] + "%%"
+		},
+	})
 	add(map[string]string{
 		// Coupon centre, My coupons, My reminders, Inbox, Settings.
 		" to grab coupons and book reminders.":   "后即可领券、设置提醒。",
 		"No coupons right now. Check back soon.": "暂无可领的优惠券，稍后再来看看。",
-		"%s off orders of %s or more":            "满%[2]s减%[1]s",
-		"%s off any order":                       "无门槛减%s",
 		" of %d left":                            " / %d 剩余",
 		"%d per person":                          "每人限领 %d 张",
 		"valid %d days after grabbing":           "领取后 %d 天内有效",
 		"Opens in":                               "距开抢",
 		"Ends in":                                "距结束",
 		"You have no coupons yet.":               "你还没有优惠券。",
-		"Grab one":                               "去领一张",
+		"Grab one":                               "去领券中心领一张",
 		". A coupon you just grabbed shows here within a second or two.": "。刚领到的优惠券一两秒内就会显示在这里。",
 		"Coupon":      "优惠券",
 		"Valid until": "有效期至",
 		"on order %s": "用于订单 %s",
 		"Unused":      "未使用",
 		"Used":        "已使用",
-		"No reminders booked. Open a coupon in the": "还没有设置提醒。在",
+		"No reminders booked. Open a coupon in the %s and choose “Remind me”, or do the same on an upcoming %s.": "还没有设置提醒。在%s打开一张优惠券，点“提醒我”；也可以在即将开抢的%s页面上这样设置。",
 		"coupon centre": "领券中心",
-		"and choose “Remind me”, or do the same on an upcoming": "打开一张优惠券并选择“提醒我”，或在即将开抢的",
 		"seckill goods": "秒杀商品",
 		"Reminder for":  "提醒内容",
 		"Remind at":     "提醒时间",
@@ -50,7 +74,7 @@ func init() {
 		"Before the start": "开始前",
 		"Send by":          "提醒方式",
 		"Your reminders":   "已设提醒",
-		"Reminders %d minutes or more before the start are too late: it opens sooner than that.": "提前 %d 分钟及以上的提醒已来不及：距开始不到这么久了。",
+		"Reminders %d minutes or more before the start are too late: it opens sooner than that.": "距开始已不到 %[1]d 分钟，提前 %[1]d 分钟或更早的提醒来不及了。",
 		"Not offered here: %s (%s)":                                       "此处不可用：%s（%s）",
 		"seckill goods remind you in the app only":                        "秒杀商品只提供站内提醒",
 		"set your email address in settings first":                        "请先在设置中填写邮箱",
@@ -114,7 +138,7 @@ func init() {
 		"Used already":                      "已使用过",
 		"valid until":                       "有效期至",
 		"You have no coupons.":              "你没有优惠券。",
-		"in the coupon centre.":             "到领券中心",
+		"in the coupon centre.":             "",
 		"Discount":                          "优惠",
 		"(−%s with a coupon)":               "（优惠券抵扣 −%s）",
 		"on":                                "于",
@@ -184,4 +208,14 @@ func init() {
 		"Pay %s":                                    "支付 %s",
 		"You can try again now.":                    "现在可以重试了。",
 	})
+}
+
+// zhe is a percent off ("15%") as 折, the tenths of the price paid
+// ("8.5"); not ok for anything else (an amount, a verb of a format).
+func zhe(off string) (string, bool) {
+	p, err := strconv.ParseFloat(strings.TrimSuffix(off, "%"), 64)
+	if !strings.HasSuffix(off, "%") || err != nil || p <= 0 || p >= 100 {
+		return "", false
+	}
+	return strconv.FormatFloat((100-p)/10, 'f', -1, 64), true
 }
