@@ -186,7 +186,12 @@ func (s *Service) Checkout(ctx context.Context, userID, orderID int64, method st
 		orderID, tradeOpening); err != nil {
 		return nil, fmt.Errorf("record the trade of order %d: %w", orderID, err)
 	}
-	return co, nil
+	// Two checkouts of one order at once may both have asked: the one
+	// recorded first is the order's checkout, for both.
+	if t, err = s.tradeOf(ctx, orderID); err != nil {
+		return nil, err
+	}
+	return t.checkout(), nil
 }
 
 // AcceptProviderEvent takes one webhook of the provider: a bad signature is

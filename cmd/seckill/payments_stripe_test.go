@@ -1,0 +1,329 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/db/checkout"
+	"github.com/seckill/seckill/db/stripe/stripetest"
+)
+
+// The payment tests run against stripe-mock (skipped, saying so, when it
+// is not installed). stripe-mock keeps no state: the webhooks are built
+// here and signed as Stripe signs them.
+
+type checkoutJSON struct {
+	Method      string    `json:"method"`
+	ProviderRef string    `json:"provider_ref"`
+	URL         string    `json:"url"`
+	QRCode      string    `json:"qr_code"`
+	ExpiresAt   time.Time `json:"expires_at"`
+}
+
+// startPayApp starts a process paying through Stripe at stripe-mock.
+func startPayApp(t *testing.T) *testApp {
+	t.Helper()
+	base := stripetest.Start(t)
+	return startApp(t, func(c *Config) {
+		c.StripeSecretKey, c.StripeWebhookSecret, c.StripeAPIBase = stripetest.SecretKey, stripetest.WebhookSecret, base
+		c.OrderTTL = time.Minute
+	})
+}
+
+func (a *testApp) payments() *checkout.Service { return service[*checkout.Service](a.Main, "checkout") }
+
+func (a *testApp) checkout(token string, orderID int64, method string) checkoutJSON {
+	a.t.Helper()
+	var out struct{ Checkout checkoutJSON }
+	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/checkout", orderID), token, map[string]any{"method": method}, &out); st != 200 {
+		a.t.Fatalf("checkout order %d: %d", orderID, st)
+	}
+	return out.Checkout
+}
+
+// webhook posts a Stripe event to the webhook and answers the status.
+func (a *testApp) webhook(body []byte, signature string) int {
+	req, err := http.NewRequest("POST", a.URL+"/api/payments/stripe", bytes.NewReader(body))
+	if err != nil {
+		panic(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Stripe-Signature", signature)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0
+	}
+	res.Body.Close()
+	return res.StatusCode
+}
+
+// paidEvent is Stripe's checkout.session.completed (paid) for the order's checkout.
+func (a *testApp) paidEvent(id string, o orderJSON, co checkoutJSON) ([]byte, string) {
+	return stripetest.Event(id, "checkout.session.completed", stripetest.Session{ID: co.ProviderRef, OrderID: o.ID,
+		AmountCents: o.AmountCents, Currency: "cny", PaymentStatus: "paid", PaymentIntent: "pi_" + co.ProviderRef}, a.Clock.Now())
+}
+
+// refunds are the refunds asked of the provider, by order: reason.
+func (a *testApp) refunds() map[int64]string {
+	a.t.Helper()
+	rows, err := a.Backend.SQL.R.Query(`SELECT order_id, reason FROM provider_refunds`)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	defer rows.Close()
+	out := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var reason string
+		if err := rows.Scan(&id, &reason); err != nil {
+			a.t.Fatal(err)
+		}
+		if _, twice := out[id]; twice {
+			a.t.Fatalf("order %d refunded twice", id)
+		}
+		out[id] = reason
+	}
+	return out
+}
+
+// A checkout answers Stripe's next step, the same one again for the same
+// order (a retry, or several at once, never open a second trade); the
+// simulated pay is off and bad input changes nothing.
+func TestStripeCheckoutRetriedAnswersTheSameTrade(t *testing.T) {
+	a := startPayApp(t)
+	_, g := a.liveGoods(5, 1)
+	tok, _ := a.newUser()
+	o := a.grab(tok, g.ID)
+
+	a.wantError("POST", fmt.Sprintf("/api/orders/%d/checkout", o.ID), tok, map[string]any{"method": "paypal"}, 400, "invalid")
+	a.wantError("POST", fmt.Sprintf("/api/orders/%d/checkout", o.ID), tok, map[string]any{}, 400, "invalid")
+	a.wantError("POST", fmt.Sprintf("/api/orders/%d/checkout", o.ID), tok, map[string]any{"method": "card", "user_coupon_id": -1}, 400, "invalid")
+	other, _ := a.newUser()
+	a.wantError("POST", fmt.Sprintf("/api/orders/%d/checkout", o.ID), other, map[string]any{"method": "card"}, 404, "not_found")
+	a.wantError("POST", fmt.Sprintf("/api/orders/%d/pay", o.ID), tok, nil, 409, "conflict")
+
+	var wg sync.WaitGroup
+	got := make([]checkoutJSON, 20)
+	start := make(chan struct{})
+	for i := range got {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			var out struct{ Checkout checkoutJSON }
+			if st := a.call("POST", fmt.Sprintf("/api/orders/%d/checkout", o.ID), tok, map[string]any{"method": "card"}, &out); st != 200 {
+				t.Errorf("checkout %d: %d", i, st)
+			}
+			got[i] = out.Checkout
+		}()
+	}
+	close(start)
+	wg.Wait()
+	first := got[0]
+	if first.ProviderRef == "" || first.URL == "" || first.Method != "card" {
+		t.Fatalf("checkout: %+v", first)
+	}
+	for i, co := range got {
+		if co.ProviderRef != first.ProviderRef || co.URL != first.URL {
+			t.Fatalf("checkout %d answered trade %s, checkout 0 %s: a retry must answer the same trade", i, co.ProviderRef, first.ProviderRef)
+		}
+	}
+	if again := a.checkout(tok, o.ID, "card"); again.ProviderRef != first.ProviderRef {
+		t.Fatalf("checkout again: %s, want %s", again.ProviderRef, first.ProviderRef)
+	}
+	var n int
+	if err := a.Backend.SQL.R.QueryRow(`SELECT COUNT(*) FROM provider_trades WHERE order_id = ?`, o.ID).Scan(&n); err != nil || n != 1 {
+		t.Fatalf("trades of the order: %d, %v", n, err)
+	}
+	if o := a.order(tok, o.ID); o.Status != "unpaid" {
+		t.Fatalf("order after checkouts: %s", o.Status)
+	}
+}
+
+// The webhook pays once: a bad signature is 400 and changes nothing, a
+// duplicated success and a reordered (expired after completed) event change
+// nothing more, and nothing is refunded.
+func TestStripeWebhookPaysOnceDuplicatedOrReordered(t *testing.T) {
+	a := startPayApp(t)
+	mt, g := a.liveGoods(5, 1)
+	tok, _ := a.newUser()
+	o := a.grab(tok, g.ID)
+	co := a.checkout(tok, o.ID, "alipay")
+
+	body, sig := a.paidEvent("evt_paid", o, co)
+	for name, bad := range map[string]string{"no signature": "", "wrong signature": "t=1,v1=00", "other secret": sig[:len(sig)-4] + "0000"} {
+		if st := a.webhook(body, bad); st != 400 {
+			t.Fatalf("%s: %d, want 400", name, st)
+		}
+	}
+	if o := a.order(tok, o.ID); o.Status != "unpaid" {
+		t.Fatalf("a bad signature changed the order: %s", o.Status)
+	}
+	if st := a.webhook(body, sig); st != 200 {
+		t.Fatalf("webhook: %d", st)
+	}
+	if o := a.order(tok, o.ID); o.Status != "paid" {
+		t.Fatalf("after the success: %s", o.Status)
+	}
+	// Duplicated (the same event, and another event of the same session) and reordered.
+	if st := a.webhook(body, sig); st != 200 {
+		t.Fatalf("replay: %d", st)
+	}
+	b2, s2 := a.paidEvent("evt_paid_again", o, co)
+	if st := a.webhook(b2, s2); st != 200 {
+		t.Fatalf("second success event: %d", st)
+	}
+	b3, s3 := stripetest.Event("evt_expired", "checkout.session.expired", stripetest.Session{ID: co.ProviderRef, OrderID: o.ID,
+		AmountCents: o.AmountCents, Currency: "cny", PaymentStatus: "unpaid"}, a.Clock.Now())
+	if st := a.webhook(b3, s3); st != 200 {
+		t.Fatalf("late expired event: %d", st)
+	}
+	b4, s4 := stripetest.Event("evt_async", "checkout.session.async_payment_succeeded", stripetest.Session{ID: co.ProviderRef, OrderID: o.ID,
+		AmountCents: o.AmountCents, Currency: "cny", PaymentStatus: "paid", PaymentIntent: "pi_" + co.ProviderRef}, a.Clock.Now())
+	if st := a.webhook(b4, s4); st != 200 {
+		t.Fatalf("late async success: %d", st)
+	}
+	if o := a.order(tok, o.ID); o.Status != "paid" {
+		t.Fatalf("after the replays: %s", o.Status)
+	}
+	if r := a.refunds(); len(r) != 0 {
+		t.Fatalf("refunds after one payment sent several times: %v", r)
+	}
+	if st := a.stats(mt, g.ID); st.Paid != 1 || st.Remaining != 4 {
+		t.Fatalf("stats: paid %d remaining %d, want 1 and 4", st.Paid, st.Remaining)
+	}
+}
+
+// A success that arrives after the expiry released the order is refunded
+// through Stripe with its reason and the shopper is told; the unit, back on
+// sale, goes to one other shopper only.
+func TestStripeSuccessAfterReleaseIsRefunded(t *testing.T) {
+	a := startPayApp(t)
+	mt, g := a.liveGoods(1, 1)
+	tok, _ := a.newUser()
+	o := a.grab(tok, g.ID)
+	co := a.checkout(tok, o.ID, "wechat_pay")
+
+	// The expiry leaves a held order to the checkout, which closes the trade first.
+	a.Clock.Advance(2 * time.Minute)
+	if _, err := a.Goods.ExpireDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if o := a.order(tok, o.ID); o.Status != "unpaid" {
+		t.Fatalf("the expiry released an order whose trade is open: %s", o.Status)
+	}
+	if _, err := a.payments().CloseDue(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if o := a.order(tok, o.ID); o.Status != "expired" {
+		t.Fatalf("after the trade closed: %s", o.Status)
+	}
+	tok2, _ := a.newUser()
+	o2 := a.grab(tok2, g.ID)
+
+	body, sig := a.paidEvent("evt_late", o, co)
+	if st := a.webhook(body, sig); st != 200 {
+		t.Fatalf("late success: %d", st)
+	}
+	if o := a.order(tok, o.ID); o.Status != "expired" {
+		t.Fatalf("a late success revived the order: %s", o.Status)
+	}
+	if r := a.refunds(); len(r) != 1 || r[o.ID] != "expired" {
+		t.Fatalf("refunds: %v, want order %d refunded as expired", r, o.ID)
+	}
+	if st := a.webhook(body, sig); st != 200 || len(a.refunds()) != 1 {
+		t.Fatalf("a replayed late success refunded again")
+	}
+	var n struct {
+		Notifications []struct{ Kind, Message string }
+	}
+	a.call("GET", "/api/me/notifications", tok, nil, &n)
+	told := false
+	for _, x := range n.Notifications {
+		told = told || x.Kind == checkout.NotificationPaymentRefunded
+	}
+	if !told {
+		t.Fatalf("the shopper was not told of the refund: %+v", n.Notifications)
+	}
+	if st := a.stats(mt, g.ID); st.Paid != 0 || st.Unpaid != 1 || st.Remaining != 0 {
+		t.Fatalf("stats: %+v, want the unit held by the second order only", st)
+	}
+	if o2 := a.order(tok2, o2.ID); o2.Status != "unpaid" {
+		t.Fatalf("second order: %s", o2.Status)
+	}
+}
+
+// A success webhook and the expiry, released together on 200 orders: each
+// order ends with one outcome, paid (nothing refunded) or expired (its
+// payment refunded once), and no unit is sold twice.
+func TestStripeSuccessRacesExpiry(t *testing.T) {
+	const n = 200
+	a := startPayApp(t)
+	mt, g := a.liveGoods(n, n)
+	tok, _ := a.newUser()
+	orders := make([]orderJSON, n)
+	cos := make([]checkoutJSON, n)
+	for i := range orders {
+		orders[i] = a.grab(tok, g.ID)
+		cos[i] = a.checkout(tok, orders[i].ID, "card")
+	}
+	a.Clock.Advance(2 * time.Minute)
+
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range orders {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			body, sig := a.paidEvent(fmt.Sprintf("evt_%d", i), orders[i], cos[i])
+			<-start
+			if st := a.webhook(body, sig); st != 200 {
+				t.Errorf("webhook of order %d: %d", orders[i].ID, st)
+			}
+		}()
+	}
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			if _, err := a.Goods.ExpireDue(context.Background()); err != nil {
+				t.Error(err)
+			}
+			if _, err := a.payments().CloseDue(context.Background()); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	if _, err := a.payments().CloseDue(context.Background()); err != nil { // whatever the race left open
+		t.Fatal(err)
+	}
+	refunds := a.refunds()
+	paid, expired := 0, 0
+	for _, o := range orders {
+		got := a.order(tok, o.ID)
+		switch reason, refunded := refunds[o.ID]; {
+		case got.Status == "paid" && !refunded:
+			paid++
+		case got.Status == "expired" && refunded && reason == "expired":
+			expired++
+		default:
+			t.Errorf("order %d ended %s with refund %q (refunded %v): want paid and kept, or expired and refunded", o.ID, got.Status, reason, refunded)
+		}
+	}
+	if len(refunds) != expired {
+		t.Errorf("%d refunds for %d expired orders", len(refunds), expired)
+	}
+	st := a.stats(mt, g.ID)
+	if st.Paid != int64(paid) || st.Unpaid != 0 || st.Remaining+st.Paid != n {
+		t.Errorf("stats %+v after %d paid, %d expired: a unit lost or sold twice", st, paid, expired)
+	}
+	t.Logf("%d paid, %d expired and refunded", paid, expired)
+}
