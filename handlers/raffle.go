@@ -74,6 +74,13 @@ func (h *Fair) RafflePage(c *fiber.Ctx) error {
 			return err
 		}
 		v.Entry = e
+		if e != nil && e.State == model.EntryLost && e.OrderID != 0 { // won, then the order ended unpaid
+			if o, err := h.Goods.OrderOf(ctx, e.OrderID); err == nil && o.UserID == cl.UserID {
+				v.OrderStatus = o.Status
+			} else if err != nil && db.ErrorCode(err) != db.ENOTFOUND {
+				return err
+			}
+		}
 	}
 	return render(c, fiber.StatusOK, views.RafflePage(h.page(c, "Raffle: "+g.Title), v))
 }

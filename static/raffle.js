@@ -48,6 +48,11 @@
         p.append(badge("won", T("You won")), " " + T("Your order is being made…"));
       } else if (entry && entry.state === "waitlisted") {
         p.append(badge("waitlisted", T("Waitlisted")), " " + T("You are number %d in the draw's order. If a winner does not pay, their unit passes to the next entry: you are told at once.", entry.position));
+      } else if (entry && entry.state === "lost" && entry.order_id) { // won, then the order ended unpaid
+        const st = order && order.id === entry.order_id ? order.status : "";
+        const text = st === "expired" ? "Your order %s expired unpaid." : st === "cancelled" ? "Your order %s was cancelled." : "Your order %s ended unpaid.";
+        p.setAttribute("data-testid", "raffle-won-unpaid");
+        p.append(badge("won", T("You won")), " " + T(text, "#" + S.orderNumber(entry.order_id)));
       } else if (entry && entry.state === "lost") {
         p.append(badge("lost", T("Not this time")), " " + T("No unit reached you in this draw."));
       } else if (entry) {

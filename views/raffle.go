@@ -18,6 +18,9 @@ type RaffleView struct {
 	Origin string
 	// Leftovers: the draw left units no entry can claim, sold first come on the goods page.
 	Leftovers bool
+	// OrderStatus is the status of the order a won entry held and lost
+	// (expired, cancelled or failed): the shopper won, then did not pay.
+	OrderStatus string
 }
 
 // RaffleCheckCommand is the shell command anyone can run to check a draw
@@ -88,4 +91,16 @@ func winnersText(ctx context.Context, n int64) string {
 		return T(ctx, "1 winner")
 	}
 	return F(ctx, "%d winners", n)
+}
+
+// wonUnpaidText is what a shopper reads who won a raffle and whose order
+// then ended unpaid, by the order's status: a format taking the order number.
+func wonUnpaidText(status string) string {
+	switch status {
+	case "expired":
+		return "Your order %s expired unpaid."
+	case "cancelled":
+		return "Your order %s was cancelled."
+	}
+	return "Your order %s ended unpaid."
 }
