@@ -204,7 +204,7 @@ func (s *Server) routes(cfg Config) {
 		}
 	}
 
-	app.Use(s.identify, s.observe, s.authenticate, handlers.Language)
+	app.Use(s.identify, s.observe, s.authenticate, h.Language)
 	app.Get("/ws", s.Hub.Handle)
 
 	// The platform's own API: accounts, settings, the audit log, users, notifications, the orders desk.

@@ -43,8 +43,8 @@ func TestFormsReportEveryProblemAtOnce(t *testing.T) {
 		{"a red packet", "/admin/redpackets", url.Values{"title": {""}, "total": {"lots"}, "count": {"0"}, "mode": {"random"}, "expires_in": {"24h"}},
 			[]string{"rp-error-title", "rp-error-total", "rp-error-count"}},
 		{"a coupon", "/admin/coupons", url.Values{"title": {""}, "kind": {"amount_off"}, "value": {"much"}, "stock": {"0"},
-			"grab_start_at": {"2030-01-01T10:00"}, "grab_end_at": {"2030-01-02T10:00"}},
-			[]string{"error-title", "error-value", "error-stock"}},
+			"valid_days": {"99999"}, "grab_start_at": {"2030-01-01T10:00"}, "grab_end_at": {"2030-01-02T10:00"}},
+			[]string{"error-title", "error-value", "error-stock", "error-valid_days"}},
 	} {
 		st, body := s.postFormPage(c.path, c.form)
 		if st != 422 {

@@ -78,10 +78,27 @@ type langKey struct{}
 // With returns ctx carrying the reader's language.
 func With(ctx context.Context, l Lang) context.Context { return context.WithValue(ctx, langKey{}, l) }
 
+// WithLazy returns ctx carrying the reader's language as found by find,
+// called at most once and only when something asks (an answer with no
+// words never pays for the look-up).
+func WithLazy(ctx context.Context, find func() Lang) context.Context {
+	return context.WithValue(ctx, langKey{}, &lazyLang{find: find})
+}
+
+type lazyLang struct {
+	once sync.Once
+	find func() Lang
+	l    Lang
+}
+
 // Of is the language ctx carries: English when none.
 func Of(ctx context.Context) Lang {
-	if l, ok := ctx.Value(langKey{}).(Lang); ok {
+	switch l := ctx.Value(langKey{}).(type) {
+	case Lang:
 		return l
+	case *lazyLang:
+		l.once.Do(func() { l.l = l.find() })
+		return l.l
 	}
 	return En
 }

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/url"
+	"regexp"
+	"testing"
+	"time"
+)
+
+// A merchant who picked 中文 reads the API's refusals in Chinese from any
+// client, one that sends an English Accept-Language and no language cookie
+// (a bearer token) too: the account's pick, not the browser's, decides.
+// A merchant who picked nothing reads the browser's language. Red packet
+// and coupon template refusals name every problem, in that language.
+func TestAPIErrorsFollowTheAccountsLanguage(t *testing.T) {
+	a := startApp(t)
+	picked, pickedToken := a.namedMerchant()
+	s := a.cookieLogin(picked, "password123")
+	if st, _ := s.postFormPage("/lang", url.Values{"lang": {"zh-CN"}, "back": {"/admin/"}}); st != 303 && st != 200 {
+		t.Fatalf("pick 中文: %d", st)
+	}
+	_, otherToken := a.namedMerchant()
+	start := a.Clock.Now().Add(time.Hour).UTC()
+	bad := []struct{ what, path string }{{"red packet", "/api/admin/redpackets"}, {"coupon template", "/api/admin/coupons"}}
+	bodies := map[string]any{
+		"/api/admin/redpackets": map[string]any{"title": "", "total_cents": 3, "count": 5, "mode": "random"},
+		"/api/admin/coupons": map[string]any{"title": "", "kind": "amount_off", "value": 0, "stock": 0, "valid_days": 99999,
+			"grab_start_at": start, "grab_end_at": start.Add(time.Hour)},
+	}
+	ask := func(path, token string) (int, string) {
+		t.Helper()
+		b, _ := json.Marshal(bodies[path])
+		req, _ := http.NewRequest("POST", a.URL+path, bytes.NewReader(b))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept-Language", "en-US,en;q=0.9")
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		raw, _ := io.ReadAll(res.Body)
+		var e apiError
+		if err := json.Unmarshal(raw, &e); err != nil {
+			t.Fatalf("POST %s: %d %s", path, res.StatusCode, raw)
+		}
+		return res.StatusCode, e.Error.Message
+	}
+	for _, c := range bad {
+		st, msg := ask(c.path, pickedToken)
+		if st != 400 || !cjk.MatchString(msg) || latinWords.MatchString(msg) {
+			t.Errorf("%s refused for the merchant who picked 中文, in an English browser: %d %q, want Chinese", c.what, st, msg)
+		}
+		st, msg = ask(c.path, otherToken)
+		if st != 400 || cjk.MatchString(msg) {
+			t.Errorf("%s refused for a merchant who picked nothing, in an English browser: %d %q, want English", c.what, st, msg)
+		}
+		if c.what == "coupon template" {
+			for _, field := range []string{"title", "value", "stock", "valid_days"} {
+				if !bytes.Contains([]byte(msg), []byte(field)) {
+					t.Errorf("the coupon template's refusal %q names no problem of %s", msg, field)
+				}
+			}
+		}
+	}
+}
+
+// latinWords are the English of a refusal that a Chinese one must not keep.
+var latinWords = regexp.MustCompile(`\b(is required|must be|must not|cents?|shares?)\b`)
