@@ -95,17 +95,22 @@
     };
   });
 
+  // An admin's steering switch may pause every sale: the page says so and
+  // holds the Grab buttons until it is lifted (the live "sale_paused"
+  // event, which each socket also gets when it opens).
+  let salePaused = document.documentElement.hasAttribute("data-sale-paused");
   function grabState(g) {
     const now = Date.now();
     if (g.ended || now >= g.end) return "ended";
     if (now < g.start) return "upcoming";
     if (g.remaining <= 0) return "sold_out";
     if (g.limit > 0 && g.held >= g.limit) return "limit_reached";
+    if (salePaused) return "paused";
     return "live";
   }
-  const BADGES = { upcoming: "Soon", live: "Live", sold_out: "Sold out", limit_reached: "Limit reached", ended: "Ended" };
+  const BADGES = { upcoming: "Soon", live: "Live", sold_out: "Sold out", limit_reached: "Limit reached", ended: "Ended", paused: "Paused" };
   // The sale's state in words (the goods page and the front page's cards), as views.homeStateText.
-  const STATE_TEXT = { upcoming: "Upcoming", live: "On sale", limit_reached: "On sale", sold_out: "Sold out", ended: "Ended" };
+  const STATE_TEXT = { upcoming: "Upcoming", live: "On sale", limit_reached: "On sale", sold_out: "Sold out", ended: "Ended", paused: "Paused" };
 
   function countdownEl(until, testid) {
     const attrs = { class: "countdown", "data-countdown": new Date(until).toISOString() };
@@ -118,11 +123,12 @@
       case "sold_out": return [T("Sold out: every unit has been grabbed.")];
       case "ended": return [T("This sale has ended.")];
       case "limit_reached": return [T("On sale now, ends in") + " ", countdownEl(g.end), T(". You hold %d of %d, the limit per customer.", g.held, g.limit)];
+      case "paused": return [T("The sale is paused for a moment. Grabbing opens again shortly; this page shows it at once.")];
     }
     return [T("On sale now, ends in") + " ", countdownEl(g.end)];
   }
   function grabLabel(st, g) {
-    const label = { sold_out: "Sold out", limit_reached: "Limit reached", ended: "Sale ended" }[st];
+    const label = { sold_out: "Sold out", limit_reached: "Limit reached", ended: "Sale ended", paused: "Paused" }[st];
     return label ? T(label) : T("Grab for %s", S.money(g.price));
   }
 
@@ -154,6 +160,11 @@
   }
   function showAllGrabStates() { Object.keys(goodsRec).forEach(showGrabState); }
   showAllGrabStates();
+  S.live.on("sale_paused", (ev) => {
+    salePaused = !!ev.paused;
+    document.documentElement.toggleAttribute("data-sale-paused", salePaused);
+    showAllGrabStates();
+  });
   // The start and the end: a countdown inside a goods' box fires when due.
   document.addEventListener("countdown-done", (e) => {
     const box = e.target.closest && e.target.closest("[data-goods-state]");

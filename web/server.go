@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"sync/atomic"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -126,18 +127,19 @@ type Server struct {
 	App *fiber.App
 	Hub *wshub.Hub
 
-	redis    redis.UniversalClient
-	audits   *audit.Service
-	tokens   *account.Tokens
-	log      *slog.Logger
-	metrics  *metrics
-	site     *handlers.Site
-	ready    func(ctx context.Context) map[string]error
-	trusted  []netip.Prefix
-	limits   *limiters
-	maxConns int
-	conns    *connLimitListener
-	switches func() model.Switches
+	redis      redis.UniversalClient
+	audits     *audit.Service
+	tokens     *account.Tokens
+	log        *slog.Logger
+	metrics    *metrics
+	site       *handlers.Site
+	ready      func(ctx context.Context) map[string]error
+	trusted    []netip.Prefix
+	limits     *limiters
+	maxConns   int
+	conns      *connLimitListener
+	switches   func() model.Switches
+	pausedSent atomic.Bool // the pause state the sockets were last told (SwitchesChanged)
 
 	unavailableLog *logThrottle // requests failed because a backend is down
 	readyLog       *logThrottle // readiness checks that failed
@@ -151,7 +153,9 @@ func New(cfg Config) *Server {
 	s.limits = newLimiters(cfg.Limits, nil)
 	s.site = cfg.Site
 	s.Hub = wshub.New(wshub.Config{Redis: cfg.Redis, Tokens: cfg.Tokens, Log: cfg.Log, Registry: cfg.Registry, Identify: identifySocket,
-		PingInterval: cfg.PingInterval, ReadWindow: cfg.SocketReadWindow, MaxAnonPerIP: cfg.MaxAnonSocketsPerIP, Observe: cfg.Observe})
+		PingInterval: cfg.PingInterval, ReadWindow: cfg.SocketReadWindow, MaxAnonPerIP: cfg.MaxAnonSocketsPerIP, Observe: cfg.Observe,
+		Hello: func() []byte { return pausedEvent(s.switchesNow().SalePaused) }})
+	s.pausedSent.Store(s.switchesNow().SalePaused)
 	s.App = fiber.New(fiber.Config{
 		AppName:               "seckill",
 		ErrorHandler:          s.errorHandler,

@@ -14,7 +14,7 @@ import (
 
 // errSalePaused is the answer to a grab while the sale is paused.
 var errSalePaused = &db.Error{Code: db.EUNAVAILABLE, RetryAfter: 5 * time.Second,
-	Message: "the sale is paused for a moment; places in a queue are kept: try again shortly"}
+	Message: "the sale is paused for a moment: try again shortly"}
 
 // errMerchantReadOnly is the answer to a merchant's change while merchants are read-only.
 var errMerchantReadOnly = &db.Error{Code: db.EFORBIDDEN,
@@ -28,12 +28,37 @@ func (s *Server) switchesNow() model.Switches {
 	return s.switches()
 }
 
+// pausedEvent is the live event that tells a page whether the sale is
+// paused ({"type":"sale_paused","paused":true}): static/goods.js holds the
+// Grab buttons and says "Paused" while it is. Each socket gets it first
+// (the hub's Hello), and every socket of a process when the process's
+// switches turn (SwitchesChanged).
+func pausedEvent(paused bool) []byte {
+	if paused {
+		return []byte(`{"type":"sale_paused","paused":true}`)
+	}
+	return []byte(`{"type":"sale_paused","paused":false}`)
+}
+
+// SwitchesChanged tells this process's sockets when the sale is paused or
+// resumed; give it to the switches' OnChange.
+func (s *Server) SwitchesChanged(sw model.Switches) {
+	if s.pausedSent.Swap(sw.SalePaused) != sw.SalePaused {
+		s.Hub.Broadcast(pausedEvent(sw.SalePaused))
+	}
+}
+
 // saleOpen refuses a grab (goods, red packet, coupon) while the sale is
 // paused: 503 unavailable with Retry-After. Queue joins and tickets do not
-// pass it, so every place is kept.
+// pass it, so every place is kept. A grab with an Idempotency-Key goes on
+// with the refusal held (db.WithHeldRefusal): the grab answers a retry of
+// one answered before as it answered then, anything else with the refusal.
 func (s *Server) saleOpen(c *fiber.Ctx) error {
 	if s.switchesNow().SalePaused {
-		return errSalePaused
+		if !db.ValidIdempotencyKey(c.Get(handlers.HeaderIdempotencyKey)) {
+			return errSalePaused
+		}
+		c.SetUserContext(db.WithHeldRefusal(c.UserContext(), errSalePaused))
 	}
 	return c.Next()
 }

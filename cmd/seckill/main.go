@@ -310,6 +310,7 @@ func (m *Main) Open(ctx context.Context) error {
 			return fmt.Errorf("follow revocations: %w", err)
 		}
 		m.Web = web.New(wcfg)
+		m.Switches.OnChange(m.Web.SwitchesChanged)
 		if err := m.Web.Start(ctx); err != nil {
 			return fmt.Errorf("subscribe to live events: %w", err)
 		}

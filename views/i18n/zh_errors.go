@@ -113,7 +113,7 @@ func init() {
 		"could not be read":                                  "无法读取",
 		"send the picture as the multipart field \"image\"":  "请以 multipart 字段 \"image\" 上传图片",
 		"merchant changes are paused by an admin while the sale runs (read-only): you can look, and change things again once it is lifted": "秒杀进行期间管理员已暂停商家修改（只读）：可以查看，解除后才能再修改",
-		"the sale is paused for a moment; places in a queue are kept: try again shortly":                                                   "秒杀暂停片刻，排队位置会保留：请稍后再试",
+		"the sale is paused for a moment: try again shortly":                                                                               "秒杀暂停片刻，请稍后再试",
 		"the steering switches keep changing; try again":                                                                                   "运营开关一直在变动，请重试",
 		"the item's Redis node is changing over; try again shortly":                                                                        "该商品所在的 Redis 节点正在切换，请稍后再试",
 		"the change could not be confirmed on a replica in time; retry with the same Idempotency-Key to learn whether it holds":            "未能及时在副本上确认此次修改；请用相同的 Idempotency-Key 重试，以确认是否已生效",

@@ -9,6 +9,8 @@ func init() {
 	// pages say most of them too.
 	addJS(map[string]string{
 		// Order and sale states.
+		"Paused": "已暂停",
+		"The sale is paused for a moment. Grabbing opens again shortly; this page shows it at once.": "秒杀暂停片刻，很快恢复；恢复时本页会立即显示。",
 		"Awaiting payment":                    "待支付",
 		"Failed":                              "失败",
 		"Failed: sold twice, nothing charged": "失败：重复售出，未扣款",
@@ -206,17 +208,23 @@ func init() {
 		"%s units passed on so far.": "目前已顺延 %s 个名额。",
 		"The order of all entries (user IDs; the first ones won):": "全部报名的顺序（用户 ID；排在前面的中签）：",
 		"Anyone can check it: the randomness is the SHA-256 of the seed, the entries root and the beacon's randomness (if any), joined by colons; each entry's key is the SHA-256 of the randomness, a colon and the user ID; the order is the entries sorted by key.": "任何人都可以验证：随机数是种子、报名根哈希和信标随机数（如有）以冒号连接后的 SHA-256；每个报名的键是随机数、冒号和用户 ID 的 SHA-256；顺序即按键排序后的报名。",
-		"With %s, or %s, %s and %s:":        "可使用 %s，或 %s、%s 和 %s：",
-		"Entries from %s to the draw at %s": "报名时间 %s 至 %s 开奖",
-		"The shoppers' page":                "用户页面",
-		"Entries":                           "报名人数",
-		"Drawn":                             "开奖时间",
-		"not yet":                           "尚未开奖",
-		"Winners (holding an order)":        "中签（持有订单）",
-		"Of them paid":                      "其中已支付",
-		"Lost (order expired or cancelled)": "失效（订单过期或取消）",
-		"Units passed on":                   "已顺延名额",
-		"Seed hash":                         "种子哈希",
+		// The comments of the raffle's check command (views/raffle_check.go).
+		"every check (-beacon URL when a beacon round is named)": "全部核对（抽签用了公共信标时，加上 -beacon 信标地址）",
+		"or by hand:":                         "或者手动核对：",
+		"prints seed_hash":                    "输出种子哈希（seed_hash）",
+		"randomness":                          "随机数",
+		"prints order; the first winners won": "输出抽签顺序；排在前面的即中签者",
+		"With %s, or %s, %s and %s:":          "可使用 %s，或 %s、%s 和 %s：",
+		"Entries from %s to the draw at %s":   "报名时间 %s 至 %s 开奖",
+		"The shoppers' page":                  "用户页面",
+		"Entries":                             "报名人数",
+		"Drawn":                               "开奖时间",
+		"not yet":                             "尚未开奖",
+		"Winners (holding an order)":          "中签（持有订单）",
+		"Of them paid":                        "其中已支付",
+		"Lost (order expired or cancelled)":   "失效（订单过期或取消）",
+		"Units passed on":                     "已顺延名额",
+		"Seed hash":                           "种子哈希",
 
 		// Labels views' helpers give other pages: states on badges
 		// (stateLabel), the ways goods are sold and their demand (the

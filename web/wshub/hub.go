@@ -65,6 +65,10 @@ type Config struct {
 	Observe func(topic string, event []byte)
 	// MaxAnonPerIP caps the anonymous sockets of one client address (0: no cap).
 	MaxAnonPerIP int
+	// Hello, when set, is the first message each socket gets (nil: none):
+	// what holds for every page whenever it connects, such as whether the
+	// sale is paused (Broadcast tells the sockets already open of a change).
+	Hello func() []byte
 }
 
 // Hub delivers live events to WebSocket clients. Events arrive through Redis
@@ -271,6 +275,24 @@ func (h *Hub) dispatch(topic string, event []byte) {
 		}
 	}
 	h.mu.RUnlock()
+	for _, c := range slow {
+		h.Log.Info("dropping slow websocket client", "user", c.userID)
+		h.dropped.Inc()
+		h.remove(c)
+	}
+}
+
+// Broadcast sends event to every socket of this process, whatever it
+// follows: a change each process learns on its own (the steering switches
+// it reloads), so it goes through no channel.
+func (h *Hub) Broadcast(event []byte) {
+	msg := outMsg{pm: mustPrepare(websocket.TextMessage, event)}
+	var slow []*wsClient
+	for _, c := range h.snapshot() {
+		if !h.enqueue(c, msg) {
+			slow = append(slow, c)
+		}
+	}
 	for _, c := range slow {
 		h.Log.Info("dropping slow websocket client", "user", c.userID)
 		h.dropped.Inc()

@@ -127,6 +127,11 @@ func (h *Hub) adopt(claims model.Claims, anonIP netip.Addr) *wsClient {
 	}
 	h.mu.Unlock()
 	h.sockets.Inc()
+	if h.Hello != nil {
+		if m := h.Hello(); m != nil {
+			h.enqueue(c, outMsg{pm: mustPrepare(websocket.TextMessage, m)})
+		}
+	}
 	return c
 }
 

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/chromedp/chromedp"
+)
+
+// While an admin pauses the sale, an open goods page and the front page's
+// card turn to "Paused" live (the Grab button held), and back to on sale
+// on resume, without a reload; a page opened while paused says so at once,
+// and a socket opened then is told too (the hub's first message).
+func TestPausedSaleShownLive(t *testing.T) {
+	forViewports(t, func(t *testing.T, v shopperViewport) {
+		a := startApp(t)
+		_, g := a.liveGoods(5, 1)
+		admin := a.adminToken()
+		pause := func(on bool) {
+			t.Helper()
+			if st := a.call("PUT", "/api/admin/switches", admin, map[string]bool{"sale_paused": on}, nil); st != 200 {
+				t.Fatalf("sale_paused %v: %d", on, st)
+			}
+		}
+		name, _ := a.register("paused")
+		ctx := newBrowser(t)
+		browse(t, ctx, "log in", v.sized(), browserLogin(ctx, a.URL, name, "password123"))
+		goodsPage := fmt.Sprintf("%s/goods/%d", a.URL, g.ID)
+		browse(t, ctx, "open the goods page", chromedp.Navigate(goodsPage), chromedp.WaitVisible(`[data-testid=goods-page][data-subscribed=on]`))
+		until(t, ctx, "on sale", grabButtonIs("Grab for ¥25.00", true))
+
+		pause(true)
+		until(t, ctx, "paused live: the button held", grabButtonIs("Paused", false)+" && "+saleStateStarts("The sale is paused"))
+		waitText(t, ctx, `[data-testid=goods-state]`, "Paused")
+		pause(false)
+		until(t, ctx, "resumed live", grabButtonIs("Grab for ¥25.00", true)+" && "+saleStateStarts("On sale now"))
+		waitText(t, ctx, `[data-testid=goods-state]`, "On sale")
+
+		// The front page's card, live both ways.
+		browse(t, ctx, "open the front page", chromedp.Navigate(a.URL+"/"), chromedp.WaitVisible(fmt.Sprintf(`[data-testid=home-state-%d]`, g.ID)))
+		card := fmt.Sprintf(`[data-testid=home-state-%d]`, g.ID)
+		waitText(t, ctx, card, "On sale")
+		pause(true)
+		waitText(t, ctx, card, "Paused")
+
+		// Opened while paused: paused at once, in Chinese too.
+		browse(t, ctx, "reopen the goods page", chromedp.Navigate(goodsPage), chromedp.WaitVisible(`[data-testid=goods-page][data-subscribed=on]`))
+		until(t, ctx, "paused on a page opened while paused", grabButtonIs("Paused", false))
+		browse(t, ctx, "in Chinese", chromedp.Click(`[data-testid=lang-zh-CN]`, chromedp.ByQuery), chromedp.WaitVisible(`html[lang=zh-CN] [data-testid=goods-page][data-subscribed=on]`))
+		until(t, ctx, "paused in Chinese", grabButtonIs("已暂停", false))
+		pause(false)
+		until(t, ctx, "resumed in Chinese", `!document.querySelector("[data-testid=grab-button]").disabled`)
+	})
+}
