@@ -100,8 +100,8 @@ func checkCrowdReport(t *testing.T, o *benchOptions, r *bench.Report, inProcess 
 	}
 	// The reads: each kind by both readers against the no-op, every request answered as wanted.
 	reads := r.Tables[1]
-	if len(reads.Rows) != 1+7*2 {
-		t.Fatalf("%d read rows, want the no-op and 7 reads × 2 readers: %v", len(reads.Rows), reads.Rows)
+	if len(reads.Rows) != 1+7*2+1 {
+		t.Fatalf("%d read rows, want the no-op, 7 reads × 2 readers and the signed-in reader's own orders: %v", len(reads.Rows), reads.Rows)
 	}
 	for _, row := range reads.Rows[1:] {
 		name := "crowd read: " + row[0] + ", " + row[1]
