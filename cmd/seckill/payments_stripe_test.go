@@ -258,37 +258,31 @@ func TestStripeSuccessAfterReleaseIsRefunded(t *testing.T) {
 	}
 }
 
-// A success webhook and the expiry, released together on 200 orders: each
+// A success webhook and the expiry released together, 200 times: each
 // order ends with one outcome, paid (nothing refunded) or expired (its
 // payment refunded once), and no unit is sold twice.
 func TestStripeSuccessRacesExpiry(t *testing.T) {
 	const n = 200
 	a := startPayApp(t)
-	mt, g := a.liveGoods(n, n)
+	mt, _ := a.newMerchant()
+	g := a.createGoods(mt, a.createSlot(mt, -time.Minute, 10*time.Hour).ID, n, n) // 200 deadlines pass inside it
 	tok, _ := a.newUser()
 	orders := make([]orderJSON, n)
-	cos := make([]checkoutJSON, n)
 	for i := range orders {
 		orders[i] = a.grab(tok, g.ID)
-		cos[i] = a.checkout(tok, orders[i].ID, "card")
-	}
-	a.Clock.Advance(2 * time.Minute)
-
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	for i := range orders {
-		wg.Add(1)
+		co := a.checkout(tok, orders[i].ID, "card")
+		body, sig := a.paidEvent(fmt.Sprintf("evt_%d", i), orders[i], co)
+		a.Clock.Advance(time.Minute + time.Second) // this order is due; the ones before are settled
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			body, sig := a.paidEvent(fmt.Sprintf("evt_%d", i), orders[i], cos[i])
 			<-start
 			if st := a.webhook(body, sig); st != 200 {
 				t.Errorf("webhook of order %d: %d", orders[i].ID, st)
 			}
 		}()
-	}
-	for range 2 {
-		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
@@ -299,10 +293,10 @@ func TestStripeSuccessRacesExpiry(t *testing.T) {
 				t.Error(err)
 			}
 		}()
+		close(start)
+		wg.Wait()
 	}
-	close(start)
-	wg.Wait()
-	if _, err := a.payments().CloseDue(context.Background()); err != nil { // whatever the race left open
+	if _, err := a.payments().CloseDue(context.Background()); err != nil { // whatever the races left open
 		t.Fatal(err)
 	}
 	refunds := a.refunds()
