@@ -8,6 +8,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/checkout"
+	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
@@ -170,7 +171,16 @@ func (h *Checkout) deskOrderView(c *fiber.Ctx) (views.DeskOrderView, error) {
 	}
 	v := views.DeskOrderView{Order: deskRow(ov.Order), ReasonMax: checkout.RefundReasonMax}
 	for _, s := range ov.History {
-		v.History = append(v.History, views.DeskStep{At: s.At, Status: s.Status, Actor: s.Actor, ActorName: s.ActorName, Detail: s.Detail})
+		step := views.DeskStep{At: s.At, Status: s.Status, Actor: s.Actor, ActorName: s.ActorName, Detail: s.Detail}
+		if s.Status == model.OrderPaid && ov.Order.UserCouponID > 0 {
+			step.DiscountCents = ov.Order.DiscountCents
+			if cp, err := h.Checkout.Coupons.Get(c.UserContext(), coupon.TemplateOf(ov.Order.UserCouponID)); err == nil {
+				step.CouponTitle = cp.Title
+			} else if db.ErrorCode(err) != db.ENOTFOUND {
+				return views.DeskOrderView{}, err
+			}
+		}
+		v.History = append(v.History, step)
 	}
 	return v, nil
 }

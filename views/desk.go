@@ -93,6 +93,30 @@ type DeskStep struct {
 	Actor     string
 	ActorName string
 	Detail    string
+	// A payment with a coupon: the coupon's title ("" when unknown) and the discount.
+	CouponTitle   string
+	DiscountCents int64
+}
+
+// stepLabel names a step of an order's history as an event: "Order
+// placed", not the field name "Created".
+func stepLabel(status string) string {
+	if status == "created" {
+		return "Order placed"
+	}
+	return stateLabel(status)
+}
+
+// stepDetail says more of a step, in the reader's words: the coupon a
+// payment used by its title and the discount as money.
+func stepDetail(ctx context.Context, s DeskStep) string {
+	if s.Status == "paid" && s.DiscountCents > 0 {
+		if s.CouponTitle != "" {
+			return F(ctx, "with the coupon “%s”: %s off", s.CouponTitle, Money(s.DiscountCents))
+		}
+		return F(ctx, "with a coupon: %s off", Money(s.DiscountCents))
+	}
+	return T(ctx, s.Detail)
 }
 
 // DeskOrderView is one order's page on the desk: its history and the
@@ -145,6 +169,9 @@ func actorLabel(ctx context.Context, s DeskStep) string {
 	}
 	who = T(ctx, who)
 	if s.ActorName != "" && s.Actor != "gateway" && s.Actor != "system" {
+		if strings.EqualFold(s.ActorName, who) { // the demo's "shopper", a shopper: said once
+			return s.ActorName
+		}
 		return who + " " + s.ActorName
 	}
 	return who

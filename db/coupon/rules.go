@@ -117,6 +117,9 @@ func State(start, end, now time.Time) string {
 // decided in Redis so the flush can write it again harmlessly.
 func UserCouponID(couponID, unit int64) int64 { return couponID*userCouponIDMultiple + unit }
 
+// TemplateOf is the template a user coupon's ID was made from (UserCouponID).
+func TemplateOf(userCouponID int64) int64 { return userCouponID / userCouponIDMultiple }
+
 // ValidUntil is when a coupon grabbed at grabbedAt stops being usable.
 func ValidUntil(grabbedAt time.Time, days int) time.Time {
 	return grabbedAt.UTC().AddDate(0, 0, days)
