@@ -11,7 +11,7 @@ import (
 // a fixed bar back to the merchant dashboard and the shop, styled inline
 // because Asynqmon loads none of the shop's CSS (its CSP allows inline styles).
 const monitorBackBar = `<nav data-testid="monitor-back-bar" style="position:fixed;right:16px;bottom:16px;z-index:2000;display:flex;gap:8px;font:600 14px system-ui,sans-serif">` +
-	`<a href="/admin" data-testid="monitor-back" style="background:#c53030;color:#fff;padding:8px 14px;border-radius:20px;text-decoration:none;box-shadow:0 2px 6px rgba(0,0,0,.3)">&larr; Back to the shop&#39;s dashboard</a>` +
+	`<a href="/admin" data-testid="monitor-back" style="background:#c53030;color:#fff;padding:8px 14px;border-radius:20px;text-decoration:none;box-shadow:0 2px 6px rgba(0,0,0,.3)">&larr; <span class="monitor-long">Back to the shop&#39;s </span>dashboard</a>` +
 	`<a href="/" data-testid="monitor-shop" style="background:#fff;color:#c53030;padding:8px 14px;border-radius:20px;text-decoration:none;box-shadow:0 2px 6px rgba(0,0,0,.3)">Shop</a></nav>`
 
 // monitorNarrow starts Asynqmon with its sidebar folded on a phone, where
@@ -22,7 +22,18 @@ const monitorBackBar = `<nav data-testid="monitor-back-bar" style="position:fixe
 const monitorNarrow = `<script>(function(){try{if(innerWidth<720){var k="asynqmon:state",s=JSON.parse(localStorage.getItem(k)||"{}");` +
 	`s.settings=Object.assign({},s.settings,{isDrawerOpen:false});localStorage.setItem(k,JSON.stringify(s));}}catch(e){}})();</script>`
 
-// withBackBar serves Asynqmon with monitorBackBar (and monitorNarrow) at
+// monitorPhone fits Asynqmon to a phone from outside its bundle: the bar
+// back, which floats over the bottom of the page on a wide screen, sits in
+// the empty end of Asynqmon's top bar as one short pill, covering nothing;
+// and the dashboard's two charts, side by side too narrow to read, stack
+// at the full width (MUI's grid classes are stable, unlike its jss ones).
+const monitorPhone = `<style>@media (max-width:719px){` +
+	`[data-testid=monitor-back-bar]{top:13px!important;bottom:auto!important;right:8px!important;font-size:13px!important}` +
+	`[data-testid=monitor-back]{padding:6px 12px!important}` +
+	`[data-testid=monitor-back-bar] .monitor-long,[data-testid=monitor-shop]{display:none}` +
+	`.MuiGrid-item.MuiGrid-grid-xs-6{max-width:100%!important;flex-basis:100%!important}}</style>`
+
+// withBackBar serves Asynqmon with monitorBackBar (and monitorNarrow, monitorPhone) at
 // the top of its HTML page.
 func withBackBar(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -39,7 +50,7 @@ func withBackBar(next http.Handler) http.Handler {
 		if strings.HasPrefix(rec.header.Get("Content-Type"), "text/html") {
 			if i := bytes.Index(body, []byte("<body>")); i >= 0 {
 				at := i + len("<body>")
-				body = append(append(append([]byte{}, body[:at]...), monitorBackBar+monitorNarrow...), body[at:]...)
+				body = append(append(append([]byte{}, body[:at]...), monitorBackBar+monitorNarrow+monitorPhone...), body[at:]...)
 				rec.header.Set("Content-Length", strconv.Itoa(len(body)))
 			}
 		}

@@ -37,7 +37,9 @@ func TestBrowserAdminDashboard(t *testing.T) {
 }
 
 // Asynqmon on a phone (390 px) starts with its sidebar folded, so its
-// queues have the width; the bar back to the shop is there.
+// queues have the width; the bar back to the shop is there, in the end of
+// Asynqmon's top bar where it covers nothing (not over its logo, nor over
+// the page below), and the dashboard's charts are wide enough to read.
 func TestBrowserMonitorOnPhone(t *testing.T) {
 	ctx := newBrowser(t)
 	a := startApp(t)
@@ -52,5 +54,30 @@ func TestBrowserMonitorOnPhone(t *testing.T) {
 	)
 	if drawer > 80 || main < 300 {
 		t.Fatalf("Asynqmon at 390 px: sidebar %.0f px wide, %.0f px left for the queues", drawer, main)
+	}
+	until(t, ctx, "Asynqmon's charts", `document.querySelectorAll(".recharts-responsive-container").length >= 2`)
+	var bar struct {
+		Covers []string
+		Charts []float64
+	}
+	browse(t, ctx, "measure the bar and the charts", chromedp.Evaluate(`(() => {
+	  const bar = document.querySelector("[data-testid=monitor-back-bar]").getBoundingClientRect();
+	  const head = document.querySelector("header").getBoundingClientRect();
+	  const covers = [];
+	  if (bar.bottom > head.bottom || bar.top < head.top) covers.push("the page below Asynqmon's top bar (bar " + Math.round(bar.top) + "–" + Math.round(bar.bottom) + " px, top bar " + Math.round(head.top) + "–" + Math.round(head.bottom) + " px)");
+	  document.querySelectorAll("header img, header svg, header button, header a, header h1, header h6").forEach((el) => {
+	    const r = el.getBoundingClientRect();
+	    if (r.width > 0 && Math.min(r.right, bar.right) - Math.max(r.left, bar.left) > 0 && Math.min(r.bottom, bar.bottom) - Math.max(r.top, bar.top) > 0) covers.push(el.tagName.toLowerCase() + " of Asynqmon's top bar");
+	  });
+	  return {Covers: covers, Charts: Array.from(document.querySelectorAll(".recharts-responsive-container")).map((c) => c.getBoundingClientRect().width)};
+	})()`, &bar))
+	if len(bar.Covers) > 0 {
+		t.Errorf("Asynqmon at 390 px: the bar back covers %v", bar.Covers)
+	}
+	for _, w := range bar.Charts {
+		if w < 250 {
+			t.Errorf("Asynqmon at 390 px: charts %v px wide, too narrow to read", bar.Charts)
+			break
+		}
 	}
 }
