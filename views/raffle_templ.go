@@ -957,7 +957,7 @@ func RafflePage(p Page, v RaffleView) templ.Component {
 				return templ_7745c5c3_Err
 			}
 			var templ_7745c5c3_Var61 string
-			templ_7745c5c3_Var61, templ_7745c5c3_Err = templ.JoinStringErrs(RaffleCheckCommand(v.Origin, v.Goods.ID))
+			templ_7745c5c3_Var61, templ_7745c5c3_Err = templ.JoinStringErrs(raffleCheckIn(ctx, v.Origin, v.Goods.ID))
 			if templ_7745c5c3_Err != nil {
 				return templ.Error{Err: templ_7745c5c3_Err, FileName: `views/raffle.templ`, Line: 100, Col: 85}
 			}
