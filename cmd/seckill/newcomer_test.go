@@ -5,8 +5,10 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/seckill/seckill/db/demo"
 )
@@ -72,4 +74,66 @@ func TestMonitorLeadsBackToTheShop(t *testing.T) {
 	if res.StatusCode != 200 || json.Unmarshal([]byte(body), &queues) != nil || strings.Contains(body, "monitor-back") {
 		t.Errorf("Asynqmon's API changed: %d %.200s", res.StatusCode, body)
 	}
+}
+
+// The demo shop has something to look at: each goods has a picture of its
+// own (an SVG the project drew, served as one), none the grey placeholder,
+// and its words read in Chinese as in English.
+func TestDemoGoodsHavePicturesAndBothLanguages(t *testing.T) {
+	a := startApp(t, func(c *Config) { c.Demo = true })
+	var slots struct {
+		Slots []struct {
+			ID    int64
+			Title string
+		}
+	}
+	if st := a.call("GET", "/api/slots", "", nil, &slots); st != 200 || len(slots.Slots) < 2 {
+		t.Fatalf("the demo's slots: %d %+v", st, slots)
+	}
+	seen := map[string]bool{}
+	for _, sl := range slots.Slots {
+		if !strings.Contains(sl.Title, "秒杀") && !strings.Contains(sl.Title, "开抢") {
+			t.Errorf("slot %q has no Chinese", sl.Title)
+		}
+		var list struct {
+			Goods []struct {
+				ID          int64
+				Title       string
+				Description string
+				ImageURL    string `json:"image_url"`
+			}
+		}
+		a.call("GET", "/api/slots/"+strconv.FormatInt(sl.ID, 10)+"/goods", "", nil, &list)
+		for _, g := range list.Goods {
+			if g.ImageURL == "" || seen[g.ImageURL] {
+				t.Errorf("goods %q: picture %q (a placeholder, or another goods' picture)", g.Title, g.ImageURL)
+				continue
+			}
+			seen[g.ImageURL] = true
+			if !hasHan(g.Title) || !hasHan(g.Description) {
+				t.Errorf("goods %q (%q) has no Chinese", g.Title, g.Description)
+			}
+			r := send(t, "GET", a.URL+g.ImageURL, nil, nil)
+			if r.status != 200 || !strings.HasPrefix(r.header.Get("Content-Type"), "image/svg+xml") || !strings.Contains(string(r.body), "<svg") {
+				t.Errorf("GET %s: %d %q", g.ImageURL, r.status, r.header.Get("Content-Type"))
+			}
+		}
+		page := send(t, "GET", a.URL+"/slots/"+strconv.FormatInt(sl.ID, 10), nil, nil)
+		if strings.Contains(string(page.body), `data-testid="goods-placeholder-`) {
+			t.Errorf("slot %d's page shows the grey placeholder", sl.ID)
+		}
+	}
+	if len(seen) < 8 {
+		t.Errorf("%d demo goods with pictures, want 8", len(seen))
+	}
+}
+
+// hasHan reports whether s holds a Chinese character.
+func hasHan(s string) bool {
+	for _, r := range s {
+		if unicode.Is(unicode.Han, r) {
+			return true
+		}
+	}
+	return false
 }

@@ -50,9 +50,25 @@ func (s *Service) SetImage(ctx context.Context, by model.Claims, id int64, data 
 	if !imageTypes[ct] {
 		return nil, db.FieldErrorf("image", "must be a PNG, JPEG, WebP or GIF picture")
 	}
+	if err := s.storeImage(ctx, id, data, ct); err != nil {
+		return nil, err
+	}
+	return s.Get(ctx, id)
+}
+
+// setDemoPicture gives demo goods one of the project's own pictures, an SVG
+// (which SetImage refuses from a merchant: a picture they upload is a
+// bitmap whose type its bytes tell).
+func (s *Service) setDemoPicture(ctx context.Context, id int64, svg []byte) (err error) {
+	defer s.announce(ctx, &err)
+	return s.storeImage(ctx, id, svg, "image/svg+xml")
+}
+
+// storeImage keeps data, of type ct, as the picture of goods id.
+func (s *Service) storeImage(ctx context.Context, id int64, data []byte, ct string) error {
 	sum := sha256.Sum256(data)
 	hash := hex.EncodeToString(sum[:])
-	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+	err := s.SQL.Tx(ctx, func(tx *sql.Tx) error {
 		if _, err := tx.ExecContext(ctx, `INSERT INTO images (hash, content_type, data, created_ms) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`,
 			hash, ct, data, s.Now().UnixMilli()); err != nil {
 			return err
@@ -61,9 +77,9 @@ func (s *Service) SetImage(ctx context.Context, by model.Claims, id int64, data 
 		return err
 	})
 	if err != nil {
-		return nil, fmt.Errorf("store the picture of goods %d: %w", id, err)
+		return fmt.Errorf("store the picture of goods %d: %w", id, err)
 	}
-	return s.Get(ctx, id)
+	return nil
 }
 
 // Image returns a stored picture by its hash.
