@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -307,5 +308,31 @@ func TestForeignOriginIsRefused(t *testing.T) {
 	_, resp, err := websocket.DefaultDialer.Dial(e.url, http.Header{"Origin": {"https://evil.example"}})
 	if err == nil || resp == nil || resp.StatusCode != 403 {
 		t.Fatalf("foreign origin: %v, want 403", err)
+	}
+}
+
+// Hello is every socket's first message, and Broadcast reaches every socket
+// of the hub whatever it follows.
+func TestHelloFirstAndBroadcastToAll(t *testing.T) {
+	var hello atomic.Value
+	hello.Store(`{"type":"hello","n":1}`)
+	e := start(t, func(c *wshub.Config) { c.Hello = func() []byte { return []byte(hello.Load().(string)) } })
+	a := e.dial("", 101)
+	if m := e.next(a); m["type"] != "hello" || m["n"] != float64(1) {
+		t.Fatalf("first message %v, want the hello", m)
+	}
+	hello.Store(`{"type":"hello","n":2}`)
+	b := e.dial("", 101)
+	if m := e.next(b); m["type"] != "hello" || m["n"] != float64(2) {
+		t.Fatalf("a later socket's first message %v, want the hello of now", m)
+	}
+	e.send(b, "subscribe", "goods:1")
+	e.next(b)
+	e.attached(2)
+	e.hub.Broadcast([]byte(`{"type":"all"}`))
+	for i, ws := range []*websocket.Conn{a, b} {
+		if m := e.next(ws); m["type"] != "all" {
+			t.Fatalf("socket %d got %v, want the broadcast", i, m)
+		}
 	}
 }
