@@ -301,13 +301,17 @@ func (s *Server) readyz(c *fiber.Ctx) error {
 	defer cancel()
 	parts := s.ready(ctx)
 	state, status := make(map[string]string, len(parts)), fiber.StatusOK
+	var down []any // part name, error: one log line a failed check, however many parts failed
 	for name, err := range parts {
 		state[name] = "ok"
 		if err != nil {
 			state[name], status = "down", fiber.StatusServiceUnavailable
-			if ok, suppressed := s.readyLog.allow(); ok {
-				s.log.Warn("not ready", "part", name, "err", err, "suppressed", suppressed)
-			}
+			down = append(down, name, err.Error())
+		}
+	}
+	if len(down) > 0 {
+		if ok, suppressed := s.readyLog.allow(); ok {
+			s.log.Warn("not ready", append(down, "suppressed", suppressed)...)
 		}
 	}
 	return c.Status(status).JSON(state)

@@ -74,13 +74,13 @@ func run(ctx context.Context, args []string) error {
 		return runBackup(ctx, args, os.Stdout)
 	case "resend-orders":
 		return runResendOrders(ctx, args, os.Stdout)
+	case "payments":
+		return runPayments(ctx, args, os.Stdout)
 	case ModeServe, ModeWeb, ModeWorker:
 	case "help":
-		_, err := ParseConfig([]string{"-h"}, os.Getenv)
-		fmt.Println(err)
-		return nil
+		return help(os.Stdout)
 	default:
-		return fmt.Errorf("unknown command %q (want serve, web, worker, bench, verify-draw, queue-place, backup or resend-orders)", mode)
+		return fmt.Errorf("unknown command %q (seckill help lists them)", mode)
 	}
 	cfg, err := ParseConfig(args, os.Getenv)
 	if err != nil {
@@ -326,9 +326,13 @@ func (m *Main) Open(ctx context.Context) error {
 	return nil
 }
 
-// ready checks whether Redis and the database answer, each on its own.
+// ready checks whether Redis and the database answer, each on its own and
+// at once: one that is slow to fail does not spend the other's time.
 func (m *Main) ready(ctx context.Context) map[string]error {
-	return map[string]error{"redis": m.Redis.Client.Ping(ctx).Err(), "database": m.SQL.Ping(ctx)}
+	redisErr := make(chan error, 1)
+	go func() { redisErr <- m.Redis.Client.Ping(ctx).Err() }()
+	dbErr := m.SQL.Ping(ctx)
+	return map[string]error{"redis": <-redisErr, "database": dbErr}
 }
 
 // URL is the base address the web server listens on.
