@@ -33,11 +33,13 @@ const brokenWordsJS = `(() => {
   return bad;
 })()`
 
-// TestAuditBrowser: the audit log reads as words at 1366 and 390. The demo
+// TestAuditBrowser: the audit log reads as words at 1366 and 390, in
+// English and in Chinese. The demo
 // merchant (a long name) adds goods through the slot page's form and signs
 // in; every name, action and target stays whole on one line, the target of
 // the goods' creation names the goods with its number, and the detail is
-// its fields, not JSON with escapes.
+// its fields, not JSON with escapes: named as the form names them, money
+// in yuan, choices in words.
 func TestAuditBrowser(t *testing.T) {
 	a := startApp(t, func(c *Config) { c.Demo = true })
 	mt := a.login(demo.Merchant, demo.MerchantPassword)
@@ -95,6 +97,40 @@ func TestAuditBrowser(t *testing.T) {
 			if !strings.Contains(detail, title) {
 				t.Errorf("detail of the goods' creation %q, want the title %q as typed", detail, title)
 			}
+			auditDetailWords(t, detail, []string{"List price: ¥20.00", "Seckill price: ¥9.90", "Sale mode: First come, first served"})
 		})
+	}
+	// In Chinese at 1366 px: every name and word of the detail is Chinese,
+	// the money in yuan.
+	var detail string
+	browse(t, ctx, "the audit log in Chinese",
+		chromedp.EmulateViewport(1366, 900),
+		chromedp.Click(`[data-testid=lang-zh-CN]`),
+		chromedp.WaitVisible(`html[lang=zh-CN] [data-testid=audit-log]`),
+		chromedp.Evaluate(`(() => { const r = [...document.querySelectorAll("[data-testid=audit-log] tbody tr")]
+			.find((r) => r.querySelector("[data-testid=audit-action]").dataset.code === "goods.create");
+			return r ? r.querySelector("[data-testid=audit-detail]").innerText : "" })()`, &detail),
+	)
+	auditDetailWords(t, detail, []string{"原价: ¥20.00", "秒杀价: ¥9.90", "销售方式: 先到先得"})
+	for _, field := range strings.Split(strings.ReplaceAll(detail, title, ""), "\n") {
+		if name, _, _ := strings.Cut(field, ":"); strings.ContainsFunc(name, func(r rune) bool { return r < 0x80 && r > ' ' }) {
+			t.Errorf("the Chinese audit log names a field in English: %q", field)
+		}
+	}
+}
+
+// auditDetailWords checks an audit detail says each of want, in the
+// reader's words and units, and none of the form's raw names and values.
+func auditDetailWords(t *testing.T, detail string, want []string) {
+	t.Helper()
+	for _, w := range want {
+		if !strings.Contains(strings.Join(strings.Fields(detail), " "), w) {
+			t.Errorf("audit detail %q does not say %q", detail, w)
+		}
+	}
+	for _, raw := range []string{"cents", "tz offset", "first_come", "_"} {
+		if strings.Contains(detail, raw) {
+			t.Errorf("audit detail %q shows %q", detail, raw)
+		}
 	}
 }
