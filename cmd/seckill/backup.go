@@ -66,6 +66,11 @@ func sqliteBackup(ctx context.Context, path, target string, out io.Writer) error
 	partial := target + ".partial"
 	os.Remove(partial)
 	defer os.Remove(partial) // gone once renamed
+	// A backup holds every order and account: made 0600 before a byte is in
+	// it (VACUUM INTO fills an empty file and keeps its mode).
+	if err := privateFile(partial); err != nil {
+		return err
+	}
 	if _, err := src.ExecContext(ctx, `VACUUM INTO ?`, partial); err != nil {
 		return fmt.Errorf("back up %s: %w", path, err)
 	}
@@ -101,6 +106,19 @@ func sqliteBackup(ctx context.Context, path, target string, out io.Writer) error
 	return nil
 }
 
+// privateFile creates path empty, readable and writable by its owner only.
+func privateFile(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return err
+	}
+	if err := f.Chmod(0o600); err != nil { // whatever the umask
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
 func syncFile(path string) error {
 	f, err := os.OpenFile(path, os.O_RDWR, 0)
 	if err != nil {
@@ -124,6 +142,9 @@ func pgDump(ctx context.Context, databaseURL, target string, out io.Writer) erro
 	}
 	partial := target + ".partial"
 	defer os.Remove(partial)
+	if err := privateFile(partial); err != nil { // pg_dump writes into it, keeping its mode
+		return err
+	}
 	cmd := exec.CommandContext(ctx, bin, "--format=custom", "--file="+partial, "--dbname="+databaseURL)
 	cmd.Stdout, cmd.Stderr = out, os.Stderr
 	if err := cmd.Run(); err != nil {

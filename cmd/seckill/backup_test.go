@@ -101,6 +101,10 @@ func TestBackupRestoreDrill(t *testing.T) {
 		t.Fatalf("seckill backup: %v", err)
 	}
 	t.Logf("seckill backup: %s", strings.TrimSpace(out.String()))
+	// A backup holds every order and account: only its owner reads it, as the secrets beside the store.
+	if fi, err := os.Stat(file); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Errorf("the backup's mode: %v (%v), want -rw-------", fi.Mode().Perm(), err)
+	}
 	if err := runBackup(ctx, append([]string{file}, flags...), io.Discard); err == nil {
 		t.Fatal("a second backup over the first: want an error, not an overwritten file")
 	}
