@@ -48,6 +48,22 @@ func WithIdempotencyScope(ctx context.Context, scope string) context.Context {
 	return context.WithValue(ctx, idempotencyCtxKey{}, scope+"\x00"+key)
 }
 
+type heldRefusalCtxKey struct{}
+
+// WithHeldRefusal returns ctx carrying a refusal (the sale paused) that a
+// keyed write answers unless its key was answered before: a retry of a
+// write that was answered gets that answer again (an acknowledged grab's
+// shopper learns of the order they hold); a new one gets err.
+func WithHeldRefusal(ctx context.Context, err error) context.Context {
+	return context.WithValue(ctx, heldRefusalCtxKey{}, err)
+}
+
+// HeldRefusal is the refusal ctx carries (WithHeldRefusal), or nil.
+func HeldRefusal(ctx context.Context) error {
+	err, _ := ctx.Value(heldRefusalCtxKey{}).(error)
+	return err
+}
+
 // ValidIdempotencyKey reports whether key is 1–64 printable ASCII characters.
 func ValidIdempotencyKey(key string) bool {
 	if len(key) == 0 || len(key) > 64 {
@@ -87,13 +103,21 @@ func KeyedRequestID(ctx context.Context, op string, userID int64) (string, bool)
 // change included, is on a replica. Without it a replay on a connection
 // that wrote nothing would pass its wait at once and hand out, say, a 201
 // for an order a failover could still take back.
-func Memoize(body, keep string) string {
+func Memoize(body, keep string) string { return MemoizeReplay(body, keep, "") }
+
+// MemoizeReplay is Memoize whose remembered answer, before it is given back,
+// goes through replay: Lua statements that may change res (an answer that
+// carries a figure of the moment, a goods' stock, carries today's, not the
+// one of the first run: a replay announces nothing older than what was
+// announced since).
+func MemoizeReplay(body, keep, replay string) string {
 	return "local function body()\n" + body + "\nend\n" + `
 local memo = redis.call('GET', KEYS[#KEYS])
 if memo then
 	local ok, res = pcall(cjson.decode, memo)
 	if ok and (type(res) == 'string' or type(res) == 'table') then
 		redis.call('SET', KEYS[#KEYS], memo, 'KEEPTTL')
+		` + replay + `
 		return res
 	end
 end

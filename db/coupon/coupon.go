@@ -296,6 +296,11 @@ func (s *Service) Grab(ctx context.Context, userID, couponID int64, requestID st
 	}
 	keys := []string{metaKey(couponID), stockKey(couponID), usersKey(couponID),
 		memoKey(couponID, userID, requestID), grabQueue(couponID).Pending}
+	if held := db.HeldRefusal(ctx); held != nil { // the sale is paused: only a keyed retry of a grab answered before is answered
+		if n, err := s.Redis.Exists(ctx, keys[3]).Result(); keyed != "1" || err != nil || n == 0 {
+			return nil, held
+		}
+	}
 	loaded := false
 	for tries := 0; ; tries++ {
 		res, err := s.Eval(ctx, grabScript, keys, userID, s.Now().UnixMilli(), int(grabMemoTTL/time.Second), keyed, s.ClusterFlag()).Text()

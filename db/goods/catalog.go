@@ -309,10 +309,15 @@ func (c *Catalog) load(ctx context.Context) error {
 	for i := range rows {
 		g := &catalogGoods{g: rows[i]}
 		g.remaining.Store(rows[i].Remaining)
-		if old := prev.goodsOf(g.g.ID); old != nil && old.lastEvent.Load() > events {
-			// A stock event arrived while this load read Redis: it may be the newer figure.
-			g.remaining.Store(old.remaining.Load())
+		if old := prev.goodsOf(g.g.ID); old != nil {
+			// The figure read is no older than any stock event applied
+			// before: an event older than those is refused after the
+			// reload as before it (a figure only moves forward).
 			g.version.Store(old.version.Load())
+			if old.lastEvent.Load() > events {
+				// A stock event arrived while this load read Redis: it may be the newer figure.
+				g.remaining.Store(old.remaining.Load())
+			}
 		}
 		if g.g.Mode == model.ModeRaffle && !now.Before(g.g.StartAt) && c.s.Fair != nil {
 			if g.leftovers, err = c.s.Fair.LeftoversOnSale(ctx, g.g.ID); err != nil {

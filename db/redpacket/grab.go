@@ -3,6 +3,7 @@ package redpacket
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/redis/go-redis/v9"
@@ -53,6 +54,17 @@ redis.call('HINCRBY', KEYS[1], 'remaining_cents', -tonumber(amount))
 return 'ok:' .. amount .. ':' .. ARGV[3] .. ':' .. redis.call('LLEN', KEYS[2])
 `)
 
+// claimedBy reports whether the user's claim of the packet was made by
+// request req (a keyed grab answered before).
+func (s *Service) claimedBy(ctx context.Context, id, userID int64, req string) (bool, error) {
+	rec, err := s.Redis.HGet(ctx, claimedByKey(id), strconv.FormatInt(userID, 10)).Result()
+	if err != nil {
+		return false, nil
+	}
+	m, err := mineFields.Decode(rec)
+	return err == nil && m.request == req, nil
+}
+
 // Grab opens a packet for a user: one Lua script decides it, with no SQL;
 // the claim reaches SQLite through the batch flush.
 func (s *Service) Grab(ctx context.Context, userID, id int64) (*model.RedPacketGrab, error) {
@@ -60,6 +72,11 @@ func (s *Service) Grab(ctx context.Context, userID, id int64) (*model.RedPacketG
 	// come back while it is open), so a keyed grab needs only its request ID
 	// remembered in the claim to answer a retry as it answered first.
 	req, keyed := db.KeyedRequestID(ctx, "redpacket", userID)
+	if held := db.HeldRefusal(ctx); held != nil { // the sale is paused: only a keyed retry of a grab that won is answered
+		if ok, err := s.claimedBy(ctx, id, userID, req); err != nil || !ok || !keyed {
+			return nil, held
+		}
+	}
 	if !keyed {
 		req = rdb.NewRequestID()
 	}

@@ -109,7 +109,7 @@ return answer('ok', save(f, 'refunded', ARGV[3]))
 
 // refundScriptKeyed is refundScript with an Idempotency-Key: KEYS[11] keeps
 // the answer, ARGV[4] is its TTL in ms.
-var refundScriptKeyed = redis.NewScript(sale.GoodsLua + db.Memoize(refundLua, "true"))
+var refundScriptKeyed = sale.KeyedGoodsScript(refundLua, "true")
 
 // Refund refunds the user's paid order: it becomes refunded and its unit
 // goes back on sale while the slot is live. Refunding again answers the

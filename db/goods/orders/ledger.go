@@ -16,4 +16,6 @@ type Ledger struct {
 	*sale.Sale
 
 	phantoms atomic.Int64 // phantom wins this process found and failed (phantoms.go)
+
+	betweenReads func() // tests: run by MyOrders between its read of Redis and its read of the store
 }

@@ -80,10 +80,24 @@ func (s *Ledger) sqlOrder(ctx context.Context, userID, id int64) (*model.Order, 
 	return nil, db.Errorf(db.ENOTFOUND, "order %d not found", id)
 }
 
-// MyOrders lists the user's orders, newest first: the store's durable record
-// (refused orders too: a failed duplicate shows with its reason) overlaid
-// with Redis's live state, so an order not flushed yet shows too.
+// MyOrders lists the user's orders, newest first: Redis's live state and
+// the store's durable record (refused orders too: a failed duplicate shows
+// with its reason), so an order not flushed yet shows too.
+//
+// Redis is read first: the flush commits an order's record to the store
+// before it drops the order from its user's list in Redis, so an order
+// read from neither in this order does not exist, and one that ended
+// while the list was read is in the store by the time the store is read.
+// Of two records of one order the newer (its version) is shown: neither
+// read moves an order back.
 func (s *Ledger) MyOrders(ctx context.Context, userID int64) ([]model.Order, error) {
+	live, err := s.liveOrdersOf(ctx, userID)
+	if err != nil {
+		return nil, err
+	}
+	if s.betweenReads != nil {
+		s.betweenReads()
+	}
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT `+orderColumns+` FROM (
 			SELECT `+orderTableColumns+`, 0 AS refused FROM orders WHERE user_id = ?1
 			UNION ALL SELECT `+orderTableColumns+`, 1 FROM order_conflicts WHERE user_id = ?1
@@ -107,12 +121,12 @@ func (s *Ledger) MyOrders(ctx context.Context, userID int64) ([]model.Order, err
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	live, err := s.liveOrdersOf(ctx, userID)
-	if err != nil {
-		return nil, err
-	}
 	for _, o := range live {
-		if old, ok := byID[o.ID]; ok {
+		old, ok := byID[o.ID]
+		if ok && oneOrder(old, o) && old.Version > o.Version {
+			continue // the store's is newer: the order moved on (and was flushed) after Redis was read
+		}
+		if ok {
 			o.GoodsTitle = old.GoodsTitle
 		} else if t, ok := titles[o.GoodsID]; ok {
 			o.GoodsTitle = t
@@ -132,6 +146,12 @@ func (s *Ledger) MyOrders(ctx context.Context, userID int64) ([]model.Order, err
 		return out[i].ID > out[j].ID
 	})
 	return out, nil
+}
+
+// oneOrder reports whether two records of one ID are of one order (not two
+// orders a restore numbered alike): the same shopper, unit and grab time.
+func oneOrder(a, b *model.Order) bool {
+	return a.UserID == b.UserID && a.Unit == b.Unit && a.CreatedAt.Equal(b.CreatedAt)
 }
 
 // liveOrdersOf reads the user's orders on every active goods from Redis in two round trips.

@@ -47,7 +47,7 @@ return answer('ok', save(f, 'paid', ARGV[3]))
 
 // payScriptKeyed is payScript with an Idempotency-Key: KEYS[11] keeps the
 // answer, ARGV[6] (the last) is its TTL in ms.
-var payScriptKeyed = redis.NewScript(sale.GoodsLua + db.Memoize(payLua, "true"))
+var payScriptKeyed = sale.KeyedGoodsScript(payLua, "true")
 
 // PayOrder pays the user's order (which takes it off the deadlines). Paying again
 // answers the paid order unchanged; an expired or cancelled order is refused.
@@ -89,7 +89,7 @@ return answer('ok', close(f, 'cancelled', ARGV[3], true))
 
 // cancelScriptKeyed is cancelScript with an Idempotency-Key: KEYS[11] keeps
 // the answer, ARGV[4] is its TTL in ms.
-var cancelScriptKeyed = redis.NewScript(sale.GoodsLua + db.Memoize(cancelLua, "true"))
+var cancelScriptKeyed = sale.KeyedGoodsScript(cancelLua, "true")
 
 // CancelOrder cancels the user's unpaid order and puts its unit back in stock.
 func (s *Ledger) CancelOrder(ctx context.Context, userID, orderID int64) (*model.Order, error) {

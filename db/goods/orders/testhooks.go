@@ -20,6 +20,10 @@ func (s *Ledger) SQLOrder(ctx context.Context, orderID int64) (*model.Order, err
 	return s.sqlOrder(ctx, 0, orderID)
 }
 
+// BetweenMyOrdersReads has MyOrders run f between its read of Redis and
+// its read of the store (nil: nothing), as a flush landing there would.
+func (s *Ledger) BetweenMyOrdersReads(f func()) { s.betweenReads = f }
+
 // PayAt pays as if the clock read now.
 func (s *Ledger) PayAt(ctx context.Context, userID, orderID int64, now time.Time) (*model.Order, error) {
 	return s.payOrder(ctx, userID, orderID, now)

@@ -77,7 +77,7 @@ return 'ok:' .. (left or remaining()) .. ':' .. info[5] .. ':' .. version() .. '
 
 // grabScriptKeyed is grabScript for a grab with an Idempotency-Key: every
 // answer but not_loaded is kept under KEYS[11] (the keyed request's memo).
-var grabScriptKeyed = redis.NewScript(GoodsLua + db.Memoize(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry' and res ~= 'reserve' and res ~= 'moved'"))
+var grabScriptKeyed = KeyedGoodsScript(grabLua, "res ~= 'not_loaded' and res ~= 'reshard' and res ~= 'dry' and res ~= 'reserve' and res ~= 'moved'")
 
 // stealScript takes one unit from a bucket for a grab whose home bucket has
 // none: a unit given back first, else a fresh one. Outside the sale's
@@ -122,6 +122,12 @@ func (s *Sale) GrabWith(ctx context.Context, userID, goodsID int64, p Pass) (*mo
 // GrabJSON is GrabWith with the order's JSON, as its MarshalJSON gives it:
 // the win's live event was sent from the same encoding.
 func (s *Sale) GrabJSON(ctx context.Context, userID, goodsID int64, p Pass) (*model.Order, []byte, error) {
+	if held := db.HeldRefusal(ctx); held != nil { // the sale is paused: only a keyed retry of an answered grab is answered
+		if goodsID > 0 && goodsID <= MaxID && s.remembered(ctx, userID, goodsID) {
+			return s.grabAnswer(ctx, userID, goodsID)
+		}
+		return nil, nil, held
+	}
 	var done func(error)
 	if s.Gate != nil && goodsID > 0 && goodsID <= MaxID { // another ID: the grab answers not found
 		var err error
@@ -142,8 +148,9 @@ func (s *Sale) GrabJSON(ctx context.Context, userID, goodsID int64, p Pass) (*mo
 }
 
 // remembered reports whether the request's Idempotency-Key names a grab
-// that won (its answer is kept under the key: grabScript's memo), so a
-// retry refused at the Gate can be given the first answer instead.
+// answered before (its answer is kept under the key: grabScriptKeyed's
+// memo), so a retry refused at the Gate or by a paused sale can be given
+// the first answer instead.
 func (s *Sale) remembered(ctx context.Context, userID, goodsID int64) bool {
 	req, keyed := db.KeyedRequestID(ctx, "goods", userID)
 	if !keyed {

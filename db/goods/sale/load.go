@@ -51,6 +51,17 @@ local function answer(word, rec)
 	return word .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. version() .. ':' .. rec
 end
 
+-- replayed is a remembered answer given back to a keyed retry
+-- (db.MemoizeReplay): an answer about an order says the stock and its
+-- version as they are now, never the first run's, so a watcher who heard
+-- of later changes is not sent back to an older figure.
+local function replayed(res)
+	if type(res) ~= 'string' then return res end
+	local word, tail = string.match(res, '^([^:]*):[^:]*:[^:]*:(.*)$')
+	if not word then return res end
+	return answer(word, string.match(tail, '([^:]*)$'))
+end
+
 -- addCount adds n to one of the goods' counts, skipping a zero: Lua
 -- writes a negated zero as "-0", which HINCRBY refuses.
 local function addCount(name, n)
@@ -155,6 +166,15 @@ redis.call('HSET', K_INFO, 'start', ARGV[1], 'end', ARGV[2], 'price', ARGV[3], '
 	'shards', ARGV[14], 'base', ARGV[15], 'hidden', ARGV[16], 'ceil', ARGV[17], 'node', node(ARGV[18]))
 return 'loaded'
 `)
+
+// KeyedGoodsScript is a goods script (body, after GoodsLua) run with an
+// Idempotency-Key: its answers that keep says are kept are remembered under
+// the last key (db.MemoizeReplay), and one given back again carries the
+// stock and its version as they are at the retry, so the stock event a
+// retry sends is no older than any sent since the first answer.
+func KeyedGoodsScript(body, keep string) *redis.Script {
+	return redis.NewScript(GoodsLua + db.MemoizeReplay(body, keep, "res = replayed(res)"))
+}
 
 // goodsShards is the goods' bucket count (at least 1).
 func goodsShards(g *model.Goods) int { return max(g.Shards, 1) }

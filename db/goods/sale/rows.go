@@ -200,7 +200,13 @@ func (s *Sale) SlotGoods(ctx context.Context, slotID int64) ([]model.Goods, erro
 	return gs, s.FillRemaining(ctx, ptrs)
 }
 
-// FillRemaining replaces the store's remaining with Redis's for goods loaded there, in one round trip.
+// FillRemaining replaces the store's remaining with Redis's for goods loaded
+// there, in one round trip (two when a goods' bucket count changed since it
+// was read). A figure is the sum over every bucket of the goods, never a
+// part of it: after the buckets the same round trip reads the count again
+// from bucket 0 (loaded last, so a goods whose bucket 0 is there has all of
+// them), and a goods whose count is not the one its buckets were read by is
+// read once more by the new count.
 func (s *Sale) FillRemaining(ctx context.Context, gs []*model.Goods) error {
 	if len(gs) == 0 {
 		return nil
@@ -213,30 +219,52 @@ func (s *Sale) FillRemaining(ctx context.Context, gs []*model.Goods) error {
 	if err != nil {
 		return err
 	}
-	pipe := s.Redis.Pipeline()
-	fresh := make([][]*redis.StringCmd, len(gs))
-	free := make([][]*redis.IntCmd, len(gs))
-	for i, g := range gs {
-		for _, b := range BucketsOf(g.ID, shards[g.ID]) {
-			fresh[i] = append(fresh[i], pipe.Get(ctx, FreshKey(b)))
-			free[i] = append(free[i], pipe.LLen(ctx, FreeKey(b)))
+	for try := 0; ; try++ {
+		pipe := s.Redis.Pipeline()
+		fresh := make([][]*redis.StringCmd, len(gs))
+		free := make([][]*redis.IntCmd, len(gs))
+		count := make([]*redis.StringCmd, len(gs))
+		for i, g := range gs {
+			for _, b := range BucketsOf(g.ID, shards[g.ID]) {
+				fresh[i] = append(fresh[i], pipe.Get(ctx, FreshKey(b)))
+				free[i] = append(free[i], pipe.LLen(ctx, FreeKey(b)))
+			}
+			count[i] = pipe.HGet(ctx, InfoKey(Bucket0(g.ID)), "shards")
 		}
-	}
-	if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("read remaining stock: %w", err)
-	}
-	for i, g := range gs {
-		sum, loaded := int64(0), true
-		for j := range fresh[i] {
-			n, err := fresh[i][j].Int64()
-			loaded = loaded && err == nil
-			sum += n + free[i][j].Val()
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return fmt.Errorf("read remaining stock: %w", err)
 		}
-		if loaded {
-			g.Remaining = sum
+		var again []int64
+		for i, g := range gs {
+			sum, loaded := int64(0), true
+			for j := range fresh[i] {
+				n, err := fresh[i][j].Int64()
+				loaded = loaded && err == nil
+				sum += n + free[i][j].Val()
+			}
+			if k, err := count[i].Int(); loaded && err == nil && max(k, 1) != shards[g.ID] {
+				s.shards.forget(g.ID)
+				again = append(again, g.ID)
+				continue // read by another count than the goods has: not its sum
+			}
+			if loaded {
+				g.Remaining = sum
+			}
 		}
+		if len(again) == 0 || try > 0 {
+			return nil
+		}
+		if shards, err = s.ShardsOf(ctx, false, again...); err != nil {
+			return err
+		}
+		var left []*model.Goods
+		for _, g := range gs {
+			if _, ok := shards[g.ID]; ok {
+				left = append(left, g)
+			}
+		}
+		gs = left
 	}
-	return nil
 }
 
 func (s *Sale) SlotGoodsRows(ctx context.Context, slotID int64) ([]model.Goods, error) {

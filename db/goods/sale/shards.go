@@ -123,8 +123,15 @@ func (b Bucket) Tag() string {
 const shardsTTL = 2 * time.Second
 
 type shardsEntry struct {
-	k    int
-	read time.Time
+	k      int
+	read   time.Time
+	absent bool // the goods was not in Redis: 1 for a grab (its script checks), never for a read of its stock
+}
+
+// usable reports whether the entry answers a caller that takes any age
+// (stale) or only a fresh count read from loaded goods.
+func (e shardsEntry) usable(stale bool, now time.Time) bool {
+	return stale || (!e.absent && now.Sub(e.read) < shardsTTL)
 }
 
 // shardsCache remembers each goods' bucket count, from bucket 0's info.
@@ -134,13 +141,14 @@ func (c *shardsCache) forget(id int64) { c.m.Delete(id) }
 
 // ShardsOf returns the bucket count of each goods, from memory while fresh
 // (any age when stale is true: the grab script checks it), else from bucket
-// 0's info in one pipelined round trip; goods not in Redis have 1.
+// 0's info in one pipelined round trip; goods not in Redis have 1, which
+// only a stale caller takes from memory.
 func (s *Sale) ShardsOf(ctx context.Context, stale bool, ids ...int64) (map[int64]int, error) {
 	out := make(map[int64]int, len(ids))
 	var missing []int64
 	now := time.Now()
 	for _, id := range ids {
-		if v, ok := s.shards.m.Load(id); ok && (stale || now.Sub(v.(shardsEntry).read) < shardsTTL) {
+		if v, ok := s.shards.m.Load(id); ok && v.(shardsEntry).usable(stale, now) {
 			out[id] = v.(shardsEntry).k
 		} else {
 			missing = append(missing, id)
@@ -163,14 +171,16 @@ func (s *Sale) ShardsOf(ctx context.Context, stale bool, ids ...int64) (map[int6
 			k = 1
 		}
 		out[id] = k
-		s.shards.m.Store(id, shardsEntry{k: k, read: now})
+		// Goods not in Redis yet is read again by a caller that counts its
+		// stock: its load (by any process) may give it several buckets.
+		s.shards.m.Store(id, shardsEntry{k: k, read: now, absent: err != nil})
 	}
 	return out, nil
 }
 
 // ShardsOne is shardsOf for one goods.
 func (s *Sale) ShardsOne(ctx context.Context, id int64, stale bool) (int, error) {
-	if v, ok := s.shards.m.Load(id); ok && (stale || time.Since(v.(shardsEntry).read) < shardsTTL) {
+	if v, ok := s.shards.m.Load(id); ok && v.(shardsEntry).usable(stale, time.Now()) {
 		return v.(shardsEntry).k, nil // every grab asks: no map made for one answer
 	}
 	m, err := s.ShardsOf(ctx, stale, id)
