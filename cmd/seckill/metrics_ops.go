@@ -2,6 +2,7 @@ package main
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/seckill/seckill/db/checkout"
 	"github.com/seckill/seckill/db/fair"
 )
 
@@ -14,4 +15,9 @@ func (m *Main) registerOpsMetrics() {
 		Name: "seckill_waiting_rooms_paused",
 		Help: "Open waiting rooms whose automatic outflow the health gate holds at zero, at this web process's last tick.",
 	}, func() float64 { return float64(f.PausedRooms()) }))
+	co := service[*checkout.Service](m, "checkout")
+	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "seckill_payment_mismatches",
+		Help: "Mismatches between the payment provider's payments of the last day and the store, at this worker's last reconciliation (-1: none ran, or no provider).",
+	}, func() float64 { return float64(co.LastMismatches()) }))
 }

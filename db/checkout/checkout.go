@@ -16,6 +16,7 @@ package checkout
 import (
 	"context"
 	"sort"
+	"sync/atomic"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
@@ -33,6 +34,9 @@ type Service struct {
 	PaymentSecret []byte
 	// Payments is the payment provider (provider.go); without one the simulated pay stands.
 	Payments Payments
+
+	lastMismatches atomic.Int64 // found by the last reconciliation (reconcile.go)
+	reconciled     atomic.Bool
 }
 
 // Pay pays the user's order, with the user coupon userCouponID when it is

@@ -68,6 +68,7 @@ type ProviderEvent struct {
 
 // ProviderPayment is one payment the provider holds, for reconciliation.
 type ProviderPayment struct {
+	Ref           string // the trade (the Checkout Session's ID)
 	PaymentIntent string
 	OrderID       int64 // 0: not one of ours
 	AmountCents   int64

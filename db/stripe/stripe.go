@@ -180,7 +180,7 @@ func (c *Client) Payments(ctx context.Context, since time.Time, each func(model.
 		if s.PaymentStatus != stripego.CheckoutSessionPaymentStatusPaid {
 			continue
 		}
-		pay := model.ProviderPayment{AmountCents: s.AmountTotal, Currency: string(s.Currency), CreatedAt: time.Unix(s.Created, 0).UTC()}
+		pay := model.ProviderPayment{Ref: s.ID, AmountCents: s.AmountTotal, Currency: string(s.Currency), CreatedAt: time.Unix(s.Created, 0).UTC()}
 		pay.OrderID, _ = strconv.ParseInt(s.Metadata["order_id"], 10, 64)
 		if pi := s.PaymentIntent; pi != nil {
 			pay.PaymentIntent = pi.ID
