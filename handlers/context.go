@@ -213,6 +213,9 @@ func bind(c *fiber.Ctx, v any) error {
 	if !json.Valid(body) {
 		return db.Errorf(db.EINVALID, "body is not valid JSON")
 	}
+	if name := nullField(body); name != "" {
+		return db.FieldErrorf(clip(name, 64), "must not be null: leave the field out to leave it unchanged")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if strings.HasPrefix(c.Route().Path, "/api/admin/") {
 		dec.DisallowUnknownFields()
@@ -240,6 +243,27 @@ func bind(c *fiber.Ctx, v any) error {
 		return db.FieldErrorf(name, "has a value this field cannot take")
 	}
 	return db.Errorf(db.EINVALID, "body does not have the shape this request takes")
+}
+
+// nullField is the first field (by name) of the JSON object body whose
+// value is null, or "": a field is sent with a value or left out, and null
+// is no value any field takes (it would read as left out).
+func nullField(body []byte) string {
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(body, &obj) != nil {
+		return ""
+	}
+	var names []string
+	for name, raw := range obj {
+		if string(bytes.TrimSpace(raw)) == "null" {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	slices.Sort(names)
+	return names[0]
 }
 
 // refusedField is the first field (by name) of the JSON object body whose
