@@ -52,10 +52,10 @@ type goodsBody struct {
 	LimitPerUser      int64   `json:"limit_per_user"`
 	Shards            *int    `json:"shards"` // Redis buckets of the stock, 1–8 (create: 1 if left out; update: unchanged)
 	Hidden            *bool   `json:"hidden"` // PUT: hide or show as well (alone: only that)
-	// Left out (or null): none on create, unchanged on update.
+	// Left out: none on create, unchanged on update (null is refused: bind).
 	PowBits           *int  `json:"pow_bits"`
 	PreregisteredOnly *bool `json:"preregistered_only"`
-	// Fair sales (left out, or null: first come and the defaults on
+	// Fair sales (left out: first come and the defaults on
 	// create, unchanged on update; any value sent is checked).
 	Mode             *string    `json:"mode"`
 	QueueRate        *int       `json:"queue_rate"`
