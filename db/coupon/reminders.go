@@ -49,7 +49,7 @@ func (s *Service) ChannelProblem(ctx context.Context, userID int64, channel stri
 	case model.ChannelApp:
 		return "", nil
 	case model.ChannelSMS, model.ChannelWechat:
-		return channel + " reminders are not available: no provider is configured", nil
+		return model.ChannelName(channel) + " reminders are not available: no provider is configured", nil
 	}
 	st, err := s.Settings.UserSettings(ctx, userID)
 	if err != nil {
@@ -57,7 +57,7 @@ func (s *Service) ChannelProblem(ctx context.Context, userID int64, channel stri
 	}
 	switch {
 	case channel == model.ChannelEmail && s.SMTPURL == "":
-		return "email reminders are not available: no mail server is configured", nil
+		return "Email reminders are not available: no mail server is configured", nil
 	case channel == model.ChannelEmail && st.Email == "":
 		return "set your email address in settings first", nil
 	case channel == model.ChannelWebhook && st.WebhookURL == "":

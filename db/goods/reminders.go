@@ -57,7 +57,7 @@ func ReminderChannelProblem(channel string) string {
 	if channel == model.ChannelApp {
 		return ""
 	}
-	return channel + " reminders are not available for seckill goods: choose the app"
+	return model.ChannelName(channel) + " reminders are not available for seckill goods: choose the app"
 }
 
 // BookReminder sets the user's reminder minutes before the goods' sale

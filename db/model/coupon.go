@@ -74,6 +74,23 @@ const (
 	ChannelWechat  = "wechat"
 )
 
+// ChannelName is a reminder channel as a sentence names it: "SMS", "WeChat".
+func ChannelName(channel string) string {
+	switch channel {
+	case ChannelApp:
+		return "App"
+	case ChannelEmail:
+		return "Email"
+	case ChannelWebhook:
+		return "Webhook"
+	case ChannelSMS:
+		return "SMS"
+	case ChannelWechat:
+		return "WeChat"
+	}
+	return channel
+}
+
 // Channels lists every reminder channel; its index is the channel's number in the bitmap.
 var Channels = []string{ChannelApp, ChannelEmail, ChannelWebhook, ChannelSMS, ChannelWechat}
 

@@ -79,9 +79,9 @@ func init() {
 		"seckill goods remind you in the app only":                        "秒杀商品只提供站内提醒",
 		"set your email address in settings first":                        "请先在设置中填写邮箱",
 		"set your webhook URL in settings first":                          "请先在设置中填写回调地址",
-		"email reminders are not available: no mail server is configured": "邮件提醒不可用：未配置邮件服务器",
-		"sms reminders are not available: no provider is configured":      "短信提醒不可用：未配置服务商",
-		"wechat reminders are not available: no provider is configured":   "微信提醒不可用：未配置服务商",
+		"Email reminders are not available: no mail server is configured": "邮件提醒不可用：未配置邮件服务器",
+		"SMS reminders are not available: no provider is configured":      "短信提醒不可用：未配置服务商",
+		"WeChat reminders are not available: no provider is configured":   "微信提醒不可用：未配置服务商",
 
 		// Red packets.
 		"No red packets right now. Come back soon.": "暂无红包，稍后再来看看。",
