@@ -355,3 +355,27 @@ func TestStripeReconcileFindsMismatches(t *testing.T) {
 		t.Fatalf("-since=2h: %v %v %v", d, rest, err)
 	}
 }
+
+// A payment of another amount than the order owes is refunded with reason
+// amount, and the order, whose trade is spent, is released (its unit back on sale).
+func TestStripeWrongAmountIsRefunded(t *testing.T) {
+	a := startPayApp(t)
+	mt, g := a.liveGoods(1, 1)
+	tok, _ := a.newUser()
+	o := a.grab(tok, g.ID)
+	co := a.checkout(tok, o.ID, "card")
+	body, sig := stripetest.Event("evt_short", "checkout.session.completed", stripetest.Session{ID: co.ProviderRef, OrderID: o.ID,
+		AmountCents: o.AmountCents - 1, Currency: "cny", PaymentStatus: "paid", PaymentIntent: "pi_short"}, a.Clock.Now())
+	if st := a.webhook(body, sig); st != 200 {
+		t.Fatalf("webhook: %d", st)
+	}
+	if r := a.refunds(); r[o.ID] != "amount" {
+		t.Fatalf("refunds: %v, want order %d refunded for its amount", r, o.ID)
+	}
+	if got := a.order(tok, o.ID); got.Status != "expired" {
+		t.Fatalf("order after a wrong amount: %s", got.Status)
+	}
+	if st := a.stats(mt, g.ID); st.Remaining != 1 || st.Paid != 0 {
+		t.Fatalf("stats: %+v, want the unit back on sale", st)
+	}
+}

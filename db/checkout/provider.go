@@ -231,7 +231,13 @@ func (s *Service) settleProvider(ctx context.Context, st model.TradeState, order
 		return s.retryRefund(ctx, t.Ref) // decided before: a replay changes nothing
 	}
 	if st.AmountCents != t.AmountCents || (st.Currency != "" && st.Currency != t.Currency) {
-		return s.refuseProvider(ctx, t, st, RefundAmount)
+		// The trade is spent (its session completed) and its money goes
+		// back: the order is released now, or no tick would close it.
+		if err := s.refuseProvider(ctx, t, st, RefundAmount); err != nil {
+			return err
+		}
+		_, err := s.Goods.ReleaseHeld(ctx, t.OrderID)
+		return err
 	}
 	o, code, err := s.Goods.PayHeld(ctx, t.OrderID, t.Ref, t.DiscountCents, t.UserCouponID)
 	if db.ErrorCode(err) == db.ENOTFOUND {
