@@ -28,8 +28,8 @@ const monitorNarrow = `<script>(function(){try{if(innerWidth<720){var k="asynqmo
 // and the dashboard's two charts, side by side too narrow to read, stack
 // at the full width (MUI's grid classes are stable, unlike its jss ones).
 const monitorPhone = `<style>@media (max-width:719px){` +
-	`[data-testid=monitor-back-bar]{top:13px!important;bottom:auto!important;right:8px!important;font-size:13px!important}` +
-	`[data-testid=monitor-back]{padding:6px 12px!important}` +
+	`[data-testid=monitor-back-bar]{top:13px!important;bottom:auto!important;right:6px!important;font-size:12px!important}` +
+	`[data-testid=monitor-back]{padding:8px 10px!important;line-height:16px;display:inline-block}` +
 	`[data-testid=monitor-back-bar] .monitor-long,[data-testid=monitor-shop]{display:none}` +
 	`.MuiGrid-item.MuiGrid-grid-xs-6{max-width:100%!important;flex-basis:100%!important}}</style>`
 

@@ -65,9 +65,11 @@ func TestBrowserMonitorOnPhone(t *testing.T) {
 	  const head = document.querySelector("header").getBoundingClientRect();
 	  const covers = [];
 	  if (bar.bottom > head.bottom || bar.top < head.top) covers.push("the page below Asynqmon's top bar (bar " + Math.round(bar.top) + "–" + Math.round(bar.bottom) + " px, top bar " + Math.round(head.top) + "–" + Math.round(head.bottom) + " px)");
-	  document.querySelectorAll("header img, header svg, header button, header a, header h1, header h6").forEach((el) => {
+	  document.querySelectorAll("header *").forEach((el) => {
+	    if (el.children.length > 0 && !el.matches("img, svg, button, a")) return;
 	    const r = el.getBoundingClientRect();
-	    if (r.width > 0 && Math.min(r.right, bar.right) - Math.max(r.left, bar.left) > 0 && Math.min(r.bottom, bar.bottom) - Math.max(r.top, bar.top) > 0) covers.push(el.tagName.toLowerCase() + " of Asynqmon's top bar");
+	    // 4 px clear of anything of Asynqmon's, as a finger and an eye need.
+	    if (r.width > 0 && Math.min(r.right, bar.right + 4) - Math.max(r.left, bar.left - 4) > 0 && Math.min(r.bottom, bar.bottom) - Math.max(r.top, bar.top) > 0) covers.push(el.tagName.toLowerCase() + " of Asynqmon's top bar");
 	  });
 	  return {Covers: covers, Charts: Array.from(document.querySelectorAll(".recharts-responsive-container")).map((c) => c.getBoundingClientRect().width)};
 	})()`, &bar))
