@@ -124,7 +124,7 @@ const fitJS = `(() => {
     }
   });
   // Painted panels (cards, tiles, forms) anywhere in the page: none lies
-  // over another, and siblings keep a gap between them.
+  // over another, and cards keep a gap between them, in one grid or two.
   const panels = Array.from(document.querySelectorAll("main *")).filter((el) => flow(el) && paints(el) && el.matches(".card, .tile, section, article, fieldset, figure, form, table, details, pre"));
   for (let i = 0; i < panels.length; i++) {
     const a = panels[i].getBoundingClientRect();
@@ -133,7 +133,7 @@ const fitJS = `(() => {
       const b = panels[j].getBoundingClientRect();
       const w = Math.min(a.right, b.right) - Math.max(a.left, b.left), h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
       if (w > 1 && h > 1) { out.Overlaps.push(name(panels[i]) + " and " + name(panels[j]) + " overlap by " + Math.round(w) + "×" + Math.round(h) + " px"); continue; }
-      if (panels[i].parentElement !== panels[j].parentElement || !panels[i].matches(".card, .tile") || !panels[j].matches(".card, .tile")) continue;
+      if (!panels[i].matches(".card, .tile") || !panels[j].matches(".card, .tile")) continue;
       if (w > 1 && h > -6 || h > 1 && w > -6) out.Overlaps.push(name(panels[i]) + " and " + name(panels[j]) + " are " + Math.round(-Math.min(w, h)) + " px apart");
     }
   }
