@@ -379,3 +379,50 @@ func TestStripeWrongAmountIsRefunded(t *testing.T) {
 		t.Fatalf("stats: %+v, want the unit back on sale", st)
 	}
 }
+
+// The shopper's refund of an order paid at Stripe asks Stripe for the
+// money back once (a retry asks nothing more), and the desk's history says
+// the order was paid by the gateway and where the refund stands.
+func TestStripeRefundGoesThroughStripe(t *testing.T) {
+	a := startPayApp(t)
+	mt, g := a.liveGoods(2, 1)
+	tok, _ := a.newUser()
+	o := a.grab(tok, g.ID)
+	co := a.checkout(tok, o.ID, "card")
+	body, sig := a.paidEvent("evt_paid", o, co)
+	if st := a.webhook(body, sig); st != 200 {
+		t.Fatalf("webhook: %d", st)
+	}
+	if r := a.refunds(); len(r) != 0 {
+		t.Fatalf("refunds before the shopper's: %v", r)
+	}
+	for range 2 {
+		if st := a.call("POST", fmt.Sprintf("/api/orders/%d/refund", o.ID), tok, nil, nil); st != 200 {
+			t.Fatalf("refund: %d", st)
+		}
+	}
+	if r := a.refunds(); len(r) != 1 || r[o.ID] != "shopper" {
+		t.Fatalf("refunds: %v, want the order's one, reason shopper", r)
+	}
+	var status string
+	if err := a.Backend.SQL.R.QueryRow(`SELECT status FROM provider_refunds WHERE order_id = ?`, o.ID).Scan(&status); err != nil || status == "asked" {
+		t.Fatalf("the refund's status: %q, %v: Stripe was not asked", status, err)
+	}
+	var one deskOrderPageJSON
+	eventually(t, 10*time.Second, "the refunded order on the desk", func() bool {
+		a.call("GET", fmt.Sprintf("/api/admin/orders/%d", o.ID), mt, nil, &one)
+		return one.Order.Status == "refunded"
+	})
+	var paid, refunded deskStepJSON
+	for _, s := range one.History {
+		switch s.Status {
+		case "paid":
+			paid = s
+		case "refunded":
+			refunded = s
+		}
+	}
+	if paid.Actor != "gateway" || !strings.Contains(paid.Detail, co.ProviderRef) || !strings.Contains(refunded.Detail, "provider refund "+status) {
+		t.Fatalf("history: %+v", one.History)
+	}
+}
