@@ -426,3 +426,24 @@ func TestStripeRefundGoesThroughStripe(t *testing.T) {
 		t.Fatalf("history: %+v", one.History)
 	}
 }
+
+// Without a provider the simulated pay stands and the provider's routes say
+// not_configured, changing nothing.
+func TestStripeNotConfigured(t *testing.T) {
+	a := startApp(t)
+	_, g := a.liveGoods(1, 1)
+	tok, _ := a.newUser()
+	o := a.grab(tok, g.ID)
+	a.wantError("POST", fmt.Sprintf("/api/orders/%d/checkout", o.ID), tok, map[string]any{"method": "card"}, 409, "not_configured")
+	body, sig := stripetest.Event("evt_1", "checkout.session.completed", stripetest.Session{ID: "cs_x", OrderID: o.ID,
+		AmountCents: o.AmountCents, Currency: "cny", PaymentStatus: "paid"}, a.Clock.Now())
+	if st := a.webhook(body, sig); st != 409 {
+		t.Fatalf("webhook without a provider: %d", st)
+	}
+	if got := a.order(tok, o.ID); got.Status != "unpaid" {
+		t.Fatalf("order: %s", got.Status)
+	}
+	if st, _ := a.pay(tok, o.ID, 0); st != 200 {
+		t.Fatalf("simulated pay: %d", st)
+	}
+}
