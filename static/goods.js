@@ -289,6 +289,16 @@
     });
   }
 
+  // A raffle's units left after the draw went on sale first come: the goods
+  // page is drawn again with its Grab button (once, a moment apart across
+  // the crowd, so they do not all ask at once).
+  S.live.on("raffle_leftovers", (ev) => {
+    const page = document.querySelector(`[data-testid=goods-page][data-live-topic="goods:${ev.goods_id}"]`);
+    if (!page || page.querySelector("[data-testid=raffle-leftovers]") || page.dataset.reloading) return;
+    page.dataset.reloading = "1";
+    setTimeout(() => location.reload(), 200 + Math.random() * 1300);
+  });
+
   // The merchant ended or hid the sale: it is over for this page.
   S.live.on("goods_state", (ev) => {
     const page = document.querySelector(`[data-testid=goods-page][data-live-topic="goods:${ev.goods_id}"]`);

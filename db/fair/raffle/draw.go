@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/seckill/seckill/db/live"
 	"strconv"
 	"strings"
 	"time"
@@ -209,6 +210,12 @@ func entrants(ctx context.Context, tx *sql.Tx, goodsID int64) ([]int64, error) {
 	return sqldb.IDs(ctx, tx, `SELECT user_id FROM raffle_entries WHERE goods_id = ?`, goodsID)
 }
 
+// leftoversEvent tells a goods page that the raffle's units left are on sale first come.
+type leftoversEvent struct {
+	Type    string `json:"type"` // "raffle_leftovers"
+	GoodsID int64  `json:"goods_id"`
+}
+
 // SettleRaffle brings the drawn raffle's won entries in line with their
 // orders: it makes the orders not made yet, marks the paid ones settled and
 // passes the unit of each order that expired, was cancelled or failed to the
@@ -244,6 +251,14 @@ func (s *Raffles) SettleRaffle(ctx context.Context, goodsID int64) error {
 		defer func() {
 			if err := s.Events.CatalogChanged(ctx); err != nil {
 				s.Log.Warn("announce a catalog change", "goods", goodsID, "err", err)
+			}
+			// The goods page turns to the leftovers' Grab button live
+			// (static/goods.js reloads it once; after the catalog's
+			// announcement, on the same channel, so the page it gets shows them).
+			if on, err := s.LeftoversOnSale(ctx, goodsID); err == nil && on {
+				if err := s.Events.Publish(ctx, live.TopicGoods(goodsID), leftoversEvent{Type: "raffle_leftovers", GoodsID: goodsID}); err != nil {
+					s.Log.Warn("announce a raffle's leftovers", "goods", goodsID, "err", err)
+				}
 			}
 		}()
 	}
