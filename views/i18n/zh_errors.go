@@ -6,6 +6,19 @@ package i18n
 // %q stays %q, so a quoted name stays quoted.
 func init() {
 	add(map[string]string{
+		// Payments through a provider (db/checkout, db/stripe).
+		"is required: card, alipay or wechat_pay":                        "为必填项：card、alipay 或 wechat_pay",
+		"must be one of %v":                                              "须为以下之一：%v",
+		"must not be null: leave the field out to leave it unchanged":    "不能为 null：不想修改就不要传这个字段",
+		"no payment provider is configured":                              "未配置支付渠道",
+		"no trade at the provider":                                       "支付渠道没有这笔交易",
+		"pay through the payment provider: POST /api/orders/%d/checkout": "请通过支付渠道付款：POST /api/orders/%d/checkout",
+		"the order is paid already":                                      "订单已支付",
+		"the payment provider does not answer; try again shortly":        "支付渠道没有响应，请稍后再试",
+		"the webhook is not a Stripe event":                              "该 webhook 不是 Stripe 事件",
+		"the webhook's checkout session cannot be read":                  "无法读取该 webhook 的结账会话",
+		"the webhook's signature does not match":                         "webhook 签名不匹配",
+		"the webhook's signature is too old":                             "webhook 签名已过期",
 		// db/errors.go: the sentinels and the message that hides internals.
 		"sold out": "已售罄",
 		"you have reached the limit for this item":              "你已达到该商品的限购数量",
