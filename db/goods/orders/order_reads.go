@@ -18,18 +18,14 @@ import (
 // OrderOf returns any user's order, from Redis while its goods is active,
 // else from the store: for the checkout's sweep and the payment gateway.
 func (s *Ledger) OrderOf(ctx context.Context, orderID int64) (*model.Order, error) {
-	goodsID, seq, ok := sale.SplitOrderID(orderID)
-	if !ok {
-		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
-	}
-	b, err := s.orderBucket(ctx, goodsID, seq)
+	b, seq, err := s.bucketOfOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
 	rec, err := s.Redis.HGet(ctx, sale.OrdersKey(b), strconv.FormatInt(seq, 10)).Result()
 	switch {
 	case err == nil:
-		return sale.ParseOrderRecord(goodsID, rec)
+		return sale.ParseOrderRecord(b.Goods, rec)
 	case errors.Is(err, redis.Nil):
 		return s.sqlOrder(ctx, 0, orderID)
 	default:

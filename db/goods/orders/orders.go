@@ -240,6 +240,17 @@ func (s *Ledger) orderAnswer(ctx context.Context, userID, orderID int64, b sale.
 }
 
 // orderBucket is the bucket holding the goods' order of sequence seq.
+// bucketOfOrder is the bucket an order ID's unit was taken from, and its
+// sequence there; an ID no order can have is not found.
+func (s *Ledger) bucketOfOrder(ctx context.Context, orderID int64) (sale.Bucket, int64, error) {
+	goodsID, seq, ok := sale.SplitOrderID(orderID)
+	if !ok {
+		return sale.Bucket{}, 0, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
+	}
+	b, err := s.orderBucket(ctx, goodsID, seq)
+	return b, seq, err
+}
+
 func (s *Ledger) orderBucket(ctx context.Context, goodsID, seq int64) (sale.Bucket, error) {
 	k, err := s.ShardsOne(ctx, goodsID, true)
 	if err != nil {

@@ -43,11 +43,7 @@ return answer('held', rec)
 // provider: the expiry will not release it until ReleaseHeld. A paid order
 // is a conflict; an ended one (or one past its deadline) db.ErrExpired.
 func (s *Ledger) HoldForProvider(ctx context.Context, userID, orderID int64) (*model.Order, error) {
-	goodsID, seq, ok := sale.SplitOrderID(orderID)
-	if !ok {
-		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
-	}
-	b, err := s.orderBucket(ctx, goodsID, seq)
+	b, seq, err := s.bucketOfOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
@@ -103,11 +99,7 @@ var payHeldScript = redis.NewScript(sale.GoodsLua + db.Memoize(payHeldLua, "true
 // later one for the same ref answers the same. The word is ok (paid now),
 // unchanged (paid before, by another payment), expired or lapsed.
 func (s *Ledger) PayHeld(ctx context.Context, orderID int64, ref string, discountCents, userCouponID int64) (*model.Order, string, error) {
-	goodsID, seq, ok := sale.SplitOrderID(orderID)
-	if !ok {
-		return nil, "", db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
-	}
-	b, err := s.orderBucket(ctx, goodsID, seq)
+	b, seq, err := s.bucketOfOrder(ctx, orderID)
 	if err != nil {
 		return nil, "", err
 	}
@@ -139,11 +131,7 @@ return answer('ok', close(f, 'expired', ARGV[2], true))
 // still unpaid, it expires and its unit goes back on sale. It answers the
 // order as it stands.
 func (s *Ledger) ReleaseHeld(ctx context.Context, orderID int64) (*model.Order, error) {
-	goodsID, seq, ok := sale.SplitOrderID(orderID)
-	if !ok {
-		return nil, db.Errorf(db.ENOTFOUND, "order %d not found", orderID)
-	}
-	b, err := s.orderBucket(ctx, goodsID, seq)
+	b, seq, err := s.bucketOfOrder(ctx, orderID)
 	if err != nil {
 		return nil, err
 	}
