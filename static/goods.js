@@ -35,6 +35,8 @@
       box.querySelector("[data-remaining]").textContent = remaining;
       box.querySelector("[data-bar]").style.width = pct + "%";
     });
+    // A raffle's "N left after the draw" line counts down with the stock.
+    $$(`[data-left-after-draw="${goodsID}"]`).forEach((n) => { n.textContent = remaining; });
     if (goodsRec[goodsID]) {
       goodsRec[goodsID].remaining = Number(remaining);
       showGrabState(String(goodsID));

@@ -12,7 +12,8 @@ import (
 // A shopper watching a raffle's goods page through its start sees the
 // units left after the draw go on sale without reloading it themselves:
 // three units, two entries; at the draw the page turns from "See the
-// draw" to "1 left after the draw" with a working Grab button.
+// draw" to "1 left after the draw" with a working Grab button, and the
+// line counts down live when someone takes the unit.
 func TestRaffleLeftoversShownLive(t *testing.T) {
 	a := startApp(t)
 	_, g := a.raffleGoods(3, 10*time.Minute)
@@ -37,4 +38,8 @@ func TestRaffleLeftoversShownLive(t *testing.T) {
 		chromedp.WaitEnabled(`[data-testid=grab-button]`),
 	)
 	until(t, ctx, "the leftovers line", pageSays("1 left after the draw: first come, first served"))
+	// Another shopper takes the unit left: the line counts down with the stock bar.
+	other, _ := a.newUser()
+	a.grab(other, g.ID)
+	until(t, ctx, "the leftovers line follows the stock", pageSays("0 left after the draw: first come, first served"))
 }
