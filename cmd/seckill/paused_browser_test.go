@@ -52,3 +52,32 @@ func TestPausedSaleShownLive(t *testing.T) {
 		until(t, ctx, "resumed in Chinese", `!document.querySelector("[data-testid=grab-button]").disabled`)
 	})
 }
+
+// A countdown inside a sentence is as wide as its figures: no gap opens
+// between it and the punctuation after it ("02:56:05 . You hold…"), in
+// either language; in a table it keeps its column's width.
+func TestCountdownInASentenceLeavesNoGap(t *testing.T) {
+	a := startApp(t)
+	_, g := a.liveGoods(5, 1)
+	name, token := a.register("gap")
+	a.grab(token, g.ID) // the limit: the sale line reads "ends in <countdown>. You hold 1 of 1…"
+	ctx := newBrowser(t)
+	browse(t, ctx, "log in", browserLogin(ctx, a.URL, name, "password123"))
+	// gapAfter is how much wider the sale line's countdown is than its figures.
+	const gapAfter = `(() => { const c = document.querySelector("[data-testid=sale-state] .countdown");
+  if (!c || !c.textContent.trim()) return -1;
+  const r = document.createRange(); r.selectNodeContents(c);
+  return c.getBoundingClientRect().width - r.getBoundingClientRect().width; })()`
+	for _, lang := range []string{"en", "zh-CN"} {
+		browse(t, ctx, "open the goods page", chromedp.Navigate(fmt.Sprintf("%s/goods/%d", a.URL, g.ID)), chromedp.WaitVisible(`[data-testid=goods-page][data-subscribed=on]`))
+		if lang != "en" {
+			browse(t, ctx, "in Chinese", chromedp.Click(`[data-testid=lang-zh-CN]`, chromedp.ByQuery), chromedp.WaitVisible(`html[lang=zh-CN] [data-testid=goods-page][data-subscribed=on]`))
+		}
+		until(t, ctx, "the countdown ticks", gapAfter+` >= 0`)
+		var gap float64
+		browse(t, ctx, "measure", chromedp.Evaluate(gapAfter, &gap))
+		if gap > 1 {
+			t.Errorf("%s: the countdown in the sale line is %.1f px wider than its figures", lang, gap)
+		}
+	}
+}
