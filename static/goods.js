@@ -162,6 +162,15 @@
   }
   function showAllGrabStates() { Object.keys(goodsRec).forEach(showGrabState); }
   showAllGrabStates();
+  // A socket opened while the sale is paused is told so before anything
+  // else; one that opens without it finds the sale running (it may have
+  // resumed while the socket was down).
+  S.live.onOpen(() => {
+    if (!salePaused) return;
+    salePaused = false;
+    document.documentElement.removeAttribute("data-sale-paused");
+    showAllGrabStates();
+  });
   S.live.on("sale_paused", (ev) => {
     salePaused = !!ev.paused;
     document.documentElement.toggleAttribute("data-sale-paused", salePaused);

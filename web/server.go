@@ -154,7 +154,7 @@ func New(cfg Config) *Server {
 	s.site = cfg.Site
 	s.Hub = wshub.New(wshub.Config{Redis: cfg.Redis, Tokens: cfg.Tokens, Log: cfg.Log, Registry: cfg.Registry, Identify: identifySocket,
 		PingInterval: cfg.PingInterval, ReadWindow: cfg.SocketReadWindow, MaxAnonPerIP: cfg.MaxAnonSocketsPerIP, Observe: cfg.Observe,
-		Hello: func() []byte { return pausedEvent(s.switchesNow().SalePaused) }})
+		Hello: s.pausedHello})
 	s.pausedSent.Store(s.switchesNow().SalePaused)
 	s.App = fiber.New(fiber.Config{
 		AppName:               "seckill",

@@ -30,14 +30,25 @@ func (s *Server) switchesNow() model.Switches {
 
 // pausedEvent is the live event that tells a page whether the sale is
 // paused ({"type":"sale_paused","paused":true}): static/goods.js holds the
-// Grab buttons and says "Paused" while it is. Each socket gets it first
-// (the hub's Hello), and every socket of a process when the process's
-// switches turn (SwitchesChanged).
+// Grab buttons and says "Paused" while it is. A socket opened while the
+// sale is paused gets it first (the hub's Hello), and every socket of a
+// process when the process's switches turn (SwitchesChanged).
 func pausedEvent(paused bool) []byte {
 	if paused {
 		return []byte(`{"type":"sale_paused","paused":true}`)
 	}
 	return []byte(`{"type":"sale_paused","paused":false}`)
+}
+
+// pausedHello is a new socket's first message while the sale is paused
+// (none otherwise: a socket's first answer stays its first subscription's,
+// as clients expect; static/goods.js takes a socket that opens without it
+// as "not paused").
+func (s *Server) pausedHello() []byte {
+	if s.switchesNow().SalePaused {
+		return pausedEvent(true)
+	}
+	return nil
 }
 
 // SwitchesChanged tells this process's sockets when the sale is paused or
