@@ -1,6 +1,6 @@
 package main
 
-// The crowd: the reads of a sale (DESIGN.md §3, "Reads at sale time").
+// The crowd: the reads of a sale (docs/ARCHITECTURE.md, "Reads at sale time").
 // Before and at the start of a sale the crowd reads far more than it grabs.
 // The scenario makes a slot that starts a little later with one goods in it,
 // then lets -crowd shoppers arrive over -crowd-arrive, each as a browser

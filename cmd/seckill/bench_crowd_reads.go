@@ -22,7 +22,7 @@ import (
 	"github.com/seckill/seckill/cmd/seckill/bench"
 )
 
-// The targets of the reads at sale time (DESIGN.md §3).
+// The targets of the reads at sale time (docs/PERFORMANCE.md, "Reads at sale time").
 const (
 	crowdReadRate   = 0.8  // a read's rate ÷ the no-op's, at least
 	crowd304Rate    = 0.9  // a 304's rate ÷ the no-op's, at least
