@@ -66,12 +66,13 @@ type readCloser struct{ *strings.Reader }
 
 func (readCloser) Close() error { return nil }
 
-// A trade opens as a Checkout Session for the order, its amount and its one
-// method, under the trade's idempotency key, and lives at least as Stripe allows.
+// A card or Alipay trade opens as a Checkout Session for the order, its
+// amount and its one method, under the trade's idempotency key, and lives at
+// least as Stripe allows.
 func TestOpenAsksForTheOrdersCheckout(t *testing.T) {
 	c, rec := newClient(t)
 	now := time.Unix(1_900_000_000, 0)
-	for _, method := range []string{model.MethodCard, model.MethodAlipay, model.MethodWeChatPay} {
+	for _, method := range []string{model.MethodCard, model.MethodAlipay} {
 		co, err := c.Open(context.Background(), model.Trade{OrderID: 1200007, Title: "Tea", AmountCents: 990, Currency: "cny", Method: method,
 			ExpiresAt: now.Add(10 * time.Minute), SuccessURL: "http://shop/ok", CancelURL: "http://shop/back", Key: "order-1200007-" + method}, now)
 		if err != nil {
@@ -96,6 +97,42 @@ func TestOpenAsksForTheOrdersCheckout(t *testing.T) {
 		if r.path != "/v1/checkout/sessions" || r.key != "order-1200007-"+method {
 			t.Errorf("%s: %s %s with key %q", method, r.method, r.path, r.key)
 		}
+	}
+}
+
+// A WeChat Pay trade opens as a PaymentIntent confirmed at once for the
+// order, under the trade's key, marked as a trade of its own, and answers
+// Stripe's QR code (a PNG data URL) for our page to show, and no URL.
+func TestOpenWeChatPayAnswersTheQRCode(t *testing.T) {
+	c, rec := newClient(t)
+	now := time.Unix(1_900_000_000, 0)
+	co, err := c.Open(context.Background(), model.Trade{OrderID: 1200007, Title: "Tea", AmountCents: 990, Currency: "cny", Method: model.MethodWeChatPay,
+		ExpiresAt: now.Add(10 * time.Minute), SuccessURL: "http://shop/ok", CancelURL: "http://shop/back", Key: "order-1200007-wechat_pay"}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(co.ProviderRef, "pi_") || co.URL != "" || co.Method != model.MethodWeChatPay ||
+		!strings.HasPrefix(co.QRCode, "data:image/png;base64,") || !co.ExpiresAt.Equal(now.Add(10*time.Minute)) {
+		t.Fatalf("checkout %+v", co)
+	}
+	r := rec.all()[len(rec.all())-1]
+	want := map[string]string{"amount": "990", "currency": "cny", "confirm": "true", "payment_method_types[0]": "wechat_pay",
+		"payment_method_data[type]": "wechat_pay", "payment_method_options[wechat_pay][client]": "web",
+		"metadata[order_id]": "1200007", "metadata[trade]": "payment_intent"}
+	for k, v := range want {
+		if r.form.Get(k) != v {
+			t.Errorf("%s = %q, want %q", k, r.form.Get(k), v)
+		}
+	}
+	if r.path != "/v1/payment_intents" || r.key != "order-1200007-wechat_pay" {
+		t.Errorf("%s %s with key %q", r.method, r.path, r.key)
+	}
+	// Closing it cancels the PaymentIntent.
+	if _, err := c.Close(context.Background(), co.ProviderRef); err != nil {
+		t.Fatal(err)
+	}
+	if r := rec.all()[len(rec.all())-1]; r.path != "/v1/payment_intents/"+co.ProviderRef+"/cancel" || r.method != http.MethodPost {
+		t.Fatalf("close asked %s %s", r.method, r.path)
 	}
 }
 
@@ -159,5 +196,54 @@ func TestEventVerifiesTheSignature(t *testing.T) {
 		if _, err := c.Event(tc.body, tc.sig, tc.at); db.ErrorCode(err) != db.EINVALID {
 			t.Errorf("%s: %v, want invalid", name, err)
 		}
+	}
+}
+
+// A WeChat Pay trade is paid by payment_intent.succeeded; a PaymentIntent a
+// Checkout Session made is left to the session's events.
+func TestEventReadsAPaymentIntentTrade(t *testing.T) {
+	c := New(Config{SecretKey: stripetest.SecretKey, WebhookSecret: stripetest.WebhookSecret})
+	now := time.Unix(1_900_000_000, 0)
+	body, sig := stripetest.IntentEvent("evt_1", "payment_intent.succeeded", stripetest.Intent{ID: "pi_1", OrderID: 1200007, AmountCents: 990,
+		Currency: "cny", Status: "succeeded"}, now)
+	ev, err := c.Event(body, sig, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := model.ProviderEvent{ID: "evt_1", Type: "payment_intent.succeeded", Paid: true, Ref: "pi_1", OrderID: 1200007,
+		AmountCents: 990, Currency: "cny", PaymentIntent: "pi_1"}
+	if *ev != want {
+		t.Fatalf("event (-want +got):\n- %+v\n+ %+v", want, *ev)
+	}
+	// The same event about a session's PaymentIntent (no trade mark) names no trade.
+	other := strings.Replace(string(body), `"trade":"payment_intent"`, `"trade":""`, 1)
+	if ev, err := c.Event([]byte(other), stripetest.Sign([]byte(other), now), now); err != nil || ev.Ref != "" || ev.Paid {
+		t.Fatalf("a session's PaymentIntent: %+v, %v", ev, err)
+	}
+	body2, sig2 := stripetest.IntentEvent("evt_2", "payment_intent.canceled", stripetest.Intent{ID: "pi_1", OrderID: 1200007, AmountCents: 990,
+		Currency: "cny", Status: "canceled"}, now)
+	if ev, err := c.Event(body2, sig2, now); err != nil || ev.Paid {
+		t.Fatalf("a cancelled PaymentIntent: %+v, %v", ev, err)
+	}
+}
+
+// During a rotation STRIPE_WEBHOOK_SECRET names the new and the old secret:
+// an event signed with either is read, one signed with neither is refused.
+func TestEventAcceptsBothSecretsDuringARotation(t *testing.T) {
+	const newSecret = "whsec_rotated"
+	c := New(Config{SecretKey: stripetest.SecretKey, WebhookSecret: newSecret + ", " + stripetest.WebhookSecret})
+	now := time.Unix(1_900_000_000, 0)
+	body, _ := stripetest.Event("evt_1", "checkout.session.completed", stripetest.Session{ID: "cs_1", OrderID: 1200007, AmountCents: 990,
+		Currency: "cny", PaymentStatus: "paid", PaymentIntent: "pi_1"}, now)
+	for _, secret := range []string{newSecret, stripetest.WebhookSecret} {
+		if ev, err := c.Event(body, stripetest.SignWith(body, secret, now), now); err != nil || !ev.Paid {
+			t.Errorf("signed with %s: %+v, %v", secret, ev, err)
+		}
+	}
+	if _, err := c.Event(body, stripetest.SignWith(body, "whsec_other", now), now); db.ErrorCode(err) != db.EINVALID {
+		t.Errorf("signed with neither: %v, want invalid", err)
+	}
+	if got := Secrets(" whsec_a ,whsec_b,"); len(got) != 2 || got[0] != "whsec_a" || got[1] != "whsec_b" {
+		t.Errorf("Secrets: %q", got)
 	}
 }

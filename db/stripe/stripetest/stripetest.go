@@ -4,12 +4,24 @@ package stripetest
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
 	"net"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -44,14 +56,111 @@ func Binary() string {
 	return ""
 }
 
-// Start runs stripe-mock for the test and answers its base URL; the test is
-// skipped, saying how to install it, when stripe-mock is not found.
+// Start runs stripe-mock for the test and answers the base URL to use; the
+// test is skipped, saying how to install it, when stripe-mock is not found.
 // STRIPE_MOCK_URL names one already running (as .ci/run starts it).
+//
+// stripe-mock answers from fixtures, and its PaymentIntent's next_action is a
+// placeholder ({"type":"type"}): a confirmed WeChat Pay PaymentIntent gets no
+// QR code. So the URL answered is a front that passes every request to
+// stripe-mock and fills that one answer as Stripe does (status
+// requires_action, next_action.wechat_pay_display_qr_code with its data and
+// image_data_url, a PNG data URL: QRDataURL).
 func Start(t testing.TB) string {
 	t.Helper()
-	if u := os.Getenv("STRIPE_MOCK_URL"); u != "" {
-		return u
+	u := os.Getenv("STRIPE_MOCK_URL")
+	if u == "" {
+		u = startMock(t)
 	}
+	base, err := url.Parse(u)
+	if err != nil {
+		t.Fatalf("STRIPE_MOCK_URL %q: %v", u, err)
+	}
+	proxy := httputil.NewSingleHostReverseProxy(base)
+	direct := proxy.Director
+	proxy.Director = func(r *http.Request) {
+		direct(r)
+		if r.Method != http.MethodPost || r.URL.Path != "/v1/payment_intents" || r.Body == nil {
+			return
+		}
+		b, err := io.ReadAll(r.Body)
+		r.Body = io.NopCloser(bytes.NewReader(b))
+		if f, perr := url.ParseQuery(string(b)); err == nil && perr == nil && f.Get("confirm") == "true" && f.Get("payment_method_data[type]") == "wechat_pay" {
+			r.Header.Set(wechatHeader, "1")
+		}
+	}
+	proxy.ModifyResponse = fillWeChatQR
+	front := httptest.NewServer(proxy)
+	t.Cleanup(front.Close)
+	return front.URL
+}
+
+// fillWeChatQR gives a WeChat Pay PaymentIntent confirmed at its creation
+// the QR code Stripe would answer.
+func fillWeChatQR(res *http.Response) error {
+	req := res.Request
+	if req.Method != http.MethodPost || req.URL.Path != "/v1/payment_intents" || res.StatusCode != http.StatusOK ||
+		req.Header.Get(wechatHeader) == "" {
+		return nil
+	}
+	var pi map[string]any
+	if err := json.NewDecoder(res.Body).Decode(&pi); err != nil {
+		return err
+	}
+	res.Body.Close()
+	id, _ := pi["id"].(string)
+	data := "weixin://wxpay/bizpayurl?pr=" + id
+	pi["status"] = "requires_action"
+	pi["next_action"] = map[string]any{"type": "wechat_pay_display_qr_code", "wechat_pay_display_qr_code": map[string]any{
+		"data": data, "image_data_url": QRDataURL(data),
+		"image_url_png": "https://qr.stripe.com/test_" + id + ".png", "image_url_svg": "https://qr.stripe.com/test_" + id + ".svg",
+		"hosted_instructions_url": "https://payments.stripe.com/wechat_pay/qr/test_" + id,
+	}}
+	body, err := json.Marshal(pi)
+	if err != nil {
+		return err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	res.ContentLength = int64(len(body))
+	res.Header.Set("Content-Length", strconv.Itoa(len(body)))
+	return nil
+}
+
+// wechatHeader marks, on its way to stripe-mock, a request creating a
+// confirmed WeChat Pay PaymentIntent (set by the front's Director).
+const wechatHeader = "X-Stripetest-Wechat-Qr"
+
+// QRDataURL is the PNG data URL the front answers as the QR code of data:
+// a picture of its bytes in black and white squares, not a QR code a phone
+// can read (stripe-mock has none to give), but a PNG a page can show.
+func QRDataURL(data string) string {
+	const n, scale = 21, 4
+	sum := sha256.Sum256([]byte(data))
+	img := image.NewGray(image.Rect(0, 0, n*scale, n*scale))
+	for y := 0; y < n; y++ {
+		for x := 0; x < n; x++ {
+			bit := sum[(y*n+x)/8%len(sum)]>>((y*n+x)%8)&1 == 1
+			c := color.Gray{Y: 255}
+			if bit {
+				c = color.Gray{}
+			}
+			for dy := 0; dy < scale; dy++ {
+				for dx := 0; dx < scale; dx++ {
+					img.SetGray(x*scale+dx, y*scale+dy, c)
+				}
+			}
+		}
+	}
+	var b bytes.Buffer
+	if err := png.Encode(&b, img); err != nil {
+		panic(err)
+	}
+	return "data:image/png;base64," + base64.StdEncoding.EncodeToString(b.Bytes())
+}
+
+// startMock runs stripe-mock and answers its own base URL.
+func startMock(t testing.TB) string {
+	t.Helper()
 	bin := Binary()
 	if bin == "" {
 		t.Skip("stripe-mock is not installed: go install github.com/stripe/stripe-mock@v0.203.0")
@@ -125,4 +234,46 @@ func Event(id, typ string, s Session, at time.Time) (payload []byte, signature s
 	}
 	sp := webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: body, Secret: WebhookSecret, Timestamp: at})
 	return body, sp.Header
+}
+
+// Intent is the part of a PaymentIntent (a WeChat Pay trade) a webhook event carries.
+type Intent struct {
+	ID          string
+	OrderID     int64
+	AmountCents int64
+	Currency    string
+	Status      string // succeeded, canceled, requires_action
+}
+
+// IntentEvent is a webhook event of type typ (payment_intent.succeeded…)
+// about the PaymentIntent trade in, as Stripe sends it, and its
+// Stripe-Signature header signed at the time at.
+func IntentEvent(id, typ string, in Intent, at time.Time) (payload []byte, signature string) {
+	order := fmt.Sprint(in.OrderID)
+	received := int64(0)
+	if in.Status == "succeeded" {
+		received = in.AmountCents
+	}
+	body, err := json.Marshal(map[string]any{
+		"id": id, "object": "event", "type": typ, "api_version": stripego.APIVersion, "created": at.Unix(),
+		"data": map[string]any{"object": map[string]any{
+			"id": in.ID, "object": "payment_intent", "status": in.Status, "amount": in.AmountCents, "amount_received": received,
+			"currency": in.Currency, "payment_method_types": []string{"wechat_pay"},
+			"metadata": map[string]string{"order_id": order, "trade": "payment_intent"},
+		}},
+	})
+	if err != nil {
+		panic(err)
+	}
+	return body, Sign(body, at)
+}
+
+// Sign is the Stripe-Signature header of payload signed with WebhookSecret at the time at.
+func Sign(payload []byte, at time.Time) string {
+	return SignWith(payload, WebhookSecret, at)
+}
+
+// SignWith is the Stripe-Signature header of payload signed with secret at the time at.
+func SignWith(payload []byte, secret string, at time.Time) string {
+	return webhook.GenerateTestSignedPayload(&webhook.UnsignedPayload{Payload: payload, Secret: secret, Timestamp: at}).Header
 }
