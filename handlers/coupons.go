@@ -57,9 +57,29 @@ func (h *Coupons) CouponStats(c *fiber.Ctx) error {
 	return c.JSON(st)
 }
 
+// couponWindow is the JSON of PUT /api/admin/coupons/{id}: an end left out
+// stays as it is.
 type couponWindow struct {
-	GrabStartAt time.Time `json:"grab_start_at"`
-	GrabEndAt   time.Time `json:"grab_end_at"`
+	GrabStartAt *time.Time `json:"grab_start_at"`
+	GrabEndAt   *time.Time `json:"grab_end_at"`
+}
+
+// window is the two ends, zero for one left out (MoveWindow keeps it); a
+// zero time sent is out of range.
+func (w couponWindow) window() (start, end time.Time, err error) {
+	f := db.FieldErrors{}
+	for _, e := range []struct {
+		name string
+		src  *time.Time
+		dst  *time.Time
+	}{{"grab_start_at", w.GrabStartAt, &start}, {"grab_end_at", w.GrabEndAt, &end}} {
+		if e.src != nil && e.src.IsZero() {
+			f[e.name] = "must be an RFC 3339 time"
+		} else if e.src != nil {
+			*e.dst = *e.src
+		}
+	}
+	return start, end, f.Err()
 }
 
 // UpdateCoupon moves a template's grab window, and its reminders with it: PUT /api/admin/coupons/{id}.
@@ -72,7 +92,11 @@ func (h *Coupons) UpdateCoupon(c *fiber.Ctx) error {
 	if err := bind(c, &in); err != nil {
 		return err
 	}
-	cp, err := h.Coupons.MoveWindow(c.UserContext(), cl, id, in.GrabStartAt, in.GrabEndAt)
+	start, end, err := in.window()
+	if err != nil {
+		return err
+	}
+	cp, err := h.Coupons.MoveWindow(c.UserContext(), cl, id, start, end)
 	if err != nil {
 		return err
 	}

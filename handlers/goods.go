@@ -12,26 +12,34 @@ import (
 )
 
 // slotBody is the JSON of POST /api/admin/slots and PUT /api/admin/slots/{id}.
+// On update a field left out is unchanged.
 type slotBody struct {
-	Title   string `json:"title"`
-	StartAt string `json:"start_at"`
-	EndAt   string `json:"end_at"`
-	Hidden  *bool  `json:"hidden"` // PUT: hide or show as well (alone: only that)
+	Title   *string `json:"title"`
+	StartAt *string `json:"start_at"`
+	EndAt   *string `json:"end_at"`
+	Hidden  *bool   `json:"hidden"` // PUT: hide or show as well (alone: only that)
 	// POST: a rehearsal slot (see goods.Service.DeleteRehearsal); PUT
 	// cannot change it.
 	Rehearsal bool `json:"rehearsal"`
 }
 
-// input parses the RFC 3339 times; a bad one is an invalid field.
-func (b slotBody) input() (goods.SlotInput, error) {
-	in := goods.SlotInput{Title: b.Title, Rehearsal: b.Rehearsal}
+// input parses the RFC 3339 times; a bad one is an invalid field, one left
+// out too on create (update false), kept as it is on update.
+func (b slotBody) input(update bool) (goods.SlotInput, error) {
+	in := goods.SlotInput{Title: deref(b.Title), Rehearsal: b.Rehearsal}
+	in.Kept.Title = update && b.Title == nil
 	f := db.FieldErrors{}
 	for _, t := range []struct {
 		name string
-		raw  string
+		raw  *string
 		dst  *time.Time
-	}{{"start_at", b.StartAt, &in.StartAt}, {"end_at", b.EndAt, &in.EndAt}} {
-		v, err := time.Parse(time.RFC3339, t.raw)
+		kept *bool
+	}{{"start_at", b.StartAt, &in.StartAt, &in.Kept.StartAt}, {"end_at", b.EndAt, &in.EndAt, &in.Kept.EndAt}} {
+		if t.raw == nil && update {
+			*t.kept = true
+			continue
+		}
+		v, err := time.Parse(time.RFC3339, deref(t.raw))
 		if err != nil {
 			f[t.name] = "must be an RFC 3339 time like 2030-01-02T10:00:00Z"
 		}
@@ -41,17 +49,19 @@ func (b slotBody) input() (goods.SlotInput, error) {
 }
 
 // goodsBody is the JSON of POST /api/admin/goods and PUT /api/admin/goods/{id}.
-// Prices are pointers so that a price left out is refused, not taken as free.
+// Every field is a pointer: on update a field left out is unchanged; on
+// create a price left out is refused, not taken as free, and a title or
+// stock left out is refused as empty.
 type goodsBody struct {
-	SlotID            int64   `json:"slot_id"`
-	Title             string  `json:"title"`
-	Description       *string `json:"description"` // update: left out, unchanged
+	SlotID            *int64  `json:"slot_id"` // update: the goods stay in their slot
+	Title             *string `json:"title"`
+	Description       *string `json:"description"`
 	PriceCents        *int64  `json:"price_cents"`
 	SeckillPriceCents *int64  `json:"seckill_price_cents"`
-	Stock             int64   `json:"stock"`
-	LimitPerUser      int64   `json:"limit_per_user"`
-	Shards            *int    `json:"shards"` // Redis buckets of the stock, 1–8 (create: 1 if left out; update: unchanged)
-	Hidden            *bool   `json:"hidden"` // PUT: hide or show as well (alone: only that)
+	Stock             *int64  `json:"stock"`
+	LimitPerUser      *int64  `json:"limit_per_user"` // create: left out or 0, 1
+	Shards            *int    `json:"shards"`         // Redis buckets of the stock, 1–8 (create: 1 if left out; update: unchanged)
+	Hidden            *bool   `json:"hidden"`         // PUT: hide or show as well (alone: only that)
 	// Left out: none on create, unchanged on update (null is refused: bind).
 	PowBits           *int  `json:"pow_bits"`
 	PreregisteredOnly *bool `json:"preregistered_only"`
@@ -63,22 +73,24 @@ type goodsBody struct {
 	EntryStartAt     *time.Time `json:"entry_start_at"`
 }
 
-// input checks that both prices are present; a missing one is an invalid field.
-func (b goodsBody) input() (goods.Input, error) {
-	in := goods.Input{SlotID: b.SlotID, Title: b.Title, Description: b.Description, Stock: b.Stock, LimitPerUser: b.LimitPerUser, Shards: b.Shards,
-		PowBits: b.PowBits, PreregisteredOnly: b.PreregisteredOnly,
+// input is the goods as sent. On create (update false) a price left out is
+// an invalid field; on update every field left out is kept as it is.
+func (b goodsBody) input(update bool) (goods.Input, error) {
+	in := goods.Input{SlotID: deref(b.SlotID), Title: deref(b.Title), Description: b.Description,
+		PriceCents: deref(b.PriceCents), SeckillPriceCents: deref(b.SeckillPriceCents), Stock: deref(b.Stock), LimitPerUser: deref(b.LimitPerUser),
+		Shards: b.Shards, PowBits: b.PowBits, PreregisteredOnly: b.PreregisteredOnly,
 		Mode: b.Mode, QueueRate: b.QueueRate, AdmissionSeconds: b.AdmissionSeconds, EntryStartAt: b.EntryStartAt}
+	if update {
+		in.Kept = goods.Kept{Title: b.Title == nil, PriceCents: b.PriceCents == nil, SeckillPriceCents: b.SeckillPriceCents == nil,
+			Stock: b.Stock == nil, LimitPerUser: b.LimitPerUser == nil}
+		return in, nil
+	}
 	f := db.FieldErrors{}
-	for _, p := range []struct {
-		name string
-		src  *int64
-		dst  *int64
-	}{{"price_cents", b.PriceCents, &in.PriceCents}, {"seckill_price_cents", b.SeckillPriceCents, &in.SeckillPriceCents}} {
-		if p.src == nil {
-			f[p.name] = "is required"
-			continue
-		}
-		*p.dst = *p.src
+	if b.PriceCents == nil {
+		f["price_cents"] = "is required"
+	}
+	if b.SeckillPriceCents == nil {
+		f["seckill_price_cents"] = "is required"
 	}
 	return in, f.Err()
 }
@@ -93,7 +105,7 @@ func (h *Goods) CreateSlot(c *fiber.Ctx) error {
 	if err := bind(c, &b); err != nil {
 		return err
 	}
-	in, err := b.input()
+	in, err := b.input(false)
 	if err != nil {
 		return err
 	}
@@ -123,7 +135,7 @@ func (h *Goods) UpdateSlot(c *fiber.Ctx) error {
 	if err := bind(c, &b); err != nil {
 		return err
 	}
-	in, err := b.input()
+	in, err := b.input(true)
 	if err != nil {
 		return err
 	}
@@ -196,7 +208,7 @@ func (h *Goods) CreateGoods(c *fiber.Ctx) error {
 	if err := bind(c, &b); err != nil {
 		return err
 	}
-	in, err := b.input()
+	in, err := b.input(false)
 	if err != nil {
 		return err
 	}
@@ -226,7 +238,7 @@ func (h *Goods) UpdateGoods(c *fiber.Ctx) error {
 	if err := bind(c, &b); err != nil {
 		return err
 	}
-	in, err := b.input()
+	in, err := b.input(true)
 	if err != nil {
 		return err
 	}
@@ -346,4 +358,13 @@ func (h *Goods) MyOrders(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"orders": orders})
+}
+
+// deref is *p, or the zero value when p is nil (a field left out).
+func deref[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }

@@ -26,7 +26,7 @@ func TestGoodsBodyNeedsPrices(t *testing.T) {
 		if err := json.Unmarshal([]byte(tc.body), &b); err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		in, err := b.input()
+		in, err := b.input(false)
 		var fe *db.InvalidFields
 		switch {
 		case len(tc.missing) == 0 && err != nil:

@@ -18,7 +18,7 @@ func TestGoodsShardsInput(t *testing.T) {
 		if err := json.Unmarshal([]byte(`{"price_cents": 1, "seckill_price_cents": 1`+body+`}`), &b); err != nil {
 			t.Fatal(err)
 		}
-		in, err := b.input()
+		in, err := b.input(false)
 		if err != nil || optional(in.Shards) != want {
 			t.Fatalf("%s: shards %s (%v), want %s", body, optional(in.Shards), err, want)
 		}

@@ -119,10 +119,48 @@ func TestUpdateLeavesOutUnchanged(t *testing.T) {
 	if st, code := a.grabWith(shopper, id, ""); st != 403 || code != "pow_required" {
 		t.Fatalf("a grab without proof after the title fix: %d %s, want 403 pow_required", st, code)
 	}
+	// A PUT that sends the title alone keeps every other field, the
+	// prices, stock and limit too.
+	before := got.Goods
+	if st := a.call("PUT", path, mt, map[string]any{"title": "Guarded, alone"}, &got); st != 200 {
+		t.Fatalf("a PUT of the title alone: %d %v", st, got.Goods)
+	}
+	for field, want := range before {
+		if field == "title" || field == "remaining" || field == "updated_at" {
+			continue
+		}
+		if fmt.Sprint(got.Goods[field]) != fmt.Sprint(want) {
+			t.Errorf("after a PUT of the title alone, %s = %v, want %v as it was", field, got.Goods[field], want)
+		}
+	}
+	if got.Goods["title"] != "Guarded, alone" {
+		t.Errorf("a PUT of the title alone left the title %v", got.Goods["title"])
+	}
 	fix["pow_bits"], fix["preregistered_only"], fix["description"] = 0, false, ""
 	if st := a.call("PUT", path, mt, fix, &got); st != 200 || got.Goods["pow_bits"] != 0.0 || got.Goods["preregistered_only"] != false || got.Goods["description"] != "" {
 		t.Fatalf("a PUT that names them: %d %v", st, got.Goods)
 	}
+	// A slot's and a coupon's PUT alike: what is left out stays as it is.
+	var slot struct{ Slot map[string]any }
+	if st := a.call("PUT", fmt.Sprintf("/api/admin/slots/%d", sl.ID), mt, map[string]any{"title": "Renamed slot"}, &slot); st != 200 ||
+		slot.Slot["title"] != "Renamed slot" || !sameTime(slot.Slot["start_at"], sl.StartAt) || !sameTime(slot.Slot["end_at"], sl.EndAt) {
+		t.Errorf("a slot's PUT of the title alone: %d %v, want the title changed and the window %s–%s kept", st, slot.Slot, sl.StartAt, sl.EndAt)
+	}
+	now := a.Clock.Now()
+	c := a.couponCreate(mt, "Kept window", 10, 1, now.Add(time.Hour), now.Add(2*time.Hour))
+	end := now.Add(3 * time.Hour).UTC().Truncate(time.Second)
+	var cp struct{ Coupon map[string]any }
+	if st := a.call("PUT", fmt.Sprintf("/api/admin/coupons/%d", c.ID), mt, map[string]any{"grab_end_at": end.Format(time.RFC3339)}, &cp); st != 200 ||
+		!sameTime(cp.Coupon["grab_start_at"], c.GrabStartAt) || !sameTime(cp.Coupon["grab_end_at"], end) {
+		t.Errorf("a coupon's PUT of the end alone: %d %v, want the start %s kept and the end %s", st, cp.Coupon, c.GrabStartAt, end)
+	}
+}
+
+// sameTime reports whether a time read from JSON is t.
+func sameTime(v any, t time.Time) bool {
+	s, _ := v.(string)
+	got, err := time.Parse(time.RFC3339Nano, s)
+	return err == nil && got.Equal(t)
 }
 
 // A waiting-room join is acknowledged only once a replica holds the place:

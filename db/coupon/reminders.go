@@ -110,6 +110,7 @@ func (s *Service) bookingCounts(ctx context.Context, couponID int64) ([]model.Bo
 // MoveWindow moves a template's grab window. Bookings follow the new
 // start: the old fan-out tasks are deleted (one still running finds the start
 // changed and does nothing) and new ones scheduled for every booked lead time.
+// A zero start or end is one left out: it stays as it is.
 func (s *Service) MoveWindow(ctx context.Context, actor model.Claims, couponID int64, start, end time.Time) (_ *model.Coupon, err error) {
 	defer s.announce(ctx, &err)
 	c, err := s.owned(ctx, actor, couponID)
@@ -119,6 +120,12 @@ func (s *Service) MoveWindow(ctx context.Context, actor model.Claims, couponID i
 	now := s.Now()
 	if State(c.GrabStartAt, c.GrabEndAt, now) == model.CouponEnded {
 		return nil, db.Errorf(db.EENDED, "the grab window of this coupon has ended")
+	}
+	if start.IsZero() {
+		start = c.GrabStartAt
+	}
+	if end.IsZero() {
+		end = c.GrabEndAt
 	}
 	if err := NormaliseWindow(&start, &end, now); err != nil {
 		return nil, err

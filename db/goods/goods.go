@@ -46,6 +46,15 @@ func (s *Service) UpdateSlot(ctx context.Context, by model.Claims, id int64, in 
 	if err != nil {
 		return nil, err
 	}
+	if in.Kept.Title {
+		in.Title = old.Title
+	}
+	if in.Kept.StartAt {
+		in.StartAt = old.StartAt
+	}
+	if in.Kept.EndAt {
+		in.EndAt = old.EndAt
+	}
 	in.Title = strings.TrimSpace(in.Title)
 	moved := !in.StartAt.Equal(old.StartAt) || !in.EndAt.Equal(old.EndAt)
 	if moved {

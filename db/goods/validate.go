@@ -26,6 +26,8 @@ type SlotInput struct {
 	StartAt   time.Time
 	EndAt     time.Time
 	Rehearsal bool // create only: a rehearsal slot (it stays one)
+	// Kept names the fields an update left out: each stays as it is.
+	Kept struct{ Title, StartAt, EndAt bool }
 }
 
 // ValidateSlot checks a slot against the rules at time now.
@@ -97,7 +99,14 @@ type Input struct {
 	// EntryStartAt is when a raffle's entries open (they close at the
 	// sale's start); nil means at creation on create and unchanged on update.
 	EntryStartAt *time.Time
+	// Kept names the fields above that are not pointers which an update
+	// left out: each stays as it is (a field left out is unchanged).
+	// Create reads them as sent (zero: refused or the default).
+	Kept Kept
 }
+
+// Kept are the plain fields of Input an update leaves out.
+type Kept struct{ Title, PriceCents, SeckillPriceCents, Stock, LimitPerUser bool }
 
 // Bounds of the fair-sale fields.
 const (
@@ -197,6 +206,18 @@ func withDefaults(in *Input, now time.Time) {
 
 // withUnchanged fills in what an update leaves out from old.
 func withUnchanged(in *Input, old *model.Goods, now time.Time) {
+	for _, k := range []struct {
+		left     bool
+		dst, src *int64
+	}{{in.Kept.PriceCents, &in.PriceCents, &old.PriceCents}, {in.Kept.SeckillPriceCents, &in.SeckillPriceCents, &old.SeckillPriceCents},
+		{in.Kept.Stock, &in.Stock, &old.Stock}, {in.Kept.LimitPerUser, &in.LimitPerUser, &old.LimitPerUser}} {
+		if k.left {
+			*k.dst = *k.src
+		}
+	}
+	if in.Kept.Title {
+		in.Title = old.Title
+	}
 	if in.Description == nil {
 		in.Description = new(old.Description)
 	}
