@@ -10,27 +10,12 @@ import (
 	"github.com/seckill/seckill/db/backend"
 )
 
-// Order IDs never repeat, even when Redis loses a bucket (a node restarted
-// without persistence and without a replica): the grab script issues a
-// bucket's sequences only up to a ceiling (the info hash's "ceil") that the
-// durable store recorded first (id_ceilings, kind goods, part the bucket:
-// db/backend/ceilings.go). A bucket loaded again starts above the recorded
-// ceiling, so above every sequence it may have issued, acknowledged or not,
-// flushed or not. The ceiling moves up a block at a time; a grab that meets
-// it answers "reserve", and the grab reserves the next block and runs again
-// (one SQL write per block, not per grab).
-//
-// A failover must not roll the sequences back either. A replica promoted
-// after its master died may lack the master's last writes (REDIS_WAIT_REPLICAS
-// 0, or a WAIT that fell short), the bucket's sequence among them, and would
-// issue again numbers already acknowledged. So on a Redis Cluster each bucket
-// records the node that issues its sequences (info "node", CLUSTER MYID, set
-// by the load and the grab scripts); a grab that runs on another node (a
-// promoted replica, a slot moved) skips the rest of the reserved block,
-// which the old node may have issued, and answers "moved": the next block
-// is reserved above it before any number is issued here. Order numbers jump
-// by up to a block at a failover, and never repeat. (A single Redis server
-// has no node ID to compare: it has no replica to fail over to.)
+// Order IDs never repeat, even when Redis loses a bucket or fails over: a
+// bucket's order sequences are one run of db/backend/ceilings.go's issue
+// ceilings (kind goods, part the bucket), the info hash's "ceil" and "node"
+// its Redis half. The grab script answers "reserve" at the ceiling and
+// "moved" on another node (skipping the rest of the block: load.go's
+// saleInfo); the load starts above the durable ceiling.
 
 // DefaultSeqBlock is how many order sequences a bucket reserves at a time.
 const DefaultSeqBlock = 100_000
@@ -64,37 +49,43 @@ func (s *Sale) reservedSeqs(ctx context.Context, b Bucket) (int64, error) {
 	return s.IssueCeiling(ctx, seqRun(b))
 }
 
-// raiseCeilScript raises a loaded bucket's sequence ceiling, never lowers it.
+// seqIssuer is bucket b's run of order sequences: its next sequence is
+// the bucket's seq key; a move skips what is below the durable ceiling.
+func (s *Sale) seqIssuer(b Bucket) backend.IDIssuer {
+	_, hi := bucketIDs(b.Goods, b.N)
+	return backend.IDIssuer{
+		Run:   seqRun(b),
+		What:  fmt.Sprintf("order sequences of goods %d bucket %d", b.Goods, b.N),
+		Block: s.seqBlock(),
+		Next: func(ctx context.Context, _ int64) (int64, int64, bool, error) {
+			seq, err := s.Redis.Get(ctx, SeqKey(b)).Int64()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return 0, 0, false, fmt.Errorf("read the order sequence of goods %d bucket %d: %w", b.Goods, b.N, err)
+			}
+			return seq, hi % OrderSeqSpan, true, nil
+		},
+		Resync: seqResyncScript,
+		Keys:   []string{InfoKey(b), SeqKey(b)},
+	}
+}
+
+// seqResyncScript raises a loaded bucket's sequence ceiling (backend.CeilingScript).
 //
-// KEYS[1] the bucket's info hash
-// ARGV[1] the ceiling the durable store recorded
-// Returns the bucket's ceiling now, or -1 when the bucket is not loaded.
-var raiseCeilScript = redis.NewScript(`
-if redis.call('EXISTS', KEYS[1]) == 0 then return -1 end
-local c = tonumber(redis.call('HGET', KEYS[1], 'ceil')) or 0
-if c < tonumber(ARGV[1]) then
-	redis.call('HSET', KEYS[1], 'ceil', ARGV[1])
-	return tonumber(ARGV[1])
-end
-return c
-`)
+// KEYS[1] the bucket's info hash, KEYS[2] its sequence
+var seqResyncScript = backend.CeilingScript(`
+if redis.call('EXISTS', KEYS[1]) == 0 then return 'not_loaded' end`, `
+		if (tonumber(redis.call('GET', KEYS[2])) or 0) < tonumber(ARGV[1]) then redis.call('SET', KEYS[2], ARGV[1]) end`)
 
 // extendSeqs reserves the next block of bucket b above the sequences it has
-// issued, then raises its ceiling in Redis: a grab that met the ceiling.
+// issued, then raises its ceiling in Redis: a grab that met the ceiling, or
+// ran on another node (the grab script moved the bucket's node already).
 func (s *Sale) extendSeqs(ctx context.Context, b Bucket) error {
-	seq, err := s.Redis.Get(ctx, SeqKey(b)).Int64()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return fmt.Errorf("read the order sequence of goods %d bucket %d: %w", b.Goods, b.N, err)
-	}
-	c, err := s.reserveSeqs(ctx, b, seq+s.seqBlock())
+	c, seq, err := s.ReserveIDs(ctx, s.seqIssuer(b), false)
 	if err != nil {
 		return err
 	}
 	if c <= seq {
 		return fmt.Errorf("goods %d bucket %d: its order sequences are used up", b.Goods, b.N)
-	}
-	if err := raiseCeilScript.Run(ctx, s.Redis, []string{InfoKey(b)}, c).Err(); err != nil {
-		return fmt.Errorf("raise the sequence ceiling of goods %d bucket %d: %w", b.Goods, b.N, err)
 	}
 	return nil
 }
