@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/rdb"
+	"github.com/seckill/seckill/db/stripe"
 	"github.com/seckill/seckill/web/ratelimit"
 )
 
@@ -157,7 +158,7 @@ func ParseConfig(args []string, getenv func(string) string) (Config, error) {
 	str(&c.RedisWaitReplicas, "redis-wait-replicas", "REDIS_WAIT_REPLICAS", "replicas that must hold a grab, pay, cancel or refund before it is acknowledged: auto (1 where the master has a replica, else 0) or a number")
 	dur(&c.RedisWaitTimeout, "redis-wait-timeout", "REDIS_WAIT_TIMEOUT", "how long to wait for those replicas before answering 503 unavailable")
 	str(&c.StripeSecretKey, "stripe-secret-key", "STRIPE_SECRET_KEY", "Stripe secret key (sk_… or rk_…): shoppers pay through Stripe; unset: the simulated pay")
-	str(&c.StripeWebhookSecret, "stripe-webhook-secret", "STRIPE_WEBHOOK_SECRET", "signing secret (whsec_…) of the Stripe webhook endpoint /api/payments/stripe; needed with STRIPE_SECRET_KEY")
+	str(&c.StripeWebhookSecret, "stripe-webhook-secret", "STRIPE_WEBHOOK_SECRET", "signing secret (whsec_…) of the Stripe webhook endpoint /api/payments/stripe, needed with STRIPE_SECRET_KEY; while rotating it: new,old")
 	str(&c.StripeAPIBase, "stripe-api-base", "STRIPE_API_BASE", "Stripe API base URL; unset: Stripe's own (tests point it at stripe-mock)")
 	str(&c.PaymentMethods, "payment-methods", "PAYMENT_METHODS", "payment methods offered through Stripe, comma-separated from card, alipay, wechat_pay")
 	str(&c.PaymentCurrency, "payment-currency", "PAYMENT_CURRENCY", "currency of Stripe payments (ISO 4217, like cny)")
@@ -280,8 +281,15 @@ func (c Config) paymentErrors() []string {
 		errs = append(errs, "STRIPE_WEBHOOK_SECRET is set without STRIPE_SECRET_KEY")
 	case c.StripeSecretKey != "" && c.StripeWebhookSecret == "":
 		errs = append(errs, "STRIPE_WEBHOOK_SECRET must be set with STRIPE_SECRET_KEY (the webhook endpoint's signing secret, whsec_…)")
-	case c.StripeWebhookSecret != "" && !strings.HasPrefix(c.StripeWebhookSecret, "whsec_"):
-		errs = append(errs, "STRIPE_WEBHOOK_SECRET must be a webhook signing secret (whsec_…)")
+	case c.StripeWebhookSecret != "":
+		secrets := stripe.Secrets(c.StripeWebhookSecret)
+		ok := len(secrets) > 0 && len(secrets) <= 2
+		for _, s := range secrets {
+			ok = ok && strings.HasPrefix(s, "whsec_")
+		}
+		if !ok {
+			errs = append(errs, "STRIPE_WEBHOOK_SECRET must be a webhook signing secret (whsec_…), or while rotating it the new and the old one, comma-separated")
+		}
 	}
 	if c.StripeAPIBase != "" {
 		if c.StripeSecretKey == "" {

@@ -27,6 +27,8 @@ func TestConfigPaymentsRefusesBadValues(t *testing.T) {
 		{env: map[string]string{"STRIPE_SECRET_KEY": "sk_test_123"}, want: "STRIPE_WEBHOOK_SECRET must be set"},
 		{env: map[string]string{"STRIPE_WEBHOOK_SECRET": "whsec_abc"}, want: "without STRIPE_SECRET_KEY"},
 		{env: with("STRIPE_WEBHOOK_SECRET", "secret"), want: "whsec_"},
+		{env: with("STRIPE_WEBHOOK_SECRET", "whsec_new,secret"), want: "the new and the old one"},
+		{env: with("STRIPE_WEBHOOK_SECRET", "whsec_a,whsec_b,whsec_c"), want: "the new and the old one"},
 		{env: map[string]string{"STRIPE_API_BASE": "http://localhost:12111"}, want: "STRIPE_API_BASE is set without"},
 		{env: with("STRIPE_API_BASE", "localhost:12111"), want: "STRIPE_API_BASE"},
 		{env: with("STRIPE_API_BASE", "http://localhost:12111/v1"), want: "without a path"},
@@ -52,6 +54,9 @@ func TestConfigPaymentsDefaultsAndValues(t *testing.T) {
 	}
 	if c.StripeSecretKey != "" || c.PaymentCurrency != "cny" || strings.Join(c.Methods(), ",") != "card,alipay,wechat_pay" {
 		t.Fatalf("defaults: key %q, currency %q, methods %v", c.StripeSecretKey, c.PaymentCurrency, c.Methods())
+	}
+	if _, err := ParseConfig(nil, env(map[string]string{"STRIPE_SECRET_KEY": "sk_test_123", "STRIPE_WEBHOOK_SECRET": "whsec_new, whsec_old"})); err != nil {
+		t.Fatalf("two secrets while rotating: %v", err)
 	}
 	c, err = ParseConfig([]string{"-payment-currency", "usd"}, env(map[string]string{
 		"STRIPE_SECRET_KEY": "sk_test_123", "STRIPE_WEBHOOK_SECRET": "whsec_abc", "STRIPE_API_BASE": "http://127.0.0.1:12111",
