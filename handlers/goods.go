@@ -297,11 +297,11 @@ func (h *Goods) Grab(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	_, enc, err := h.Goods.GrabJSON(ctx, cl.UserID, id, goods.Pass{Pow: c.Get("X-Pow"), Admission: c.Get("X-Admission")})
-	if err != nil {
-		return err
+	o := h.Goods.Decide(ctx, []goods.Grab{{User: cl.UserID, Goods: id, Pass: goods.Pass{Pow: c.Get("X-Pow"), Admission: c.Get("X-Admission")}}})[0]
+	if o.Err != nil {
+		return o.Err
 	}
-	return sendOrderJSON(c, fiber.StatusCreated, enc)
+	return sendOrderJSON(c, fiber.StatusCreated, o.JSON)
 }
 
 // PowChallenge answers a proof-of-work challenge for the caller's grab: GET /api/pow?goods={id}.

@@ -13,9 +13,9 @@ import (
 )
 
 // fairArea is fair sales: the waiting room, raffles, the proof of work and
-// pre-registration, in front of the goods' grab (its Gate).
-func (m *Main) fairArea(gs *goods.Service) Area {
-	fs := fair.New(gs)
+// pre-registration, in front of the goods' grab (a stage of its engine,
+// handed to the goods as they are built: areas).
+func (m *Main) fairArea(fs *fair.Service, gs *goods.Service) Area {
 	fs.PowKey = outbound.DeriveKey("", m.secret, "seckill proof of work key") // every process signs and checks alike (and seals raffles' seeds)
 	fs.Floor = func() int { return m.Switches.Current().PowFloorBits }        // the steering switches' proof-of-work floor
 	fs.SalePaused = func() bool { return m.Switches.Current().SalePaused }    // and their sale pause (automatic rooms pause too)

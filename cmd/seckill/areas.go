@@ -91,7 +91,11 @@ func loop(f func(ctx context.Context)) (stop func()) {
 // reminders, checkout) is given their services here, and the platform's
 // pages get the shelves they show (handlers.Shelves).
 func (m *Main) areas() []Area {
-	gs := goods.New(m.Backend)
+	// A grab passes the sale's pause, fair sales' admission (the sale
+	// mode, the proof of work, pre-registration, the waiting room), then
+	// the refusal memo, before Redis decides it (sale.NewSale).
+	var fs *fair.Service
+	gs := goods.New(m.Backend, func(g *goods.Service) goods.FairSales { fs = fair.New(m.Backend, g); return fs })
 	gs.OrderTTL = m.Config.OrderTTL
 	cs := &coupon.Service{Backend: m.Backend, Settings: m.Accounts, SMTPURL: m.Config.SMTPURL,
 		WebhookSecret: outbound.Key(m.Config.WebhookSecret, m.secret), WebhookAllowPrivate: m.Config.WebhookAllowPrivate,
@@ -104,7 +108,7 @@ func (m *Main) areas() []Area {
 	return []Area{
 		m.redPacketsArea(rs),
 		m.goodsArea(gs),
-		m.fairArea(gs),
+		m.fairArea(fs, gs),
 		m.couponsArea(cs),
 		m.remindersArea(gs, cs),
 		m.checkoutArea(gs, cs),

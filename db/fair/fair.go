@@ -449,13 +449,15 @@ func (s *Service) preregistered(ctx context.Context, f *fairGoods, userID, goods
 	return nil
 }
 
-// Pass is the sale's Gate (db/goods/sale): a grab passes Admit first, and
+// Check is the fair sale's stage of the goods' grab (sale.Stage, handed
+// to the sale at its construction: goods.New): a grab passes Admit first, and
 // of queued goods carries a valid admission (X-Admission). A raffle's goods
 // is refused (not_drawn) from the settings in memory: its units go to the
 // draw's winners, until the draw left units no entry can claim (they are
 // sold first come then, raffle.LeftoversOnSale). The goods' settings are read once (from memory,
 // lock-free) for the sale mode, the proof of work and the pre-registration.
-func (s *Service) Pass(ctx context.Context, userID, goodsID int64, p sale.Pass) (done func(error), err error) {
+func (s *Service) Check(ctx context.Context, g sale.Grab) (done func(sale.Outcome), err error) {
+	userID, goodsID, p := g.User, g.Goods, g.Pass
 	f, sn, err := s.fairSettings(ctx, goodsID)
 	if err != nil {
 		return nil, err
@@ -468,7 +470,8 @@ func (s *Service) Pass(ctx context.Context, userID, goodsID int64, p sale.Pass) 
 		return nil, err
 	}
 	start := s.Now()
-	return func(err error) {
+	return func(o sale.Outcome) {
+		err := o.Err
 		if err == nil || db.ErrorCode(err) == db.ELIMITREACHED {
 			f.count(s.Now(), err == nil, userID)
 		}

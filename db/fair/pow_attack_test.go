@@ -26,7 +26,7 @@ func (e *goodsEnv) powGoods(bits int, start time.Duration) *model.Goods {
 // process is another process over the same Redis and store: its own
 // memory of the goods and of the attack counts, the server's key.
 func (e *goodsEnv) process() *fair.Service {
-	p := fair.New(goods.New(e.S.Backend))
+	p := fairOver(e.S.Backend)
 	p.PowKey = e.F.PowKey
 	return p
 }

@@ -47,7 +47,7 @@ func BenchmarkQueueJoin(b *testing.B) {
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := e.S.GrabWith(e.Ctx, next.Add(1), g.ID, sale.Pass{}); db.ErrorCode(err) != db.ESOLDOUT {
+				if _, err := e.GrabWith(next.Add(1), g.ID, sale.Pass{}); db.ErrorCode(err) != db.ESOLDOUT {
 					b.Errorf("grab: %v, want sold out", err)
 					return
 				}

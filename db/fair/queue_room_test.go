@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/fair"
-	"github.com/seckill/seckill/db/goods"
 )
 
 // The room's seed is committed at the goods' creation: its SHA-256 is
@@ -60,8 +59,8 @@ func TestQueueRoomCommitment(t *testing.T) {
 	if err := e.S.Redis.FlushDB(e.Ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
-	fresh := fair.New(goods.New(e.S.Backend)) // a process that never read the seed
-	fresh.PowKey = e.F.PowKey                 // the server's secret, as every process of one server has
+	fresh := fairOver(e.S.Backend) // a process that never read the seed
+	fresh.PowKey = e.F.PowKey      // the server's secret, as every process of one server has
 	for u := int64(1); u <= early; u++ {
 		if _, _, err := fresh.JoinQueue(e.Ctx, u, g2.ID, ""); err != nil {
 			t.Fatal(err)

@@ -254,7 +254,7 @@ func TestQueueGrabNeedsAdmission(t *testing.T) {
 		e.join(u, g.ID)
 		e.join(u, g2.ID)
 	}
-	_, err := e.S.GrabWith(e.Ctx, 1, g.ID, sale.Pass{})
+	_, err := e.GrabWith(1, g.ID, sale.Pass{})
 	wantCode(t, "before the start", err, db.ENOTADMITTED)
 	e.Clk.Advance(time.Minute + time.Second) // the start and one second: 10 admitted
 	tk := e.ticket(1, g.ID)
@@ -269,17 +269,17 @@ func TestQueueGrabNeedsAdmission(t *testing.T) {
 	forged := tk.Admission[:len(tk.Admission)-1] + string("0123456789abcdef"[(tk.Admission[len(tk.Admission)-1]-'0'+1)%16])
 	for name, token := range map[string]string{"none": "", "forged": forged, "another shopper's": tk2.Admission,
 		"another goods'": other.Admission, "garbage": "1.2.3.x"} {
-		_, err := e.S.GrabWith(e.Ctx, 1, g.ID, sale.Pass{Admission: token})
+		_, err := e.GrabWith(1, g.ID, sale.Pass{Admission: token})
 		wantCode(t, name, err, db.ENOTADMITTED)
 	}
-	if _, err := e.S.GrabWith(e.Ctx, 1, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.GrabWith(1, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("grab with the admission: %v", err)
 	}
-	if _, err := e.S.GrabWith(e.Ctx, 2, plain.ID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.GrabWith(2, plain.ID, sale.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("first-come goods with a stray header: %v", err)
 	}
 	e.Clk.Advance(60 * time.Second)
-	_, err = e.S.GrabWith(e.Ctx, 2, g.ID, sale.Pass{Admission: tk2.Admission})
+	_, err = e.GrabWith(2, g.ID, sale.Pass{Admission: tk2.Admission})
 	wantCode(t, "past admitted_until", err, db.ENOTADMITTED)
 	if tk := e.ticket(2, g.ID); tk.State != model.TicketClosed {
 		t.Fatalf("an admission that went unused: %+v, want closed", tk)
@@ -305,7 +305,7 @@ func TestQueueClosesWhenSoldOutAndReopens(t *testing.T) {
 		if tk.State != model.TicketAdmitted {
 			continue
 		}
-		o, err := e.S.GrabWith(e.Ctx, u, g.ID, sale.Pass{Admission: tk.Admission})
+		o, err := e.GrabWith(u, g.ID, sale.Pass{Admission: tk.Admission})
 		if err != nil {
 			t.Fatalf("user %d grab: %v", u, err)
 		}
@@ -394,7 +394,7 @@ func TestQueueTicketEvents(t *testing.T) {
 		t.Fatalf("nothing changed and the socket got %v", got)
 	}
 	// User 42 joins through another process: its socket here is found by the tick.
-	other := fair.New(goods.New(e.S.Backend))
+	other := fairOver(e.S.Backend)
 	other.PowKey = e.F.PowKey // the server's secret, as every process of one server has
 	if _, _, err := other.JoinQueue(e.Ctx, 42, g.ID, ""); err != nil {
 		t.Fatal(err)
@@ -440,7 +440,7 @@ func TestQueueRestartKeepsPlaces(t *testing.T) {
 	for u := int64(1); u <= 20; u++ {
 		before[u] = *e.ticket(u, g.ID)
 	}
-	restarted := fair.New(goods.New(e.S.Backend))
+	restarted := fairOver(e.S.Backend)
 	restarted.PowKey = e.F.PowKey
 	for u := int64(1); u <= 20; u++ {
 		got, err := restarted.QueueTicket(e.Ctx, u, g.ID)
@@ -489,7 +489,7 @@ func TestQueueGrabRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, err := e.S.GrabWith(e.Ctx, u, g.ID, sale.Pass{Admission: token})
+				_, err := e.GrabWith(u, g.ID, sale.Pass{Admission: token})
 				switch db.ErrorCode(err) {
 				case "":
 					mu.Lock()
@@ -577,7 +577,7 @@ func TestQueueRejoinAfterUnusedAdmission(t *testing.T) {
 	if tk.State != model.TicketAdmitted || tk.Admission == "" {
 		t.Fatalf("after two admissions: %+v, want admitted", tk)
 	}
-	if _, err := e.S.GrabWith(e.Ctx, 1, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.GrabWith(1, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("grab with the new admission: %v", err)
 	}
 	if tk := e.ticket(2, g.ID); tk.State != model.TicketClosed {

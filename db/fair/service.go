@@ -1,9 +1,10 @@
 // Package fair is fair sales, an area of its own in front of the goods'
 // grab: the waiting room (queue*.go), raffles (the raffle package, embedded),
 // the proof of work (pow.go) and pre-registration (fair.go); the rules
-// anyone can recompute are in the verify package. It plugs into the sale
-// through its Gate (sale.Gate, Pass): the sale core knows nothing of queues
-// or raffles.
+// anyone can recompute are in the verify package. The goods are built with
+// it (goods.New(b, fair.Over(b, ...))): its Check is a stage of their
+// grab (sale.Stage), and it is told of goods created and changed; the sale
+// core knows nothing of queues or raffles.
 package fair
 
 import (
@@ -35,22 +36,31 @@ type Service struct {
 	queues *queues    // this process's view of the waiting rooms (queue.go)
 }
 
-// New returns fair sales over goods g, plugged into g: its grabs pass
-// the fair sale's gate, and it is told of goods created and changed.
-func New(g *goods.Service) *Service {
-	f := &Service{Backend: g.Backend, Goods: g, fair: newFairCache(), queues: newQueues(), PowKey: randomKey()}
-	f.Raffles = raffle.New(g, f.Admit, f.powKey)
-	g.Gate, g.Fair = f, f
+// New returns fair sales over the goods g, built over b (g is not read
+// before goods.New returns): goods.New(b, func(g *goods.Service)
+// goods.FairSales { return fair.New(b, g) }) builds both.
+func New(b *backend.Backend, g *goods.Service) *Service {
+	f := &Service{Backend: b, Goods: g, fair: newFairCache(), queues: newQueues(), PowKey: randomKey()}
+	f.Raffles = raffle.New(b, g, f.Admit, f.powKey)
 	return f
 }
 
-// Fork is this service on other goods (another process's, in tests): its
-// own raffles over them, the same key and caches otherwise.
-func (s *Service) Fork(g *goods.Service) *Service {
-	f := *s
-	f.Backend, f.Goods = g.Backend, g
-	f.Raffles = raffle.New(g, f.Admit, f.powKey)
-	f.Raffles.Beacon = s.Beacon
-	g.Gate, g.Fair = &f, &f
-	return &f
+// Open returns goods over b and fair sales built with them (New).
+func Open(b *backend.Backend) (*goods.Service, *Service) {
+	var f *Service
+	g := goods.New(b, func(g *goods.Service) goods.FairSales { f = New(b, g); return f })
+	return g, f
+}
+
+// Fork is this service on other goods over b (another process's, in
+// tests): its own raffles over them, the same key and caches otherwise;
+// goods.New(b, s.Fork(b)) builds them.
+func (s *Service) Fork(b *backend.Backend) func(*goods.Service) goods.FairSales {
+	return func(g *goods.Service) goods.FairSales {
+		f := *s
+		f.Backend, f.Goods = b, g
+		f.Raffles = raffle.New(b, g, f.Admit, f.powKey)
+		f.Raffles.Beacon = s.Beacon
+		return &f
+	}
 }

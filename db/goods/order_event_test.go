@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
@@ -78,7 +79,8 @@ func testBatchedWinsShareOneEncoding(t *testing.T, k int) {
 		go func() {
 			defer wg.Done()
 			<-start
-			o, enc, err := e.S.GrabJSON(e.Ctx, u, g.ID, sale.Pass{})
+			out := e.S.Decide(e.Ctx, []goods.Grab{{User: u, Goods: g.ID}})[0]
+			o, enc, err := out.Order, out.JSON, out.Err
 			if err != nil {
 				t.Errorf("user %d: %v", u, err)
 				return

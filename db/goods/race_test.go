@@ -1,7 +1,6 @@
 package goods_test
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -259,26 +258,4 @@ func testGrabRaceBatched(t *testing.T, k int) {
 	if st := e.Stats(g.ID); st.Unpaid != stock || st.DB.Unpaid != stock {
 		t.Fatalf("stats after flush: %+v", st)
 	}
-}
-
-// The batch script run again under the same memo key (go-redis retrying a
-// command whose reply was lost) answers as the first time and takes no
-// second unit.
-func TestGrabBatchRetried(t *testing.T) {
-	e := newGoodsEnv(t)
-	g := e.LiveGoods(10, 1)
-	first, second, err := e.S.GrabBatchTwice(e.Ctx, g.ID, []int64{1, 2, 1, 3}, e.Clk.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if first != second {
-		t.Fatalf("retried batch answered\n%s\nfirst\n%s", second, first)
-	}
-	if n := strings.Count(first, "\nok:"); n != 3 || !strings.Contains(first, "\nlimit_reached") {
-		t.Fatalf("batch answered %q: want three wins and user 1's second grab at the limit", first)
-	}
-	if left := e.Remaining(g.ID); left != 7 {
-		t.Fatalf("remaining %d, want 7", left)
-	}
-	e.CheckBalance(g.ID, "after the retry")
 }

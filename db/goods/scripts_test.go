@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/goods/sale"
 
 	"github.com/seckill/seckill/db"
@@ -83,8 +84,9 @@ func TestGrabScriptOutcomes(t *testing.T) {
 		}, db.ENOTFOUND, 0},
 		{"a retried request gets the same order and takes one unit", func(e *goodsEnv) (int64, error) {
 			g := e.LiveGoods(5, 3)
-			a, err1 := e.S.GrabWithRequestID(e.Ctx, 1, g.ID, "req-1")
-			b, err2 := e.S.GrabWithRequestID(e.Ctx, 1, g.ID, "req-1")
+			grab := []goods.Grab{{User: 1, Goods: g.ID, Request: "req-1"}}
+			x, y := e.S.Decide(e.Ctx, grab)[0], e.S.Decide(e.Ctx, grab)[0]
+			a, err1, b, err2 := x.Order, x.Err, y.Order, y.Err
 			if err1 != nil || err2 != nil || a.ID != b.ID || a.Unit != b.Unit {
 				t.Errorf("retry: %+v %v / %+v %v, want the same order twice", a, err1, b, err2)
 			}

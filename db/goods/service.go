@@ -21,7 +21,7 @@ type Service struct {
 	*orders.Ledger
 	merchantsOf *merchants // the merchant of each sampled goods (nil: asked each time)
 	catalog     *Catalog   // what shoppers read, from memory where it is started
-	// Fair is told of goods created and changed (nil: nobody).
+	// Fair is told of goods created and changed (nil: nobody): New's fair.
 	Fair FairSales
 }
 
@@ -32,20 +32,38 @@ type Pass = sale.Pass
 // contract's orders.csv header).
 var CSVColumns = orders.CSVColumns
 
+// Grab, Outcome and Stage are the sale engine's (sale.Decide).
+type (
+	Grab    = sale.Grab
+	Outcome = sale.Outcome
+	Stage   = sale.Stage
+)
+
 // FairSales is what the goods tell the fair-sale area: goods created (a
 // raffle's entries open) and goods changed (settings read are stale); and
 // what the goods page asks of it: whether a raffle's units left after the
-// draw are sold first come.
+// draw are sold first come. Its Check is the grab's admission stage.
 type FairSales interface {
+	Stage
 	Created(ctx context.Context, g *model.Goods) error
 	Changed(goodsID int64)
 	LeftoversOnSale(ctx context.Context, goodsID int64) (bool, error)
 }
 
-// New returns the goods service over b with defaults filled in.
-func New(b *backend.Backend) *Service {
-	sale := sale.NewSale(b)
-	s := &Service{Ledger: &orders.Ledger{Sale: sale}, merchantsOf: new(merchants)}
+// New returns the goods service over b with defaults filled in. fair,
+// when given, builds the fair-sale area over the goods (fair.New): its
+// Check is the grab's admission stage, after the sale's pause and before
+// the refusal memo (sale.NewSale), and it is told of goods created and
+// changed. It may keep the goods but not call them before New returns.
+func New(b *backend.Backend, fair ...func(*Service) FairSales) *Service {
+	s := &Service{merchantsOf: new(merchants)}
+	var admission []sale.Stage
+	for _, f := range fair {
+		s.Fair = f(s)
+		admission = append(admission, s.Fair)
+	}
+	sale := sale.NewSale(b, admission...)
+	s.Ledger = &orders.Ledger{Sale: sale}
 	s.catalog = newCatalog(s)
 	sale.Stock = s.catalog.applyStock
 	return s

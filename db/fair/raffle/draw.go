@@ -6,16 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"github.com/seckill/seckill/db/live"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/hibiken/asynq"
-	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/fair/verify"
-	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
@@ -34,11 +30,6 @@ import (
 
 // NotificationRaffleWon is the inbox kind of a raffle win (in the draw or by a unit passed on).
 const NotificationRaffleWon = "raffle_won"
-
-// raffleRequest is the grab request of a winner's order: the same for every run.
-func raffleRequest(goodsID, userID int64) string {
-	return "raffle:" + strconv.FormatInt(goodsID, 10) + ":" + strconv.FormatInt(userID, 10)
-}
 
 // DrawRaffle makes the raffle's draw once its sale has started: the
 // entries closed (their root frozen, closeEntries), the beacon round
@@ -334,16 +325,16 @@ func (s *Raffles) passOn(ctx context.Context, g *model.Goods, userID, orderID in
 // records it on the entry and tells the shopper: live (the order event and
 // the entry's) and in the inbox.
 func (s *Raffles) raffleOrder(ctx context.Context, g *model.Goods, userID, place int64) error {
-	o, err := s.userOrderOf(ctx, g.ID, userID)
+	o, err := s.Goods.LatestOrder(ctx, g.ID, userID)
 	if err != nil {
 		return err
 	}
 	if o == nil {
-		o, _, err = s.Goods.GrabRequest(ctx, userID, g.ID, raffleRequest(g.ID, userID), true, true)
+		o, err = s.Goods.Award(ctx, userID, g.ID)
 		switch db.ErrorCode(err) {
 		case "":
 		case db.ELIMITREACHED: // another run's grab won meanwhile
-			if o, err = s.userOrderOf(ctx, g.ID, userID); err == nil && o == nil {
+			if o, err = s.Goods.LatestOrder(ctx, g.ID, userID); err == nil && o == nil {
 				err = fmt.Errorf("raffle %d: user %d holds an order that cannot be found", g.ID, userID)
 			}
 			if err != nil {
@@ -396,36 +387,6 @@ func raffleWonText(g *model.Goods, o *model.Order, place int64) string {
 	}
 	return fmt.Sprintf("%s “%s”: order #%s is yours. Pay it by %s UTC, or it passes to the next entry.",
 		how, g.Title, model.OrderNumber(o.ID), o.ExpiresAt.UTC().Format("2006-01-02 15:04"))
-}
-
-// userOrderOf returns the user's latest order of the goods (nil: none):
-// from Redis while the goods is there, else from the store.
-func (s *Raffles) userOrderOf(ctx context.Context, goodsID, userID int64) (*model.Order, error) {
-	k, err := s.Goods.ShardsOne(ctx, goodsID, true)
-	if err != nil {
-		return nil, err
-	}
-	home := sale.Bucket{Goods: goodsID, N: sale.HomeBucket(userID, k), K: k}
-	mine, err := s.Redis.HGet(ctx, sale.MineKey(home), strconv.FormatInt(userID, 10)).Result()
-	if err != nil && !errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("orders of user %d on goods %d: %w", userID, goodsID, err)
-	}
-	if mine != "" {
-		seqs := strings.Split(mine, ",")
-		seq, err := strconv.ParseInt(seqs[len(seqs)-1], 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("orders of user %d on goods %d: %q", userID, goodsID, mine)
-		}
-		return s.Goods.OrderOf(ctx, sale.OrderID(goodsID, seq))
-	}
-	var id int64
-	err = s.SQL.R.QueryRowContext(ctx, `SELECT id FROM orders WHERE goods_id = ? AND user_id = ? ORDER BY id DESC LIMIT 1`, goodsID, userID).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	return s.Goods.OrderOf(ctx, id)
 }
 
 // SweepRaffles draws every raffle whose sale has started and is not drawn

@@ -33,8 +33,8 @@ type Raffles struct {
 }
 
 // New returns the raffles of goods g, entries passing admit.
-func New(g *goods.Service, admit func(ctx context.Context, userID, goodsID int64, pow string) error, key func() []byte) *Raffles {
-	return &Raffles{Backend: g.Backend, Goods: g, Admit: admit, Key: key, trees: &treeCache{}}
+func New(b *backend.Backend, g *goods.Service, admit func(ctx context.Context, userID, goodsID int64, pow string) error, key func() []byte) *Raffles {
+	return &Raffles{Backend: b, Goods: g, Admit: admit, Key: key, trees: &treeCache{}}
 }
 
 // Open opens a raffle's entries (its seed hash is published from now on):

@@ -17,7 +17,6 @@ import (
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/db/goods/orders"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
@@ -59,10 +58,10 @@ func New(t testing.TB) *Env {
 	b.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	clk := dbtest.NewClock(time.Now().UTC().Truncate(time.Millisecond))
 	b.Now = clk.Now
-	s := goods.New(b)
+	s, f := fair.Open(b)
 	s.OrderTTL = 15 * time.Minute
 	ctx := context.Background()
-	return &Env{T: t, S: s, F: fair.New(s), Clk: clk, Merchant: NewMerchant(t, sq), Ctx: ctx}
+	return &Env{T: t, S: s, F: f, Clk: clk, Merchant: NewMerchant(t, sq), Ctx: ctx}
 }
 
 // NewMerchant adds the merchant account the slots and goods belong to
@@ -93,11 +92,15 @@ func (e *Env) TwinFair() (*fair.Service, *dbtest.Clock) {
 	b.Events = live.New(e.S.Redis)
 	clk := dbtest.NewClock(e.Clk.Now())
 	b.Now = clk.Now
-	sale := *e.S.Sale
-	sale.Backend = &b
-	s2 := *e.S
-	s2.Ledger = &orders.Ledger{Sale: &sale} // a process of its own: its own phantom count
-	return e.F.Fork(&s2), clk
+	s2 := goods.New(&b, e.F.Fork(&b)) // a process of its own
+	s2.OrderTTL = e.S.OrderTTL
+	return s2.Fair.(*fair.Service), clk
+}
+
+// GrabWith is a shopper's grab through the sale's one entrance, bringing p.
+func (e *Env) GrabWith(userID, goodsID int64, p goods.Pass) (*model.Order, error) {
+	o := e.S.Decide(e.Ctx, []goods.Grab{{User: userID, Goods: goodsID, Pass: p}})[0]
+	return o.Order, o.Err
 }
 
 // Slot creates a slot starting at start (relative to now) and lasting length.

@@ -465,3 +465,50 @@ func (s *Sale) ActiveGoods(ctx context.Context) ([]int64, error) {
 	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
 	return ids, nil
 }
+
+// loadLive loads goods a grab found missing from Redis, when its sale is
+// live; the only SQL a grab can meet, and only after a missed preheat or a
+// Redis that lost its data. The grabs of one goods share one load, so a spike
+// that finds the goods missing meets the store once, not once per grab; the load
+// ignores the first grab's cancellation, which would fail all of them.
+//
+// b is the bucket found missing: with several buckets on a cluster one node
+// may lose its bucket alone; the load then rebuilds the buckets missing.
+func (s *Sale) loadLive(ctx context.Context, b Bucket) error {
+	if s.liveLoads == nil {
+		return s.loadLiveOnce(ctx, b)
+	}
+	_, err, _ := s.liveLoads.Do(strconv.FormatInt(b.Goods, 10), func() (any, error) {
+		return nil, s.loadLiveOnce(context.WithoutCancel(ctx), b)
+	})
+	return err
+}
+
+// loadLiveOnce is one load of loadLive. A grab that saw the goods
+// missing may get here just after another's load ended; it finds the goods
+// loaded and reads nothing from the store.
+func (s *Sale) loadLiveOnce(ctx context.Context, b Bucket) error {
+	goodsID := b.Goods
+	n, err := s.Redis.Exists(ctx, InfoKey(b)).Result()
+	if err != nil {
+		return fmt.Errorf("load goods %d: %w", goodsID, err)
+	}
+	if n == 1 {
+		return nil
+	}
+	if s.onLiveLoad != nil {
+		s.onLiveLoad(goodsID)
+	}
+	g, err := s.GoodsRow(ctx, goodsID)
+	if err != nil {
+		return err
+	}
+	switch g.State {
+	case model.SlotUpcoming:
+		return db.ErrNotStarted
+	case model.SlotEnded:
+		return db.ErrEnded
+	}
+	_, err = s.Load(ctx, g)
+	return err
+}

@@ -338,6 +338,66 @@ func sameStrings(a, b []string) bool {
 // refusalCodes are the grab script's answers a process may give from memory.
 var refusalCodes = map[string]bool{"sold_out": true, "ended": true, "not_started": true, "limit_reached": true}
 
+// refusalMemo is the engine's last stage: a grab this process knows the
+// script would refuse is refused here; every answer Redis gives is learnt.
+// A keyed grab's answer is kept in Redis for its retries: it asks there.
+type refusalMemo struct{ s *Sale }
+
+func (r refusalMemo) Check(ctx context.Context, g Grab) (func(Outcome), error) {
+	s := r.s
+	if !s.memos.following.Load() {
+		return nil, nil
+	}
+	var memo *saleMemo
+	var epoch int64
+	if v, ok := s.memos.m.Load(g.Goods); ok {
+		memo = v.(*saleMemo)
+		if !memo.ready.Load() { // a new memo: wait the one read that lets it learn, rather than all ask Redis
+			select {
+			case <-memo.readyCh:
+			case <-ctx.Done():
+			}
+		}
+		epoch = memo.epoch.Load() // before the script: an answer made before a later change is stale on arrival
+		if !memo.ready.Load() {
+			epoch = -1 // asked before the memo's baseline: learnt under no epoch, so never used
+		}
+		if g.Request == "" {
+			if err := memo.refusal(g.User, s.Now()); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return func(o Outcome) {
+		code := outcomeCode(o)
+		if memo == nil && (code == "ok" || refusalCodes[code]) && s.memos.following.Load() {
+			// The goods' first win or refusal here: later refusals may come
+			// from memory. This one was asked before the memo: no epoch.
+			memo, epoch = s.saleMemo(g.Goods), -1
+		}
+		if memo != nil {
+			s.learnRefusal(ctx, memo, code, g.User, g.Goods, epoch)
+		}
+	}, nil
+}
+
+// outcomeCode is the script's word for a grab's outcome ("": none learnt).
+func outcomeCode(o Outcome) string {
+	switch {
+	case o.Err == nil && o.Order != nil:
+		return "ok"
+	case o.Err == db.ErrSoldOut:
+		return "sold_out"
+	case o.Err == db.ErrEnded:
+		return "ended"
+	case o.Err == db.ErrNotStarted:
+		return "not_started"
+	case o.Err == db.ErrLimitReached:
+		return "limit_reached"
+	}
+	return ""
+}
+
 // learnRefusal keeps the grab script's answer code to userID in memo, asked
 // under epoch. A not_started answer reads the sale's start (one command, once
 // an epoch) so that later grabs are refused from memory until then.

@@ -1,10 +1,11 @@
 // Package sale is the sale core of seckill goods: a goods' stock in Redis
 // buckets (shards.go, keys.go), loaded once before its sale (load.go), the
-// grab decided in one Redis round trip (grab.go) and batched (grab_batch.go),
-// refusals answered from memory (refusals.go), order sequences reserved in
-// blocks (seq_blocks.go), the order record Lua and Go share (record.go) and
-// the live events of a win (events.go). Before a grab reaches Redis it asks
-// its Gate (fair sales); it knows nothing of queues or raffles.
+// grab decided by one entrance, Decide, in one Redis script, batched
+// (engine.go), refusals answered from memory (refusals.go), order sequences
+// reserved in blocks (seq_blocks.go), the order record Lua and Go share
+// (record.go) and the live events of a win (events.go). Before a grab
+// reaches Redis it passes the stages the sale was built with (fair sales
+// hand theirs in); it knows nothing of queues or raffles.
 package sale
 
 import (
@@ -22,8 +23,6 @@ type Sale struct {
 	// SeqBlock is how many order sequences a bucket reserves in the durable
 	// store at a time (seq_blocks.go); 0: DefaultSeqBlock.
 	SeqBlock int64
-	// Gate is asked before a grab reaches Redis (nil: nothing asked).
-	Gate Gate
 	// Stock is told of every stock change this process makes, before the
 	// change is published (the goods' catalog: a shopper reads their own
 	// grab at once); nil: nobody. It must not block.
@@ -37,13 +36,19 @@ type Sale struct {
 	trips      *trips              // grabs of goods with several buckets and their round trips
 	Acks       *ackJournal         // the orders this process acknowledged lately (journal.go; the ledger's phantoms.go reads it)
 	memos      *saleMemos          // refusals answered from memory (refusals.go)
-	batches    *grabBatcher        // concurrent grabs of a bucket share a call (grab_batch.go); nil: each its own
+	batches    *grabBatcher        // concurrent grabs of a bucket share a call (engine.go); nil: each its own
+	stages     []Stage             // what a grab passes before Redis, in order (NewSale)
 }
 
-// NewSale returns the sale over b with defaults filled in.
-func NewSale(b *backend.Backend) *Sale {
+// NewSale returns the sale over b with defaults filled in. A grab passes
+// its stages in this order: the sale's pause (db.WithHeldRefusal), the
+// admission stages given (fair sales: the sale mode, the proof of work,
+// pre-registration, the waiting room's admission), then the refusal memo
+// (refusals.go), which answers from memory what Redis would answer.
+func NewSale(b *backend.Backend, admission ...Stage) *Sale {
 	s := &Sale{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group),
 		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), Acks: new(ackJournal), memos: new(saleMemos)}
 	s.batches = newGrabBatcher(s)
+	s.stages = append(append([]Stage{paused{}}, admission...), refusalMemo{s})
 	return s
 }

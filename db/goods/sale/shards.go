@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/rdb"
 )
 
@@ -194,6 +196,129 @@ func (s *Sale) BucketsOfGoods(ctx context.Context, id int64) ([]Bucket, error) {
 		return nil, err
 	}
 	return BucketsOf(id, k), nil
+}
+
+// mend mends what answer code said of bucket home (the grab's home, of the
+// goods' bucket count as this process knew it) before the grab is tried
+// again, and answers the goods' bucket count to try with: reshard (the
+// count changed, before the sale, since it was read: read it again),
+// reserve (the bucket issued every order sequence reserved) or moved
+// (another node issued them: a failover) - reserve the next block
+// (seq_blocks.go) - and not_loaded (the goods is missing from Redis: load
+// it, when its sale is live, load.go). attempt counts the grab's tries.
+func (s *Sale) mend(ctx context.Context, home Bucket, code string, attempt int) (int, error) {
+	switch code {
+	case "reshard":
+		if attempt > 1 {
+			return 0, fmt.Errorf("grab goods %d: its bucket count keeps changing", home.Goods)
+		}
+	case "reserve", "moved":
+		if code == "moved" {
+			s.lost(ctx)
+		}
+		if attempt > 20 { // others took each block reserved since: only with tiny blocks
+			return 0, db.Errorf(db.EUNAVAILABLE, "goods %d: order numbers are being reserved; try again shortly", home.Goods)
+		}
+		if err := s.extendSeqs(ctx, home); err != nil {
+			return 0, err
+		}
+		return home.K, nil
+	case "not_loaded":
+		if attempt > 0 {
+			return 0, fmt.Errorf("grab goods %d: still not loaded after loading", home.Goods)
+		}
+		if err := s.loadLive(ctx, home); err != nil {
+			return 0, err
+		}
+	}
+	s.shards.forget(home.Goods)
+	return s.ShardsOne(ctx, home.Goods, false)
+}
+
+// stealScript takes one unit from a bucket for a grab whose home bucket has
+// none: a unit given back first, else a fresh one. Outside the sale's
+// window (the merchant ended it, bucket by bucket) it takes none.
+//
+// KEYS: ScriptKeys (of the bucket)
+// ARGV: 1 now ms
+// Returns "unit:remaining:slot:version", or empty | hidden | ended | not_started.
+var stealScript = redis.NewScript(GoodsLua + `
+local w = redis.call('HMGET', K_INFO, 'start', 'end', 'hidden')
+if not w[1] then return 'empty' end
+if w[3] == '1' then return 'hidden' end
+if tonumber(ARGV[1]) >= tonumber(w[2]) then return 'ended' end
+if tonumber(ARGV[1]) < tonumber(w[1]) then return 'not_started' end
+local unit = redis.call('RPOP', K_FREE)
+if not unit then
+	local n = tonumber(redis.call('GET', K_FRESH)) or 0
+	if n <= 0 then return 'empty' end
+	redis.call('DECR', K_FRESH)
+	unit = tostring(n + (tonumber(redis.call('HGET', K_INFO, 'base')) or 0))
+end
+return unit .. ':' .. remaining() .. ':' .. (redis.call('HGET', K_INFO, 'slot') or '0') .. ':' .. version()
+`)
+
+// elsewhere goes on with a grab whose home bucket had no stock: it takes a
+// unit from the next bucket that has one (stealScript, one round trip
+// each; buckets found empty lately are tried last) and decides the grab
+// at home again with it (decideScript, alone). It answers as decideScript
+// does; sold_out when no bucket had a unit. Sold out is never answered
+// from the memo of empty buckets alone: a unit another grab brought to a
+// bucket and could not use (its user's limit) is on sale there, even when
+// this process marked the bucket empty a moment before, so every bucket is
+// asked before sold_out, and home once more when any was empty. (Once sold
+// out, refusals.go answers from memory without these trips.)
+func (s *Sale) elsewhere(ctx context.Context, home Bucket, g Grab, now time.Time) (decided, error) {
+	s.dry.mark(home)
+	var others, later []Bucket
+	for i := 1; i < home.K; i++ {
+		b := Bucket{Goods: home.Goods, N: (home.N + i) % home.K, K: home.K}
+		if s.dry.dry(b) {
+			later = append(later, b)
+		} else {
+			others = append(others, b)
+		}
+	}
+	probed := false
+	for _, b := range append(others, later...) {
+		res, err := s.Eval(ctx, stealScript, ScriptKeys(b), now.UnixMilli()).Text()
+		s.trips.count(home.Goods).trips.Add(1)
+		if err != nil {
+			return decided{}, fmt.Errorf("take a unit from bucket %d: %w", b.N, err)
+		}
+		switch res {
+		case "empty":
+			s.dry.mark(b)
+			probed = true
+			continue
+		case "ended", "not_started", "hidden":
+			return decided{Code: res}, nil
+		}
+		f := strings.SplitN(res, ":", 4)
+		if len(f) != 4 {
+			return decided{}, fmt.Errorf("unreadable answer %q of bucket %d", res, b.N)
+		}
+		remaining, _ := strconv.ParseInt(f[1], 10, 64)
+		slot, _ := strconv.ParseInt(f[2], 10, 64)
+		version, _ := strconv.ParseInt(f[3], 10, 64)
+		s.PushStock(b, slot, remaining, version)
+		d, err := s.decideAlone(ctx, home, g, now, f[0])
+		if err != nil {
+			// The unit may be lost with the reply: stock short by one, never sold twice.
+			return decided{}, fmt.Errorf("with a unit of bucket %d: %w", b.N, err)
+		}
+		if d.Code != "ok" { // refused: the unit stays on sale in the home bucket
+			s.dry.clear(home)
+			s.SaleChanged(ctx, home.Goods)
+		}
+		return d, nil
+	}
+	if probed {
+		if d, err := s.decideAlone(ctx, home, g, now, ""); err != nil || d.Code != "dry" {
+			return d, err
+		}
+	}
+	return decided{Code: "sold_out"}, nil
 }
 
 // trips counts, per goods with several buckets, the grabs and their round

@@ -8,35 +8,9 @@ package sale
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/redis/go-redis/v9"
-	"github.com/seckill/seckill/db/model"
 )
-
-// GrabWithRequestID runs the grab script under a chosen request ID, as a go-redis retry would.
-func (s *Sale) GrabWithRequestID(ctx context.Context, userID, goodsID int64, requestID string) (*model.Order, error) {
-	o, _, err := s.GrabRequest(ctx, userID, goodsID, requestID, false, true)
-	return o, err
-}
-
-// GrabBatchTwice runs the batch grab script for users (one grab each, in
-// the goods' first bucket, at now) twice under one memo key, as a go-redis
-// retry after a lost reply would, and returns both replies.
-func (s *Sale) GrabBatchTwice(ctx context.Context, goodsID int64, users []int64, now time.Time) (string, string, error) {
-	b := Bucket0(goodsID)
-	args := []any{1, s.ClusterFlag(), grabMemoTTL.Milliseconds(), len(users)}
-	for _, u := range users {
-		args = append(args, u, now.UnixMilli(), now.Add(s.OrderTTL).UnixMilli())
-	}
-	keys := ScriptKeys(b, MemoKey(b, "batch-1"))
-	first, err := s.Eval(ctx, grabBatchScript, keys, args...).Text()
-	if err != nil {
-		return "", "", err
-	}
-	second, err := s.Eval(ctx, grabBatchScript, keys, args...).Text()
-	return first, second, err
-}
 
 // GrabBatches is how many batch calls ran and the grabs they decided.
 func (s *Sale) GrabBatches() (calls, grabs int64) {

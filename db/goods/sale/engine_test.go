@@ -1,0 +1,85 @@
+package sale
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/model"
+)
+
+// newTestSale is a sale over a fresh Redis and store, with goods id of
+// stock units (limit a shopper) on sale now, loaded into Redis.
+func newTestSale(t *testing.T, id, stock, limit int64) (*Sale, Bucket) {
+	t.Helper()
+	b := backend.New(dbtest.DB(t), dbtest.Redis(t).Client)
+	b.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	s := NewSale(b)
+	now := time.Now()
+	g := &model.Goods{ID: id, SlotID: 1, SeckillPriceCents: 100, Stock: stock, LimitPerUser: limit,
+		StartAt: now.Add(-time.Minute), EndAt: now.Add(time.Hour), State: model.SlotLive}
+	if _, err := s.Load(context.Background(), g); err != nil {
+		t.Fatal(err)
+	}
+	return s, Bucket0(id)
+}
+
+// decideScript run again under the same memo key (go-redis retrying a
+// command whose reply was lost) answers as the first time and takes no
+// second unit.
+func TestDecideRetried(t *testing.T) {
+	s, b := newTestSale(t, 1, 10, 1)
+	ctx, now := context.Background(), time.Now()
+	var grabs []batchedGrab
+	for _, u := range []int64{1, 2, 1, 3} {
+		grabs = append(grabs, batchedGrab{user: u, now: now})
+	}
+	keys, args := ScriptKeys(b, MemoKey(b, "batch-1")), s.decideArgs(b, false, "", grabs)
+	first, err := s.Eval(ctx, decideScript, keys, args...).Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := s.Eval(ctx, decideScript, keys, args...).Text()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, lines1, _ := strings.Cut(first, "\n")
+	_, lines2, _ := strings.Cut(second, "\n")
+	if lines1 != lines2 {
+		t.Fatalf("retried call answered\n%s\nfirst\n%s", second, first)
+	}
+	if n := strings.Count(first, "\nok:"); n != 3 || !strings.Contains(first, "\nlimit_reached") {
+		t.Fatalf("call answered %q: want three wins and user 1's second grab at the limit", first)
+	}
+	if left, _ := s.bucketRemaining(b); left != 7 {
+		t.Fatalf("remaining %d, want 7", left)
+	}
+}
+
+// A keyed grab's refusal is kept under its key as its win would be: the
+// key's retry is answered the same, even once the refusal no longer holds.
+func TestDecideKeyedKeepsItsRefusal(t *testing.T) {
+	s, _ := newTestSale(t, 2, 1, 1)
+	ctx := context.Background()
+	if o := s.Decide(ctx, []Grab{{User: 1, Goods: 2}})[0]; o.Err != nil {
+		t.Fatal(o.Err)
+	}
+	keyed := []Grab{{User: 2, Goods: 2, Request: "k-1"}}
+	if o := s.Decide(ctx, keyed)[0]; o.Err == nil || !strings.Contains(o.Err.Error(), "sold out") {
+		t.Fatalf("keyed grab of sold-out goods: %+v, want sold out", o)
+	}
+	if err := s.Redis.RPush(ctx, FreeKey(Bucket0(2)), "1").Err(); err != nil { // a unit comes back
+		t.Fatal(err)
+	}
+	if o := s.Decide(ctx, keyed)[0]; o.Err == nil || !strings.Contains(o.Err.Error(), "sold out") {
+		t.Fatalf("the key's retry: %+v, want the first answer, sold out", o)
+	}
+	if o := s.Decide(ctx, []Grab{{User: 2, Goods: 2}})[0]; o.Err != nil {
+		t.Fatalf("a new grab after the unit came back: %v", o.Err)
+	}
+}
