@@ -95,12 +95,23 @@
       page.querySelector("[data-raffle-winners]").textContent = String(draw.winners);
       page.querySelector("[data-raffle-passed]").textContent = String(draw.passed);
       const list = page.querySelector("[data-raffle-order]");
-      if (list.children.length !== draw.order.length) {
-        list.replaceChildren(...draw.order.map((u, i) => {
-          const cls = [i < draw.winners ? "winner" : "", u === me ? "you" : ""].filter(Boolean).join(" ");
-          return el("li", cls ? { class: cls } : {}, String(u));
-        }));
-      }
+      if (list.children.length !== draw.order.length) showOrder(list, draw);
+    }
+
+    // showOrder lists the draw's order by each entry's leaf in the entries
+    // root, SHA-256("entry:" + goods + ":" + user), never by user ID (as the
+    // page does: views/raffle.go); the reader's own is marked.
+    async function showOrder(list, d) {
+      if (!(window.crypto && crypto.subtle)) return; // no hashing here: the page's list comes with the next load
+      const hex = (b) => Array.from(new Uint8Array(b), (x) => x.toString(16).padStart(2, "0")).join("");
+      const leaves = await Promise.all(d.order.map((u) => crypto.subtle.digest("SHA-256", new TextEncoder().encode(`entry:${id}:${u}`)).then(hex)));
+      if (list.children.length === d.order.length) return;
+      list.replaceChildren(...leaves.map((leaf, i) => {
+        const cls = [i < d.winners ? "winner" : "", d.order[i] === me ? "you" : ""].filter(Boolean).join(" ");
+        const li = el("li", cls ? { class: cls, title: leaf } : { title: leaf }, el("code", {}, leaf.slice(0, 12)));
+        li.dataset.leaf = leaf;
+        return li;
+      }));
     }
 
     async function refresh() {

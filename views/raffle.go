@@ -2,8 +2,10 @@ package views
 
 import (
 	"context"
+	"encoding/hex"
 	"time"
 
+	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -78,6 +80,34 @@ func entryOpensOf(g model.Goods) time.Time {
 	return g.StartAt
 }
 
+// orderEntry is one entry of the draw's order as the page lists it: by its
+// leaf in the entries root (fair/verify/merkle.go), not the entrant's user
+// ID, so no shopper reads another's; each finds theirs by the leaf that
+// GET /api/goods/{id}/entries/me gives them, and the page marks the reader's.
+type orderEntry struct {
+	Leaf   string // hex SHA-256("entry:" + goods ID + ":" + user ID)
+	Winner bool
+	Yours  bool
+}
+
+// orderEntries is the draw's order by leaf; me is the reader's user ID (0: none).
+func (v RaffleView) orderEntries(me int64) []orderEntry {
+	out := make([]orderEntry, len(v.Draw.Order))
+	for i, u := range v.Draw.Order {
+		leaf := verify.EntryLeaf(v.Goods.ID, u)
+		out[i] = orderEntry{Leaf: hex.EncodeToString(leaf[:]), Winner: int64(i) < v.winners(), Yours: me != 0 && u == me}
+	}
+	return out
+}
+
+// shortLeaf is the start of a leaf, enough to tell the entries apart on a page.
+func shortLeaf(leaf string) string {
+	if len(leaf) > 12 {
+		return leaf[:12]
+	}
+	return leaf
+}
+
 func (v RaffleView) winners() int64 {
 	if v.Draw.Winners != nil {
 		return *v.Draw.Winners
@@ -103,4 +133,12 @@ func wonUnpaidText(status string) string {
 		return "Your order %s was cancelled."
 	}
 	return "Your order %s ended unpaid."
+}
+
+// userID is the signed-in reader's user ID, 0 when none.
+func userID(p Page) int64 {
+	if p.User == nil {
+		return 0
+	}
+	return p.User.ID
 }

@@ -64,7 +64,7 @@ func TestRaffleBrowser(t *testing.T) {
 		chromedp.WaitVisible(`[data-testid=raffle-proof]`),
 		chromedp.Evaluate(`document.querySelector("[data-testid=raffle-order]").checkVisibility()`, &proofShown))
 	if proofShown {
-		t.Fatal("the entrants' user IDs show before the shopper asks for the proof")
+		t.Fatal("the draw's order shows before the shopper asks for the proof")
 	}
 	raffleSteps(t, ctx, "the draw's proof",
 		chromedp.Click(`[data-testid=raffle-fairness-open]`),

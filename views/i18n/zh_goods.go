@@ -206,7 +206,7 @@ func init() {
 		"Randomness:":                "随机数：",
 		"%s winners;":                "%s 人中签；",
 		"%s units passed on so far.": "目前已顺延 %s 个名额。",
-		"The order of all entries (user IDs; the first ones won):": "全部报名的顺序（用户 ID；排在前面的中签）：",
+		"The order of all entries, each by the start of its leaf in the entries root (the first ones won; yours is marked, and your leaf is in your entry's proof):":                                                                                                   "全部报名的顺序，每条报名以它在报名根中的叶子哈希开头几位表示（排在前面的中签；你的已标出，你的叶子见你报名的证明）：",
 		"Anyone can check it: the randomness is the SHA-256 of the seed, the entries root and the beacon's randomness (if any), joined by colons; each entry's key is the SHA-256 of the randomness, a colon and the user ID; the order is the entries sorted by key.": "任何人都可以验证：随机数是种子、报名根哈希和信标随机数（如有）以冒号连接后的 SHA-256；每个报名的键是随机数、冒号和用户 ID 的 SHA-256；顺序即按键排序后的报名。",
 		// The comments of the raffle's check command (views/raffle_check.go).
 		"every check (-beacon URL when a beacon round is named)": "全部核对（抽签用了公共信标时，加上 -beacon 信标地址）",
