@@ -128,7 +128,15 @@
       li.className = "unread";
       li.dataset.testid = `notification-${n.id}`;
       const span = document.createElement("span");
-      span.textContent = T(n.message);
+      // The UTC times written in the message show as the reader's, as the page's do (views/inbox_times.go).
+      const msg = T(n.message), times = /\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2} UTC|\d{4}-\d{2}-\d{2} \d{2}:\d{2} UTC/g;
+      let last = 0, m;
+      while ((m = times.exec(msg))) {
+        const d = new Date(m[0].replace(/^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}) UTC$/, "$1T$2:00Z"));
+        span.append(msg.slice(last, m.index), isNaN(d) ? m[0] : S.timeEl(d.toISOString()));
+        last = times.lastIndex;
+      }
+      span.append(msg.slice(last));
       li.append(span);
       if (n.goods_id) { const a = document.createElement("a"); a.href = `/goods/${n.goods_id}`; a.textContent = T("See the goods"); a.dataset.testid = `notification-goods-${n.id}`; li.append(" ", a); }
       li.append(S.timeEl(n.created_at));
