@@ -99,7 +99,12 @@ func (h *Checkout) CheckoutPage(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	v := views.CheckoutView{Order: *co.Order}
+	v := views.CheckoutView{Order: *co.Order, Methods: h.Checkout.Methods()}
+	if co.Order.Status == model.OrderUnpaid {
+		if v.Trade, v.TradeCents, err = h.Checkout.OpenCheckout(c.UserContext(), cl.UserID, id); err != nil {
+			return err
+		}
+	}
 	for _, o := range co.Options {
 		v.Options = append(v.Options, views.CheckoutOption{Coupon: *o.Coupon, DiscountCents: o.DiscountCents, Reason: o.Reason})
 	}

@@ -1,9 +1,12 @@
 package handlers
 
 import (
+	"strconv"
+
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/views"
 )
 
 // checkoutBody is the body of a checkout at the payment provider.
@@ -42,6 +45,30 @@ func (h *Checkout) ProviderCheckout(c *fiber.Ctx) error {
 		return err
 	}
 	return c.JSON(fiber.Map{"checkout": co})
+}
+
+// ProviderCheckoutForm opens the trade paying one of the caller's orders at
+// the payment provider from the checkout page without JavaScript (method,
+// coupon: the user coupon's ID, 0 for none) and goes back to the checkout,
+// which shows the next step: a link to the provider's page, or WeChat Pay's
+// QR code. (The page's form-action policy keeps a form from redirecting to
+// another site, so the link is followed by the shopper.) POST /orders/{id}/checkout.
+func (h *Checkout) ProviderCheckoutForm(c *fiber.Ctx) error {
+	cl, id, err := callerAndID(c)
+	if err != nil {
+		return err
+	}
+	coupon, perr := strconv.ParseInt(c.FormValue("coupon", "0"), 10, 64)
+	if perr != nil || coupon < 0 {
+		return redirectWithNote(c, checkoutPath(id), views.FlashError, views.PlaceCheckout, "Pick a coupon from the list, or none.")
+	}
+	if _, err := h.Checkout.Checkout(c.UserContext(), cl.UserID, id, c.FormValue("method"), coupon, c.BaseURL()); err != nil {
+		if _, shown := refusal(err); !shown {
+			return err
+		}
+		return redirectWithNote(c, checkoutPath(id), views.FlashError, views.PlaceCheckout, db.ErrorMessage(err))
+	}
+	return c.Redirect(checkoutPath(id), fiber.StatusSeeOther)
 }
 
 // StripeWebhook takes the payment provider's signed webhook:

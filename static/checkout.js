@@ -1,4 +1,7 @@
-// Checkout: the total as a coupon is picked and Pay (on /orders/{id}/checkout),
+// Checkout: the total as a coupon is picked and Pay (on /orders/{id}/checkout)
+// — the simulated pay, or a method at the payment provider: a card or
+// Alipay goes on to the provider's page, WeChat Pay comes back here to show
+// its QR code, and the page waits for the payment to reach the receipt —
 // and Refund on My orders. Uses window.seckill (app.js).
 (function () {
   "use strict";
@@ -13,6 +16,7 @@
     const id = page.dataset.checkout, amount = Number(page.dataset.amount);
     const total = form.querySelector("[data-total]"), discount = form.querySelector("[data-discount-out]");
     const msg = form.querySelector("[data-checkout-msg]"), pay = form.querySelector("button[type=submit]");
+    const provider = "providerForm" in form.dataset;
     const picked = () => form.querySelector("input[name=coupon]:checked");
     function update() {
       const r = picked();
@@ -20,26 +24,60 @@
       discount.textContent = "−" + S.money(d);
       total.textContent = S.money(amount - d);
       form.dataset.coupon = r ? r.value : "0";
-      pay.textContent = T("Pay %s", S.money(amount - d));
+      if (!provider) pay.textContent = T("Pay %s", S.money(amount - d));
     }
     form.addEventListener("change", update);
     update();
+    const buttons = $$("button[type=submit]", form);
     form.addEventListener("submit", async (e) => {
       e.preventDefault();
-      pay.disabled = true;
+      buttons.forEach((b) => { b.disabled = true; });
       msg.textContent = "";
       const r = picked();
       const coupon = r ? Number(r.value) : 0;
-      const res = await S.api("POST", `/api/orders/${id}/pay`, coupon ? { user_coupon_id: coupon } : undefined);
-      if (res.ok) {
-        location.href = `/orders/${id}/receipt`; // paying ends on the receipt
-        return;
+      let res;
+      if (provider) {
+        const method = e.submitter ? e.submitter.value : "";
+        res = await S.api("POST", `/api/orders/${id}/checkout`, coupon ? { method, user_coupon_id: coupon } : { method });
+        if (res.ok) {
+          const co = res.body.checkout;
+          if (co.url) location.href = co.url; // the provider's page (a card, Alipay)
+          else location.reload(); // this page shows the QR code (WeChat Pay)
+          return;
+        }
+      } else {
+        res = await S.api("POST", `/api/orders/${id}/pay`, coupon ? { user_coupon_id: coupon } : undefined);
+        if (res.ok) {
+          location.href = `/orders/${id}/receipt`; // paying ends on the receipt
+          return;
+        }
       }
       const code = (res.body && res.body.error && res.body.error.code) || "";
       msg.dataset.code = code;
       msg.textContent = REASONS[code] || (res.body && res.body.error ? S.sentence(res.body.error.message) : T("Something went wrong — try again."));
-      pay.disabled = false;
+      buttons.forEach((b) => { b.disabled = false; });
     });
+  }
+
+  // ---- Waiting for a payment at the provider -----------------------------
+  // The webhook pays the order: the page hears it live (or asks every few
+  // seconds) and goes on to the receipt, or shows the order ended unpaid.
+  const wait = document.querySelector("[data-pay-wait]");
+  if (wait) {
+    const id = wait.dataset.payWait;
+    let done = false;
+    const settle = (o) => {
+      if (done || !o || String(o.id) !== id) return;
+      if (o.paid_at) { done = true; location.href = `/orders/${id}/receipt`; }
+      else if (o.status !== "unpaid") { done = true; location.reload(); }
+    };
+    const ask = async () => {
+      const res = await S.api("GET", `/api/orders/${id}`);
+      if (res.ok) settle(res.body.order);
+    };
+    S.live.on("order", (ev) => settle(ev.order));
+    S.live.onOpen(ask);
+    (function poll() { if (!done) ask().finally(() => setTimeout(poll, 3000)); })();
   }
 
   // ---- My orders: rows following their order live ------------------------

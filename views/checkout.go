@@ -1,12 +1,58 @@
 package views
 
-import "github.com/seckill/seckill/db/model"
+import (
+	"strings"
+
+	"github.com/a-h/templ"
+
+	"github.com/seckill/seckill/db/model"
+)
 
 // CheckoutView is the checkout of one order: the order and the user's
-// coupons, those that apply first (best discount first).
+// coupons, those that apply first (best discount first). With a payment
+// provider, Methods are the ways to pay there and Trade the checkout open
+// at it (nil: none yet), asking TradeCents.
 type CheckoutView struct {
-	Order   model.Order
-	Options []CheckoutOption
+	Order      model.Order
+	Options    []CheckoutOption
+	Methods    []string
+	Trade      *model.Checkout
+	TradeCents int64
+}
+
+// methodLabel is the button paying by a method at the provider.
+func methodLabel(method string) string {
+	switch method {
+	case model.MethodCard:
+		return "Pay by card"
+	case model.MethodAlipay:
+		return "Pay with Alipay"
+	case model.MethodWeChatPay:
+		return "Pay with WeChat Pay"
+	}
+	return method
+}
+
+// methodName is a payment method as a shopper reads it.
+func methodName(method string) string {
+	switch method {
+	case model.MethodCard:
+		return "card"
+	case model.MethodAlipay:
+		return "Alipay"
+	case model.MethodWeChatPay:
+		return "WeChat Pay"
+	}
+	return method
+}
+
+// qrImage is a QR code the provider answered as an image our page may show:
+// a PNG data URL, nothing loaded from another site.
+func qrImage(dataURL string) (templ.SafeURL, bool) {
+	if !strings.HasPrefix(dataURL, "data:image/png;base64,") {
+		return "", false
+	}
+	return templ.SafeURL(dataURL), true
 }
 
 // CheckoutOption is one of the user's coupons for the order: its discount,

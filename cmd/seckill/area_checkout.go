@@ -40,6 +40,7 @@ func (m *Main) checkoutArea(gs *goods.Service, cs *coupon.Service) Area {
 			Pages: func(r web.Mount) {
 				r.Open.Get("/orders/:id/checkout", r.User, h.CheckoutPage)
 				r.Open.Post("/orders/:id/pay", r.User, h.PayForm)
+				r.Open.Post("/orders/:id/checkout", r.User, h.ProviderCheckoutForm)
 				r.Open.Get("/orders/:id/receipt", r.User, h.ReceiptPage)
 				// Confirm before a refund (a GET asks, the POST does it).
 				r.Open.Get("/orders/:id/refund", r.User, h.RefundConfirmPage)

@@ -102,6 +102,33 @@ func refundKey(ref string) string { return "seckill-refund-" + ref }
 // ProviderConfigured reports whether shoppers pay at a provider (the simulated pay is off).
 func (s *Service) ProviderConfigured() bool { return s.Payments.Provider != nil }
 
+// Methods are the payment methods shoppers pay with at the provider (none: the simulated pay).
+func (s *Service) Methods() []string {
+	if s.Payments.Provider == nil {
+		return nil
+	}
+	return s.Payments.Methods
+}
+
+// OpenCheckout is the trade open at the provider for the user's order, as
+// its checkout answered it, and the amount it asks for after the coupon
+// (nil: none open, or the order is not theirs).
+func (s *Service) OpenCheckout(ctx context.Context, userID, orderID int64) (*model.Checkout, int64, error) {
+	if s.Payments.Provider == nil {
+		return nil, 0, nil
+	}
+	t, err := s.tradeOf(ctx, orderID)
+	if db.ErrorCode(err) == db.ENOTFOUND {
+		return nil, 0, nil
+	} else if err != nil {
+		return nil, 0, err
+	}
+	if t.UserID != userID || t.State != model.TradeOpen {
+		return nil, 0, nil
+	}
+	return t.checkout(), t.AmountCents, nil
+}
+
 // Checkout opens (or answers again) the trade paying the user's order at
 // the provider with method, with the user coupon userCouponID (0: none)
 // claimed for it: the amount is the order's after the coupon. back is the

@@ -32,6 +32,22 @@ func init() {
 		},
 	})
 	add(map[string]string{
+		// Paying at the payment provider (the checkout page).
+		"Pay by card":             "银行卡支付",
+		"Pay with Alipay":         "支付宝支付",
+		"Pay with WeChat Pay":     "微信支付",
+		"card":                    "银行卡",
+		"Alipay":                  "支付宝",
+		"WeChat Pay":              "微信支付",
+		"Scan with WeChat to pay": "请用微信扫码支付",
+		"WeChat Pay QR code":      "微信支付二维码",
+		"Open WeChat, tap Scan and scan this code. This page moves on to your receipt once the payment arrives.": "打开微信，点击“扫一扫”扫描此二维码。付款到账后，本页会自动跳转到支付凭证。",
+		"Your payment by %s is open at Stripe.":                       "你在 Stripe 的%s付款尚未完成。",
+		"Once you have paid, Stripe brings you back to your receipt.": "付款完成后，Stripe 会带你回到支付凭证。",
+		"Waiting for your payment…":                                   "正在等待付款…",
+		"I have paid":                                                 "我已付款",
+	})
+	add(map[string]string{
 		// Coupon centre, My coupons, My reminders, Inbox, Settings.
 		" to grab coupons and book reminders.":   "后即可领券、设置提醒。",
 		"No coupons right now. Check back soon.": "暂无可领的优惠券，稍后再来看看。",
