@@ -29,11 +29,20 @@ type checkoutJSON struct {
 // startPayApp starts a process paying through Stripe at stripe-mock.
 func startPayApp(t *testing.T) *testApp {
 	t.Helper()
-	base := stripetest.Start(t)
-	return startApp(t, func(c *Config) {
+	a, _, _ := startPayAppListing(t)
+	return a
+}
+
+// startPayAppListing is startPayApp, with the Listing its Stripe answers
+// the lists of payments from and that Stripe's base URL.
+func startPayAppListing(t *testing.T) (*testApp, *stripetest.Listing, string) {
+	t.Helper()
+	base, listing := stripetest.StartListing(t)
+	a := startApp(t, func(c *Config) {
 		c.StripeSecretKey, c.StripeWebhookSecret, c.StripeAPIBase = stripetest.SecretKey, stripetest.WebhookSecret, base
 		c.OrderTTL = time.Minute
 	})
+	return a, listing, base
 }
 
 func (a *testApp) payments() *checkout.Service { return service[*checkout.Service](a.Main, "checkout") }
@@ -63,8 +72,13 @@ func (a *testApp) webhook(body []byte, signature string) int {
 	return res.StatusCode
 }
 
-// paidEvent is Stripe's checkout.session.completed (paid) for the order's checkout.
+// paidEvent is Stripe's checkout.session.completed (paid) for the order's
+// checkout, or payment_intent.succeeded for a WeChat Pay one.
 func (a *testApp) paidEvent(id string, o orderJSON, co checkoutJSON) ([]byte, string) {
+	if co.Method == "wechat_pay" {
+		return stripetest.IntentEvent(id, "payment_intent.succeeded", stripetest.Intent{ID: co.ProviderRef, OrderID: o.ID,
+			AmountCents: o.AmountCents, Currency: "cny", Status: "succeeded"}, a.Clock.Now())
+	}
 	return stripetest.Event(id, "checkout.session.completed", stripetest.Session{ID: co.ProviderRef, OrderID: o.ID,
 		AmountCents: o.AmountCents, Currency: "cny", PaymentStatus: "paid", PaymentIntent: "pi_" + co.ProviderRef}, a.Clock.Now())
 }

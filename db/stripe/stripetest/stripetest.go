@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,6 +69,75 @@ func Binary() string {
 // image_data_url, a PNG data URL: QRDataURL).
 func Start(t testing.TB) string {
 	t.Helper()
+	u, _ := StartListing(t)
+	return u
+}
+
+// Listing is what Stripe's lists answer through the front: stripe-mock keeps
+// nothing and lists its fixtures, so a test that needs the provider to hold
+// certain payments (reconciliation) says which. Until Set is called the
+// lists go to stripe-mock.
+type Listing struct {
+	mu       sync.Mutex
+	set      bool
+	sessions []Session
+	intents  []Intent
+}
+
+// Set makes GET /v1/checkout/sessions answer sessions (as completed Checkout
+// Sessions) and GET /v1/payment_intents answer intents (as PaymentIntent
+// trades), each with its refunded amount on its latest charge.
+func (l *Listing) Set(sessions []Session, intents []Intent) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.set, l.sessions, l.intents = true, sessions, intents
+}
+
+// answer writes the list path asks for, and reports whether it did.
+func (l *Listing) answer(w http.ResponseWriter, r *http.Request) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.set || r.Method != http.MethodGet {
+		return false
+	}
+	charge := func(id string, refunded int64) map[string]any {
+		return map[string]any{"id": "ch_" + id, "object": "charge", "amount_refunded": refunded, "refunded": refunded > 0}
+	}
+	var data []map[string]any
+	switch r.URL.Path {
+	case "/v1/checkout/sessions":
+		for _, s := range l.sessions {
+			order := fmt.Sprint(s.OrderID)
+			data = append(data, map[string]any{
+				"id": s.ID, "object": "checkout.session", "mode": "payment", "status": "complete", "created": s.Created.Unix(),
+				"payment_status": s.PaymentStatus, "amount_total": s.AmountCents, "currency": s.Currency,
+				"client_reference_id": order, "metadata": map[string]string{"order_id": order},
+				"payment_intent": map[string]any{"id": s.PaymentIntent, "object": "payment_intent", "latest_charge": charge(s.PaymentIntent, s.RefundedCents)},
+			})
+		}
+	case "/v1/payment_intents":
+		for _, in := range l.intents {
+			data = append(data, map[string]any{
+				"id": in.ID, "object": "payment_intent", "status": in.Status, "amount": in.AmountCents, "currency": in.Currency,
+				"created": in.Created.Unix(), "payment_method_types": []string{"wechat_pay"},
+				"metadata":      map[string]string{"order_id": fmt.Sprint(in.OrderID), "trade": "payment_intent"},
+				"latest_charge": charge(in.ID, in.RefundedCents),
+			})
+		}
+	default:
+		return false
+	}
+	if data == nil {
+		data = []map[string]any{}
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"object": "list", "url": r.URL.Path, "has_more": false, "data": data})
+	return true
+}
+
+// StartListing is Start, and the Listing its front answers Stripe's lists from.
+func StartListing(t testing.TB) (string, *Listing) {
+	t.Helper()
 	u := os.Getenv("STRIPE_MOCK_URL")
 	if u == "" {
 		u = startMock(t)
@@ -90,9 +160,14 @@ func Start(t testing.TB) string {
 		}
 	}
 	proxy.ModifyResponse = fillWeChatQR
-	front := httptest.NewServer(proxy)
+	listing := &Listing{}
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !listing.answer(w, r) {
+			proxy.ServeHTTP(w, r)
+		}
+	}))
 	t.Cleanup(front.Close)
-	return front.URL
+	return front.URL, listing
 }
 
 // fillWeChatQR gives a WeChat Pay PaymentIntent confirmed at its creation
@@ -210,6 +285,9 @@ type Session struct {
 	Currency      string
 	PaymentStatus string // paid, unpaid
 	PaymentIntent string
+	// Listed only (Listing): when it was created and how much of it was refunded.
+	Created       time.Time
+	RefundedCents int64
 }
 
 // Event is a webhook event of type typ about s, as Stripe sends it, and its
@@ -243,6 +321,9 @@ type Intent struct {
 	AmountCents int64
 	Currency    string
 	Status      string // succeeded, canceled, requires_action
+	// Listed only (Listing): when it was created and how much of it was refunded.
+	Created       time.Time
+	RefundedCents int64
 }
 
 // IntentEvent is a webhook event of type typ (payment_intent.succeeded…)
