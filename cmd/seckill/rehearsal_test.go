@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
-	goodssale "github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/tasks"
 )
@@ -50,12 +50,12 @@ func (a *testApp) ordersCSVRows(token string, goodsID int64) int {
 func (a *testApp) goodsKeys(goodsID int64) (keys int, active bool) {
 	a.t.Helper()
 	ctx := context.Background()
-	ks, err := rdb.Keys(ctx, a.Redis.Client, goodssale.HashTag(goodsID)+"*")
+	ks, err := rdb.Keys(ctx, a.Redis.Client, goods.HashTag(goodsID)+"*")
 	keys = len(ks)
 	if err != nil {
 		a.t.Fatal(err)
 	}
-	active, err = a.Redis.Client.SIsMember(ctx, goodssale.ActiveKey, goodsID).Result()
+	active, err = a.Redis.Client.SIsMember(ctx, goods.ActiveKey, goodsID).Result()
 	if err != nil {
 		a.t.Fatal(err)
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -49,7 +49,7 @@ const (
 )
 
 // powKey marks a proof of work as used until its challenge expires.
-func powKey(goodsID int64, nonce string) string { return sale.HashTag(goodsID) + ":pow:" + nonce }
+func powKey(goodsID int64, nonce string) string { return goods.HashTag(goodsID) + ":pow:" + nonce }
 
 // fairGoods is one goods' fair-sale settings and this process's share of
 // its attack measure.
@@ -224,7 +224,7 @@ const maxRefusedTracked = 1 << 16
 
 // powAttackKey is a goods' attack record in Redis: the open window's
 // number and counts, and the raise it stands at.
-func powAttackKey(goodsID int64) string { return sale.HashTag(goodsID) + ":pow:attack" }
+func powAttackKey(goodsID int64) string { return goods.HashTag(goodsID) + ":pow:attack" }
 
 // powAttackLua adds one process's counts of two windows (an earlier one
 // and the latest) to a goods' attack record and closes every window that
@@ -351,7 +351,7 @@ func randomKey() []byte {
 // user (its bits 0 when the goods asks for none); not found for goods
 // shoppers cannot see; not started before challenges are given (powFrom).
 func (s *Service) PowChallenge(ctx context.Context, userID, goodsID int64) (*Challenge, error) {
-	if goodsID <= 0 || goodsID > sale.MaxID {
+	if goodsID <= 0 || goodsID > goods.MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
 	f, sn, err := s.fairSettings(ctx, goodsID)
@@ -379,7 +379,7 @@ var notPreregistered = &db.Error{Code: db.EFORBIDDEN,
 // once, and the shopper's reminder booking when the goods is pre-registered
 // only. A grab, a queue join or a raffle entry calls it first.
 func (s *Service) Admit(ctx context.Context, userID, goodsID int64, pow string) error {
-	if goodsID <= 0 || goodsID > sale.MaxID {
+	if goodsID <= 0 || goodsID > goods.MaxID {
 		return nil // the grab answers not found
 	}
 	f, sn, err := s.fairSettings(ctx, goodsID)
@@ -449,14 +449,14 @@ func (s *Service) preregistered(ctx context.Context, f *fairGoods, userID, goods
 	return nil
 }
 
-// Check is the fair sale's stage of the goods' grab (sale.Stage, handed
+// Check is the fair sale's stage of the goods' grab (goods.Stage, handed
 // to the sale at its construction: goods.New): a grab passes Admit first, and
 // of queued goods carries a valid admission (X-Admission). A raffle's goods
 // is refused (not_drawn) from the settings in memory: its units go to the
 // draw's winners, until the draw left units no entry can claim (they are
 // sold first come then, raffle.LeftoversOnSale). The goods' settings are read once (from memory,
 // lock-free) for the sale mode, the proof of work and the pre-registration.
-func (s *Service) Check(ctx context.Context, g sale.Grab) (done func(sale.Outcome), err error) {
+func (s *Service) Check(ctx context.Context, g goods.Grab) (done func(goods.Outcome), err error) {
 	userID, goodsID, p := g.User, g.Goods, g.Pass
 	f, sn, err := s.fairSettings(ctx, goodsID)
 	if err != nil {
@@ -470,7 +470,7 @@ func (s *Service) Check(ctx context.Context, g sale.Grab) (done func(sale.Outcom
 		return nil, err
 	}
 	start := s.Now()
-	return func(o sale.Outcome) {
+	return func(o goods.Outcome) {
 		err := o.Err
 		if err == nil || db.ErrorCode(err) == db.ELIMITREACHED {
 			f.count(s.Now(), err == nil, userID)

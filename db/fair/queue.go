@@ -13,7 +13,6 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -42,13 +41,13 @@ import (
 // A million waiting shoppers are a million fields of q:u (see the README
 // for the measured memory); a join is one script of a few hash commands.
 
-func queueKey(goodsID int64) string      { return sale.HashTag(goodsID) + ":q" }
-func queueUsersKey(goodsID int64) string { return sale.HashTag(goodsID) + ":q:u" }
-func queueAdvKey(goodsID int64) string   { return sale.HashTag(goodsID) + ":q:adv" }
+func queueKey(goodsID int64) string      { return goods.HashTag(goodsID) + ":q" }
+func queueUsersKey(goodsID int64) string { return goods.HashTag(goodsID) + ":q:u" }
+func queueAdvKey(goodsID int64) string   { return goods.HashTag(goodsID) + ":q:adv" }
 
 // queueJoinLogKey is the join log: "n:t" scored n, one per call that took
 // n up (the inflow and the actual waits, queue_outflow.go).
-func queueJoinLogKey(goodsID int64) string { return sale.HashTag(goodsID) + ":q:jn" }
+func queueJoinLogKey(goodsID int64) string { return goods.HashTag(goodsID) + ":q:jn" }
 
 // queueActiveKey is the set of goods with a waiting room in Redis: each web
 // process's tick (TickQueues) walks it.
@@ -257,7 +256,7 @@ func newQueues() *queues {
 
 // queueGoods returns the goods' row, read at most once per fairRefresh.
 func (s *Service) queueGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
-	if goodsID <= 0 || goodsID > sale.MaxID {
+	if goodsID <= 0 || goodsID > goods.MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
 	q, now := s.queues, s.Now()

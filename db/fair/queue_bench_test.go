@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods"
 )
 
 // BenchmarkQueueJoin sets a waiting room's join against a grab refused by
@@ -47,7 +47,7 @@ func BenchmarkQueueJoin(b *testing.B) {
 		b.ResetTimer()
 		b.RunParallel(func(pb *testing.PB) {
 			for pb.Next() {
-				if _, err := e.GrabWith(next.Add(1), g.ID, sale.Pass{}); db.ErrorCode(err) != db.ESOLDOUT {
+				if _, err := e.GrabWith(next.Add(1), g.ID, goods.Pass{}); db.ErrorCode(err) != db.ESOLDOUT {
 					b.Errorf("grab: %v, want sold out", err)
 					return
 				}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -41,7 +41,7 @@ func TestQueuePriorityCodes(t *testing.T) {
 	if got := e.ticket(9, g.ID); got.State != model.TicketAdmitted || got.Admission != tk.Admission {
 		t.Fatalf("the ticket looked up: %+v, want the admission %s", got, tk.Admission)
 	}
-	if _, err := e.GrabWith(9, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.GrabWith(9, g.ID, goods.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("grab with the code's admission: %v", err)
 	}
 	for name, c := range map[string]string{"used": codes[0], "unknown": "AAAAAAAAAAAAAAAA", "another goods'": otherCodes[0], "empty": ""} {

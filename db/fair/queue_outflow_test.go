@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -28,7 +28,7 @@ func (e *goodsEnv) grabAdmitted(u, goodsID int64) {
 	if tk.State != model.TicketAdmitted {
 		e.T.Fatalf("user %d is not admitted: %+v", u, tk)
 	}
-	if _, err := e.GrabWith(u, goodsID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.GrabWith(u, goodsID, goods.Pass{Admission: tk.Admission}); err != nil {
 		e.T.Fatalf("user %d grab: %v", u, err)
 	}
 }

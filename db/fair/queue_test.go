@@ -12,7 +12,6 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -254,7 +253,7 @@ func TestQueueGrabNeedsAdmission(t *testing.T) {
 		e.join(u, g.ID)
 		e.join(u, g2.ID)
 	}
-	_, err := e.GrabWith(1, g.ID, sale.Pass{})
+	_, err := e.GrabWith(1, g.ID, goods.Pass{})
 	wantCode(t, "before the start", err, db.ENOTADMITTED)
 	e.Clk.Advance(time.Minute + time.Second) // the start and one second: 10 admitted
 	tk := e.ticket(1, g.ID)
@@ -269,17 +268,17 @@ func TestQueueGrabNeedsAdmission(t *testing.T) {
 	forged := tk.Admission[:len(tk.Admission)-1] + string("0123456789abcdef"[(tk.Admission[len(tk.Admission)-1]-'0'+1)%16])
 	for name, token := range map[string]string{"none": "", "forged": forged, "another shopper's": tk2.Admission,
 		"another goods'": other.Admission, "garbage": "1.2.3.x"} {
-		_, err := e.GrabWith(1, g.ID, sale.Pass{Admission: token})
+		_, err := e.GrabWith(1, g.ID, goods.Pass{Admission: token})
 		wantCode(t, name, err, db.ENOTADMITTED)
 	}
-	if _, err := e.GrabWith(1, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.GrabWith(1, g.ID, goods.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("grab with the admission: %v", err)
 	}
-	if _, err := e.GrabWith(2, plain.ID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.GrabWith(2, plain.ID, goods.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("first-come goods with a stray header: %v", err)
 	}
 	e.Clk.Advance(60 * time.Second)
-	_, err = e.GrabWith(2, g.ID, sale.Pass{Admission: tk2.Admission})
+	_, err = e.GrabWith(2, g.ID, goods.Pass{Admission: tk2.Admission})
 	wantCode(t, "past admitted_until", err, db.ENOTADMITTED)
 	if tk := e.ticket(2, g.ID); tk.State != model.TicketClosed {
 		t.Fatalf("an admission that went unused: %+v, want closed", tk)
@@ -305,7 +304,7 @@ func TestQueueClosesWhenSoldOutAndReopens(t *testing.T) {
 		if tk.State != model.TicketAdmitted {
 			continue
 		}
-		o, err := e.GrabWith(u, g.ID, sale.Pass{Admission: tk.Admission})
+		o, err := e.GrabWith(u, g.ID, goods.Pass{Admission: tk.Admission})
 		if err != nil {
 			t.Fatalf("user %d grab: %v", u, err)
 		}
@@ -489,7 +488,7 @@ func TestQueueGrabRace(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				<-start
-				_, err := e.GrabWith(u, g.ID, sale.Pass{Admission: token})
+				_, err := e.GrabWith(u, g.ID, goods.Pass{Admission: token})
 				switch db.ErrorCode(err) {
 				case "":
 					mu.Lock()
@@ -577,7 +576,7 @@ func TestQueueRejoinAfterUnusedAdmission(t *testing.T) {
 	if tk.State != model.TicketAdmitted || tk.Admission == "" {
 		t.Fatalf("after two admissions: %+v, want admitted", tk)
 	}
-	if _, err := e.GrabWith(1, g.ID, sale.Pass{Admission: tk.Admission}); err != nil {
+	if _, err := e.GrabWith(1, g.ID, goods.Pass{Admission: tk.Admission}); err != nil {
 		t.Fatalf("grab with the new admission: %v", err)
 	}
 	if tk := e.ticket(2, g.ID); tk.State != model.TicketClosed {

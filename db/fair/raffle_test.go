@@ -16,7 +16,6 @@ import (
 	"github.com/seckill/seckill/db/fair/raffle"
 	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/inbox"
 	"github.com/seckill/seckill/db/model"
 )
@@ -173,7 +172,7 @@ func TestRaffleWindowAndRefusals(t *testing.T) {
 	if en, created, err := e.F.EnterRaffle(e.Ctx, u[0], g.ID, ""); err != nil || !created || en.State != model.EntryEntered {
 		t.Fatalf("entry in the window: %+v %v %v", en, created, err)
 	}
-	_, err = e.GrabWith(u[1], g.ID, sale.Pass{})
+	_, err = e.GrabWith(u[1], g.ID, goods.Pass{})
 	wantCode(t, "grab before the sale", err, db.ENOTDRAWN)
 	e.Clk.Advance(5 * time.Minute)
 	_, _, err = e.F.EnterRaffle(e.Ctx, u[1], g.ID, "")
@@ -184,7 +183,7 @@ func TestRaffleWindowAndRefusals(t *testing.T) {
 	if en, created, err := e.F.EnterRaffle(e.Ctx, u[0], g.ID, ""); err != nil || created {
 		t.Fatalf("entering again after the start: %+v %v %v, want the entry", en, created, err)
 	}
-	_, err = e.GrabWith(u[1], g.ID, sale.Pass{})
+	_, err = e.GrabWith(u[1], g.ID, goods.Pass{})
 	wantCode(t, "grab during the sale", err, db.ENOTDRAWN)
 	if st := e.Stats(g.ID); st.Unpaid != 0 || st.Remaining != 1 {
 		t.Fatalf("refused grabs changed the sale: %+v", st)

@@ -8,6 +8,7 @@ package goods
 
 import (
 	"context"
+	"time"
 
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/goods/orders"
@@ -32,12 +33,28 @@ type Pass = sale.Pass
 // contract's orders.csv header).
 var CSVColumns = orders.CSVColumns
 
-// Grab, Outcome and Stage are the sale engine's (sale.Decide).
+// Grab, Outcome and Stage are the sale engine's (sale.Decide): what the
+// areas above the goods know of it, besides the goods' ID range and the
+// hash tag of their Redis keys. No package outside the goods imports the
+// goods' rooms (TestLayers).
 type (
 	Grab    = sale.Grab
 	Outcome = sale.Outcome
 	Stage   = sale.Stage
 )
+
+// MaxID is the largest goods ID (order IDs carry it: sale.OrderID).
+const MaxID = sale.MaxID
+
+// ActiveKey is the set of goods loaded into Redis (sale.ActiveKey).
+const ActiveKey = sale.ActiveKey
+
+// HashTag is in every Redis key of the goods' first bucket, {goods:ID}: the
+// waiting room's keys of the goods carry it too.
+func HashTag(id int64) string { return sale.HashTag(id) }
+
+// MsTime is a time in unix ms as the store and Redis keep it, in UTC.
+func MsTime(ms int64) time.Time { return sale.MsTime(ms) }
 
 // FairSales is what the goods tell the fair-sale area: goods created (a
 // raffle's entries open) and goods changed (settings read are stale); and

@@ -12,7 +12,6 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
@@ -33,7 +32,7 @@ import (
 
 // raffleGoods returns goods shoppers may see that is a raffle.
 func (s *Raffles) raffleGoods(ctx context.Context, goodsID int64) (*model.Goods, error) {
-	if goodsID <= 0 || goodsID > sale.MaxID {
+	if goodsID <= 0 || goodsID > goods.MaxID {
 		return nil, db.Errorf(db.ENOTFOUND, "goods %d not found", goodsID)
 	}
 	g, err := s.Goods.GoodsRow(ctx, goodsID)
@@ -212,7 +211,7 @@ func (s *Raffles) EnterRaffle(ctx context.Context, userID, goodsID int64, pow st
 	case err != nil:
 		return nil, false, fmt.Errorf("enter raffle of goods %d: %w", goodsID, err)
 	}
-	e = &model.RaffleEntry{GoodsID: goodsID, UserID: userID, State: model.EntryEntered, EnteredAt: sale.MsTime(now.UnixMilli())}
+	e = &model.RaffleEntry{GoodsID: goodsID, UserID: userID, State: model.EntryEntered, EnteredAt: goods.MsTime(now.UnixMilli())}
 	return e, true, nil
 }
 
@@ -253,7 +252,7 @@ func (s *Raffles) raffleEntry(ctx context.Context, g *model.Goods, userID int64)
 	} else if err != nil {
 		return nil, err
 	}
-	e.EnteredAt = sale.MsTime(created)
+	e.EnteredAt = goods.MsTime(created)
 	if place.Valid {
 		e.Position = place.Int64 + 1
 	}
@@ -314,7 +313,7 @@ func (s *Raffles) raffleDraw(ctx context.Context, g *model.Goods) (*model.Raffle
 		d.Status = model.DrawClosed
 		return d, nil
 	}
-	at := sale.MsTime(drawn.Int64)
+	at := goods.MsTime(drawn.Int64)
 	d.DrawnAt, d.Seed, d.Winners, d.Randomness = &at, seed, &winners, randomness.String
 	if beacon.Valid {
 		d.Beacon = &beacon.String
