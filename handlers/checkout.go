@@ -60,9 +60,14 @@ func (h *Checkout) PaymentCallback(c *fiber.Ctx) error {
 }
 
 // OrdersCSV streams a goods' orders as CSV, in the contract's columns
-// (goods.CSVColumns): GET /api/admin/goods/{id}/orders.csv.
+// (goods.CSVColumns): GET /api/admin/goods/{id}/orders.csv, written for its
+// reader or, with format=machine, for a program (ordersCSV).
 func (h *Goods) OrdersCSV(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
+	if err != nil {
+		return err
+	}
+	form, err := ordersCSVOf(c)
 	if err != nil {
 		return err
 	}
@@ -71,15 +76,10 @@ func (h *Goods) OrdersCSV(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
-	zone := shopZone()
-	return streamCSV(c, fmt.Sprintf("goods-%d-orders.csv", id), goods.CSVColumns, func(write func([]string) error) error {
+	return streamCSV(c, fmt.Sprintf("goods-%d-orders.csv", id), form.header(goods.CSVColumns), func(write func([]string) error) error {
 		err := each(func(o *model.Order, username string) error {
-			paidAt := ""
-			if o.PaidAt != nil {
-				paidAt = csvTime(*o.PaidAt, zone)
-			}
-			return write([]string{model.OrderNumber(o.ID), strconv.FormatInt(o.ID, 10), username, strconv.FormatInt(o.UserID, 10), o.Status,
-				model.Yuan(o.AmountCents), model.Yuan(o.DiscountCents), model.Yuan(o.PaidCents), csvTime(o.CreatedAt, zone), paidAt})
+			return write([]string{model.OrderNumber(o.ID), strconv.FormatInt(o.ID, 10), username, strconv.FormatInt(o.UserID, 10), form.status(o.Status),
+				model.Yuan(o.AmountCents), model.Yuan(o.DiscountCents), model.Yuan(o.PaidCents), form.time(&o.CreatedAt), form.time(o.PaidAt)})
 		})
 		if err != nil {
 			h.Goods.Log.Warn("orders CSV broke off", "goods", id, "err", err)

@@ -250,8 +250,9 @@ var DeskCSVColumns = []string{"number", "order_id", "goods_id", "goods_title", "
 	"amount", "discount", "paid", "created_at", "paid_at", "refunded_at", "refunded_by", "refund_reason"}
 
 // DeskCSV exports every order the desk's filters show (its query, paging
-// aside), newest first: GET /api/admin/orders.csv. Times are RFC 3339 with
-// the offset of the shop's zone, so a spreadsheet knows which zone they are in.
+// aside), newest first: GET /api/admin/orders.csv. It is written for its
+// reader (ordersCSV), or with format=machine as a program reads it: times
+// RFC 3339 with the offset of the shop's zone.
 func (h *Checkout) DeskCSV(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
@@ -261,21 +262,19 @@ func (h *Checkout) DeskCSV(c *fiber.Ctx) error {
 	if err != nil {
 		return err
 	}
+	form, err := ordersCSVOf(c)
+	if err != nil {
+		return err
+	}
 	if _, err := h.Checkout.DeskOrders(c.UserContext(), cl, checkout.DeskFilter{Limit: 1, Status: f.Status}); err != nil {
 		return err // a refusal (a shopper, a bad status) answers as an error, not as a broken download
 	}
-	ctx, zone := context.WithoutCancel(c.UserContext()), shopZone()
-	opt := func(t *time.Time) string {
-		if t == nil {
-			return ""
-		}
-		return csvTime(*t, zone)
-	}
-	return streamCSV(c, "orders.csv", DeskCSVColumns, func(write func([]string) error) error {
+	ctx := context.WithoutCancel(c.UserContext())
+	return streamCSV(c, "orders.csv", form.header(DeskCSVColumns), func(write func([]string) error) error {
 		return h.Checkout.DeskExport(ctx, cl, f, func(o checkout.DeskExportRow) error {
 			return write([]string{o.Number, strconv.FormatInt(o.ID, 10), strconv.FormatInt(o.GoodsID, 10), o.GoodsTitle,
-				o.Username, strconv.FormatInt(o.UserID, 10), o.Status, model.Yuan(o.AmountCents), model.Yuan(o.DiscountCents),
-				model.Yuan(o.PaidCents), csvTime(o.CreatedAt, zone), opt(o.PaidAt), opt(o.RefundedAt), o.RefundedBy, o.RefundReason})
+				o.Username, strconv.FormatInt(o.UserID, 10), form.status(o.Status), model.Yuan(o.AmountCents), model.Yuan(o.DiscountCents),
+				model.Yuan(o.PaidCents), form.time(&o.CreatedAt), form.time(o.PaidAt), form.time(o.RefundedAt), o.RefundedBy, o.RefundReason})
 		})
 	})
 }

@@ -2,14 +2,18 @@ package handlers
 
 import (
 	"bufio"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"strconv"
 	"time"
+	_ "time/tzdata" // the tz query's zones, on a host without a zone database
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
+	"github.com/seckill/seckill/views/i18n"
 )
 
 // The CSV exports: orders of a goods, grabs of a red packet, claims of a
@@ -19,6 +23,66 @@ import (
 // right, and CSV readers that know UTF-8 skip it. Text is quoted by
 // encoding/csv, amounts are currency units with two decimals ("9.90"),
 // times RFC 3339 with the offset of the shop's time zone.
+
+// ordersCSV is how an orders export is written: for its reader by default
+// (a header in their language, statuses in words, times in their zone: the
+// tz query, an IANA name the page's script adds to the link, else the
+// shop's), or for a program with format=machine (the columns' snake_case
+// names, raw statuses, RFC 3339 times with the shop zone's offset).
+type ordersCSV struct {
+	ctx     context.Context // the reader's language
+	machine bool
+	zone    *time.Location
+}
+
+// ordersCSVOf reads an orders export's format and tz queries.
+func ordersCSVOf(c *fiber.Ctx) (ordersCSV, error) {
+	// The language found now, while the request lasts: the rows are written after it.
+	lang := i18n.Of(c.UserContext())
+	f := ordersCSV{ctx: i18n.With(context.Background(), lang), zone: shopZone()}
+	switch c.Query("format") {
+	case "":
+	case "machine":
+		f.machine = true
+	default:
+		return f, db.FieldErrorf("format", "must be machine, or left out for the reader's form")
+	}
+	if tz := c.Query("tz"); tz != "" {
+		z, err := time.LoadLocation(tz)
+		if err != nil || tz == "Local" {
+			return f, db.FieldErrorf("tz", "must be a time zone name such as Asia/Shanghai")
+		}
+		f.zone = z
+	}
+	return f, nil
+}
+
+// header is the export's header row.
+func (f ordersCSV) header(columns []string) []string {
+	if f.machine {
+		return columns
+	}
+	return views.CSVHeader(f.ctx, columns, f.zone)
+}
+
+// status is an order's status as the export writes it.
+func (f ordersCSV) status(s string) string {
+	if f.machine {
+		return s
+	}
+	return views.CSVStatus(f.ctx, s)
+}
+
+// time is an instant as the export writes it ("" for none).
+func (f ordersCSV) time(t *time.Time) string {
+	switch {
+	case t == nil:
+		return ""
+	case f.machine:
+		return csvTime(*t, shopZone())
+	}
+	return views.CSVTime(t, f.zone)
+}
 
 // csvBOM is the UTF-8 byte order mark that starts every export.
 const csvBOM = "\uFEFF"

@@ -191,6 +191,16 @@
     });
   }).observe(document.documentElement, { childList: true, subtree: true, attributes: true, attributeFilter: ["datetime"] });
 
+  // An orders export's link (the goods' and the desk's orders.csv) carries
+  // the reader's time zone, so the times it downloads are theirs
+  // (handlers/exports.go).
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (zone) document.querySelectorAll('a[href*="/orders.csv"]').forEach((a) => {
+    const u = new URL(a.href, location.href);
+    u.searchParams.set("tz", zone);
+    a.href = u.pathname + u.search;
+  });
+
   // ---- Date and time inputs ----------------------------------------------
   // A datetime-local input is the browser's local time. The server renders
   // its value as an instant (data-utc: RFC 3339, or a bare value meaning

@@ -303,7 +303,7 @@ func TestOrdersCSV(t *testing.T) {
 	other, _ := a.newMerchant()
 	a.wantError("GET", fmt.Sprintf("/api/admin/goods/%d/orders.csv", g.ID), other, nil, 404, "not_found")
 
-	req, _ := http.NewRequest("GET", fmt.Sprintf("%s/api/admin/goods/%d/orders.csv", a.URL, g.ID), nil)
+	req, _ := http.NewRequest("GET", fmt.Sprintf("%s/api/admin/goods/%d/orders.csv?format=machine", a.URL, g.ID), nil)
 	req.Header.Set("Authorization", "Bearer "+mt)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {

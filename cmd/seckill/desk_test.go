@@ -462,6 +462,7 @@ func TestDeskExport(t *testing.T) {
 	}
 	get := func(token string, q url.Values) (int, [][]string) {
 		t.Helper()
+		q.Set("format", "machine") // the program's form: snake_case header, raw statuses, RFC 3339
 		req, _ := http.NewRequest("GET", a.URL+"/api/admin/orders.csv?"+q.Encode(), nil)
 		req.Header.Set("Authorization", "Bearer "+token)
 		res, err := http.DefaultClient.Do(req)

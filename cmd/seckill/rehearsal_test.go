@@ -35,7 +35,7 @@ func (a *testApp) createRehearsal(token string, start, length time.Duration) slo
 // ordersCSVRows answers the data rows (the header left out) of a goods' orders export.
 func (a *testApp) ordersCSVRows(token string, goodsID int64) int {
 	a.t.Helper()
-	st, body := a.getPage(token, fmt.Sprintf("/api/admin/goods/%d/orders.csv", goodsID))
+	st, body := a.getPage(token, fmt.Sprintf("/api/admin/goods/%d/orders.csv?format=machine", goodsID))
 	if st != 200 {
 		a.t.Fatalf("orders.csv of goods %d: %d", goodsID, st)
 	}
