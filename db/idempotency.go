@@ -64,9 +64,14 @@ func HeldRefusal(ctx context.Context) error {
 	return err
 }
 
-// ValidIdempotencyKey reports whether key is 1–64 printable ASCII characters.
+// MaxRequestKey is the longest Idempotency-Key, X-Request-ID or gateway
+// reference: model.RequestKey's ceiling (db/model/limits.go), kept here for
+// ValidIdempotencyKey, below the model.
+const MaxRequestKey = 64
+
+// ValidIdempotencyKey reports whether key is 1–MaxRequestKey printable ASCII characters.
 func ValidIdempotencyKey(key string) bool {
-	if len(key) == 0 || len(key) > 64 {
+	if len(key) == 0 || len(key) > MaxRequestKey {
 		return false
 	}
 	for i := 0; i < len(key); i++ {

@@ -342,7 +342,7 @@ func opContext(c *fiber.Ctx) (context.Context, error) {
 		return c.UserContext(), nil
 	}
 	if !db.ValidIdempotencyKey(key) {
-		return nil, db.Errorf(db.EINVALID, "Idempotency-Key must be 1–64 printable characters")
+		return nil, db.Errorf(db.EINVALID, "Idempotency-Key must be %d–%d printable characters", model.RequestKey.Min, model.RequestKey.Max)
 	}
 	return db.WithIdempotencyKey(c.UserContext(), key), nil
 }

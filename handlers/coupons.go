@@ -134,8 +134,8 @@ func (h *Coupons) GrabCoupon(c *fiber.Ctx) error {
 		return err
 	}
 	reqID := c.Get("X-Request-ID")
-	if len(reqID) > 64 {
-		return db.Errorf(db.EINVALID, "X-Request-ID must be at most 64 characters")
+	if int64(len(reqID)) > model.RequestKey.Max {
+		return db.Errorf(db.EINVALID, "X-Request-ID must be at most %d characters", model.RequestKey.Max)
 	}
 	ctx, err := opContext(c)
 	if err != nil {

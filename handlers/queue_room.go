@@ -7,7 +7,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/fair"
+	"github.com/seckill/seckill/db/model"
 )
 
 // QueueRoom answers a waiting room's public commitment, to anyone: GET
@@ -45,14 +45,11 @@ func priorityCode(c *fiber.Ctx) (string, bool, error) {
 	if code == "" {
 		return "", false, db.FieldErrorf("code", "is required: the priority code you were given")
 	}
-	if len(code) > maxCodeLen || strings.ContainsFunc(code, func(r rune) bool { return r <= ' ' || r > '~' }) {
+	if int64(len(code)) > model.QueueCode.Max || strings.ContainsFunc(code, func(r rune) bool { return r <= ' ' || r > '~' }) {
 		return "", false, db.FieldErrorf("code", "must be a priority code: letters and digits, as you were given it")
 	}
 	return code, true, nil
 }
-
-// maxCodeLen is the longest text read as a priority code (those made are 16 characters).
-const maxCodeLen = 64
 
 // joinQueueCode admits the caller at once with a priority code: 201 with
 // the admitted ticket; an unknown, used or another goods' code is 409 conflict.
@@ -84,7 +81,7 @@ func (h *Fair) QueueCodes(c *fiber.Ctx) error {
 		return err
 	}
 	if in.Count == nil {
-		return db.Errorf(db.EINVALID, "count is required: 1 to %d", fair.MaxQueueCodes)
+		return db.Errorf(db.EINVALID, "count is required: %d to %d", model.QueueCodes.Min, model.QueueCodes.Max)
 	}
 	codes, err := h.Fair.QueueCodes(c.UserContext(), cl, id, *in.Count, in.Note)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 )
 
@@ -26,12 +27,8 @@ func redPacketExpiresIn(choice, at, tzOffset string, now time.Time) (string, err
 	if d < time.Second {
 		return "", db.FieldErrorf("expires_in", "must be a date and time in the future")
 	}
-	if d > maxRedPacketLife {
-		return "", db.FieldErrorf("expires_in", "must be within 30 days from now")
+	if life := time.Duration(model.RedPacketLifeSeconds.Max) * time.Second; d > life {
+		return "", db.FieldErrorf("expires_in", "must be within %d days from now", int(life/(24*time.Hour)))
 	}
 	return d.String(), nil
 }
-
-// maxRedPacketLife is the longest expires_in the red packets accept
-// (docs/openapi.yaml, NewRedPacket: at most 720h), said here to refuse a date in words.
-const maxRedPacketLife = 720 * time.Hour

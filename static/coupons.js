@@ -167,12 +167,15 @@
     kind.addEventListener("change", hint);
     hint();
     // Inline checks before the server's: each message sits under its field.
+    // The bounds are the server's (db/model/limits.go), in the form's data-limits.
+    const L = JSON.parse(form.dataset.limits), n = (x) => x.toLocaleString("en-US");
+    const within = (v, b) => /^\d+$/.test(v) && +v >= b.min && +v <= b.max;
     const rules = {
-      title: (v) => v.trim() ? "" : "title must be 1–100 characters",
+      title: (v) => v.trim() && [...v.trim()].length <= L.title.max ? "" : `title must be ${L.title.min}–${L.title.max} characters`,
       value: (v) => kind.value === "percent_off"
-        ? (/^\d+$/.test(v) && +v >= 1 && +v <= 99 ? "" : "a percentage off must be 1–99")
+        ? (within(v, L.percent_off) ? "" : `a percentage off must be ${L.percent_off.min}–${L.percent_off.max}`)
         : (/^\d+(\.\d{1,2})?$/.test(v) && +v > 0 ? "" : "enter an amount like 10 or 9.90"),
-      stock: (v) => /^\d+$/.test(v) && +v >= 1 && +v <= 10000000 ? "" : "stock must be 1–10,000,000",
+      stock: (v) => within(v, L.stock) ? "" : `stock must be ${n(L.stock.min)}–${n(L.stock.max)}`,
       grab_end_at: (v) => {
         const s = form.querySelector('[name="grab_start_at"]').value;
         return v && s && v > s ? "" : "grab end must be after grab start";

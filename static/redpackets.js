@@ -144,22 +144,24 @@
       s.replace(/(\d+(?:\.\d+)?)(ns|us|µs|ms|s|m|h)/g, (_, n, u) => { total += Number(n) * units[u]; });
       return total;
     }
+    // The bounds are the server's (db/model/limits.go), in the form's data-limits.
+    const L = JSON.parse(form.dataset.limits);
     function check() {
       const v = (name) => form.elements[name].value.trim();
       const errs = {};
       const title = v("title");
       if (!title) errs.title = "is required";
-      else if ([...title].length > 100) errs.title = "must be at most 100 characters";
+      else if ([...title].length > L.title.max) errs.title = "must be at most " + L.title.max + " characters";
       const total = v("total").replace(/^¥/, "");
       let cents = NaN;
       if (!/^\d{1,9}(\.\d{1,2})?$/.test(total)) errs.total_cents = "must be an amount such as 88.88";
       else {
         const [y, f] = total.split(".");
         cents = Number(y) * 100 + Number(((f || "") + "00").slice(0, 2));
-        if (cents < 1 || cents > 100000000) errs.total_cents = "must be between 1 and 100000000 cents";
+        if (cents < L.total_cents.min || cents > L.total_cents.max) errs.total_cents = "must be between " + L.total_cents.min + " and " + L.total_cents.max + " cents";
       }
       const count = Number(v("count"));
-      if (!/^\d+$/.test(v("count")) || count < 1 || count > 100000) errs.count = "must be between 1 and 100000";
+      if (!/^\d+$/.test(v("count")) || count < L.count.min || count > L.count.max) errs.count = "must be between " + L.count.min + " and " + L.count.max;
       else if (!errs.total_cents) {
         if (v("mode") === "random" && cents < count) errs.total_cents = "must be at least 1 cent per share in a random packet (" + count + " cents for " + count + " shares)";
         if (v("mode") === "fixed" && cents % count !== 0) errs.total_cents = "must be divisible by the count in a fixed packet (" + cents + " cents over " + count + " shares leaves " + (cents % count) + ")";
@@ -169,11 +171,11 @@
         const at = form.elements.expires_at && form.elements.expires_at.value ? new Date(form.elements.expires_at.value) : null;
         if (!at || isNaN(at)) errs.expires_in = T("needs the date and time it expires");
         else if (at.getTime() <= Date.now()) errs.expires_in = T("must be a date and time in the future");
-        else if (at.getTime() - Date.now() > 720 * 3600 * 1000) errs.expires_in = T("must be within 30 days from now");
+        else if (at.getTime() - Date.now() > L.expires_in_s.max * 1000) errs.expires_in = T("must be within " + L.expires_in_s.max / 86400 + " days from now");
       } else if (exp) {
         const s = seconds(exp);
         if (isNaN(s)) errs.expires_in = T("must be a duration such as 30m or 24h");
-        else if (s < 1 || s > 720 * 3600) errs.expires_in = T("must be between 1s and 720h0m0s");
+        else if (s < L.expires_in_s.min || s > L.expires_in_s.max) errs.expires_in = T("must be between 1s and " + L.expires_in_s.max / 3600 + "h0m0s");
       }
       const preview = form.querySelector("[data-testid=rp-preview]");
       if (preview) {

@@ -113,11 +113,11 @@ func SwitchesPage(p Page, f SwitchesForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = formField(F(ctx, "Stock push interval (ms, %d–%d) [%d]", model.MinStockPushMS, model.MaxStockPushMS, model.DefaultStockPushMS), "stock_push_ms", f.stockPushMS(), "number", f.Errors, templ.Attributes{"required": true, "min": itoa(model.MinStockPushMS), "max": itoa(model.MaxStockPushMS)}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = formField(F(ctx, "Stock push interval (ms, %d–%d) [%d]", model.StockPushMS.Min, model.StockPushMS.Max, model.DefaultStockPushMS), "stock_push_ms", f.stockPushMS(), "number", f.Errors, templ.Attributes{"required": true, "min": i64(model.StockPushMS.Min), "max": i64(model.StockPushMS.Max)}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = formField(F(ctx, "Proof-of-work floor (bits, 0–%d) [0]", model.MaxPowBits), "pow_floor_bits", f.powFloorBits(), "number", f.Errors, templ.Attributes{"required": true, "min": "0", "max": itoa(model.MaxPowBits)}).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = formField(F(ctx, "Proof-of-work floor (bits, %d–%d) [0]", model.PowBits.Min, model.PowBits.Max), "pow_floor_bits", f.powFloorBits(), "number", f.Errors, templ.Attributes{"required": true, "min": i64(model.PowBits.Min), "max": i64(model.PowBits.Max)}).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

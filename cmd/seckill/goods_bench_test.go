@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -19,9 +18,9 @@ func BenchmarkGrabHTTP(b *testing.B) {
 	a := startApp(b)
 	mt, _ := a.newMerchant()
 	sl := a.createSlot(mt, -time.Minute, time.Hour)
-	ids := make([]int64, b.N/goods.MaxStock+1)
+	ids := make([]int64, b.N/int(model.GoodsStock.Max)+1)
 	for i := range ids {
-		ids[i] = a.createGoods(mt, sl.ID, goods.MaxStock, 1).ID
+		ids[i] = a.createGoods(mt, sl.ID, model.GoodsStock.Max, 1).ID
 	}
 	tokens := make([]string, b.N)
 	for i := range tokens { // users exist only in tokens: the grab path looks nothing up
@@ -35,7 +34,7 @@ func BenchmarkGrabHTTP(b *testing.B) {
 	b.RunParallel(func(pb *testing.PB) {
 		for pb.Next() {
 			i := next.Add(1) - 1
-			req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/goods/%d/grab", a.URL, ids[i/goods.MaxStock]), nil)
+			req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/goods/%d/grab", a.URL, ids[i/model.GoodsStock.Max]), nil)
 			req.Header.Set("Authorization", "Bearer "+tokens[i])
 			res, err := client.Do(req)
 			if err != nil {

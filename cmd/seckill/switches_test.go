@@ -95,7 +95,7 @@ func TestSwitchesSharedAcrossProcessesAndRestarts(t *testing.T) {
 	a.wantError("PUT", "/api/admin/switches", shopper, map[string]any{"sale_paused": true}, 403, "forbidden")
 	for _, bad := range []any{
 		map[string]any{"sale_paused": true, "stock_push_ms": 5},
-		map[string]any{"stock_push_ms": model.MaxStockPushMS + 1},
+		map[string]any{"stock_push_ms": model.StockPushMS.Max + 1},
 		map[string]any{"pow_floor_bits": 25, "live_charts": false},
 		map[string]any{"pow_floor_bits": -1},
 		map[string]any{"sale_paused": "yes"},

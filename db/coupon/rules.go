@@ -1,6 +1,7 @@
 package coupon
 
 import (
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -11,13 +12,8 @@ import (
 
 // Limits of a coupon template.
 const (
-	MaxStock             = 10_000_000
-	MaxLimit             = 1000
 	DefaultValidDays     = 7
-	MaxValidDays         = 3650
-	MaxCents             = 100_000_000 // one million in the currency, for amount_off and min_spend_cents
-	maxTitle             = 100
-	userCouponIDMultiple = 100_000_000 // > MaxStock, so (template, unit) → ID is one to one
+	userCouponIDMultiple = 100_000_000 // > model.CouponStock.Max, so (template, unit) → ID is one to one
 )
 
 // NormaliseInput fills defaults (limit 1, 7 valid days), trims the
@@ -33,41 +29,41 @@ func NormaliseInput(in *model.CouponInput, now time.Time) error {
 	}
 	in.GrabStartAt = in.GrabStartAt.Truncate(time.Second).UTC()
 	in.GrabEndAt = in.GrabEndAt.Truncate(time.Second).UTC()
-	if in.Title == "" || utf8.RuneCountInString(in.Title) > maxTitle {
-		addField(fe, "title", "must be 1–100 characters")
-	} else if p := db.TextProblem(in.Title, maxTitle, false); p != "" {
+	if n := int64(utf8.RuneCountInString(in.Title)); !model.CouponTitle.Has(n) {
+		addField(fe, "title", fmt.Sprintf("must be %d–%d characters", model.CouponTitle.Min, model.CouponTitle.Max))
+	} else if p := db.TextProblem(in.Title, int(model.CouponTitle.Max), false); p != "" {
 		addField(fe, "title", p)
 	}
 	switch in.Kind {
 	case model.CouponAmountOff:
-		if in.Value < 1 {
-			addField(fe, "value", "must be at least 1 cent for an amount off")
-		} else if in.Value > MaxCents {
-			addField(fe, "value", "must be at most 100,000,000 cents for an amount off")
+		if in.Value < model.CouponAmountCents.Min {
+			addField(fe, "value", fmt.Sprintf("must be at least %s cent for an amount off", model.Text(model.CouponAmountCents.Min)))
+		} else if in.Value > model.CouponAmountCents.Max {
+			addField(fe, "value", fmt.Sprintf("must be at most %s cents for an amount off", model.Text(model.CouponAmountCents.Max)))
 		}
 	case model.CouponPercentOff:
-		if in.Value < 1 || in.Value > 99 {
-			addField(fe, "value", "must be 1–99 for a percentage off")
+		if !model.CouponPercent.Has(in.Value) {
+			addField(fe, "value", fmt.Sprintf("must be %d–%d for a percentage off", model.CouponPercent.Min, model.CouponPercent.Max))
 		}
 	default:
 		addField(fe, "kind", "must be amount_off or percent_off")
 	}
-	if in.MinSpendCents < 0 {
+	if in.MinSpendCents < model.CouponMinSpend.Min {
 		addField(fe, "min_spend_cents", "must not be negative")
-	} else if in.MinSpendCents > MaxCents {
-		addField(fe, "min_spend_cents", "must be at most 100,000,000 cents")
+	} else if in.MinSpendCents > model.CouponMinSpend.Max {
+		addField(fe, "min_spend_cents", fmt.Sprintf("must be at most %s cents", model.Text(model.CouponMinSpend.Max)))
 	}
 	if in.Kind == model.CouponAmountOff && in.MinSpendCents > 0 && in.Value > in.MinSpendCents {
 		addField(fe, "value", "must not exceed the minimum spend")
 	}
-	if in.Stock < 1 || in.Stock > MaxStock {
-		addField(fe, "stock", "must be 1–10,000,000")
-	}
-	if in.LimitPerUser < 1 || in.LimitPerUser > MaxLimit {
-		addField(fe, "limit_per_user", "must be 1–1000")
-	}
-	if in.ValidDays < 1 || in.ValidDays > MaxValidDays {
-		addField(fe, "valid_days", "must be 1–3650")
+	for _, c := range []struct {
+		field string
+		n     int64
+		b     model.Bound
+	}{{"stock", in.Stock, model.CouponStock}, {"limit_per_user", in.LimitPerUser, model.CouponLimitPerUser}, {"valid_days", int64(in.ValidDays), model.CouponValidDays}} {
+		if !c.b.Has(c.n) {
+			addField(fe, c.field, fmt.Sprintf("must be %s–%s", model.Text(c.b.Min), model.Text(c.b.Max)))
+		}
 	}
 	checkWindow(fe, in.GrabStartAt, in.GrabEndAt, now)
 	return fe.Err()

@@ -37,7 +37,7 @@ func TestNormaliseInput(t *testing.T) {
 		{"percent 100", func(c *model.CouponInput) { c.Kind, c.Value = model.CouponPercentOff, 100 }, "value"},
 		{"negative min spend", func(c *model.CouponInput) { c.MinSpendCents = -1 }, "min_spend_cents"},
 		{"no stock", func(c *model.CouponInput) { c.Stock = 0 }, "stock"},
-		{"too much stock", func(c *model.CouponInput) { c.Stock = coupon.MaxStock + 1 }, "stock"},
+		{"too much stock", func(c *model.CouponInput) { c.Stock = model.CouponStock.Max + 1 }, "stock"},
 		{"negative limit", func(c *model.CouponInput) { c.LimitPerUser = -1 }, "limit_per_user"},
 		{"negative days", func(c *model.CouponInput) { c.ValidDays = -3 }, "valid_days"},
 		{"no start", func(c *model.CouponInput) { c.GrabStartAt = time.Time{} }, "grab_start_at"},
@@ -47,12 +47,12 @@ func TestNormaliseInput(t *testing.T) {
 		{"ESC in title", func(c *model.CouponInput) { c.Title = "\x1b[31mTen off" }, "title"},
 		{"bidi override in title", func(c *model.CouponInput) { c.Title = "Ten \u202eoff" }, "title"},
 		{"newline in title", func(c *model.CouponInput) { c.Title = "Ten\noff" }, "title"},
-		{"amount over a million", func(c *model.CouponInput) { c.Value, c.MinSpendCents = coupon.MaxCents+1, 0 }, "value"},
-		{"min spend over a million", func(c *model.CouponInput) { c.MinSpendCents = coupon.MaxCents + 1 }, "min_spend_cents"},
+		{"amount over a million", func(c *model.CouponInput) { c.Value, c.MinSpendCents = model.CouponAmountCents.Max+1, 0 }, "value"},
+		{"min spend over a million", func(c *model.CouponInput) { c.MinSpendCents = model.CouponMinSpend.Max + 1 }, "min_spend_cents"},
 		{"min spend 2^62", func(c *model.CouponInput) { c.MinSpendCents = 1 << 62 }, "min_spend_cents"},
 		{"min spend 2^63-1", func(c *model.CouponInput) { c.MinSpendCents = 1<<63 - 1 }, "min_spend_cents"},
-		{"too many days", func(c *model.CouponInput) { c.ValidDays = coupon.MaxValidDays + 1 }, "valid_days"},
-		{"limit over 1000", func(c *model.CouponInput) { c.LimitPerUser = coupon.MaxLimit + 1 }, "limit_per_user"},
+		{"too many days", func(c *model.CouponInput) { c.ValidDays = int(model.CouponValidDays.Max) + 1 }, "valid_days"},
+		{"limit over 1000", func(c *model.CouponInput) { c.LimitPerUser = model.CouponLimitPerUser.Max + 1 }, "limit_per_user"},
 		{"window longer than a slot", func(c *model.CouponInput) { c.GrabEndAt = c.GrabStartAt.Add(db.MaxSlotLength + time.Second) }, "grab_end_at"},
 		{"ends in year 9999", func(c *model.CouponInput) { c.GrabEndAt = time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC) }, "grab_end_at"},
 		{"opens in year 9999", func(c *model.CouponInput) {
@@ -84,7 +84,7 @@ func TestNormaliseInput(t *testing.T) {
 		t.Fatalf("99%% off refused: %v", err)
 	}
 	edge := good()
-	edge.Value, edge.MinSpendCents, edge.ValidDays = coupon.MaxCents, coupon.MaxCents, coupon.MaxValidDays
+	edge.Value, edge.MinSpendCents, edge.ValidDays = model.CouponAmountCents.Max, model.CouponMinSpend.Max, int(model.CouponValidDays.Max)
 	edge.GrabStartAt = now.Add(db.MaxScheduleAhead)
 	edge.GrabEndAt = edge.GrabStartAt.Add(db.MaxSlotLength)
 	if err := coupon.NormaliseInput(&edge, now); err != nil {
@@ -146,10 +146,10 @@ func TestUserCouponIDAndValidity(t *testing.T) {
 	if got := coupon.UserCouponID(3, 17); got != 300000017 {
 		t.Fatalf("UserCouponID(3, 17) = %d", got)
 	}
-	if a, b := coupon.UserCouponID(1, coupon.MaxStock), coupon.UserCouponID(2, 1); a >= b {
+	if a, b := coupon.UserCouponID(1, model.CouponStock.Max), coupon.UserCouponID(2, 1); a >= b {
 		t.Fatalf("IDs of different templates overlap: %d >= %d", a, b)
 	}
-	if max := coupon.UserCouponID(90_000_000, coupon.MaxStock); max >= 1<<53 {
+	if max := coupon.UserCouponID(90_000_000, model.CouponStock.Max); max >= 1<<53 {
 		t.Fatalf("IDs leave the JSON-safe range: %d", max)
 	}
 	g := time.Date(2030, 1, 30, 8, 0, 0, 0, time.UTC)

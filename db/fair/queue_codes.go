@@ -30,12 +30,6 @@ import (
 // back). Each such admission is in q:pri too (scored by when it runs out),
 // for the no-shows' count (queue_health.go).
 
-// MaxQueueCodes is the most codes one call makes.
-const MaxQueueCodes = 1000
-
-// maxCodeNote is the longest note of a batch, in characters.
-const maxCodeNote = 200
-
 func queuePriorityKey(goodsID int64) string { return queueKey(goodsID) + ":pri" }
 
 // codeHash is the stored form of a code: hex SHA-256 of its text, upper-cased and trimmed.
@@ -51,7 +45,7 @@ func newCode() string {
 	return base32.StdEncoding.EncodeToString(b)
 }
 
-// QueueCodes makes count (1–MaxQueueCodes) priority codes for the caller's
+// QueueCodes makes count (model.QueueCodes) priority codes for the caller's
 // goods sold through a waiting room, with a note (at most 200 characters)
 // for the merchant's records; the codes are answered once and kept only hashed.
 func (s *Service) QueueCodes(ctx context.Context, by model.Claims, goodsID int64, count int, note string) ([]string, error) {
@@ -62,12 +56,12 @@ func (s *Service) QueueCodes(ctx context.Context, by model.Claims, goodsID int64
 	if err := goods.NotSoldBy(g, model.ModeQueue); err != nil {
 		return nil, err
 	}
-	if count < 1 || count > MaxQueueCodes {
-		return nil, db.Errorf(db.EINVALID, "count must be 1 to %d", MaxQueueCodes)
+	if !model.QueueCodes.Has(int64(count)) {
+		return nil, db.Errorf(db.EINVALID, "count must be %d to %d", model.QueueCodes.Min, model.QueueCodes.Max)
 	}
 	note = strings.TrimSpace(note)
-	if utf8.RuneCountInString(note) > maxCodeNote || !utf8.ValidString(note) {
-		return nil, db.Errorf(db.EINVALID, "note must be at most %d characters", maxCodeNote)
+	if int64(utf8.RuneCountInString(note)) > model.QueueCodeNote.Max || !utf8.ValidString(note) {
+		return nil, db.Errorf(db.EINVALID, "note must be at most %d characters", model.QueueCodeNote.Max)
 	}
 	codes := make([]string, count)
 	now := s.Now().UnixMilli()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 )
 
 // Admissions to a waiting room: a token names the goods, the shopper and
@@ -30,7 +31,7 @@ func admissionSignature(key []byte, body string) string {
 
 // checkAdmission tells whether token admits userID to grab goodsID at now.
 func checkAdmission(key []byte, token string, goodsID, userID int64, now time.Time) bool {
-	if len(token) > 120 {
+	if int64(len(token)) > model.Admission.Max {
 		return false
 	}
 	i := strings.LastIndexByte(token, '.')

@@ -9,7 +9,6 @@ import (
 	"github.com/seckill/seckill/db/goods/sale"
 
 	"github.com/hibiken/asynq"
-	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -30,9 +29,9 @@ func BenchmarkGrab(b *testing.B) {
 				e.S.Tasks = asynq.NewClientFromRedisClient(e.S.Redis)
 			}
 			sl := e.Slot(-time.Minute, time.Hour)
-			items := make([]*model.Goods, b.N/goods.MaxStock+1)
+			items := make([]*model.Goods, b.N/int(model.GoodsStock.Max)+1)
 			for i := range items {
-				items[i] = e.Goods(sl, goods.MaxStock, 1)
+				items[i] = e.Goods(sl, model.GoodsStock.Max, 1)
 			}
 			var next atomic.Int64
 			b.ReportAllocs()
@@ -41,7 +40,7 @@ func BenchmarkGrab(b *testing.B) {
 			b.RunParallel(func(pb *testing.PB) {
 				for pb.Next() {
 					i := next.Add(1)
-					if _, err := e.S.Grab(e.Ctx, i, items[(i-1)/goods.MaxStock].ID); err != nil {
+					if _, err := e.S.Grab(e.Ctx, i, items[(i-1)/model.GoodsStock.Max].ID); err != nil {
 						b.Errorf("grab %d: %v", i, err)
 						return
 					}

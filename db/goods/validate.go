@@ -6,19 +6,13 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
 // Bounds on what a merchant may enter for a slot or goods; a slot's window
 // is bounded by db.MaxSlotLength and db.MaxScheduleAhead, as every sale window is.
-const (
-	MaxStock         = 1_000_000
-	MaxLimitPerUser  = 1_000
-	MaxPriceCents    = 100_000_000 // one million in the currency
-	MaxTitleLength   = 100
-	MaxDescriptionLn = 2_000
-)
+// The rest are db/model/limits.go's (GoodsStock, GoodsTitle, ...).
+const MaxPriceCents = 100_000_000 // one million in the currency
 
 // SlotInput is what a merchant enters for a time slot.
 type SlotInput struct {
@@ -74,11 +68,11 @@ type Input struct {
 	Stock             int64
 	LimitPerUser      int64
 	// Shards is how many Redis buckets the stock is split into (see
-	// shards.go), 1 to sale.MaxShards; nil means 1 on create and the current
+	// shards.go), 1 to model.GoodsShards.Max; nil means 1 on create and the current
 	// count on update.
 	Shards *int
 	// PowBits is the proof of work asked of each grab, 0 (none) to
-	// MaxPowBits leading zero bits; nil means 0 on create and unchanged on
+	// model.PowBits.Max leading zero bits; nil means 0 on create and unchanged on
 	// update. May change at any time.
 	PowBits *int
 	// PreregisteredOnly opens the goods only to shoppers who booked its
@@ -89,11 +83,11 @@ type Input struct {
 	// It, and a raffle's EntryStartAt, change only before the sale.
 	Mode *string
 	// QueueRate is a queue's admissions a second, 0 (the server's measured
-	// capacity) to MaxQueueRate; nil means 0 on create and unchanged on
+	// capacity) to model.QueueRate.Max; nil means 0 on create and unchanged on
 	// update. May change at any time.
 	QueueRate *int
 	// AdmissionSeconds is how long a queue's admission is good for,
-	// MinAdmissionSeconds to MaxAdmissionSeconds; nil means the default on
+	// model.AdmissionSeconds; nil means the default on
 	// create and unchanged on update. May change at any time.
 	AdmissionSeconds *int
 	// EntryStartAt is when a raffle's entries open (they close at the
@@ -108,13 +102,6 @@ type Input struct {
 // Kept are the plain fields of Input an update leaves out.
 type Kept struct{ Title, PriceCents, SeckillPriceCents, Stock, LimitPerUser bool }
 
-// Bounds of the fair-sale fields.
-const (
-	MaxQueueRate        = 100_000
-	MinAdmissionSeconds = 10
-	MaxAdmissionSeconds = 3600
-)
-
 // Validate checks goods against the rules and fills in the default limit.
 // A field left out (nil) is not checked: Create and Update fill those in
 // first (withDefaults, withUnchanged).
@@ -124,7 +111,7 @@ func Validate(in *Input) db.FieldErrors {
 		f["slot_id"] = "must be a positive integer"
 	}
 	checkTitle(f, "title", in.Title)
-	if p := db.TextProblem(deref(in.Description), MaxDescriptionLn, true); p != "" {
+	if p := db.TextProblem(deref(in.Description), int(model.GoodsDescription.Max), true); p != "" {
 		f["description"] = p
 	}
 	checkMoney(f, "price_cents", in.PriceCents)
@@ -133,29 +120,29 @@ func Validate(in *Input) db.FieldErrors {
 		f["seckill_price_cents"] = "must not be above the list price"
 	}
 	switch {
-	case in.Stock < 1:
-		f["stock"] = "must be at least 1"
-	case in.Stock > MaxStock:
-		f["stock"] = "must be at most 1,000,000"
+	case in.Stock < model.GoodsStock.Min:
+		f["stock"] = fmt.Sprintf("must be at least %s", model.Text(model.GoodsStock.Min))
+	case in.Stock > model.GoodsStock.Max:
+		f["stock"] = fmt.Sprintf("must be at most %s", model.Text(model.GoodsStock.Max))
 	}
 	switch {
 	case in.LimitPerUser < 0:
 		f["limit_per_user"] = "must not be negative"
-	case in.LimitPerUser > MaxLimitPerUser:
-		f["limit_per_user"] = "must be at most 1000"
+	case in.LimitPerUser > model.GoodsLimitPerUser.Max:
+		f["limit_per_user"] = fmt.Sprintf("must be at most %s", model.Text(model.GoodsLimitPerUser.Max))
 	case in.LimitPerUser == 0:
 		in.LimitPerUser = 1
 	}
 	if n := in.Shards; n != nil {
 		switch {
-		case *n < 1 || *n > sale.MaxShards:
-			f["shards"] = fmt.Sprintf("must be 1–%d", sale.MaxShards)
+		case !model.GoodsShards.Has(int64(*n)):
+			f["shards"] = fmt.Sprintf("must be %d–%d", model.GoodsShards.Min, model.GoodsShards.Max)
 		case int64(*n) > in.Stock && in.Stock >= 1:
 			f["shards"] = "must not be more than the stock"
 		}
 	}
-	if in.PowBits != nil && (*in.PowBits < 0 || *in.PowBits > model.MaxPowBits) {
-		f["pow_bits"] = fmt.Sprintf("must be 0 (off) to %d", model.MaxPowBits)
+	if in.PowBits != nil && !model.PowBits.Has(int64(*in.PowBits)) {
+		f["pow_bits"] = fmt.Sprintf("must be 0 (off) to %d", model.PowBits.Max)
 	}
 	if m := in.Mode; m != nil {
 		switch *m {
@@ -164,11 +151,11 @@ func Validate(in *Input) db.FieldErrors {
 			f["mode"] = "must be first_come, queue or raffle"
 		}
 	}
-	if r := in.QueueRate; r != nil && (*r < 0 || *r > MaxQueueRate) {
-		f["queue_rate"] = fmt.Sprintf("must be 0 (the server's measured capacity) to %d shoppers a second", MaxQueueRate)
+	if r := in.QueueRate; r != nil && !model.QueueRate.Has(int64(*r)) {
+		f["queue_rate"] = fmt.Sprintf("must be 0 (the server's measured capacity) to %d shoppers a second", model.QueueRate.Max)
 	}
-	if a := in.AdmissionSeconds; a != nil && (*a < MinAdmissionSeconds || *a > MaxAdmissionSeconds) {
-		f["admission_seconds"] = fmt.Sprintf("must be %d to %d seconds", MinAdmissionSeconds, MaxAdmissionSeconds)
+	if a := in.AdmissionSeconds; a != nil && !model.AdmissionSeconds.Has(int64(*a)) {
+		f["admission_seconds"] = fmt.Sprintf("must be %d to %d seconds", model.AdmissionSeconds.Min, model.AdmissionSeconds.Max)
 	}
 	if t := in.EntryStartAt; t != nil && (t.Year() < 2000 || t.Year() > 9999) {
 		f["entry_start_at"] = "is out of range"
@@ -273,7 +260,7 @@ func entryStartMs(in *Input) any {
 func checkTitle(f db.FieldErrors, field, s string) {
 	if strings.TrimSpace(s) == "" {
 		f[field] = "is required"
-	} else if p := db.TextProblem(s, MaxTitleLength, false); p != "" {
+	} else if p := db.TextProblem(s, int(model.GoodsTitle.Max), false); p != "" {
 		f[field] = p
 	}
 }

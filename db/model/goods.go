@@ -61,10 +61,6 @@ const (
 	ModeRaffle    = "raffle"
 )
 
-// MaxPowBits is the most proof of work a merchant may ask of a goods' grab
-// (and the automatic raise under attack reaches): leading zero bits.
-const MaxPowBits = 24
-
 // DefaultAdmissionSeconds is how long a queue's admission is good for when the merchant does not say.
 const DefaultAdmissionSeconds = 120
 

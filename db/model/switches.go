@@ -28,8 +28,6 @@ type Switches struct {
 // coalescing window (db/live.CoalesceWindow).
 const (
 	DefaultStockPushMS = 100
-	MinStockPushMS     = 20
-	MaxStockPushMS     = 5000
 )
 
 // DefaultSwitches are the switches of a sale run as usual: nothing paused,
@@ -57,11 +55,11 @@ type SwitchChange struct {
 // Validate refuses a change with a value out of bounds, naming each field.
 func (c SwitchesChange) Validate() error {
 	fe := db.FieldErrors{}
-	if c.StockPushMS != nil && (*c.StockPushMS < MinStockPushMS || *c.StockPushMS > MaxStockPushMS) {
-		fe["stock_push_ms"] = fmt.Sprintf("must be %d to %d", MinStockPushMS, MaxStockPushMS)
+	if c.StockPushMS != nil && !StockPushMS.Has(int64(*c.StockPushMS)) {
+		fe["stock_push_ms"] = fmt.Sprintf("must be %d to %d", StockPushMS.Min, StockPushMS.Max)
 	}
-	if c.PowFloorBits != nil && (*c.PowFloorBits < 0 || *c.PowFloorBits > MaxPowBits) {
-		fe["pow_floor_bits"] = fmt.Sprintf("must be 0 to %d", MaxPowBits)
+	if c.PowFloorBits != nil && !PowBits.Has(int64(*c.PowFloorBits)) {
+		fe["pow_floor_bits"] = fmt.Sprintf("must be %d to %d", PowBits.Min, PowBits.Max)
 	}
 	return fe.Err()
 }

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/db/model"
-	"github.com/seckill/seckill/db/redpacket"
 )
 
 // BenchmarkGrab measures the grab path (one Lua script, one round
@@ -23,8 +22,8 @@ func BenchmarkGrab(b *testing.B) {
 			s := newRPService(b)
 			owner := s.users(1)[0]
 			var packets []int64
-			for left := b.N; left > 0; left -= redpacket.MaxCount {
-				n := int64(min(left, redpacket.MaxCount))
+			for left := b.N; left > 0; left -= int(model.RedPacketCount.Max) {
+				n := int64(min(left, int(model.RedPacketCount.Max)))
 				p, err := s.Create(ctx, owner, model.NewRedPacket{Title: "bench", TotalCents: n * 100, Count: n, Mode: model.RedPacketRandom})
 				if err != nil {
 					b.Fatal(err)
@@ -34,7 +33,7 @@ func BenchmarkGrab(b *testing.B) {
 			var next atomic.Int64
 			grab := func() {
 				i := next.Add(1) - 1
-				if _, err := s.Grab(ctx, i+1, packets[i/redpacket.MaxCount]); err != nil {
+				if _, err := s.Grab(ctx, i+1, packets[i/model.RedPacketCount.Max]); err != nil {
 					b.Error(err)
 				}
 			}

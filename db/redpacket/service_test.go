@@ -440,12 +440,12 @@ func TestLargestPacket(t *testing.T) {
 	}
 	ctx := context.Background()
 	s := newRPService(t)
-	p := s.create(model.NewRedPacket{Title: "big", TotalCents: 1_000_000, Count: redpacket.MaxCount, Mode: model.RedPacketFixed})
+	p := s.create(model.NewRedPacket{Title: "big", TotalCents: 1_000_000, Count: model.RedPacketCount.Max, Mode: model.RedPacketFixed})
 	var rows, sum int64
 	s.SQL.R.QueryRow(`SELECT COUNT(*), SUM(amount_cents) FROM redpacket_shares WHERE redpacket_id = ?`, p.ID).Scan(&rows, &sum)
 	got, _ := s.Get(ctx, p.ID)
-	if rows != redpacket.MaxCount || sum != 1_000_000 || got.RemainingCount != redpacket.MaxCount || got.RemainingCents != 1_000_000 {
-		t.Fatalf("SQLite %d shares / %d cents, Redis %+v; want %d shares of 10 cents everywhere", rows, sum, got, redpacket.MaxCount)
+	if rows != model.RedPacketCount.Max || sum != 1_000_000 || got.RemainingCount != model.RedPacketCount.Max || got.RemainingCents != 1_000_000 {
+		t.Fatalf("SQLite %d shares / %d cents, Redis %+v; want %d shares of 10 cents everywhere", rows, sum, got, model.RedPacketCount.Max)
 	}
 }
 

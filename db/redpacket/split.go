@@ -10,15 +10,12 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// Limits of a red packet.
-const (
-	MaxCount  = 100_000
-	MaxCents  = 100_000_000 // one million in the currency, like any amount
-	MaxTitle  = 100
-	MaxExpiry = 30 * 24 * time.Hour
-	// DefaultExpiry applies when expires_in is left out.
-	DefaultExpiry = 24 * time.Hour
-)
+// DefaultExpiry applies when expires_in is left out.
+const DefaultExpiry = 24 * time.Hour
+
+// MaxExpiry is model.RedPacketLifeSeconds' ceiling (the other bounds are
+// db/model/limits.go's too: RedPacketTitle, RedPacketTotalCents, RedPacketCount).
+var MaxExpiry = time.Duration(model.RedPacketLifeSeconds.Max) * time.Second
 
 // Validate checks a new red packet against the rules (trimming its title)
 // and returns its expiry duration; the error names every field at fault.
@@ -28,16 +25,16 @@ func Validate(in *model.NewRedPacket) (time.Duration, error) {
 	in.Title = strings.TrimSpace(in.Title)
 	if in.Title == "" {
 		f["title"] = "is required"
-	} else if utf8.RuneCountInString(in.Title) > MaxTitle {
-		f["title"] = fmt.Sprintf("must be at most %d characters", MaxTitle)
-	} else if p := db.TextProblem(in.Title, MaxTitle, false); p != "" {
+	} else if int64(utf8.RuneCountInString(in.Title)) > model.RedPacketTitle.Max {
+		f["title"] = fmt.Sprintf("must be at most %d characters", model.RedPacketTitle.Max)
+	} else if p := db.TextProblem(in.Title, int(model.RedPacketTitle.Max), false); p != "" {
 		f["title"] = p
 	}
-	if in.TotalCents < 1 || in.TotalCents > MaxCents {
-		f["total_cents"] = fmt.Sprintf("must be between 1 and %d cents", int64(MaxCents))
+	if b := model.RedPacketTotalCents; !b.Has(in.TotalCents) {
+		f["total_cents"] = fmt.Sprintf("must be between %d and %d cents", b.Min, b.Max)
 	}
-	if in.Count < 1 || in.Count > MaxCount {
-		f["count"] = fmt.Sprintf("must be between 1 and %d", MaxCount)
+	if b := model.RedPacketCount; !b.Has(in.Count) {
+		f["count"] = fmt.Sprintf("must be between %d and %d", b.Min, b.Max)
 	}
 	sized := f["total_cents"] == "" && f["count"] == "" // the split's checks need both
 	switch in.Mode {

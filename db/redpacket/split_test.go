@@ -109,7 +109,7 @@ func TestSplitProperties(t *testing.T) {
 		}
 	}
 	// The extremes: the largest packet, and exactly one cent per share.
-	for _, c := range []struct{ total, count int64 }{{redpacket.MaxCents, redpacket.MaxCount}, {redpacket.MaxCount, redpacket.MaxCount}} {
+	for _, c := range []struct{ total, count int64 }{{model.RedPacketTotalCents.Max, model.RedPacketCount.Max}, {model.RedPacketCount.Max, model.RedPacketCount.Max}} {
 		if err := checkSplit(c.total, c.count, model.RedPacketRandom, redpacket.Split(c.total, c.count, model.RedPacketRandom, rnd)); err != nil {
 			t.Fatalf("split %d into %d: %v", c.total, c.count, err)
 		}
@@ -123,7 +123,7 @@ func FuzzSplit(f *testing.F) {
 	f.Add(int64(100), int64(4), uint64(1), false)
 	f.Add(int64(1000), int64(1000), uint64(7), false)
 	f.Add(int64(600), int64(3), uint64(3), true)
-	f.Add(int64(redpacket.MaxCents), int64(17), uint64(99), false)
+	f.Add(int64(model.RedPacketTotalCents.Max), int64(17), uint64(99), false)
 	f.Fuzz(func(t *testing.T, total, count int64, seed uint64, fixed bool) {
 		mode := model.RedPacketRandom
 		if fixed {
@@ -181,15 +181,17 @@ func TestValidate(t *testing.T) {
 	}{
 		{"valid", func(*model.NewRedPacket) {}, ""},
 		{"valid fixed", func(in *model.NewRedPacket) { in.Mode = model.RedPacketFixed }, ""},
-		{"valid max count", func(in *model.NewRedPacket) { in.Count, in.TotalCents = redpacket.MaxCount, redpacket.MaxCount }, ""},
+		{"valid max count", func(in *model.NewRedPacket) {
+			in.Count, in.TotalCents = model.RedPacketCount.Max, model.RedPacketCount.Max
+		}, ""},
 		{"valid random one cent each", func(in *model.NewRedPacket) { in.TotalCents = 10 }, ""},
 		{"valid expiry", func(in *model.NewRedPacket) { in.ExpiresIn = new("90m") }, ""},
 		{"empty title", func(in *model.NewRedPacket) { in.Title = "  " }, "title"},
 		{"count zero", func(in *model.NewRedPacket) { in.Count = 0 }, "count"},
 		{"count negative", func(in *model.NewRedPacket) { in.Count = -3 }, "count"},
-		{"count too large", func(in *model.NewRedPacket) { in.Count, in.TotalCents = redpacket.MaxCount+1, 1_000_000 }, "count"},
+		{"count too large", func(in *model.NewRedPacket) { in.Count, in.TotalCents = model.RedPacketCount.Max+1, 1_000_000 }, "count"},
 		{"total zero", func(in *model.NewRedPacket) { in.TotalCents = 0 }, "total_cents"},
-		{"total too large", func(in *model.NewRedPacket) { in.TotalCents = redpacket.MaxCents + 1 }, "total_cents"},
+		{"total too large", func(in *model.NewRedPacket) { in.TotalCents = model.RedPacketTotalCents.Max + 1 }, "total_cents"},
 		{"valid total a million", func(in *model.NewRedPacket) { in.TotalCents = 100_000_000 }, ""},
 		{"total over a million", func(in *model.NewRedPacket) { in.TotalCents = 100_000_001 }, "total_cents"},
 		{"NUL in title", func(in *model.NewRedPacket) { in.Title = "New\x00year" }, "title"},
