@@ -8,7 +8,7 @@ import (
 	"time"
 )
 
-// Idempotency keys (README, "Abuse limits"): a client sends the same Idempotency-Key
+// Idempotency keys (docs/OPERATIONS.md, "Abuse limits"): a client sends the same Idempotency-Key
 // when it retries a grab, pay or cancel whose answer it lost, and gets the
 // first answer again with nothing changed. The key travels in the context;
 // a keyed operation runs a variant of its script that keeps its whole answer

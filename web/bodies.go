@@ -11,7 +11,7 @@ import (
 	"github.com/valyala/fasthttp"
 )
 
-// BodyLimit is the largest JSON or form body a request may carry (README, "Abuse limits").
+// BodyLimit is the largest JSON or form body a request may carry (docs/OPERATIONS.md, "Abuse limits").
 const BodyLimit = 64 << 10
 
 // declaredTooLarge marks, on a request's headers, a body declared over

@@ -17,7 +17,7 @@ import (
 	"github.com/seckill/seckill/web/ratelimit"
 )
 
-// limiters are the abuse limits (README, "Abuse limits"), each kept in process: the
+// limiters are the abuse limits (docs/OPERATIONS.md, "Abuse limits"), each kept in process: the
 // allowed path costs a map look-up, never a Redis round trip. Each process
 // enforces its share of a limit (the limit divided by the number of live web
 // processes, counted through a Redis heartbeat), so a client spread over

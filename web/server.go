@@ -60,7 +60,7 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	// MetricsToken, when set, lets a Bearer of it read /metrics besides admins.
 	MetricsToken string
-	// Limits are the abuse limits (README, "Abuse limits").
+	// Limits are the abuse limits (docs/OPERATIONS.md, "Abuse limits").
 	Limits Limits
 	// MaxConnsPerIP caps the connections one client address may hold open
 	// (0: no cap); peers in TrustedProxies are exempt.
@@ -115,7 +115,7 @@ const (
 	idleTimeout  = 60 * time.Second
 )
 
-// Limits are the rate limits (README, "Abuse limits"); a zero Rate is off.
+// Limits are the rate limits (docs/OPERATIONS.md, "Abuse limits"); a zero Rate is off.
 type Limits struct {
 	Grab ratelimit.Rate // grabs per shopper
 	Auth ratelimit.Rate // login and sign-up attempts per account and per client address

@@ -86,7 +86,7 @@ func loop(f func(ctx context.Context)) (stop func()) {
 }
 
 // areas are the promotions, one line each: adding a promotion is its
-// area_*.go and a line here (README, "Adding a promotion"). Each area builds
+// area_*.go and a line here (docs/ARCHITECTURE.md, "Adding a promotion"). Each area builds
 // its service and its handlers; an area that composes others (fair sales,
 // reminders, checkout) is given their services here, and the platform's
 // pages get the shelves they show (handlers.Shelves).

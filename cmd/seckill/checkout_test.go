@@ -87,7 +87,7 @@ func (a *testApp) myCoupon(token string, id int64) userCouponJSON {
 }
 
 // TestCheckoutHTTPContract pays with coupons and refunds through the API as
-// the README's checkout routes state it.
+// the contract (docs/openapi.yaml) states it.
 func TestCheckoutHTTPContract(t *testing.T) {
 	a := startApp(t)
 	mt, g := a.liveGoods(10, 5) // 2500 cents each

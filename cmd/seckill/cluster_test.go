@@ -50,7 +50,7 @@ func count(statuses []int, want int) (n int) {
 // hands out every share and its whole amount, a coupon its stock; then the
 // flush brings every order, claim and grab into SQLite.
 func TestSaleOfEveryPromotionOnCluster(t *testing.T) {
-	const notCluster = "REDIS_URL is not a Redis Cluster (REDIS_URL=redis://127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103 after the README's cluster recipe)"
+	const notCluster = "REDIS_URL is not a Redis Cluster (REDIS_URL=redis://127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103 after docs/OPERATIONS.md's cluster recipe)"
 	if os.Getenv("REDIS_URL") == "" {
 		t.Skip(notCluster)
 	}

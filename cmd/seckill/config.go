@@ -38,13 +38,13 @@ type Config struct {
 	RaffleBeaconURL     string // a drand-style beacon mixed into raffle draws; "" for none
 	ReminderRetryDelay  time.Duration
 	Demo                bool
-	// Abuse limits (README, "Abuse limits"): zero rates are off.
+	// Abuse limits (docs/OPERATIONS.md, "Abuse limits"): zero rates are off.
 	RateGrab       ratelimit.Rate
 	RateAuth       ratelimit.Rate
 	RateIP         ratelimit.Rate
 	TrustedProxies string // comma-separated CIDRs whose X-Forwarded-For is believed
 	MetricsToken   string
-	// Durability across a failover (README, "A 201 is a promise"): how many replicas hold a
+	// Durability across a failover (docs/OPERATIONS.md, "Replicas and WAIT: a 201 is a promise"): how many replicas hold a
 	// change before it is acknowledged ("auto": one where the master has
 	// one), and how long to wait for them before answering 503.
 	RedisWaitReplicas string

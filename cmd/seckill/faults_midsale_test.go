@@ -15,7 +15,7 @@ import (
 	"github.com/seckill/seckill/db/sqldb"
 )
 
-// Two rows of the fault matrix (README, "Faults mid-sale"): a web process
+// Two rows of the fault matrix (docs/OPERATIONS.md, "Faults mid-sale"): a web process
 // killed with requests in flight, and PostgreSQL crashed while the flusher
 // writes. Both sell one goods out through real processes and then hold
 // every acknowledged order to account.

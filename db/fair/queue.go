@@ -38,7 +38,7 @@ import (
 // that dies loses nothing; one that never calls leaves A to the others'
 // calls. While closed, A stands still and time is not counted.
 //
-// A million waiting shoppers are a million fields of q:u (see the README
+// A million waiting shoppers are a million fields of q:u (see docs/FAIR_SALES.md
 // for the measured memory); a join is one script of a few hash commands.
 
 func queueKey(goodsID int64) string      { return goods.HashTag(goodsID) + ":q" }

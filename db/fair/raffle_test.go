@@ -200,7 +200,7 @@ func TestRaffleWindowAndRefusals(t *testing.T) {
 
 // The draw is made once (run twice, and by two workers at once), at the
 // start and not before; its order is DrawOrder of the seed published
-// beforehand and the entries, recomputed here with the README's shell
+// beforehand and the entries, recomputed here with docs/FAIR_SALES.md's shell
 // command; min(stock, entries) winners each get one unpaid order and an
 // inbox notice, the rest are waitlisted.
 func TestRaffleDraw(t *testing.T) {
@@ -261,7 +261,7 @@ func TestRaffleDraw(t *testing.T) {
 				t.Fatalf("order %v, DrawOrder gives %v", d.Order, want)
 			}
 			if shell := shellDrawOrder(t, d.Seed, d.EntriesRoot, "", users); shell != nil && !slices.Equal(d.Order, shell) {
-				t.Fatalf("order %v, the README's command gives %v", d.Order, shell)
+				t.Fatalf("order %v, the shell command of docs/FAIR_SALES.md gives %v", d.Order, shell)
 			}
 			box := &inbox.Service{Backend: e.S.Backend}
 			for i, u := range d.Order {

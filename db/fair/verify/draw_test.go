@@ -8,7 +8,7 @@ import (
 	"github.com/seckill/seckill/db/fair/verify"
 )
 
-// The draw's rule, pinned to values computed with the README's shell
+// The draw's rule, pinned to values computed with docs/FAIR_SALES.md's shell
 // command (sha256sum, LC_ALL=C sort): changing the rule breaks every
 // published draw's check, so it must fail here first.
 func TestDrawOrderRule(t *testing.T) {
