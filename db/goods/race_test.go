@@ -157,7 +157,7 @@ func testPayVersusExpire(t *testing.T, k int) {
 
 // Hundreds of grabs released at once on goods of one and of three buckets,
 // 100 users with a limit of 2 grabbing 5 times each: the grabs of a bucket
-// share batch calls (grab_batch.go), and still the stock is sold exactly
+// share batch calls (sale/engine.go), and still the stock is sold exactly
 // once, no user holds more than the limit, the units are unique, each
 // refusal is the right one, and after the flush every order a grab was
 // answered with is in the store as answered.

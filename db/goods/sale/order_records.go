@@ -65,16 +65,6 @@ type answer struct {
 	Code                     string
 	Remaining, Slot, Version int64
 	Rec                      string
-
-	// A win decided in a batch (grab_batch.go), which also sent its live
-	// event and journaled it; nil otherwise.
-	win *batchWin
-}
-
-// batchWin is a win's order and the order's JSON, made once by its batch.
-type batchWin struct {
-	order *model.Order
-	json  []byte
 }
 
 // ParseAnswer reads a script's reply, "word" or "word:remaining:slot:version:record".
