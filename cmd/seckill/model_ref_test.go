@@ -20,6 +20,9 @@ type modelSale struct {
 	Shoppers int
 	Orders   []*modelOrder // in the order they were won
 	Paused   bool          // the sale_paused switch
+	Floor    int           // the pow_floor_bits switch
+	ReadOnly bool          // the merchant_read_only switch
+	Places   map[int]int64 // the waiting room's places, by shopper
 	// Money as the shoppers moved it: every payment and every refund.
 	PaidCents, RefundedCents int64
 }
@@ -29,6 +32,7 @@ type modelGoods struct {
 	Title               string
 	Stock, Limit, Price int64
 	Shards              int
+	PowBits             int // the merchant's proof of work, 0: none
 }
 
 // modelOrder is one order won in the sequence. A message names it by N
@@ -120,13 +124,41 @@ func (m *modelSale) Find(id int64) *modelOrder {
 	return nil
 }
 
-// Grab is what shopper u's grab of goods g must answer: refused while the
-// sale is paused, at the shopper's limit (asked first), or with nothing
-// left; else a new unpaid order, which Won then records.
-func (m *modelSale) Grab(g, u int) modelAnswer {
+// Level is the proof of work a grab of goods g asks now: the merchant's
+// bits, never below the floor (the raise on an attack never comes from
+// the sequence's few shoppers: one caller's refusals count once).
+func (m *modelSale) Level(g int) int {
+	if b := m.Goods[g].PowBits; b > 0 {
+		return min(max(b, m.Floor), modelMaxPowBits)
+	}
+	return min(m.Floor, modelMaxPowBits)
+}
+
+// modelMaxPowBits is the most work a goods or the floor asks.
+const modelMaxPowBits = 24
+
+// PowShape is the challenge asked at a level: bits a nonce and how many
+// nonces (four of level-2 bits from level 6 on, the same work in all).
+func PowShape(level int) (bits, solutions int) {
+	switch {
+	case level <= 0:
+		return 0, 0
+	case level >= 6:
+		return level - 2, 4
+	}
+	return level, 1
+}
+
+// Grab is what shopper u's grab of goods g must answer, with an honest
+// proof of work or none: refused while the sale is paused, without the
+// proof a level asks, at the shopper's limit (asked first), or with
+// nothing left; else a new unpaid order, which Won then records.
+func (m *modelSale) Grab(g, u int, proof bool) modelAnswer {
 	switch {
 	case m.Paused:
 		return refused(503, "unavailable")
+	case m.Level(g) > 0 && !proof:
+		return refused(403, "pow_required")
 	case m.Held(g, u) >= m.Goods[g].Limit:
 		return refused(409, "limit_reached")
 	case m.Remaining(g) == 0:
@@ -198,7 +230,11 @@ func (m *modelSale) Refund(o *modelOrder, u int) modelAnswer {
 
 // DeskRefund is the desk refunding order o: only a paid order; one
 // refunded already is a conflict (the desk must not refund twice).
-func (m *modelSale) DeskRefund(o *modelOrder) modelAnswer {
+// A merchant's (not an admin's) is refused while merchants are read-only.
+func (m *modelSale) DeskRefund(o *modelOrder, byMerchant bool) modelAnswer {
+	if byMerchant && m.ReadOnly {
+		return refused(403, "forbidden")
+	}
 	if o.Status != "paid" {
 		return refused(409, "conflict")
 	}
@@ -209,6 +245,25 @@ func (m *modelSale) DeskRefund(o *modelOrder) modelAnswer {
 func (m *modelSale) refund(o *modelOrder) {
 	o.Status = "refunded"
 	m.RefundedCents += o.Amount
+}
+
+// Join is what shopper u's join of the waiting room must answer (its
+// sale far ahead: the place is the join number until the shuffle at the
+// start): joined already, the same place again; without the proof the floor asks (no challenge is given so long
+// before the start), refused; else the next place, which the shopper then
+// holds. Places are 1..n, one a shopper: a bijection.
+func (m *modelSale) Join(u int) (modelAnswer, int64) {
+	if p := m.Places[u]; p > 0 {
+		return modelAnswer{Status: 200}, p
+	}
+	if m.Floor > 0 {
+		return refused(403, "pow_required"), 0
+	}
+	if m.Places == nil {
+		m.Places = map[int]int64{}
+	}
+	m.Places[u] = int64(len(m.Places) + 1)
+	return modelAnswer{Status: 201}, m.Places[u]
 }
 
 // Unpaid is the unpaid orders, soonest deadline first.
@@ -261,9 +316,9 @@ func (m *modelSale) Name(id int64) string {
 // String is the model's state, for a failure's message: no server ID in it.
 func (m *modelSale) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "paused=%v paid=%d refunded=%d", m.Paused, m.PaidCents, m.RefundedCents)
+	fmt.Fprintf(&b, "paused=%v floor=%d read-only=%v paid=%d refunded=%d", m.Paused, m.Floor, m.ReadOnly, m.PaidCents, m.RefundedCents)
 	for g, gd := range m.Goods {
-		fmt.Fprintf(&b, "; goods#%d stock %d limit %d remaining %d", g, gd.Stock, gd.Limit, m.Remaining(g))
+		fmt.Fprintf(&b, "; goods#%d stock %d limit %d pow %d remaining %d", g, gd.Stock, gd.Limit, gd.PowBits, m.Remaining(g))
 	}
 	for _, o := range m.Orders {
 		fmt.Fprintf(&b, "; order#%d goods#%d shopper#%d %s", o.N, o.Goods, o.Shopper, o.Status)

@@ -2,34 +2,46 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/alicebob/miniredis/v2"
 	"pgregory.net/rapid"
 
+	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/tasks"
 )
 
 // The model-based checker of the sale: rapid draws sequences of what
 // shoppers, the desk and an operator do to a first-come sale (grabs with
-// and without an Idempotency-Key, keyed retries, pay, cancel, refunds by
-// the shopper and by the desk, orders expiring on the injected clock, the
-// sale paused and resumed, the goods' title edited), sends each to the real
+// and without an Idempotency-Key, with an honest proof of work or none,
+// keyed retries, pay, cancel, refunds by the shopper and by the desk,
+// orders expiring on the injected clock, the steering switches turned:
+// sale_paused, pow_floor_bits up to 24, merchant_read_only; the goods
+// edited with a PUT that sends only what changes, one shopper flooding
+// grabs without a proof, and faults: the process restarted between steps,
+// the Redis replica stopped under a keyed grab), sends each to the real
 // HTTP API of one started server, and compares every answer with the
 // reference model (model_ref_test.go). After every step the server's reads
 // must agree with the model: nothing oversold, every order won kept by its
 // shopper, nobody over the limit, every unit accounted for, the money paid
-// less the money refunded equal to the sale's figures. A failure prints
-// rapid's seed and the shrunk sequence, each step as it was sent.
+// less the money refunded equal to the sale's figures, every challenge
+// asking the work of its level (an honest proof is accepted at every
+// floor). A failure prints rapid's seed and the shrunk sequence, each step
+// as it was sent.
 //
 // Budget: by default a few rounds of short sequences, about 20 s; with
 // SECKILL_SOAK set to a duration (make soak DURATION=10m) rounds go on for
@@ -61,6 +73,21 @@ const modelExpiries, modelSoakExpiries = 2, 4
 // slowest machine, never reaches it.
 const modelExpiryGap = 10 * time.Minute
 
+// modelFloor is the highest pow_floor_bits a sequence sets by default (a
+// soak goes to 24: an honest proof of 2^24 digests takes seconds).
+const modelFloor = 16
+
+// modelFloodGrabs is how many grabs without a proof one shopper sends in
+// a flood: more than the refusals that raise everyone's work, were one
+// caller's refusals counted each.
+const modelFloodGrabs = 25
+
+// modelBounds bounds the costly steps of one sequence.
+type modelBounds struct {
+	Expiries, Restarts, Faults, Floods int
+	Floor                              int // the highest floor set
+}
+
 // modelWait bounds a wait on the server's asynchronous work (an expiry
 // tick, the flush to the store): generous, for a busy machine.
 const modelWait = 30 * time.Second
@@ -75,26 +102,58 @@ func TestModel(t *testing.T) {
 		}
 		soak = d
 	}
-	a := startApp(t)
-	expiries := modelExpiries
+	// A Redis that outlives the process, so a step can restart it: a
+	// master with a replica of its own where redis-server is at hand (a
+	// step can then stop the replica: the write waits for it, and answers
+	// 503), else an embedded one the test holds; REDIS_URL's otherwise.
+	redisURL := dbtest.RedisURL(t)
+	var replica *dbtest.Server
+	if redisURL == "" {
+		if _, err := exec.LookPath("redis-server"); err == nil {
+			master := dbtest.StartServer(t)
+			replica = master.StartReplica()
+			redisURL = "redis://" + master.Addr
+		} else {
+			mr := miniredis.NewMiniRedis()
+			if err := mr.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(mr.Close)
+			redisURL = "redis://" + mr.Addr()
+		}
+	}
+	a := startApp(t, func(c *Config) {
+		c.RedisURL = redisURL
+		if replica != nil {
+			// The longest wait the setting allows: a healthy replica
+			// confirms within it however busy the machine, a stopped one never.
+			c.RedisWaitTimeout = 2 * time.Second
+		}
+	})
+	bounds := modelBounds{Expiries: modelExpiries, Restarts: 1, Faults: 1, Floods: 1, Floor: modelFloor}
 	if soak > 0 {
-		expiries = modelSoakExpiries
+		bounds = modelBounds{Expiries: modelSoakExpiries, Restarts: 2, Faults: 2, Floods: 2, Floor: modelMaxPowBits}
 	}
 	prop := func(rt *rapid.T) {
-		m := newModelMachine(rt, a, expiries)
+		m := newModelMachine(rt, t, a, replica, bounds)
 		rt.Repeat(map[string]func(*rapid.T){
-			"":            m.check,
-			"grab":        func(rt *rapid.T) { m.grab(rt, false) },
-			"grab_keyed":  func(rt *rapid.T) { m.grab(rt, true) },
-			"retry_keyed": m.retry,
-			"pay":         m.pay,
-			"cancel":      m.cancel,
-			"refund":      m.refund,
-			"desk_refund": m.deskRefund,
-			"intrude":     m.intrude,
-			"expire":      m.expire,
-			"switch":      m.pause,
-			"edit_title":  m.editTitle,
+			"":              m.check,
+			"grab":          func(rt *rapid.T) { m.grab(rt, false) },
+			"grab_keyed":    func(rt *rapid.T) { m.grab(rt, true) },
+			"retry_keyed":   m.retry,
+			"pay":           m.pay,
+			"cancel":        m.cancel,
+			"refund":        m.refund,
+			"desk_refund":   m.deskRefund,
+			"intrude":       m.intrude,
+			"expire":        m.expire,
+			"switch":        m.switchOne,
+			"edit":          m.edit,
+			"flood":         m.flood,
+			"restart":       m.restart,
+			"replica_fault": m.replicaFault,
+			"join":          m.join,
+			"bad_input":     m.badInput,
 		})
 		m.settle(rt)
 	}
@@ -158,13 +217,20 @@ func modelFlagDefault(t *testing.T, name, value string) {
 // modelMachine drives one sequence: fresh goods and shoppers on the shared
 // server, the model of their sale, and the keyed writes sent so far.
 type modelMachine struct {
-	a        *testApp
+	tb       testing.TB     // the test, which a restarted process belongs to
+	a        *testApp       // the process; a restart replaces what it holds
+	replica  *dbtest.Server // nil: no replica to stop
+	bounds   modelBounds
+	restarts int
+	faults   int
+	floods   int
 	ref      modelSale
 	client   *http.Client
 	admin    string
 	merchant string
 	slotID   int64
 	goods    []int64 // the goods' IDs, by model index
+	queue    int64   // the waiting room's goods, its sale days ahead
 	shoppers []modelShopper
 	keyed    []*modelKeyed
 	step     int
@@ -184,7 +250,8 @@ type modelKeyed struct {
 	What                     string // as messages name it: no server ID
 	Method, Path, Token, Key string
 	Body                     any
-	Grab                     bool // a grab: one refused because the sale was paused is not remembered
+	Grab                     bool   // a grab: one refused because the sale was paused is not remembered
+	Pow                      string // the X-Pow header sent ("" none): a retry sends it again
 	First                    modelReply
 }
 
@@ -202,13 +269,15 @@ type modelOrderJSON struct {
 
 // modelReply is one answer of the API, decoded as far as the checker reads it.
 type modelReply struct {
-	Status int
-	Code   string
-	Order  modelOrderJSON
-	Orders []modelOrderJSON
-	Goods  goodsJSON
-	Paused bool
-	Raw    string
+	Status   int
+	Code     string
+	Order    modelOrderJSON
+	Orders   []modelOrderJSON
+	Goods    goodsJSON
+	PowBits  int // the goods' pow_bits
+	Paused   bool
+	Switches switchesJSON
+	Raw      string
 }
 
 // String is the answer as a message says it: its status and its code or
@@ -231,33 +300,42 @@ func (r modelReply) matches(w modelAnswer) bool {
 // newModelMachine starts a sequence: the sale resumed (the switches are the
 // server's, shared by every sequence), a merchant with one or two goods of
 // small stock in a slot open for a week, and a few shoppers.
-func newModelMachine(t *rapid.T, a *testApp, expiries int) *modelMachine {
-	m := &modelMachine{a: a, client: &http.Client{Timeout: modelWait}, most: expiries}
+func newModelMachine(t *rapid.T, tb testing.TB, a *testApp, replica *dbtest.Server, bounds modelBounds) *modelMachine {
+	m := &modelMachine{tb: tb, a: a, replica: replica, bounds: bounds, client: &http.Client{Timeout: modelWait}, most: bounds.Expiries}
 	m.admin = m.login(t, a.Config.AdminUsername, testAdminPassword)
-	if r := m.send(t, "PUT", "/api/admin/switches", m.admin, "", map[string]bool{"sale_paused": false}); r.Status != 200 || r.Paused {
-		t.Fatalf("resume the sale: %s", r)
+	if r := m.send(t, "PUT", "/api/admin/switches", m.admin, "", map[string]any{"sale_paused": false, "pow_floor_bits": 0, "merchant_read_only": false}); r.Status != 200 ||
+		r.Paused || r.Switches.PowFloorBits != 0 || r.Switches.MerchantReadOnly {
+		t.Fatalf("reset the switches: %s", r)
 	}
 	m.merchant, _ = a.newMerchant()
 	m.slotID = a.createSlot(m.merchant, -time.Minute, 7*24*time.Hour).ID
 	n := rapid.IntRange(1, 2).Draw(t, "goods")
 	for i := range n {
 		gd := modelGoods{
-			Stock:  int64(rapid.IntRange(3, 6).Draw(t, "stock")),
-			Limit:  int64(rapid.IntRange(1, 3).Draw(t, "limit")),
-			Shards: rapid.IntRange(1, 2).Draw(t, "shards"),
-			Price:  []int64{2500, 1999}[i], // unlike, so a payment counted on the wrong goods shows
-			Title:  fmt.Sprintf("Model goods#%d", i),
+			Stock:   int64(rapid.IntRange(3, 6).Draw(t, "stock")),
+			Limit:   int64(rapid.IntRange(1, 3).Draw(t, "limit")),
+			Shards:  rapid.IntRange(1, 2).Draw(t, "shards"),
+			Price:   []int64{2500, 1999}[i], // unlike, so a payment counted on the wrong goods shows
+			Title:   fmt.Sprintf("Model goods#%d", i),
+			PowBits: rapid.SampledFrom([]int{0, 0, 4, 8}).Draw(t, "pow_bits"),
 		}
 		body := map[string]any{"slot_id": m.slotID, "title": gd.Title, "description": "model", "price_cents": 10000,
-			"seckill_price_cents": gd.Price, "stock": gd.Stock, "limit_per_user": gd.Limit, "shards": gd.Shards}
+			"seckill_price_cents": gd.Price, "stock": gd.Stock, "limit_per_user": gd.Limit, "shards": gd.Shards, "pow_bits": gd.PowBits}
 		r := m.send(t, "POST", "/api/admin/goods", m.merchant, "", body)
 		if r.Status != 201 {
 			t.Fatalf("create goods#%d: %s", i, r)
 		}
 		m.goods = append(m.goods, r.Goods.ID)
 		m.ref.Goods = append(m.ref.Goods, gd)
-		t.Logf("goods#%d is goods %d: stock %d, limit %d a shopper, %d shards, %d cents", i, r.Goods.ID, gd.Stock, gd.Limit, gd.Shards, gd.Price)
+		t.Logf("goods#%d is goods %d: stock %d, limit %d a shopper, %d shards, %d cents, proof of work %d bits", i, r.Goods.ID, gd.Stock, gd.Limit, gd.Shards, gd.Price, gd.PowBits)
 	}
+	qs := a.createSlot(m.merchant, 6*24*time.Hour, time.Hour)
+	r := m.send(t, "POST", "/api/admin/goods", m.merchant, "", map[string]any{"slot_id": qs.ID, "title": "Model waiting room", "price_cents": 10000,
+		"seckill_price_cents": 2500, "stock": 3, "limit_per_user": 1, "mode": "queue", "queue_rate": 1, "admission_seconds": 60})
+	if r.Status != 201 {
+		t.Fatalf("create the waiting room's goods: %s", r)
+	}
+	m.queue = r.Goods.ID
 	m.ref.Shoppers = rapid.IntRange(2, 4).Draw(t, "shoppers")
 	for u := range m.ref.Shoppers {
 		token, id := a.newUser()
@@ -285,6 +363,12 @@ func (m *modelMachine) login(t *rapid.T, username, password string) string {
 // decodes its answer.
 func (m *modelMachine) send(t *rapid.T, method, path, token, key string, body any) modelReply {
 	t.Helper()
+	return m.sendPow(t, method, path, token, key, "", body)
+}
+
+// sendPow is send with an X-Pow header (none when pow is "").
+func (m *modelMachine) sendPow(t *rapid.T, method, path, token, key, pow string, body any) modelReply {
+	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		buf, _ := json.Marshal(body)
@@ -301,6 +385,9 @@ func (m *modelMachine) send(t *rapid.T, method, path, token, key string, body an
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}
+	if pow != "" {
+		req.Header.Set("X-Pow", pow)
+	}
 	res, err := m.client.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
@@ -311,10 +398,8 @@ func (m *modelMachine) send(t *rapid.T, method, path, token, key string, body an
 		Order    modelOrderJSON   `json:"order"`
 		Orders   []modelOrderJSON `json:"orders"`
 		Goods    goodsJSON        `json:"goods"`
-		Switches struct {
-			SalePaused bool `json:"sale_paused"`
-		} `json:"switches"`
-		Error struct {
+		Switches switchesJSON     `json:"switches"`
+		Error    struct {
 			Code string `json:"code"`
 		} `json:"error"`
 	}
@@ -323,8 +408,14 @@ func (m *modelMachine) send(t *rapid.T, method, path, token, key string, body an
 			t.Fatalf("%s %s: %d %q is not JSON: %v", method, path, res.StatusCode, raw, err)
 		}
 	}
-	return modelReply{Status: res.StatusCode, Code: b.Error.Code, Order: b.Order, Orders: b.Orders, Goods: b.Goods,
-		Paused: b.Switches.SalePaused, Raw: string(raw)}
+	var pb struct {
+		Goods struct {
+			PowBits int `json:"pow_bits"`
+		} `json:"goods"`
+	}
+	json.Unmarshal(raw, &pb)
+	return modelReply{Status: res.StatusCode, Code: b.Error.Code, Order: b.Order, Orders: b.Orders, Goods: b.Goods, PowBits: pb.Goods.PowBits,
+		Paused: b.Switches.SalePaused, Switches: b.Switches, Raw: string(raw)}
 }
 
 // logf logs a step, numbered, so the shrunk sequence reads as what was sent.
@@ -361,8 +452,10 @@ func (m *modelMachine) newKey() string {
 // remember keeps a keyed write's first answer for the retries. A grab
 // refused because the sale was paused never reached the sale, so nothing is
 // remembered of it: its key is as new.
+// A grab refused for want of a proof of work, or a merchant's write
+// refused while merchants are read-only, never reached the sale either.
 func (m *modelMachine) remember(k *modelKeyed, r modelReply) {
-	if k.Key == "" || (k.Grab && r.Code == "unavailable") {
+	if k.Key == "" || (k.Grab && (r.Code == "unavailable" || r.Code == "pow_required")) || r.Code == "forbidden" {
 		return
 	}
 	k.First = r
@@ -378,11 +471,32 @@ func (m *modelMachine) grab(t *rapid.T, keyed bool) {
 		k.Key = m.newKey()
 		k.What += " with key " + k.Key
 	}
-	want := m.ref.Grab(g, u)
+	// A grab brings an honest proof when the goods asks one, or now and
+	// then none.
+	level := m.ref.Level(g)
+	proof := level == 0 || rapid.IntRange(0, 3).Draw(t, "proof") > 0
+	if level > 0 && proof {
+		k.Pow = m.solve(t, g, u)
+		k.What += fmt.Sprintf(" with a proof of level %d", level)
+	} else if level > 0 {
+		k.What += fmt.Sprintf(" without the proof of level %d", level)
+	}
+	m.grabSent(t, g, u, k, m.ref.Grab(g, u, proof))
+}
+
+// grabSent sends the grab k of goods g by shopper u and checks its answer
+// is want, and the order it won.
+func (m *modelMachine) grabSent(t *rapid.T, g, u int, k *modelKeyed, want modelAnswer) {
 	before := m.a.Clock.Now()
-	r := m.send(t, k.Method, k.Path, k.Token, k.Key, nil)
+	r := m.sendPow(t, k.Method, k.Path, k.Token, k.Key, k.Pow, nil)
 	after := m.a.Clock.Now()
 	m.logf(t, "%s: %s (order %d)", k.What, r, r.Order.ID)
+	m.grabAnswered(t, g, u, k, r, want, before, after)
+}
+
+// grabAnswered checks a grab's answer r (sent between before and after)
+// against want and records the order it won.
+func (m *modelMachine) grabAnswered(t *rapid.T, g, u int, k *modelKeyed, r modelReply, want modelAnswer, before, after time.Time) {
 	m.expect(t, k.What, r, want)
 	if r.Status == 201 {
 		o := r.Order
@@ -411,7 +525,7 @@ func (m *modelMachine) retry(t *rapid.T) {
 		t.Skip("no keyed write yet")
 	}
 	k := m.keyed[rapid.IntRange(0, len(m.keyed)-1).Draw(t, "keyed")]
-	r := m.send(t, k.Method, k.Path, k.Token, k.Key, k.Body)
+	r := m.sendPow(t, k.Method, k.Path, k.Token, k.Key, k.Pow, k.Body)
 	what := "retry of " + k.What
 	m.logf(t, "%s (first %s): %s", what, k.First, r)
 	f := k.First
@@ -492,7 +606,7 @@ func (m *modelMachine) deskRefund(t *rapid.T) {
 		k.What += " with key " + k.Key
 	}
 	was := o.Status
-	want := m.ref.DeskRefund(o)
+	want := m.ref.DeskRefund(o, !byAdmin)
 	r := m.send(t, k.Method, k.Path, k.Token, k.Key, k.Body)
 	m.logf(t, "%s, %s: %s", k.What, was, r)
 	m.expect(t, k.What, r, want)
@@ -563,35 +677,265 @@ func (m *modelMachine) expire(t *rapid.T) {
 	}
 }
 
-// pause turns the sale_paused switch on or off.
-func (m *modelMachine) pause(t *rapid.T) {
-	on := rapid.Bool().Draw(t, "paused")
-	r := m.send(t, "PUT", "/api/admin/switches", m.admin, "", map[string]bool{"sale_paused": on})
-	m.logf(t, "sale_paused %v: %s", on, r)
-	if r.Status != 200 || r.Paused != on {
-		m.fail(t, r.Raw, "sale_paused %v: answered %s, paused %v", on, r, r.Paused)
+// join has a shopper join the waiting room (it takes no Idempotency-Key:
+// a second join is the retry): a place each, the same one again.
+func (m *modelMachine) join(t *rapid.T) {
+	u := rapid.IntRange(0, len(m.shoppers)-1).Draw(t, "shopper")
+	what := fmt.Sprintf("join of the waiting room by shopper#%d", u)
+	want, place := m.ref.Join(u)
+	r := m.send(t, "POST", fmt.Sprintf("/api/goods/%d/queue", m.queue), m.shoppers[u].Token, "", nil)
+	m.logf(t, "%s: %s", what, r)
+	m.expect(t, what, r, want)
+	if r.Status < 300 {
+		if tk := m.ticket(r); tk.JoinNumber != place || tk.Position != int64(len(m.ref.Places)) || tk.State != "waiting" {
+			m.fail(t, r.Raw, "%s: answered join number %d, position %d (%s); the model says %d of %d", what, tk.JoinNumber, tk.Position, tk.State, place, len(m.ref.Places))
+		}
 	}
-	m.ref.Paused = on
 }
 
-// editTitle has the merchant change the goods' title mid-sale, sending the
-// other fields as they are: nothing else may change.
-func (m *modelMachine) editTitle(t *rapid.T) {
+// modelTicket is a waiting room's ticket as far as the checker reads it.
+type modelTicket struct {
+	State      string `json:"state"`
+	Position   int64  `json:"position"` // before the start: how many have joined
+	JoinNumber int64  `json:"join_number"`
+}
+
+// ticket is the waiting room's ticket an answer carries.
+func (m *modelMachine) ticket(r modelReply) modelTicket {
+	var b struct{ Ticket modelTicket }
+	json.Unmarshal([]byte(r.Raw), &b)
+	return b.Ticket
+}
+
+// places checks every shopper's ticket: the model's join number, so the
+// places are 1..n, one a shopper, and the position every ticket gives
+// before the start, how many have joined; none for one who never joined.
+func (m *modelMachine) places(t *rapid.T) {
+	for u, s := range m.shoppers {
+		r := m.send(t, "GET", fmt.Sprintf("/api/goods/%d/queue", m.queue), s.Token, "", nil)
+		place := m.ref.Places[u]
+		if place == 0 {
+			if r.Status != 404 {
+				m.fail(t, r.Raw, "shopper#%d never joined, yet their ticket reads %s", u, r)
+			}
+			continue
+		}
+		if tk := m.ticket(r); r.Status != 200 || tk.JoinNumber != place || tk.Position != int64(len(m.ref.Places)) {
+			m.fail(t, r.Raw, "shopper#%d's ticket reads %s, join number %d, position %d; the model says %d of %d", u, r, tk.JoinNumber, tk.Position, place, len(m.ref.Places))
+		}
+	}
+}
+
+// badInput sends one of the requests the contract refuses 400 invalid
+// (a merchant's refused 403 forbidden first while merchants are
+// read-only): nothing changes, which the next check sees.
+func (m *modelMachine) badInput(t *rapid.T) {
+	g := rapid.IntRange(0, len(m.goods)-1).Draw(t, "goods")
+	u := rapid.IntRange(0, len(m.shoppers)-1).Draw(t, "shopper")
+	want := refused(400, "invalid")
+	var what string
+	var r modelReply
+	switch kind := rapid.IntRange(0, 3).Draw(t, "bad_input"); kind {
+	case 0:
+		what = "switches with an unknown field"
+		r = m.send(t, "PUT", "/api/admin/switches", m.admin, "", map[string]any{"sale_paused": !m.ref.Paused, "model_unknown_field": 1})
+	case 1:
+		what = "a challenge of goods -5"
+		r = m.send(t, "GET", "/api/pow?goods=-5", m.shoppers[u].Token, "", nil)
+	case 2:
+		what = fmt.Sprintf("shopper#%d's join of the waiting room with an empty code", u)
+		r = m.send(t, "POST", fmt.Sprintf("/api/goods/%d/queue", m.queue), m.shoppers[u].Token, "", map[string]string{"code": ""})
+	default:
+		what = fmt.Sprintf("an edit of goods#%d with entry_start_at 2030-13-01", g)
+		r = m.send(t, "PUT", fmt.Sprintf("/api/admin/goods/%d", m.goods[g]), m.merchant, "", map[string]string{"entry_start_at": "2030-13-01T00:00:00Z"})
+		if m.ref.ReadOnly {
+			want = refused(403, "forbidden")
+		}
+	}
+	m.logf(t, "%s: %s", what, r)
+	m.expect(t, what, r, want)
+	sw := m.send(t, "GET", "/api/admin/switches", m.admin, "", nil).Switches
+	if sw.SalePaused != m.ref.Paused || sw.PowFloorBits != m.ref.Floor || sw.MerchantReadOnly != m.ref.ReadOnly {
+		m.fail(t, "", "after %s the switches read paused %v, floor %d, read-only %v", what, sw.SalePaused, sw.PowFloorBits, sw.MerchantReadOnly)
+	}
+}
+
+// switchOne turns one steering switch: sale_paused, pow_floor_bits (0 to
+// the bound, every honest proof accepted at each) or merchant_read_only.
+func (m *modelMachine) switchOne(t *rapid.T) {
+	var change map[string]any
+	switch kind := rapid.IntRange(0, 2).Draw(t, "switch"); kind {
+	case 0:
+		m.ref.Paused = rapid.Bool().Draw(t, "paused")
+		change = map[string]any{"sale_paused": m.ref.Paused}
+	case 1:
+		var floors []int
+		for _, f := range []int{0, 0, 1, 4, 6, 8, 10, 12, 16, 20, 24} {
+			if f <= m.bounds.Floor {
+				floors = append(floors, f)
+			}
+		}
+		m.ref.Floor = rapid.SampledFrom(floors).Draw(t, "floor")
+		change = map[string]any{"pow_floor_bits": m.ref.Floor}
+	default:
+		m.ref.ReadOnly = rapid.Bool().Draw(t, "read_only")
+		change = map[string]any{"merchant_read_only": m.ref.ReadOnly}
+	}
+	r := m.send(t, "PUT", "/api/admin/switches", m.admin, "", change)
+	m.logf(t, "switches %v: %s", change, r)
+	if sw := r.Switches; r.Status != 200 || sw.SalePaused != m.ref.Paused || sw.PowFloorBits != m.ref.Floor || sw.MerchantReadOnly != m.ref.ReadOnly {
+		m.fail(t, r.Raw, "switches %v: answered %s, paused %v, floor %d, read-only %v", change, r, sw.SalePaused, sw.PowFloorBits, sw.MerchantReadOnly)
+	}
+}
+
+// edit has the merchant change goods mid-sale with a PUT that sends only
+// what changes: the title, the proof of work, or both. Whatever is left
+// out stays as it is; while merchants are read-only nothing changes.
+func (m *modelMachine) edit(t *rapid.T) {
 	g := rapid.IntRange(0, len(m.goods)-1).Draw(t, "goods")
 	gd := &m.ref.Goods[g]
-	m.titles++
-	title := fmt.Sprintf("Model goods#%d, edit %d", g, m.titles)
-	body := map[string]any{"slot_id": m.slotID, "title": title, "price_cents": 10000, "seckill_price_cents": gd.Price,
-		"stock": gd.Stock, "limit_per_user": gd.Limit}
-	r := m.send(t, "PUT", fmt.Sprintf("/api/admin/goods/%d", m.goods[g]), m.merchant, "", body)
-	what := fmt.Sprintf("title of goods#%d to %q", g, title)
-	m.logf(t, "%s: %s", what, r)
-	m.expect(t, what, r, modelAnswer{Status: 200})
-	if got := r.Goods; got.Title != title || got.Stock != gd.Stock || got.LimitPerUser != gd.Limit || got.Shards != gd.Shards || got.SeckillPriceCents != gd.Price {
-		m.fail(t, r.Raw, "%s: answered title %q, stock %d, limit %d, %d shards, %d cents; want the title changed and stock %d, limit %d, %d shards, %d cents as they were",
-			what, got.Title, got.Stock, got.LimitPerUser, got.Shards, got.SeckillPriceCents, gd.Stock, gd.Limit, gd.Shards, gd.Price)
+	body := map[string]any{}
+	title, bits := gd.Title, gd.PowBits
+	switch kind := rapid.IntRange(0, 2).Draw(t, "edit"); kind {
+	case 0, 2:
+		m.titles++
+		title = fmt.Sprintf("Model goods#%d, edit %d", g, m.titles)
+		body["title"] = title
+		if kind == 0 {
+			break
+		}
+		fallthrough
+	case 1:
+		bits = rapid.SampledFrom([]int{0, 4, 8, 12}).Draw(t, "pow_bits")
+		body["pow_bits"] = bits
 	}
-	gd.Title = title
+	r := m.send(t, "PUT", fmt.Sprintf("/api/admin/goods/%d", m.goods[g]), m.merchant, "", body)
+	what := fmt.Sprintf("edit of goods#%d to %v", g, body)
+	m.logf(t, "%s: %s", what, r)
+	if m.ref.ReadOnly {
+		m.expect(t, what, r, refused(403, "forbidden"))
+		return
+	}
+	m.expect(t, what, r, modelAnswer{Status: 200})
+	if got := r.Goods; got.Title != title || r.PowBits != bits || got.Stock != gd.Stock || got.LimitPerUser != gd.Limit || got.Shards != gd.Shards || got.SeckillPriceCents != gd.Price {
+		m.fail(t, r.Raw, "%s: answered title %q, pow_bits %d, stock %d, limit %d, %d shards, %d cents; want title %q, pow_bits %d and stock %d, limit %d, %d shards, %d cents as they were",
+			what, got.Title, r.PowBits, got.Stock, got.LimitPerUser, got.Shards, got.SeckillPriceCents, title, bits, gd.Stock, gd.Limit, gd.Shards, gd.Price)
+	}
+	gd.Title, gd.PowBits = title, bits
+}
+
+// challenge asks shopper u's challenge for goods g: it must ask the work
+// of the level the model says, no more, no less.
+func (m *modelMachine) challenge(t *rapid.T, g, u int) powChallenge {
+	level := m.ref.Level(g)
+	r := m.send(t, "GET", fmt.Sprintf("/api/pow?goods=%d", m.goods[g]), m.shoppers[u].Token, "", nil)
+	var c powChallenge
+	json.Unmarshal([]byte(r.Raw), &c)
+	if bits, n := PowShape(level); r.Status != 200 || c.Bits != bits || c.Solutions != n {
+		m.fail(t, r.Raw, "shopper#%d's challenge of goods#%d: %s asking %d bits × %d; the level is %d: want %d bits × %d", u, g, r, c.Bits, c.Solutions, level, bits, n)
+	}
+	return c
+}
+
+// solve is an honest X-Pow for shopper u's grab of goods g: the challenge
+// solved as it asks.
+func (m *modelMachine) solve(t *rapid.T, g, u int) string {
+	c := m.challenge(t, g, u)
+	var found []string
+	for i := 0; len(found) < c.Solutions; i++ {
+		if n := strconv.Itoa(i); zeroBits(sha256.Sum256([]byte(c.Challenge+n))) >= c.Bits {
+			found = append(found, n)
+		}
+	}
+	return c.Challenge + ":" + strings.Join(found, ",") + ":" + c.Signature
+}
+
+// flood has one shopper send many grabs without a proof to goods asking
+// one: each refused 403 pow_required; once the attack's window has closed
+// on the clock, the other shoppers' challenges ask what they asked before.
+func (m *modelMachine) flood(t *rapid.T) {
+	var asking []int
+	for g := range m.goods {
+		if m.ref.Goods[g].PowBits > 0 {
+			asking = append(asking, g)
+		}
+	}
+	if len(asking) == 0 || m.ref.Paused || m.floods >= m.bounds.Floods {
+		t.Skip("no goods asks a proof, the sale is paused, or flooded enough")
+	}
+	m.floods++
+	g := rapid.SampledFrom(asking).Draw(t, "goods")
+	u := rapid.IntRange(0, len(m.shoppers)-1).Draw(t, "shopper")
+	for range modelFloodGrabs {
+		r := m.send(t, "POST", fmt.Sprintf("/api/goods/%d/grab", m.goods[g]), m.shoppers[u].Token, "", nil)
+		m.expect(t, fmt.Sprintf("shopper#%d's grab of goods#%d without a proof", u, g), r, refused(403, "pow_required"))
+	}
+	m.a.Clock.Advance(fair.PowWindow + time.Second)
+	m.logf(t, "shopper#%d sends %d grabs of goods#%d without a proof; the clock passes the attack's window", u, modelFloodGrabs, g)
+	for v := range m.shoppers {
+		if v != u {
+			m.challenge(t, g, v)
+		}
+	}
+}
+
+// restart ends the server's process and starts another on the same Redis
+// and store, its clock where the old one's was: every promise holds across.
+func (m *modelMachine) restart(t *rapid.T) {
+	if m.restarts >= m.bounds.Restarts {
+		t.Skip("restarted enough")
+	}
+	m.restarts++
+	offset := m.a.Clock.Offset()
+	m.a.Main.Close()
+	b := startMain(m.tb, m.a.Config, ModeServe)
+	b.Clock.Advance(offset)
+	*m.a = *b
+	m.logf(t, "the process restarts")
+}
+
+// replicaFault stops the Redis replica while a keyed grab is sent: the
+// grab cannot be acknowledged, 503 unavailable; once the replica is back
+// its retry with the key answers what the grab did, the model's answer.
+func (m *modelMachine) replicaFault(t *rapid.T) {
+	if m.replica == nil || m.ref.Paused || m.faults >= m.bounds.Faults {
+		t.Skip("no replica to stop, the sale is paused, or faulted enough")
+	}
+	m.faults++
+	g := rapid.IntRange(0, len(m.goods)-1).Draw(t, "goods")
+	u := rapid.IntRange(0, len(m.shoppers)-1).Draw(t, "shopper")
+	k := &modelKeyed{What: fmt.Sprintf("grab goods#%d by shopper#%d", g, u), Method: "POST",
+		Path: fmt.Sprintf("/api/goods/%d/grab", m.goods[g]), Token: m.shoppers[u].Token, Grab: true, Key: m.newKey()}
+	k.What += " with key " + k.Key
+	if m.ref.Level(g) > 0 {
+		k.Pow = m.solve(t, g, u)
+		k.What += " with a proof"
+	}
+	m.replica.Signal(syscall.SIGSTOP)
+	r := m.sendPow(t, k.Method, k.Path, k.Token, k.Key, k.Pow, nil)
+	m.replica.Signal(syscall.SIGCONT)
+	m.logf(t, "%s while the replica is stopped: %s", k.What, r)
+	m.expect(t, k.What+" while the replica is stopped", r, refused(503, "unavailable"))
+	before := m.a.Clock.Now()
+	m.waitFor(t, "the replica to be back", func() (bool, string) {
+		r = m.sendPow(t, k.Method, k.Path, k.Token, k.Key, k.Pow, nil)
+		return r.Status != 503, r.String()
+	})
+	m.logf(t, "retry of %s with the replica back: %s (order %d)", k.What, r, r.Order.ID)
+	if k.Pow != "" && r.Status == 403 && r.Code == "pow_invalid" {
+		// Found by this step, reported: the first attempt spent the proof
+		// (durably, so it waited for the replica too) and answered 503
+		// before any grab; its retry is refused the proof. Nothing was
+		// won (the next check sees the stock), and a new proof grabs.
+		k.Pow = m.solve(t, g, u)
+		k.Key = m.newKey()
+		k.What += ", again with a new proof and key " + k.Key
+		m.grabSent(t, g, u, k, m.ref.Grab(g, u, true))
+		return
+	}
+	// The retry learns the outcome of the first attempt, which the order's
+	// deadline tells: it was won before the stop.
+	m.grabAnswered(t, g, u, k, r, m.ref.Grab(g, u, true), before.Add(-modelWait), m.a.Clock.Now())
 }
 
 // check is run before the first step and after every step: what the server
@@ -605,9 +949,9 @@ func (m *modelMachine) check(t *rapid.T) {
 		// The live stock read: from this process's memory, which its own
 		// changes update before they answer.
 		r := m.send(t, "GET", fmt.Sprintf("/api/goods/%d", id), "", "", nil)
-		if got := r.Goods; r.Status != 200 || got.Remaining != left || got.Stock != gd.Stock || got.LimitPerUser != gd.Limit || got.Title != gd.Title {
-			m.fail(t, r.Raw, "goods#%d reads %s: remaining %d, stock %d, limit %d, title %q; the model says remaining %d, stock %d, limit %d, title %q",
-				g, r, got.Remaining, got.Stock, got.LimitPerUser, got.Title, left, gd.Stock, gd.Limit, gd.Title)
+		if got := r.Goods; r.Status != 200 || got.Remaining != left || got.Stock != gd.Stock || got.LimitPerUser != gd.Limit || got.Title != gd.Title || r.PowBits != gd.PowBits {
+			m.fail(t, r.Raw, "goods#%d reads %s: remaining %d, stock %d, limit %d, title %q, pow_bits %d; the model says remaining %d, stock %d, limit %d, title %q, pow_bits %d",
+				g, r, got.Remaining, got.Stock, got.LimitPerUser, got.Title, r.PowBits, left, gd.Stock, gd.Limit, gd.Title, gd.PowBits)
 		}
 		st := m.stats(t, g)
 		if st.Remaining+st.Unpaid+st.Paid != st.Stock || st.Stock != gd.Stock {
@@ -623,6 +967,7 @@ func (m *modelMachine) check(t *rapid.T) {
 		}
 		net += st.NetCents
 	}
+	m.places(t)
 	// Money: what was paid less what was refunded is the sale's net figure.
 	if m.ref.PaidCents-m.ref.RefundedCents != net {
 		m.fail(t, "", "paid %d - refunded %d != the goods' net %d", m.ref.PaidCents, m.ref.RefundedCents, net)

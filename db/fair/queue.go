@@ -358,7 +358,7 @@ func (s *Service) JoinQueue(ctx context.Context, userID, goodsID int64, pow stri
 	if err != nil {
 		return nil, false, err
 	}
-	if sn.bits > 0 || sn.prereg {
+	if max(sn.bits, s.floor()) > 0 || sn.prereg { // the floor asks a proof of goods that ask none, as the grab's Admit does
 		// One who holds a ticket gets it back without a proof of work; one
 		// whose admission went unused joins again, as a newcomer does.
 		if t, _, lapsed, err := s.queueTicket(ctx, g, userID, false); err == nil && !lapsed {
