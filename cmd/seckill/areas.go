@@ -8,6 +8,7 @@ import (
 	"github.com/seckill/seckill/db/demo"
 	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/db/redpacket"
 	"github.com/seckill/seckill/handlers"
@@ -77,12 +78,12 @@ func (m *Main) stopAreas() {
 	m.stops = nil
 }
 
-// loop runs f in a goroutine until the returned stop cancels it and waits.
+// loop starts f as a lifecycle.Loop; the returned stop cancels it and
+// waits while it drains (Close stops each, the last started first).
 func loop(f func(ctx context.Context)) (stop func()) {
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { defer close(done); f(ctx) }()
-	return func() { cancel(); <-done }
+	l := lifecycle.New("area loop", f)
+	l.Start()
+	return l.Stop
 }
 
 // areas are the promotions, one line each: adding a promotion is its

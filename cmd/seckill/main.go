@@ -205,6 +205,7 @@ func (m *Main) Open(ctx context.Context) error {
 	connOpt := m.Redis.AsynqConnOpt()
 	m.Inspector = asynq.NewInspector(connOpt)
 	m.Backend = backend.New(m.SQL, m.Redis.Client)
+	m.Backend.Events.Publisher().Start() // stopped, drained, by Close (Events.Close)
 	local, system := m.Now, m.SystemClock
 	if system == nil {
 		system = time.Now

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/db/rdb"
 )
 
@@ -154,10 +155,9 @@ type Events struct {
 	timers   map[string]*time.Timer
 	window   time.Duration
 
-	out     chan keyedEvent // events on their way to Redis
-	started bool            // the publisher goroutine runs; guarded by mu
-	closed  bool            // guarded by mu
-	stopped chan struct{}
+	out       chan keyedEvent // events on their way to Redis
+	closed    bool            // guarded by mu
+	publisher *lifecycle.Loop // publishLoop
 }
 
 // outBuffer is how many events may wait for Redis; beyond it events are
@@ -172,9 +172,15 @@ type keyedEvent struct {
 
 // New returns a publisher over rdb.
 func New(rdb redis.UniversalClient) *Events {
-	return &Events{rdb: rdb, ch: channelsOf(rdb), pending: map[string]keyedEvent{}, versions: map[string]int64{}, timers: map[string]*time.Timer{}, window: CoalesceWindow,
-		out: make(chan keyedEvent, outBuffer), stopped: make(chan struct{})}
+	e := &Events{rdb: rdb, ch: channelsOf(rdb), pending: map[string]keyedEvent{}, versions: map[string]int64{}, timers: map[string]*time.Timer{}, window: CoalesceWindow,
+		out: make(chan keyedEvent, outBuffer)}
+	e.publisher = lifecycle.New("live events", e.publishLoop)
+	return e
 }
+
+// Publisher is the loop that sends the events to Redis: Main starts it (a
+// publisher nobody started starts at its first event) and Close stops it.
+func (e *Events) Publisher() *lifecycle.Loop { return e.publisher }
 
 // Close stops the publisher after sending what is queued; later events are dropped.
 func (e *Events) Close() {
@@ -184,12 +190,8 @@ func (e *Events) Close() {
 		return
 	}
 	e.closed = true
-	started := e.started
 	e.mu.Unlock()
-	if started {
-		close(e.out)
-		<-e.stopped
-	}
+	e.publisher.Stop() // after what is queued is sent
 }
 
 // Publish sends event to the topic's subscribers now.
@@ -293,10 +295,7 @@ func (e *Events) send(topic string, event any) {
 	if e.closed {
 		return
 	}
-	if !e.started {
-		e.started = true
-		go e.publishLoop()
-	}
+	e.publisher.Start() // started already, unless the events are used without Main
 	select {
 	case e.out <- keyedEvent{topic, event}:
 	default:
@@ -304,9 +303,20 @@ func (e *Events) send(topic string, event any) {
 	}
 }
 
-func (e *Events) publishLoop() {
-	defer close(e.stopped)
-	for first := range e.out {
+// publishLoop sends the events as they come, until ctx ends; then what is
+// queued, and returns.
+func (e *Events) publishLoop(ctx context.Context) {
+	for {
+		var first keyedEvent
+		select {
+		case first = <-e.out:
+		case <-ctx.Done():
+			select {
+			case first = <-e.out:
+			default:
+				return
+			}
+		}
 		pipe := e.rdb.Pipeline()
 		add := func(ev keyedEvent) {
 			body, err := encodeEvent(ev.event)
@@ -320,10 +330,7 @@ func (e *Events) publishLoop() {
 	drain:
 		for n := 1; n < 512; n++ {
 			select {
-			case ev, ok := <-e.out:
-				if !ok {
-					break drain
-				}
+			case ev := <-e.out:
 				add(ev)
 			default:
 				break drain
