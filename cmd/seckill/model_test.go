@@ -148,6 +148,7 @@ func TestModel(t *testing.T) {
 			"intrude":       m.intrude,
 			"expire":        m.expire,
 			"switch":        m.switchOne,
+			"floor":         m.floor,
 			"edit":          m.edit,
 			"flood":         m.flood,
 			"restart":       m.restart,
@@ -462,7 +463,11 @@ func (m *modelMachine) remember(k *modelKeyed, r modelReply) {
 	m.keyed = append(m.keyed, k)
 }
 
-func (m *modelMachine) grab(t *rapid.T, keyed bool) {
+func (m *modelMachine) grab(t *rapid.T, keyed bool) { m.grabOne(t, keyed, false) }
+
+// grabOne is a grab, with an honest proof when the goods asks one and
+// withProof is set.
+func (m *modelMachine) grabOne(t *rapid.T, keyed, withProof bool) {
 	g := rapid.IntRange(0, len(m.goods)-1).Draw(t, "goods")
 	u := rapid.IntRange(0, len(m.shoppers)-1).Draw(t, "shopper")
 	k := &modelKeyed{What: fmt.Sprintf("grab goods#%d by shopper#%d", g, u), Method: "POST",
@@ -474,7 +479,7 @@ func (m *modelMachine) grab(t *rapid.T, keyed bool) {
 	// A grab brings an honest proof when the goods asks one, or now and
 	// then none.
 	level := m.ref.Level(g)
-	proof := level == 0 || rapid.IntRange(0, 3).Draw(t, "proof") > 0
+	proof := level == 0 || withProof || rapid.IntRange(0, 3).Draw(t, "proof") > 0
 	if level > 0 && proof {
 		k.Pow = m.solve(t, g, u)
 		k.What += fmt.Sprintf(" with a proof of level %d", level)
@@ -769,14 +774,8 @@ func (m *modelMachine) switchOne(t *rapid.T) {
 		m.ref.Paused = rapid.Bool().Draw(t, "paused")
 		change = map[string]any{"sale_paused": m.ref.Paused}
 	case 1:
-		var floors []int
-		for _, f := range []int{0, 0, 1, 4, 6, 8, 10, 12, 16, 20, 24} {
-			if f <= m.bounds.Floor {
-				floors = append(floors, f)
-			}
-		}
-		m.ref.Floor = rapid.SampledFrom(floors).Draw(t, "floor")
-		change = map[string]any{"pow_floor_bits": m.ref.Floor}
+		m.setFloor(t)
+		return
 	default:
 		m.ref.ReadOnly = rapid.Bool().Draw(t, "read_only")
 		change = map[string]any{"merchant_read_only": m.ref.ReadOnly}
@@ -785,6 +784,30 @@ func (m *modelMachine) switchOne(t *rapid.T) {
 	m.logf(t, "switches %v: %s", change, r)
 	if sw := r.Switches; r.Status != 200 || sw.SalePaused != m.ref.Paused || sw.PowFloorBits != m.ref.Floor || sw.MerchantReadOnly != m.ref.ReadOnly {
 		m.fail(t, r.Raw, "switches %v: answered %s, paused %v, floor %d, read-only %v", change, r, sw.SalePaused, sw.PowFloorBits, sw.MerchantReadOnly)
+	}
+}
+
+// floor has the operator raise or lower the proof-of-work floor against
+// an attack, and a shopper grab at once with the honest proof of the
+// challenge then given: accepted at every floor.
+func (m *modelMachine) floor(t *rapid.T) {
+	m.setFloor(t)
+	m.grabOne(t, rapid.Bool().Draw(t, "keyed"), true)
+}
+
+// setFloor sets pow_floor_bits to a floor drawn up to the bound.
+func (m *modelMachine) setFloor(t *rapid.T) {
+	var floors []int
+	for _, f := range []int{0, 0, 1, 4, 6, 8, 10, 12, 16, 20, 24} {
+		if f <= m.bounds.Floor {
+			floors = append(floors, f)
+		}
+	}
+	m.ref.Floor = rapid.SampledFrom(floors).Draw(t, "floor")
+	r := m.send(t, "PUT", "/api/admin/switches", m.admin, "", map[string]any{"pow_floor_bits": m.ref.Floor})
+	m.logf(t, "pow_floor_bits %d: %s", m.ref.Floor, r)
+	if r.Status != 200 || r.Switches.PowFloorBits != m.ref.Floor {
+		m.fail(t, r.Raw, "pow_floor_bits %d: answered %s, floor %d", m.ref.Floor, r, r.Switches.PowFloorBits)
 	}
 }
 
@@ -866,6 +889,10 @@ func (m *modelMachine) flood(t *rapid.T) {
 	m.floods++
 	g := rapid.SampledFrom(asking).Draw(t, "goods")
 	u := rapid.IntRange(0, len(m.shoppers)-1).Draw(t, "shopper")
+	// Half a second into the next attack window, so the flood lands in
+	// one window however the wall clock stands: a replay counts the same.
+	now := m.a.Clock.Now()
+	m.a.Clock.Advance(now.Truncate(fair.PowWindow).Add(fair.PowWindow + 500*time.Millisecond).Sub(now))
 	for range modelFloodGrabs {
 		r := m.send(t, "POST", fmt.Sprintf("/api/goods/%d/grab", m.goods[g]), m.shoppers[u].Token, "", nil)
 		m.expect(t, fmt.Sprintf("shopper#%d's grab of goods#%d without a proof", u, g), r, refused(403, "pow_required"))
