@@ -14,7 +14,7 @@ import (
 // slotFormInput parses a posted slot form; what cannot be parsed becomes a field error.
 func slotFormInput(form views.SlotForm, tzOffset string) (goods.SlotInput, db.FieldErrors) {
 	errs := db.FieldErrors{}
-	in := goods.SlotInput{Title: form.Title}
+	in := goods.SlotInput{Title: form.Title, Rehearsal: form.Rehearsal}
 	off := tzOffsetMinutes(tzOffset)
 	if t, err := parseLocalTime(form.StartAt, off); err == nil {
 		in.StartAt = t

@@ -135,7 +135,7 @@ func (h *Goods) adminSlots(c *fiber.Ctx, status int, form views.SlotForm) error 
 }
 
 func slotFormOf(c *fiber.Ctx) views.SlotForm {
-	return views.SlotForm{Title: c.FormValue("title"), StartAt: c.FormValue("start_at"), EndAt: c.FormValue("end_at")}
+	return views.SlotForm{Title: c.FormValue("title"), StartAt: c.FormValue("start_at"), EndAt: c.FormValue("end_at"), Rehearsal: c.FormValue("rehearsal") != ""}
 }
 
 // formStatus is the status of a form page shown again with its problems:

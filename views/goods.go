@@ -46,6 +46,8 @@ type SlotForm struct {
 	// Fixed is a slot whose sale has started: its times are shown, not
 	// offered for editing (only the title can change).
 	Fixed *model.Slot
+	// Rehearsal: the new slot is a rehearsal (the create form only; a slot stays what it was made).
+	Rehearsal bool
 }
 
 // GoodsForm is the state of a goods form; prices are in yuan as typed ("49.99").

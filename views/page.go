@@ -68,6 +68,7 @@ const (
 	PlaceCheckout  = "checkout"   // the checkout's Pay form
 	PlaceGoodsEdit = "goods-edit" // a goods' edit form
 	PlaceSlotEdit  = "slot-edit"  // a slot's edit form
+	PlaceRehearsal = "rehearsal"  // a rehearsal slot's delete form
 	PlaceGoodsAdd  = "goods-add"  // a slot's add-goods form
 	PlaceWindow    = "window"     // a coupon's grab window form
 )

@@ -66,6 +66,7 @@ func (m *Main) goodsArea(gs *goods.Service) Area {
 				r.Staff.Get("/slots/:id/end", h.AdminEndSlotConfirm)
 				r.Staff.Post("/slots/:id/end", h.AdminEndSlotForm)
 				r.Staff.Post("/slots/:id/hidden", h.AdminHideSlotForm)
+				r.Staff.Post("/slots/:id/delete", h.AdminDeleteRehearsalForm) // a rehearsal only, its merchant's or an admin's
 			},
 		},
 		Tasks: []tasks.Area{&tasks.Goods{Store: gs, Log: m.Log}},

@@ -175,11 +175,13 @@ func TestRehearsalCountsNowhereAndIsDeleted(t *testing.T) {
 		t.Fatalf("the rehearsal slot's page does not say Rehearsal")
 	}
 
-	// DELETE: a real slot is refused and loses nothing; a merchant may not.
+	// DELETE: a real slot is refused and loses nothing; another merchant finds no such slot (its maker may, as an admin may).
 	realKeys, _ := a.goodsKeys(realG.ID)
 	realRows := a.storeRows(realG.ID)
 	a.wantError("DELETE", fmt.Sprintf("/api/admin/slots/%d", realSlot.ID), admin, nil, 409, "conflict")
-	a.wantError("DELETE", fmt.Sprintf("/api/admin/slots/%d", rehSlot.ID), merchant, nil, 403, "forbidden")
+	other, _ := a.newMerchant()
+	a.wantError("DELETE", fmt.Sprintf("/api/admin/slots/%d", rehSlot.ID), other, nil, 404, "not_found")
+	a.wantError("DELETE", fmt.Sprintf("/api/admin/slots/%d", rehSlot.ID), shopper, nil, 403, "forbidden")
 	if k, _ := a.goodsKeys(realG.ID); k != realKeys || k == 0 || a.storeRows(realG.ID) != realRows {
 		t.Fatalf("refused delete changed the real sale: keys %d→%d, rows %d→%d", realKeys, k, realRows, a.storeRows(realG.ID))
 	}

@@ -39,21 +39,32 @@ var rehearsalRows = []string{
 	`DELETE FROM slots WHERE id = ? AND rehearsal = 1`,
 }
 
+// rehearsalCoupons gives back the coupons spent on a rehearsal slot's
+// orders (the first argument is now, in unix ms; the second the slot):
+// unused again while valid, else expired, as a cancelled order's are
+// (coupon.Service.Release). A rehearsal is no sale, so what a shopper spent
+// on it is theirs again.
+const rehearsalCoupons = `UPDATE user_coupons
+	SET status = CASE WHEN valid_until_ms > ? THEN 'unused' ELSE 'expired' END, order_id = 0, used_ms = 0
+	WHERE status = 'used' AND order_id IN (SELECT o.id FROM orders o JOIN goods g ON g.id = o.goods_id WHERE g.slot_id = ?)`
+
 // DeleteRehearsal removes a rehearsal slot and everything it made: its
 // goods, their orders and all else the store holds of them, their Redis
 // keys (every bucket's, the waiting room's and the proofs of work under the
-// goods' hash tags) and the slot's scheduled stock sync. Only an admin may;
-// a real slot is refused (ECONFLICT), its sale left as it is.
+// goods' hash tags) and the slot's scheduled stock sync; the coupons spent
+// on its orders are given back (rehearsalCoupons). The merchant who made it
+// may, and an admin; another merchant finds no such slot (ENOTFOUND). A
+// real slot is refused (ECONFLICT), its sale left as it is.
 //
 // The store goes first, so nothing loads the goods into Redis again (the
 // preheat reads the store) and a flush still holding a batch of them fails
 // on the goods gone; then Redis, where grabs find the goods unknown.
 func (s *Service) DeleteRehearsal(ctx context.Context, by model.Claims, id int64) (err error) {
 	defer s.announce(ctx, &err)
-	if by.Role != model.RoleAdmin {
+	if !by.Staff() {
 		return db.ErrForbidden
 	}
-	sl, err := s.Slot(ctx, id)
+	sl, err := s.OwnedSlot(ctx, by, id)
 	if err != nil {
 		return err
 	}
@@ -69,6 +80,9 @@ func (s *Service) DeleteRehearsal(ctx context.Context, by model.Claims, id int64
 	}
 	var gone int64
 	err = s.SQL.Tx(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, rehearsalCoupons, s.Now().UnixMilli(), id); err != nil {
+			return fmt.Errorf("give back the coupons of rehearsal slot %d: %w", id, err)
+		}
 		for _, q := range rehearsalRows {
 			res, err := tx.ExecContext(ctx, q, id)
 			if err != nil {
