@@ -103,6 +103,13 @@ func Of(ctx context.Context) Lang {
 	return En
 }
 
+// Given is the language ctx carries outright, without finding one it
+// carries to be found (WithLazy): for what must not start a look-up.
+func Given(ctx context.Context) (Lang, bool) {
+	l, ok := ctx.Value(langKey{}).(Lang)
+	return l, ok
+}
+
 // T is msg in ctx's language.
 func T(ctx context.Context, msg string) string { return Of(ctx).T(msg) }
 
