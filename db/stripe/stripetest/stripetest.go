@@ -146,20 +146,21 @@ func StartListing(t testing.TB) (string, *Listing) {
 	if err != nil {
 		t.Fatalf("STRIPE_MOCK_URL %q: %v", u, err)
 	}
-	proxy := httputil.NewSingleHostReverseProxy(base)
-	direct := proxy.Director
-	proxy.Director = func(r *http.Request) {
-		direct(r)
-		if r.Method != http.MethodPost || r.URL.Path != "/v1/payment_intents" || r.Body == nil {
-			return
-		}
-		b, err := io.ReadAll(r.Body)
-		r.Body = io.NopCloser(bytes.NewReader(b))
-		if f, perr := url.ParseQuery(string(b)); err == nil && perr == nil && f.Get("confirm") == "true" && f.Get("payment_method_data[type]") == "wechat_pay" {
-			r.Header.Set(wechatHeader, "1")
-		}
+	proxy := &httputil.ReverseProxy{
+		Rewrite: func(pr *httputil.ProxyRequest) {
+			pr.SetURL(base)
+			r := pr.Out
+			if r.Method != http.MethodPost || r.URL.Path != "/v1/payment_intents" || r.Body == nil {
+				return
+			}
+			b, err := io.ReadAll(r.Body)
+			r.Body = io.NopCloser(bytes.NewReader(b))
+			if f, perr := url.ParseQuery(string(b)); err == nil && perr == nil && f.Get("confirm") == "true" && f.Get("payment_method_data[type]") == "wechat_pay" {
+				r.Header.Set(wechatHeader, "1")
+			}
+		},
+		ModifyResponse: fillWeChatQR,
 	}
-	proxy.ModifyResponse = fillWeChatQR
 	listing := &Listing{}
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !listing.answer(w, r) {
@@ -202,7 +203,7 @@ func fillWeChatQR(res *http.Response) error {
 }
 
 // wechatHeader marks, on its way to stripe-mock, a request creating a
-// confirmed WeChat Pay PaymentIntent (set by the front's Director).
+// confirmed WeChat Pay PaymentIntent (set by the front's Rewrite).
 const wechatHeader = "X-Stripetest-Wechat-Qr"
 
 // QRDataURL is the PNG data URL the front answers as the QR code of data:
