@@ -122,13 +122,17 @@ func (r *Revocations) RevokeUser(ctx context.Context, userID int64, at time.Time
 // Start loads the record and follows new revocations until Close. It returns
 // once subscribed and loaded, so nothing revoked afterwards is missed.
 func (r *Revocations) Start(ctx context.Context) error {
-	r.pubsub = r.rdb.Subscribe(ctx, revocationChannelOf(r.rdb))
-	if _, err := r.pubsub.Receive(ctx); err != nil {
-		r.pubsub.Close()
+	// Set only once started, so a Close after a failed Start (a process
+	// whose opening timed out) finds nothing to stop.
+	pubsub := r.rdb.Subscribe(ctx, revocationChannelOf(r.rdb))
+	if _, err := pubsub.Receive(ctx); err != nil {
+		pubsub.Close()
 		return fmt.Errorf("subscribe to revocations: %w", err)
 	}
+	r.pubsub = pubsub
 	if err := r.Load(ctx); err != nil {
-		r.pubsub.Close()
+		pubsub.Close()
+		r.pubsub = nil
 		return err
 	}
 	r.stop, r.done = make(chan struct{}), make(chan struct{})

@@ -134,3 +134,16 @@ func TestRevocationsRefreshBackstop(t *testing.T) {
 	}
 	waitRevoked(t, r, c, "a revocation with no message")
 }
+
+// A Close after a Start that failed (a process whose opening timed out
+// closes what it opened) does nothing, and does not panic.
+func TestRevocationsCloseAfterFailedStart(t *testing.T) {
+	rdb := dbtest.Redis(t).Client
+	r := account.NewRevocations(rdb, time.Hour)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := r.Start(ctx); err == nil {
+		t.Fatal("Start on a cancelled context succeeded")
+	}
+	r.Close()
+}

@@ -227,9 +227,11 @@ func mustPrepare(typ int, data []byte) *websocket.PreparedMessage {
 func (h *Hub) Start(ctx context.Context) error {
 	h.broadcast = live.ChannelOf(h.Redis)
 	h.buckets = newBuckets(h)
-	h.pubsub = h.Redis.Subscribe(ctx, h.broadcast)
-	if _, err := h.pubsub.Receive(ctx); err != nil {
-		h.pubsub.Close()
+	// h.pubsub is set only once the rest has started, so a Close after a
+	// failed Start (a process whose opening timed out) finds nothing to stop.
+	pubsub := h.Redis.Subscribe(ctx, h.broadcast)
+	if _, err := pubsub.Receive(ctx); err != nil {
+		pubsub.Close()
 		return err
 	}
 	var err error
@@ -237,9 +239,10 @@ func (h *Hub) Start(ctx context.Context) error {
 		for h.readOne(c, time.Time{}) {
 		}
 	}); err != nil {
-		h.pubsub.Close()
+		pubsub.Close()
 		return err
 	}
+	h.pubsub = pubsub
 	for i := 0; i < writers; i++ {
 		h.workers.Add(1)
 		go h.writeWorker()

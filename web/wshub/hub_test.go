@@ -336,3 +336,15 @@ func TestHelloFirstAndBroadcastToAll(t *testing.T) {
 		}
 	}
 }
+
+// A Close after a Start that failed (a process whose opening timed out
+// closes what it opened) does nothing, and does not panic.
+func TestCloseAfterFailedStart(t *testing.T) {
+	h := wshub.New(wshub.Config{Redis: dbtest.Redis(t).Client, Tokens: &tokens{ended: map[string]bool{}}})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := h.Start(ctx); err == nil {
+		t.Fatal("Start on a cancelled context succeeded")
+	}
+	h.Close()
+}
