@@ -529,7 +529,12 @@ func (m *modelMachine) retry(t *rapid.T) {
 	if len(m.keyed) == 0 {
 		t.Skip("no keyed write yet")
 	}
-	k := m.keyed[rapid.IntRange(0, len(m.keyed)-1).Draw(t, "keyed")]
+	m.retryOf(t, m.keyed[rapid.IntRange(0, len(m.keyed)-1).Draw(t, "keyed")])
+}
+
+// retryOf sends the keyed write k again, exactly, and checks it answers
+// as it did the first time.
+func (m *modelMachine) retryOf(t *rapid.T, k *modelKeyed) {
 	r := m.sendPow(t, k.Method, k.Path, k.Token, k.Key, k.Pow, k.Body)
 	what := "retry of " + k.What
 	m.logf(t, "%s (first %s): %s", what, k.First, r)
@@ -566,6 +571,7 @@ func (m *modelMachine) orderWrite(t *rapid.T, op string, step func(*modelOrder, 
 	m.expect(t, k.What, r, want)
 	m.sameOrder(t, k.What, r, o)
 	m.remember(k, r)
+	m.lost(t, k)
 }
 
 // sameOrder checks that a successful answer carries the order asked about,
@@ -617,6 +623,15 @@ func (m *modelMachine) deskRefund(t *rapid.T) {
 	m.expect(t, k.What, r, want)
 	m.sameOrder(t, k.What, r, o)
 	m.remember(k, r)
+	m.lost(t, k)
+}
+
+// lost has the client of a keyed write lose its first answer now and then
+// and retry at once, as a shopper or a desk clerk after a timeout does.
+func (m *modelMachine) lost(t *rapid.T, k *modelKeyed) {
+	if k.Key != "" && len(m.keyed) > 0 && m.keyed[len(m.keyed)-1] == k && rapid.Bool().Draw(t, "answer_lost") {
+		m.retryOf(t, k)
+	}
 }
 
 // intrude has another shopper read or write someone's order: not found,
