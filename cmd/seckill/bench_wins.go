@@ -119,7 +119,13 @@ func (t *benchTarget) grabScriptOp(id int64) bench.Op {
 		if err != nil {
 			return "transport"
 		}
-		code, _, _ := strings.Cut(res, ":") // the status word: "ok:<remaining>:<slot>:<record>", "sold_out", ...
+		// A word the whole call gets (not_loaded, moved, ...), or the
+		// bucket's "remaining:slot:version" and then the grab's answer on
+		// the next line: "ok:<record>", "sold_out", ...
+		if _, answer, ok := strings.Cut(res, "\n"); ok {
+			res = answer
+		}
+		code, _, _ := strings.Cut(res, ":")
 		return code
 	}
 }
