@@ -91,13 +91,14 @@ func TestDeskBrowser(t *testing.T) {
 			if rows != 2 {
 				t.Fatalf("search by username lists %d orders, want carol's 2", rows)
 			}
-			// The export beside the filters downloads what they show: carol's two orders.
+			// The export beside the filters downloads what they show: carol's two
+			// orders, in the reader's form (headers in words, the browser's zone).
 			var csv string
 			browse(t, ctx, "the desk's export", chromedp.WaitVisible(`[data-testid=desk-csv]`),
 				chromedp.Evaluate(`fetch(document.querySelector("[data-testid=desk-csv]").href).then(r => r.text())`, &csv,
 					func(p *runtime.EvaluateParams) *runtime.EvaluateParams { return p.WithAwaitPromise(true) }))
 			lines := strings.Split(strings.TrimSpace(csv), "\n")
-			if len(lines) != 3 || !strings.HasPrefix(lines[0], "number,") || !strings.Contains(csv, "\n"+number+",") || !strings.Contains(csv, g.Title) {
+			if len(lines) != 3 || !strings.HasPrefix(lines[0], "Order number,") || !strings.Contains(csv, "\n"+number+",") || !strings.Contains(csv, g.Title) {
 				t.Fatalf("the desk's export of carol's search:\n%s", csv)
 			}
 			noWiderThanViewport(t, ctx, "the desk")
