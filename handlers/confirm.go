@@ -81,6 +81,17 @@ func (h *Site) orderForm(c *fiber.Ctx, act func(ctx context.Context, userID, ord
 // JavaScript (coupon: the user coupon's ID, 0 for none) and ends on the
 // receipt: POST /orders/{id}/pay.
 func (h *Checkout) PayForm(c *fiber.Ctx) error {
+	return checkoutForm(c, receiptPath, func(ctx context.Context, user, id, coupon int64) error {
+		_, err := h.Checkout.Pay(ctx, user, id, coupon)
+		return err
+	})
+}
+
+// checkoutForm runs one checkout form's act on the caller's order with the
+// coupon the form picked (its user coupon's ID, 0 for none), then goes to
+// next(id); a refusal, or a coupon that is no number, goes back to the
+// checkout with its note.
+func checkoutForm(c *fiber.Ctx, next func(id int64) string, act func(ctx context.Context, user, id, coupon int64) error) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -89,13 +100,13 @@ func (h *Checkout) PayForm(c *fiber.Ctx) error {
 	if perr != nil || coupon < 0 {
 		return redirectWithNote(c, checkoutPath(id), views.FlashError, views.PlaceCheckout, "Pick a coupon from the list, or none.")
 	}
-	if _, err := h.Checkout.Pay(c.UserContext(), cl.UserID, id, coupon); err != nil {
+	if err := act(c.UserContext(), cl.UserID, id, coupon); err != nil {
 		if _, shown := refusal(err); !shown {
 			return err
 		}
 		return redirectWithNote(c, checkoutPath(id), views.FlashError, views.PlaceCheckout, db.ErrorMessage(err))
 	}
-	return c.Redirect(receiptPath(id), fiber.StatusSeeOther)
+	return c.Redirect(next(id), fiber.StatusSeeOther)
 }
 
 // ReceiptPage is a paid order's receipt: GET /orders/{id}/receipt. An order

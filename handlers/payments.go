@@ -1,12 +1,11 @@
 package handlers
 
 import (
-	"strconv"
+	"context"
 
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/views"
 )
 
 // checkoutBody is the body of a checkout at the payment provider.
@@ -54,21 +53,10 @@ func (h *Checkout) ProviderCheckout(c *fiber.Ctx) error {
 // QR code. (The page's form-action policy keeps a form from redirecting to
 // another site, so the link is followed by the shopper.) POST /orders/{id}/checkout.
 func (h *Checkout) ProviderCheckoutForm(c *fiber.Ctx) error {
-	cl, id, err := callerAndID(c)
-	if err != nil {
+	return checkoutForm(c, checkoutPath, func(ctx context.Context, user, id, coupon int64) error {
+		_, err := h.Checkout.Checkout(ctx, user, id, c.FormValue("method"), coupon, c.BaseURL())
 		return err
-	}
-	coupon, perr := strconv.ParseInt(c.FormValue("coupon", "0"), 10, 64)
-	if perr != nil || coupon < 0 {
-		return redirectWithNote(c, checkoutPath(id), views.FlashError, views.PlaceCheckout, "Pick a coupon from the list, or none.")
-	}
-	if _, err := h.Checkout.Checkout(c.UserContext(), cl.UserID, id, c.FormValue("method"), coupon, c.BaseURL()); err != nil {
-		if _, shown := refusal(err); !shown {
-			return err
-		}
-		return redirectWithNote(c, checkoutPath(id), views.FlashError, views.PlaceCheckout, db.ErrorMessage(err))
-	}
-	return c.Redirect(checkoutPath(id), fiber.StatusSeeOther)
+	})
 }
 
 // StripeWebhook takes the payment provider's signed webhook:
