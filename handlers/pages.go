@@ -7,6 +7,7 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/utils"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/views"
 	"github.com/seckill/seckill/views/i18n"
@@ -87,12 +88,16 @@ func (h *Site) sharedPage(c *fiber.Ctx, name, version string, make func(p views.
 		}
 		return sendPrivate(c, fiber.StatusOK, typeHTML, body)
 	}
-	lang := string(i18n.Of(c.UserContext()))
-	key := "page:" + name + "|" + lang + "|" + c.Path()
+	// The document's name and version are put together on the stack (docs.get keeps its own copies).
+	var buf [256]byte
+	b := append(append(append(append(buf[:0], "page:"...), name...), '|'), i18n.Of(c.UserContext())...)
+	b = append(append(b, '|'), c.Path()...)
 	if signedIn {
-		key += "|" + cl.Role
+		b = append(append(b, '|'), cl.Role...)
 	}
-	d, err := h.docs.get(key, version+"|"+h.switchesKey(), typeHTML, func() ([]byte, error) {
+	key := len(b)
+	b = append(append(append(b, version...), '|'), h.switchesKey()...)
+	d, err := h.docs.get(utils.UnsafeString(b[:key]), utils.UnsafeString(b[key:]), typeHTML, func() ([]byte, error) {
 		p := h.page(c, "")
 		if signedIn {
 			p.User = &views.PageUser{Username: markUser, Role: cl.Role}

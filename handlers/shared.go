@@ -79,7 +79,8 @@ type docSlot struct {
 const docsMax = 8192
 
 // get is the document of name at version, rendered by make when the one held
-// is of another version.
+// is of another version. Name and version may alias a caller's buffer: what
+// is kept is copied.
 func (d *docs) get(name, version, ctype string, make func() ([]byte, error)) (*doc, error) {
 	d.mu.Lock()
 	if d.m == nil {
@@ -91,7 +92,7 @@ func (d *docs) get(name, version, ctype string, make func() ([]byte, error)) (*d
 			clear(d.m)
 		}
 		slot = &docSlot{}
-		d.m[name] = slot
+		d.m[strings.Clone(name)] = slot
 	}
 	d.mu.Unlock()
 	if held := slot.doc.Load(); held != nil && held.version == version {
@@ -106,7 +107,7 @@ func (d *docs) get(name, version, ctype string, make func() ([]byte, error)) (*d
 	if err != nil {
 		return nil, err
 	}
-	made := newDoc(version, ctype, body)
+	made := newDoc(strings.Clone(version), ctype, body)
 	slot.doc.Store(made)
 	return made, nil
 }

@@ -47,6 +47,9 @@ func BenchmarkReadsHandler(b *testing.B) {
 		{"static", static.URL("app.css"), "", ""},
 		{"304", goodsJSON, etag(goodsJSON), ""},
 		{"goods-json-signed", goodsJSON, "", alice},
+		{"front-signed", "/", "", alice},
+		{"goods-page-signed", fmt.Sprintf("/goods/%d", g.ID), "", alice},
+		{"304-signed", goodsJSON, etag(goodsJSON), alice},
 	}
 	for _, rd := range reads {
 		b.Run(rd.name, func(b *testing.B) {

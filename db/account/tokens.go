@@ -29,6 +29,12 @@ type Tokens struct {
 	verified sync.Map // token → model.Claims
 	cached   atomic.Int64
 
+	// csrf remembers each session's CSRF token, which every page of a
+	// signed-in reader carries: an HMAC of the session ID alone, so the
+	// same for every use (emptied at verifiedCap, like verified).
+	csrf       sync.Map // session ID → its CSRF token
+	csrfCached atomic.Int64
+
 	// Revocations, when set, refuses tokens of ended sessions; it is
 	// consulted on every use, cached or not, and costs no look-up.
 	Revocations *Revocations
@@ -104,7 +110,18 @@ func (t *Tokens) live(c model.Claims) (model.Claims, error) {
 
 // CSRF returns the anti-forgery token of the session: pages of a logged-in
 // user carry it, and cookie-authenticated writes must send it back.
-func (t *Tokens) CSRF(c model.Claims) string { return t.MAC("csrf:" + c.SessionID) }
+func (t *Tokens) CSRF(c model.Claims) string {
+	if v, ok := t.csrf.Load(c.SessionID); ok {
+		return v.(string)
+	}
+	token := t.MAC("csrf:" + c.SessionID)
+	if t.csrfCached.Add(1) > verifiedCap {
+		t.csrf.Clear()
+		t.csrfCached.Store(1)
+	}
+	t.csrf.Store(c.SessionID, token)
+	return token
+}
 
 // newSessionID returns a random session ID (128 bits, URL-safe).
 func newSessionID() string {

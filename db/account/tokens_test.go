@@ -3,6 +3,7 @@ package account
 import (
 	"encoding/base64"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -133,5 +134,29 @@ func TestTokensRevoked(t *testing.T) {
 	now = now.Add(time.Second)
 	if _, err := tk.Verify(tk.Sign(&model.User{ID: 7, Username: "ann"})); err != nil {
 		t.Fatalf("session issued after the password change: %v", err)
+	}
+}
+
+// A session's CSRF token is remembered, never another's: each call, cached
+// or not, is the MAC of its own session, and the memory stays bounded.
+func TestTokensCSRFCache(t *testing.T) {
+	tk := NewTokens([]byte("0123456789abcdef0123"), time.Hour)
+	a := model.Claims{UserID: 7, Username: "ann", SessionID: "session-a"}
+	b := model.Claims{UserID: 7, Username: "ann", SessionID: "session-b"}
+	for i := 0; i < 2; i++ { // the second round answers from memory
+		for _, c := range []model.Claims{a, b} {
+			if got, want := tk.CSRF(c), tk.MAC("csrf:"+c.SessionID); got != want {
+				t.Fatalf("round %d, %s: CSRF %q, want %q", i, c.SessionID, got, want)
+			}
+		}
+	}
+	for i := 0; i < verifiedCap+10; i++ {
+		tk.CSRF(model.Claims{SessionID: strconv.Itoa(i)})
+	}
+	if n := tk.csrfCached.Load(); n > verifiedCap {
+		t.Fatalf("CSRF cache holds %d entries, cap %d", n, verifiedCap)
+	}
+	if got, want := tk.CSRF(a), tk.MAC("csrf:"+a.SessionID); got != want {
+		t.Fatalf("after overflow: %q, want %q", got, want)
 	}
 }

@@ -82,13 +82,23 @@ func With(ctx context.Context, l Lang) context.Context { return context.WithValu
 // called at most once and only when something asks (an answer with no
 // words never pays for the look-up).
 func WithLazy(ctx context.Context, find func() Lang) context.Context {
-	return context.WithValue(ctx, langKey{}, &lazyLang{find: find})
+	return &lazyLang{Context: ctx, find: find}
 }
 
+// lazyLang is a context carrying a language yet to be found: one value, so
+// one allocation a request (every signed-in one makes it).
 type lazyLang struct {
+	context.Context
 	once sync.Once
 	find func() Lang
 	l    Lang
+}
+
+func (l *lazyLang) Value(key any) any {
+	if key == (langKey{}) {
+		return l
+	}
+	return l.Context.Value(key)
 }
 
 // Of is the language ctx carries: English when none.
