@@ -175,12 +175,20 @@ func (c *claimer) release(ctx context.Context, idx int, owner string) error {
 }
 
 // Redis opens a Redis for this test alone and closes it when the test ends.
+// Its commands wait for a free connection as long as the test may run (a
+// race of thousands on a busy machine queues for the pool; a wait is no
+// failure here, as it would be for a grab in production).
 // In a test (not a benchmark, which measures the client as it runs in
 // production) its client refuses a command whose keys lie in two cluster
 // slots and fails the test, on every kind of Redis.
 func Redis(t testing.TB) *rdb.Redis {
 	t.Helper()
-	r, err := rdb.Open(context.Background(), RedisURL(t))
+	// A test's commands may wait for a connection as long as the test may run.
+	patience := claimTTL
+	if d, ok := deadline(t); ok {
+		patience = time.Until(d)
+	}
+	r, err := rdb.Open(context.Background(), RedisURL(t), rdb.PoolTimeout(patience))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,10 +34,28 @@ type Redis struct {
 // poolSize is how many connections a client keeps to each server.
 const poolSize = 64
 
+// An Option changes how Open's clients behave.
+type Option func(*openOptions)
+
+type openOptions struct {
+	poolTimeout time.Duration // 0: go-redis's (the read timeout and a second)
+}
+
+// PoolTimeout is how long a command waits for a free connection of the
+// pool before it fails. The default fails a command soon under a spike;
+// a test that releases thousands of commands at once on a busy machine
+// gives its own patience (db/dbtest: until the test's deadline), so the
+// wait is not a wall-clock window the test can miss.
+func PoolTimeout(d time.Duration) Option { return func(o *openOptions) { o.poolTimeout = d } }
+
 // Open connects to url, or starts an embedded in-memory Redis when url is
 // empty. A URL listing several hosts (redis://h1:7000,h2:7001,h3:7002), or
 // one host of a server that runs in cluster mode, opens a Redis Cluster client.
-func Open(ctx context.Context, url string) (*Redis, error) {
+func Open(ctx context.Context, url string, options ...Option) (*Redis, error) {
+	var oo openOptions
+	for _, o := range options {
+		o(&oo)
+	}
 	r := &Redis{URL: url}
 	if url == "" {
 		m := miniredis.NewMiniRedis()
@@ -55,6 +73,9 @@ func Open(ctx context.Context, url string) (*Redis, error) {
 	}
 	if opt != nil {
 		opt.PoolSize = poolSize
+		if oo.poolTimeout > 0 {
+			opt.PoolTimeout = oo.poolTimeout
+		}
 		r.Client = redis.NewClient(opt)
 		err := r.Client.Ping(ctx).Err()
 		if err != nil && strings.Contains(err.Error(), "not allowed in cluster mode") {
@@ -76,6 +97,9 @@ func Open(ctx context.Context, url string) (*Redis, error) {
 	}
 	copt.PoolSize = poolSize
 	failFast(copt)
+	if oo.poolTimeout > 0 {
+		copt.PoolTimeout = oo.poolTimeout
+	}
 	cc := redis.NewClusterClient(copt)
 	// On each node's client, so every attempt go-redis makes (it tries a
 	// failed command again, MaxRedirects times) may find the new map.
