@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -218,9 +219,22 @@ func orderBatchPlace(name string) int {
 	panic("orderBatchTable has no column " + name)
 }
 
-// orderSet is what a newer record of an order sets in the store.
-const orderSet = `status = b.status, failure = b.failure, updated_ms = b.updated_ms, version = b.version,
-	discount_cents = b.discount_cents, paid_cents = b.paid_cents, user_coupon_id = b.user_coupon_id, paid_at_ms = b.paid_at_ms, refunded_ms = b.refunded_ms`
+// orderSetColumns are what a newer record of an order sets in the store;
+// orderSet sets them from the staged batch b.
+var (
+	orderSetColumns = []string{"status", "failure", "updated_ms", "version",
+		"discount_cents", "paid_cents", "user_coupon_id", "paid_at_ms", "refunded_ms"}
+	orderSet = setColumns(func(c string) string { return "b." + c })
+)
+
+// setColumns is the SET list of orderSetColumns, each from value(column).
+func setColumns(value func(column string) string) string {
+	set := make([]string, len(orderSetColumns))
+	for i, c := range orderSetColumns {
+		set[i] = c + " = " + value(c)
+	}
+	return strings.Join(set, ", ")
+}
 
 // SQL pieces of the apply: a row of table t that is the staged order b (the
 // same ID, user, unit and grab time; its state may differ), and live states.
@@ -270,6 +284,18 @@ var (
 		ORDER BY b.pos
 		ON CONFLICT DO NOTHING
 		RETURNING id, unit, reason`
+	// The live orders of the store holding a unit a new order of the batch
+	// was refused: each may have ended in Redis, its end still queued in
+	// another bucket's lane (the unit was given back there and sold again
+	// from this one).
+	findHolders = `SELECT DISTINCT o.id, o.user_id, o.unit, o.created_ms, o.version FROM order_batch AS b
+		JOIN orders AS o ON o.goods_id = b.goods_id AND o.unit = b.unit AND o.id <> b.id AND o.status IN ` + liveState + `
+		WHERE b.status IN ` + liveState + ` AND NOT EXISTS (SELECT 1 FROM orders AS x WHERE x.id = b.id)
+			AND NOT EXISTS (SELECT 1 FROM order_conflicts AS c WHERE c.id = b.id)`
+	// A holder's end, from Redis, ahead of its own lane; that lane's record
+	// then changes nothing (its version is not newer).
+	releaseHolder = `UPDATE orders SET ` + setColumns(func(string) string { return "?" }) + `
+		WHERE id = ? AND user_id = ? AND unit = ? AND created_ms = ? AND version < ? AND status IN ` + liveState
 	// A revival the unit guard refused.
 	recordRefusedRevival = `INSERT INTO order_conflicts (` + orderTableColumns + `, reason, detected_ms)
 		SELECT ` + orderTableColumns + `, '` + ConflictUnitTaken + `', ? FROM order_batch AS b WHERE b.pos = ?
@@ -323,11 +349,25 @@ func (s *Ledger) applyOrders(ctx context.Context, goodsID int64, ended *endedOrd
 				applied += n
 			}
 		}
-		res, err := tx.ExecContext(ctx, insertOrders)
+		n, err := insert(ctx, tx, goodsID)
 		if err != nil {
-			return fmt.Errorf("insert orders of goods %d: %w", goodsID, err)
+			return err
 		}
-		n, _ := res.RowsAffected()
+		if applied+n < int64(len(rows)) {
+			// A refused order may meet a holder whose end is still queued
+			// in another lane: that end is applied first, and the order again.
+			released, err := s.releaseHolders(ctx, tx, goodsID)
+			if err != nil {
+				return err
+			}
+			if released > 0 {
+				more, err := insert(ctx, tx, goodsID)
+				if err != nil {
+					return err
+				}
+				n += more
+			}
+		}
 		if applied+n == int64(len(rows)) {
 			return nil
 		}
@@ -346,6 +386,86 @@ func (s *Ledger) applyOrders(ctx context.Context, goodsID int64, ended *endedOrd
 		}
 		return refused.Err()
 	}
+}
+
+// insert runs insertOrders and answers how many orders it inserted.
+func insert(ctx context.Context, tx *sql.Tx, goodsID int64) (int64, error) {
+	res, err := tx.ExecContext(ctx, insertOrders)
+	if err != nil {
+		return 0, fmt.Errorf("insert orders of goods %d: %w", goodsID, err)
+	}
+	n, _ := res.RowsAffected()
+	return n, nil
+}
+
+// releaseHolders brings to the store the end of each live order holding a
+// unit the batch's new orders were refused, where Redis has it ended: the
+// unit was given back in the holder's bucket and sold again from another,
+// and the holder's lane has not flushed its end yet. Applying that end
+// first (at Redis's newer version; the lane's own record is then a no-op)
+// is where applying the lanes in Redis's order would leave the store, so the
+// new order is kept and never voided for a sale Redis made once. A holder
+// Redis still has live, or has lost, stays: that order was sold twice. It
+// answers how many holders it released.
+func (s *Ledger) releaseHolders(ctx context.Context, tx *sql.Tx, goodsID int64) (int, error) {
+	rows, err := tx.QueryContext(ctx, findHolders)
+	if err != nil {
+		return 0, fmt.Errorf("find the holders of refused units of goods %d: %w", goodsID, err)
+	}
+	type holder struct{ id, user, unit, created, version int64 }
+	var hs []holder
+	for rows.Next() {
+		var h holder
+		if err := rows.Scan(&h.id, &h.user, &h.unit, &h.created, &h.version); err != nil {
+			rows.Close()
+			return 0, err
+		}
+		hs = append(hs, h)
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return 0, err
+	}
+	released := 0
+	for _, h := range hs {
+		_, seq, ok := sale.SplitOrderID(h.id)
+		if !ok {
+			continue
+		}
+		b, err := s.orderBucket(ctx, goodsID, seq)
+		if err != nil {
+			return released, err
+		}
+		rec, err := s.Redis.HGet(ctx, sale.OrdersKey(b), strconv.FormatInt(seq, 10)).Result()
+		if errors.Is(err, redis.Nil) {
+			continue
+		} else if err != nil {
+			return released, fmt.Errorf("read order %d: %w", h.id, err)
+		}
+		o, err := sale.ParseOrderRecord(goodsID, rec)
+		if err != nil {
+			return released, err
+		}
+		if o.UserID != h.user || o.Unit != h.unit || o.CreatedAt.UnixMilli() != h.created || o.Version <= h.version ||
+			o.Status == model.OrderUnpaid || o.Status == model.OrderPaid {
+			continue
+		}
+		st := stagedOrder{Order: o}
+		args := make([]any, 0, len(orderSetColumns)+5)
+		for _, c := range orderSetColumns {
+			args = append(args, orderBatchTable[orderBatchPlace(c)].value(&st))
+		}
+		args = append(args, h.id, h.user, h.unit, h.created, o.Version)
+		res, err := tx.ExecContext(ctx, releaseHolder, args...)
+		if err != nil {
+			return released, fmt.Errorf("release order %d: %w", h.id, err)
+		}
+		if n, _ := res.RowsAffected(); n == 1 {
+			released++
+		}
+	}
+	return released, nil
 }
 
 // orderBatch reads a batch's records into staged rows: one per order (an
