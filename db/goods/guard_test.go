@@ -1,18 +1,12 @@
 package goods_test
 
 import (
-	"encoding/json"
-	"fmt"
 	"slices"
-	"strings"
 	"testing"
-	"time"
-
-	"github.com/seckill/seckill/db/goods/sale"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods/orders"
-	"github.com/seckill/seckill/db/live"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
@@ -81,51 +75,6 @@ func (e *goodsEnv) liveUnits(goodsID int64) map[int64]int64 {
 	return out
 }
 
-// userEvents collects the order events published to one user's topic.
-type userEvents struct {
-	ch <-chan string
-}
-
-func (e *goodsEnv) watchUser(userID int64) *userEvents {
-	e.T.Helper()
-	sub, err := live.Subscribe(e.Ctx, e.S.Redis, live.TopicUser(userID)) // subscribed before anything is published
-	if err != nil {
-		e.T.Fatal(err)
-	}
-	e.T.Cleanup(func() { sub.Close() })
-	topic := live.TopicUser(userID)
-	ch := make(chan string, 64)
-	go func() {
-		for m := range sub.Channel() {
-			if msg, err := live.Decode(m.Payload); err == nil && msg.Topic == topic {
-				ch <- string(msg.Event)
-			}
-		}
-	}()
-	return &userEvents{ch: ch}
-}
-
-// waitOrder returns the first order event about orderID that match accepts.
-// The deadline is only a bound on a broken run: the event is published as
-// the flush voids the order, before this is called.
-func (u *userEvents) waitOrder(t *testing.T, orderID int64, match func(*model.Order) bool) *model.Order {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	var seen []string
-	for {
-		select {
-		case ev := <-u.ch:
-			var oe sale.OrderEvent
-			if err := json.Unmarshal([]byte(ev), &oe); err == nil && oe.Type == "order" && oe.Order != nil && oe.Order.ID == orderID && match(oe.Order) {
-				return oe.Order
-			}
-			seen = append(seen, ev)
-		case <-deadline:
-			t.Fatalf("the user was never told about order %d; events seen: %v", orderID, seen)
-		}
-	}
-}
-
 // Redis restored from an old snapshot sells unit 1 of stock 3 a second
 // time, to user 4, who may pay before the flush. The durable guard refuses
 // the duplicate; whether it was paid or not it ends failed in Redis and in
@@ -144,7 +93,7 @@ func TestStaleRestoreDuplicateFails(t *testing.T) {
 			e := newGoodsEnv(t)
 			sale := e.staleSale()
 			g := sale.g
-			events := e.watchUser(4)
+			events := e.WatchUser(4)
 			dup := e.Grab(4, g.ID)
 			if dup.Unit != sale.orders[2].Unit {
 				t.Fatalf("the restore did not sell unit %d again: the duplicate took unit %d", sale.orders[2].Unit, dup.Unit)
@@ -190,7 +139,7 @@ func TestStaleRestoreDuplicateFails(t *testing.T) {
 				t.Fatalf("user 4's orders: %+v %v", mine, err)
 			}
 			// The owner was told, never silently.
-			events.waitOrder(t, dup.ID, func(o *model.Order) bool { return o.Status == model.OrderFailed && o.Failure == tc.failure })
+			events.WaitOrder(t, dup.ID, func(o *model.Order) bool { return o.Status == model.OrderFailed && o.Failure == tc.failure })
 			_, err = e.S.PayOrder(e.Ctx, 4, dup.ID)
 			wantCode(t, "paying the failed duplicate", err, db.EEXPIRED)
 			// The orders that came first are untouched.
@@ -239,7 +188,7 @@ func testPaidConflictOutsideRedisFails(t *testing.T, k int) {
 		id, g.ID, now, now+1, now, orders.ConflictUnitTaken, now); err != nil {
 		t.Fatal(err)
 	}
-	events := e.watchUser(9)
+	events := e.WatchUser(9)
 	e.Flush()
 	var status, failure string
 	var handled bool
@@ -247,7 +196,7 @@ func testPaidConflictOutsideRedisFails(t *testing.T, k int) {
 	if status != model.OrderFailed || failure != model.FailureRefundDue || !handled {
 		t.Fatalf("the conflict row is %q %q handled=%v, want failed, refund_due, handled", status, failure, handled)
 	}
-	events.waitOrder(t, id, func(o *model.Order) bool { return o.Status == model.OrderFailed && o.Failure == model.FailureRefundDue })
+	events.WaitOrder(t, id, func(o *model.Order) bool { return o.Status == model.OrderFailed && o.Failure == model.FailureRefundDue })
 	if o, err := e.S.Order(e.Ctx, 9, id); err != nil || o.Status != model.OrderFailed || o.Failure != model.FailureRefundDue {
 		t.Fatalf("its owner reads %+v, %v", o, err)
 	}
@@ -314,111 +263,4 @@ func testStatsDriftCountsFailedOrders(t *testing.T, k int) {
 		t.Fatalf("rebuilt: failed %d, drift %v; want 1 and only conflicts", st.Failed, st.Drift)
 	}
 	e.CheckBalance(g.ID, "rebuilt")
-}
-
-// The flush's apply under the durable guard, path by path, with batches
-// written by hand: several records of one order leave its newest state; of
-// two new orders on one unit the first holds it; an order under another's
-// ID, a unit sold twice and an ended order brought back onto a held unit are
-// kept in order_conflicts with their reason; one brought back onto a free
-// unit holds it again; and a batch applied twice changes nothing the second time.
-func TestApplyOrdersGuardsEveryPath(t *testing.T) { eachShards(t, testApplyOrdersGuardsEveryPath) }
-
-func testApplyOrdersGuardsEveryPath(t *testing.T, k int) {
-	e := newGoodsEnvK(t, k)
-	g := e.LiveGoods(5, 1)
-	now := e.Clk.Now().UnixMilli()
-	rec := func(seq, user, unit int64, status string, version int64) string {
-		return fmt.Sprintf("%d|%d|%d|4999|%s|%d|%d|%d|%d", seq, user, unit, status, now+seq, now+60000, version, now+version)
-	}
-	apply := func(recs ...string) {
-		t.Helper()
-		q := sale.Key(g.ID, "processing")
-		if err := e.S.Redis.RPush(e.Ctx, q, recs).Err(); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := e.S.ApplyOrderBatch(e.Ctx, g.ID); err != nil {
-			t.Fatalf("apply: %v", err)
-		}
-		if err := e.S.Redis.Del(e.Ctx, q).Err(); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// state reads every row of the goods: table, user, status, version and reason.
-	state := func() map[string]string {
-		t.Helper()
-		out := map[string]string{}
-		for _, q := range []string{
-			`SELECT 'orders', id, user_id, status, version, '' FROM orders WHERE goods_id = ?`,
-			`SELECT 'conflicts', id, user_id, status, version, reason FROM order_conflicts WHERE goods_id = ?`,
-		} {
-			rows, err := e.S.SQL.R.Query(q, g.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for rows.Next() {
-				var table, status, reason string
-				var id, user, version int64
-				if err := rows.Scan(&table, &id, &user, &status, &version, &reason); err != nil {
-					t.Fatal(err)
-				}
-				_, seq, _ := sale.SplitOrderID(id)
-				out[fmt.Sprintf("%s %d", table, seq)] = strings.TrimSpace(fmt.Sprintf("user %d %s v%d %s", user, status, version, reason))
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			rows.Close()
-		}
-		return out
-	}
-	check := func(when string, want map[string]string) {
-		t.Helper()
-		got := state()
-		for k, w := range want {
-			if got[k] != w {
-				t.Errorf("%s: %s is %q, want %q", when, k, got[k], w)
-			}
-		}
-		for k, v := range got {
-			if _, ok := want[k]; !ok {
-				t.Errorf("%s: unexpected %s: %q", when, k, v)
-			}
-		}
-	}
-
-	first := []string{
-		rec(1, 1, 5, model.OrderUnpaid, 1), rec(1, 1, 5, model.OrderPaid, 2), // grabbed and paid
-		rec(2, 2, 4, model.OrderUnpaid, 1),
-		rec(3, 3, 4, model.OrderUnpaid, 1), // unit 4 again: Redis sold it twice
-		rec(6, 6, 1, model.OrderCancelled, 2),
-		rec(7, 7, 1, model.OrderUnpaid, 1), // unit 1 once more, freed by order 6
-		rec(4, 4, 3, model.OrderCancelled, 2),
-	}
-	afterFirst := map[string]string{
-		"orders 1": "user 1 paid v2", "orders 2": "user 2 unpaid v1", "conflicts 3": "user 3 unpaid v1 unit_taken",
-		"orders 4": "user 4 cancelled v2", "orders 6": "user 6 cancelled v2", "orders 7": "user 7 unpaid v1",
-	}
-	apply(first...)
-	check("first batch", afterFirst)
-	apply(first...)
-	check("first batch again", afterFirst)
-
-	second := []string{
-		rec(2, 9, 2, model.OrderUnpaid, 1),    // order 2's ID for another order: Redis's sequence went back
-		rec(4, 4, 3, model.OrderUnpaid, 3),    // order 4 back on its unit, which nobody holds
-		rec(6, 6, 1, model.OrderUnpaid, 3),    // order 6 back on its unit, which order 7 holds
-		rec(5, 5, 5, model.OrderUnpaid, 1),    // unit 5, which order 1 holds
-		rec(3, 3, 4, model.OrderCancelled, 2), // the refused order 3 ends
-	}
-	afterSecond := map[string]string{
-		"orders 1": "user 1 paid v2", "orders 2": "user 2 unpaid v1", "conflicts 2": "user 9 unpaid v1 id_taken",
-		"conflicts 3": "user 3 cancelled v2 unit_taken", "orders 4": "user 4 unpaid v3",
-		"conflicts 5": "user 5 unpaid v1 unit_taken",
-		"orders 6":    "user 6 cancelled v2", "conflicts 6": "user 6 unpaid v3 unit_taken", "orders 7": "user 7 unpaid v1",
-	}
-	apply(append(first, second...)...)
-	check("second batch", afterSecond)
-	apply(second...)
-	check("second batch again", afterSecond)
 }

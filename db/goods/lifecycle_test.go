@@ -2,17 +2,13 @@ package goods_test
 
 import (
 	"slices"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db/goods/sale"
-
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/goods/orders"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
@@ -53,53 +49,6 @@ func testPreheatIdempotent(t *testing.T, k int) {
 	active, _ := e.S.ActiveGoods(e.Ctx)
 	if !slices.Contains(active, far.ID) || !slices.Contains(active, near.ID) {
 		t.Fatalf("active goods %v, want both", active)
-	}
-}
-
-// A flush killed between moving a batch and committing it, or between
-// committing and releasing it, then run again: every order in SQLite exactly once.
-func TestOrderFlushCrash(t *testing.T) { testOrderFlushCrash(t, 1) } // its figures are one bucket's (shards_test.go has buckets' own)
-
-func testOrderFlushCrash(t *testing.T, k int) {
-	e := newGoodsEnvK(t, k)
-	g := e.LiveGoods(backend.FlushBatchSize+200, 1)
-	var ids []int64
-	for u := int64(1); u <= backend.FlushBatchSize+200; u++ {
-		ids = append(ids, e.Grab(u, g.ID).ID)
-	}
-	// Crash after the move: the batch sits in processing, uncommitted.
-	if n, err := e.S.MoveOrderBatch(e.Ctx, g.ID); err != nil || n != backend.FlushBatchSize {
-		t.Fatalf("move: %d %v", n, err)
-	}
-	if _, err := e.S.PayOrder(e.Ctx, 1, ids[0]); err != nil { // a change queued behind the stuck batch
-		t.Fatal(err)
-	}
-	e.Flush()
-	// Crash after the commit: applied, but the batch was never released.
-	e.S.CancelOrder(e.Ctx, 2, ids[1])
-	if n, err := e.S.MoveOrderBatch(e.Ctx, g.ID); err != nil || n != 1 {
-		t.Fatalf("second move: %d %v", n, err)
-	}
-	if _, err := e.S.ApplyOrderBatch(e.Ctx, g.ID); err != nil {
-		t.Fatal(err)
-	}
-	e.Flush()
-
-	var rows, distinct int
-	e.S.SQL.R.QueryRow(`SELECT COUNT(*), COUNT(DISTINCT id) FROM orders WHERE goods_id = ?`, g.ID).Scan(&rows, &distinct)
-	if rows != len(ids) || distinct != len(ids) {
-		t.Fatalf("SQLite has %d rows (%d distinct), want each of %d orders once", rows, distinct, len(ids))
-	}
-	for i, want := range map[int]string{0: model.OrderPaid, 1: model.OrderCancelled, 2: model.OrderUnpaid} {
-		var status string
-		var version int
-		e.S.SQL.R.QueryRow(`SELECT status, version FROM orders WHERE id = ?`, ids[i]).Scan(&status, &version)
-		if status != want {
-			t.Fatalf("order %d: %q (v%d), want %q", ids[i], status, version, want)
-		}
-	}
-	if st := e.Stats(g.ID); st.Pending != 0 {
-		t.Fatalf("%d records left in the queue", st.Pending)
 	}
 }
 
@@ -278,52 +227,6 @@ func testRebuildAfterRedisLoss(t *testing.T, k int) {
 	e.Flush()
 	if st := e.Stats(g.ID); st.DB.Conflicts != 0 || st.DB.Paid != 2 || st.DB.Unpaid != 2 {
 		t.Fatalf("stats after rebuild: %+v", st)
-	}
-}
-
-// 200 grabs released at once on live goods Redis has lost share one rebuild
-// from SQLite, and the rebuilt goods still sells each unit once.
-func TestGrabRebuildsLostGoodsOnce(t *testing.T) { eachShards(t, testGrabRebuildsLostGoodsOnce) }
-
-func testGrabRebuildsLostGoodsOnce(t *testing.T, k int) {
-	e := newGoodsEnvK(t, k)
-	g := e.LiveGoods(50, 1)
-	if err := rdb.FlushDB(e.Ctx, e.S.Redis); err != nil {
-		t.Fatal(err)
-	}
-	var loads atomic.Int64
-	e.S.OnLiveLoad(func(int64) { loads.Add(1) })
-	const users = 200
-	start := make(chan struct{})
-	var wg sync.WaitGroup
-	var ok, soldOut atomic.Int64
-	for u := int64(1); u <= users; u++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			_, err := e.S.Grab(e.Ctx, u, g.ID)
-			switch db.ErrorCode(err) {
-			case "":
-				ok.Add(1)
-			case db.ESOLDOUT:
-				soldOut.Add(1)
-			default:
-				t.Errorf("user %d: %v", u, err)
-			}
-		}()
-	}
-	close(start)
-	wg.Wait()
-	if n := loads.Load(); n != 1 {
-		t.Fatalf("%d rebuilds from SQLite, want 1", n)
-	}
-	if ok.Load() != 50 || soldOut.Load() != users-50 {
-		t.Fatalf("%d orders, %d sold out; want 50, %d", ok.Load(), soldOut.Load(), users-50)
-	}
-	e.CheckBalance(g.ID, "after the rebuild")
-	if st := e.Stats(g.ID); st.Unpaid != 50 || st.Remaining != 0 {
-		t.Fatalf("stats after the rebuild: unpaid %d remaining %d, want 50 and 0", st.Unpaid, st.Remaining)
 	}
 }
 

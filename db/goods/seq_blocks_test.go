@@ -4,7 +4,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
@@ -33,33 +32,6 @@ func TestOrderIDsNeverRepeatAfterRedisLoss(t *testing.T) {
 			given[o.ID] = u
 		}
 	})
-}
-
-// A replica promoted after its master died may hold the goods' order
-// sequence as it was some writes before (no WAIT, or a WAIT that fell
-// short): grabs on it issue IDs above the whole block the dead master had
-// reserved, never one it may have acknowledged. Needs a Redis Cluster
-// (a single server has no replica to fail over to, and no node ID).
-func TestOrderIDsNeverRepeatAfterFailover(t *testing.T) {
-	e := newGoodsEnvK(t, 1)
-	if _, ok := e.S.Redis.(*redis.ClusterClient); !ok {
-		t.Skip("order IDs after a failover: set REDIS_URL to a Redis Cluster")
-	}
-	g := e.LiveGoods(40, 1)
-	given := map[int64]int64{} // order ID → shopper
-	for u := int64(1); u <= 10; u++ {
-		given[e.Grab(u, g.ID).ID] = u
-	}
-	if err := e.S.RollBackAsPromotedReplica(e.Ctx, g.ID, 0, 1, 4); err != nil { // the replica had 4 of the 10
-		t.Fatal(err)
-	}
-	for u := int64(11); u <= 30; u++ {
-		o := e.Grab(u, g.ID)
-		if was, ok := given[o.ID]; ok {
-			t.Fatalf("order ID %d given to shopper %d after it was given to shopper %d", o.ID, u, was)
-		}
-		given[o.ID] = u
-	}
 }
 
 // Sequences are reserved a block at a time: grabs that cross many blocks at

@@ -6,6 +6,7 @@ package goodstest
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -17,6 +18,7 @@ import (
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
@@ -140,6 +142,16 @@ func (e *Env) Grab(user, goods int64) *model.Order {
 	return o
 }
 
+// GrabMany grabs n orders of the goods, one per user from 1.
+func (e *Env) GrabMany(goodsID int64, n int) []*model.Order {
+	e.T.Helper()
+	out := make([]*model.Order, n)
+	for i := range out {
+		out[i] = e.Grab(int64(i+1), goodsID)
+	}
+	return out
+}
+
 func (e *Env) Stats(goods int64) *model.GoodsStats {
 	e.T.Helper()
 	st, err := e.S.Stats(e.Ctx, e.Merchant, goods)
@@ -180,4 +192,74 @@ func WantCode(t testing.TB, what string, err error, code string) {
 	if db.ErrorCode(err) != code {
 		t.Fatalf("%s: got %v (code %q), want %q", what, err, db.ErrorCode(err), code)
 	}
+}
+
+// UserEvents collects the order events published to one user's topic.
+type UserEvents struct {
+	ch <-chan string
+}
+
+// WatchUser subscribes to the user's topic now, before anything the test
+// does is published.
+func (e *Env) WatchUser(userID int64) *UserEvents {
+	e.T.Helper()
+	sub, err := live.Subscribe(e.Ctx, e.S.Redis, live.TopicUser(userID)) // subscribed before anything is published
+	if err != nil {
+		e.T.Fatal(err)
+	}
+	e.T.Cleanup(func() { sub.Close() })
+	topic := live.TopicUser(userID)
+	ch := make(chan string, 64)
+	go func() {
+		for m := range sub.Channel() {
+			if msg, err := live.Decode(m.Payload); err == nil && msg.Topic == topic {
+				ch <- string(msg.Event)
+			}
+		}
+	}()
+	return &UserEvents{ch: ch}
+}
+
+// WaitOrder returns the first order event about orderID that match accepts.
+// The deadline is only a bound on a broken run: the event is published as
+// the flush voids the order, before this is called.
+func (u *UserEvents) WaitOrder(t *testing.T, orderID int64, match func(*model.Order) bool) *model.Order {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	var seen []string
+	for {
+		select {
+		case ev := <-u.ch:
+			var oe sale.OrderEvent
+			if err := json.Unmarshal([]byte(ev), &oe); err == nil && oe.Type == "order" && oe.Order != nil && oe.Order.ID == orderID && match(oe.Order) {
+				return oe.Order
+			}
+			seen = append(seen, ev)
+		case <-deadline:
+			t.Fatalf("the user was never told about order %d; events seen: %v", orderID, seen)
+		}
+	}
+}
+
+// Later is the later of two times.
+func Later(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
+}
+
+// OrderRecordFields reads an order record with the Go codec (sale.OrderFields):
+// each field's value as text, by name, and the record as Go writes it again.
+func OrderRecordFields(rec string) (map[string]string, string, error) {
+	r, err := sale.OrderFields.Decode(rec)
+	if err != nil {
+		return nil, "", err
+	}
+	out := map[string]string{}
+	values := sale.OrderFields.Values(&r)
+	for i, name := range sale.OrderFields.Names() {
+		out[name] = values[i]
+	}
+	return out, sale.OrderFields.Encode(&r), nil
 }

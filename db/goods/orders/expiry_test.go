@@ -1,4 +1,4 @@
-package goods_test
+package orders_test
 
 import (
 	"strconv"
@@ -7,27 +7,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db/goods/sale"
-
 	"github.com/redis/go-redis/v9"
-
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/goods/goodstest"
 	"github.com/seckill/seckill/db/goods/orders"
+	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
-// grabMany grabs n orders of the goods, one per user from 1.
-func (e *goodsEnv) grabMany(goodsID int64, n int) []*model.Order {
-	e.T.Helper()
-	out := make([]*model.Order, n)
-	for i := range out {
-		out[i] = e.Grab(int64(i+1), goodsID)
-	}
-	return out
-}
-
 // expireDue runs one expiry tick and fails the test on an error.
-func (e *goodsEnv) expireDue() int {
+func expireDue(e *goodstest.Env) int {
 	e.T.Helper()
 	n, err := e.S.ExpireDue(e.Ctx)
 	if err != nil {
@@ -38,7 +27,7 @@ func (e *goodsEnv) expireDue() int {
 
 // checkSettled flushes and checks that Redis and the store agree on every
 // count, and that Redis balances.
-func (e *goodsEnv) checkSettled(goodsID int64, unpaid, paid, expired int64) {
+func checkSettled(e *goodstest.Env, goodsID int64, unpaid, paid, expired int64) {
 	e.T.Helper()
 	e.CheckBalance(goodsID, "settled")
 	e.Flush()
@@ -55,17 +44,17 @@ func (e *goodsEnv) checkSettled(goodsID int64, unpaid, paid, expired int64) {
 // a millisecond before, and exactly once: later ticks find nothing. A tick
 // expires more than one batch holds (all of them, unless its few seconds of
 // wall clock run out first on a busy machine: the next tick goes on).
-func TestExpireDueAtDeadlineOnce(t *testing.T) { eachShards(t, testExpireDueAtDeadlineOnce) }
+func TestExpireDueAtDeadlineOnce(t *testing.T) { goodstest.EachShards(t, testExpireDueAtDeadlineOnce) }
 
 func testExpireDueAtDeadlineOnce(t *testing.T, k int) {
-	e := newGoodsEnvK(t, k)
+	e := goodstest.NewK(t, k)
 	const batch = orders.ExpiryBatch
 	const n = batch*2 + 17
 	g := e.LiveGoods(n+5, 1)
-	orders := e.grabMany(g.ID, n)
+	orders := e.GrabMany(g.ID, n)
 	deadline := orders[0].ExpiresAt // the clock stood still: one deadline for all
 	e.Clk.Set(deadline.Add(-time.Millisecond))
-	if got := e.expireDue(); got != 0 {
+	if got := expireDue(e); got != 0 {
 		t.Fatalf("a millisecond before the deadline a tick expired %d", got)
 	}
 	if o, _ := e.S.Order(e.Ctx, int64(n), orders[n-1].ID); o.Status != model.OrderUnpaid {
@@ -75,16 +64,16 @@ func testExpireDueAtDeadlineOnce(t *testing.T, k int) {
 	// A tick works a few seconds of the wall clock, then leaves the rest to
 	// the next: on a busy machine that may be fewer than all; each tick
 	// takes more than one batch and none is lost or taken twice.
-	got := e.expireDue()
+	got := expireDue(e)
 	if got <= batch && got != n {
 		t.Fatalf("at the deadline a tick expired %d, want more than one batch (%d)", got, batch)
 	}
 	for total := got; total < n; total += got {
-		if got = e.expireDue(); got == 0 {
+		if got = expireDue(e); got == 0 {
 			t.Fatalf("ticks at the deadline expired %d of %d, then stopped", total, n)
 		}
 	}
-	if got := e.expireDue(); got != 0 {
+	if got := expireDue(e); got != 0 {
 		t.Fatalf("a second tick expired %d more", got)
 	}
 	if left := e.Remaining(g.ID); left != n+5 {
@@ -93,7 +82,7 @@ func testExpireDueAtDeadlineOnce(t *testing.T, k int) {
 	if z, _ := e.S.Redis.ZCard(e.Ctx, sale.Key(g.ID, "deadlines")).Result(); z != 0 {
 		t.Fatalf("%d deadlines left", z)
 	}
-	e.checkSettled(g.ID, 0, 0, n)
+	checkSettled(e, g.ID, 0, 0, n)
 	// The users' limit marks were cleared: each may grab again.
 	e.Grab(1, g.ID)
 }
@@ -102,13 +91,13 @@ func testExpireDueAtDeadlineOnce(t *testing.T, k int) {
 // ends paid or expired, never both and never neither; a paid order keeps its
 // unit and an expired one gives it back. The tick goes through the orders
 // first to last in batches while the payers go last to first, so they meet.
-func TestExpireDueRacesPay(t *testing.T) { eachShards(t, testExpireDueRacesPay) }
+func TestExpireDueRacesPay(t *testing.T) { goodstest.EachShards(t, testExpireDueRacesPay) }
 
 func testExpireDueRacesPay(t *testing.T, k int) {
-	e := newGoodsEnvK(t, k)
+	e := goodstest.NewK(t, k)
 	const n = 3 * orders.ExpiryBatch
 	g := e.LiveGoods(n, 1)
-	orders := e.grabMany(g.ID, n)
+	orders := e.GrabMany(g.ID, n)
 	e.Clk.Set(orders[n-1].ExpiresAt) // the tick sees every order due
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -157,26 +146,26 @@ func testExpireDueRacesPay(t *testing.T, k int) {
 			t.Fatalf("order %d ended %+v (%v)", o.ID, got, err)
 		}
 	}
-	if got := e.expireDue(); got != 0 {
+	if got := expireDue(e); got != 0 {
 		t.Fatalf("a later tick expired %d more", got)
 	}
 	if left := e.Remaining(g.ID); left != int64(expired) {
 		t.Fatalf("remaining %d, want the %d expired units back", left, expired)
 	}
-	e.checkSettled(g.ID, 0, paid.Load(), int64(expired))
+	checkSettled(e, g.ID, 0, paid.Load(), int64(expired))
 	t.Logf("%d paid, %d expired", paid.Load(), expired)
 }
 
 // Ticks released at once (several workers' schedulers) expire a bucket one
 // at a time: every order expires exactly once, and each bucket's orders by
 // one tick (several ticks share the work only across buckets).
-func TestExpireDueOneTickAtATime(t *testing.T) { eachShards(t, testExpireDueOneTickAtATime) }
+func TestExpireDueOneTickAtATime(t *testing.T) { goodstest.EachShards(t, testExpireDueOneTickAtATime) }
 
 func testExpireDueOneTickAtATime(t *testing.T, k int) {
-	e := newGoodsEnvK(t, k)
+	e := goodstest.NewK(t, k)
 	const n = 400
 	g := e.LiveGoods(n, 1)
-	orders := e.grabMany(g.ID, n)
+	orders := e.GrabMany(g.ID, n)
 	e.Clk.Set(orders[n-1].ExpiresAt)
 	start := make(chan struct{})
 	var wg sync.WaitGroup
@@ -201,19 +190,21 @@ func testExpireDueOneTickAtATime(t *testing.T, k int) {
 	if total.Load() != n || ran.Load() < 1 || ran.Load() > int64(max(k, 1)) {
 		t.Fatalf("ticks expired %d orders in %d ticks, want %d in at most %d (one a bucket)", total.Load(), ran.Load(), n, max(k, 1))
 	}
-	e.checkSettled(g.ID, 0, 0, n)
+	checkSettled(e, g.ID, 0, 0, n)
 }
 
 // A tick that died after one batch leaves its locks and the rest of the due
 // orders: no tick expires the goods while the dead locks last, and the first
 // one after them expires the rest, each order once.
-func TestExpireDueAfterCrashedTick(t *testing.T) { eachShards(t, testExpireDueAfterCrashedTick) }
+func TestExpireDueAfterCrashedTick(t *testing.T) {
+	goodstest.EachShards(t, testExpireDueAfterCrashedTick)
+}
 
 func testExpireDueAfterCrashedTick(t *testing.T, k int) {
-	e := newGoodsEnvK(t, k)
+	e := goodstest.NewK(t, k)
 	const n = 50
 	g := e.LiveGoods(n, 1)
-	orders := e.grabMany(g.ID, n)
+	orders := e.GrabMany(g.ID, n)
 	e.Clk.Set(orders[n-1].ExpiresAt)
 	locks, err := e.S.ExpiryLockKeys(e.Ctx, g.ID)
 	if err != nil {
@@ -227,14 +218,14 @@ func testExpireDueAfterCrashedTick(t *testing.T, k int) {
 	if k, err := e.S.ExpireFirstDue(e.Ctx, g.ID, 20); err != nil || k != 20 {
 		t.Fatalf("the dead tick's batch expired %d (%v), want 20", k, err)
 	}
-	if got := e.expireDue(); got != 0 {
+	if got := expireDue(e); got != 0 {
 		t.Fatalf("a tick ran beside the dead tick's lock and expired %d", got)
 	}
 	// The lock's TTL runs out (here: it goes); the next tick takes over.
 	for _, key := range locks { // one by one: each bucket is its own slot
 		e.S.Redis.Del(e.Ctx, key)
 	}
-	if got := e.expireDue(); got != n-20 {
+	if got := expireDue(e); got != n-20 {
 		t.Fatalf("the next tick expired %d, want the %d left", got, n-20)
 	}
 	for _, key := range locks {
@@ -242,16 +233,18 @@ func testExpireDueAfterCrashedTick(t *testing.T, k int) {
 			t.Fatalf("the tick left its lock %s behind", key)
 		}
 	}
-	e.checkSettled(g.ID, 0, 0, n)
+	checkSettled(e, g.ID, 0, 0, n)
 }
 
 // A deadline entry whose order is no longer unpaid (left by an older
 // release or a script that missed it) is dropped, not visited every tick;
 // the paid order stays paid.
-func TestExpireDueDropsStaleDeadlines(t *testing.T) { eachShards(t, testExpireDueDropsStaleDeadlines) }
+func TestExpireDueDropsStaleDeadlines(t *testing.T) {
+	goodstest.EachShards(t, testExpireDueDropsStaleDeadlines)
+}
 
 func testExpireDueDropsStaleDeadlines(t *testing.T, k int) {
-	e := newGoodsEnvK(t, k)
+	e := goodstest.NewK(t, k)
 	g := e.LiveGoods(5, 1)
 	o := e.Grab(1, g.ID)
 	if _, err := e.S.PayOrder(e.Ctx, 1, o.ID); err != nil {
@@ -261,7 +254,7 @@ func testExpireDueDropsStaleDeadlines(t *testing.T, k int) {
 	key := sale.Key(g.ID, "deadlines")
 	e.S.Redis.ZAdd(e.Ctx, key, redis.Z{Score: float64(o.ExpiresAt.UnixMilli()), Member: strconv.FormatInt(seq, 10)})
 	e.Clk.Set(o.ExpiresAt.Add(time.Second))
-	if got := e.expireDue(); got != 0 {
+	if got := expireDue(e); got != 0 {
 		t.Fatalf("expired %d paid orders", got)
 	}
 	if z, _ := e.S.Redis.ZCard(e.Ctx, key).Result(); z != 0 {
@@ -276,15 +269,15 @@ func testExpireDueDropsStaleDeadlines(t *testing.T, k int) {
 // goods A's (it is expiring A), a tick expires goods B's due orders and
 // leaves A's to it; once A's lock is free, the next tick expires A's, each
 // order once.
-func TestExpireDueLockPerGoods(t *testing.T) { eachShards(t, testExpireDueLockPerGoods) }
+func TestExpireDueLockPerGoods(t *testing.T) { goodstest.EachShards(t, testExpireDueLockPerGoods) }
 
 func testExpireDueLockPerGoods(t *testing.T, k int) {
-	e := newGoodsEnvK(t, k)
+	e := goodstest.NewK(t, k)
 	const n = 30
 	a, b := e.LiveGoods(n, 1), e.LiveGoods(n, 1)
-	ordersA := e.grabMany(a.ID, n)
-	ordersB := e.grabMany(b.ID, n)
-	e.Clk.Set(later(ordersA[n-1].ExpiresAt, ordersB[n-1].ExpiresAt))
+	ordersA := e.GrabMany(a.ID, n)
+	ordersB := e.GrabMany(b.ID, n)
+	e.Clk.Set(goodstest.Later(ordersA[n-1].ExpiresAt, ordersB[n-1].ExpiresAt))
 	locksA, err := e.S.ExpiryLockKeys(e.Ctx, a.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -294,7 +287,7 @@ func testExpireDueLockPerGoods(t *testing.T, k int) {
 			t.Fatal(err)
 		}
 	}
-	if got := e.expireDue(); got != n {
+	if got := expireDue(e); got != n {
 		t.Fatalf("the tick beside worker-2's tick on goods %d expired %d, want goods %d's %d", a.ID, got, b.ID, n)
 	}
 	if st := e.Stats(a.ID); st.Expired != 0 {
@@ -303,16 +296,58 @@ func testExpireDueLockPerGoods(t *testing.T, k int) {
 	for _, key := range locksA { // one by one: each bucket is its own slot
 		e.S.Redis.Del(e.Ctx, key)
 	}
-	if got := e.expireDue(); got != n {
+	if got := expireDue(e); got != n {
 		t.Fatalf("the tick after worker-2's expired %d, want goods %d's %d", got, a.ID, n)
 	}
-	e.checkSettled(a.ID, 0, 0, n)
-	e.checkSettled(b.ID, 0, 0, n)
+	checkSettled(e, a.ID, 0, 0, n)
+	checkSettled(e, b.ID, 0, 0, n)
 }
 
-func later(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
+// Pay and expire released together, 200 rounds: exactly one wins each round
+// and remaining + unpaid + paid == stock after every round.
+func TestPayVersusExpire(t *testing.T) { goodstest.EachShards(t, testPayVersusExpire) }
+
+func testPayVersusExpire(t *testing.T, k int) {
+	e := goodstest.NewK(t, k)
+	const rounds = 200
+	g := e.LiveGoods(rounds, 1)
+	expirer, _ := e.Twin()
+	var paidWins, expireWins int
+	for r := int64(1); r <= rounds; r++ {
+		o := e.Grab(r, g.ID)
+		before, after := o.ExpiresAt.Add(-1), o.ExpiresAt // pay just in time; expire just due
+		start := make(chan struct{})
+		var wg sync.WaitGroup
+		var payErr, expErr error
+		wg.Add(2)
+		go func() { defer wg.Done(); <-start; _, payErr = e.S.PayAt(e.Ctx, r, o.ID, before) }()
+		go func() { defer wg.Done(); <-start; expErr = expirer.ExpireAt(e.Ctx, o.ID, after) }()
+		close(start)
+		wg.Wait()
+		if expErr != nil {
+			t.Fatalf("round %d: expire: %v", r, expErr)
+		}
+		got, err := e.S.Order(e.Ctx, r, o.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch {
+		case payErr == nil && got.Status == model.OrderPaid:
+			paidWins++
+		case db.ErrorCode(payErr) == db.EEXPIRED && got.Status == model.OrderExpired:
+			expireWins++
+		default:
+			t.Fatalf("round %d: pay %v, final status %q: not exactly one winner", r, payErr, got.Status)
+		}
+		e.CheckBalance(g.ID, "round")
 	}
-	return b
+	t.Logf("pay won %d rounds, expire won %d", paidWins, expireWins)
+	e.Flush()
+	st := e.Stats(g.ID)
+	if st.Paid != int64(paidWins) || st.Expired != int64(expireWins) || st.DB.Paid != st.Paid || st.DB.Expired != st.Expired || st.Unpaid != 0 {
+		t.Fatalf("stats %+v, want %d paid and %d expired on both sides", st, paidWins, expireWins)
+	}
+	if st.RevenueCents != int64(paidWins)*4999 || st.DB.RevenueCents != st.RevenueCents {
+		t.Fatalf("revenue %d / db %d, want %d", st.RevenueCents, st.DB.RevenueCents, int64(paidWins)*4999)
+	}
 }

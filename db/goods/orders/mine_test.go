@@ -1,17 +1,17 @@
-package goods_test
+package orders_test
 
 import (
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/seckill/seckill/db/goods/goodstest"
 	"github.com/seckill/seckill/db/goods/sale"
-
 	"github.com/seckill/seckill/db/model"
 )
 
 // mineLen is how many orders the user's list in Redis names for the goods.
-func (e *goodsEnv) mineLen(goodsID, userID int64) int {
+func mineLen(e *goodstest.Env, goodsID, userID int64) int {
 	e.T.Helper()
 	k := max(e.Shards, 1)
 	v, err := e.S.Redis.HGet(e.Ctx, sale.BucketKey(goodsID, sale.HomeBucket(userID, k), k, "mine"), strconv.FormatInt(userID, 10)).Result()
@@ -24,10 +24,10 @@ func (e *goodsEnv) mineLen(goodsID, userID int64) int {
 // Grab and cancel (or let expire) 60 times: once flushed, the user's list
 // in Redis names only the live orders (at most the limit), while My orders
 // lists every order with its status at every step, flushed or not.
-func TestMineListStaysBounded(t *testing.T) { eachShards(t, testMineListStaysBounded) }
+func TestMineListStaysBounded(t *testing.T) { goodstest.EachShards(t, testMineListStaysBounded) }
 
 func testMineListStaysBounded(t *testing.T, k int) {
-	e := newGoodsEnvK(t, k)
+	e := goodstest.NewK(t, k)
 	const limit, cycles, flushEvery = 2, 60, 7
 	g := e.LiveGoods(5, limit)
 	const user = 7
@@ -72,7 +72,7 @@ func testMineListStaysBounded(t *testing.T, k int) {
 		}
 		if i%flushEvery == 0 {
 			e.Flush()
-			if n := e.mineLen(g.ID, user); n > limit {
+			if n := mineLen(e, g.ID, user); n > limit {
 				t.Fatalf("after cycle %d and a flush the list names %d orders, want at most the limit %d", i, n, limit)
 			}
 		}
@@ -82,7 +82,7 @@ func testMineListStaysBounded(t *testing.T, k int) {
 	}
 	check("before the last flush")
 	e.Flush()
-	if n := e.mineLen(g.ID, user); n != 1 {
+	if n := mineLen(e, g.ID, user); n != 1 {
 		t.Fatalf("after %d cycles the list names %d orders, want the 1 live one", cycles, n)
 	}
 	check("after the last flush")

@@ -1,8 +1,9 @@
 package orders
 
-// Hooks into the order ledger for the goods area's behaviour tests
-// (db/goods): a payment or expiry at a chosen time, a flush step by step, an
-// order lost as a Redis failure would lose it. Nothing in the product calls them.
+// Doors into the order ledger for its own behaviour tests (package
+// orders_test): a payment or expiry at a chosen time, a flush step by step,
+// an order lost as a Redis failure would lose it. Compiled only into this
+// package's tests.
 
 import (
 	"context"
@@ -14,11 +15,6 @@ import (
 	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
-
-// SQLOrder is the order as the durable store holds it.
-func (s *Ledger) SQLOrder(ctx context.Context, orderID int64) (*model.Order, error) {
-	return s.sqlOrder(ctx, 0, orderID)
-}
 
 // BetweenMyOrdersReads has MyOrders run f between its read of Redis and
 // its read of the store (nil: nothing), as a flush landing there would.

@@ -1,10 +1,11 @@
-package goods_test
+package orders_test
 
 import (
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/db/goods/goodstest"
 	"github.com/seckill/seckill/db/goods/orders"
 	"github.com/seckill/seckill/db/model"
 )
@@ -15,7 +16,7 @@ import (
 // told to its shopper live and in the inbox. Orders Redis still holds, and
 // orders the store holds though Redis lost them, are left alone.
 func TestPhantomWinsFoundAndTold(t *testing.T) {
-	e := newGoodsEnv(t)
+	e := goodstest.New(t)
 	g := e.LiveGoods(20, 1)
 	users := make([]int64, 4)
 	for i := range users {
@@ -34,12 +35,12 @@ func TestPhantomWinsFoundAndTold(t *testing.T) {
 	if err := e.S.LoseOrder(e.Ctx, lost.ID); err != nil { // Redis lost it before any flush
 		t.Fatal(err)
 	}
-	events := e.watchUser(users[2])
+	events := e.WatchUser(users[2])
 	n, err := e.S.FindPhantoms(e.Ctx, time.Now())
 	if err != nil || n != 1 {
 		t.Fatalf("FindPhantoms: %d lost, %v; want the one order neither Redis nor the store holds", n, err)
 	}
-	events.waitOrder(t, lost.ID, func(o *model.Order) bool {
+	events.WaitOrder(t, lost.ID, func(o *model.Order) bool {
 		return o.Status == model.OrderFailed && o.Failure == model.FailureSoldTwice
 	})
 	var status, failure string

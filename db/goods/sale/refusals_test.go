@@ -1,4 +1,4 @@
-package goods_test
+package sale_test
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
-
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/goods/goodstest"
 )
 
 // scriptCounter counts the scripts a client sends (EVAL, EVALSHA), alone or in pipelines.
@@ -39,7 +39,7 @@ func (c *scriptCounter) count(cmd redis.Cmder) {
 
 // peer is another web process over the same Redis and store: its own
 // memory, following sale changes until the test ends.
-func (e *goodsEnv) peer() *goods.Service {
+func peer(e *goodstest.Env) *goods.Service {
 	e.T.Helper()
 	b := *e.S.Backend
 	p := goods.New(&b)
@@ -50,12 +50,12 @@ func (e *goodsEnv) peer() *goods.Service {
 
 func follow(t testing.TB, s *goods.Service) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	done, err := s.FollowSales(ctx)
+	l, err := s.FollowSales(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cancel(); <-done })
+	l.Start()
+	t.Cleanup(l.Stop)
 }
 
 // learnt grabs the sold-out goods on s until s refuses it from memory (a
@@ -66,7 +66,7 @@ func learnt(t *testing.T, s *goods.Service, scripts *scriptCounter, goodsID int6
 	for u := int64(1000); ; u++ {
 		sent := scripts.n.Load()
 		_, err := s.Grab(context.Background(), u, goodsID)
-		wantCode(t, "sold out", err, db.ESOLDOUT)
+		goodstest.WantCode(t, "sold out", err, db.ESOLDOUT)
 		if scripts.n.Load() == sent {
 			return
 		}
@@ -87,7 +87,7 @@ func grabUntilWon(t *testing.T, s *goods.Service, user, goodsID int64, what stri
 		if err == nil {
 			return
 		}
-		wantCode(t, what, err, db.ESOLDOUT)
+		goodstest.WantCode(t, what, err, db.ESOLDOUT)
 		if time.Now().After(deadline) {
 			t.Fatalf("%s: the unit that came back is still refused", what)
 		}
@@ -100,14 +100,14 @@ func grabUntilWon(t *testing.T, s *goods.Service, user, goodsID int64, what stri
 // back at once, on another process through its message, and, the message
 // lost, through that process's poll.
 func TestRefusalsFromMemory(t *testing.T) {
-	eachShards(t, func(t *testing.T, k int) {
-		e := newGoodsEnvK(t, k)
+	goodstest.EachShards(t, func(t *testing.T, k int) {
+		e := goodstest.NewK(t, k)
 		follow(t, e.S)
-		other := e.peer()
+		other := peer(e)
 		scripts := new(scriptCounter)
 		e.S.Redis.AddHook(scripts)
 		g := e.LiveGoods(3, 1)
-		orders := e.grabMany(g.ID, 3)
+		orders := e.GrabMany(g.ID, 3)
 		for _, s := range []*goods.Service{e.S, other} {
 			learnt(t, s, scripts, g.ID)
 		}
@@ -115,7 +115,7 @@ func TestRefusalsFromMemory(t *testing.T) {
 		for u := int64(100); u < 300; u++ {
 			for _, s := range []*goods.Service{e.S, other} {
 				_, err := s.Grab(e.Ctx, u, g.ID)
-				wantCode(t, "sold out", err, db.ESOLDOUT)
+				goodstest.WantCode(t, "sold out", err, db.ESOLDOUT)
 			}
 		}
 		if n := scripts.n.Load() - sent; n != 0 {
@@ -126,7 +126,7 @@ func TestRefusalsFromMemory(t *testing.T) {
 		}
 		// A winner asks again: Redis says limit_reached, and then memory does.
 		_, err := e.S.Grab(e.Ctx, orders[0].UserID, g.ID)
-		wantCode(t, "winner", err, db.ELIMITREACHED)
+		goodstest.WantCode(t, "winner", err, db.ELIMITREACHED)
 
 		// Cancelled here: sold again here at once.
 		if _, err := e.S.CancelOrder(e.Ctx, orders[0].UserID, orders[0].ID); err != nil {
@@ -159,7 +159,7 @@ func refusedFromMemory(t *testing.T, s *goods.Service, scripts *scriptCounter, u
 	t.Helper()
 	sent := scripts.n.Load()
 	_, err := s.Grab(context.Background(), user, goodsID)
-	wantCode(t, code+" from memory", err, code)
+	goodstest.WantCode(t, code+" from memory", err, code)
 	if n := scripts.n.Load() - sent; n != 0 {
 		t.Fatalf("%s: %d scripts sent, want the answer from memory", code, n)
 	}
@@ -169,7 +169,7 @@ func refusedFromMemory(t *testing.T, s *goods.Service, scripts *scriptCounter, u
 // clock, then sells; a shopper at the limit is refused from memory until
 // an order of theirs is cancelled.
 func TestRefusalsFromMemoryStartAndLimit(t *testing.T) {
-	e := newGoodsEnv(t)
+	e := goodstest.New(t)
 	follow(t, e.S)
 	scripts := new(scriptCounter)
 	e.S.Redis.AddHook(scripts)
@@ -180,7 +180,7 @@ func TestRefusalsFromMemoryStartAndLimit(t *testing.T) {
 		for {
 			sent := scripts.n.Load()
 			_, err := e.S.Grab(e.Ctx, user, g.ID)
-			wantCode(t, code, err, code)
+			goodstest.WantCode(t, code, err, code)
 			if scripts.n.Load() == sent {
 				return
 			}
