@@ -6,12 +6,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/redpacket"
 )
 
 // runBackup is `seckill backup <file> [flags]`: a consistent copy of the
@@ -161,10 +165,11 @@ func pgDump(ctx context.Context, databaseURL, target string, out io.Writer) erro
 }
 
 // runResendOrders is `seckill resend-orders [flags]`: after the store was
-// restored from a backup, queue every order Redis holds for the flush again
-// and flush, so the store takes back the orders flushed after the backup
-// (docs/OPERATIONS.md, "Backups and restore"). It runs as a worker for the
-// moment it takes, on the server's configuration.
+// restored from a backup, queue every goods order, red packet claim and
+// coupon grab Redis holds for the flush again and flush, so the store takes
+// back what was flushed after the backup (docs/OPERATIONS.md, "Backups and
+// restore"), and report what of each kind the store still lacks. It runs as
+// a worker for the moment it takes, on the server's configuration.
 func runResendOrders(ctx context.Context, args []string, out io.Writer) error {
 	cfg, err := ParseConfig(args, os.Getenv)
 	if err != nil {
@@ -176,28 +181,76 @@ func runResendOrders(ctx context.Context, args []string, out io.Writer) error {
 		m.Close()
 		return err
 	}
-	n, err := resendOrders(ctx, m)
+	r, err := resendOrders(ctx, m)
 	if cerr := m.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "queued %d orders from Redis for the store again and flushed them; check each goods' stats (drift: none)\n", n)
+	fmt.Fprint(out, r)
 	return nil
 }
 
-// resendOrders queues the goods' orders Redis holds for the flush again and
-// flushes them into the store, then brings the store's remaining stock in
-// line with Redis.
-func resendOrders(ctx context.Context, m *Main) (int64, error) {
+// resent is what resendOrders queued again of each kind, and per kind the
+// drift left after the flush: the red packets and coupon templates whose
+// claims or grabs Redis holds and the store lacks (none after a good run).
+type resent struct {
+	orders, claims, grabs, uses int64
+	claimsMissing               map[int64]int64 // red packet → claims the store lacks
+	grabsMissing                map[int64]int64 // coupon template → grabs the store lacks
+}
+
+func (r resent) String() string {
+	drift := func(m map[int64]int64, what string) string {
+		if len(m) == 0 {
+			return "drift: none"
+		}
+		ids := slices.Sorted(maps.Keys(m))
+		parts := make([]string, len(ids))
+		for i, id := range ids {
+			parts[i] = fmt.Sprintf("%s %d lacks %d", what, id, m[id])
+		}
+		return "drift: " + strings.Join(parts, ", ")
+	}
+	return fmt.Sprintf("goods orders: queued %d from Redis for the store again and flushed them; check each goods' stats (drift: none)\n"+
+		"red packet claims: queued %d again and flushed them; %s\n"+
+		"coupons: queued %d grabs again and flushed them, %d uses marked from the paid orders; %s\n",
+		r.orders, r.claims, drift(r.claimsMissing, "red packet"), r.grabs, r.uses, drift(r.grabsMissing, "coupon"))
+}
+
+// resendOrders queues the goods' orders, the red packets' claims and the
+// coupons' grabs Redis holds for the flush again and flushes them into the
+// store, then brings the store's remaining stock in line with Redis, marks
+// used the coupons the paid orders were paid with, and reads the drift of
+// red packets and coupons.
+func resendOrders(ctx context.Context, m *Main) (resent, error) {
+	var r resent
 	g := service[*goods.Service](m, "goods")
-	n, err := g.ResendOrders(ctx)
-	if err != nil {
-		return n, err
+	rp := service[*redpacket.Service](m, "redpackets")
+	cs := service[*coupon.Service](m, "coupons")
+	var err error
+	if r.orders, err = g.ResendOrders(ctx); err != nil {
+		return r, err
+	}
+	if r.claims, err = rp.ResendClaims(ctx); err != nil {
+		return r, err
+	}
+	if r.grabs, err = cs.ResendGrabs(ctx); err != nil {
+		return r, err
 	}
 	if err := m.flushAll(ctx); err != nil {
-		return n, err
+		return r, err
 	}
-	return n, g.SyncStock(ctx, 0) // the store's remaining stock, as Redis has it
+	if err := g.SyncStock(ctx, 0); err != nil { // the store's remaining stock, as Redis has it
+		return r, err
+	}
+	if r.uses, err = cs.RestoreUses(ctx); err != nil {
+		return r, err
+	}
+	if r.claimsMissing, err = rp.ClaimsMissing(ctx); err != nil {
+		return r, err
+	}
+	r.grabsMissing, err = cs.GrabsMissing(ctx)
+	return r, err
 }

@@ -34,23 +34,7 @@ func TestBackupRestoreDrill(t *testing.T) {
 	// its steps may take minutes, each waits on what it needs (the test's
 	// own -timeout ends a hung one).
 	ctx := t.Context()
-	pg := os.Getenv("DATABASE_URL") != ""
-	if pg {
-		for _, tool := range []string{"pg_dump", "pg_restore"} {
-			if _, err := exec.LookPath(tool); err != nil {
-				t.Skipf("restore drill on PostgreSQL: %s is not on PATH (apt-get install postgresql-client)", tool)
-			}
-		}
-	}
-	redisURL := dbtest.RedisURL(t)
-	if redisURL == "" { // the embedded Redis ends with its process: both servers share one of the test's
-		m := miniredis.NewMiniRedis()
-		if err := m.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(m.Close)
-		redisURL = "redis://" + m.Addr()
-	}
+	redisURL := drillRedis(t)
 	a := startApp(t, func(c *Config) { c.RedisURL = redisURL })
 	mt, g := a.liveGoods(8000, 1000)
 	shoppers := make([]string, 8)
@@ -112,16 +96,7 @@ func TestBackupRestoreDrill(t *testing.T) {
 	eventually(t, time.Minute, "orders flushed to the store", func() bool { return len(storeOrders(a)) >= 40 })
 	give(drillGrabsPerShopper / 4) // grabs that go on while the backup runs
 	before := storeOrders(a)       // flushed before the backup began: each must be in it
-	file := filepath.Join(t.TempDir(), "backup", "seckill.bak")
-	flags := []string{"-db-path", a.Config.DBPath}
-	if pg {
-		flags = []string{"-database-url", a.Config.DatabaseURL}
-	}
-	var out bytes.Buffer
-	if err := runBackup(ctx, append([]string{file}, flags...), &out); err != nil {
-		t.Fatalf("seckill backup: %v", err)
-	}
-	t.Logf("seckill backup: %s", strings.TrimSpace(out.String()))
+	file, flags := backupStore(t, a)
 	// Counted from the backup's end, not its start: a grab acknowledged
 	// while a slow backup was starting may be in it, one after it ended cannot.
 	wonAfterBackup := won.Load()
@@ -152,26 +127,7 @@ func TestBackupRestoreDrill(t *testing.T) {
 	t.Logf("%d orders acknowledged, %d flushed before the backup, %d won after it", total, len(before), won.Load()-wonAfterBackup)
 
 	// Every process stops; the store is restored into a fresh place.
-	a.Main.Close()
-	restored := filepath.Join(t.TempDir(), "restored", "seckill.db")
-	restoredURL := ""
-	if pg {
-		restoredURL = dbtest.EmptyPostgresURL(t)
-		cmd := exec.CommandContext(ctx, "pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "--dbname="+restoredURL, file)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("pg_restore: %v\n%s", err, b)
-		}
-	} else {
-		os.MkdirAll(filepath.Dir(restored), 0o755)
-		raw, err := os.ReadFile(file)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(restored, raw, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b := startApp(t, func(c *Config) { c.RedisURL, c.DBPath, c.DatabaseURL = redisURL, restored, restoredURL })
+	b := restoreStore(t, a, file, redisURL)
 	have := storeOrders(b)
 	for id, uid := range before {
 		if have[id] != uid {
@@ -186,11 +142,11 @@ func TestBackupRestoreDrill(t *testing.T) {
 	}
 
 	// Redis gives back what the store lost; the stock check reconciles.
-	n, err := resendOrders(ctx, b.Main)
+	r, err := resendOrders(ctx, b.Main)
 	if err != nil {
 		t.Fatalf("resend orders: %v", err)
 	}
-	if n < int64(total) {
+	if n := r.orders; n < int64(total) {
 		t.Fatalf("resent %d orders of the %d Redis holds", n, total)
 	}
 	have = storeOrders(b)
@@ -212,4 +168,72 @@ func TestBackupRestoreDrill(t *testing.T) {
 	if o := b.grab(tok, g.ID); o.ID == 0 {
 		t.Fatal("no grab on the restored store")
 	}
+}
+
+// drillRedis is the Redis both processes of a restore drill share: the
+// test's own, or an embedded one of the test (the one a process embeds ends
+// with it, and a restore stops every process). On PostgreSQL the drill
+// needs pg_dump and pg_restore, or it is skipped.
+func drillRedis(t *testing.T) string {
+	t.Helper()
+	if os.Getenv("DATABASE_URL") != "" {
+		for _, tool := range []string{"pg_dump", "pg_restore"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				t.Skipf("restore drill on PostgreSQL: %s is not on PATH (apt-get install postgresql-client)", tool)
+			}
+		}
+	}
+	if url := dbtest.RedisURL(t); url != "" {
+		return url
+	}
+	m := miniredis.NewMiniRedis()
+	if err := m.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	return "redis://" + m.Addr()
+}
+
+// backupStore runs `seckill backup` on a's store while it serves and
+// returns the backup's file and the flags that name the store.
+func backupStore(t *testing.T, a *testApp) (file string, flags []string) {
+	t.Helper()
+	file = filepath.Join(t.TempDir(), "backup", "seckill.bak")
+	flags = []string{"-db-path", a.Config.DBPath}
+	if a.Config.DatabaseURL != "" {
+		flags = []string{"-database-url", a.Config.DatabaseURL}
+	}
+	var out bytes.Buffer
+	if err := runBackup(t.Context(), append([]string{file}, flags...), &out); err != nil {
+		t.Fatalf("seckill backup: %v", err)
+	}
+	t.Logf("seckill backup: %s", strings.TrimSpace(out.String()))
+	return file, flags
+}
+
+// restoreStore stops a, restores the backup file into a fresh store as
+// docs/OPERATIONS.md says (pg_restore on PostgreSQL, a copy of the file on
+// SQLite) and starts a server on it with the same Redis.
+func restoreStore(t *testing.T, a *testApp, file, redisURL string) *testApp {
+	t.Helper()
+	a.Main.Close()
+	restored := filepath.Join(t.TempDir(), "restored", "seckill.db")
+	restoredURL := ""
+	if a.Config.DatabaseURL != "" {
+		restoredURL = dbtest.EmptyPostgresURL(t)
+		cmd := exec.CommandContext(t.Context(), "pg_restore", "--no-owner", "--no-privileges", "--exit-on-error", "--dbname="+restoredURL, file)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("pg_restore: %v\n%s", err, b)
+		}
+	} else {
+		os.MkdirAll(filepath.Dir(restored), 0o755)
+		raw, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(restored, raw, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return startApp(t, func(c *Config) { c.RedisURL, c.DBPath, c.DatabaseURL = redisURL, restored, restoredURL })
 }

@@ -14,7 +14,7 @@ var commands = []struct{ name, use, about string }{
 	{ModeWeb, "web [flags]", "the web server only: run beside a worker"},
 	{ModeWorker, "worker [flags]", "the worker only: flushes, expiries, reminders, draws"},
 	{"backup", "backup <file> [flags]", "a consistent copy of the database, taken while the shop serves (file mode 0600)"},
-	{"resend-orders", "resend-orders [flags]", "after a restore, flush again the orders Redis holds that the backup missed"},
+	{"resend-orders", "resend-orders [flags]", "after a restore, flush again the orders, red packet claims and coupons Redis holds that the backup missed"},
 	{"payments", "payments reconcile [-since 24h] [flags]", "every mismatch between the payment provider's payments and the store"},
 	{"verify-draw", "verify-draw [-beacon URL] <base URL> <goods id>", "check a raffle's draw from its public record"},
 	{"queue-place", "queue-place <seed_hash> <seed> <joined> <join number>", "check a place in a waiting room"},

@@ -248,7 +248,8 @@ const grabMemoTTL = 5 * time.Minute
 // a refusal changed nothing, so running it again simply decides afresh (and
 // memos stay bounded by the stock, not by the crowd).
 //
-// KEYS[1] meta hash, KEYS[2] stock, KEYS[3] users hash, KEYS[4] request memo, KEYS[5] pending flush queue (of grab records: record.go)
+// KEYS[1] meta hash, KEYS[2] stock, KEYS[3] users hash, KEYS[4] request memo, KEYS[5] pending flush queue (of grab records: record.go),
+// KEYS[6] units hash (unit → its grab record, kept for ResendGrabs)
 // ARGV[1] user ID, ARGV[2] now (unix ms), ARGV[3] memo TTL (seconds),
 // ARGV[4] "1" when the grab carries an Idempotency-Key: refusals are remembered too,
 // ARGV[5] cluster flag: "1" checks the node that gives the units (ceiling.go)
@@ -278,7 +279,9 @@ if tonumber(meta[5]) - tonumber(redis.call('GET', KEYS[2])) >= tonumber(redis.ca
 local left = redis.call('DECR', KEYS[2])
 redis.call('HINCRBY', KEYS[3], ARGV[1], 1)
 local unit = tonumber(meta[5]) - left
-redis.call('RPUSH', KEYS[5], grabRecord({[G_UNIT] = unit, [G_USER] = ARGV[1], [G_GRABBED] = ARGV[2]}))
+local rec = grabRecord({[G_UNIT] = unit, [G_USER] = ARGV[1], [G_GRABBED] = ARGV[2]})
+redis.call('RPUSH', KEYS[5], rec)
+redis.call('HSET', KEYS[6], unit, rec)
 local res = 'ok:' .. unit .. ':' .. ARGV[2] .. ':' .. meta[4] .. ':' .. left
 redis.call('SET', KEYS[4], res, 'EX', tonumber(ARGV[3]))
 return res
@@ -295,7 +298,7 @@ func (s *Service) Grab(ctx context.Context, userID, couponID int64, requestID st
 		requestID = rdb.NewRequestID()
 	}
 	keys := []string{metaKey(couponID), stockKey(couponID), usersKey(couponID),
-		memoKey(couponID, userID, requestID), grabQueue(couponID).Pending}
+		memoKey(couponID, userID, requestID), grabQueue(couponID).Pending, unitsKey(couponID)}
 	if held := db.HeldRefusal(ctx); held != nil { // the sale is paused: only a keyed retry of a grab answered before is answered
 		if n, err := s.Redis.Exists(ctx, keys[3]).Result(); keyed != "1" || err != nil || n == 0 {
 			return nil, held

@@ -25,6 +25,12 @@ func memoKey(id, userID int64, requestID string) string {
 	return tag(id) + ":req:" + strconv.FormatInt(userID, 10) + ":" + requestID
 }
 
+// unitsKey is the hash of unit → its grab record (record.go), one per unit
+// given: what a restored store lacks is queued again from it (ResendGrabs).
+// It lives as the template's other keys do (none expires), and grows by one
+// short record per unit, so at most by the template's stock.
+func unitsKey(id int64) string { return tag(id) + ":units" }
+
 // grabQueue is the template's crash-safe flush queue of grab records.
 func grabQueue(id int64) backend.FlushQueue {
 	t := tag(id)
