@@ -87,6 +87,18 @@ func (q *queues) meterOf(goodsID int64) *roomMeter {
 // before its time is taken: latency injected into the grab path.
 type grabHook = atomic.Pointer[func()]
 
+// SetGrabHook runs hook (nil: none) as each grab of queued goods ends,
+// before its time is taken: latency injected into the grab path. The load
+// bench slows an in-process server's grabs with it (bench_fair_outflow.go),
+// its tests by moving the injected clock there.
+func (s *Service) SetGrabHook(hook func()) {
+	if hook == nil {
+		s.queues.hook.Store(nil)
+		return
+	}
+	s.queues.hook.Store(&hook)
+}
+
 // grabDone records a queued goods' grab that passed the gate at start and
 // ended with err: its time and outcome for the health, its admission as used.
 func (s *Service) grabDone(goodsID, userID int64, admission string, start time.Time, err error) {

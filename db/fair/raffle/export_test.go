@@ -2,8 +2,8 @@ package raffle
 
 import "context"
 
-// Test-only doors into the raffle's steps, for the external fair_test
-// package. Nothing in the product calls them.
+// Doors into the raffle's steps for its own behaviour tests (package
+// raffle_test). Compiled only into this package's tests.
 
 // PassOn runs the pass-on of the user's ended order in the raffle of goods, as SettleRaffle does when it finds it ended.
 func (s *Raffles) PassOn(ctx context.Context, goodsID, userID, orderID int64) error {

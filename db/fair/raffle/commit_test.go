@@ -1,4 +1,4 @@
-package fair_test
+package raffle_test
 
 import (
 	"database/sql"

@@ -1,8 +1,7 @@
 package fair
 
-// Hooks into fair sales for their behaviour tests and the load bench:
-// joins in bulk (the raffle's are in raffle/testhooks.go). Nothing in the
-// product calls them.
+// Doors into fair sales for their own behaviour tests (package fair_test):
+// joins in bulk. Compiled only into this package's tests.
 
 import (
 	"context"
@@ -36,15 +35,4 @@ func (s *Service) JoinQueueBulk(ctx context.Context, goodsID, from, to int64, no
 		}
 	}
 	return s.markActive(ctx, goodsID)
-}
-
-// SetGrabHook runs hook (nil: none) as each grab of queued goods ends,
-// before its time is taken: the tests inject latency into the grab path by
-// moving the injected clock there.
-func (s *Service) SetGrabHook(hook func()) {
-	if hook == nil {
-		s.queues.hook.Store(nil)
-		return
-	}
-	s.queues.hook.Store(&hook)
 }
