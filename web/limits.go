@@ -13,6 +13,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/web/ratelimit"
 )
@@ -28,8 +29,7 @@ type limiters struct {
 	authIP  *ratelimit.Limiter[netip.Addr] // login and sign-up per client address
 	authAcc *ratelimit.Limiter[string]     // login and sign-up per account name
 	members *ratelimit.Members
-	stop    context.CancelFunc
-	done    chan struct{}
+	beat    *lifecycle.Loop // this process's heartbeat, from Start to Shutdown
 }
 
 // membersBeat is how often a web process says it is alive to the others.
@@ -56,8 +56,9 @@ func (l *limiters) setShare(n int) {
 	l.authAcc.SetShare(n)
 }
 
-// startMembers keeps this process's heartbeat so the others count it.
-// A process with every limit off enforces no share, so it does not join.
+// startMembers counts this process in and readies its heartbeat (Loops),
+// which keeps the others counting it. A process with every limit off
+// enforces no share, so it does not join.
 func (s *Server) startMembers(ctx context.Context) {
 	if s.limits.off() {
 		return
@@ -68,15 +69,12 @@ func (s *Server) startMembers(ctx context.Context) {
 	lim.members = ratelimit.NewMembers(s.redis, hex.EncodeToString(b[:]), membersBeat, nil)
 	lim.members.OnCount = lim.setShare
 	lim.members.Beat(ctx) // the first count before serving
-	ctx, lim.stop = context.WithCancel(context.WithoutCancel(ctx))
-	lim.done = make(chan struct{})
-	go func() { defer close(lim.done); lim.members.Run(ctx) }()
+	lim.beat = lifecycle.New("rate-limit members", lim.members.Run)
 }
 
 func (s *Server) stopMembers() {
-	if s.limits.stop != nil {
-		s.limits.stop()
-		<-s.limits.done
+	if s.limits.beat != nil {
+		s.limits.beat.Stop()
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
+	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/web/ratelimit"
@@ -275,13 +276,22 @@ func (s *Server) routes(cfg Config) {
 }
 
 // Start subscribes the hub to live events and joins the count of web
-// processes that share the rate limits.
+// processes that share the rate limits; Main then starts Loops.
 func (s *Server) Start(ctx context.Context) error {
 	if err := s.Hub.Start(ctx); err != nil {
 		return err
 	}
 	s.startMembers(ctx)
 	return nil
+}
+
+// Loops are the server's background loops, ready after Start: the rate
+// limits' heartbeat (none with every limit off). Shutdown stops them.
+func (s *Server) Loops() lifecycle.Loops {
+	if s.limits.beat == nil {
+		return nil
+	}
+	return lifecycle.Loops{s.limits.beat}
 }
 
 // Listen serves on ln until Shutdown, closing at accept the connections of a

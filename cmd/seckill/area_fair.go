@@ -6,6 +6,7 @@ import (
 	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
@@ -49,10 +50,11 @@ func (m *Main) fairArea(fs *fair.Service, gs *goods.Service) Area {
 		// The waiting rooms' tick advances the rooms and sends the tickets
 		// of the sockets this process holds; the proof of work's attack
 		// counts go to the shared record once a second.
-		Serve: func(ctx context.Context, p Process) (func(), error) {
-			stopQueues := loop(func(ctx context.Context) { fs.RunQueues(ctx, p.Sockets) })
-			stopPow := loop(fs.RunPow)
-			return func() { stopQueues(); stopPow() }, nil
+		Serve: func(ctx context.Context, p Process) (lifecycle.Loops, error) {
+			return lifecycle.Loops{
+				lifecycle.New("fair queues", func(ctx context.Context) { fs.RunQueues(ctx, p.Sockets) }),
+				lifecycle.New("fair pow floor", fs.RunPow),
+			}, nil
 		},
 	}
 }

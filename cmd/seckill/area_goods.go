@@ -5,6 +5,7 @@ import (
 
 	"github.com/gofiber/fiber/v2"
 	"github.com/seckill/seckill/db/goods"
+	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
 	"github.com/seckill/seckill/web"
@@ -78,29 +79,26 @@ func (m *Main) goodsArea(gs *goods.Service) Area {
 			return gs.SampleActive(ctx)
 		},
 		Seed: gs,
-		Serve: func(ctx context.Context, p Process) (func(), error) {
-			// Grabs refused for a sale this process knows is closed to them
-			// are answered from memory; it follows the changes that reopen one.
-			salesCtx, stopSales := context.WithCancel(context.Background())
-			salesDone, err := gs.FollowSales(salesCtx)
-			if err != nil {
-				stopSales()
-				return nil, err
-			}
+		Serve: func(ctx context.Context, p Process) (lifecycle.Loops, error) {
 			// What shoppers read (slots, goods, stock) is served from
 			// memory, kept current by the live events (db/goods Catalog).
-			catalogCtx, stopCatalog := context.WithCancel(context.Background())
-			catalogDone, err := gs.Catalog().Start(catalogCtx)
-			if err != nil {
-				stopCatalog()
-				stopSales()
-				<-salesDone
+			if err := gs.Catalog().Load(ctx); err != nil {
 				return nil, err
 			}
-			// Orders this process acknowledged and a Redis node then lost
-			// (no WAIT) are found and told to their shoppers.
-			stopPhantoms := loop(func(ctx context.Context) { gs.WatchPhantoms(ctx, p.Failovers) })
-			return func() { stopPhantoms(); stopCatalog(); <-catalogDone; stopSales(); <-salesDone }, nil
+			// Grabs refused for a sale this process knows is closed to them
+			// are answered from memory; it follows the changes that reopen
+			// one (subscribed last: nothing can fail after it).
+			memo, err := gs.FollowSales(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return lifecycle.Loops{
+				gs.Catalog().Loop(),
+				memo,
+				// Orders this process acknowledged and a Redis node then lost
+				// (no WAIT) are found and told to their shoppers.
+				lifecycle.New("phantom watch", func(ctx context.Context) { gs.WatchPhantoms(ctx, p.Failovers) }),
+			}, nil
 		},
 	}
 }

@@ -41,10 +41,11 @@ type Area struct {
 	AfterFlush func(context.Context) error
 	// Seed adds its demo items (DEMO=true).
 	Seed demo.Seeder
-	// Serve starts what the area runs in a web process while it serves
-	// (goods: the phantom watch and the refusals' follower; fair sales: the
-	// waiting rooms' tick); stop ends it and waits. nil: nothing.
-	Serve func(ctx context.Context, p Process) (stop func(), err error)
+	// Serve readies the loops the area runs in a web process while it
+	// serves (goods: the catalog poll, the refusal memo, the phantom watch;
+	// fair sales: the waiting rooms' tick, the proof-of-work floor), which
+	// Main starts (Main.start) and stops at Close. nil: none.
+	Serve func(ctx context.Context, p Process) (lifecycle.Loops, error)
 }
 
 // Process is what an area's Serve gets of the web process.
@@ -55,35 +56,21 @@ type Process struct {
 	Failovers func() int64
 }
 
-// serveAreas starts every area's Serve; stopAreas ends them, last first.
+// serveAreas readies every area's loops (Serve) and starts them (Main.start);
+// Close stops them with the process's other loops, the last started first.
 func (m *Main) serveAreas(ctx context.Context) error {
 	p := Process{Sockets: m.Web.Hub, Failovers: m.Redis.Failovers.Load}
 	for _, a := range m.Areas {
 		if a.Serve == nil {
 			continue
 		}
-		stop, err := a.Serve(ctx, p)
+		loops, err := a.Serve(ctx, p)
 		if err != nil {
 			return fmt.Errorf("start the %s area: %w", a.Name, err)
 		}
-		m.stops = append(m.stops, stop)
+		m.start(loops...)
 	}
 	return nil
-}
-
-func (m *Main) stopAreas() {
-	for i := len(m.stops) - 1; i >= 0; i-- {
-		m.stops[i]()
-	}
-	m.stops = nil
-}
-
-// loop starts f as a lifecycle.Loop; the returned stop cancels it and
-// waits while it drains (Close stops each, the last started first).
-func loop(f func(ctx context.Context)) (stop func()) {
-	l := lifecycle.New("area loop", f)
-	l.Start()
-	return l.Stop
 }
 
 // areas are the promotions, one line each: adding a promotion is its

@@ -1,22 +1,46 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"regexp"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/lifecycle"
+	"github.com/seckill/seckill/web/ratelimit"
 )
 
-// TestClosingLeavesNoLoop starts a serve-mode process, works it (a grab, so
-// that what starts on a first use has started), closes it, and finds no
-// goroutine of the repository's code still waiting in a loop: every
-// background loop stops and drains at Close.
+// TestClosingLeavesNoLoop starts a serve-mode process, works it (a grab and
+// a flush, so that what would start on a first use has started), closes it,
+// and finds no goroutine of the repository's code still waiting in a loop:
+// every background loop stops and drains at Close. Every lifecycle.Loop
+// running is one Main started (Main.start), all of them by the end of
+// Open, none on a first use.
 func TestClosingLeavesNoLoop(t *testing.T) {
-	before := waitingLoops()
-	a := startApp(t)
+	before, beforeLoops := waitingLoops(), lifecycle.Running()
+	// A rate limit on, so the limits' heartbeat runs too.
+	a := startApp(t, func(c *Config) { c.RateIP = ratelimit.Rate{N: 1000, Per: time.Minute} })
+	ours := map[*lifecycle.Loop]bool{}
+	for _, l := range a.Main.loops {
+		ours[l] = true
+	}
+	opened := newLoops(beforeLoops)
+	for l, name := range opened {
+		if !ours[l] {
+			t.Errorf("loop %q runs but Main did not start it (Main.start)", name)
+		}
+	}
+	for _, want := range []string{"live events", "switches", "flusher", "asynq worker", "revocations", "rate-limit members", "catalog poll", "refusal memo", "phantom watch", "fair queues"} {
+		if !slices.Contains(slices.Collect(maps.Values(opened)), want) {
+			t.Errorf("loop %q does not run after Open (running: %v)", want, slices.Sorted(maps.Values(opened)))
+		}
+	}
 	mt, _ := a.newMerchant()
 	sl := a.createSlot(mt, -time.Minute, time.Hour)
 	g := a.createGoods(mt, sl.ID, 5, 1)
@@ -24,14 +48,34 @@ func TestClosingLeavesNoLoop(t *testing.T) {
 	if st := a.call(http.MethodPost, fmt.Sprintf("/api/goods/%d/grab", g.ID), tok, nil, nil); st != http.StatusCreated {
 		t.Fatalf("grab: %d", st)
 	}
+	if err := a.Main.flushAll(context.Background()); err != nil {
+		t.Fatalf("flush: %v", err)
+	}
+	for l, name := range newLoops(beforeLoops) {
+		if _, ok := opened[l]; !ok {
+			t.Errorf("loop %q started on a first use, not by Main at Open", name)
+		}
+	}
 	if err := a.Main.Close(); err != nil {
 		t.Fatalf("close: %v", err)
+	}
+	for _, name := range newLoops(beforeLoops) {
+		t.Errorf("after Close loop %q still runs", name)
 	}
 	for sig, stack := range waitingLoops() {
 		if _, ok := before[sig]; !ok {
 			t.Errorf("after Close a loop still waits:\n%s", stack)
 		}
 	}
+}
+
+// newLoops are the loops running now that were not in before.
+func newLoops(before map[*lifecycle.Loop]string) map[*lifecycle.Loop]string {
+	now := lifecycle.Running()
+	for l := range before {
+		delete(now, l)
+	}
+	return now
 }
 
 var goroutineHead = regexp.MustCompile(`^goroutine \d+ \[([^\],]+)`)

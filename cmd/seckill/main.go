@@ -29,6 +29,7 @@ import (
 	"github.com/seckill/seckill/db/demo"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/inbox"
+	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/sqldb"
@@ -160,9 +161,30 @@ type Main struct {
 	served   chan error
 	closed   bool
 
-	stops []func() // end what the areas' Serve started (areas.go)
+	// loops are the process's background loops in the order Open started
+	// them (start); Close stops them the last started first, each drained
+	// before the next (lifecycle.Loops).
+	loops lifecycle.Loops
+}
 
-	stopSwitches func() // ends the switches' reload loop
+// start starts the loops and keeps them for Close. Every background loop of
+// the process is started here, in this order, and nowhere else:
+//
+//   - live events' publisher, then the Redis clock's readings and the
+//     steering switches' reload (every mode);
+//   - a worker's batch flush, then Asynq's worker and scheduler (stopped
+//     before the last flush, which moves what their tasks left in Redis);
+//   - a web process's session revocations, the rate limits' heartbeat
+//     (web.Server.Loops), then each area's loops (goods: the catalog poll,
+//     the refusal memo, the phantom watch; fair sales: the waiting rooms
+//     and the proof-of-work floor).
+//
+// The live hub's workers are the web server's own: it is shut down first.
+func (m *Main) start(ls ...*lifecycle.Loop) {
+	for _, l := range ls {
+		m.loops = append(m.loops, l)
+		l.Start()
+	}
 }
 
 // NewMain returns an unopened process of the given mode.
@@ -205,7 +227,7 @@ func (m *Main) Open(ctx context.Context) error {
 	connOpt := m.Redis.AsynqConnOpt()
 	m.Inspector = asynq.NewInspector(connOpt)
 	m.Backend = backend.New(m.SQL, m.Redis.Client)
-	m.Backend.Events.Publisher().Start() // stopped, drained, by Close (Events.Close)
+	m.start(m.Backend.Events.Publisher()) // drained at Close
 	local, system := m.Now, m.SystemClock
 	if system == nil {
 		system = time.Now
@@ -214,6 +236,7 @@ func (m *Main) Open(ctx context.Context) error {
 		local = system
 	}
 	m.Clock = rdb.NewClock(ctx, m.Redis, local, system)
+	m.start(m.Clock.Loop())
 	if d := m.Clock.Skew(); d != 0 {
 		m.Log.Warn("this host's clock differs from Redis's; sale windows and deadlines follow Redis's", "difference", d)
 	}
@@ -238,7 +261,7 @@ func (m *Main) Open(ctx context.Context) error {
 	m.Switches.OnChange(func(sw model.Switches) {
 		m.Backend.Events.SetWindow(time.Duration(sw.StockPushMS) * time.Millisecond)
 	})
-	m.stopSwitches = loop(m.Switches.Run)
+	m.start(lifecycle.New("switches", m.Switches.Run))
 	m.Site = &handlers.Site{Accounts: m.Accounts, Audit: m.Audit, Inbox: m.Inbox, Tokens: m.Tokens,
 		TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath, Switches: m.Switches, Now: m.Backend.Now}
 	m.Flusher = backend.NewFlusher(m.Backend, m.Config.FlushInterval)
@@ -277,9 +300,11 @@ func (m *Main) Open(ctx context.Context) error {
 		})
 		mux := tasks.NewServeMux(m.Log, taskMetrics, areas...)
 		mux.Use(tasks.Hold(func() bool { return m.Switches.Current().RemindersPaused }, tasks.ReminderTypes...))
+		m.start(m.Flusher.Loop())
 		if err := m.Worker.Start(mux); err != nil {
 			return fmt.Errorf("start worker: %w", err)
 		}
+		m.start(lifecycle.Until("asynq worker", m.Worker.Shutdown))
 		m.Scheduler = asynq.NewScheduler(connOpt, &asynq.SchedulerOpts{Location: time.UTC, LogLevel: asynq.WarnLevel})
 		for _, p := range tasks.PeriodicOf(areas...) {
 			if _, err := m.Scheduler.Register(p.Spec, p.Task, p.Opts...); err != nil {
@@ -289,7 +314,7 @@ func (m *Main) Open(ctx context.Context) error {
 		if err := m.Scheduler.Start(); err != nil {
 			return fmt.Errorf("start scheduler: %w", err)
 		}
-		m.Flusher.Start()
+		m.start(lifecycle.Until("asynq scheduler", m.Scheduler.Shutdown))
 	}
 
 	if m.runsWeb() {
@@ -307,14 +332,16 @@ func (m *Main) Open(ctx context.Context) error {
 		if m.Naive {
 			wcfg.BenchRoutes = (&naive.Baseline{SQL: m.SQL}).Routes
 		}
-		if err := m.Revocations.Start(ctx); err != nil {
+		if err := m.Revocations.Open(ctx); err != nil {
 			return fmt.Errorf("follow revocations: %w", err)
 		}
+		m.start(m.Revocations.Loop())
 		m.Web = web.New(wcfg)
 		m.Switches.OnChange(m.Web.SwitchesChanged)
 		if err := m.Web.Start(ctx); err != nil {
 			return fmt.Errorf("subscribe to live events: %w", err)
 		}
+		m.start(m.Web.Loops()...)
 		if err := m.serveAreas(ctx); err != nil {
 			return err
 		}
@@ -378,8 +405,9 @@ func (m *Main) Announce() {
 	fmt.Println()
 }
 
-// Close stops in order: stop accepting and drain HTTP, stop Asynq, flush
-// once more, close sockets, close the stores. A second Close does nothing.
+// Close stops in order: stop accepting and drain HTTP, stop the loops the
+// last started first (start: the areas', Asynq, the last flush, the
+// publisher), close the stores. A second Close does nothing.
 func (m *Main) Close() error {
 	if m.closed {
 		return nil
@@ -398,24 +426,9 @@ func (m *Main) Close() error {
 			<-m.served
 		}
 	}
-	m.stopAreas()
+	m.loops.Stop() // in the order start states: the areas' first, the publisher last
 	if m.Revocations != nil {
 		m.Revocations.Close()
-	}
-	if m.Clock != nil {
-		defer m.Clock.Close()
-	}
-	if m.Scheduler != nil {
-		m.Scheduler.Shutdown()
-	}
-	if m.Worker != nil {
-		m.Worker.Shutdown()
-	}
-	if m.Flusher != nil {
-		m.Flusher.Stop() // a last flush, so a clean shutdown leaves nothing in Redis
-	}
-	if m.stopSwitches != nil {
-		m.stopSwitches()
 	}
 	if m.Inspector != nil {
 		errs = append(errs, m.Inspector.Close())

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -34,8 +35,7 @@ type Revocations struct {
 	users    sync.Map // user ID → sessions issued before this are void (unix µs)
 
 	pubsub *redis.PubSub
-	stop   chan struct{}
-	done   chan struct{}
+	loop   *lifecycle.Loop // follows the channel (Loop)
 }
 
 // RevocationChannel carries each new revocation to every web process.
@@ -53,7 +53,9 @@ func revocationChannelOf(rdb redis.UniversalClient) string {
 // NewRevocations returns the record in rdb for tokens that live for ttl. It
 // can revoke at once; Start mirrors it in memory for Revoked.
 func NewRevocations(rdb redis.UniversalClient, ttl time.Duration) *Revocations {
-	return &Revocations{rdb: rdb, ttl: ttl, Now: time.Now, Log: slog.Default()}
+	r := &Revocations{rdb: rdb, ttl: ttl, Now: time.Now, Log: slog.Default()}
+	r.loop = lifecycle.New("revocations", r.follow)
+	return r
 }
 
 // Revoked reports whether the session of these claims has ended, from memory alone.
@@ -119,9 +121,9 @@ func (r *Revocations) RevokeUser(ctx context.Context, userID int64, at time.Time
 	return nil
 }
 
-// Start loads the record and follows new revocations until Close. It returns
-// once subscribed and loaded, so nothing revoked afterwards is missed.
-func (r *Revocations) Start(ctx context.Context) error {
+// Open subscribes to new revocations and loads the record, so nothing
+// revoked afterwards is missed once Loop runs; Close undoes it.
+func (r *Revocations) Open(ctx context.Context) error {
 	// Set only once started, so a Close after a failed Start (a process
 	// whose opening timed out) finds nothing to stop.
 	pubsub := r.rdb.Subscribe(ctx, revocationChannelOf(r.rdb))
@@ -135,15 +137,16 @@ func (r *Revocations) Start(ctx context.Context) error {
 		r.pubsub = nil
 		return err
 	}
-	r.stop, r.done = make(chan struct{}), make(chan struct{})
-	go r.follow()
 	return nil
 }
 
+// Loop follows the revocations announced after Open until stopped (by Close
+// at the latest). Main starts it.
+func (r *Revocations) Loop() *lifecycle.Loop { return r.loop }
+
 // follow applies announced revocations, and loads the whole record again
 // after a reconnect (messages sent meanwhile were lost) and every Refresh.
-func (r *Revocations) follow() {
-	defer close(r.done)
+func (r *Revocations) follow(ctx context.Context) {
 	refresh := r.Refresh
 	if refresh <= 0 {
 		refresh = time.Minute
@@ -153,7 +156,7 @@ func (r *Revocations) follow() {
 	ch := r.pubsub.ChannelWithSubscriptions()
 	for {
 		select {
-		case <-r.stop:
+		case <-ctx.Done():
 			return
 		case <-tick.C:
 			r.reload()
@@ -284,8 +287,7 @@ func (r *Revocations) Close() {
 	if r.pubsub == nil {
 		return
 	}
-	close(r.stop)
+	r.loop.Stop()
 	r.pubsub.Close()
-	<-r.done
 	r.pubsub = nil
 }

@@ -16,9 +16,10 @@ func startRevocations(t *testing.T, rdb redis.UniversalClient, clk *dbtest.Clock
 	t.Helper()
 	r := account.NewRevocations(rdb, time.Hour)
 	r.Now, r.Refresh = clk.Now, refresh
-	if err := r.Start(context.Background()); err != nil {
+	if err := r.Open(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	r.Loop().Start()
 	t.Cleanup(r.Close)
 	return r
 }
@@ -135,15 +136,15 @@ func TestRevocationsRefreshBackstop(t *testing.T) {
 	waitRevoked(t, r, c, "a revocation with no message")
 }
 
-// A Close after a Start that failed (a process whose opening timed out
+// A Close after an Open that failed (a process whose opening timed out
 // closes what it opened) does nothing, and does not panic.
-func TestRevocationsCloseAfterFailedStart(t *testing.T) {
+func TestRevocationsCloseAfterFailedOpen(t *testing.T) {
 	rdb := dbtest.Redis(t).Client
 	r := account.NewRevocations(rdb, time.Hour)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if err := r.Start(ctx); err == nil {
-		t.Fatal("Start on a cancelled context succeeded")
+	if err := r.Open(ctx); err == nil {
+		t.Fatal("Open on a cancelled context succeeded")
 	}
 	r.Close()
 }

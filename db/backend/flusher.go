@@ -2,8 +2,9 @@ package backend
 
 import (
 	"context"
-	"sync"
 	"time"
+
+	"github.com/seckill/seckill/db/lifecycle"
 )
 
 // Flusher is a process's one batch flush. Each area registers its step (it
@@ -20,14 +21,14 @@ type Flusher struct {
 	steps    []func(context.Context) error
 	after    []func(context.Context) error
 
-	mu   sync.Mutex // guards stop and done: Start and Stop may race at shutdown
-	stop context.CancelFunc
-	done chan struct{}
+	loop *lifecycle.Loop
 }
 
 // NewFlusher returns a flusher of b's queues that runs every interval once started.
 func NewFlusher(b *Backend, interval time.Duration) *Flusher {
-	return &Flusher{b: b, interval: interval}
+	f := &Flusher{b: b, interval: interval}
+	f.loop = lifecycle.New("flusher", f.every)
+	return f
 }
 
 // Register adds an area's flush step.
@@ -47,32 +48,19 @@ func (f *Flusher) Run(ctx context.Context) error {
 	return f.b.FlushAll(ctx, f.steps...)
 }
 
+// Loop is the interval flush: it flushes every interval until stopped, then
+// once more, so a clean shutdown leaves nothing behind in Redis. Main starts
+// it; Start and Stop are its.
+func (f *Flusher) Loop() *lifecycle.Loop { return f.loop }
+
 // Start flushes every interval in the background until Stop.
-func (f *Flusher) Start() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if f.stop != nil {
-		return
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	f.stop, f.done = stop, make(chan struct{})
-	go func() { defer close(f.done); f.loop(ctx) }()
-}
+func (f *Flusher) Start() { f.loop.Start() }
 
 // Stop ends the interval flushes after one last flush, and returns when it
 // is done; a flusher never started does nothing.
-func (f *Flusher) Stop() {
-	f.mu.Lock()
-	stop, done := f.stop, f.done
-	f.stop = nil
-	f.mu.Unlock()
-	if stop != nil {
-		stop()
-		<-done
-	}
-}
+func (f *Flusher) Stop() { f.loop.Stop() }
 
-func (f *Flusher) loop(ctx context.Context) {
+func (f *Flusher) every(ctx context.Context) {
 	t := time.NewTicker(f.interval)
 	defer t.Stop()
 	for {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 )
@@ -50,6 +51,7 @@ type Catalog struct {
 	heard  atomic.Int64  // the newest generation announced or polled
 	forced atomic.Uint64 // changes this process made (or events it may have missed): a snapshot older than the last is reloaded before a read
 	wake   chan struct{}
+	loop   *lifecycle.Loop // the poll (Loop)
 
 	reload  sync.Mutex // one load at a time
 	checkMu sync.Mutex // one generation check at a time for unknown IDs
@@ -102,45 +104,50 @@ type pastGoods struct {
 	err error
 }
 
-// Catalog returns the goods' catalog; Start it where shoppers read (a web process).
+// Catalog returns the goods' catalog; Load it and start its Loop where
+// shoppers read (a web process).
 func (s *Service) Catalog() *Catalog { return s.catalog }
 
 func newCatalog(s *Service) *Catalog {
-	return &Catalog{s: s, wake: make(chan struct{}, 1), pastOf: map[int64]pastGoods{}}
+	c := &Catalog{s: s, wake: make(chan struct{}, 1), pastOf: map[int64]pastGoods{}}
+	c.loop = lifecycle.New("catalog poll", c.follow)
+	return c
 }
 
-// Start loads the catalog and keeps it current until ctx ends: it reloads
-// when a change is announced (Observe) or found on the poll.
-func (c *Catalog) Start(ctx context.Context) (done <-chan struct{}, err error) {
+// Load loads the catalog, before its Loop keeps it current.
+func (c *Catalog) Load(ctx context.Context) error {
 	if err := c.load(ctx); err != nil {
-		return nil, fmt.Errorf("load the catalog: %w", err)
+		return fmt.Errorf("load the catalog: %w", err)
 	}
-	d := make(chan struct{})
-	go func() {
-		defer close(d)
-		t := time.NewTicker(CatalogPoll)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-c.wake:
-			case <-t.C:
-				gen, err := live.CatalogGeneration(ctx, c.s.Redis)
-				if err != nil {
-					continue
-				}
-				c.hear(gen)
-				c.refreshStock(ctx)
+	return nil
+}
+
+// Loop keeps the loaded catalog current until stopped: it reloads when a
+// change is announced (Observe) or found on the poll. Main starts it.
+func (c *Catalog) Loop() *lifecycle.Loop { return c.loop }
+
+func (c *Catalog) follow(ctx context.Context) {
+	t := time.NewTicker(CatalogPoll)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.wake:
+		case <-t.C:
+			gen, err := live.CatalogGeneration(ctx, c.s.Redis)
+			if err != nil {
+				continue
 			}
-			if c.stale() {
-				if err := c.load(ctx); err != nil && ctx.Err() == nil {
-					c.s.Log.Warn("reload the catalog", "err", err)
-				}
+			c.hear(gen)
+			c.refreshStock(ctx)
+		}
+		if c.stale() {
+			if err := c.load(ctx); err != nil && ctx.Err() == nil {
+				c.s.Log.Warn("reload the catalog", "err", err)
 			}
 		}
-	}()
-	return d, nil
+	}
 }
 
 // Observe takes one live event as this process received it: stock events

@@ -42,7 +42,30 @@ func (l *Loop) Start() {
 	l.started = true
 	ctx, cancel := context.WithCancel(context.Background())
 	l.cancel = cancel
-	go func() { defer close(l.done); l.run(ctx) }()
+	running.Store(l, l.name)
+	go func() {
+		defer close(l.done)
+		defer running.Delete(l)
+		l.run(ctx)
+	}()
+}
+
+// running are the loops whose goroutine has not returned yet.
+var running sync.Map // *Loop → its name
+
+// Running names the loops of this binary whose goroutine has not returned
+// (a test finds by it a loop started on a first use, or left after Close).
+func Running() map[*Loop]string {
+	out := map[*Loop]string{}
+	running.Range(func(k, v any) bool { out[k.(*Loop)] = v.(string); return true })
+	return out
+}
+
+// Until is a loop that only waits for its Stop and then calls end: for a
+// part with goroutines of its own (Asynq's worker), so that it ends in its
+// place among the loops.
+func Until(name string, end func()) *Loop {
+	return New(name, func(ctx context.Context) { <-ctx.Done(); end() })
 }
 
 // Stop ends the loop and waits until it has drained and returned; a loop

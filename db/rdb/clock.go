@@ -2,11 +2,11 @@ package rdb
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/lifecycle"
 )
 
 // Clock is a process's clock set by Redis's, so sale windows and order
@@ -19,9 +19,8 @@ type Clock struct {
 	local  func() time.Time // the process's clock (tests move it)
 	system func() time.Time // the host's clock, the one Redis's is compared with
 	redis  redis.UniversalClient
-	skew   atomic.Int64 // ns added to local
-	stop   chan struct{}
-	wg     sync.WaitGroup
+	skew   atomic.Int64    // ns added to local
+	loop   *lifecycle.Loop // reads the difference again (Loop)
 }
 
 // ClockTolerance is the largest difference from Redis's clock left alone.
@@ -31,30 +30,34 @@ const ClockTolerance = 250 * time.Millisecond
 const clockEvery = 10 * time.Second
 
 // NewClock reads the difference between the host's clock (system) and
-// r's once, then every clockEvery until Close. The embedded Redis runs on
-// this host's clock: with it the clock adds nothing.
+// r's once; its Loop reads it again every clockEvery. The embedded Redis
+// runs on this host's clock: with it the clock adds nothing.
 func NewClock(ctx context.Context, r *Redis, local, system func() time.Time) *Clock {
-	k := &Clock{local: local, system: system, redis: r.Client, stop: make(chan struct{})}
-	if r.Embedded {
-		return k
-	}
-	k.measure(ctx)
-	k.wg.Add(1)
-	go func() {
-		defer k.wg.Done()
+	k := &Clock{local: local, system: system, redis: r.Client}
+	k.loop = lifecycle.New("redis clock", func(ctx context.Context) {
+		if r.Embedded {
+			return
+		}
 		t := time.NewTicker(clockEvery)
 		defer t.Stop()
 		for {
 			select {
-			case <-k.stop:
+			case <-ctx.Done():
 				return
 			case <-t.C:
 				k.measure(context.Background())
 			}
 		}
-	}()
+	})
+	if !r.Embedded {
+		k.measure(ctx)
+	}
 	return k
 }
+
+// Loop reads the difference from Redis's clock every clockEvery until
+// stopped (by Close at the latest). Main starts it.
+func (k *Clock) Loop() *lifecycle.Loop { return k.loop }
 
 // Now is the process's clock plus the host's difference from Redis's.
 func (k *Clock) Now() time.Time { return k.local().Add(time.Duration(k.skew.Load())) }
@@ -90,11 +93,4 @@ func (k *Clock) measure(ctx context.Context) {
 }
 
 // Close stops the readings.
-func (k *Clock) Close() {
-	select {
-	case <-k.stop:
-	default:
-		close(k.stop)
-	}
-	k.wg.Wait()
-}
+func (k *Clock) Close() { k.loop.Stop() }

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/lifecycle"
 )
 
 // Refusals from memory. In a sale nearly every grab arrives after the item
@@ -238,21 +239,20 @@ func (s *Sale) SaleChanged(ctx context.Context, goodsID int64) {
 	}
 }
 
-// FollowSales keeps this process's refusals from memory current until ctx
-// ends: it follows SaleChannel and polls the goods it remembers. It returns
-// once subscribed; the following runs in the background, and done closes
-// when it stops.
-func (s *Sale) FollowSales(ctx context.Context) (done <-chan struct{}, err error) {
+// FollowSales subscribes to SaleChannel and returns the loop that keeps
+// this process's refusals from memory current while it runs: it follows
+// the channel and polls the goods it remembers. Main starts it; its end
+// releases the subscription.
+func (s *Sale) FollowSales(ctx context.Context) (*lifecycle.Loop, error) {
 	ps := s.Redis.Subscribe(ctx, saleChannelOf(s.Redis))
 	if _, err := ps.Receive(ctx); err != nil {
 		ps.Close()
 		return nil, fmt.Errorf("subscribe to sale changes: %w", err)
 	}
-	s.memos.following.Store(true)
-	out := make(chan struct{})
-	go func() {
-		defer close(out)
+	return lifecycle.New("refusal memo", func(ctx context.Context) {
 		defer ps.Close()
+		s.memos.following.Store(true)
+		defer s.memos.following.Store(false)
 		tick := time.NewTicker(SaleMemoPoll)
 		defer tick.Stop()
 		ch := ps.ChannelWithSubscriptions()
@@ -278,8 +278,7 @@ func (s *Sale) FollowSales(ctx context.Context) (done <-chan struct{}, err error
 				}
 			}
 		}
-	}()
-	return out, nil
+	}), nil
 }
 
 // pollSales reads the 'back' counter of every bucket of the goods met lately
