@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/goods/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -127,7 +126,7 @@ func TestValidateOptionalFields(t *testing.T) {
 		{"mode unknown", func(g *Input) { g.Mode = new("auction") }, "mode: must be first_come, queue or raffle"},
 		{"mode in capitals", func(g *Input) { g.Mode = new("QUEUE") }, "mode: must be first_come, queue or raffle"},
 		{"shards 1", func(g *Input) { g.Shards = new(1) }, ""},
-		{"shards 8", func(g *Input) { g.Shards = new(sale.MaxShards) }, ""},
+		{"shards 8", func(g *Input) { g.Shards = new(int(model.GoodsShards.Max)) }, ""},
 		{"shards 0", func(g *Input) { g.Shards = new(0) }, "shards: must be 1–8"},
 		{"shards -1", func(g *Input) { g.Shards = new(-1) }, "shards: must be 1–8"},
 		{"shards 9", func(g *Input) { g.Shards = new(9) }, "shards: must be 1–8"},

@@ -16,10 +16,11 @@ import (
 )
 
 // One hot item across several Redis shards: goods may split its stock into
-// K buckets (model.Goods.Shards, default 1), each a full set of the goods'
-// keys (scriptKeys) under its own hash tag, so each lands on its own cluster
-// node (bucketTag). Bucket 0 keeps {goods:ID}, so goods of one bucket (and
-// every goods loaded before buckets) is as it was.
+// K buckets (model.Goods.Shards, default 1, at most model.GoodsShards.Max of
+// the one limits table), each a full set of the goods' keys (scriptKeys)
+// under its own hash tag, so each lands on its own cluster node (bucketTag).
+// Bucket 0 keeps {goods:ID}, so goods of one bucket (and every goods loaded
+// before buckets) is as it was.
 //
 // A shopper's home bucket is homeBucket(user, K): every order of the user
 // lives there, with the user's limit mark (held) and list (mine), so the
@@ -35,9 +36,6 @@ import (
 // that unit (one more trip): the unit goes into home's free list first, so a
 // refusal there (limit, window) keeps it on sale. Buckets found empty are
 // remembered for dryFor, so once the goods is sold out a grab costs one trip.
-
-// MaxShards is the most buckets a goods may have.
-const MaxShards = 8
 
 // BucketSeqSpan splits a goods' order sequences between its buckets: bucket b
 // numbers its orders from b*BucketSeqSpan+1, so an order ID names its bucket
