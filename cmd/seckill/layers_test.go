@@ -87,6 +87,10 @@ func TestLayers(t *testing.T) {
 	// the services of one area and of the areas it uses, never a field for
 	// every service.
 	checkHandlerTypes(t, mod, mayImport)
+	// Test hooks do not ship: a door a package's behaviour tests need into
+	// it is in its own export_test.go, and test set-up several packages
+	// share is in a *test package production never imports.
+	checkNoTestHooks(t, "../../db")
 	// An area's rooms are the packages below its own (db/goods/sale,
 	// db/goods/orders): each has one job, and they are layered, each room
 	// importing only the rooms below it. The sale core knows nothing of the
@@ -309,5 +313,72 @@ func checkHandlerTypes(t *testing.T, mod string, mayImport map[string]map[string
 			}
 			return false
 		})
+	}
+}
+
+// shippedHooks are the exported hooks production code itself calls, each
+// with where: checkNoTestHooks allows them.
+var shippedHooks = map[string]string{
+	"fair.SetGrabHook": "the load bench slows an in-process server's grabs (bench_fair_outflow.go)",
+}
+
+// checkNoTestHooks fails on a test hook in the production files under dir
+// (not _test.go, not in a package directory named *test): a file named
+// testhooks.go, or an exported function, method, type, variable or
+// constant named *ForTest or *Hook (go-redis's hook interface methods,
+// DialHook and the like, are a client's, not ours to rename).
+func checkNoTestHooks(t *testing.T, dir string) {
+	t.Helper()
+	redisHook := map[string]bool{"DialHook": true, "ProcessHook": true, "ProcessPipelineHook": true}
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if strings.HasSuffix(d.Name(), "test") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		if d.Name() == "testhooks.go" {
+			t.Errorf("%s ships test hooks: move them into the package's export_test.go", path)
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		check := func(id *ast.Ident, method bool) {
+			name := id.Name
+			if !id.IsExported() || !(strings.HasSuffix(name, "ForTest") || strings.HasSuffix(name, "Hook")) ||
+				(method && redisHook[name]) || shippedHooks[f.Name.Name+"."+name] != "" {
+				return
+			}
+			t.Errorf("%s: %s.%s ships a test hook: a door for tests goes in the package's export_test.go", fset.Position(id.Pos()), f.Name.Name, name)
+		}
+		for _, decl := range f.Decls {
+			switch decl := decl.(type) {
+			case *ast.FuncDecl:
+				check(decl.Name, decl.Recv != nil)
+			case *ast.GenDecl:
+				for _, spec := range decl.Specs {
+					switch spec := spec.(type) {
+					case *ast.TypeSpec:
+						check(spec.Name, false)
+					case *ast.ValueSpec:
+						for _, n := range spec.Names {
+							check(n, false)
+						}
+					}
+				}
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
