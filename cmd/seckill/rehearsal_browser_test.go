@@ -97,3 +97,35 @@ func TestRehearsalFormAndDeleteBrowser(t *testing.T) {
 		}
 	}
 }
+
+// The admin's new-slot form marks a rehearsal too, and the admin deletes it
+// from its page, at 1366 and at 390 px (the words are the merchant's test's).
+func TestRehearsalAdminFormBrowser(t *testing.T) {
+	a := startApp(t)
+	ctx := newBrowser(t)
+	browse(t, ctx, "log in as the admin", browserLogin(ctx, a.URL, a.Config.AdminUsername, testAdminPassword))
+	for _, size := range []struct{ w, h int64 }{{1366, 900}, {390, 844}} {
+		what := fmt.Sprintf("the admin at %d px", size.w)
+		var path string
+		browse(t, ctx, what+": a rehearsal from the form", chromedp.EmulateViewport(size.w, size.h),
+			chromedp.Navigate(a.URL+"/admin/slots"),
+			chromedp.WaitVisible(`[data-testid=slot-form]`),
+			chromedp.SendKeys(`[data-testid=slot-form] [data-testid=input-title]`, fmt.Sprintf("Admin dry run %d", size.w)),
+			chromedp.Click(`[data-testid=slot-rehearsal]`),
+			chromedp.Click(`[data-testid=slot-submit]`),
+			chromedp.WaitVisible(`[data-testid=admin-slot] [data-testid=rehearsal-badge]`),
+			chromedp.WaitVisible(`[data-testid=rehearsal-delete-form]`),
+			chromedp.Evaluate(`location.pathname`, &path),
+		)
+		var id int64
+		if _, err := fmt.Sscanf(path, "/admin/slots/%d", &id); err != nil {
+			t.Fatalf("%s: the form led to %q, not the new slot's page", what, path)
+		}
+		browse(t, ctx, what+": delete it",
+			chromedp.Click(`[data-testid=rehearsal-delete-confirm]`),
+			chromedp.Click(`[data-testid=rehearsal-delete]`),
+			chromedp.WaitVisible(`[data-testid=slot-form]`),
+		)
+		a.wantError("GET", fmt.Sprintf("/api/slots/%d/goods", id), "", nil, 404, "not_found")
+	}
+}
