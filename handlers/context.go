@@ -454,7 +454,11 @@ func joinByID[T any](c *fiber.Ctx, key string, join func(ctx context.Context, us
 	if err != nil {
 		return err
 	}
-	v, created, err := join(c.UserContext(), cl.UserID, id, c.Get("X-Pow"))
+	ctx, err := opContext(c) // a keyed retry may bring the proof its undecided first try spent
+	if err != nil {
+		return err
+	}
+	v, created, err := join(ctx, cl.UserID, id, c.Get("X-Pow"))
 	if err != nil {
 		return err
 	}

@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/dbtest"
 )
 
 // A keyed retry answered from its remembered answer never sends the live
@@ -109,5 +112,50 @@ func TestKeyedRetryWhileThePauseHolds(t *testing.T) {
 	}
 	if got := a.goods(g.ID).Remaining; got != 4 {
 		t.Fatalf("the goods reads remaining %d after the pause's refusals, want 4", got)
+	}
+}
+
+// A keyed request whose proof of work was spent by an undecided first try
+// (503: the replica wait ran out while the proof was spent durably) is
+// decided afresh when retried with the same key and proof, never refused
+// for its own attempt: a grab wins 201, a waiting-room join gets its ticket.
+// The spent proof under another key is still pow_invalid.
+func TestKeyedRetryAfterAnUndecided503(t *testing.T) {
+	master := dbtest.StartServer(t)
+	replica := master.StartReplica()
+	a := startApp(t, func(c *Config) { c.RedisURL, c.RedisWaitTimeout = "redis://"+master.Addr, 2*time.Second })
+	fair := a.fairGoods(4, false, -time.Minute)
+	_, queued := a.queueGoods(10, 5, time.Hour, map[string]any{"pow_bits": 4})
+	shopper, _ := a.newUser()
+	for _, w := range []struct{ what, url, key string }{
+		{"grab", fmt.Sprintf("%s/api/goods/%d/grab", a.URL, fair.ID), "grab-undecided"},
+		{"join", fmt.Sprintf("%s/api/goods/%d/queue", a.URL, queued.ID), "join-undecided"},
+	} {
+		g := fair
+		if w.what == "join" {
+			g = queued
+		}
+		h := bearer(shopper)
+		if r := send(t, "POST", w.url, h, nil); r.status != 403 || r.code() != "pow_required" {
+			t.Fatalf("a %s without a proof: %d %s, want 403 pow_required", w.what, r.status, r.body)
+		}
+		h["X-Pow"], h["Idempotency-Key"] = solve(t, a.powChallenge(shopper, g.ID)), w.key
+		replica.Signal(syscall.SIGSTOP)
+		r := send(t, "POST", w.url, h, nil)
+		replica.Signal(syscall.SIGCONT)
+		if r.status != 503 || r.code() != "unavailable" {
+			t.Fatalf("%s while the replica lags: %d %s, want 503 unavailable", w.what, r.status, r.body)
+		}
+		eventually(t, time.Minute, "the retry of the "+w.what+" to be decided", func() bool {
+			r = send(t, "POST", w.url, h, nil)
+			return r.status != 503
+		})
+		if r.status != 201 {
+			t.Fatalf("the %s retried with its key and proof: %d %s, want 201", w.what, r.status, r.body)
+		}
+		h["Idempotency-Key"] = w.key + "-another"
+		if r := send(t, "POST", w.url, h, nil); w.what == "grab" && (r.status != 403 || r.code() != "pow_invalid") {
+			t.Fatalf("a new key with the spent proof: %d %s, want 403 pow_invalid", r.status, r.body)
+		}
 	}
 }

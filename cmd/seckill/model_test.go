@@ -964,17 +964,6 @@ func (m *modelMachine) replicaFault(t *rapid.T) {
 		return r.Status != 503, r.String()
 	})
 	m.logf(t, "retry of %s with the replica back: %s (order %d)", k.What, r, r.Order.ID)
-	if k.Pow != "" && r.Status == 403 && r.Code == "pow_invalid" {
-		// Found by this step, reported: the first attempt spent the proof
-		// (durably, so it waited for the replica too) and answered 503
-		// before any grab; its retry is refused the proof. Nothing was
-		// won (the next check sees the stock), and a new proof grabs.
-		k.Pow = m.solve(t, g, u)
-		k.Key = m.newKey()
-		k.What += ", again with a new proof and key " + k.Key
-		m.grabSent(t, g, u, k, m.ref.Grab(g, u, true))
-		return
-	}
 	// The retry learns the outcome of the first attempt, which the order's
 	// deadline tells: it was won before the stop.
 	m.grabAnswered(t, g, u, k, r, m.ref.Grab(g, u, true), before.Add(-modelWait), m.a.Clock.Now())

@@ -3,6 +3,8 @@ package fair
 import (
 	"context"
 	"crypto/rand"
+	"errors"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -386,7 +388,8 @@ func (s *Service) Admit(ctx context.Context, userID, goodsID int64, pow string) 
 	if err != nil {
 		return err
 	}
-	if err := s.admit(ctx, f, sn, userID, goodsID, pow); err != nil {
+	req, _ := db.KeyedRequestID(ctx, "admit", userID)
+	if err := s.admit(ctx, f, sn, userID, goodsID, pow, req); err != nil {
 		return err
 	}
 	f.count(s.Now(), true, userID) // a join or an entry let in counts as a grab that won does
@@ -395,7 +398,11 @@ func (s *Service) Admit(ctx context.Context, userID, goodsID int64, pow string) 
 
 // admit is Admit with the goods' settings read: the proof of work (pow_bits
 // > 0) and the pre-registration; a goods with neither costs nothing more.
-func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID, goodsID int64, pow string) error {
+// req is the request's keyed ID ("" unkeyed): a proof is spent under it, so
+// the retry of a keyed request that spent it and was left undecided (503:
+// the replica wait ran out, the store failed) may bring it again and be
+// decided afresh; another request is refused it.
+func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID, goodsID int64, pow, req string) error {
 	bits, prereg := max(sn.bits, s.floor()), sn.prereg
 	if bits == 0 && !prereg {
 		return nil
@@ -421,9 +428,20 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 		// anyway. Spent durably: a proof spent before a failover stays spent.
 		ttl := time.Until(sol.expires) + time.Minute
 		dctx, c := s.Durable(ctx)
-		fresh, err := c.SetNX(dctx, powKey(goodsID, sol.nonce), userID, max(ttl, time.Minute)).Result()
+		spender, key := strconv.FormatInt(userID, 10), powKey(goodsID, sol.nonce)
+		if req != "" {
+			spender += ":" + req
+		}
+		fresh, err := c.SetNX(dctx, key, spender, max(ttl, time.Minute)).Result()
 		if err != nil {
 			return err
+		}
+		if !fresh && req != "" {
+			spent, err := c.Get(dctx, key).Result()
+			if err != nil && !errors.Is(err, redis.Nil) {
+				return err
+			}
+			fresh = spent == spender // this request's own earlier attempt
 		}
 		if !fresh {
 			f.count(now, false, userID)
@@ -466,7 +484,7 @@ func (s *Service) Check(ctx context.Context, g goods.Grab) (done func(goods.Outc
 		return nil, err
 	}
 	s.queues.grabs.Add(1)
-	if err := s.admit(ctx, f, sn, userID, goodsID, p.Pow); err != nil {
+	if err := s.admit(ctx, f, sn, userID, goodsID, p.Pow, g.Request); err != nil {
 		return nil, err
 	}
 	start := s.Now()
