@@ -207,3 +207,25 @@ func (b *Backend) FlushSetIDs(ctx context.Context, set string) ([]int64, error) 
 	}
 	return ids, nil
 }
+
+// RequeueLua is the Lua of a resend (a restore's `seckill resend-orders`):
+// requeue(queue, order, recs) pushes the records recs (a table keyed by
+// each record's place, a number) onto the flush queue's pending list in
+// the order of their places (the list order), in RPUSHes of 1000, and
+// returns how many it pushed. The apply of every queue is idempotent, so a
+// record the store holds already changes nothing.
+const RequeueLua = `
+local function requeue(queue, order, recs)
+	table.sort(order)
+	local chunk = {}
+	for _, at in ipairs(order) do
+		chunk[#chunk + 1] = recs[at]
+		if #chunk == 1000 then
+			redis.call('RPUSH', queue, unpack(chunk))
+			chunk = {}
+		end
+	end
+	if #chunk > 0 then redis.call('RPUSH', queue, unpack(chunk)) end
+	return #order
+end
+`

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
 )
@@ -19,7 +20,7 @@ import (
 //
 // KEYS[1] units hash, KEYS[2] pending flush queue
 // Returns how many records it queued.
-var resendScript = redis.NewScript(`
+var resendScript = redis.NewScript(backend.RequeueLua + `
 local all = redis.call('HGETALL', KEYS[1])
 local units, recs = {}, {}
 for i = 1, #all, 2 do
@@ -27,17 +28,7 @@ for i = 1, #all, 2 do
 	units[#units + 1] = u
 	recs[u] = all[i + 1]
 end
-table.sort(units)
-local chunk = {}
-for _, u in ipairs(units) do
-	chunk[#chunk + 1] = recs[u]
-	if #chunk == 1000 then
-		redis.call('RPUSH', KEYS[2], unpack(chunk))
-		chunk = {}
-	end
-end
-if #chunk > 0 then redis.call('RPUSH', KEYS[2], unpack(chunk)) end
-return #units
+return requeue(KEYS[2], units, recs)
 `)
 
 // templateIDs lists every template the store holds.

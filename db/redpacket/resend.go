@@ -8,6 +8,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/sqldb"
 )
 
@@ -22,7 +23,7 @@ import (
 // claimed list, the flush queue ("user:seq:amount:grabbed_ms"); the records'
 // fields are named in record.go
 // Returns how many claims it queued.
-var resendScript = redis.NewScript(recordsLua + `
+var resendScript = redis.NewScript(backend.RequeueLua + recordsLua + `
 local all = redis.call('HGETALL', KEYS[1])
 local seqs, recs = {}, {}
 for i = 1, #all, 2 do
@@ -31,17 +32,7 @@ for i = 1, #all, 2 do
 	seqs[#seqs + 1] = seq
 	recs[seq] = claimRecord({[C_USER] = all[i], [C_SEQ] = m[M_SEQ], [C_AMOUNT] = m[M_AMOUNT], [C_GRABBED] = m[M_GRABBED]})
 end
-table.sort(seqs)
-local chunk = {}
-for _, seq in ipairs(seqs) do
-	chunk[#chunk + 1] = recs[seq]
-	if #chunk == 1000 then
-		redis.call('RPUSH', KEYS[2], unpack(chunk))
-		chunk = {}
-	end
-end
-if #chunk > 0 then redis.call('RPUSH', KEYS[2], unpack(chunk)) end
-return #seqs
+return requeue(KEYS[2], seqs, recs)
 `)
 
 // packetIDs lists every packet the store holds.

@@ -7,6 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/goods/sale"
 )
 
@@ -18,23 +19,15 @@ import (
 //
 // KEYS: scriptKeys
 // Returns how many records it queued.
-var resendScript = redis.NewScript(sale.GoodsLua + `
+var resendScript = redis.NewScript(backend.RequeueLua + sale.GoodsLua + `
 local all = redis.call('HGETALL', K_ORDERS)
-local seqs = {}
-for i = 1, #all, 2 do seqs[#seqs + 1] = tonumber(all[i]) end
-table.sort(seqs)
-local recs = {}
-for i = 1, #all, 2 do recs[tonumber(all[i])] = all[i + 1] end
-local chunk = {}
-for _, seq in ipairs(seqs) do
-	chunk[#chunk + 1] = recs[seq]
-	if #chunk == 1000 then
-		redis.call('RPUSH', K_PENDING, unpack(chunk))
-		chunk = {}
-	end
+local seqs, recs = {}, {}
+for i = 1, #all, 2 do
+	local seq = tonumber(all[i])
+	seqs[#seqs + 1] = seq
+	recs[seq] = all[i + 1]
 end
-if #chunk > 0 then redis.call('RPUSH', K_PENDING, unpack(chunk)) end
-return #seqs
+return requeue(K_PENDING, seqs, recs)
 `)
 
 // ResendOrders queues every order Redis holds of every active goods for the
