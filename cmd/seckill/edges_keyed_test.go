@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"syscall"
 	"testing"
 	"time"
@@ -157,5 +158,53 @@ func TestKeyedRetryAfterAnUndecided503(t *testing.T) {
 		if r := send(t, "POST", w.url, h, nil); w.what == "grab" && (r.status != 403 || r.code() != "pow_invalid") {
 			t.Fatalf("a new key with the spent proof: %d %s, want 403 pow_invalid", r.status, r.body)
 		}
+	}
+}
+
+// A merchant's keyed desk refund retried while merchants are read-only
+// answers as it first did (a refusal as well as a refund); a new keyed
+// refund, or one without a key, meets the read-only refusal, and nothing
+// changes.
+func TestKeyedDeskRefundWhileReadOnly(t *testing.T) {
+	a := startApp(t)
+	admin := a.adminToken()
+	mt, g := a.liveGoods(5, 2)
+	shopper, _ := a.newUser()
+	paid, unpaid := a.grab(shopper, g.ID), a.grab(shopper, g.ID)
+	if st, _ := a.pay(shopper, paid.ID, 0); st != 200 {
+		t.Fatalf("pay: %d", st)
+	}
+	eventually(t, 2*time.Minute, "the desk to list both orders, one paid", func() bool {
+		return len(a.desk(mt, nil).Orders) == 2 && len(a.desk(mt, url.Values{"status": {"paid"}}).Orders) == 1
+	})
+	refund := func(id int64, key string) answer {
+		h := bearer(mt)
+		if key != "" {
+			h["Idempotency-Key"] = key
+		}
+		return send(t, "POST", fmt.Sprintf("%s/api/admin/orders/%d/refund", a.URL, id), h, map[string]string{"reason": "damaged"})
+	}
+	refused, refunded := refund(unpaid.ID, "refund-unpaid"), refund(paid.ID, "refund-paid")
+	if refused.status != 409 || refunded.status != 200 {
+		t.Fatalf("before the pause: unpaid %d %s, paid %d %s; want 409 and 200", refused.status, refused.body, refunded.status, refunded.body)
+	}
+	a.setSwitches(admin, map[string]any{"merchant_read_only": true})
+	defer a.setSwitches(admin, map[string]any{"merchant_read_only": false})
+	for _, c := range []struct {
+		id    int64
+		key   string
+		first answer
+	}{{unpaid.ID, "refund-unpaid", refused}, {paid.ID, "refund-paid", refunded}} {
+		if r := refund(c.id, c.key); r.status != c.first.status || !bytes.Equal(r.body, c.first.body) {
+			t.Fatalf("%s retried while read-only: %d %s, want the first answer %d %s", c.key, r.status, r.body, c.first.status, c.first.body)
+		}
+	}
+	for _, key := range []string{"during-the-pause", ""} {
+		if r := refund(unpaid.ID, key); r.status != 403 || r.code() != "forbidden" {
+			t.Fatalf("a refund keyed %q while read-only: %d %s, want 403 forbidden", key, r.status, r.body)
+		}
+	}
+	if got := a.order(shopper, unpaid.ID).Status; got != "unpaid" {
+		t.Fatalf("the unpaid order is %s after the read-only refusals", got)
 	}
 }

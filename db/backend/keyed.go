@@ -63,6 +63,12 @@ func Keyed[T any](ctx context.Context, b *Backend, op string, userID int64, writ
 	case !errors.Is(err, redis.Nil):
 		return v, false, fmt.Errorf("%s: its remembered answer: %w", op, err)
 	}
+	if held := db.HeldRefusal(ctx); held != nil {
+		// A door let the request on only for a retry of one answered
+		// before (a read-only pause): this key was not, so the refusal
+		// stands, and is not remembered (it says nothing of the write).
+		return v, false, held
+	}
 	v, err = write(ctx)
 	a, ok := answerOf(v, err)
 	if !ok {
