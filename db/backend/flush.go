@@ -212,8 +212,10 @@ func (b *Backend) FlushSetIDs(ctx context.Context, set string) ([]int64, error) 
 // requeue(queue, order, recs) pushes the records recs (a table keyed by
 // each record's place, a number) onto the flush queue's pending list in
 // the order of their places (the list order), in RPUSHes of 1000, and
-// returns how many it pushed. The apply of every queue is idempotent, so a
-// record the store holds already changes nothing.
+// returns how many it pushed; requeue_hash(queue, hash) does so for a hash
+// whose fields are the places and whose values are the records. The apply
+// of every queue is idempotent, so a record the store holds already
+// changes nothing.
 const RequeueLua = `
 local function requeue(queue, order, recs)
 	table.sort(order)
@@ -227,5 +229,15 @@ local function requeue(queue, order, recs)
 	end
 	if #chunk > 0 then redis.call('RPUSH', queue, unpack(chunk)) end
 	return #order
+end
+local function requeue_hash(queue, hash)
+	local all = redis.call('HGETALL', hash)
+	local order, recs = {}, {}
+	for i = 1, #all, 2 do
+		local at = tonumber(all[i])
+		order[#order + 1] = at
+		recs[at] = all[i + 1]
+	end
+	return requeue(queue, order, recs)
 end
 `

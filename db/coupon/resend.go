@@ -21,14 +21,7 @@ import (
 // KEYS[1] units hash, KEYS[2] pending flush queue
 // Returns how many records it queued.
 var resendScript = redis.NewScript(backend.RequeueLua + `
-local all = redis.call('HGETALL', KEYS[1])
-local units, recs = {}, {}
-for i = 1, #all, 2 do
-	local u = tonumber(all[i])
-	units[#units + 1] = u
-	recs[u] = all[i + 1]
-end
-return requeue(KEYS[2], units, recs)
+return requeue_hash(KEYS[2], KEYS[1])
 `)
 
 // templateIDs lists every template the store holds.

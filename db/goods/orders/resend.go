@@ -20,14 +20,7 @@ import (
 // KEYS: scriptKeys
 // Returns how many records it queued.
 var resendScript = redis.NewScript(backend.RequeueLua + sale.GoodsLua + `
-local all = redis.call('HGETALL', K_ORDERS)
-local seqs, recs = {}, {}
-for i = 1, #all, 2 do
-	local seq = tonumber(all[i])
-	seqs[#seqs + 1] = seq
-	recs[seq] = all[i + 1]
-end
-return requeue(K_PENDING, seqs, recs)
+return requeue_hash(K_PENDING, K_ORDERS)
 `)
 
 // ResendOrders queues every order Redis holds of every active goods for the
