@@ -118,9 +118,6 @@ type Site struct {
 	cards     *homeCards // the front page's red packet and coupon cards (home_cards.go)
 	docs      docs       // what every reader not signed in reads alike, rendered once (shared.go)
 	swKey     atomic.Pointer[switchesKeyed]
-	// locales are the accounts' languages as last read (language.go).
-	locales     sync.Map // user ID → localeEntry
-	localesHeld atomic.Int64
 }
 
 // Goods are the goods area's handlers: slots, goods, the grab, orders.

@@ -48,51 +48,17 @@ func (h *Site) Language(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// accountLanguage is the language the account picked (false: none), read
-// from the accounts at most once a localeFresh per user and process: a
-// pick made through another process reaches this one within that time,
-// one made through this one at once (SetLanguage). A read that fails is
-// no pick: the request falls back to the browser's language.
+// accountLanguage is the language the account picked (false: none), as
+// the accounts keep it (in memory on a web process, current within a pick's
+// message: account.Locales). A read that fails is no pick: the request
+// falls back to the browser's language.
 func (h *Site) accountLanguage(ctx context.Context, userID int64) (i18n.Lang, bool) {
-	now := h.now()
-	if v, ok := h.locales.Load(userID); ok {
-		if e := v.(localeEntry); now.Sub(e.read) < localeFresh && !now.Before(e.read) {
-			return e.lang, e.lang != ""
-		}
-	}
 	tag, err := h.Accounts.Locale(ctx, userID)
 	if err != nil {
 		return "", false
 	}
-	l, ok := i18n.Parse(tag)
-	if !ok {
-		l = ""
-	}
-	h.keepLocale(userID, l, now)
-	return l, ok
+	return i18n.Parse(tag)
 }
-
-// keepLocale remembers the account's language ("" when none was picked) as read at now.
-func (h *Site) keepLocale(userID int64, l i18n.Lang, now time.Time) {
-	if h.localesHeld.Load() >= localesMax { // a bound, not an eviction policy: start again
-		h.locales.Clear()
-		h.localesHeld.Store(0)
-	}
-	if _, loaded := h.locales.Swap(userID, localeEntry{lang: l, read: now}); !loaded {
-		h.localesHeld.Add(1)
-	}
-}
-
-// localeEntry is an account's language as read at a time.
-type localeEntry struct {
-	lang i18n.Lang
-	read time.Time
-}
-
-const (
-	localeFresh = time.Minute // how stale an account's language may be in another process
-	localesMax  = 1 << 16
-)
 
 // acceptLanguage is i18n.FromAcceptLanguage, remembered for the headers seen
 // (browsers send a few alike, and reading one's q values costs more than the
@@ -135,7 +101,6 @@ func (h *Site) SetLanguage(c *fiber.Ctx) error {
 		if err := h.Accounts.SetLocale(c.UserContext(), cl.UserID, string(l)); err != nil {
 			return err
 		}
-		h.keepLocale(cl.UserID, l, h.now())
 	}
 	setLangCookie(c, l)
 	return c.Redirect(safeNext(c.FormValue("back")), fiber.StatusSeeOther)

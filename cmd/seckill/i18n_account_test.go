@@ -71,3 +71,58 @@ func TestAPIErrorsFollowTheAccountsLanguage(t *testing.T) {
 
 // latinWords are the English of a refusal that a Chinese one must not keep.
 var latinWords = regexp.MustCompile(`\b(is required|must be|must not|cents?|shares?)\b`)
+
+// An account's language pick made through one web process reaches the
+// other's answers by its message, not by a cache's lifetime, and between picks the other process reads it
+// from memory: a bearer's refusals in the account's language cost no SQL.
+func TestLanguagePickReachesEveryProcess(t *testing.T) {
+	a := startApp(t)
+	b := startPeer(t, a)
+	name, token := a.namedMerchant()
+	body := []byte(`{"title": "", "total_cents": 3, "count": 5, "mode": "random"}`)
+	refusal := func() string {
+		t.Helper()
+		req, _ := http.NewRequest("POST", b.URL+"/api/admin/redpackets", bytes.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept-Language", "en-US,en;q=0.9")
+		req.Header.Set("Authorization", "Bearer "+token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		var e apiError
+		if err := json.NewDecoder(res.Body).Decode(&e); err != nil || res.StatusCode != 400 {
+			t.Fatalf("the refused red packet on the peer: %d %v", res.StatusCode, err)
+		}
+		return e.Error.Message
+	}
+	if msg := refusal(); cjk.MatchString(msg) {
+		t.Fatalf("before any pick the peer refuses in Chinese: %q", msg)
+	}
+	s := a.cookieLogin(name, "password123")
+	pick := func(lang string) {
+		t.Helper()
+		if st, _ := s.postFormPage("/lang", url.Values{"lang": {lang}, "back": {"/admin/"}}); st != 303 && st != 200 {
+			t.Fatalf("pick %s: %d", lang, st)
+		}
+	}
+	// The pick's message takes milliseconds even on a busy machine; a
+	// cache's lifetime (a minute, before the message) would not do in 30 s.
+	pick("zh-CN")
+	eventually(t, 30*time.Second, "the peer to refuse in the picked Chinese", func() bool { return cjk.MatchString(refusal()) })
+
+	before := b.SQL.Statements()
+	const reads = 50
+	for range reads {
+		if msg := refusal(); !cjk.MatchString(msg) {
+			t.Fatalf("the peer went back to English: %q", msg)
+		}
+	}
+	if n := b.SQL.Statements() - before; n >= reads/5 {
+		t.Fatalf("%d refusals in the account's language cost the peer %d SQL statements, want the pick read from memory", reads, n)
+	}
+
+	pick("en")
+	eventually(t, 30*time.Second, "the peer to refuse in English again", func() bool { return !cjk.MatchString(refusal()) })
+}

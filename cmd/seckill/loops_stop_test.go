@@ -36,7 +36,7 @@ func TestClosingLeavesNoLoop(t *testing.T) {
 			t.Errorf("loop %q runs but Main did not start it (Main.start)", name)
 		}
 	}
-	for _, want := range []string{"live events", "switches", "flusher", "asynq worker", "revocations", "rate-limit members", "catalog poll", "refusal memo", "phantom watch", "fair queues"} {
+	for _, want := range []string{"live events", "switches", "flusher", "asynq worker", "revocations", "locales", "rate-limit members", "catalog poll", "refusal memo", "phantom watch", "fair queues"} {
 		if !slices.Contains(slices.Collect(maps.Values(opened)), want) {
 			t.Errorf("loop %q does not run after Open (running: %v)", want, slices.Sorted(maps.Values(opened)))
 		}

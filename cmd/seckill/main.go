@@ -174,7 +174,7 @@ type Main struct {
 //     steering switches' reload (every mode);
 //   - a worker's batch flush, then Asynq's worker and scheduler (stopped
 //     before the last flush, which moves what their tasks left in Redis);
-//   - a web process's session revocations, the rate limits' heartbeat
+//   - a web process's session revocations and accounts' language picks, the rate limits' heartbeat
 //     (web.Server.Loops), then each area's loops (goods: the catalog poll,
 //     the refusal memo, the phantom watch; fair sales: the waiting rooms
 //     and the proof-of-work floor).
@@ -336,6 +336,12 @@ func (m *Main) Open(ctx context.Context) error {
 			return fmt.Errorf("follow revocations: %w", err)
 		}
 		m.start(m.Revocations.Loop())
+		m.Accounts.Locales = account.NewLocales(m.Redis.Client)
+		m.Accounts.Locales.Log = m.Log
+		if err := m.Accounts.Locales.Open(ctx); err != nil {
+			return fmt.Errorf("follow language picks: %w", err)
+		}
+		m.start(m.Accounts.Locales.Loop())
 		m.Web = web.New(wcfg)
 		m.Switches.OnChange(m.Web.SwitchesChanged)
 		if err := m.Web.Start(ctx); err != nil {
@@ -429,6 +435,9 @@ func (m *Main) Close() error {
 	m.loops.Stop() // in the order start states: the areas' first, the publisher last
 	if m.Revocations != nil {
 		m.Revocations.Close()
+	}
+	if m.Accounts != nil && m.Accounts.Locales != nil {
+		m.Accounts.Locales.Close()
 	}
 	if m.Inspector != nil {
 		errs = append(errs, m.Inspector.Close())

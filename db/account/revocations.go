@@ -41,13 +41,16 @@ type Revocations struct {
 // RevocationChannel carries each new revocation to every web process.
 const RevocationChannel = "seckill:revocations"
 
-// revocationChannelOf is RevocationChannel, told apart per logical database
-// (pub/sub is server-wide), as live.ChannelOf does.
-func revocationChannelOf(rdb redis.UniversalClient) string {
+// revocationChannelOf is RevocationChannel for rdb (channelOf).
+func revocationChannelOf(rdb redis.UniversalClient) string { return channelOf(rdb, RevocationChannel) }
+
+// channelOf is the channel name told apart per logical database (pub/sub
+// is server-wide), as live.ChannelOf does.
+func channelOf(rdb redis.UniversalClient, name string) string {
 	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
-		return fmt.Sprintf("%s:%d", RevocationChannel, c.Options().DB)
+		return fmt.Sprintf("%s:%d", name, c.Options().DB)
 	}
-	return RevocationChannel
+	return name
 }
 
 // NewRevocations returns the record in rdb for tokens that live for ttl. It

@@ -14,6 +14,9 @@ type Service struct {
 	*backend.Backend
 	// Revocations ends sessions (password changes); nil writes to Redis alone.
 	Revocations *Revocations
+	// Locales keeps the accounts' picked languages in memory (a web
+	// process); nil reads each from the store.
+	Locales *Locales
 	// Hashes runs bcrypt with bounded concurrency.
 	Hashes *HashPool
 	// BcryptCost is the password hashing cost; 0 means bcrypt's default (tests lower it).
