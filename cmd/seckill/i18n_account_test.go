@@ -33,22 +33,7 @@ func TestAPIErrorsFollowTheAccountsLanguage(t *testing.T) {
 	}
 	ask := func(path, token string) (int, string) {
 		t.Helper()
-		b, _ := json.Marshal(bodies[path])
-		req, _ := http.NewRequest("POST", a.URL+path, bytes.NewReader(b))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept-Language", "en-US,en;q=0.9")
-		req.Header.Set("Authorization", "Bearer "+token)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer res.Body.Close()
-		raw, _ := io.ReadAll(res.Body)
-		var e apiError
-		if err := json.Unmarshal(raw, &e); err != nil {
-			t.Fatalf("POST %s: %d %s", path, res.StatusCode, raw)
-		}
-		return res.StatusCode, e.Error.Message
+		return refusalInEnglishBrowser(t, a.URL+path, token, bodies[path])
 	}
 	for _, c := range bad {
 		st, msg := ask(c.path, pickedToken)
@@ -79,23 +64,14 @@ func TestLanguagePickReachesEveryProcess(t *testing.T) {
 	a := startApp(t)
 	b := startPeer(t, a)
 	name, token := a.namedMerchant()
-	body := []byte(`{"title": "", "total_cents": 3, "count": 5, "mode": "random"}`)
+	body := map[string]any{"title": "", "total_cents": 3, "count": 5, "mode": "random"}
 	refusal := func() string {
 		t.Helper()
-		req, _ := http.NewRequest("POST", b.URL+"/api/admin/redpackets", bytes.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept-Language", "en-US,en;q=0.9")
-		req.Header.Set("Authorization", "Bearer "+token)
-		res, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
+		st, msg := refusalInEnglishBrowser(t, b.URL+"/api/admin/redpackets", token, body)
+		if st != 400 {
+			t.Fatalf("the refused red packet on the peer: %d %q", st, msg)
 		}
-		defer res.Body.Close()
-		var e apiError
-		if err := json.NewDecoder(res.Body).Decode(&e); err != nil || res.StatusCode != 400 {
-			t.Fatalf("the refused red packet on the peer: %d %v", res.StatusCode, err)
-		}
-		return e.Error.Message
+		return msg
 	}
 	if msg := refusal(); cjk.MatchString(msg) {
 		t.Fatalf("before any pick the peer refuses in Chinese: %q", msg)
@@ -125,4 +101,27 @@ func TestLanguagePickReachesEveryProcess(t *testing.T) {
 
 	pick("en")
 	eventually(t, 30*time.Second, "the peer to refuse in English again", func() bool { return !cjk.MatchString(refusal()) })
+}
+
+// refusalInEnglishBrowser POSTs body to url as token's bearer from a
+// browser that asks for English and sends no language cookie, and answers
+// the status and the refusal's message.
+func refusalInEnglishBrowser(t *testing.T, url, token string, body any) (int, string) {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest("POST", url, bytes.NewReader(b))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept-Language", "en-US,en;q=0.9")
+	req.Header.Set("Authorization", "Bearer "+token)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	raw, _ := io.ReadAll(res.Body)
+	var e apiError
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatalf("POST %s: %d %s", url, res.StatusCode, raw)
+	}
+	return res.StatusCode, e.Error.Message
 }
