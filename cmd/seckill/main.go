@@ -502,9 +502,11 @@ func keptSecret(path string, n int) (string, error) {
 }
 
 // flushAll moves every promotion's pending records to the durable store
-// now (tests call it instead of waiting for the interval).
+// now and returns when they are in it, waiting for a lane the interval
+// flush holds (Flusher.Drain): resend-orders reads the store right after,
+// and tests call it instead of waiting for the interval.
 func (m *Main) flushAll(ctx context.Context) error {
-	return m.Flusher.Run(ctx)
+	return m.Flusher.Drain(ctx)
 }
 
 // observeLive is what sees every live event of a web process before its

@@ -438,3 +438,41 @@ func TestFlusherRunsRegisteredSteps(t *testing.T) {
 		t.Fatal("no interval flush within 30s of a 10ms interval")
 	}
 }
+
+// Drain is the flush a reader of the store right after needs: a lane another
+// flusher holds (its batch not yet committed) is waited for, not skipped as
+// Run skips it, so when Drain returns the records are in the store.
+func TestFlusherDrainWaitsForAHeldLane(t *testing.T) {
+	ctx := context.Background()
+	r, sq := dbtest.Redis(t), dbtest.DB(t)
+	b := backend.New(sq, r.Client)
+	apply := flushedTable(t, sq.W)
+	q := backend.FlushQueue{Pending: "{t:8}:pending", Processing: "{t:8}:processing"}
+	f := backend.NewFlusher(b, time.Hour)
+	f.Register(func(ctx context.Context) error { _, err := b.Flush(ctx, q, apply); return err })
+	r.Client.RPush(ctx, q.Pending, "a", "b")
+	if err := r.Client.Set(ctx, backend.LeaseKey(q), "worker-2", time.Minute).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Run(ctx); err != nil || b.Flushes.LeaseWaits.Load() != 1 {
+		t.Fatalf("Run of a held lane: %v, %d lease waits; want it skipped once", err, b.Flushes.LeaseWaits.Load())
+	}
+	done := make(chan error, 1)
+	go func() { done <- f.Drain(ctx) }()
+	for b.Flushes.LeaseWaits.Load() < 2 { // Drain found the lane held
+		time.Sleep(5 * time.Millisecond)
+	}
+	select {
+	case err := <-done:
+		t.Fatalf("Drain returned (%v) while worker 2 held the lane for a minute", err)
+	default:
+	}
+	r.Client.Del(ctx, backend.LeaseKey(q)) // worker 2 lets go
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	var rows int
+	if sq.R.QueryRow(`SELECT COUNT(*) FROM flushed`).Scan(&rows); rows != 2 {
+		t.Fatalf("%d records in the store when Drain returned, want 2", rows)
+	}
+}

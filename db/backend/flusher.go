@@ -48,6 +48,25 @@ func (f *Flusher) Run(ctx context.Context) error {
 	return f.b.FlushAll(ctx, f.steps...)
 }
 
+// DrainWait is how long Drain waits, when ctx has no deadline, for a lane
+// another flusher holds: long past a lapsed lease (FlushLeaseTTL), so a
+// holder that died is taken over rather than waited out for ever.
+const DrainWait = time.Minute
+
+// Drain flushes every registered step once and returns when every record
+// queued before it is in the store: a lane another flusher holds is waited
+// for (WaitLanes) until that one drains it or lets its lease lapse, never
+// skipped, up to ctx's deadline or DrainWait; past it, ErrLaneBusy. For an
+// operator's command that reads the store right after (resend-orders), where
+// Run could return while the records are in a worker's batch still.
+func (f *Flusher) Drain(ctx context.Context) error {
+	wait := DrainWait
+	if d, ok := ctx.Deadline(); ok {
+		wait = time.Until(d)
+	}
+	return f.Run(WaitLanes(ctx, wait))
+}
+
 // Loop is the interval flush: it flushes every interval until stopped, then
 // once more, so a clean shutdown leaves nothing behind in Redis. Main starts
 // it; Start and Stop are its.
