@@ -2,8 +2,10 @@ package sale
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -63,23 +65,40 @@ func TestDecideRetried(t *testing.T) {
 
 // A keyed grab's refusal is kept under its key as its win would be: the
 // key's retry is answered the same, even once the refusal no longer holds.
+// With several buckets too, where sold out is found by asking every bucket
+// (elsewhere), not by the home bucket's script alone (the model checker
+// found a retry winning the unit a cancel gave back).
 func TestDecideKeyedKeepsItsRefusal(t *testing.T) {
-	s, _ := newTestSale(t, 2, 1, 1)
-	ctx := context.Background()
-	if o := s.Decide(ctx, []Grab{{User: 1, Goods: 2}})[0]; o.Err != nil {
-		t.Fatal(o.Err)
-	}
-	keyed := []Grab{{User: 2, Goods: 2, Request: "k-1"}}
-	if o := s.Decide(ctx, keyed)[0]; o.Err == nil || !strings.Contains(o.Err.Error(), "sold out") {
-		t.Fatalf("keyed grab of sold-out goods: %+v, want sold out", o)
-	}
-	if err := s.Redis.RPush(ctx, FreeKey(Bucket0(2)), "1").Err(); err != nil { // a unit comes back
-		t.Fatal(err)
-	}
-	if o := s.Decide(ctx, keyed)[0]; o.Err == nil || !strings.Contains(o.Err.Error(), "sold out") {
-		t.Fatalf("the key's retry: %+v, want the first answer, sold out", o)
-	}
-	if o := s.Decide(ctx, []Grab{{User: 2, Goods: 2}})[0]; o.Err != nil {
-		t.Fatalf("a new grab after the unit came back: %v", o.Err)
+	for _, shards := range []int{1, 2} {
+		t.Run(fmt.Sprintf("shards=%d", shards), func(t *testing.T) {
+			s, _ := newTestSale(t, 1, 1, 1) // goods 2 is loaded below, with its buckets
+			ctx := context.Background()
+			g := &model.Goods{ID: 2, SlotID: 1, SeckillPriceCents: 100, Stock: int64(shards), LimitPerUser: 1, Shards: shards,
+				StartAt: time.Now().Add(-time.Minute), EndAt: time.Now().Add(time.Hour), State: model.SlotLive}
+			if _, err := s.Load(ctx, g); err != nil {
+				t.Fatal(err)
+			}
+			var won *model.Order
+			for u := int64(10); u < int64(10+shards); u++ { // every unit sold
+				o := s.Decide(ctx, []Grab{{User: u, Goods: 2}})[0]
+				if o.Err != nil {
+					t.Fatal(o.Err)
+				}
+				won = o.Order
+			}
+			keyed := []Grab{{User: 2, Goods: 2, Request: "k-1"}}
+			if o := s.Decide(ctx, keyed)[0]; o.Err == nil || !strings.Contains(o.Err.Error(), "sold out") {
+				t.Fatalf("keyed grab of sold-out goods: %+v, want sold out", o)
+			}
+			if err := s.Redis.RPush(ctx, FreeKey(Bucket{Goods: 2, N: HomeBucket(2, shards), K: shards}), strconv.FormatInt(won.Unit, 10)).Err(); err != nil { // a unit comes back
+				t.Fatal(err)
+			}
+			if o := s.Decide(ctx, keyed)[0]; o.Err == nil || !strings.Contains(o.Err.Error(), "sold out") {
+				t.Fatalf("the key's retry: %+v, want the first answer, sold out", o)
+			}
+			if o := s.Decide(ctx, []Grab{{User: 2, Goods: 2}})[0]; o.Err != nil {
+				t.Fatalf("a new grab after the unit came back: %v", o.Err)
+			}
+		})
 	}
 }

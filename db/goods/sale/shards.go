@@ -290,7 +290,7 @@ func (s *Sale) elsewhere(ctx context.Context, home Bucket, g Grab, now time.Time
 			probed = true
 			continue
 		case "ended", "not_started", "hidden":
-			return decided{Code: res}, nil
+			return s.keepRefusal(ctx, home, g, res)
 		}
 		f := strings.SplitN(res, ":", 4)
 		if len(f) != 4 {
@@ -316,7 +316,20 @@ func (s *Sale) elsewhere(ctx context.Context, home Bucket, g Grab, now time.Time
 			return d, err
 		}
 	}
-	return decided{Code: "sold_out"}, nil
+	return s.keepRefusal(ctx, home, g, "sold_out")
+}
+
+// keepRefusal answers a refusal elsewhere found, kept first under a keyed
+// grab's memo key in its home bucket as decideScript keeps a final refusal
+// (a bare word: the call's answer), so the key's retry is answered the
+// same even once a unit is back: a key's first answer is its answer.
+func (s *Sale) keepRefusal(ctx context.Context, home Bucket, g Grab, code string) (decided, error) {
+	if g.Request != "" {
+		if err := s.Redis.SetNX(ctx, MemoKey(home, g.Request), code, grabMemoTTL).Err(); err != nil {
+			return decided{}, fmt.Errorf("keep the answer %s of request %s: %w", code, g.Request, err)
+		}
+	}
+	return decided{Code: code}, nil
 }
 
 // trips counts, per goods with several buckets, the grabs and their round
