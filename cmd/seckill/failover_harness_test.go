@@ -399,7 +399,7 @@ type grabLoad struct {
 // any other answer.
 func startGrabLoad(webs []*testApp, tokens []string, goodsID int64, loops int, pause time.Duration) *grabLoad {
 	l := &grabLoad{stopc: make(chan struct{})}
-	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: loops, MaxConnsPerHost: loops}}
+	client := testCrowdClient(loops, 30*time.Second)
 	path := fmt.Sprintf("/api/goods/%d/grab", goodsID)
 	for i := 0; i < loops; i++ {
 		l.wg.Add(1)

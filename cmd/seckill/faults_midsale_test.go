@@ -61,7 +61,7 @@ func sellOut(t *testing.T, webs []*testApp, tokens []string, goodsID int64, loop
 // acknowledged, until during has returned.
 func sellOutHolding(t *testing.T, webs []*testApp, tokens []string, goodsID int64, loops int, pause time.Duration, holdFrom int64, during func(*sale)) *sale {
 	s := &sale{acked: map[int64]int64{}, keys: map[string]int64{}, statuses: map[int]int{}, undecided: map[string]int{}, holdFrom: holdFrom, duringDone: make(chan struct{})}
-	client := &http.Client{Timeout: time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: loops}}
+	client := testCrowdClient(loops, time.Minute)
 	path := fmt.Sprintf("/api/goods/%d/grab", goodsID)
 	var wg sync.WaitGroup
 	for i := range loops {

@@ -26,7 +26,7 @@ func BenchmarkGrabHTTP(b *testing.B) {
 	for i := range tokens { // users exist only in tokens: the grab path looks nothing up
 		tokens[i] = a.Tokens.SignClaims(model.Claims{UserID: int64(1_000_000 + i), Username: "bench", Role: model.RoleUser, Expires: time.Now().Add(time.Hour).Unix()})
 	}
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 256, MaxConnsPerHost: 256}}
+	client := testCrowdClient(256, 0)
 	var next atomic.Int64
 	b.ReportAllocs()
 	b.SetParallelism(16) // 16 goroutines per CPU: the work is mostly waiting on Redis

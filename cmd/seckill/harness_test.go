@@ -365,3 +365,14 @@ func (a *testApp) advance(d time.Duration) {
 		}
 	}
 }
+
+// testCrowdClient is an HTTP client for a test's crowd of concurrent requests,
+// keeping up to conns connections. It lets go of a connection idle for
+// 5 s, before the server's 10 s for a connection's first request (web:
+// readTimeout) ends it with a 408: under load the transport dials
+// connections it then leaves idle, and one the server timed out would
+// answer the next request 408 without reading it.
+func testCrowdClient(conns int, timeout time.Duration) *http.Client {
+	return &http.Client{Timeout: timeout, Transport: &http.Transport{
+		MaxIdleConnsPerHost: conns, MaxConnsPerHost: conns, IdleConnTimeout: 5 * time.Second}}
+}
