@@ -155,8 +155,9 @@ func (a *testApp) call(method, path, token string, body, out any) int {
 // apiError is the contract's error body.
 type apiError struct {
 	Error struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
+		Code    string            `json:"code"`
+		Message string            `json:"message"`
+		Fields  map[string]string `json:"fields"`
 	} `json:"error"`
 }
 

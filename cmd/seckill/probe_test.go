@@ -49,7 +49,7 @@ func TestContractProbe(t *testing.T) {
 				if !ok {
 					continue
 				}
-				fx.probe(t, report, op, method, path, url, token, fx.validBody(op), "path parameter "+bad, false)
+				fx.probe(t, report, op, method, path, url, token, fx.validBody(op), "path parameter "+bad, false, "")
 			}
 			body := fx.validBody(op)
 			if body == nil {
@@ -68,12 +68,12 @@ func TestContractProbe(t *testing.T) {
 					} else {
 						b[name] = m.value
 					}
-					fx.probe(t, report, op, method, path, url, token, b, fmt.Sprintf("%s %s", name, m.what), m.leaveOut && !required)
+					fx.probe(t, report, op, method, path, url, token, b, fmt.Sprintf("%s %s", name, m.what), m.leaveOut && !required, name)
 				}
 			}
 			b := cloneBody(body)
 			b["probe_unknown_field"] = 1
-			fx.probe(t, report, op, method, path, url, token, b, "an unknown field", !admin)
+			fx.probe(t, report, op, method, path, url, token, b, "an unknown field", !admin, "probe_unknown_field")
 		}
 	}
 	if len(findings) > 0 {
@@ -232,6 +232,12 @@ func (fx *probeFixtures) validBody(op *openapi3.Operation) map[string]any {
 
 func (fx *probeFixtures) valueOf(name string, s *openapi3.Schema) any {
 	switch {
+	case s.Format == "date-time": // an hour from now; an end a day later
+		at := fx.a.Clock.Now().Add(time.Hour)
+		if strings.HasSuffix(name, "end_at") {
+			at = at.Add(24 * time.Hour)
+		}
+		return at.UTC().Format(time.RFC3339)
 	case s.Example != nil:
 		return s.Example
 	case s.Default != nil:
@@ -256,9 +262,6 @@ func (fx *probeFixtures) valueOf(name string, s *openapi3.Schema) any {
 		}
 		return v
 	case s.Type.Is("string"):
-		if s.Format == "date-time" {
-			return fx.a.Clock.Now().Add(time.Hour).UTC().Format(time.RFC3339)
-		}
 		n := max(int(s.MinLength), 8)
 		if s.MaxLength != nil {
 			n = min(n, int(*s.MaxLength))
@@ -275,7 +278,7 @@ func (fx *probeFixtures) valueOf(name string, s *openapi3.Schema) any {
 // probe sends one request and checks its answer against the contract and
 // the store; mayPass says a 2xx is a right answer too.
 func (fx *probeFixtures) probe(t *testing.T, report func(string, ...any), op *openapi3.Operation, method, path, url, token string,
-	body map[string]any, what string, mayPass bool) {
+	body map[string]any, what string, mayPass bool, field string) {
 	t.Helper()
 	before := fx.snapshot(t)
 	h := map[string]string{}
@@ -305,6 +308,10 @@ func (fx *probeFixtures) probe(t *testing.T, report func(string, ...any), op *op
 	}
 	if codes := listedCodes(op, r.status); codes != nil && !contains(codes, e.Error.Code) {
 		report("%s: %d %s, a code the operation does not list for %d (%v)", where, r.status, e.Error.Code, r.status, codes)
+	}
+	if _, named := e.Error.Fields[field]; field != "" && r.status == 400 && e.Error.Code == "invalid" &&
+		!named && !strings.Contains(e.Error.Message, field) {
+		report("%s: 400 invalid names not the field: %s", where, r.body)
 	}
 	if after := fx.snapshot(t); after != before {
 		report("%s: refused %d %s, but the store changed", where, r.status, e.Error.Code)
