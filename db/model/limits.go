@@ -68,6 +68,7 @@ var (
 	RedPacketCount       = Bound{1, 100_000}
 	RedPacketLifeSeconds = Bound{1, 720 * 3600} // expires_in: 1s to 720h (30 days)
 
+	ReminderLead  = Bound{LeadStep, MaxLeadTime} // minutes before the start, in steps of LeadStep
 	StockPushMS   = Bound{20, 5_000}
 	QueueCodes    = Bound{1, 1_000} // codes one call makes
 	QueueCodeNote = Bound{0, 200}

@@ -34,7 +34,7 @@ func ChannelIndex(channel string) int {
 
 // ValidLeadTime reports whether minutes is one of 5, 10, … 60.
 func ValidLeadTime(minutes int) bool {
-	return minutes >= model.LeadStep && minutes <= model.MaxLeadTime && minutes%model.LeadStep == 0
+	return minutes >= int(model.ReminderLead.Min) && minutes <= int(model.ReminderLead.Max) && minutes%model.LeadStep == 0
 }
 
 // Bit returns the bit of (minutes, channel): channel*12 + minutes/5 - 1.
