@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/lifecycle"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Locale is the language tag the account picked ("" when it has picked
@@ -56,7 +57,7 @@ func (s *Service) SetLocale(ctx context.Context, userID int64, tag string) error
 	if s.Locales != nil {
 		s.Locales.drop(userID)
 	}
-	if err := s.Redis.Publish(ctx, channelOf(s.Redis, LocaleChannel), strconv.FormatInt(userID, 10)).Err(); err != nil {
+	if err := s.Redis.Publish(ctx, rdb.PerDatabase(s.Redis, LocaleChannel), strconv.FormatInt(userID, 10)).Err(); err != nil {
 		return fmt.Errorf("announce the language pick: %w", err)
 	}
 	return nil
@@ -74,12 +75,12 @@ type Locales struct {
 	Refresh time.Duration
 	Log     *slog.Logger
 
-	rdb    redis.UniversalClient
-	m      sync.Map     // user ID → the tag the account picked ("" none)
-	held   atomic.Int64 // entries of m, about
-	gen    atomic.Int64 // raised by every drop: a read that began before one is not kept
-	pubsub *redis.PubSub
-	loop   *lifecycle.Loop // follows the channel (Loop)
+	rdb      redis.UniversalClient
+	m        sync.Map     // user ID → the tag the account picked ("" none)
+	held     atomic.Int64 // entries of m, about
+	gen      atomic.Int64 // raised by every drop: a read that began before one is not kept
+	follower *rdb.Follower
+	loop     *lifecycle.Loop // follows the channel (Loop)
 }
 
 // LocaleChannel carries each account's new pick (its user ID) to every web process.
@@ -93,18 +94,33 @@ const localesMax = 1 << 16
 // Loop follows, Close stops.
 func NewLocales(rdb redis.UniversalClient) *Locales {
 	l := &Locales{rdb: rdb, Log: slog.Default()}
-	l.loop = lifecycle.New("locales", l.follow)
+	l.loop = lifecycle.New("locales", func(ctx context.Context) { l.follower.Run(ctx) })
 	return l
 }
 
 // Open subscribes to the picks announced from now on; Close undoes it.
 func (l *Locales) Open(ctx context.Context) error {
-	pubsub := l.rdb.Subscribe(ctx, channelOf(l.rdb, LocaleChannel))
-	if _, err := pubsub.Receive(ctx); err != nil {
-		pubsub.Close()
-		return fmt.Errorf("subscribe to language picks: %w", err)
+	f, err := rdb.Follow(ctx, l.rdb, LocaleChannel)
+	if err != nil {
+		return fmt.Errorf("language picks: %w", err)
 	}
-	l.pubsub = pubsub
+	refresh := l.Refresh
+	if refresh <= 0 {
+		refresh = 10 * time.Minute
+	}
+	// A lost message is made good by dropping everything: on a
+	// resubscription, and every Refresh.
+	f.Gap, f.Every, f.Tick = l.dropAll, refresh, func(context.Context) { l.dropAll() }
+	f.Message = func(payload string) {
+		id, err := strconv.ParseInt(payload, 10, 64)
+		if err != nil {
+			l.Log.Warn("bad language pick message", "payload", payload)
+			l.dropAll()
+			return
+		}
+		l.drop(id)
+	}
+	l.follower = f
 	return nil
 }
 
@@ -114,49 +130,13 @@ func (l *Locales) Loop() *lifecycle.Loop { return l.loop }
 
 // Close stops following the picks and forgets what was kept.
 func (l *Locales) Close() {
-	if l.pubsub == nil {
+	if l.follower == nil {
 		return
 	}
 	l.loop.Stop()
-	l.pubsub.Close()
-	l.pubsub = nil
+	l.follower.Close()
+	l.follower = nil
 	l.dropAll()
-}
-
-func (l *Locales) follow(ctx context.Context) {
-	refresh := l.Refresh
-	if refresh <= 0 {
-		refresh = 10 * time.Minute
-	}
-	tick := time.NewTicker(refresh)
-	defer tick.Stop()
-	ch := l.pubsub.ChannelWithSubscriptions()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			l.dropAll()
-		case m, ok := <-ch:
-			if !ok {
-				return
-			}
-			switch m := m.(type) {
-			case *redis.Subscription: // resubscribed after a reconnect: messages may be lost
-				if m.Kind == "subscribe" {
-					l.dropAll()
-				}
-			case *redis.Message:
-				id, err := strconv.ParseInt(m.Payload, 10, 64)
-				if err != nil {
-					l.Log.Warn("bad language pick message", "payload", m.Payload)
-					l.dropAll()
-					continue
-				}
-				l.drop(id)
-			}
-		}
-	}
 }
 
 // keep remembers the user's pick as read when the generation was gen,

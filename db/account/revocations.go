@@ -13,6 +13,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Revocations are the sessions that have ended before their tokens expire:
@@ -34,30 +35,23 @@ type Revocations struct {
 	sessions sync.Map // session ID → its token's expiry (unix seconds)
 	users    sync.Map // user ID → sessions issued before this are void (unix µs)
 
-	pubsub *redis.PubSub
-	loop   *lifecycle.Loop // follows the channel (Loop)
+	follower *rdb.Follower
+	loop     *lifecycle.Loop // follows the channel (Loop)
 }
 
 // RevocationChannel carries each new revocation to every web process.
 const RevocationChannel = "seckill:revocations"
 
-// revocationChannelOf is RevocationChannel for rdb (channelOf).
-func revocationChannelOf(rdb redis.UniversalClient) string { return channelOf(rdb, RevocationChannel) }
-
-// channelOf is the channel name told apart per logical database (pub/sub
-// is server-wide), as live.ChannelOf does.
-func channelOf(rdb redis.UniversalClient, name string) string {
-	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
-		return fmt.Sprintf("%s:%d", name, c.Options().DB)
-	}
-	return name
+// revocationChannelOf is RevocationChannel for c (rdb.PerDatabase).
+func revocationChannelOf(c redis.UniversalClient) string {
+	return rdb.PerDatabase(c, RevocationChannel)
 }
 
 // NewRevocations returns the record in rdb for tokens that live for ttl. It
 // can revoke at once; Start mirrors it in memory for Revoked.
-func NewRevocations(rdb redis.UniversalClient, ttl time.Duration) *Revocations {
-	r := &Revocations{rdb: rdb, ttl: ttl, Now: time.Now, Log: slog.Default()}
-	r.loop = lifecycle.New("revocations", r.follow)
+func NewRevocations(c redis.UniversalClient, ttl time.Duration) *Revocations {
+	r := &Revocations{rdb: c, ttl: ttl, Now: time.Now, Log: slog.Default()}
+	r.loop = lifecycle.New("revocations", func(ctx context.Context) { r.follower.Run(ctx) })
 	return r
 }
 
@@ -129,57 +123,33 @@ func (r *Revocations) RevokeUser(ctx context.Context, userID int64, at time.Time
 func (r *Revocations) Open(ctx context.Context) error {
 	// Set only once started, so a Close after a failed Start (a process
 	// whose opening timed out) finds nothing to stop.
-	pubsub := r.rdb.Subscribe(ctx, revocationChannelOf(r.rdb))
-	if _, err := pubsub.Receive(ctx); err != nil {
-		pubsub.Close()
-		return fmt.Errorf("subscribe to revocations: %w", err)
+	f, err := rdb.Follow(ctx, r.rdb, RevocationChannel)
+	if err != nil {
+		return fmt.Errorf("revocations: %w", err)
 	}
-	r.pubsub = pubsub
 	if err := r.Load(ctx); err != nil {
-		pubsub.Close()
-		r.pubsub = nil
+		f.Close()
 		return err
 	}
+	refresh := r.Refresh
+	if refresh <= 0 {
+		refresh = time.Minute
+	}
+	// The whole record is loaded again after a resubscription (messages
+	// sent meanwhile were lost) and every Refresh.
+	f.Gap, f.Every, f.Tick = r.reload, refresh, func(context.Context) { r.reload() }
+	f.Message = func(payload string) {
+		if err := r.apply(payload); err != nil {
+			r.Log.Warn("bad revocation message", "err", err)
+		}
+	}
+	r.follower = f
 	return nil
 }
 
 // Loop follows the revocations announced after Open until stopped (by Close
 // at the latest). Main starts it.
 func (r *Revocations) Loop() *lifecycle.Loop { return r.loop }
-
-// follow applies announced revocations, and loads the whole record again
-// after a reconnect (messages sent meanwhile were lost) and every Refresh.
-func (r *Revocations) follow(ctx context.Context) {
-	refresh := r.Refresh
-	if refresh <= 0 {
-		refresh = time.Minute
-	}
-	tick := time.NewTicker(refresh)
-	defer tick.Stop()
-	ch := r.pubsub.ChannelWithSubscriptions()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-			r.reload()
-		case m, ok := <-ch:
-			if !ok {
-				return
-			}
-			switch m := m.(type) {
-			case *redis.Subscription: // resubscribed after a reconnect
-				if m.Kind == "subscribe" {
-					r.reload()
-				}
-			case *redis.Message:
-				if err := r.apply(m.Payload); err != nil {
-					r.Log.Warn("bad revocation message", "err", err)
-				}
-			}
-		}
-	}
-}
 
 func (r *Revocations) reload() {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -287,10 +257,10 @@ func (r *Revocations) applyUser(userID, cut int64) {
 
 // Close stops following revocations; what is in memory stays.
 func (r *Revocations) Close() {
-	if r.pubsub == nil {
+	if r.follower == nil {
 		return
 	}
 	r.loop.Stop()
-	r.pubsub.Close()
-	r.pubsub = nil
+	r.follower.Close()
+	r.follower = nil
 }

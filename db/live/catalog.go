@@ -6,6 +6,8 @@ import (
 	"strconv"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // The catalog is what every shopper reads (slots, goods, the front page's
@@ -22,7 +24,7 @@ import (
 const TopicCatalog = "catalog"
 
 // CatalogKey is the catalog's generation counter on rdb's logical database (as ChannelOf).
-func CatalogKey(rdb redis.UniversalClient) string { return perDatabase(rdb, "seckill:catalog") }
+func CatalogKey(c redis.UniversalClient) string { return rdb.PerDatabase(c, "seckill:catalog") }
 
 // CatalogChanged bumps the catalog's generation and tells every web process.
 // A failure is returned for the caller to log: the change itself is made,

@@ -24,16 +24,7 @@ const Channel = "seckill:live"
 // tests) on different databases of one server would see each other's events.
 // A Redis Cluster has only database 0, and delivers a PUBLISH to the
 // subscribers of every node.
-func ChannelOf(rdb redis.UniversalClient) string { return perDatabase(rdb, Channel) }
-
-// perDatabase is name for the logical database rdb uses: name itself on
-// database 0 (and a Redis Cluster), name:N on database N.
-func perDatabase(rdb redis.UniversalClient, name string) string {
-	if c, ok := rdb.(*redis.Client); ok && c.Options().DB != 0 {
-		return fmt.Sprintf("%s:%d", name, c.Options().DB)
-	}
-	return name
-}
+func ChannelOf(c redis.UniversalClient) string { return rdb.PerDatabase(c, Channel) }
 
 // UserBuckets is how many channels carry users' own events (TopicUser): a
 // user's events go to the channel of their bucket, userID mod UserBuckets,

@@ -12,6 +12,7 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/lifecycle"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Refusals from memory. In a sale nearly every grab arrives after the item
@@ -46,12 +47,8 @@ const SaleMemoPoll = 400 * time.Millisecond
 // saleMemoIdle is how long goods stay polled after their last refusal from memory.
 const saleMemoIdle = 5 * time.Second
 
-func saleChannelOf(c redis.UniversalClient) string {
-	if c, ok := c.(*redis.Client); ok && c.Options().DB != 0 {
-		return fmt.Sprintf("%s:%d", SaleChannel, c.Options().DB)
-	}
-	return SaleChannel
-}
+// saleChannelOf is SaleChannel for c (rdb.PerDatabase).
+func saleChannelOf(c redis.UniversalClient) string { return rdb.PerDatabase(c, SaleChannel) }
 
 // saleMemo is what this process knows about one goods' sale. Each mark holds
 // the epoch+1 it was learnt under (0: not known).
@@ -244,40 +241,24 @@ func (s *Sale) SaleChanged(ctx context.Context, goodsID int64) {
 // the channel and polls the goods it remembers. Main starts it; its end
 // releases the subscription.
 func (s *Sale) FollowSales(ctx context.Context) (*lifecycle.Loop, error) {
-	ps := s.Redis.Subscribe(ctx, saleChannelOf(s.Redis))
-	if _, err := ps.Receive(ctx); err != nil {
-		ps.Close()
-		return nil, fmt.Errorf("subscribe to sale changes: %w", err)
+	f, err := rdb.Follow(ctx, s.Redis, SaleChannel)
+	if err != nil {
+		return nil, fmt.Errorf("sale changes: %w", err)
 	}
+	f.Message = func(payload string) {
+		if id, err := strconv.ParseInt(payload, 10, 64); err == nil {
+			s.memos.changed(id)
+		}
+	}
+	f.Gap = func() { // messages were lost meanwhile: every memo is stale
+		s.memos.m.Range(func(_, v any) bool { v.(*saleMemo).epoch.Add(1); return true })
+	}
+	f.Every, f.Tick = SaleMemoPoll, s.pollSales
 	return lifecycle.New("refusal memo", func(ctx context.Context) {
-		defer ps.Close()
+		defer f.Close()
 		s.memos.following.Store(true)
 		defer s.memos.following.Store(false)
-		tick := time.NewTicker(SaleMemoPoll)
-		defer tick.Stop()
-		ch := ps.ChannelWithSubscriptions()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-tick.C:
-				s.pollSales(ctx)
-			case m, ok := <-ch:
-				if !ok {
-					return
-				}
-				switch m := m.(type) {
-				case *redis.Subscription: // resubscribed after a reconnect: messages were lost meanwhile
-					if m.Kind == "subscribe" {
-						s.memos.m.Range(func(_, v any) bool { v.(*saleMemo).epoch.Add(1); return true })
-					}
-				case *redis.Message:
-					if id, err := strconv.ParseInt(m.Payload, 10, 64); err == nil {
-						s.memos.changed(id)
-					}
-				}
-			}
-		}
+		f.Run(ctx)
 	}), nil
 }
 
