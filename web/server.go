@@ -94,10 +94,17 @@ type AreaRoutes struct {
 type Mount struct {
 	Open  fiber.Router
 	Staff fiber.Router
-	User  fiber.Handler // signed-in callers only (401, or the sign-in page)
-	Grab  fiber.Handler // the per-shopper grab rate limit
-	Sale  fiber.Handler // a grab's door: 503 while the sale is paused (steering switches)
-	Audit fiber.Handler // writes the change to the audit log
+	// StaffKeyed mounts a staff POST (path under Staff) whose service runs
+	// under backend.Keyed, which answers a held refusal for a key it has not
+	// answered: while merchants are read-only such a write with a valid
+	// Idempotency-Key goes on with the refusal held (merchantWrites), so a
+	// retry of one answered before gets its first answer. Any other staff
+	// write is refused at the door. (API mounts only: forms carry no key.)
+	StaffKeyed func(path string, handlers ...fiber.Handler)
+	User       fiber.Handler // signed-in callers only (401, or the sign-in page)
+	Grab       fiber.Handler // the per-shopper grab rate limit
+	Sale       fiber.Handler // a grab's door: 503 while the sale is paused (steering switches)
+	Audit      fiber.Handler // writes the change to the audit log
 }
 
 // Defaults of the connection caps.
@@ -140,7 +147,8 @@ type Server struct {
 	maxConns   int
 	conns      *connLimitListener
 	switches   func() model.Switches
-	pausedSent atomic.Bool // the pause state the sockets were last told (SwitchesChanged)
+	pausedSent atomic.Bool    // the pause state the sockets were last told (SwitchesChanged)
+	keyed      []routePattern // the staff writes mounted by Mount.StaffKeyed (set while mounting)
 
 	unavailableLog *logThrottle // requests failed because a backend is down
 	readyLog       *logThrottle // readiness checks that failed
@@ -236,7 +244,11 @@ func (s *Server) routes(cfg Config) {
 	// Each promotion's API (cmd/seckill/area_*.go).
 	for _, a := range cfg.Areas {
 		if a.API != nil {
-			a.API(Mount{Open: api, Staff: admin, User: requireUser, Grab: s.limitGrab, Sale: s.saleOpen, Audit: s.audit})
+			a.API(Mount{Open: api, Staff: admin, User: requireUser, Grab: s.limitGrab, Sale: s.saleOpen, Audit: s.audit,
+				StaffKeyed: func(path string, hs ...fiber.Handler) {
+					s.keyed = append(s.keyed, patternOf(fiber.MethodPost, "/api/admin"+path))
+					admin.Post(path, hs...)
+				}})
 		}
 	}
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })

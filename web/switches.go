@@ -77,7 +77,7 @@ func (s *Server) saleOpen(c *fiber.Ctx) error {
 
 // merchantWrites refuses, while merchants are read-only, every change a
 // merchant (not an admin) makes through the admin API or the merchant pages.
-// A keyed staff write (keyedStaffWrite) goes on with the refusal held, as
+// A keyed staff write (Mount.StaffKeyed) goes on with the refusal held, as
 // a keyed grab does past a paused sale: backend.Keyed answers a retry of
 // one answered before as it answered then, anything else with the refusal.
 func (s *Server) merchantWrites(c *fiber.Ctx) error {
@@ -86,7 +86,7 @@ func (s *Server) merchantWrites(c *fiber.Ctx) error {
 		return c.Next()
 	}
 	if cl, _ := handlers.ClaimsOf(c); cl.Role != model.RoleAdmin && s.switchesNow().MerchantReadOnly {
-		if !keyedStaffWrite(c) {
+		if !s.keyedStaffWrite(c) {
 			return errMerchantReadOnly
 		}
 		c.SetUserContext(db.WithHeldRefusal(c.UserContext(), errMerchantReadOnly))
@@ -94,25 +94,43 @@ func (s *Server) merchantWrites(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// keyedStaffWrite reports whether the request is a staff write whose
-// service runs it through backend.Keyed (which answers a held refusal for
-// a key it has not answered) and carries a valid Idempotency-Key: today
-// the desk's refund, POST /api/admin/orders/{id}/refund. Any other write
-// would ignore a held refusal, so it is refused at this door.
-func keyedStaffWrite(c *fiber.Ctx) bool {
-	if c.Method() != fiber.MethodPost || !db.ValidIdempotencyKey(c.Get(handlers.HeaderIdempotencyKey)) {
+// keyedStaffWrite reports whether the request is a write mounted by
+// Mount.StaffKeyed (its service answers a held refusal for a key it has not
+// answered) and carries a valid Idempotency-Key. Any other write would
+// ignore a held refusal, so it is refused at this door.
+func (s *Server) keyedStaffWrite(c *fiber.Ctx) bool {
+	if !db.ValidIdempotencyKey(c.Get(handlers.HeaderIdempotencyKey)) {
 		return false
 	}
-	rest, ok := strings.CutPrefix(c.Path(), "/api/admin/orders/")
-	if !ok {
+	for _, p := range s.keyed {
+		if p.matches(c.Method(), c.Path()) {
+			return true
+		}
+	}
+	return false
+}
+
+// routePattern is a route as mounted: its method and path, a segment
+// ":name" standing for any one non-empty segment.
+type routePattern struct {
+	method string
+	parts  []string
+}
+
+func patternOf(method, path string) routePattern {
+	return routePattern{method: method, parts: strings.Split(strings.Trim(path, "/"), "/")}
+}
+
+func (p routePattern) matches(method, path string) bool {
+	if method != p.method {
 		return false
 	}
-	id, ok := strings.CutSuffix(rest, "/refund")
-	if !ok || id == "" {
+	parts := strings.Split(strings.Trim(path, "/"), "/")
+	if len(parts) != len(p.parts) {
 		return false
 	}
-	for i := 0; i < len(id); i++ {
-		if id[i] < '0' || id[i] > '9' {
+	for i, want := range p.parts {
+		if parts[i] == "" || (!strings.HasPrefix(want, ":") && parts[i] != want) {
 			return false
 		}
 	}

@@ -35,7 +35,7 @@ func (m *Main) checkoutArea(gs *goods.Service, cs *coupon.Service) Area {
 				r.Staff.Get("/orders", h.DeskOrders)
 				r.Staff.Get("/orders.csv", h.DeskCSV)
 				r.Staff.Get("/orders/:id", h.DeskOrder)
-				r.Staff.Post("/orders/:id/refund", h.DeskRefund)
+				r.StaffKeyed("/orders/:id/refund", h.DeskRefund)
 			},
 			Pages: func(r web.Mount) {
 				r.Open.Get("/orders/:id/checkout", r.User, h.CheckoutPage)
