@@ -183,12 +183,13 @@ func (c *claimer) release(ctx context.Context, idx int, owner string) error {
 // slots and fails the test, on every kind of Redis.
 func Redis(t testing.TB) *rdb.Redis {
 	t.Helper()
-	// A test's commands may wait for a connection as long as the test may run.
+	// A test's commands may wait for a connection and a reply as long as the
+	// test may run (on a busy machine an embedded Redis shares the cores).
 	patience := claimTTL
 	if d, ok := deadline(t); ok {
 		patience = time.Until(d)
 	}
-	r, err := rdb.Open(context.Background(), RedisURL(t), rdb.PoolTimeout(patience))
+	r, err := rdb.Open(context.Background(), RedisURL(t), rdb.Patience(patience))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,15 +38,23 @@ const poolSize = 64
 type Option func(*openOptions)
 
 type openOptions struct {
-	poolTimeout time.Duration // 0: go-redis's (the read timeout and a second)
+	patience time.Duration // 0: go-redis's and failFast's timeouts
 }
 
-// PoolTimeout is how long a command waits for a free connection of the
-// pool before it fails. The default fails a command soon under a spike;
-// a test that releases thousands of commands at once on a busy machine
-// gives its own patience (db/dbtest: until the test's deadline), so the
-// wait is not a wall-clock window the test can miss.
-func PoolTimeout(d time.Duration) Option { return func(o *openOptions) { o.poolTimeout = d } }
+// Patience is how long a command may wait for a free connection of the
+// pool and for its reply before it fails. The defaults fail a command soon
+// (a second on a cluster: failFast), as a server under a spike should; a
+// test that releases thousands of commands at once on a busy machine, where
+// an embedded Redis shares the cores with it, gives its own patience
+// (db/dbtest: until the test's deadline), so no wait is a wall-clock window
+// the test can miss.
+func Patience(d time.Duration) Option { return func(o *openOptions) { o.patience = d } }
+
+func (oo openOptions) apply(pool, read, write *time.Duration) {
+	if oo.patience > 0 {
+		*pool, *read, *write = oo.patience, oo.patience, oo.patience
+	}
+}
 
 // Open connects to url, or starts an embedded in-memory Redis when url is
 // empty. A URL listing several hosts (redis://h1:7000,h2:7001,h3:7002), or
@@ -73,9 +81,7 @@ func Open(ctx context.Context, url string, options ...Option) (*Redis, error) {
 	}
 	if opt != nil {
 		opt.PoolSize = poolSize
-		if oo.poolTimeout > 0 {
-			opt.PoolTimeout = oo.poolTimeout
-		}
+		oo.apply(&opt.PoolTimeout, &opt.ReadTimeout, &opt.WriteTimeout)
 		r.Client = redis.NewClient(opt)
 		err := r.Client.Ping(ctx).Err()
 		if err != nil && strings.Contains(err.Error(), "not allowed in cluster mode") {
@@ -97,9 +103,7 @@ func Open(ctx context.Context, url string, options ...Option) (*Redis, error) {
 	}
 	copt.PoolSize = poolSize
 	failFast(copt)
-	if oo.poolTimeout > 0 {
-		copt.PoolTimeout = oo.poolTimeout
-	}
+	oo.apply(&copt.PoolTimeout, &copt.ReadTimeout, &copt.WriteTimeout)
 	cc := redis.NewClusterClient(copt)
 	// On each node's client, so every attempt go-redis makes (it tries a
 	// failed command again, MaxRedirects times) may find the new map.
