@@ -15,12 +15,13 @@ run: ## build (saying what it does), then run the whole app (web + worker + sche
 	@echo "Starting seckill (DEMO=$(DEMO)): its address and the accounts to sign in with follow."
 	DEMO=$(DEMO) ./bin/seckill serve
 
+RACE ?= -race
 test: ## run every test with the race detector (embedded Redis + SQLite; a real Redis when REDIS_URL is set, PostgreSQL when DATABASE_URL is); ./cmd/seckill in SHARDS processes (default 2)
-	GO=$(GO) .ci/gotest -race -count=1 -timeout 45m
+	GO=$(GO) .ci/gotest $(RACE) -count=1 -timeout 45m
 
 test-cluster: ## run every test on the Redis Cluster REDIS_URL lists, one package at a time, ./cmd/seckill's shards on the clusters SHARD_REDIS_URLS lists (README: the three test runs)
 	@case "$(REDIS_URL)" in *,*) ;; *) echo "make test-cluster: set REDIS_URL to a Redis Cluster's hosts, redis://127.0.0.1:7101,127.0.0.1:7102,127.0.0.1:7103"; exit 2;; esac
-	GO=$(GO) .ci/gotest -race -count=1 -p 1 -timeout 45m
+	GO=$(GO) .ci/gotest $(RACE) -count=1 -p 1 -timeout 45m
 
 DURATION ?= 10m
 soak: ## run only the model-based checker of the sale for DURATION (make soak DURATION=10m; make test runs it for about 20 s)
