@@ -1,7 +1,7 @@
 package fair
 
 // Doors into fair sales for their own behaviour tests (package fair_test):
-// joins in bulk. Compiled only into this package's tests.
+// joins in bulk, the attack measure's sync at a given time. Compiled only into this package's tests.
 
 import (
 	"context"
@@ -36,3 +36,7 @@ func (s *Service) JoinQueueBulk(ctx context.Context, goodsID, from, to int64, no
 	}
 	return s.markActive(ctx, goodsID)
 }
+
+// SyncPowAt is SyncPow having read the clock at now: a loop that read it
+// just before the clock stepped into the next window.
+func (s *Service) SyncPowAt(ctx context.Context, now time.Time) { s.syncPowAt(ctx, now) }

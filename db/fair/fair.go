@@ -287,7 +287,11 @@ func (s *Service) sync(ctx context.Context, goodsID int64, f *fairGoods, now tim
 	f.mu.Unlock()
 
 	capped := max(min(powRaiseCap, MaxPowBits-bits), 0)
-	nowW := windowOf(now)
+	// now may be older than the counts it sends (SyncPow read the clock
+	// before a count in the next window): they stay in their own window,
+	// never moved back into the one before, which would close their window
+	// early and count the attack as two quiet ones.
+	nowW := max(windowOf(now), cur.window)
 	raise, err := powAttackLua.Run(ctx, s.Redis, []string{powAttackKey(goodsID)},
 		min(late.window, nowW), late.refused, late.admitted, min(cur.window, nowW), cur.refused, cur.admitted, nowW,
 		powAttackRefusals, powAttackRatio, capped).Int()
@@ -328,8 +332,10 @@ func (s *Service) floor() int {
 // SyncPow adds this process's attack counts of every goods to the shared
 // records: the fair area's loop calls it once a second, so a process that
 // only refuses grabs still counts.
-func (s *Service) SyncPow(ctx context.Context) {
-	now := s.Now()
+func (s *Service) SyncPow(ctx context.Context) { s.syncPowAt(ctx, s.Now()) }
+
+// syncPowAt is SyncPow with the clock read at now.
+func (s *Service) syncPowAt(ctx context.Context, now time.Time) {
 	for id, f := range s.fair.all() {
 		f.mu.Lock()
 		pending := !f.cur.empty() || !f.late.empty()

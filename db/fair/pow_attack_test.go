@@ -68,6 +68,31 @@ func TestPowLevelSharedAcrossProcesses(t *testing.T) {
 	}
 }
 
+// An attack counted in a window is that window's, even when the loop that
+// sends the counts read its clock just before the window began: the counts
+// went to the window before, which closed with them, and the attack's own
+// window closed quiet (cmd/seckill's TestFairPowRaisedUnderAttack met it
+// in CI, where the test's clock steps a window at once).
+func TestPowAttackSyncedLateKeepsItsWindow(t *testing.T) {
+	e := newGoodsEnv(t)
+	e.Clk.Set(e.Clk.Now().Truncate(fair.PowWindow).Add(fair.PowWindow + time.Second))
+	g := e.powGoods(6, -time.Minute)
+	a, b := e.F, e.process()
+	if l := a.PowLevel(e.Ctx, g.ID); l != 6 {
+		t.Fatalf("before: level %d, want 6", l)
+	}
+	read := e.Clk.Now() // the loop reads the clock, then the window turns
+	e.Clk.Advance(fair.PowWindow)
+	for u := int64(1); u <= 30; u++ {
+		wantCode(t, "no proof", a.Admit(e.Ctx, u, g.ID, ""), db.EPOWREQUIRED)
+	}
+	a.SyncPowAt(e.Ctx, read)
+	e.Clk.Advance(fair.PowWindow)
+	if l := b.PowLevel(e.Ctx, g.ID); l != 8 {
+		t.Fatalf("after an attack synced with the clock read before its window: level %d, want 8", l)
+	}
+}
+
 // A challenge is the caller's own, good once, and for first-come goods
 // given only from PowLead before the start.
 func TestPowBoundAndFresh(t *testing.T) {
