@@ -197,7 +197,8 @@ type claimLog struct {
 	shares   map[int64]int64     // shopper → cents acknowledged
 	coupons  map[int64]int64     // user coupon ID → shopper
 	internal []grabAnswer        // 500s met
-	at       map[int64]time.Time // shopper → when their last claim was acknowledged
+	shareAt  map[int64]time.Time // shopper → when their share was acknowledged
+	couponAt map[int64]time.Time // user coupon ID → when it was acknowledged
 	twice    []string            // coupon IDs acknowledged to a second shopper
 }
 
@@ -226,15 +227,16 @@ func (r *failoverRig) claimEach(t *testing.T, log *claimLog, rpID, couponID int6
 					if ans.Status == http.StatusCreated {
 						log.mu.Lock()
 						if log.shares == nil {
-							log.shares, log.coupons, log.at = map[int64]int64{}, map[int64]int64{}, map[int64]time.Time{}
+							log.shares, log.coupons = map[int64]int64{}, map[int64]int64{}
+							log.shareAt, log.couponAt = map[int64]time.Time{}, map[int64]time.Time{}
 						}
-						log.at[uid] = time.Now()
 						if g, ok := ans.Body["grab"]; ok {
 							var grab struct {
 								AmountCents int64 `json:"amount_cents"`
 							}
 							json.Unmarshal(g, &grab)
 							log.shares[uid] = grab.AmountCents
+							log.shareAt[uid] = time.Now()
 						}
 						if c, ok := ans.Body["user_coupon"]; ok {
 							var uc struct {
@@ -245,6 +247,7 @@ func (r *failoverRig) claimEach(t *testing.T, log *claimLog, rpID, couponID int6
 								log.twice = append(log.twice, fmt.Sprintf("coupon %d acknowledged to shopper %d and then to shopper %d", uc.ID, was, uid))
 							}
 							log.coupons[uc.ID] = uid
+							log.couponAt[uc.ID] = time.Now()
 						}
 						log.mu.Unlock()
 					}
@@ -393,7 +396,7 @@ func (r *failoverRig) checkClaimsNoRepeats(t *testing.T, rpID, couponID int64, c
 			if got, ok := shares[uid]; ok && got == cents {
 				continue
 			}
-			if claims.at[uid].After(promoted) {
+			if claims.shareAt[uid].After(promoted) {
 				late = append(late, fmt.Sprintf("a share of %d cents acknowledged to shopper %d after the promotion is not theirs in PostgreSQL", cents, uid))
 			} else {
 				lostShares++
@@ -403,7 +406,7 @@ func (r *failoverRig) checkClaimsNoRepeats(t *testing.T, rpID, couponID int64, c
 			if got, ok := coupons[id]; ok && got == uid {
 				continue
 			}
-			if _, ok := coupons[id]; !ok && !claims.at[uid].After(promoted) {
+			if _, ok := coupons[id]; !ok && !claims.couponAt[id].After(promoted) {
 				lostCoupons++
 			} else {
 				late = append(late, fmt.Sprintf("coupon %d acknowledged to shopper %d is not theirs in PostgreSQL", id, uid))
@@ -418,6 +421,9 @@ func (r *failoverRig) checkClaimsNoRepeats(t *testing.T, rpID, couponID int64, c
 	}
 	for _, e := range late {
 		t.Error(e)
+	}
+	if len(late) > 0 {
+		r.dumpRedPacket(t, store, rpID)
 	}
 	for id, uid := range claims.coupons {
 		if got, ok := coupons[id]; ok && got != uid {
@@ -434,4 +440,31 @@ func (r *failoverRig) checkClaimsNoRepeats(t *testing.T, rpID, couponID int64, c
 	if len(claims.shares) == 0 || len(claims.coupons) == 0 {
 		t.Errorf("nothing claimed: %d shares, %d coupons", len(claims.shares), len(claims.coupons))
 	}
+}
+
+// dumpRedPacket logs what PostgreSQL and the promoted master hold of red
+// packet id, for a failure to be read.
+func (r *failoverRig) dumpRedPacket(t *testing.T, store *sqldb.DB, id int64) {
+	t.Helper()
+	rows, err := store.R.QueryContext(context.Background(), `SELECT seq, amount_cents, COALESCE(user_id, 0), grabbed_ms, refunded FROM redpacket_shares WHERE redpacket_id = ? ORDER BY seq`, id)
+	if err != nil {
+		t.Logf("read the shares: %v", err)
+		return
+	}
+	var b strings.Builder
+	for rows.Next() {
+		var seq, cents, uid, ms, refunded int64
+		rows.Scan(&seq, &cents, &uid, &ms, &refunded)
+		fmt.Fprintf(&b, " %d:%d:%d:%d:%d", seq, cents, uid, ms, refunded)
+	}
+	rows.Close()
+	var ceiling int64
+	store.R.QueryRowContext(context.Background(), `SELECT ceiling FROM id_ceilings WHERE kind = 'redpacket' AND item_id = ?`, id).Scan(&ceiling)
+	t.Logf("PostgreSQL: shares (seq:cents:user:grabbed_ms:refunded)%s; ceiling %d", b.String(), ceiling)
+	ctx := context.Background()
+	tag := fmt.Sprintf("{redpacket:%d}", id)
+	master := r.cluster.admin[r.replica]
+	t.Logf("promoted master: meta %v; claimed_by %v; unclaimed %v; withheld %v; claimed %v; processing %v", master.HGetAll(ctx, tag+":meta").Val(),
+		master.HGetAll(ctx, tag+":claimed_by").Val(), master.LRange(ctx, tag+":unclaimed", 0, -1).Val(), master.LRange(ctx, tag+":withheld", 0, -1).Val(),
+		master.LRange(ctx, tag+":claimed", 0, -1).Val(), master.LRange(ctx, tag+":processing", 0, -1).Val())
 }
