@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -297,13 +298,15 @@ func (s *Server) Start(ctx context.Context) error {
 	return nil
 }
 
-// Loops are the server's background loops, ready after Start: the rate
-// limits' heartbeat (none with every limit off). Shutdown stops them.
+// Loops are the server's background loops, ready after Start: the live
+// hub's (wshub.Hub.Loops), then the rate limits' heartbeat (none with every
+// limit off). Shutdown stops them.
 func (s *Server) Loops() lifecycle.Loops {
-	if s.limits.beat == nil {
-		return nil
+	ls := slices.Clone(s.Hub.Loops())
+	if s.limits.beat != nil {
+		ls = append(ls, s.limits.beat)
 	}
-	return lifecycle.Loops{s.limits.beat}
+	return ls
 }
 
 // Listen serves on ln until Shutdown, closing at accept the connections of a

@@ -207,9 +207,9 @@ func TestLayers(t *testing.T) {
 		}
 	}
 	// The live hub (web/wshub) turns live events into socket frames: of this
-	// module it may use only the domain's codes, the model and the event bus,
-	// and only web, which mounts it, imports it.
-	hubMay := map[string]bool{mod + "db": true, mod + "db/model": true, mod + "db/live": true}
+	// module it may use only the domain's codes, the model, the event bus and
+	// the loops' lifecycle, and only web, which mounts it, imports it.
+	hubMay := map[string]bool{mod + "db": true, mod + "db/model": true, mod + "db/live": true, mod + "db/lifecycle": true}
 	if _, ok := pkgs["web/wshub"]; !ok {
 		t.Fatal("package web/wshub not found")
 	}
@@ -217,7 +217,7 @@ func TestLayers(t *testing.T) {
 		for _, imp := range p.Imports {
 			switch {
 			case name == "web/wshub" && strings.HasPrefix(imp, mod) && !hubMay[imp]:
-				t.Errorf("the live hub imports %s; it may import only db, db/model and db/live", strings.TrimPrefix(imp, mod))
+				t.Errorf("the live hub imports %s; it may import only db, db/model, db/live and db/lifecycle", strings.TrimPrefix(imp, mod))
 			case imp == mod+"web/wshub" && name != "web":
 				t.Errorf("%s imports the live hub; only web mounts it", name)
 			// Areas do not import each other, but the ones an area names in its

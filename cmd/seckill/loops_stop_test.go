@@ -21,7 +21,10 @@ import (
 // and finds no goroutine of the repository's code still waiting in a loop:
 // every background loop stops and drains at Close. Every lifecycle.Loop
 // running is one Main started (Main.start), all of them by the end of
-// Open, none on a first use.
+// Open, none on a first use; the ones named below run (the pipeliner's
+// lanes and replica watcher, the embedded Redis's clock, the live hub's
+// workers among them); and while the process runs, every goroutine waiting
+// in the repository's code is a loop's, none started by hand.
 func TestClosingLeavesNoLoop(t *testing.T) {
 	before, beforeLoops := waitingLoops(), lifecycle.Running()
 	// A rate limit on, so the limits' heartbeat runs too.
@@ -36,7 +39,13 @@ func TestClosingLeavesNoLoop(t *testing.T) {
 			t.Errorf("loop %q runs but Main did not start it (Main.start)", name)
 		}
 	}
-	for _, want := range []string{"live events", "switches", "flusher", "asynq worker", "revocations", "locales", "rate-limit members", "catalog poll", "refusal memo", "phantom watch", "fair queues"} {
+	want := []string{"redis pipeliner lane", "redis replica watch", "live events", "switches", "flusher", "asynq worker", "revocations", "locales",
+		"live hub poller", "live hub writer", "live hub reader", "live hub keepalive", "live hub sessions", "live hub receiver",
+		"rate-limit members", "catalog poll", "refusal memo", "phantom watch", "fair queues"}
+	if a.Main.Redis.Embedded {
+		want = append(want, "embedded redis clock")
+	}
+	for _, want := range want {
 		if !slices.Contains(slices.Collect(maps.Values(opened)), want) {
 			t.Errorf("loop %q does not run after Open (running: %v)", want, slices.Sorted(maps.Values(opened)))
 		}
@@ -54,6 +63,11 @@ func TestClosingLeavesNoLoop(t *testing.T) {
 	for l, name := range newLoops(beforeLoops) {
 		if _, ok := opened[l]; !ok {
 			t.Errorf("loop %q started on a first use, not by Main at Open", name)
+		}
+	}
+	for sig, stack := range waitingLoops() {
+		if _, ok := before[sig]; !ok && !inLoop(stack) {
+			t.Errorf("a goroutine waits in the repository's code, started by hand, not as a lifecycle.Loop:\n%s", stack)
 		}
 	}
 	if err := a.Main.Close(); err != nil {
@@ -76,6 +90,13 @@ func newLoops(before map[*lifecycle.Loop]string) map[*lifecycle.Loop]string {
 		delete(now, l)
 	}
 	return now
+}
+
+// inLoop tells whether a goroutine's stack is a lifecycle.Loop's, or the
+// web server's accept loop, which Main runs until Close (Open's Listen).
+func inLoop(stack string) bool {
+	return strings.Contains(stack, "\ncreated by github.com/seckill/seckill/db/lifecycle.(*Loop).Start") ||
+		strings.Contains(stack, "github.com/seckill/seckill/web.(*Server).Listen(")
 }
 
 var goroutineHead = regexp.MustCompile(`^goroutine \d+ \[([^\],]+)`)

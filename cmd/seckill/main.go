@@ -170,16 +170,21 @@ type Main struct {
 // start starts the loops and keeps them for Close. Every background loop of
 // the process is started here, in this order, and nowhere else:
 //
-//   - live events' publisher, then the Redis clock's readings and the
-//     steering switches' reload (every mode);
+//   - the embedded Redis's clock (rdb.Redis.Loop), then the pipeliner's
+//     replica watcher and lanes (rdb.Pipeliner.Loops: stopped after every
+//     loop that sends through them), live events' publisher, the Redis
+//     clock's readings and the steering switches' reload (every mode);
 //   - a worker's batch flush, then Asynq's worker and scheduler (stopped
 //     before the last flush, which moves what their tasks left in Redis);
-//   - a web process's session revocations and accounts' language picks, the rate limits' heartbeat
-//     (web.Server.Loops), then each area's loops (goods: the catalog poll,
-//     the refusal memo, the phantom watch; fair sales: the waiting rooms
-//     and the proof-of-work floor).
+//   - a web process's session revocations and accounts' language picks,
+//     the web server's loops (web.Server.Loops: the live hub's poller,
+//     writers, readers, keepalive, session checks and receiver, then the
+//     rate limits' heartbeat), then each area's loops (goods: the catalog
+//     poll, the refusal memo, the phantom watch; fair sales: the waiting
+//     rooms and the proof-of-work floor).
 //
-// The live hub's workers are the web server's own: it is shut down first.
+// The web server's Shutdown, first at Close, stops its own loops (the live
+// hub's once its sockets are closed) before the others stop.
 func (m *Main) start(ls ...*lifecycle.Loop) {
 	for _, l := range ls {
 		m.loops = append(m.loops, l)
@@ -210,6 +215,7 @@ func (m *Main) Open(ctx context.Context) error {
 	if m.Redis, err = rdb.Open(ctx, m.Config.RedisURL); err != nil {
 		return err
 	}
+	m.start(m.Redis.Loop())
 	if m.Redis.Embedded {
 		m.Log.Warn("REDIS_URL is unset: using an embedded in-memory Redis, for trying seckill out; data in it is lost at exit")
 	}
@@ -227,6 +233,12 @@ func (m *Main) Open(ctx context.Context) error {
 	connOpt := m.Redis.AsynqConnOpt()
 	m.Inspector = asynq.NewInspector(connOpt)
 	m.Backend = backend.New(m.SQL, m.Redis.Client)
+	// The pipeliner carries the scripts a shopper is answered by and Asynq's
+	// enqueues: its loops start before, so stop after, every loop that sends
+	// through it, each drained first.
+	m.Backend.Pipe = rdb.NewPipeliner(m.Redis.Client, 4)
+	m.Backend.Pipe.SetWait(m.Config.WaitReplicas(), m.Config.RedisWaitTimeout)
+	m.start(m.Backend.Pipe.Loops()...)
 	m.start(m.Backend.Events.Publisher()) // drained at Close
 	local, system := m.Now, m.SystemClock
 	if system == nil {
@@ -241,8 +253,6 @@ func (m *Main) Open(ctx context.Context) error {
 		m.Log.Warn("this host's clock differs from Redis's; sale windows and deadlines follow Redis's", "difference", d)
 	}
 	m.Backend.Now = m.Clock.Now
-	m.Backend.Pipe = rdb.NewPipeliner(m.Redis.Client, 4)
-	m.Backend.Pipe.SetWait(m.Config.WaitReplicas(), m.Config.RedisWaitTimeout)
 	m.Client = asynq.NewClientFromRedisClient(m.Backend.Pipe.Client())
 	m.Backend.Tasks, m.Backend.Queue, m.Backend.Log = m.Client, m.Inspector, m.Log
 	m.Revocations = account.NewRevocations(m.Redis.Client, 7*24*time.Hour)

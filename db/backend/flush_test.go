@@ -351,6 +351,7 @@ func TestFlushWaitsForReplica(t *testing.T) {
 	s := backend.New(sq, master.Client)
 	s.Pipe = rdb.NewPipeliner(master.Client, 1)
 	s.Pipe.SetWait(rdb.AutoReplicas, 500*time.Millisecond)
+	s.Pipe.Loops().Start()
 	defer s.Pipe.Close()
 	apply := flushedTable(t, sq.W)
 	q := backend.FlushQueue{Pending: "{t:7}:pending", Processing: "{t:7}:processing"}

@@ -193,6 +193,7 @@ func Redis(t testing.TB) *rdb.Redis {
 	if err != nil {
 		t.Fatal(err)
 	}
+	r.Loop().Start() // the embedded server's clock, which Main starts in a process
 	t.Cleanup(func() { r.Close() })
 	if _, bench := t.(*testing.B); !bench {
 		GuardSlots(t, r.Client)

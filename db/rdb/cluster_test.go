@@ -148,6 +148,7 @@ func TestPipelinerOnClusterOneRoundTripPerNode(t *testing.T) {
 	c.AddHook(batchHook{rec})
 	c.OnNewNode(func(n *redis.Client) { n.AddHook(nodeHook{rec, n.Options().Addr}) })
 	p := rdb.NewPipeliner(c, 4)
+	p.Loops().Start()
 	defer p.Close()
 
 	const workers, each, slots = 200, 20, 16

@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/lifecycle"
 )
 
 // Pipeliner coalesces concurrent commands into pipelined round trips, as
@@ -25,6 +26,10 @@ import (
 // node and sends each node its share in one round trip, all nodes at once,
 // following MOVED and ASK; so the commands of one slot in a batch share a round trip.
 //
+// Its lanes, and the replica watcher SetWait adds, are its Loops: Main
+// starts them, and Close (or their Stop) drains them: every command queued
+// by then is sent and answered, every later one refused (ErrPipelinerClosed).
+//
 // It is not a groupcommit.Group, though the idea is the same: tried as one
 // (one key for the process, InFlight lanes, MaxPipeline a batch, callers
 // sending the batches), a spike of 64 callers of a script on a real Redis
@@ -40,12 +45,15 @@ type Pipeliner struct {
 	rdb    redis.UniversalClient // sends the batches
 	client redis.UniversalClient // routes its commands into the batches
 	reqs   chan *pipeReq
-	wg     sync.WaitGroup
-	wait   *waitPolicy   // what durable commands wait for (nil: nothing); see replicas.go
-	stop   chan struct{} // closed by Close
+	lanes  lifecycle.Loops // each sends one pipeline at a time (lane)
+	wait   *waitPolicy     // what durable commands wait for (nil: nothing); see replicas.go
+	watch  *lifecycle.Loop // reads each master's replicas again (SetWait with AutoReplicas; nil: none)
 
-	mu     sync.RWMutex // held to read while queueing, to write while closing
-	closed bool
+	mu      sync.RWMutex  // held to read while queueing, to write while closing
+	closed  bool          // no command is queued any more (refuse)
+	closing chan struct{} // closed as refuse begins: a Do waiting for room in reqs gives up
+	refused sync.Once
+	ended   sync.Once // Client closed
 
 	waitsShort    atomic.Int64 // WAITs answered by fewer replicas than asked, or not at all (replicas.go)
 	notReplicated atomic.Int64 // durable commands failed with ErrNotReplicated (replicas.go)
@@ -63,10 +71,11 @@ type pipeReq struct {
 // MaxPipeline is the most commands one round trip carries.
 const MaxPipeline = 256
 
-// NewPipeliner starts lanes goroutines that each send one pipeline at a time
-// on rdb, a *redis.Client or a *redis.ClusterClient (its options make Client's).
+// NewPipeliner returns a pipeliner of lanes loops that each send one
+// pipeline at a time on rdb, a *redis.Client or a *redis.ClusterClient (its
+// options make Client's). Its commands are answered once its Loops run.
 func NewPipeliner(rdb redis.UniversalClient, lanes int) *Pipeliner {
-	p := &Pipeliner{rdb: rdb, reqs: make(chan *pipeReq, MaxPipeline*lanes), stop: make(chan struct{})}
+	p := &Pipeliner{rdb: rdb, reqs: make(chan *pipeReq, MaxPipeline*lanes), closing: make(chan struct{})}
 	// Client is of rdb's kind, so it answers what go-redis asks of each kind;
 	// the hook takes every command before it could reach a server.
 	switch c := rdb.(type) {
@@ -80,11 +89,23 @@ func NewPipeliner(rdb redis.UniversalClient, lanes int) *Pipeliner {
 		panic(fmt.Sprintf("rdb.NewPipeliner: %T is neither a *redis.Client nor a *redis.ClusterClient", rdb))
 	}
 	p.client.AddHook(pipeHook{p})
-	for i := 0; i < lanes; i++ {
-		p.wg.Add(1)
-		go p.lane()
+	for range lanes {
+		p.lanes = append(p.lanes, lifecycle.New("redis pipeliner lane", p.lane))
 	}
 	return p
+}
+
+// Loops are the pipeliner's loops: the replica watcher (SetWait's, when it
+// reads the replicas) and then the lanes. Main starts them after SetWait
+// and before anything sends through Client, and stops them after the last
+// of its users; Close stops them too. Stopping any lane refuses the
+// commands that come after, and the lanes return once they have sent what
+// was queued before.
+func (p *Pipeliner) Loops() lifecycle.Loops {
+	if p.watch == nil {
+		return p.lanes
+	}
+	return append(lifecycle.Loops{p.watch}, p.lanes...)
 }
 
 // Client is a client whose commands go through the pipeliner.
@@ -103,7 +124,15 @@ func (p *Pipeliner) Do(ctx context.Context, cmd redis.Cmder) error {
 	}
 	r := reqPool.Get().(*pipeReq)
 	r.cmd, r.durable = cmd, isDurable(ctx)
-	p.reqs <- r
+	select {
+	case p.reqs <- r:
+	case <-p.closing: // no lane may take it: refused, never left waiting
+		p.mu.RUnlock()
+		r.cmd = nil
+		reqPool.Put(r)
+		cmd.SetErr(ErrPipelinerClosed)
+		return cmd.Err()
+	}
 	p.mu.RUnlock()
 	<-r.done
 	r.cmd = nil
@@ -124,23 +153,37 @@ func (h pipeHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Proc
 	return next
 }
 
-// Close stops the lanes after the commands already queued and closes Client.
+// Close refuses later commands, stops the loops once the lanes have sent
+// the commands already queued (with no lane ever started, it answers them
+// ErrPipelinerClosed), and closes Client. Close may be called more than once.
 func (p *Pipeliner) Close() {
-	p.mu.Lock()
-	if p.closed {
-		p.mu.Unlock()
-		return
+	p.refuse()
+	p.Loops().Stop()
+	for r := range p.reqs { // left with no lane to send them
+		r.cmd.SetErr(ErrPipelinerClosed)
+		r.done <- struct{}{}
 	}
-	p.closed = true
-	close(p.reqs)
-	close(p.stop)
-	p.mu.Unlock()
-	p.wg.Wait()
-	p.client.Close()
+	p.ended.Do(func() { p.client.Close() })
 }
 
-func (p *Pipeliner) lane() {
-	defer p.wg.Done()
+// refuse makes every later command fail with ErrPipelinerClosed and closes
+// the queue, whose lanes then return once it is empty.
+func (p *Pipeliner) refuse() {
+	p.refused.Do(func() {
+		close(p.closing)
+		p.mu.Lock()
+		p.closed = true
+		close(p.reqs)
+		p.mu.Unlock()
+	})
+}
+
+// lane sends the queue's commands a pipeline at a time until the queue is
+// closed and empty: when its ctx ends it closes the queue (refuse) and
+// drains it with the other lanes.
+func (p *Pipeliner) lane(ctx context.Context) {
+	stop := context.AfterFunc(ctx, p.refuse)
+	defer stop()
 	batch := make([]*pipeReq, 0, MaxPipeline)
 	for first := range p.reqs {
 		batch = append(batch[:0], first)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/redis/go-redis/v9"
@@ -20,6 +21,7 @@ var incrBy = redis.NewScript(`return redis.call('INCRBY', KEYS[1], ARGV[1])`)
 func TestPipelinerAnswersEachCall(t *testing.T) {
 	r := dbtest.Redis(t)
 	p := rdb.NewPipeliner(r.Client, 4)
+	p.Loops().Start()
 	defer p.Close()
 	ctx := context.Background()
 	const workers, each = 200, 20
@@ -72,6 +74,7 @@ func BenchmarkScriptDirect(b *testing.B) {
 func BenchmarkScriptPipelined(b *testing.B) {
 	r := dbtest.Redis(b)
 	p := rdb.NewPipeliner(r.Client, 4)
+	p.Loops().Start()
 	defer p.Close()
 	ctx := context.Background()
 	b.SetParallelism(64)
@@ -86,6 +89,7 @@ func BenchmarkScriptPipelined(b *testing.B) {
 func TestPipelinerAfterClose(t *testing.T) {
 	r := dbtest.Redis(t)
 	p := rdb.NewPipeliner(r.Client, 2)
+	p.Loops().Start()
 	ctx := context.Background()
 	if err := p.Client().Set(ctx, "{p}:k", "v", 0).Err(); err != nil {
 		t.Fatal(err)
@@ -94,5 +98,51 @@ func TestPipelinerAfterClose(t *testing.T) {
 	p.Close()
 	if err := p.Client().Get(ctx, "{p}:k").Err(); !errors.Is(err, rdb.ErrPipelinerClosed) {
 		t.Fatalf("after close: %v", err)
+	}
+}
+
+// Stopping the lanes in the middle of a spike, as Main's Close does, leaves
+// no caller waiting: each command is answered, with its reply or with
+// ErrPipelinerClosed, and exactly those answered with a reply are applied.
+func TestPipelinerStopDrains(t *testing.T) {
+	r := dbtest.Redis(t)
+	p := rdb.NewPipeliner(r.Client, 4)
+	p.Loops().Start()
+	defer p.Close()
+	ctx := context.Background()
+	const workers = 200
+	var applied atomic.Int64
+	answered := make(chan struct{}, 1)
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				err := p.Client().Incr(ctx, "{p}:n").Err()
+				if errors.Is(err, rdb.ErrPipelinerClosed) {
+					return
+				}
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				applied.Add(1)
+				select {
+				case answered <- struct{}{}:
+				default:
+				}
+			}
+		}()
+	}
+	<-answered
+	p.Loops().Stop()
+	wg.Wait() // a caller left waiting hangs here
+	got, err := r.Client.Get(ctx, "{p}:n").Int64()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != applied.Load() {
+		t.Fatalf("counter %d, want the %d commands answered with a reply", got, applied.Load())
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/hibiken/asynq"
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/lifecycle"
 )
 
 // Redis is the hot store: a real Redis (one server or a Redis Cluster) when
@@ -28,7 +29,7 @@ type Redis struct {
 	Failovers atomic.Int64
 
 	mini *miniredis.Miniredis
-	stop chan struct{}
+	loop *lifecycle.Loop // moves the embedded server's clock (Loop)
 }
 
 // poolSize is how many connections a client keeps to each server.
@@ -65,14 +66,13 @@ func Open(ctx context.Context, url string, options ...Option) (*Redis, error) {
 		o(&oo)
 	}
 	r := &Redis{URL: url}
+	r.loop = lifecycle.New("embedded redis clock", r.tickEmbeddedClock)
 	if url == "" {
 		m := miniredis.NewMiniRedis()
 		if err := m.Start(); err != nil {
 			return nil, fmt.Errorf("start embedded redis: %w", err)
 		}
 		r.mini, r.Embedded, r.URL = m, true, "redis://"+m.Addr()
-		r.stop = make(chan struct{})
-		go r.tickEmbeddedClock()
 	}
 	opt, copt, err := parseURL(r.URL)
 	if err != nil {
@@ -222,14 +222,22 @@ func Keys(ctx context.Context, c redis.UniversalClient, pattern string) ([]strin
 	return all, err
 }
 
+// Loop moves the embedded Redis's clock a second each second until stopped
+// (by Close at the latest), so its keys' TTLs run out; with a real Redis
+// it returns at once. Main starts it.
+func (r *Redis) Loop() *lifecycle.Loop { return r.loop }
+
 // tickEmbeddedClock makes key TTLs run out in the embedded Redis, which only
-// moves its clock when told to.
-func (r *Redis) tickEmbeddedClock() {
+// moves its clock when told to, until ctx ends.
+func (r *Redis) tickEmbeddedClock(ctx context.Context) {
+	if r.mini == nil {
+		return
+	}
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
-		case <-r.stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 			r.mini.FastForward(time.Second)
@@ -237,14 +245,15 @@ func (r *Redis) tickEmbeddedClock() {
 	}
 }
 
-// Close closes the client and stops the embedded server if there is one.
+// Close closes the client and stops the embedded server if there is one
+// (and its clock's Loop).
 func (r *Redis) Close() error {
 	var err error
 	if r.Client != nil {
 		err = r.Client.Close()
 	}
+	r.loop.Stop()
 	if r.mini != nil {
-		close(r.stop)
 		r.mini.Close()
 	}
 	return err

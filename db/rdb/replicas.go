@@ -10,6 +10,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/lifecycle"
 )
 
 // A 201 is a promise: a change acknowledged to a shopper must survive the
@@ -61,8 +62,9 @@ type waitPolicy struct {
 
 // SetWait makes durable commands wait for replicas (AutoReplicas, 0 for
 // none, or a number) for at most timeout. With AutoReplicas it reads every
-// master's connected replicas now and then once a second (and at once after
-// a wait fell short), until Close.
+// master's connected replicas now, and its Loops gain the replica watcher,
+// which reads them again once a second (and at once after a wait fell
+// short) until stopped. Call it before the Loops start.
 func (p *Pipeliner) SetWait(replicas int, timeout time.Duration) {
 	// A WAIT that runs out answers at its timeout; the connection's reply
 	// timeout must not run out first, or the batch would fail as if the
@@ -80,8 +82,7 @@ func (p *Pipeliner) SetWait(replicas int, timeout time.Duration) {
 	w := &waitPolicy{replicas: replicas, timeout: max(timeout, time.Millisecond), stale: make(chan struct{}, 1)}
 	if replicas == AutoReplicas {
 		w.refresh(context.Background(), p.rdb)
-		p.wg.Add(1)
-		go func() { defer p.wg.Done(); w.refreshLoop(p.rdb, p.stop) }()
+		p.watch = lifecycle.New("redis replica watch", func(ctx context.Context) { w.refreshLoop(ctx, p.rdb) })
 	}
 	p.wait = w
 }
@@ -107,17 +108,19 @@ func (w *waitPolicy) fellShort() {
 	}
 }
 
-func (w *waitPolicy) refreshLoop(c redis.UniversalClient, stop <-chan struct{}) {
+// refreshLoop reads the replicas once a second, and at once when a wait
+// fell short, until ctx ends.
+func (w *waitPolicy) refreshLoop(ctx context.Context, c redis.UniversalClient) {
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
 	for {
 		select {
-		case <-stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 		case <-w.stale:
 		}
-		w.refresh(context.Background(), c)
+		w.refresh(ctx, c)
 	}
 }
 

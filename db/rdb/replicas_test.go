@@ -42,6 +42,7 @@ func pipelinerOn(t *testing.T, s *dbtest.Server, replicas int) *rdb.Pipeliner {
 	c := redis.NewClient(&redis.Options{Addr: s.Addr})
 	p := rdb.NewPipeliner(c, 1)
 	p.SetWait(replicas, 2*time.Second)
+	p.Loops().Start()
 	t.Cleanup(func() { p.Close(); c.Close() })
 	return p
 }

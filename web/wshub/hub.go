@@ -24,6 +24,7 @@ import (
 	"github.com/gorilla/websocket"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
+	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 )
@@ -106,9 +107,11 @@ type Hub struct {
 	buckets *buckets
 	// broadcast is the channel of public events (live.ChannelOf).
 	broadcast string
-	receivers sync.WaitGroup // the goroutines reading pubsub and the shards' connections
-	stop      chan struct{}
-	workers   sync.WaitGroup
+	receivers sync.WaitGroup // the goroutines reading the shards' connections (hub_buckets.go)
+	// loops are the hub's background loops (Loops), ready once Start has
+	// subscribed; receiver, the last of them, reads pubsub.
+	loops    lifecycle.Loops
+	receiver *lifecycle.Loop
 
 	closeOnce sync.Once
 }
@@ -162,7 +165,7 @@ const (
 	readBuffer = 512
 )
 
-// New makes a hub; Start it before mounting Handle.
+// New makes a hub; Start it and its Loops before mounting Handle.
 func New(cfg Config) *Hub {
 	if cfg.SendBuffer <= 0 {
 		cfg.SendBuffer = 64
@@ -201,7 +204,6 @@ func New(cfg Config) *Hub {
 		bye:   mustPrepare(websocket.CloseMessage, websocket.FormatCloseMessage(websocket.ClosePolicyViolation, "session ended")),
 		ready: make(chan *wsClient, 1<<14), reads: make(chan *wsClient, 1<<12),
 		topics: map[string]map[*wsClient]struct{}{}, clients: map[*wsClient]struct{}{}, anon: map[netip.Addr]int{},
-		stop: make(chan struct{}),
 		userEventsSeries: prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "seckill_live_user_events_received_total",
 			Help: "Users' own live events this process received from Redis (only those of users whose sockets it holds).",
@@ -223,7 +225,8 @@ func mustPrepare(typ int, data []byte) *websocket.PreparedMessage {
 }
 
 // Start subscribes to the live channel and returns once Redis has confirmed,
-// so no event published afterwards is missed.
+// so no event published afterwards is missed; the hub's Loops, ready then,
+// deliver the events and serve the sockets.
 func (h *Hub) Start(ctx context.Context) error {
 	h.broadcast = live.ChannelOf(h.Redis)
 	h.buckets = newBuckets(h)
@@ -243,21 +246,28 @@ func (h *Hub) Start(ctx context.Context) error {
 		return err
 	}
 	h.pubsub = pubsub
-	for i := 0; i < writers; i++ {
-		h.workers.Add(1)
-		go h.writeWorker()
+	h.loops = lifecycle.Loops{lifecycle.New("live hub poller", h.poll.wait)}
+	for range writers {
+		h.loops = append(h.loops, lifecycle.New("live hub writer", h.writeWorker))
 	}
-	for i := 0; i < readers; i++ {
-		h.workers.Add(1)
-		go h.readWorker()
+	for range readers {
+		h.loops = append(h.loops, lifecycle.New("live hub reader", h.readWorker))
 	}
-	h.workers.Add(2)
-	go h.keepalive()
-	go h.endSessions()
-	h.receivers.Add(1)
-	go h.receive(h.pubsub)
+	h.receiver = lifecycle.New("live hub receiver", func(ctx context.Context) {
+		defer context.AfterFunc(ctx, func() { pubsub.Close() })() // ends the read under way
+		h.receive(ctx, pubsub)
+	})
+	h.loops = append(h.loops, lifecycle.New("live hub keepalive", h.keepalive),
+		lifecycle.New("live hub sessions", h.endSessions), h.receiver)
 	return nil
 }
+
+// Loops are the hub's background loops, ready once Start has returned (none
+// before, or after a Start that failed): the poller, the writers and the
+// readers of the sockets, the keepalive, the check of ended sessions, and
+// the receiver of the live channel. The web server's Start readies them and
+// its Shutdown stops them (Close); Main starts them.
+func (h *Hub) Loops() lifecycle.Loops { return h.loops }
 
 // dispatch frames the event once and queues it for every subscriber of the
 // topic without ever waiting on one; a topic nobody here follows costs nothing.
@@ -334,11 +344,11 @@ func (h *Hub) enqueueLast(c *wsClient, m outMsg, last bool) bool {
 	return true
 }
 
-func (h *Hub) writeWorker() {
-	defer h.workers.Done()
+// writeWorker writes the queues of the clients scheduled on ready until ctx ends.
+func (h *Hub) writeWorker(ctx context.Context) {
 	for {
 		select {
-		case <-h.stop:
+		case <-ctx.Done():
 			return
 		case c := <-h.ready:
 			h.flush(c)
@@ -378,14 +388,14 @@ func (h *Hub) flush(c *wsClient) {
 	}
 }
 
-// keepalive pings every client each PingInterval and drops those silent for two.
-func (h *Hub) keepalive() {
-	defer h.workers.Done()
+// keepalive pings every client each PingInterval and drops those silent
+// for two, until ctx ends.
+func (h *Hub) keepalive(ctx context.Context) {
 	t := time.NewTicker(h.PingInterval)
 	defer t.Stop()
 	for {
 		select {
-		case <-h.stop:
+		case <-ctx.Done():
 			return
 		case now := <-t.C:
 			for _, c := range h.snapshot() {
@@ -403,14 +413,13 @@ const sessionCheck = time.Second
 // endSessions closes, within sessionCheck, the sockets whose session ended
 // (logout, password change) or whose token expired: a socket outlives the
 // request that opened it, so it is held to the same revocations. The check
-// is in memory, like every token check.
-func (h *Hub) endSessions() {
-	defer h.workers.Done()
+// is in memory, like every token check. It checks until ctx ends.
+func (h *Hub) endSessions(ctx context.Context) {
 	t := time.NewTicker(sessionCheck)
 	defer t.Stop()
 	for {
 		select {
-		case <-h.stop:
+		case <-ctx.Done():
 			return
 		case <-t.C:
 			for _, c := range h.snapshot() {
@@ -440,22 +449,25 @@ func (h *Hub) Clients() int {
 	return len(h.clients)
 }
 
-// Close stops listening and disconnects every client; later calls do nothing.
+// Close stops listening, disconnects every client and stops the Loops;
+// later calls do nothing.
 func (h *Hub) Close() {
 	h.closeOnce.Do(h.close)
 }
 
+// close stops receiving events first, then disconnects the clients (which
+// frees a writer stuck on one), then stops the other loops, the poller last.
 func (h *Hub) close() {
 	if h.pubsub == nil {
 		return
 	}
-	h.pubsub.Close()
+	h.receiver.Stop()
+	h.pubsub.Close() // when the receiver never started
 	h.buckets.close()
 	h.receivers.Wait()
 	for _, c := range h.snapshot() {
 		h.remove(c)
 	}
-	close(h.stop)
-	h.workers.Wait()
+	h.loops.Stop()
 	h.poll.close()
 }

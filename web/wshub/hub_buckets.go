@@ -132,7 +132,10 @@ func (b *buckets) subscribeLocked(ctx context.Context, channel string, ready cha
 		// master of its first channel's slot, and a read before any channel
 		// would connect it to a random node.
 		b.h.receivers.Add(1)
-		go b.h.receive(ps)
+		go func() {
+			defer b.h.receivers.Done()
+			b.h.receive(context.Background(), ps) // until the hub closes ps (buckets.close)
+		}()
 	}
 	return err
 }
@@ -187,10 +190,10 @@ func (b *buckets) close() {
 	}
 }
 
-// receive reads one connection's messages until it is closed, delivering
-// events and telling bucket subscriptions they are confirmed.
-func (h *Hub) receive(ps *redis.PubSub) {
-	defer h.receivers.Done()
+// receive reads one connection's messages until it is closed (or, while
+// the connection is being replaced, until done ends), delivering events and
+// telling bucket subscriptions they are confirmed.
+func (h *Hub) receive(done context.Context, ps *redis.PubSub) {
 	ctx := context.Background()
 	for {
 		msg, err := ps.ReceiveTimeout(ctx, time.Minute)
@@ -205,7 +208,7 @@ func (h *Hub) receive(ps *redis.PubSub) {
 			}
 			// The connection was replaced (with its subscriptions); pause so a Redis outage is not a spin.
 			select {
-			case <-h.stop:
+			case <-done.Done():
 				return
 			case <-time.After(100 * time.Millisecond):
 			}

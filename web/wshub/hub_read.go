@@ -1,6 +1,7 @@
 package wshub
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -24,11 +25,11 @@ func (h *Hub) readable(c *wsClient) {
 	}
 }
 
-func (h *Hub) readWorker() {
-	defer h.workers.Done()
+// readWorker reads the clients the poller found readable until ctx ends.
+func (h *Hub) readWorker(ctx context.Context) {
 	for {
 		select {
-		case <-h.stop:
+		case <-ctx.Done():
 			return
 		case c := <-h.reads:
 			h.readReady(c)

@@ -73,6 +73,7 @@ func start(t *testing.T, edit func(*wshub.Config)) *env {
 	if err := h.Start(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	h.Loops().Start() // as Main does; Close stops them
 	status := map[string]int{db.EINVALID: 400, db.EUNAUTHORIZED: 401, db.EFORBIDDEN: 403, db.ERATELIMITED: 429}
 	app := fiber.New(fiber.Config{DisableStartupMessage: true, ErrorHandler: func(c *fiber.Ctx, err error) error {
 		code := db.ErrorCode(err)
@@ -345,6 +346,9 @@ func TestCloseAfterFailedStart(t *testing.T) {
 	cancel()
 	if err := h.Start(ctx); err == nil {
 		t.Fatal("Start on a cancelled context succeeded")
+	}
+	if ls := h.Loops(); len(ls) > 0 {
+		t.Fatalf("after a failed Start the hub has %d loops to start, want none", len(ls))
 	}
 	h.Close()
 }

@@ -3,6 +3,7 @@
 package wshub
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"sync"
@@ -18,30 +19,29 @@ type epoller struct {
 	fd      int
 	onReady func(*wsClient)
 
-	mu     sync.Mutex
-	byFD   map[int32]*wsClient
-	fdOf   map[*wsClient]int32
-	closed chan struct{}
-	done   chan struct{}
+	mu   sync.Mutex
+	byFD map[int32]*wsClient
+	fdOf map[*wsClient]int32
 }
 
 type poller interface {
 	add(c *wsClient) error
 	rearm(c *wsClient) error
 	remove(c *wsClient)
+	// wait calls onReady for the sockets that have data until ctx ends: the hub's poller loop.
+	wait(ctx context.Context)
+	// close frees the poller, once its wait has returned.
 	close()
 }
 
-// newPoller watches sockets with epoll and calls onReady when one has data;
-// readLoop is for platforms without epoll.
+// newPoller watches sockets with epoll and calls onReady when one has data
+// (while its wait runs); readLoop is for platforms without epoll.
 func newPoller(onReady, _ func(*wsClient)) (poller, error) {
 	fd, err := unix.EpollCreate1(unix.EPOLL_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("epoll: %w", err)
 	}
-	p := &epoller{fd: fd, onReady: onReady, byFD: map[int32]*wsClient{}, fdOf: map[*wsClient]int32{}, closed: make(chan struct{}), done: make(chan struct{})}
-	go p.wait()
-	return p, nil
+	return &epoller{fd: fd, onReady: onReady, byFD: map[int32]*wsClient{}, fdOf: map[*wsClient]int32{}}, nil
 }
 
 const armed = unix.EPOLLIN | unix.EPOLLRDHUP | unix.EPOLLHUP | unix.EPOLLERR | unix.EPOLLONESHOT
@@ -99,14 +99,11 @@ func (p *epoller) remove(c *wsClient) {
 	}
 }
 
-func (p *epoller) wait() {
-	defer close(p.done)
+func (p *epoller) wait(ctx context.Context) {
 	events := make([]unix.EpollEvent, 256)
 	for {
-		select {
-		case <-p.closed:
+		if ctx.Err() != nil {
 			return
-		default:
 		}
 		n, err := unix.EpollWait(p.fd, events, 200)
 		if err != nil && err != unix.EINTR {
@@ -124,7 +121,5 @@ func (p *epoller) wait() {
 }
 
 func (p *epoller) close() {
-	close(p.closed)
-	<-p.done
 	unix.Close(p.fd)
 }

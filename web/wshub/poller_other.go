@@ -2,6 +2,8 @@
 
 package wshub
 
+import "context"
+
 // goroutinePoller reads each socket from its own goroutine where epoll is
 // missing: it costs a goroutine per client but behaves the same.
 type goroutinePoller struct{ readLoop func(*wsClient) }
@@ -10,6 +12,9 @@ type poller interface {
 	add(c *wsClient) error
 	rearm(c *wsClient) error
 	remove(c *wsClient)
+	// wait calls onReady for the sockets that have data until ctx ends: the hub's poller loop.
+	wait(ctx context.Context)
+	// close frees the poller, once its wait has returned.
 	close()
 }
 
@@ -22,3 +27,6 @@ func (p *goroutinePoller) add(c *wsClient) error {
 func (p *goroutinePoller) rearm(*wsClient) error { return nil }
 func (p *goroutinePoller) remove(*wsClient)      {}
 func (p *goroutinePoller) close()                {}
+
+// wait has nothing to wait for: each socket's goroutine reads it.
+func (p *goroutinePoller) wait(context.Context) {}
