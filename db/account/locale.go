@@ -28,6 +28,7 @@ func (s *Service) Locale(ctx context.Context, userID int64) (string, error) {
 		return tag.(string), nil
 	}
 	gen := s.Locales.gen.Load()
+	s.Locales.Reads.Add(1)
 	tag, err := s.readLocale(ctx, userID)
 	if err == nil {
 		s.Locales.keep(userID, tag, gen)
@@ -74,6 +75,9 @@ type Locales struct {
 	// Refresh is how often everything kept is dropped and read again (0: ten minutes).
 	Refresh time.Duration
 	Log     *slog.Logger
+	// Reads counts the picks read from the store: one an account until a
+	// pick or a drop.
+	Reads atomic.Int64
 
 	rdb      redis.UniversalClient
 	m        sync.Map     // user ID → the tag the account picked ("" none)
