@@ -62,7 +62,7 @@ func (h *Checkout) PaymentCallback(c *fiber.Ctx) error {
 // OrdersCSV streams a goods' orders as CSV, in the contract's columns
 // (goods.CSVColumns): GET /api/admin/goods/{id}/orders.csv, written for its
 // reader or, with format=machine, for a program (ordersCSV).
-func (h *Goods) OrdersCSV(c *fiber.Ctx) error {
+func (h *GoodsDesk) OrdersCSV(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -82,7 +82,7 @@ func (h *Goods) OrdersCSV(c *fiber.Ctx) error {
 				model.Yuan(o.AmountCents), model.Yuan(o.DiscountCents), model.Yuan(o.PaidCents), form.time(&o.CreatedAt), form.time(o.PaidAt)})
 		})
 		if err != nil {
-			h.Goods.Log.Warn("orders CSV broke off", "goods", id, "err", err)
+			h.log().Warn("orders CSV broke off", "goods", id, "err", err)
 		}
 		return err
 	})

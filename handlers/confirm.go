@@ -133,7 +133,7 @@ func (h *Checkout) ReceiptPage(c *fiber.Ctx) error {
 }
 
 // AdminEndGoodsConfirm asks before ending a goods' sale: GET /admin/goods/{id}/end.
-func (h *Goods) AdminEndGoodsConfirm(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminEndGoodsConfirm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func (h *Goods) AdminEndGoodsConfirm(c *fiber.Ctx) error {
 }
 
 // AdminEndSlotConfirm asks before ending a slot's sale: GET /admin/slots/{id}/end.
-func (h *Goods) AdminEndSlotConfirm(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminEndSlotConfirm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"maps"
 	"net/netip"
 	"net/url"
@@ -113,6 +114,8 @@ type Site struct {
 	Switches *switches.Service
 	// Now is the process's clock (nil: the wall's).
 	Now func() time.Time
+	// Log is where handlers note what they cannot answer (nil: slog's default).
+	Log *slog.Logger
 
 	cardsOnce sync.Once
 	cards     *homeCards // the front page's red packet and coupon cards (home_cards.go)
@@ -120,17 +123,72 @@ type Site struct {
 	swKey     atomic.Pointer[switchesKeyed]
 }
 
-// Goods are the goods area's handlers: slots, goods, the grab, orders.
+// Goods are the goods area's shoppers' handlers: slots and goods on sale,
+// the grab, the shopper's orders.
 type Goods struct {
 	*Site
-	Goods *goods.Service
+	Goods GoodsShop
+}
+
+// GoodsShop is what the shoppers' goods handlers ask of the goods area
+// (goods.Service is one).
+type GoodsShop interface {
+	// Catalog is what shoppers read of slots, goods and stock, from memory.
+	Catalog() *goods.Catalog
+	Decide(ctx context.Context, grabs []goods.Grab) []goods.Outcome
+	Order(ctx context.Context, userID, orderID int64) (*model.Order, error)
+	CancelOrder(ctx context.Context, userID, orderID int64) (*model.Order, error)
+	MyOrders(ctx context.Context, userID int64) ([]model.Order, error)
+	Reminders(ctx context.Context, userID, goodsID int64) ([]model.BookedReminder, error)
+	Image(ctx context.Context, hash string) (*goods.Image, error)
+}
+
+// GoodsDesk are the goods area's merchants' handlers: their slots and
+// goods, ending, hiding and pictures, totals and the orders' export.
+type GoodsDesk struct {
+	*Site
+	Goods GoodsMerchant
+}
+
+// GoodsMerchant is what the merchants' goods handlers ask of the goods
+// area (goods.Service is one). Each call is checked against its caller.
+type GoodsMerchant interface {
+	CheckSlot(in goods.SlotInput) error
+	CreateSlot(ctx context.Context, by model.Claims, in goods.SlotInput) (*model.Slot, error)
+	UpdateSlot(ctx context.Context, by model.Claims, id int64, in goods.SlotInput) (*model.Slot, error)
+	SetSlotHidden(ctx context.Context, by model.Claims, id int64, hidden bool) (*model.Slot, error)
+	EndSlot(ctx context.Context, by model.Claims, id int64) (*model.Slot, error)
+	DeleteRehearsal(ctx context.Context, by model.Claims, id int64) error
+	MerchantSlots(ctx context.Context, by model.Claims) ([]model.Slot, error)
+	OwnedSlot(ctx context.Context, by model.Claims, id int64) (*model.Slot, error)
+	SlotSales(ctx context.Context, by model.Claims, slotID int64) (*model.Slot, []model.GoodsSales, error)
+	SlotSamples(ctx context.Context, by model.Claims, slotID int64) ([]model.Sample, error)
+
+	Check(ctx context.Context, by model.Claims, id int64, in goods.Input) error
+	Create(ctx context.Context, by model.Claims, in goods.Input) (*model.Goods, error)
+	Update(ctx context.Context, by model.Claims, id int64, in goods.Input) (*model.Goods, error)
+	SetGoodsHidden(ctx context.Context, by model.Claims, id int64, hidden bool) (*model.Goods, error)
+	EndGoods(ctx context.Context, by model.Claims, id int64) (*model.Goods, error)
+	SetImage(ctx context.Context, by model.Claims, id int64, data []byte) (*model.Goods, error)
+	Owned(ctx context.Context, by model.Claims, id int64) (*model.Goods, error)
+	Stats(ctx context.Context, by model.Claims, id int64) (*model.GoodsStats, error)
+	Samples(ctx context.Context, by model.Claims, id int64) ([]model.Sample, error)
+	Conflicts(ctx context.Context, by model.Claims, id int64) ([]model.OrderConflict, error)
+	OrdersCSV(ctx context.Context, by model.Claims, goodsID int64) (func(row func(o *model.Order, username string) error) error, error)
 }
 
 // Fair are fair sales' handlers: the waiting room, raffles, the proof of work.
 type Fair struct {
 	*Site
 	Fair  *fair.Service
-	Goods *goods.Service // the goods the room or raffle sells, for its pages
+	Goods FairGoods // the goods the room or raffle sells, for its pages
+}
+
+// FairGoods is what the fair sales' pages read of the goods area.
+type FairGoods interface {
+	ShopperGoods(ctx context.Context, by model.Claims, id int64) (*model.Goods, error)
+	OrderOf(ctx context.Context, orderID int64) (*model.Order, error)
+	MyOrders(ctx context.Context, userID int64) ([]model.Order, error)
 }
 
 // Coupons are the coupons area's handlers.

@@ -96,7 +96,7 @@ func (b goodsBody) input(update bool) (goods.Input, error) {
 }
 
 // CreateSlot adds a time slot: POST /api/admin/slots.
-func (h *Goods) CreateSlot(c *fiber.Ctx) error {
+func (h *GoodsDesk) CreateSlot(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -117,7 +117,7 @@ func (h *Goods) CreateSlot(c *fiber.Ctx) error {
 }
 
 // UpdateSlot edits a slot: PUT /api/admin/slots/{id}.
-func (h *Goods) UpdateSlot(c *fiber.Ctx) error {
+func (h *GoodsDesk) UpdateSlot(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -162,7 +162,7 @@ func (h *Goods) ListSlots(c *fiber.Ctx) error {
 }
 
 // AdminListSlots answers the caller's own slots, ended ones too: GET /api/admin/slots.
-func (h *Goods) AdminListSlots(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminListSlots(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -199,7 +199,7 @@ func (h *Goods) SlotGoods(c *fiber.Ctx) error {
 }
 
 // CreateGoods adds goods to a slot: POST /api/admin/goods.
-func (h *Goods) CreateGoods(c *fiber.Ctx) error {
+func (h *GoodsDesk) CreateGoods(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -220,7 +220,7 @@ func (h *Goods) CreateGoods(c *fiber.Ctx) error {
 }
 
 // UpdateGoods edits goods: PUT /api/admin/goods/{id}.
-func (h *Goods) UpdateGoods(c *fiber.Ctx) error {
+func (h *GoodsDesk) UpdateGoods(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -274,7 +274,7 @@ func (h *Goods) GetGoods(c *fiber.Ctx) error {
 }
 
 // GoodsStats answers Redis's live counts beside SQLite's: GET /api/admin/goods/{id}/stats.
-func (h *Goods) GoodsStats(c *fiber.Ctx) error {
+func (h *GoodsDesk) GoodsStats(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

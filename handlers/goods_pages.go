@@ -89,7 +89,7 @@ func (h *Goods) GoodsPage(c *fiber.Ctx) error {
 				}
 			}
 			if g.State == model.SlotUpcoming {
-				v.Reminders = views.Picker{Kind: "goods", ID: id, StartAt: g.StartAt, Now: h.Goods.Now(), Channels: map[string]string{}, Booked: booked, FetchOwn: p.FetchOwn}
+				v.Reminders = views.Picker{Kind: "goods", ID: id, StartAt: g.StartAt, Now: h.now(), Channels: map[string]string{}, Booked: booked, FetchOwn: p.FetchOwn}
 				for _, ch := range model.Channels {
 					if goods.ReminderChannelProblem(ch) != "" {
 						v.Reminders.Channels[ch] = "seckill goods remind you in the app only"
@@ -116,13 +116,13 @@ func (h *Goods) MyOrdersPage(c *fiber.Ctx) error {
 }
 
 // AdminSlotsPage lists the merchant's slots with the form to add one: GET /admin/slots.
-func (h *Goods) AdminSlotsPage(c *fiber.Ctx) error {
-	start := h.Goods.Now().UTC().Truncate(time.Hour).Add(time.Hour)
+func (h *GoodsDesk) AdminSlotsPage(c *fiber.Ctx) error {
+	start := h.now().UTC().Truncate(time.Hour).Add(time.Hour)
 	form := views.SlotForm{StartAt: views.DateTimeLocal(start), EndAt: views.DateTimeLocal(start.Add(2 * time.Hour))}
 	return h.adminSlots(c, fiber.StatusOK, form)
 }
 
-func (h *Goods) adminSlots(c *fiber.Ctx, status int, form views.SlotForm) error {
+func (h *GoodsDesk) adminSlots(c *fiber.Ctx, status int, form views.SlotForm) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -158,7 +158,7 @@ func goodsFormOf(c *fiber.Ctx) views.GoodsForm {
 }
 
 // AdminCreateSlot handles the new-slot form: POST /admin/slots.
-func (h *Goods) AdminCreateSlot(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminCreateSlot(c *fiber.Ctx) error {
 	cl, err := caller(c)
 	if err != nil {
 		return err
@@ -182,11 +182,11 @@ func (h *Goods) AdminCreateSlot(c *fiber.Ctx) error {
 }
 
 // AdminSlotPage is one slot's live sales dashboard and forms: GET /admin/slots/{id}.
-func (h *Goods) AdminSlotPage(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminSlotPage(c *fiber.Ctx) error {
 	return h.adminSlot(c, fiber.StatusOK, nil, &views.GoodsForm{Limit: "1"})
 }
 
-func (h *Goods) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm, goodsForm *views.GoodsForm) error {
+func (h *GoodsDesk) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm, goodsForm *views.GoodsForm) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -206,7 +206,7 @@ func (h *Goods) adminSlot(c *fiber.Ctx, status int, slotForm *views.SlotForm, go
 }
 
 // AdminUpdateSlot handles the edit-slot form: POST /admin/slots/{id}.
-func (h *Goods) AdminUpdateSlot(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminUpdateSlot(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -236,7 +236,7 @@ func (h *Goods) AdminUpdateSlot(c *fiber.Ctx) error {
 }
 
 // AdminCreateGoods handles the add-goods form: POST /admin/slots/{id}/goods.
-func (h *Goods) AdminCreateGoods(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminCreateGoods(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -260,11 +260,11 @@ func (h *Goods) AdminCreateGoods(c *fiber.Ctx) error {
 }
 
 // AdminGoodsPage is one goods' reconciliation and edit form: GET /admin/goods/{id}.
-func (h *Goods) AdminGoodsPage(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminGoodsPage(c *fiber.Ctx) error {
 	return h.adminGoods(c, fiber.StatusOK, nil)
 }
 
-func (h *Goods) adminGoods(c *fiber.Ctx, status int, form *views.GoodsForm) error {
+func (h *GoodsDesk) adminGoods(c *fiber.Ctx, status int, form *views.GoodsForm) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -290,7 +290,7 @@ func (h *Goods) adminGoods(c *fiber.Ctx, status int, form *views.GoodsForm) erro
 }
 
 // AdminUpdateGoods handles the edit-goods form: POST /admin/goods/{id}.
-func (h *Goods) AdminUpdateGoods(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminUpdateGoods(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -324,7 +324,9 @@ func normalizeSlotForm(form *views.SlotForm, in goods.SlotInput) {
 
 // ordersOn is the user's orders of one goods, newest first: what its
 // pages show beside the grab.
-func ordersOn(ctx context.Context, gs *goods.Service, userID, goodsID int64) ([]model.Order, error) {
+func ordersOn(ctx context.Context, gs interface {
+	MyOrders(ctx context.Context, userID int64) ([]model.Order, error)
+}, userID, goodsID int64) ([]model.Order, error) {
 	orders, err := gs.MyOrders(ctx, userID)
 	if err != nil {
 		return nil, err

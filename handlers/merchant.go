@@ -32,13 +32,13 @@ func onlyHidden(c *fiber.Ctx) (hidden, only bool, err error) {
 }
 
 // EndGoods ends the sale of goods now: POST /api/admin/goods/{id}/end.
-func (h *Goods) EndGoods(c *fiber.Ctx) error { return answerByID(c, "goods", h.Goods.EndGoods) }
+func (h *GoodsDesk) EndGoods(c *fiber.Ctx) error { return answerByID(c, "goods", h.Goods.EndGoods) }
 
 // EndSlot ends the sale of a slot now: POST /api/admin/slots/{id}/end.
-func (h *Goods) EndSlot(c *fiber.Ctx) error { return answerByID(c, "slot", h.Goods.EndSlot) }
+func (h *GoodsDesk) EndSlot(c *fiber.Ctx) error { return answerByID(c, "slot", h.Goods.EndSlot) }
 
 // SlotStats answers a slot's goods with their figures and the totals: GET /api/admin/slots/{id}/stats.
-func (h *Goods) SlotStats(c *fiber.Ctx) error {
+func (h *GoodsDesk) SlotStats(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -60,10 +60,12 @@ func (h *Goods) SlotStats(c *fiber.Ctx) error {
 }
 
 // GoodsSamples answers the goods' one-second samples for its chart: GET /api/admin/goods/{id}/samples.
-func (h *Goods) GoodsSamples(c *fiber.Ctx) error { return answerByID(c, "samples", h.Goods.Samples) }
+func (h *GoodsDesk) GoodsSamples(c *fiber.Ctx) error {
+	return answerByID(c, "samples", h.Goods.Samples)
+}
 
 // SlotSamples answers the samples of every goods of a slot: GET /api/admin/slots/{id}/samples.
-func (h *Goods) SlotSamples(c *fiber.Ctx) error {
+func (h *GoodsDesk) SlotSamples(c *fiber.Ctx) error {
 	return answerByID(c, "samples", h.Goods.SlotSamples)
 }
 
@@ -85,7 +87,7 @@ func uploadedImage(c *fiber.Ctx) ([]byte, error) {
 }
 
 // UploadGoodsImage sets the goods' picture: POST /api/admin/goods/{id}/image (multipart, field "image").
-func (h *Goods) UploadGoodsImage(c *fiber.Ctx) error {
+func (h *GoodsDesk) UploadGoodsImage(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -164,7 +166,7 @@ func (h *Site) AdminDashboard(c *fiber.Ctx) error {
 }
 
 // AdminEndGoodsForm ends a goods' sale from its page: POST /admin/goods/{id}/end.
-func (h *Goods) AdminEndGoodsForm(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminEndGoodsForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -177,7 +179,7 @@ func (h *Goods) AdminEndGoodsForm(c *fiber.Ctx) error {
 }
 
 // AdminHideGoodsForm hides or shows goods: POST /admin/goods/{id}/hidden (hidden=1 or 0).
-func (h *Goods) AdminHideGoodsForm(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminHideGoodsForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -188,7 +190,7 @@ func (h *Goods) AdminHideGoodsForm(c *fiber.Ctx) error {
 }
 
 // AdminEndSlotForm ends a slot's sale: POST /admin/slots/{id}/end.
-func (h *Goods) AdminEndSlotForm(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminEndSlotForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -201,7 +203,7 @@ func (h *Goods) AdminEndSlotForm(c *fiber.Ctx) error {
 }
 
 // AdminHideSlotForm hides or shows a slot: POST /admin/slots/{id}/hidden (hidden=1 or 0).
-func (h *Goods) AdminHideSlotForm(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminHideSlotForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -212,7 +214,7 @@ func (h *Goods) AdminHideSlotForm(c *fiber.Ctx) error {
 }
 
 // AdminImageForm uploads a goods' picture from its page: POST /admin/goods/{id}/image.
-func (h *Goods) AdminImageForm(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminImageForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -227,7 +229,7 @@ func (h *Goods) AdminImageForm(c *fiber.Ctx) error {
 // afterAction redirects back to path with the action's outcome shown beside
 // the form at place: a refusal the merchant can act on in red, a success in
 // green; anything else is an error page.
-func (h *Goods) afterAction(c *fiber.Ctx, path, place string, err error, ok func() string) error {
+func (h *GoodsDesk) afterAction(c *fiber.Ctx, path, place string, err error, ok func() string) error {
 	if _, shown := refusal(err); shown {
 		return redirectWithNote(c, path, views.FlashError, place, db.ErrorMessage(err))
 	} else if err != nil {

@@ -2,6 +2,7 @@ package handlers
 
 import (
 	"fmt"
+	"log/slog"
 	"strconv"
 	"time"
 
@@ -19,6 +20,14 @@ func (h *Site) now() time.Time {
 		return h.Now()
 	}
 	return time.Now()
+}
+
+// log is where the handlers note what they cannot answer.
+func (h *Site) log() *slog.Logger {
+	if h.Log != nil {
+		return h.Log
+	}
+	return slog.Default()
 }
 
 // homeSlots is how many of the live and upcoming slots the front page shows

@@ -9,7 +9,7 @@ import (
 // DeleteSlot removes a rehearsal slot and everything it made: DELETE
 // /api/admin/slots/{id} (its merchant's or an admin's; a real slot is
 // refused, 409).
-func (h *Goods) DeleteSlot(c *fiber.Ctx) error {
+func (h *GoodsDesk) DeleteSlot(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err
@@ -24,7 +24,7 @@ func (h *Goods) DeleteSlot(c *fiber.Ctx) error {
 // /admin/slots/{id}/delete with confirm ticked removes it as DeleteSlot
 // does and goes back to the slots; unticked, or refused, it says why on the
 // slot's page.
-func (h *Goods) AdminDeleteRehearsalForm(c *fiber.Ctx) error {
+func (h *GoodsDesk) AdminDeleteRehearsalForm(c *fiber.Ctx) error {
 	cl, id, err := callerAndID(c)
 	if err != nil {
 		return err

@@ -14,6 +14,7 @@ import (
 // goodsArea is the flash sale of goods: slots, goods, orders that expire unpaid.
 func (m *Main) goodsArea(gs *goods.Service) Area {
 	h := &handlers.Goods{Site: m.Site, Goods: gs}
+	desk := &handlers.GoodsDesk{Site: m.Site, Goods: gs}
 	return Area{
 		Name:    "goods",
 		Service: gs,
@@ -26,21 +27,21 @@ func (m *Main) goodsArea(gs *goods.Service) Area {
 				r.Open.Get("/orders/:id", r.User, h.GetOrder)
 				r.Open.Post("/orders/:id/cancel", r.User, h.CancelOrder)
 				r.Open.Get("/me/orders", r.User, h.MyOrders)
-				r.Staff.Get("/slots", h.AdminListSlots)
-				r.Staff.Post("/slots", h.CreateSlot)
-				r.Staff.Put("/slots/:id", h.UpdateSlot)
-				r.Staff.Delete("/slots/:id", h.DeleteSlot) // a rehearsal only (handlers/rehearsal.go)
-				r.Staff.Post("/goods", h.CreateGoods)
-				r.Staff.Put("/goods/:id", h.UpdateGoods)
-				r.Staff.Get("/goods/:id/stats", h.GoodsStats)
+				r.Staff.Get("/slots", desk.AdminListSlots)
+				r.Staff.Post("/slots", desk.CreateSlot)
+				r.Staff.Put("/slots/:id", desk.UpdateSlot)
+				r.Staff.Delete("/slots/:id", desk.DeleteSlot) // a rehearsal only (handlers/rehearsal.go)
+				r.Staff.Post("/goods", desk.CreateGoods)
+				r.Staff.Put("/goods/:id", desk.UpdateGoods)
+				r.Staff.Get("/goods/:id/stats", desk.GoodsStats)
 				// merchant: end, samples, pictures, totals (handlers/merchant.go)
-				r.Staff.Post("/goods/:id/end", h.EndGoods)
-				r.Staff.Post("/slots/:id/end", h.EndSlot)
-				r.Staff.Get("/goods/:id/samples", h.GoodsSamples)
-				r.Staff.Get("/slots/:id/samples", h.SlotSamples)
-				r.Staff.Get("/slots/:id/stats", h.SlotStats)
-				r.Staff.Post("/goods/:id/image", h.UploadGoodsImage)
-				r.Staff.Get("/goods/:id/orders.csv", h.OrdersCSV)
+				r.Staff.Post("/goods/:id/end", desk.EndGoods)
+				r.Staff.Post("/slots/:id/end", desk.EndSlot)
+				r.Staff.Get("/goods/:id/samples", desk.GoodsSamples)
+				r.Staff.Get("/slots/:id/samples", desk.SlotSamples)
+				r.Staff.Get("/slots/:id/stats", desk.SlotStats)
+				r.Staff.Post("/goods/:id/image", desk.UploadGoodsImage)
+				r.Staff.Get("/goods/:id/orders.csv", desk.OrdersCSV)
 			},
 			Files: func(r fiber.Router) {
 				r.Get(goods.ImagePath+":hash", h.Image) // product pictures, public and content-addressed
@@ -52,22 +53,22 @@ func (m *Main) goodsArea(gs *goods.Service) Area {
 				r.Open.Get("/me/orders", r.User, h.MyOrdersPage)
 				r.Open.Get("/orders/:id/cancel", r.User, h.CancelConfirmPage)
 				r.Open.Post("/orders/:id/cancel", r.User, h.CancelForm)
-				r.Staff.Get("/slots", h.AdminSlotsPage)
-				r.Staff.Post("/slots", h.AdminCreateSlot)
-				r.Staff.Get("/slots/:id", h.AdminSlotPage)
-				r.Staff.Post("/slots/:id", h.AdminUpdateSlot)
-				r.Staff.Post("/slots/:id/goods", h.AdminCreateGoods)
-				r.Staff.Get("/goods/:id", h.AdminGoodsPage)
-				r.Staff.Post("/goods/:id", h.AdminUpdateGoods)
+				r.Staff.Get("/slots", desk.AdminSlotsPage)
+				r.Staff.Post("/slots", desk.AdminCreateSlot)
+				r.Staff.Get("/slots/:id", desk.AdminSlotPage)
+				r.Staff.Post("/slots/:id", desk.AdminUpdateSlot)
+				r.Staff.Post("/slots/:id/goods", desk.AdminCreateGoods)
+				r.Staff.Get("/goods/:id", desk.AdminGoodsPage)
+				r.Staff.Post("/goods/:id", desk.AdminUpdateGoods)
 				// Confirm before ending (a GET asks, the POST does it).
-				r.Staff.Get("/goods/:id/end", h.AdminEndGoodsConfirm)
-				r.Staff.Post("/goods/:id/end", h.AdminEndGoodsForm)
-				r.Staff.Post("/goods/:id/hidden", h.AdminHideGoodsForm)
-				r.Staff.Post("/goods/:id/image", h.AdminImageForm)
-				r.Staff.Get("/slots/:id/end", h.AdminEndSlotConfirm)
-				r.Staff.Post("/slots/:id/end", h.AdminEndSlotForm)
-				r.Staff.Post("/slots/:id/hidden", h.AdminHideSlotForm)
-				r.Staff.Post("/slots/:id/delete", h.AdminDeleteRehearsalForm) // a rehearsal only, its merchant's or an admin's
+				r.Staff.Get("/goods/:id/end", desk.AdminEndGoodsConfirm)
+				r.Staff.Post("/goods/:id/end", desk.AdminEndGoodsForm)
+				r.Staff.Post("/goods/:id/hidden", desk.AdminHideGoodsForm)
+				r.Staff.Post("/goods/:id/image", desk.AdminImageForm)
+				r.Staff.Get("/slots/:id/end", desk.AdminEndSlotConfirm)
+				r.Staff.Post("/slots/:id/end", desk.AdminEndSlotForm)
+				r.Staff.Post("/slots/:id/hidden", desk.AdminHideSlotForm)
+				r.Staff.Post("/slots/:id/delete", desk.AdminDeleteRehearsalForm) // a rehearsal only, its merchant's or an admin's
 			},
 		},
 		Tasks: []tasks.Area{&tasks.Goods{Store: gs, Log: m.Log}},

@@ -252,6 +252,9 @@ func TestLayers(t *testing.T) {
 
 // checkHandlerTypes parses the handlers package and checks that no struct
 // in it holds services of areas that do not use each other.
+// maxHandlerSurface is the most methods a handler's interface of a service has.
+const maxHandlerSurface = 21
+
 func checkHandlerTypes(t *testing.T, mod string, mayImport map[string]map[string]bool) {
 	t.Helper()
 	fset := token.NewFileSet()
@@ -284,12 +287,28 @@ func checkHandlerTypes(t *testing.T, mod string, mayImport map[string]map[string
 			if !ok {
 				return true
 			}
+			if it, ok := ts.Type.(*ast.InterfaceType); ok {
+				// A handler sees a narrow surface of a service: what it calls.
+				if n := len(it.Methods.List); n > maxHandlerSurface {
+					t.Errorf("handlers.%s has %d methods: a handler's view of a service is at most %d (split it by who calls)", ts.Name.Name, n, maxHandlerSurface)
+				}
+				return false
+			}
 			st, ok := ts.Type.(*ast.StructType)
 			if !ok {
 				return false
 			}
 			held := map[string]bool{}
 			for _, fld := range st.Fields.List {
+				// The goods' service is a chain of rooms (about 100 methods, raw
+				// handles among them): handlers hold an interface of it instead.
+				if star, ok := fld.Type.(*ast.StarExpr); ok {
+					if sel, ok := star.X.(*ast.SelectorExpr); ok {
+						if x, ok := sel.X.(*ast.Ident); ok && imports[x.Name] == mod+"db/goods" && sel.Sel.Name == "Service" {
+							t.Errorf("handlers.%s holds *goods.Service: hold a narrow interface of what it calls (handlers.GoodsShop, GoodsMerchant)", ts.Name.Name)
+						}
+					}
+				}
 				ast.Inspect(fld.Type, func(n ast.Node) bool {
 					if sel, ok := n.(*ast.SelectorExpr); ok {
 						if x, ok := sel.X.(*ast.Ident); ok && imports[x.Name] != "" {

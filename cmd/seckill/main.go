@@ -273,7 +273,7 @@ func (m *Main) Open(ctx context.Context) error {
 	})
 	m.start(lifecycle.New("switches", m.Switches.Run))
 	m.Site = &handlers.Site{Accounts: m.Accounts, Audit: m.Audit, Inbox: m.Inbox, Tokens: m.Tokens,
-		TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath, Switches: m.Switches, Now: m.Backend.Now}
+		TokenTTL: 7 * 24 * time.Hour, MonitorPath: web.MonitorPath, Switches: m.Switches, Now: m.Backend.Now, Log: m.Log}
 	m.Flusher = backend.NewFlusher(m.Backend, m.Config.FlushInterval)
 	m.Areas = m.areas()
 	m.wireAreas()
