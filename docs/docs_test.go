@@ -29,7 +29,7 @@ var (
 
 // TestDocsNameWhatExists reads README.md and every Markdown file under docs/
 // and checks each backticked name that looks like the repository's: a path
-// (db/goods/sale/engine.go, docs/GOODS.md; a bare file name in a folder its
+// (db/goods/internal/sale/engine.go, docs/GOODS.md; a bare file name in a folder its
 // line names) must exist; pkg.Name must be declared at the top of a package
 // of that name, or be a method of one of its types; Type.Member must be a
 // method or a field of a type of the repository's of that name. A path with

@@ -360,7 +360,7 @@ func tail(s string, n int) string {
 }
 
 // goodsTag is the hash tag of a goods' (first bucket's) keys, {goods:ID}
-// (db/goods/sale/keys.go): every key of the goods lives in its slot.
+// (db/goods/internal/sale/keys.go): every key of the goods lives in its slot.
 func goodsTag(id int64) string { return "{goods:" + strconv.FormatInt(id, 10) + "}" }
 
 // A grab load for failover tests: loops that each send grabs to one web

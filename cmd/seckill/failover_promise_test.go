@@ -116,10 +116,10 @@ func TestFailoverKeepsEveryPromise(t *testing.T) {
 // the lagging replica never had are lost with the master, but none stays a
 // phantom: each is recorded failed for its shopper and told in the inbox
 // (the lost ones by the web process that acknowledged them,
-// db/goods/orders/phantoms.go; those whose unit the dead master had sold before by
+// db/goods/internal/orders/phantoms.go; those whose unit the dead master had sold before by
 // the unit guard's reconciliation). No order ID acknowledged to one shopper
 // belongs to another (the bucket skips the dead master's block:
-// db/goods/sale/seq_blocks.go), and the stock is sold once, none oversold.
+// db/goods/internal/sale/seq_blocks.go), and the stock is sold once, none oversold.
 func (r *failoverRig) checkNoRepeats(t *testing.T, acked map[int64]int64, stock int64) {
 	t.Helper()
 	ctx := context.Background()

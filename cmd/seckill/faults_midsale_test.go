@@ -288,7 +288,7 @@ func TestPostgresCrashMidFlush(t *testing.T) {
 // again from PostgreSQL with its order numbers above every one reserved
 // before. The orders acknowledged since the last flush are gone with it;
 // the web process that acknowledged them finds each and records it failed
-// for its shopper, told in the inbox (db/goods/orders/phantoms.go). No ID is given
+// for its shopper, told in the inbox (db/goods/internal/orders/phantoms.go). No ID is given
 // to two shoppers, no unit sold twice, and no 500.
 func TestRedisRestartedEmptyMidSale(t *testing.T) {
 	if testing.Short() {

@@ -91,8 +91,8 @@ func TestLayers(t *testing.T) {
 	// it is in its own export_test.go, and test set-up several packages
 	// share is in a *test package production never imports.
 	checkNoTestHooks(t, "../../db")
-	// An area's rooms are the packages below its own (db/goods/sale,
-	// db/goods/orders): each has one job, and they are layered, each room
+	// An area's rooms are the packages below its own (db/goods/internal/sale,
+	// db/goods/internal/orders): each has one job, and they are layered, each room
 	// importing only the rooms below it. The sale core knows nothing of the
 	// ledger, the catalog or fair sales (they hand it a stage); fair sales plug
 	// in from above.
@@ -100,12 +100,12 @@ func TestLayers(t *testing.T) {
 	// service, the raffle knows the rules, and the fair-sale service
 	// embeds the raffle.
 	rooms := map[string][]string{
-		"db/goods/sale":   {},
-		"db/goods/orders": {"db/goods/sale"},
-		"db/goods":        {"db/goods/sale", "db/goods/orders"},
-		"db/fair/verify":  {},
-		"db/fair/raffle":  {"db/fair/verify"},
-		"db/fair":         {"db/fair/raffle", "db/fair/verify"},
+		"db/goods/internal/sale":   {},
+		"db/goods/internal/orders": {"db/goods/internal/sale"},
+		"db/goods":                 {"db/goods/internal/sale", "db/goods/internal/orders"},
+		"db/fair/verify":           {},
+		"db/fair/raffle":           {"db/fair/verify"},
+		"db/fair":                  {"db/fair/raffle", "db/fair/verify"},
 	}
 	areaOfRoom := func(p string) string { // the area a room belongs to ("" for none)
 		for a := range mayImport {
@@ -178,11 +178,12 @@ func TestLayers(t *testing.T) {
 
 	// The sale engine and the ledger are the goods' own: a package outside
 	// db/goods reaches them through the goods' API (goods.Decide, its
-	// Stage, goods.New), never their rooms. (They belong under
-	// db/goods/internal/; until they move there this holds it.)
+	// Stage, goods.New), never their rooms. They live under
+	// db/goods/internal/, so the compiler refuses such an import too; this
+	// says why, and holds should they ever move out.
 	for name, p := range pkgs {
 		for _, imp := range p.Imports {
-			for _, room := range []string{"db/goods/sale", "db/goods/orders"} {
+			for _, room := range []string{"db/goods/internal/sale", "db/goods/internal/orders"} {
 				if imp == mod+room && name != "db/goods" && !strings.HasPrefix(name, "db/goods/") {
 					t.Errorf("%s imports %s: outside the goods, reach the sale engine through db/goods", name, room)
 				}

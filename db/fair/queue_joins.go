@@ -9,7 +9,7 @@ import (
 )
 
 // Joins of one waiting room that arrive together share one call of
-// queueJoinScript, as grabs share one of the sale's decision script (db/goods/sale/engine.go):
+// queueJoinScript, as grabs share one of the sale's decision script (db/goods/internal/sale/engine.go):
 // while a call is in flight the next joins gather, and the first of them
 // sends them all when it returns. A crowd's joins then cost about what the
 // crowd's refusals do: a round trip a batch, not a shopper.

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 
 	"github.com/hibiken/asynq"
 	"github.com/seckill/seckill/db/model"

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 	"github.com/seckill/seckill/db/lifecycle"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"

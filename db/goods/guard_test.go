@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/db"
-	"github.com/seckill/seckill/db/goods/orders"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/orders"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )

@@ -7,8 +7,8 @@ import (
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/db/goods/orders"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/orders"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )

@@ -6,7 +6,7 @@ import (
 
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 	"github.com/seckill/seckill/db/model"
 )
 

@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/model"

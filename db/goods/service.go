@@ -2,8 +2,8 @@
 // in the store (goods.go, validate.go, images.go), what merchants do to them
 // (merchant.go), reminders before a sale (reminders.go), live charts
 // (samples.go), the stock sync (sync.go) and the demo data (demo.go). Its
-// Service composes the rooms below it: the order ledger (goods/orders), on
-// the sale core (goods/sale). Plain types live in db/model.
+// Service composes the rooms below it: the order ledger (goods/internal/orders), on
+// the sale core (goods/internal/sale). Plain types live in db/model.
 package goods
 
 import (
@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/backend"
-	"github.com/seckill/seckill/db/goods/orders"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/orders"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 	"github.com/seckill/seckill/db/model"
 )
 

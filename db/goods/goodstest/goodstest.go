@@ -18,7 +18,7 @@ import (
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/fair"
 	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
@@ -37,7 +37,7 @@ type Env struct {
 }
 
 // EachShards runs a goods test with goods of one Redis bucket and of three
-// (db/goods/sale/shards.go): the same behaviour either way.
+// (db/goods/internal/sale/shards.go): the same behaviour either way.
 func EachShards(t *testing.T, test func(t *testing.T, k int)) {
 	for _, k := range []int{1, 3} {
 		t.Run(fmt.Sprintf("K=%d", k), func(t *testing.T) { test(t, k) })

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/seckill/seckill/db/goods/goodstest"
-	"github.com/seckill/seckill/db/goods/orders"
+	"github.com/seckill/seckill/db/goods/internal/orders"
 	"github.com/seckill/seckill/db/model"
 )
 

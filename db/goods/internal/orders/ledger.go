@@ -8,7 +8,7 @@ package orders
 import (
 	"sync/atomic"
 
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 )
 
 // Ledger keeps the orders the sale made: their payment, end and durable record.

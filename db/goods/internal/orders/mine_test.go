@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/db/goods/goodstest"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 	"github.com/seckill/seckill/db/model"
 )
 

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/seckill/seckill/db/goods/goodstest"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 )
 
 // Records Go writes (a bucket rebuilt from the store) are records the

@@ -17,7 +17,7 @@ import (
 // number. A record holds a prefix of the fields: it may end after a field
 // marked Last (a grab writes through updated; a failed order adds the
 // failure; a paid one all of them). Adding a field: add it here and to orderRec, write it in the
-// scripts (by its F_ name) and add it to TestOrderRecordRoundTrip (db/goods/orders), which
+// scripts (by its F_ name) and add it to TestOrderRecordRoundTrip (db/goods/internal/orders), which
 // fails until both sides have it.
 var OrderFields = rdb.NewRecord("order", "F_", "|",
 	rdb.Field[orderRec]{Name: "seq", Int: func(r *orderRec) *int64 { return &r.Seq }},

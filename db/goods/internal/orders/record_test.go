@@ -7,7 +7,7 @@ import (
 
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/goods/goodstest"
-	"github.com/seckill/seckill/db/goods/sale"
+	"github.com/seckill/seckill/db/goods/internal/sale"
 	"github.com/seckill/seckill/db/model"
 )
 
