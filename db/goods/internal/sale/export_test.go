@@ -5,7 +5,11 @@ package sale
 // a grab's load of missing goods, a replica's roll-back played, sale changes
 // never heard). Compiled only into this package's tests.
 
-import "context"
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+)
 
 // GrabBatches is how many batch calls ran and the grabs they decided.
 func (s *Sale) GrabBatches() (calls, grabs int64) {
@@ -30,3 +34,18 @@ func (s *Sale) RollBackAsPromotedReplica(ctx context.Context, goodsID int64, n, 
 // MuteSaleChanges stops announcing sale changes to other processes, as if
 // every message were lost: they must find out by their poll.
 func (s *Sale) MuteSaleChanges() { s.memos.mute.Store(true) }
+
+// IsDecision reports whether cmd runs decideScript (EVALSHA, or EVAL with
+// its source): a grab decided in Redis, not another room's script.
+func IsDecision(cmd interface{ Args() []any }) bool {
+	a := cmd.Args()
+	if len(a) < 2 {
+		return false
+	}
+	arg, _ := a[1].(string)
+	if arg == decideScript.Hash() {
+		return true
+	}
+	sum := sha1.Sum([]byte(arg))
+	return hex.EncodeToString(sum[:]) == decideScript.Hash()
+}
