@@ -173,6 +173,7 @@ func TestFairPowGrab(t *testing.T) {
 // for a raffle from its entries' start: none to stockpile before.
 func TestFairPowFromThirtySecondsBefore(t *testing.T) {
 	a := startApp(t)
+	a.Clock.Freeze() // a second before the boundary stays a second before it
 	g := a.fairGoods(8, false, time.Minute)
 	shopper, _ := a.newUser()
 	a.wantError("GET", fmt.Sprintf("/api/pow?goods=%d", g.ID), shopper, nil, 409, "not_started")

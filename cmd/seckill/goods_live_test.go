@@ -29,6 +29,9 @@ func TestOrderExpiryTTL(t *testing.T) {
 	if time.Now().Before(o.ExpiresAt) {
 		t.Fatalf("expired before its deadline %s", o.ExpiresAt)
 	}
+	// What shoppers read is the catalog in memory, told by the expiry's
+	// live event, which may come a moment after the order reads expired.
+	eventually(t, time.Minute, "the expired unit back on sale (remaining 1)", func() bool { return a.goods(g.ID).Remaining == 1 })
 	if left := a.goods(g.ID).Remaining; left != 1 {
 		t.Fatalf("remaining after expiry %d, want the unit back (1)", left)
 	}
