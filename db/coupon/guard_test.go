@@ -127,7 +127,7 @@ func (cs *testService) userEvents(t testing.TB, users ...int64) func() map[int64
 			t.Fatal(err)
 		}
 		out := map[int64][]map[string]any{}
-		timeout := time.After(10 * time.Second)
+		timeout := time.After(time.Minute)
 		for waiting := len(users); waiting > 0; {
 			select {
 			case g := <-ch:

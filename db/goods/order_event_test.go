@@ -27,7 +27,7 @@ func testOrderEventEncoding(t *testing.T, k int) {
 	defer sub.Close()
 	o := e.Grab(7, g.ID)
 	want, _ := json.Marshal(sale.OrderEvent{Type: "order", Order: o})
-	timeout := time.After(5 * time.Second)
+	timeout := time.After(time.Minute)
 	for {
 		select {
 		case m := <-sub.Channel():
@@ -102,7 +102,7 @@ func testBatchedWinsShareOneEncoding(t *testing.T, k int) {
 			t.Fatalf("user %d: answer %s for order %+v, want %s", u, a.enc, a.o, want)
 		}
 		event, _ := json.Marshal(sale.OrderEvent{Type: "order", Order: a.o})
-		timeout := time.After(5 * time.Second)
+		timeout := time.After(time.Minute)
 	wait:
 		for {
 			select {

@@ -37,7 +37,7 @@ func TestPublishCoalescedKey(t *testing.T) {
 		return true
 	}
 	got := 0
-	timeout := time.After(3 * time.Second)
+	timeout := time.After(time.Minute)
 	for !done() {
 		select {
 		case m := <-sub.Channel():
@@ -141,7 +141,7 @@ func TestPublishCoalescedFollowsSetWindow(t *testing.T) {
 	start := time.Now()
 	ev.PublishCoalesced("goods:7", stockEvent{Type: "stock", GoodsID: 7, Remaining: 2})
 	ev.PublishCoalesced("goods:7", stockEvent{Type: "stock", GoodsID: 7, Remaining: 1})
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(time.Minute)
 	for {
 		select {
 		case m := <-sub.Channel():

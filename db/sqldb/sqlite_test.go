@@ -35,7 +35,7 @@ func TestConcurrentWritesDoNotLock(t *testing.T) {
 		_, err := s.W.Exec(insertUser, "queued")
 		queued <- err
 	}()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(time.Minute)
 	for s.W.Stats().WaitCount == 0 {
 		if time.Now().After(deadline) {
 			t.Fatalf("a second write did not queue for the writer connection (pool stats %+v)", s.W.Stats())
