@@ -25,6 +25,12 @@ func (s *Ledger) PayAt(ctx context.Context, userID, orderID int64, now time.Time
 	return s.payOrder(ctx, userID, orderID, now)
 }
 
+// ExpireDueWithin is an expiry tick that works up to budget of the wall
+// clock (the product's ticks: expiryBudget).
+func (s *Ledger) ExpireDueWithin(ctx context.Context, budget time.Duration) (int, error) {
+	return s.expireDue(ctx, s.Now(), time.Now().Add(budget))
+}
+
 // ExpireAt expires as if the clock read now.
 func (s *Ledger) ExpireAt(ctx context.Context, orderID int64, now time.Time) error {
 	return s.expireOrder(ctx, orderID, now)
