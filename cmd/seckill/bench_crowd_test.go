@@ -3,14 +3,13 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
-	"net/http/httptest"
 	"reflect"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/seckill/seckill/cmd/seckill/bench"
+	"github.com/seckill/seckill/cmd/seckill/bench/scenarios"
 	"github.com/seckill/seckill/db/dbtest"
 )
 
@@ -21,7 +20,7 @@ import (
 // no-op; each stock change is timed to every live socket; the measures
 // the embedded Redis cannot give say so. No timing is asserted.
 func TestBenchCrowd(t *testing.T) {
-	o, err := parseBenchOptions([]string{"-smoke", "-scenarios", "crowd", "-idle-ws", "0"})
+	o, err := scenarios.ParseOptions([]string{"-smoke", "-scenarios", "crowd", "-idle-ws", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +38,7 @@ func TestBenchCrowd(t *testing.T) {
 // an in-process server lets it measure (Redis, CPU) says so.
 func TestBenchCrowdRemote(t *testing.T) {
 	a := startApp(t)
-	o, err := parseBenchOptions([]string{"-smoke", "-scenarios", "crowd", "-url", a.URL, "-db-path", a.Config.DBPath, "-database-url", a.Config.DatabaseURL, "-session-secret", a.Config.SessionSecret})
+	o, err := scenarios.ParseOptions([]string{"-smoke", "-scenarios", "crowd", "-url", a.URL, "-db-path", a.Config.DBPath, "-database-url", a.Config.DatabaseURL, "-session-secret", a.Config.SessionSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -54,7 +53,7 @@ func TestBenchCrowdRemote(t *testing.T) {
 	}
 }
 
-func checkCrowdReport(t *testing.T, o *benchOptions, r *bench.Report, inProcess bool) {
+func checkCrowdReport(t *testing.T, o *scenarios.Options, r *bench.Report, inProcess bool) {
 	t.Helper()
 	if len(r.Tables) != 2 {
 		t.Fatalf("%d tables, want the crowd's and its reads'", len(r.Tables))
@@ -70,13 +69,13 @@ func checkCrowdReport(t *testing.T, o *benchOptions, r *bench.Report, inProcess 
 	}
 	half := int64(o.Crowd.Shoppers / 2)
 	for _, kind := range []string{"front page", "goods page", "WebSocket open + subscribe", "goods JSON catch-up", "grab"} {
-		for _, who := range []string{whoAnon, whoSigned} {
+		for _, who := range []string{scenarios.WhoAnon, scenarios.WhoSigned} {
 			if got := crowdRows[kind+", "+who]; got != half {
 				t.Errorf("crowd %s, %s: %d requests, want %d", kind, who, got, half)
 			}
 		}
 	}
-	for _, who := range []string{whoAnon, whoSigned} {
+	for _, who := range []string{scenarios.WhoAnon, scenarios.WhoSigned} {
 		// Polls are not counted on: on a busy machine a shopper may load
 		// only after the start and grab at once, polling never.
 		if crowdRows["static file, "+who] < 2*half {
@@ -119,7 +118,7 @@ func checkCrowdReport(t *testing.T, o *benchOptions, r *bench.Report, inProcess 
 			t.Errorf("%s: %v", name, row)
 		}
 	}
-	if res := r.Result(crowdNoop); res == nil || res.Codes["ok"] != int64(o.Requests) {
+	if res := r.Result(scenarios.CrowdNoop); res == nil || res.Codes["ok"] != int64(o.Requests) {
 		t.Errorf("no-op: %+v", res)
 	}
 	for name := range r.Extra {
@@ -156,78 +155,5 @@ func checkCrowdReport(t *testing.T, o *benchOptions, r *bench.Report, inProcess 
 	}
 	if _, ok := targets["crowd reads: SQL statements a read (the app's count, net of the no-op's background rate), the most of any read"]; !ok && r.Extra["crowd: SQL statements a read"] == "" {
 		t.Error("SQL statements a read: neither measured nor said why not")
-	}
-}
-
-// The crowd's client reads what a browser's reads bring back: a 304 with
-// no body, a chunked body, a body up to the close, and the headers.
-func TestBenchCrowdClient(t *testing.T) {
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		switch r.URL.Path {
-		case "/etag":
-			w.Header().Set("ETag", `"v1"`)
-			w.Header().Set("Cache-Control", "public, max-age=1")
-			if r.Header.Get("If-None-Match") == `"v1"` {
-				w.WriteHeader(http.StatusNotModified)
-				return
-			}
-			fmt.Fprint(w, "fresh")
-		case "/chunked":
-			w.Header().Set("Set-Cookie", "a=b")
-			w.Write([]byte("one,"))
-			w.(http.Flusher).Flush()
-			w.Write([]byte("two"))
-		case "/close":
-			w.Header().Set("Connection", "close")
-			w.(http.Flusher).Flush()
-			w.Write([]byte("to the end"))
-		}
-	}))
-	defer srv.Close()
-	c, err := newCrowdClient(srv.URL, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	for _, tc := range []struct {
-		path, etag, body string
-		status           int
-		cookie           bool
-	}{
-		{"/etag", "", "fresh", 200, false},
-		{"/etag", `"v1"`, "", 304, false},
-		{"/chunked", "", "one,two", 200, true},
-		{"/close", "", "to the end", 200, false},
-		{"/etag", "", "fresh", 200, false}, // a new connection after the close
-	} {
-		var extra []string
-		if tc.etag != "" {
-			extra = append(extra, "If-None-Match: "+tc.etag)
-		}
-		a, err := c.do(0, "GET", tc.path, headBlock("10.0.0.1", "", extra...), true)
-		if err != nil || a.status != tc.status || string(a.body) != tc.body || a.setCookie != tc.cookie {
-			t.Errorf("%s (If-None-Match %s): %d %q cookie %v, %v", tc.path, tc.etag, a.status, a.body, a.setCookie, err)
-		}
-		if tc.path == "/etag" && (a.etag != `"v1"` || a.cacheControl != "public, max-age=1") {
-			t.Errorf("%s: ETag %q, Cache-Control %q", tc.path, a.etag, a.cacheControl)
-		}
-	}
-}
-
-// A page's stylesheets and scripts are followed whatever their names, in
-// either quoting and order of attributes; other sites' files, icons and
-// inline scripts are not; live topics are read once each.
-func TestBenchCrowdPageFiles(t *testing.T) {
-	page := []byte(`<head><link rel="icon" href="/favicon.ico"/><link href='/static/app.3f2a9c.css' rel="stylesheet"/>
-		<script id="i18n" type="application/json">{}</script><script src="/static/app.9e1b.js?v=1&amp;x=2" defer></script>
-		<script src="https://cdn.example/x.js"></script><link rel="preload stylesheet" href="goods.css"></head>
-		<section data-live-topic="goods:7"></section><div data-live-topic="slot:3"><p data-live-topic="goods:7"></p></div>`)
-	got := pageFiles("127.0.0.1:8080", "/goods/7", page)
-	want := []string{"/static/app.3f2a9c.css", "/static/app.9e1b.js?v=1&x=2", "/goods/goods.css"}
-	if !reflect.DeepEqual(got, want) {
-		t.Errorf("files %q, want %q", got, want)
-	}
-	if got := liveTopics(page); !reflect.DeepEqual(got, []string{"goods:7", "slot:3"}) {
-		t.Errorf("topics %q", got)
 	}
 }

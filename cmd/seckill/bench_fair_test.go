@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/seckill/seckill/cmd/seckill/bench/scenarios"
 	"github.com/seckill/seckill/db/dbtest"
 )
 
@@ -15,7 +16,7 @@ import (
 // not have says so instead of failing; the fleet's proof-of-work phases
 // both fire and the one with a proof fetches challenges. No timing is asserted.
 func TestBenchFair(t *testing.T) {
-	o, err := parseBenchOptions([]string{"-smoke", "-scenarios", "fair", "-idle-ws", "0"})
+	o, err := scenarios.ParseOptions([]string{"-smoke", "-scenarios", "fair", "-idle-ws", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +35,8 @@ func TestBenchFair(t *testing.T) {
 		t.Errorf("outflow: %d rows, want the admissions over time", len(out.Rows))
 	}
 	sales, fleet := r.Tables[0], r.Tables[1]
-	if len(sales.Rows) != len(fairSales) {
-		t.Fatalf("%d sale rows, want %d", len(sales.Rows), len(fairSales))
+	if len(sales.Rows) != len(scenarios.FairSales) {
+		t.Fatalf("%d sale rows, want %d", len(sales.Rows), len(scenarios.FairSales))
 	}
 	checks := map[string]bool{}
 	for _, c := range r.Checks {
@@ -45,7 +46,7 @@ func TestBenchFair(t *testing.T) {
 		}
 	}
 	for i, row := range sales.Rows {
-		label := fairSales[i].label
+		label := scenarios.FairSales[i].Label
 		if row[0] != label {
 			t.Errorf("row %d is %q, want %q", i, row[0], label)
 		}
@@ -62,7 +63,7 @@ func TestBenchFair(t *testing.T) {
 		if !ok || err1 != nil || err2 != nil || n > s || s != o.Fair.Stock {
 			t.Errorf("%s: units sold %q, want n / %d with n ≤ stock", label, row[1], o.Fair.Stock)
 		}
-		if fairSales[i].mode == "first_come" && n == 0 {
+		if scenarios.FairSales[i].Mode == "first_come" && n == 0 {
 			t.Errorf("first_come sold nothing: %v", row)
 		}
 		for col, cell := range row[2:9] {
@@ -84,7 +85,7 @@ func TestBenchFair(t *testing.T) {
 			t.Errorf("fleet phase %d fetched %d challenges: %v", i, challenges, row)
 		}
 	}
-	if v := r.Extra[fairPowMeasure]; v == "" || strings.Contains(v, "NaN") || strings.Contains(v, "Inf") {
+	if v := r.Extra[scenarios.FairPowMeasure]; v == "" || strings.Contains(v, "NaN") || strings.Contains(v, "Inf") {
 		t.Errorf("pow ratio: %q", v)
 	}
 }

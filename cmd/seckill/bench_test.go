@@ -7,14 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/cmd/seckill/bench/scenarios"
 	"github.com/seckill/seckill/db/dbtest"
 )
 
 // TestMain lets the bench's idle-socket child process run from the test binary.
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
-		child := map[string]func([]string) error{"bench-ws-clients": benchWSClients, "bench-slow-bodies": benchSlowBodies}[os.Args[1]]
-		if child != nil {
+		if child := scenarios.Child(os.Args[1]); child != nil {
 			if err := child(os.Args[2:]); err != nil {
 				os.Stderr.WriteString(err.Error() + "\n")
 				os.Exit(1)
@@ -33,7 +33,7 @@ func TestMain(m *testing.M) {
 // The bench's smoke mode runs every scenario at a tiny size against an
 // in-process server and must find every invariant holding. No timing is asserted.
 func TestBenchSmoke(t *testing.T) {
-	o, err := parseBenchOptions([]string{"-smoke"})
+	o, err := scenarios.ParseOptions([]string{"-smoke"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,8 +47,8 @@ func TestBenchSmoke(t *testing.T) {
 	if err := r.WriteFiles(o.Out); err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]bool{"HTTP goods grab": false, "Redis limit (EVALSHA)": false, httpFloor: false, "naive SQLite grab": false, "HTTP red packet grab": false, "HTTP coupon grab": false,
-		underAttack: false, limitsOff: false, httpWins: false, redisWins: false, httpJoin: false}
+	want := map[string]bool{"HTTP goods grab": false, "Redis limit (EVALSHA)": false, scenarios.HTTPFloor: false, "naive SQLite grab": false, "HTTP red packet grab": false, "HTTP coupon grab": false,
+		scenarios.UnderAttack: false, scenarios.LimitsOff: false, scenarios.HTTPWins: false, scenarios.RedisWins: false, scenarios.HTTPJoin: false}
 	for _, res := range r.Results {
 		if _, ok := want[res.Name]; ok {
 			want[res.Name] = res.Requests == int64(o.Requests)
@@ -66,7 +66,7 @@ func TestBenchSmoke(t *testing.T) {
 		t.Errorf("only %d invariants checked", len(r.Checks))
 	}
 	// Every grab of the win scenarios wins, and the report states the win targets.
-	for _, name := range []string{httpWins, redisWins, hotItemName(1, false), hotItemName(3, false)} {
+	for _, name := range []string{scenarios.HTTPWins, scenarios.RedisWins, scenarios.HotItemName(1, false), scenarios.HotItemName(3, false)} {
 		if res := r.Result(name); res == nil || res.Codes["ok"] != res.Requests {
 			t.Errorf("%s: not every grab won: %+v", name, res)
 		}
@@ -77,13 +77,13 @@ func TestBenchSmoke(t *testing.T) {
 	embedded := o.RedisURL == ""
 	redisOnly := map[string]bool{"target 2: Redis work per win vs the grab script alone": true}
 	waitOnly := map[string]bool{"WAIT cost": true} // the smoke's Redis has no replica: nothing waits
-	for _, name := range []string{hotItemName(1, false), hotItemName(3, false), hotItemName(3, true)} {
+	for _, name := range []string{scenarios.HotItemName(1, false), scenarios.HotItemName(3, false), scenarios.HotItemName(3, true)} {
 		redisOnly["target 3: Redis nodes, "+name] = true
 	}
 	for _, k := range []string{"target 1: wins vs refusals", "target 2: Redis work per win vs the grab script alone",
-		"machine CPU per win vs per refusal", "CPU per request: " + httpWins, "CPU per request: " + redisWins,
-		"target 3: Redis nodes, " + hotItemName(1, false), "target 3: Redis nodes, " + hotItemName(3, false),
-		"target 3: Redis nodes, " + hotItemName(3, true), "target 3: round trips a grab, " + hotItemName(3, true), "WAIT cost"} {
+		"machine CPU per win vs per refusal", "CPU per request: " + scenarios.HTTPWins, "CPU per request: " + scenarios.RedisWins,
+		"target 3: Redis nodes, " + scenarios.HotItemName(1, false), "target 3: Redis nodes, " + scenarios.HotItemName(3, false),
+		"target 3: Redis nodes, " + scenarios.HotItemName(3, true), "target 3: round trips a grab, " + scenarios.HotItemName(3, true), "WAIT cost"} {
 		v := r.Extra[k]
 		switch {
 		case v == "" || strings.Contains(v, "NaN") || strings.Contains(v, "Inf"):
@@ -146,7 +146,7 @@ func TestBenchSmoke(t *testing.T) {
 // HTTP scenarios with their invariants; the in-process references are skipped.
 func TestBenchRemote(t *testing.T) {
 	a := startApp(t)
-	o, err := parseBenchOptions([]string{"-smoke", "-url", a.URL, "-db-path", a.Config.DBPath, "-database-url", a.Config.DatabaseURL, "-session-secret", a.Config.SessionSecret, "-idle-ws", "0"})
+	o, err := scenarios.ParseOptions([]string{"-smoke", "-url", a.URL, "-db-path", a.Config.DBPath, "-database-url", a.Config.DatabaseURL, "-session-secret", a.Config.SessionSecret, "-idle-ws", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +159,7 @@ func TestBenchRemote(t *testing.T) {
 	for _, res := range r.Results {
 		got[res.Name] = res.Requests
 	}
-	for _, name := range []string{"HTTP goods grab", httpFloor, "HTTP red packet grab", "HTTP coupon grab", httpWins} {
+	for _, name := range []string{"HTTP goods grab", scenarios.HTTPFloor, "HTTP red packet grab", "HTTP coupon grab", scenarios.HTTPWins} {
 		if got[name] != int64(o.Requests) {
 			t.Errorf("%s: %d requests, want %d", name, got[name], o.Requests)
 		}
@@ -178,7 +178,7 @@ func TestBenchRemote(t *testing.T) {
 func TestBenchWaitCost(t *testing.T) {
 	master := dbtest.StartServer(t)
 	master.StartReplica()
-	o, err := parseBenchOptions([]string{"-smoke", "-scenarios", "wins,wins-nowait", "-idle-ws", "0"})
+	o, err := scenarios.ParseOptions([]string{"-smoke", "-scenarios", "wins,wins-nowait", "-idle-ws", "0"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -189,7 +189,7 @@ func TestBenchWaitCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, name := range []string{httpWins, httpWinsNoWait} {
+	for _, name := range []string{scenarios.HTTPWins, scenarios.HTTPWinsNoWait} {
 		if res := r.Result(name); res == nil || res.Codes["ok"] != int64(o.Requests) {
 			t.Errorf("%s: not every grab won: %+v", name, res)
 		}

@@ -339,7 +339,7 @@ func checkHandlerTypes(t *testing.T, mod string, mayImport map[string]map[string
 // shippedHooks are the exported hooks production code itself calls, each
 // with where: checkNoTestHooks allows them.
 var shippedHooks = map[string]string{
-	"fair.SetGrabHook": "the load bench slows an in-process server's grabs (bench_fair_outflow.go)",
+	"fair.SetGrabHook": "the load bench slows an in-process server's grabs (cmd/seckill/bench/scenarios/fair_outflow.go)",
 }
 
 // checkNoTestHooks fails on a test hook in the production files under dir

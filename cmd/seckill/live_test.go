@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gorilla/websocket"
+	"github.com/seckill/seckill/cmd/seckill/bench/scenarios"
 	"github.com/seckill/seckill/db/dbtest"
 )
 
@@ -176,8 +177,8 @@ func TestSilentSocketIsDroppedByKeepalive(t *testing.T) {
 			got.Store(ev.Remaining)
 		}
 	}()
-	u, _ := url.Parse(wsURL(a.URL))
-	silent, err := rawWebSocket(u, "goods:5", "") // subscribes, then never reads or pongs
+	u, _ := url.Parse(scenarios.WSURL(a.URL))
+	silent, err := scenarios.RawWebSocket(u, "goods:5", "") // subscribes, then never reads or pongs
 	if err != nil {
 		t.Fatal(err)
 	}

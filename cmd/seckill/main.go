@@ -22,6 +22,7 @@ import (
 	"github.com/hibiken/asynqmon"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/seckill/seckill/cmd/seckill/bench/scenarios"
 	"github.com/seckill/seckill/cmd/seckill/naive"
 	"github.com/seckill/seckill/db/account"
 	"github.com/seckill/seckill/db/audit"
@@ -63,10 +64,8 @@ func run(ctx context.Context, args []string) error {
 	switch mode {
 	case "bench":
 		return runBench(ctx, args)
-	case "bench-ws-clients":
-		return benchWSClients(args)
-	case "bench-slow-bodies":
-		return benchSlowBodies(args)
+	case "bench-ws-clients", "bench-slow-bodies":
+		return scenarios.Child(mode)(args)
 	case "verify-draw":
 		return runVerifyDraw(ctx, args, os.Stdout)
 	case "queue-place":

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/hibiken/asynq"
+	"github.com/seckill/seckill/cmd/seckill/bench/scenarios"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/tasks"
@@ -218,7 +219,7 @@ func TestRehearsalCountsNowhereAndIsDeleted(t *testing.T) {
 // no goods key in Redis, nothing on the desk or the dashboard.
 func TestBenchRehearsalLeavesNothing(t *testing.T) {
 	a := startApp(t)
-	o, err := parseBenchOptions([]string{"-target", a.URL, "-rehearsal", "-admin-password", testAdminPassword,
+	o, err := scenarios.ParseOptions([]string{"-target", a.URL, "-rehearsal", "-admin-password", testAdminPassword,
 		"-users", "6", "-c", "4", "-n", "60", "-stock", "8", "-limit", "2"})
 	if err != nil {
 		t.Fatal(err)
@@ -228,7 +229,7 @@ func TestBenchRehearsalLeavesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := r.Result(rehearsalName)
+	res := r.Result(scenarios.RehearsalName)
 	if res == nil || res.Requests != 60 || res.Codes["ok"] != 8 || res.Codes["transport"] > 0 {
 		t.Fatalf("rehearsal load: %+v, want 60 requests and 8 orders", res)
 	}

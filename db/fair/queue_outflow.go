@@ -89,7 +89,7 @@ type grabHook = atomic.Pointer[func()]
 
 // SetGrabHook runs hook (nil: none) as each grab of queued goods ends,
 // before its time is taken: latency injected into the grab path. The load
-// bench slows an in-process server's grabs with it (bench_fair_outflow.go),
+// bench slows an in-process server's grabs with it (cmd/seckill/bench/scenarios/fair_outflow.go),
 // its tests by moving the injected clock there.
 func (s *Service) SetGrabHook(hook func()) {
 	if hook == nil {

@@ -1,6 +1,6 @@
 // Package bench drives load at seckill and reports it: closed- and open-loop
 // load generation, HDR latency histograms, and reports as JSON, Markdown and
-// a PNG chart. The scenarios themselves live in cmd/seckill.
+// a PNG chart. The scenarios themselves live in cmd/seckill/bench/scenarios.
 package bench
 
 import (

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -111,7 +111,7 @@ func (f *fairBench) report(r *bench.Report, results []*fairResult, pow *powResul
 	}
 	for _, res := range results {
 		if res.unavailable != "" {
-			tab.Rows = append(tab.Rows, []string{res.sale.label, res.unavailable, "", "", "", "", "", "", "", ""})
+			tab.Rows = append(tab.Rows, []string{res.sale.Label, res.unavailable, "", "", "", "", "", "", "", ""})
 			continue
 		}
 		share := 0.0
@@ -119,24 +119,24 @@ func (f *fairBench) report(r *bench.Report, results []*fairResult, pow *powResul
 			share = 100 * float64(res.botUnits) / float64(res.sold)
 		}
 		target := "baseline"
-		if res.sale.mode != "first_come" {
+		if res.sale.Mode != "first_come" {
 			target = "met"
 			if math.Abs(share-fair) > fairTolerance || res.sold == 0 {
 				target = "**not met**"
 			}
 		}
-		tab.Rows = append(tab.Rows, []string{res.sale.label, fmt.Sprintf("%d / %d", res.sold, res.stock), strconv.FormatInt(res.botUnits, 10),
+		tab.Rows = append(tab.Rows, []string{res.sale.Label, fmt.Sprintf("%d / %d", res.sold, res.stock), strconv.FormatInt(res.botUnits, 10),
 			fmt.Sprintf("%.1f%%", share), fmt.Sprintf("%.2f×", share/fair), fmt.Sprintf("%.1f%% (%d of %d)", 100*float64(res.humansWon)/float64(cfg.Humans), res.humansWon, cfg.Humans),
 			fmt.Sprintf("%.1f", p99ms(res.humanLat)), strconv.Itoa(len(res.humanLat)), strconv.FormatInt(res.botRequests, 10), target})
 		draw := ""
-		if res.sale.mode == "raffle" {
+		if res.sale.Mode == "raffle" {
 			draw = fmt.Sprintf("; the draw had %d entries", res.entries)
 		}
 		if res.sale.presolve {
 			draw += fmt.Sprintf("; the fleet solved %d challenges before the open (up to %d per account; each bound to its account, good once, for a minute)", res.presolved, presolveStock)
 		}
-		tab.Notes = append(tab.Notes, fmt.Sprintf("%s: humans' actions %s; bots' answers %s%s.", res.sale.label, codeList(res.humanCodes), codeList(res.botCodes), draw))
-		r.Checks = append(r.Checks, bench.Check{Name: "fair " + res.sale.label + ": units won add up",
+		tab.Notes = append(tab.Notes, fmt.Sprintf("%s: humans' actions %s; bots' answers %s%s.", res.sale.Label, codeList(res.humanCodes), codeList(res.botCodes), draw))
+		r.Checks = append(r.Checks, bench.Check{Name: "fair " + res.sale.Label + ": units won add up",
 			OK:     res.countFailures == 0 && res.botUnits+res.humanUnits == res.sold && res.sold <= res.stock && res.humanUnits == res.humansWon,
 			Detail: fmt.Sprintf("bots %d + humans %d = sold %d ≤ stock %d (%d accounts unread)", res.botUnits, res.humanUnits, res.sold, res.stock, res.countFailures)})
 	}

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 // The crowd's HTTP/1.1 client. Like bench.Client it keeps one keep-alive
 // connection per worker and writes each request from bytes, but it reads

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -19,13 +19,13 @@ import (
 // who ends up with the units. Humans arrive spread over a window around the
 // moment the sale opens to them, think, and act once; the bots fire from a
 // second before at full speed and retry at once on every refusal. Then the
-// fleet's request rate with and without a proof of work (bench_fair_pow.go).
+// fleet's request rate with and without a proof of work (fair_pow.go).
 //
 // It runs only when named (-scenarios fair): it takes a minute and a half of
 // wall time, most of it the humans' arrival and the sales' own timing.
 
-// fairConfig sizes the fair sale.
-type fairConfig struct {
+// FairConfig sizes the fair sale.
+type FairConfig struct {
 	Humans    int           // human shoppers
 	Bots      int           // bots in the fleet
 	Accounts  int           // accounts per bot
@@ -42,24 +42,24 @@ type fairConfig struct {
 }
 
 // defaultFairConfig is the sale: 1,000 humans and 50 bots of 20 accounts.
-func defaultFairConfig() fairConfig {
-	return fairConfig{Humans: 1000, Bots: 50, Accounts: 20, Stock: 400, Arrive: 10 * time.Second,
+func defaultFairConfig() FairConfig {
+	return FairConfig{Humans: 1000, Bots: 50, Accounts: 20, Stock: 400, Arrive: 10 * time.Second,
 		ThinkMin: time.Second, ThinkMax: 3 * time.Second, Poll: time.Second, Wait: 30 * time.Second,
 		PowBits: fair.DefaultPowBits, PowFor: 5 * time.Second}
 }
 
 // smokeFairConfig is a tiny sale with short waits, for tests.
-func smokeFairConfig() fairConfig {
-	return fairConfig{Humans: 20, Bots: 2, Accounts: 5, Stock: 6, Arrive: 1200 * time.Millisecond,
+func smokeFairConfig() FairConfig {
+	return FairConfig{Humans: 20, Bots: 2, Accounts: 5, Stock: 6, Arrive: 1200 * time.Millisecond,
 		ThinkMin: 100 * time.Millisecond, ThinkMax: 300 * time.Millisecond, Poll: 200 * time.Millisecond, Wait: 15 * time.Second, QueueRate: 20,
 		PowBits: 8, PowFor: time.Second}
 }
 
-// fairSale is one sale of the scenario: its mode and where the humans
+// FairSale is one sale of the scenario: its mode and where the humans
 // arrive relative to its start.
-type fairSale struct {
-	label string // the report's row
-	mode  string // the goods' mode
+type FairSale struct {
+	Label string // the report's row
+	Mode  string // the goods' mode
 	late  bool   // queue: humans arrive around start_at (those after it queue behind everyone before)
 	// presolve: the goods asks a proof of work, and the fleet fetches and
 	// solves challenges for each account (presolveStock of them) as early
@@ -70,14 +70,14 @@ type fairSale struct {
 // presolveStock is how many challenges a pre-solving bot solves per account before the open.
 const presolveStock = 3
 
-var fairSales = []fairSale{
-	{label: "first_come", mode: "first_come"},
-	{label: "queue", mode: "queue"},
-	{label: "queue, humans around start_at", mode: "queue", late: true},
-	{label: "raffle", mode: "raffle"},
-	{label: "first_come, fleet pre-solves", mode: "first_come", presolve: true},
-	{label: "queue, fleet pre-solves", mode: "queue", presolve: true},
-	{label: "raffle, fleet pre-solves", mode: "raffle", presolve: true},
+var FairSales = []FairSale{
+	{Label: "first_come", Mode: "first_come"},
+	{Label: "queue", Mode: "queue"},
+	{Label: "queue, humans around start_at", Mode: "queue", late: true},
+	{Label: "raffle", Mode: "raffle"},
+	{Label: "first_come, fleet pre-solves", Mode: "first_come", presolve: true},
+	{Label: "queue, fleet pre-solves", Mode: "queue", presolve: true},
+	{Label: "raffle, fleet pre-solves", Mode: "raffle", presolve: true},
 }
 
 // fairShopper is one account of the sale.
@@ -91,7 +91,7 @@ type fairShopper struct {
 // fairBench is the fair scenario's shoppers and connections.
 type fairBench struct {
 	t        *benchTarget
-	cfg      fairConfig
+	cfg      FairConfig
 	shoppers []fairShopper // the humans, then each bot's accounts
 	client   *bench.Client // one connection per shopper, then fairCounters for set-up and counting
 }
@@ -113,20 +113,20 @@ type fairTimes struct {
 // the humans' arrivals before it are real. The queue's waiting room and the
 // raffle's entries open before the start; a human who arrives before a
 // door can be used waits on the page for it.
-func (f *fairBench) times(s fairSale, now time.Time) fairTimes {
+func (f *fairBench) times(s FairSale, now time.Time) fairTimes {
 	lead := f.cfg.Arrive/2 + time.Second // the first human arrives a second after set-up
 	pre := f.cfg.Arrive/2 + f.cfg.ThinkMax + time.Second
 	var tm fairTimes
 	switch {
-	case s.mode == "raffle":
+	case s.Mode == "raffle":
 		tm.entryStart = now.Add(lead)
 		tm.start = tm.entryStart.Add(pre) // every human has entered by then
 		tm.centre, tm.opens, tm.botsFrom = tm.entryStart, tm.entryStart, tm.entryStart.Add(-time.Second)
-	case s.mode == "queue" && !s.late:
+	case s.Mode == "queue" && !s.late:
 		tm.centre = now.Add(lead)
 		tm.start = tm.centre.Add(pre) // every human has joined by then
 		tm.opens, tm.botsFrom = now, tm.start.Add(-time.Second)
-	case s.mode == "queue":
+	case s.Mode == "queue":
 		tm.start = now.Add(lead)
 		tm.centre, tm.opens, tm.botsFrom = tm.start, now, tm.start.Add(-time.Second)
 	default:
@@ -139,7 +139,7 @@ func (f *fairBench) times(s fairSale, now time.Time) fairTimes {
 
 // fairResult is what one sale gave.
 type fairResult struct {
-	sale          fairSale
+	sale          FairSale
 	unavailable   string // why the server cannot run this mode ("" when it ran)
 	goodsID       int64
 	stock         int64
@@ -157,7 +157,7 @@ type fairResult struct {
 }
 
 // benchFair runs the fair sale in every mode, then the proof-of-work phases, and adds the tables to r.
-func benchFair(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
+func benchFair(ctx context.Context, o *Options, t *benchTarget, r *bench.Report) error {
 	cfg := o.Fair
 	f := &fairBench{t: t, cfg: cfg}
 	if err := f.seed(ctx); err != nil {
@@ -176,11 +176,11 @@ func benchFair(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Re
 		return err
 	}
 	var results []*fairResult
-	for _, s := range fairSales {
-		progress(o, "fair: %s …", s.label)
+	for _, s := range FairSales {
+		progress(o, "fair: %s …", s.Label)
 		res, err := f.run(ctx, s)
 		if err != nil {
-			return fmt.Errorf("%s: %w", s.label, err)
+			return fmt.Errorf("%s: %w", s.Label, err)
 		}
 		results = append(results, res)
 	}
@@ -194,7 +194,7 @@ func benchFair(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Re
 	return nil
 }
 
-func progress(o *benchOptions, format string, args ...any) {
+func progress(o *Options, format string, args ...any) {
 	if o.Progress != nil {
 		fmt.Fprintf(o.Progress, format+"\n", args...)
 	}
@@ -267,19 +267,19 @@ type goodsView struct {
 
 // fixture creates the sale's slot and goods through the admin API; the
 // goods' answer says whether the server knows the mode.
-func (f *fairBench) fixture(s fairSale, tm fairTimes, stock, powBits int) (goodsView, error) {
-	slot, err := f.t.benchSlot("fair "+s.label, tm.start.UTC().Truncate(time.Millisecond), tm.start.Add(time.Hour).UTC().Truncate(time.Second))
+func (f *fairBench) fixture(s FairSale, tm fairTimes, stock, powBits int) (goodsView, error) {
+	slot, err := f.t.benchSlot("fair "+s.Label, tm.start.UTC().Truncate(time.Millisecond), tm.start.Add(time.Hour).UTC().Truncate(time.Second))
 	if err != nil {
 		return goodsView{}, err
 	}
 	body := map[string]any{
-		"slot_id": slot, "title": "fair " + s.label, "description": "fair-sale bench", "price_cents": 9900,
+		"slot_id": slot, "title": "fair " + s.Label, "description": "fair-sale bench", "price_cents": 9900,
 		"seckill_price_cents": 990, "stock": stock, "limit_per_user": 1, "pow_bits": powBits,
 	}
-	if s.mode != "first_come" {
-		body["mode"] = s.mode
+	if s.Mode != "first_come" {
+		body["mode"] = s.Mode
 	}
-	switch s.mode {
+	switch s.Mode {
 	case "queue":
 		body["queue_rate"] = f.cfg.QueueRate
 		if f.cfg.QueueRate == 0 {
@@ -292,13 +292,13 @@ func (f *fairBench) fixture(s fairSale, tm fairTimes, stock, powBits int) (goods
 	var g goodsView
 	code := f.t.benchCall("POST", "/api/admin/goods", f.t.admin, body, &g)
 	if code != "ok" {
-		if s.mode != "first_come" && code == "invalid" {
-			return g, errModeUnavailable{fmt.Sprintf("the server refused mode %q (invalid)", s.mode)}
+		if s.Mode != "first_come" && code == "invalid" {
+			return g, errModeUnavailable{fmt.Sprintf("the server refused mode %q (invalid)", s.Mode)}
 		}
 		return g, fmt.Errorf("create goods: %s", code)
 	}
-	if s.mode != "first_come" && g.Goods.Mode != s.mode {
-		return g, errModeUnavailable{fmt.Sprintf("the server's goods have no mode %q (created as %q)", s.mode, g.Goods.Mode)}
+	if s.Mode != "first_come" && g.Goods.Mode != s.Mode {
+		return g, errModeUnavailable{fmt.Sprintf("the server's goods have no mode %q (created as %q)", s.Mode, g.Goods.Mode)}
 	}
 	return g, nil
 }
@@ -309,7 +309,7 @@ type errModeUnavailable struct{ why string }
 func (e errModeUnavailable) Error() string { return "not available on this server: " + e.why }
 
 // run holds one sale and counts who holds its units.
-func (f *fairBench) run(ctx context.Context, s fairSale) (*fairResult, error) {
+func (f *fairBench) run(ctx context.Context, s FairSale) (*fairResult, error) {
 	res := &fairResult{sale: s, stock: int64(f.cfg.Stock), humanCodes: map[string]int64{}, botCodes: map[string]int64{}}
 	tm := f.times(s, time.Now())
 	powBits := f.cfg.ModePow
@@ -346,7 +346,7 @@ func (f *fairBench) run(ctx context.Context, s fairSale) (*fairResult, error) {
 		go func() { defer humans.Done(); sale.human(ctx, w, arrive, think) }()
 	}
 	humans.Wait()
-	if s.mode == "raffle" {
+	if s.Mode == "raffle" {
 		sale.waitDraw(ctx)
 	}
 	stopBots()

@@ -1,10 +1,10 @@
-package main
+package scenarios
 
 // The crowd's measures once it is through: each kind of read in a closed
 // loop at -c connections, anonymous and signed in, against a no-op (GET
 // /healthz) in the same rounds, with the Redis commands, SQL statements and
 // machine CPU each costs (as the sold-out refusal is set against the no-op,
-// bench_refusals.go); and how long a stock change takes to reach the live
+// refusals.go); and how long a stock change takes to reach the live
 // sockets of the second process.
 
 import (
@@ -31,7 +31,7 @@ const (
 	crowdRedisRead  = 0.02  // Redis commands a read, at most
 	crowdLagP99MS   = 250.0 // a stock change reaches 99% of the live sockets within
 	crowdReaders    = 2000  // distinct readers (address, cookie) the loads take turns with
-	crowdNoop       = "crowd: no-op (GET /healthz)"
+	CrowdNoop       = "crowd: no-op (GET /healthz)"
 	sqlStatementsTS = "seckill_sql_statements_total" // the app's count of SQL statements, if it keeps one
 )
 
@@ -48,15 +48,15 @@ type crowdRead struct {
 func (rd *crowdRead) name() string { return "crowd read: " + rd.kind + ", " + rd.who }
 
 // measureReads loads each kind of read and reports it against the no-op.
-func (c *crowd) measureReads(ctx context.Context, o *benchOptions, r *bench.Report) error {
+func (c *crowd) measureReads(ctx context.Context, o *Options, r *bench.Report) error {
 	setup := len(c.client.conns) - 1
 	n := min(len(c.tokens), crowdReaders)
-	heads := map[string][][]byte{whoAnon: make([][]byte, n), whoSigned: make([][]byte, n)}
+	heads := map[string][][]byte{WhoAnon: make([][]byte, n), WhoSigned: make([][]byte, n)}
 	for j := range n {
-		heads[whoAnon][j] = headBlock(c.addrs[j], "")
-		heads[whoSigned][j] = headBlock(c.addrs[j], c.tokens[j])
+		heads[WhoAnon][j] = headBlock(c.addrs[j], "")
+		heads[WhoSigned][j] = headBlock(c.addrs[j], c.tokens[j])
 	}
-	a, err := c.client.do(setup, "GET", fmt.Sprintf("/goods/%d", c.goods), heads[whoAnon][0], true)
+	a, err := c.client.do(setup, "GET", fmt.Sprintf("/goods/%d", c.goods), heads[WhoAnon][0], true)
 	if err != nil {
 		return err
 	}
@@ -81,8 +81,8 @@ func (c *crowd) measureReads(ctx context.Context, o *benchOptions, r *bench.Repo
 	}
 	var reads []*crowdRead
 	for _, k := range kinds {
-		for _, who := range []string{whoAnon, whoSigned} {
-			if k.own && who == whoAnon {
+		for _, who := range []string{WhoAnon, WhoSigned} {
+			if k.own && who == WhoAnon {
 				continue
 			}
 			rd := &crowdRead{kind: k.kind, who: who, path: k.path, want304: k.want304, own: k.own, heads: heads[who]}
@@ -95,8 +95,8 @@ func (c *crowd) measureReads(ctx context.Context, o *benchOptions, r *bench.Repo
 		}
 	}
 	sqlCount, sqlNote := c.sqlCounter()
-	noop := &crowdRead{kind: "no-op", path: "/healthz", heads: heads[whoAnon]}
-	scs := []*scenario{{name: crowdNoop, op: c.readOp(noop)}}
+	noop := &crowdRead{kind: "no-op", path: "/healthz", heads: heads[WhoAnon]}
+	scs := []*scenario{{name: CrowdNoop, op: c.readOp(noop)}}
 	for _, rd := range reads {
 		if rd.skip == "" {
 			scs = append(scs, &scenario{name: rd.name(), op: c.readOp(rd)})
@@ -141,7 +141,7 @@ func (c *crowd) sampleRead(w int, rd *crowdRead) error {
 		heads := make([][]byte, len(rd.heads))
 		etag := ""
 		for j := range heads {
-			if j == 0 || rd.who == whoSigned {
+			if j == 0 || rd.who == WhoSigned {
 				a, err := c.client.do(w, "GET", rd.path, rd.heads[j], true)
 				if err != nil {
 					return err
@@ -152,7 +152,7 @@ func (c *crowd) sampleRead(w int, rd *crowdRead) error {
 				}
 			}
 			tok := ""
-			if rd.who == whoSigned {
+			if rd.who == WhoSigned {
 				tok = c.tokens[j]
 			}
 			heads[j] = headBlock(c.addrs[j], tok, "If-None-Match: "+etag)
@@ -234,17 +234,17 @@ func (c *crowd) sqlCounter() (func() float64, string) {
 }
 
 // reportReads adds the reads' table and targets.
-func (c *crowd) reportReads(o *benchOptions, r *bench.Report, reads []*crowdRead, sql map[string]float64, sqlMeasured bool, sqlNote string) {
-	noop := r.Result(crowdNoop)
+func (c *crowd) reportReads(o *Options, r *bench.Report, reads []*crowdRead, sql map[string]float64, sqlMeasured bool, sqlNote string) {
+	noop := r.Result(CrowdNoop)
 	if noop == nil || noop.Requests == 0 {
 		return
 	}
-	nw := c.t.redisWork[crowdNoop]
+	nw := c.t.redisWork[CrowdNoop]
 	// What the no-op's turns saw is background work (samplers, expiry ticks,
 	// the flush, the task queue): its rate a second is taken off each read.
 	var bgCmds, bgSQL, noopCPU float64
 	redisNote, redisShort := "not measured: a server the bench does not run (-url)", "not measured (-url)"
-	bgSQL = sql[crowdNoop] / noop.Seconds
+	bgSQL = sql[CrowdNoop] / noop.Seconds
 	if nw != nil {
 		cmds, _ := redisCalls(nw)
 		bgCmds = cmds / noop.Seconds

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"bytes"
@@ -119,7 +119,7 @@ type watchEvent struct {
 func (t *benchTarget) watch(n int, topic, field string) (*watchers, error) {
 	w := &watchers{}
 	for i := 0; i < n; i++ {
-		c, _, err := websocket.DefaultDialer.Dial(wsURL(t.URL), http.Header{"X-Forwarded-For": {shopperAddr(i)}})
+		c, _, err := websocket.DefaultDialer.Dial(WSURL(t.URL), http.Header{"X-Forwarded-For": {shopperAddr(i)}})
 		if err != nil {
 			w.close()
 			return nil, err

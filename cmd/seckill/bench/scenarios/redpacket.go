@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 // benchRedPacket grabs a packet of Stock shares over HTTP, then checks that
 // nobody won twice, the amounts add up and SQLite holds every claim.
-func benchRedPacket(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchRedPacket(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	total := int64(o.Stock) * 100
 	var created struct {
 		RedPacket struct {

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"bytes"
@@ -15,8 +15,8 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// rehearsalName names the rehearsal's grab load in the report.
-const rehearsalName = "rehearsal grab (public API)"
+// RehearsalName names the rehearsal's grab load in the report.
+const RehearsalName = "rehearsal grab (public API)"
 
 // rehearsalDefaults are the sizes of a rehearsal where its flags are not
 // given: a rehearsal runs on a live deployment, so it stays modest.
@@ -70,7 +70,7 @@ func (h *rehearsal) must(ctx context.Context, method, path, token string, body, 
 // load, checks the invariants (orders within the stock, each shopper
 // within the limit, the ok answers matching the orders) and removes the
 // slot with all it made, whatever happened.
-func benchRehearsal(ctx context.Context, o *benchOptions) (r *bench.Report, err error) {
+func benchRehearsal(ctx context.Context, o *Options) (r *bench.Report, err error) {
 	base := strings.TrimRight(o.Target, "/")
 	h := &rehearsal{base: base, client: &http.Client{Timeout: 30 * time.Second,
 		Transport: &http.Transport{MaxIdleConnsPerHost: o.Conc + 1, MaxConnsPerHost: o.Conc + 1}}}
@@ -111,7 +111,7 @@ func benchRehearsal(ctx context.Context, o *benchOptions) (r *bench.Report, err 
 	}
 
 	grab := fmt.Sprintf("/api/goods/%d/grab", g.Goods.ID)
-	load := bench.Load{Name: rehearsalName, Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress}
+	load := bench.Load{Name: RehearsalName, Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress}
 	res := bench.Run(ctx, load, func(ctx context.Context, w int, i int64) string {
 		return h.call(ctx, "POST", grab, tokens[i%int64(len(tokens))], nil, nil)
 	})

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 
 // benchCoupon grabs a live coupon template over HTTP, then checks no
 // oversell, nobody over the limit and SQLite equal to Redis after the flush.
-func benchCoupon(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchCoupon(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	now := time.Now().UTC()
 	var created struct {
 		Coupon struct {

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -15,7 +15,7 @@ import (
 // fairRun is one sale in progress.
 type fairRun struct {
 	f   *fairBench
-	s   fairSale
+	s   FairSale
 	tm  fairTimes
 	id  int64
 	pow bool // the goods asks for a proof of work
@@ -28,7 +28,7 @@ type fairRun struct {
 func (r *fairRun) probe() string {
 	w := r.f.cfg.Humans
 	var path string
-	switch r.s.mode {
+	switch r.s.Mode {
 	case "queue":
 		path = r.path("queue")
 	case "raffle":
@@ -137,7 +137,7 @@ func (r *fairRun) human(ctx context.Context, w int, arrive time.Time, think time
 		}
 		return r.f.proof(w, r.id, func(code string, d time.Duration, _ int) { r.humanCount("", code, d) })
 	}
-	switch r.s.mode {
+	switch r.s.Mode {
 	case "first_come":
 		code, d := r.f.call(w, "POST", r.path("grab"), withProof(), nil)
 		r.humanCount("grab", code, d)
@@ -191,7 +191,7 @@ func (r *fairRun) bot(ctx context.Context, w int) {
 	joined := false
 	for ctx.Err() == nil {
 		// Every action but reading the ticket carries a proof when the goods asks for one.
-		needsProof := r.s.mode != "queue" || !joined || tk.Ticket.State == "admitted"
+		needsProof := r.s.Mode != "queue" || !joined || tk.Ticket.State == "admitted"
 		var h []string
 		if needsProof && r.pow && len(stock) > 0 {
 			h, stock = stock[0], stock[1:]
@@ -201,7 +201,7 @@ func (r *fairRun) bot(ctx context.Context, w int) {
 				continue
 			}
 		}
-		switch r.s.mode {
+		switch r.s.Mode {
 		case "first_come":
 			code, _ := r.f.call(w, "POST", r.path("grab"), h, nil)
 			r.botCount(code)

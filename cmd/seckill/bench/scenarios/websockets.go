@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 // The idle WebSocket bench: a child process (seckill bench-ws-clients) holds
 // the sockets, so the server's memory per socket is measured alone.
@@ -19,7 +19,7 @@ import (
 
 // benchIdleWebSockets opens IdleWS sockets from a child process (so the
 // clients' memory is not counted) and reports the server's memory per socket.
-func benchIdleWebSockets(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
+func benchIdleWebSockets(ctx context.Context, o *Options, t *benchTarget, r *bench.Report) error {
 	if o.IdleWS == 0 {
 		return nil
 	}
@@ -31,7 +31,7 @@ func benchIdleWebSockets(ctx context.Context, o *benchOptions, t *benchTarget, r
 	if err != nil {
 		return err
 	}
-	child := exec.CommandContext(ctx, self, "bench-ws-clients", wsURL(t.URL), strconv.Itoa(o.IdleWS))
+	child := exec.CommandContext(ctx, self, "bench-ws-clients", WSURL(t.URL), strconv.Itoa(o.IdleWS))
 	child.Stderr = os.Stderr
 	stdout, _ := child.StdoutPipe()
 	if err := child.Start(); err != nil {
@@ -56,23 +56,23 @@ func benchIdleWebSockets(ctx context.Context, o *benchOptions, t *benchTarget, r
 	return nil
 }
 
-func wsURL(base string) string {
+func WSURL(base string) string {
 	u, _ := url.Parse(base)
 	u.Scheme = strings.Replace(u.Scheme, "http", "ws", 1)
 	u.Path = "/ws"
 	return u.String()
 }
 
-// benchWSClients is the hidden child mode: open n raw WebSocket connections,
+// wsClients is the hidden child mode: open n raw WebSocket connections,
 // subscribe each to a topic, say "ready", then hold them until killed.
-func benchWSClients(args []string) error {
+func wsClients(args []string) error {
 	u, n, err := childArgs("bench-ws-clients WS_URL N", args)
 	if err != nil {
 		return err
 	}
 	conns := make([]net.Conn, 0, n)
 	for i := 0; i < n; i++ {
-		c, err := rawWebSocket(u, "goods:1", shopperAddr(1<<20+i))
+		c, err := RawWebSocket(u, "goods:1", shopperAddr(1<<20+i))
 		if err != nil {
 			return fmt.Errorf("socket %d: %w", i, err)
 		}
@@ -82,10 +82,10 @@ func benchWSClients(args []string) error {
 	select {}
 }
 
-// rawWebSocket opens a WebSocket with a hand-written handshake and sends one
+// RawWebSocket opens a WebSocket with a hand-written handshake and sends one
 // subscribe frame; it costs the client a socket and nothing else.
 // from is the client's address, forwarded as a proxy would (empty: none).
-func rawWebSocket(u *url.URL, topic, from string) (net.Conn, error) {
+func RawWebSocket(u *url.URL, topic, from string) (net.Conn, error) {
 	c, err := net.DialTimeout("tcp", u.Host, 5*time.Second)
 	if err != nil {
 		return nil, err
@@ -124,4 +124,13 @@ func childArgs(usage string, args []string) (*url.URL, int, error) {
 	}
 	n, err := strconv.Atoi(args[1])
 	return u, n, err
+}
+
+// Child is the hidden child mode called name (bench-ws-clients,
+// bench-slow-bodies: the bench starts its own binary again in them, so
+// the clients' sockets cost this process nothing), or nil. The binary's
+// main, or a test binary's TestMain, runs it before anything else.
+// (bench-crowd-sockets runs from this package's init.)
+func Child(name string) func(args []string) error {
+	return map[string]func([]string) error{"bench-ws-clients": wsClients, "bench-slow-bodies": slowBodies}[name]
 }

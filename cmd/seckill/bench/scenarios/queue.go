@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -11,8 +11,8 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// httpJoin names the waiting-room join scenario's result.
-const httpJoin = "HTTP waiting-room join"
+// HTTPJoin names the waiting-room join scenario's result.
+const HTTPJoin = "HTTP waiting-room join"
 
 // benchQueueJoin is issue 22's waiting room at scale, in the load tool:
 // every request is a shopper joining the waiting room of queue goods before
@@ -22,7 +22,7 @@ const httpJoin = "HTTP waiting-room join"
 // the Redis memory a waiting shopper holds (INFO memory around the turns)
 // and the in-process server's goroutines before and after the turns: the
 // room keeps no goroutine per shopper.
-func benchQueueJoin(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchQueueJoin(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	ids, err := t.queueGoods(o)
 	if err != nil {
 		return nil, err
@@ -30,7 +30,7 @@ func benchQueueJoin(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 	users := int64(len(t.tokens))
 	var mu sync.Mutex
 	goroutines := [2]int{-1, 0} // in the server before the first turn and after the last
-	sc := &scenario{name: httpJoin,
+	sc := &scenario{name: HTTPJoin,
 		op: func(ctx context.Context, w int, i int64) string {
 			return t.loadCall(w, fmt.Sprintf("/api/goods/%d/queue", ids[i/users]), i, nil)
 		},
@@ -90,7 +90,7 @@ func benchQueueJoin(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 // queueGoods creates, through the admin API, enough goods of mode queue
 // (their sale an hour away, so every join waits) for each shopper to join
 // each once over the scenario's requests.
-func (t *benchTarget) queueGoods(o *benchOptions) ([]int64, error) {
+func (t *benchTarget) queueGoods(o *Options) ([]int64, error) {
 	now := time.Now().UTC()
 	slot, err := t.benchSlot("bench waiting rooms", now.Add(time.Hour), now.Add(2*time.Hour))
 	if err != nil {
@@ -118,8 +118,8 @@ func (t *benchTarget) queueGoods(o *benchOptions) ([]int64, error) {
 // waiting shoppers' memory, and the growth of Redis's used memory over the
 // join turns.
 func (t *benchTarget) reportJoins(r *bench.Report) {
-	join, refuse := r.Result(httpJoin), r.Result(httpSoldOut)
-	wj, wr := t.redisWork[httpJoin], t.redisWork[httpSoldOut]
+	join, refuse := r.Result(HTTPJoin), r.Result(httpSoldOut)
+	wj, wr := t.redisWork[HTTPJoin], t.redisWork[httpSoldOut]
 	if join == nil || wj == nil || join.Requests == 0 {
 		return
 	}

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -20,11 +20,11 @@ import (
 
 // Names of the results the win targets compare (issue 14).
 const (
-	httpWins  = "HTTP goods grab, every grab wins"
-	redisWins = "Redis limit, every grab wins (EVALSHA)"
+	HTTPWins  = "HTTP goods grab, every grab wins"
+	RedisWins = "Redis limit, every grab wins (EVALSHA)"
 	httpGrab  = "HTTP goods grab"
-	// httpWinsNoWait is httpWins on a twin that acknowledges without WAIT.
-	httpWinsNoWait = "HTTP goods grab, every grab wins, WAIT off"
+	// HTTPWinsNoWait is HTTPWins on a twin that acknowledges without WAIT.
+	HTTPWinsNoWait = "HTTP goods grab, every grab wins, WAIT off"
 	redisGrab      = "Redis limit (EVALSHA)"
 )
 
@@ -39,13 +39,13 @@ func winsLimit(n, users int) int {
 // (script, live order event, flush row). Each turn ends once the flush has
 // caught up, so the Redis work measured around the turn holds the wins' own
 // follow-up work and none of it spills into the next target's turn.
-func benchGoodsWins(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchGoodsWins(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	limit := winsLimit(o.Requests, len(t.Users))
 	id, err := t.benchGoodsFixtureLimit(ctx, "HTTP goods wins", o.Requests, limit)
 	if err != nil {
 		return nil, err
 	}
-	sc := &scenario{name: httpWins,
+	sc := &scenario{name: HTTPWins,
 		op: func(ctx context.Context, w int, i int64) string {
 			return t.loadCall(w, fmt.Sprintf("/api/goods/%d/grab", id), i, nil)
 		},
@@ -61,7 +61,7 @@ func benchGoodsWins(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 // wait for replicas (REDIS_WAIT_REPLICAS=0), run in the same rounds, so the
 // cost of WAIT is the two scenarios' rates and p99s side by side. It runs
 // only where the masters have replicas (else nothing waits).
-func benchGoodsWinsNoWait(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchGoodsWinsNoWait(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	if t.noWait == nil {
 		return nil, nil
 	}
@@ -71,7 +71,7 @@ func benchGoodsWinsNoWait(ctx context.Context, o *benchOptions, t *benchTarget) 
 		return nil, err
 	}
 	path := fmt.Sprintf("/api/goods/%d/grab", id)
-	sc := &scenario{name: httpWinsNoWait,
+	sc := &scenario{name: HTTPWinsNoWait,
 		op: func(ctx context.Context, w int, i int64) string { return t.callVia(t.noWait, w, path, i, nil) },
 		finish: func(ctx context.Context, res bench.Result, r *bench.Report) error {
 			return t.checkGoods(ctx, r, "goods (every grab wins, WAIT off)", id, int64(o.Requests), int64(limit), res.Codes["ok"])
@@ -84,7 +84,7 @@ func benchGoodsWinsNoWait(ctx context.Context, o *benchOptions, t *benchTarget) 
 // reportWaitCost adds the cost of waiting for replicas: wins with WAIT
 // against wins without, from the same rounds.
 func (t *benchTarget) reportWaitCost(r *bench.Report) {
-	on, off := r.Result(httpWins), r.Result(httpWinsNoWait)
+	on, off := r.Result(HTTPWins), r.Result(HTTPWinsNoWait)
 	switch {
 	case on == nil:
 		return
@@ -98,7 +98,7 @@ func (t *benchTarget) reportWaitCost(r *bench.Report) {
 
 // benchRedisWins runs the grab script alone, as benchRedisLimit does, on
 // goods where every grab wins: the script's own cost on the win path.
-func benchRedisWins(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchRedisWins(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	if t.Goods == nil {
 		return nil, nil
 	}
@@ -106,7 +106,7 @@ func benchRedisWins(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 	if err != nil {
 		return nil, err
 	}
-	sc := &scenario{name: redisWins, op: t.grabScriptOp(id)}
+	sc := &scenario{name: RedisWins, op: t.grabScriptOp(id)}
 	t.measureRedis(ctx, sc, func() { t.settleGoods(ctx, id) })
 	return sc, nil
 }
@@ -375,9 +375,9 @@ func (t *benchTarget) reportRedisWork(r *bench.Report) {
 			r.Extra["CPU per request: "+name] = fmt.Sprintf("Redis %.1f µs (INFO cpu), of it EVALSHA %.1f µs; this process (server and load generator) %.1f µs; commands a request (INFO commandstats, scripts' own calls included): %s", c, e, p, top)
 		}
 	}
-	r.AddRatio("HTTP goods grab, every grab wins / HTTP goods grab (target 1: ≥ 0.8)", httpWins, httpGrab)
-	r.AddRatio("HTTP goods grab, every grab wins / Redis limit, every grab wins", httpWins, redisWins)
-	if win, refuse := r.Result(httpWins), r.Result(httpGrab); win != nil && refuse != nil && refuse.Throughput > 0 {
+	r.AddRatio("HTTP goods grab, every grab wins / HTTP goods grab (target 1: ≥ 0.8)", HTTPWins, httpGrab)
+	r.AddRatio("HTTP goods grab, every grab wins / Redis limit, every grab wins", HTTPWins, RedisWins)
+	if win, refuse := r.Result(HTTPWins), r.Result(httpGrab); win != nil && refuse != nil && refuse.Throughput > 0 {
 		r.Extra["target 1: wins vs refusals"] = fmt.Sprintf("%.0f wins/s against %.0f grabs/s (%.1f%% refused): %.2f× (target ≥ 0.8); p99 %.2f ms against %.2f ms (target ≤ 25 ms)",
 			win.Throughput, refuse.Throughput, 100*float64(refuse.Requests-refuse.Codes["ok"])/float64(max(refuse.Requests, 1)),
 			win.Throughput/refuse.Throughput, win.Latency.P99, refuse.Latency.P99)
@@ -385,16 +385,16 @@ func (t *benchTarget) reportRedisWork(r *bench.Report) {
 	if embedded {
 		r.Extra["target 2: Redis work per win vs the grab script alone"] = notMeasured(errEmbeddedInfo)
 	}
-	if a, b := cpu[httpWins], cpu[redisWins]; a > 0 && b > 0 {
+	if a, b := cpu[HTTPWins], cpu[RedisWins]; a > 0 && b > 0 {
 		r.Extra["target 2: Redis work per win vs the grab script alone"] = fmt.Sprintf(
 			"%.1f µs Redis CPU per HTTP win against %.1f µs per bare grab script win: %.2f× (target ≤ 1.5); EVALSHA time %.1f µs against %.1f µs; a refusal over HTTP %.1f µs, a bare refused script %.1f µs",
-			a, b, a/b, evalsha[httpWins], evalsha[redisWins], cpu[httpGrab], cpu[redisGrab])
+			a, b, a/b, evalsha[HTTPWins], evalsha[RedisWins], cpu[httpGrab], cpu[redisGrab])
 	}
-	if a, b := proc[httpWins], proc[httpGrab]; embedded && a > 0 && b > 0 {
+	if a, b := proc[HTTPWins], proc[httpGrab]; embedded && a > 0 && b > 0 {
 		r.Extra["machine CPU per win vs per refusal"] = fmt.Sprintf("%.1f µs per HTTP win against %.1f µs per HTTP grab of the refusal run (this process: server, load generator and the embedded Redis together): a win costs %.2f× a refusal, so on a saturated machine wins/refusals ≤ %.2f",
 			a, b, a/b, b/a)
-	} else if a, b := proc[httpWins]+cpu[httpWins], proc[httpGrab]+cpu[httpGrab]; a > 0 && b > 0 {
+	} else if a, b := proc[HTTPWins]+cpu[HTTPWins], proc[httpGrab]+cpu[httpGrab]; a > 0 && b > 0 {
 		r.Extra["machine CPU per win vs per refusal"] = fmt.Sprintf("%.1f µs (process %.1f + Redis %.1f) per HTTP win against %.1f µs (%.1f + %.1f) per HTTP grab of the refusal run: a win costs %.2f× a refusal, so on a saturated machine wins/refusals ≤ %.2f",
-			a, proc[httpWins], cpu[httpWins], b, proc[httpGrab], cpu[httpGrab], a/b, b/a)
+			a, proc[HTTPWins], cpu[HTTPWins], b, proc[httpGrab], cpu[httpGrab], a/b, b/a)
 	}
 }

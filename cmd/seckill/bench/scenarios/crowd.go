@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 // The crowd: the reads of a sale (docs/ARCHITECTURE.md, "Reads at sale time").
 // Before and at the start of a sale the crowd reads far more than it grabs.
@@ -11,11 +11,11 @@ package main
 // until the sale starts, and one grab at the start. Odd shoppers read
 // anonymously (no cookie; their grab carries their token), even ones
 // signed in (the session cookie). Meanwhile a second process holds
-// -crowd-live sockets on the goods (bench_crowd_sockets.go).
+// -crowd-live sockets on the goods (crowd_sockets.go).
 //
 // Once the crowd is through, each kind of read is measured in a closed
 // loop at -c connections against a no-op (GET /healthz) in the same rounds
-// (bench_crowd_reads.go), and stock changes are timed to every live socket.
+// (crowd_reads.go), and stock changes are timed to every live socket.
 
 import (
 	"context"
@@ -38,8 +38,8 @@ import (
 	"github.com/seckill/seckill/handlers"
 )
 
-// crowdConfig are the crowd's knobs (-crowd-…).
-type crowdConfig struct {
+// CrowdConfig are the crowd's knobs (-crowd-…).
+type CrowdConfig struct {
 	Shoppers int           // shoppers in the crowd
 	Live     int           // live sockets held by the second process
 	Arrive   time.Duration // the shoppers arrive evenly over this
@@ -48,15 +48,15 @@ type crowdConfig struct {
 	ReadFor  time.Duration // the most a kind of read is loaded, over all its rounds
 }
 
-func defaultCrowdConfig() crowdConfig {
-	return crowdConfig{Shoppers: 20000, Live: 10000, Arrive: 20 * time.Second, Lead: 5 * time.Second, Probes: 5, ReadFor: 15 * time.Second}
+func defaultCrowdConfig() CrowdConfig {
+	return CrowdConfig{Shoppers: 20000, Live: 10000, Arrive: 20 * time.Second, Lead: 5 * time.Second, Probes: 5, ReadFor: 15 * time.Second}
 }
 
-func smokeCrowdConfig() crowdConfig {
-	return crowdConfig{Shoppers: 50, Live: 20, Arrive: time.Second, Lead: 2 * time.Second, Probes: 3, ReadFor: 10 * time.Second}
+func smokeCrowdConfig() CrowdConfig {
+	return CrowdConfig{Shoppers: 50, Live: 20, Arrive: time.Second, Lead: 2 * time.Second, Probes: 3, ReadFor: 10 * time.Second}
 }
 
-func (c *crowdConfig) flags(fs *flag.FlagSet) {
+func (c *CrowdConfig) flags(fs *flag.FlagSet) {
 	fs.IntVar(&c.Shoppers, "crowd", c.Shoppers, "crowd: shoppers who load the pages, subscribe, poll and grab once")
 	fs.IntVar(&c.Live, "crowd-live", c.Live, "crowd: live WebSocket clients held by a second process (stock event lag)")
 	fs.DurationVar(&c.Arrive, "crowd-arrive", c.Arrive, "crowd: the shoppers arrive evenly over this")
@@ -69,7 +69,7 @@ func (c *crowdConfig) flags(fs *flag.FlagSet) {
 // every live socket, under a process's 20,000 open files.
 const maxLiveSockets = 15000
 
-func (c crowdConfig) check() error {
+func (c CrowdConfig) check() error {
 	if c.Shoppers < 1 || c.Live < 0 || c.Probes < 0 || c.Arrive < 0 || c.Lead < 0 || c.ReadFor <= 0 {
 		return fmt.Errorf("bench: -crowd must be positive, -crowd-live, -crowd-probes, -crowd-arrive and -crowd-lead not negative, -crowd-read-for positive")
 	}
@@ -82,7 +82,7 @@ func (c crowdConfig) check() error {
 // crowd is one run of the crowd against t.
 type crowd struct {
 	t       *benchTarget
-	cfg     crowdConfig
+	cfg     CrowdConfig
 	client  *crowdClient
 	pool    chan int // the client's workers, lent one request at a time
 	tokens  []string // shopper k's token
@@ -99,7 +99,7 @@ type crowd struct {
 }
 
 // benchCrowd runs the crowd and adds its tables, measures and targets to r.
-func benchCrowd(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.Report) error {
+func benchCrowd(ctx context.Context, o *Options, t *benchTarget, r *bench.Report) error {
 	cfg := o.Crowd
 	c, err := newCrowd(ctx, o, t)
 	if err != nil {
@@ -156,7 +156,7 @@ func benchCrowd(ctx context.Context, o *benchOptions, t *benchTarget, r *bench.R
 
 // newCrowd makes the crowd's shoppers: the bench's own, and as many more as
 // the crowd needs, each with a token and an address.
-func newCrowd(ctx context.Context, o *benchOptions, t *benchTarget) (*crowd, error) {
+func newCrowd(ctx context.Context, o *Options, t *benchTarget) (*crowd, error) {
 	c := &crowd{t: t, cfg: o.Crowd, tokens: append([]string(nil), t.tokens...), addrs: append([]string(nil), t.addrs...)}
 	if more := o.Crowd.Shoppers - len(c.tokens); more > 0 {
 		users, err := t.Accounts.SeedUsers(ctx, fmt.Sprintf("crowd%d_", time.Now().Unix()%100000), "bench-password", more)
@@ -220,8 +220,8 @@ func (c *crowd) run(ctx context.Context, start time.Time) int64 {
 
 // Who reads: the labels of the report.
 const (
-	whoAnon   = "anonymous"
-	whoSigned = "signed in"
+	WhoAnon   = "anonymous"
+	WhoSigned = "signed in"
 )
 
 // shopper k's visit: the pages and their files, the socket, the polls, the grab.
@@ -229,9 +229,9 @@ func (c *crowd) shopper(ctx context.Context, k int, arrive, start time.Time) {
 	if !sleepUntil(ctx, arrive) {
 		return
 	}
-	who, cookie := whoSigned, c.tokens[k]
+	who, cookie := WhoSigned, c.tokens[k]
 	if k%2 == 1 {
-		who, cookie = whoAnon, ""
+		who, cookie = WhoAnon, ""
 	}
 	head := headBlock(c.addrs[k], cookie)
 	front, _ := c.page(ctx, "front page", who, "/", head)
@@ -374,7 +374,7 @@ func (c *crowd) subscribe(ctx context.Context, k int, cookie string, topics []st
 		h["Cookie"] = []string{handlers.SessionCookie + "=" + cookie}
 	}
 	d := websocket.Dialer{HandshakeTimeout: 10 * time.Second}
-	ws, _, err := d.DialContext(ctx, wsURL(c.t.URL), h)
+	ws, _, err := d.DialContext(ctx, WSURL(c.t.URL), h)
 	if err != nil {
 		return -1
 	}
@@ -496,7 +496,7 @@ func (s *crowdStats) codes(kind, code string) int64 {
 var crowdKinds = []string{"front page", "goods page", "static file", "WebSocket open + subscribe", "goods JSON catch-up", "slot goods catch-up", "goods JSON poll", "grab"}
 
 // table is the crowd's own table: each kind of request as the crowd made it.
-func (c *crowd) table(o *benchOptions, start time.Time, secs float64, liveNote string) bench.Table {
+func (c *crowd) table(o *Options, start time.Time, secs float64, liveNote string) bench.Table {
 	s := &c.stats
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -75,7 +75,7 @@ func (f *fairBench) powPhases(ctx context.Context) (*powResult, error) {
 // powPhase sets up a live first-come sale with the phase's bits and lets
 // every bot account fire at it for PowFor, measuring rate and CPU.
 func (f *fairBench) powPhase(ctx context.Context, p *powPhase) error {
-	s := fairSale{label: fmt.Sprintf("fleet, pow_bits %d", p.bits), mode: "first_come"}
+	s := FairSale{Label: fmt.Sprintf("fleet, pow_bits %d", p.bits), Mode: "first_come"}
 	g, err := f.fixture(s, fairTimes{start: time.Now().Add(-time.Minute)}, f.cfg.Stock, p.bits)
 	if err != nil {
 		return err
@@ -134,8 +134,8 @@ func (f *fairBench) powPhase(ctx context.Context, p *powPhase) error {
 	return nil
 }
 
-// fairPowMeasure names the ratio in the report's measures.
-const fairPowMeasure = "fair: the fleet's requests per CPU-second, without ÷ with proof of work"
+// FairPowMeasure names the ratio in the report's measures.
+const FairPowMeasure = "fair: the fleet's requests per CPU-second, without ÷ with proof of work"
 
 // report adds the fleet's table and the ratio to r.
 func (pr *powResult) report(r *bench.Report) {
@@ -172,6 +172,6 @@ func (pr *powResult) report(r *bench.Report) {
 	tab.Notes = append(tab.Notes, redisNote, fmt.Sprintf("The fleet's requests (grabs and challenges) per CPU-second fell %.1f× with the proof of work (requests a second %.1f×, grabs a second %.1f×); target ≥ 10×: %s.",
 		ratio, pr.without.rate()/max(pr.with.rate(), 1e-9), pr.without.grabRate()/max(pr.with.grabRate(), 1e-9), verdict))
 	r.Tables = append(r.Tables, tab)
-	r.Extra[fairPowMeasure] = fmt.Sprintf("%.1f× (%.0f ÷ %.0f; requests a second %.0f ÷ %.0f; pow_bits %d)",
+	r.Extra[FairPowMeasure] = fmt.Sprintf("%.1f× (%.0f ÷ %.0f; requests a second %.0f ÷ %.0f; pow_bits %d)",
 		ratio, pr.without.perCPU(), pr.with.perCPU(), pr.without.rate(), pr.with.rate(), pr.with.bits)
 }

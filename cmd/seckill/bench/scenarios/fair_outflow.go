@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -62,13 +62,13 @@ func (f *fairBench) outflowPhase(ctx context.Context) (*outflowResult, error) {
 		res.unavailable = "not measured: a remote server's grab path cannot be slowed from here"
 		return res, nil
 	}
-	s := fairSale{label: "automatic outflow", mode: "queue"}
+	s := FairSale{Label: "automatic outflow", Mode: "queue"}
 	start := time.Now().Add(5 * time.Second)
 	slot, err := f.t.benchSlot("fair outflow", start.UTC().Truncate(time.Millisecond), start.Add(time.Hour).UTC().Truncate(time.Second))
 	if err != nil {
 		return nil, err
 	}
-	body := map[string]any{"slot_id": slot, "title": "fair " + s.label, "description": "fair-sale bench", "price_cents": 9900,
+	body := map[string]any{"slot_id": slot, "title": "fair " + s.Label, "description": "fair-sale bench", "price_cents": 9900,
 		"seckill_price_cents": 990, "stock": 2 * len(f.shoppers), "limit_per_user": 1, "mode": "queue", "queue_rate": 0, "admission_seconds": 60}
 	var g goodsView
 	if code := f.t.benchCall("POST", "/api/admin/goods", f.t.admin, body, &g); code != "ok" {

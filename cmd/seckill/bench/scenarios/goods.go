@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -35,7 +35,7 @@ func (t *benchTarget) benchSlot(title string, start, end time.Time) (int64, erro
 
 // benchGoods grabs seckill goods over HTTP with WebSocket watchers, then
 // checks no oversell, nobody over the limit, and SQLite equal to Redis.
-func benchGoods(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchGoods(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	id, err := t.benchGoodsFixture(ctx, "HTTP goods", o.Stock)
 	if err != nil {
 		return nil, err
@@ -103,7 +103,7 @@ func maxOrdersPerUser(ctx context.Context, sq *sqldb.DB, goodsID int64) (int64, 
 // benchRedisLimit runs the same grab script straight from Go at the same
 // concurrency, with no HTTP and nothing after it (no expiry task, no live
 // events): the most the grab could do on this machine.
-func benchRedisLimit(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchRedisLimit(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	if t.Goods == nil {
 		return nil, nil // remote target: the bench has no Redis of its own
 	}
@@ -117,7 +117,7 @@ func benchRedisLimit(ctx context.Context, o *benchOptions, t *benchTarget) (*sce
 }
 
 // benchNaive grabs through the SQLite-transaction baseline behind the same server.
-func benchNaive(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchNaive(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	if t.naive == nil {
 		return nil, nil // only an in-process server mounts the baseline
 	}

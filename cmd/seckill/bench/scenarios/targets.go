@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"fmt"
@@ -21,8 +21,8 @@ const (
 // win the run measured, with the ratio it was judged on (the refusal's are
 // reportSoldOut's).
 func (t *benchTarget) reportWinTargets(r *bench.Report) {
-	floor, win := r.Result(httpFloor), r.Result(httpWins)
-	wf, ww := t.redisWork[httpFloor], t.redisWork[httpWins]
+	floor, win := r.Result(HTTPFloor), r.Result(HTTPWins)
+	wf, ww := t.redisWork[HTTPFloor], t.redisWork[HTTPWins]
 	if win != nil && ww != nil && win.Requests > 0 {
 		if ww.err == nil {
 			c, _, p, _ := ww.perOp(win)

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // httpSoldOut names the sold-out scenario's result.
 const httpSoldOut = "HTTP grab of a sold-out item (refusals)"
 
-func benchSoldOut(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchSoldOut(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	id, err := t.benchGoodsFixtureShards(ctx, "sold out", 1, 1, 1)
 	if err != nil {
 		return nil, err
@@ -35,8 +35,8 @@ func benchSoldOut(ctx context.Context, o *benchOptions, t *benchTarget) (*scenar
 // reportSoldOut adds the issue 21 targets: a sold-out refusal against a
 // no-op request of the same run.
 func (t *benchTarget) reportSoldOut(r *bench.Report) {
-	refuse, floor := r.Result(httpSoldOut), r.Result(httpFloor)
-	wr, wf := t.redisWork[httpSoldOut], t.redisWork[httpFloor]
+	refuse, floor := r.Result(httpSoldOut), r.Result(HTTPFloor)
+	wr, wf := t.redisWork[httpSoldOut], t.redisWork[HTTPFloor]
 	if refuse == nil || floor == nil || wr == nil || wf == nil || refuse.Requests == 0 || floor.Requests == 0 {
 		return
 	}

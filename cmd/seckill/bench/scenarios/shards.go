@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"context"
@@ -22,39 +22,39 @@ import (
 // CPU. On a three-node cluster K = 3 should put about a third on each node
 // (target: the hottest ≤ 45%); on one Redis the shares are 100% either way.
 
-// hotItemName names the hot-item scenario of k buckets.
-func hotItemName(k int, soldOut bool) string {
+// HotItemName names the hot-item scenario of k buckets.
+func HotItemName(k int, soldOut bool) string {
 	if soldOut {
 		return fmt.Sprintf("HTTP hot item, -stock units then sold out, K=%d", k)
 	}
 	return fmt.Sprintf("HTTP hot item, every grab wins, K=%d", k)
 }
 
-func benchHotItem1(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchHotItem1(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	return benchHotItem(ctx, o, t, 1, false)
 }
 
-func benchHotItem3(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchHotItem3(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	return benchHotItem(ctx, o, t, 3, false)
 }
 
-func benchHotSoldOut1(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchHotSoldOut1(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	return benchHotItem(ctx, o, t, 1, true)
 }
 
-func benchHotSoldOut3(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchHotSoldOut3(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	return benchHotItem(ctx, o, t, 3, true)
 }
 
 // benchHotItem grabs one item of k buckets: with stock for every request
 // and a limit that never refuses, or (soldOut) with -stock units and a
 // limit of 1, so most grabs meet an empty bucket.
-func benchHotItem(ctx context.Context, o *benchOptions, t *benchTarget, k int, soldOut bool) (*scenario, error) {
+func benchHotItem(ctx context.Context, o *Options, t *benchTarget, k int, soldOut bool) (*scenario, error) {
 	stock, limit := o.Requests, winsLimit(o.Requests, len(t.Users))
 	if soldOut {
 		stock, limit = o.Stock, 1
 	}
-	name, label := hotItemName(k, soldOut), fmt.Sprintf("hot item K=%d", k)
+	name, label := HotItemName(k, soldOut), fmt.Sprintf("hot item K=%d", k)
 	if soldOut {
 		label += " (sold out)"
 	}

@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 // The crowd's live sockets: a second process (seckill bench-crowd-sockets)
 // holds them, so neither this process's open files nor its CPU pay for the
@@ -38,7 +38,8 @@ const crowdSocketsMode = "bench-crowd-sockets"
 const crowdSocketBase = 1 << 21
 
 // The child mode runs before main (or a test binary's TestMain), from the
-// binary the bench starts again.
+// binary the bench starts again: any binary that links this package (seckill,
+// the test binaries of cmd/seckill and of this package).
 func init() {
 	if len(os.Args) > 1 && os.Args[1] == crowdSocketsMode {
 		if err := crowdSocketsChild(os.Args[2:], os.Stdin, os.Stdout); err != nil {
@@ -332,7 +333,7 @@ func startLiveCrowd(base string, n int) (*liveCrowd, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &liveCrowd{cmd: exec.Command(self, crowdSocketsMode, wsURL(base), strconv.Itoa(n)), lines: make(chan string, 1024)}
+	l := &liveCrowd{cmd: exec.Command(self, crowdSocketsMode, WSURL(base), strconv.Itoa(n)), lines: make(chan string, 1024)}
 	l.cmd.Stderr = os.Stderr
 	if l.in, err = l.cmd.StdinPipe(); err != nil {
 		return nil, err

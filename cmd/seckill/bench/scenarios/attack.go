@@ -1,4 +1,4 @@
-package main
+package scenarios
 
 import (
 	"bufio"
@@ -23,8 +23,8 @@ import (
 const (
 	attackGuessers   = 16
 	attackSlowBodies = 1000
-	underAttack      = "HTTP goods grab under attack"
-	limitsOff        = "HTTP goods grab, limits off"
+	UnderAttack      = "HTTP goods grab under attack"
+	LimitsOff        = "HTTP goods grab, limits off"
 )
 
 // attack is what the attackers did over every turn.
@@ -43,7 +43,7 @@ func (a *attack) count(m map[string]int64, code string) {
 }
 
 // benchUnderAttack grabs goods as the plain goods scenario does, with the attack running through each turn.
-func benchUnderAttack(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchUnderAttack(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	id, err := t.benchGoodsFixture(ctx, "goods under attack", o.Stock)
 	if err != nil {
 		return nil, err
@@ -125,7 +125,7 @@ func benchUnderAttack(ctx context.Context, o *benchOptions, t *benchTarget) (*sc
 			slow()
 		}
 	}
-	return &scenario{name: underAttack, turn: turn,
+	return &scenario{name: UnderAttack, turn: turn,
 		op: func(ctx context.Context, w int, i int64) string {
 			return t.loadCall(w, grabPath, i, nil)
 		},
@@ -164,7 +164,7 @@ func benchUnderAttack(ctx context.Context, o *benchOptions, t *benchTarget) (*sc
 // benchLimitsOff grabs through a second web process of the same binary with
 // every abuse limit off: the cost of the limits on the allowed path is the
 // plain goods scenario's rate against this one's, in the same run.
-func benchLimitsOff(ctx context.Context, o *benchOptions, t *benchTarget) (*scenario, error) {
+func benchLimitsOff(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
 	if t.unlimited == nil {
 		return nil, nil // only the in-process bench can start the twin
 	}
@@ -173,7 +173,7 @@ func benchLimitsOff(ctx context.Context, o *benchOptions, t *benchTarget) (*scen
 		return nil, err
 	}
 	path := fmt.Sprintf("/api/goods/%d/grab", id)
-	return &scenario{name: limitsOff,
+	return &scenario{name: LimitsOff,
 		op: func(ctx context.Context, w int, i int64) string { return t.callVia(t.unlimited, w, path, i, nil) },
 	}, nil
 }
@@ -210,10 +210,10 @@ func startSlowBodies(ctx context.Context, base string, n int) (func(), error) {
 	return stop, nil
 }
 
-// benchSlowBodies is the hidden child mode: hold n connections that each
+// slowBodies is the hidden child mode: hold n connections that each
 // declare a 64 KiB JSON body and send one byte of it, dialling again when the
 // server closes one, until killed.
-func benchSlowBodies(args []string) error {
+func slowBodies(args []string) error {
 	u, n, err := childArgs("bench-slow-bodies URL N", args)
 	if err != nil {
 		return err
