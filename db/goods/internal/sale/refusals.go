@@ -320,7 +320,8 @@ var refusalCodes = map[string]bool{"sold_out": true, "ended": true, "not_started
 
 // refusalMemo is the engine's last stage: a grab this process knows the
 // script would refuse is refused here; every answer Redis gives is learnt.
-// A keyed grab's answer is kept in Redis for its retries: it asks there.
+// A keyed grab's answer is kept in Redis for its retries: it asks there,
+// and what it is told (perhaps its first answer again) is not learnt.
 type refusalMemo struct{ s *Sale }
 
 func (r refusalMemo) Check(ctx context.Context, g Grab) (func(Outcome), error) {
@@ -354,6 +355,15 @@ func (r refusalMemo) Check(ctx context.Context, g Grab) (func(Outcome), error) {
 			// The goods' first win or refusal here: later refusals may come
 			// from memory. This one was asked before the memo: no epoch.
 			memo, epoch = s.saleMemo(g.Goods), -1
+		}
+		if g.Request != "" && code != "ok" {
+			// A keyed grab's answer may be its first one, kept in Redis and
+			// replayed: a limit_reached from before a cancel, a sold out
+			// from before a unit came back. It says nothing of now.
+			if refusalCodes[code] {
+				s.memos.redisOps.Add(1)
+			}
+			return
 		}
 		if memo != nil {
 			s.learnRefusal(ctx, memo, code, g.User, g.Goods, epoch)

@@ -207,3 +207,27 @@ func TestRefusalsFromMemoryStartAndLimit(t *testing.T) {
 	}
 	e.Grab(1, g.ID) // back under the limit
 }
+
+// A keyed grab's retry is answered its first answer again, which may be
+// stale: the memo learns nothing from it. (The model checker found this: a
+// shopper's keyed retry replayed limit_reached after one of their orders
+// was cancelled, and every later grab of theirs was refused from memory.)
+func TestKeyedRetryTeachesTheMemoNothing(t *testing.T) {
+	goodstest.EachShards(t, func(t *testing.T, k int) {
+		e := goodstest.NewK(t, k)
+		follow(t, e.S)
+		g := e.LiveGoods(3, 1)
+		o := e.Grab(1, g.ID)
+		keyed := db.WithIdempotencyKey(e.Ctx, "retried")
+		_, err := e.S.Grab(keyed, 1, g.ID)
+		goodstest.WantCode(t, "at the limit, keyed", err, db.ELIMITREACHED)
+		if _, err := e.S.CancelOrder(e.Ctx, 1, o.ID); err != nil {
+			t.Fatal(err)
+		}
+		_, err = e.S.Grab(keyed, 1, g.ID)
+		goodstest.WantCode(t, "the keyed retry, its first answer", err, db.ELIMITREACHED)
+		if _, err := e.S.Grab(e.Ctx, 1, g.ID); err != nil {
+			t.Fatalf("under the limit again after the cancel: %v", err)
+		}
+	})
+}
