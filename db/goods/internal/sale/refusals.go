@@ -347,6 +347,12 @@ func (r refusalMemo) Check(ctx context.Context, g Grab) (func(Outcome), error) {
 			if err := memo.refusal(g.User, s.Now()); err != nil {
 				return nil, err
 			}
+		} else {
+			// A keyed grab may be told its first answer again, kept in
+			// Redis: a limit_reached from before a cancel, a sold out from
+			// before a unit came back. It says nothing of now: learnt
+			// under no epoch, it is never used.
+			epoch = -1
 		}
 	}
 	return func(o Outcome) {
@@ -355,15 +361,6 @@ func (r refusalMemo) Check(ctx context.Context, g Grab) (func(Outcome), error) {
 			// The goods' first win or refusal here: later refusals may come
 			// from memory. This one was asked before the memo: no epoch.
 			memo, epoch = s.saleMemo(g.Goods), -1
-		}
-		if g.Request != "" && code != "ok" {
-			// A keyed grab's answer may be its first one, kept in Redis and
-			// replayed: a limit_reached from before a cancel, a sold out
-			// from before a unit came back. It says nothing of now.
-			if refusalCodes[code] {
-				s.memos.redisOps.Add(1)
-			}
-			return
 		}
 		if memo != nil {
 			s.learnRefusal(ctx, memo, code, g.User, g.Goods, epoch)
