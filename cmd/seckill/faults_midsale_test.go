@@ -318,15 +318,25 @@ func TestRedisRestartedEmptyMidSale(t *testing.T) {
 	})
 	t.Logf("Redis restarted empty mid-sale: answers by status %v", s.statuses)
 	var have, failed map[int64]int64
+	var unsettled []int64 // acknowledged, and neither kept nor failed yet
+	defer func() {
+		if t.Failed() { // what the store held at the last look, to tell a slow settle from a wrong one
+			var conflicts int
+			store.R.QueryRow(`SELECT COUNT(*) FROM order_conflicts WHERE goods_id = ?`, g.ID).Scan(&conflicts)
+			t.Logf("the store holds %d live orders (stock %d), %d failed, %d refused; %d acknowledged orders in neither: %v",
+				len(have), stock, len(failed), conflicts, len(unsettled), unsettled[:min(len(unsettled), 20)])
+		}
+	}()
 	eventually(t, 2*time.Minute, "every acknowledged order kept, or failed and told", func() bool {
 		have = pairs(t, store, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'unpaid'`, g.ID)
 		failed = pairs(t, store, `SELECT id, user_id FROM orders WHERE goods_id = ? AND status = 'failed'`, g.ID)
+		unsettled = unsettled[:0]
 		for id, uid := range s.acked {
 			if have[id] != uid && failed[id] != uid {
-				return false
+				unsettled = append(unsettled, id)
 			}
 		}
-		return int64(len(have)) == stock
+		return len(unsettled) == 0 && int64(len(have)) == stock
 	})
 	told := pairs(t, store, `SELECT user_id, COUNT(*) FROM notifications WHERE kind = 'order_failed' AND goods_id = ?`+
 		` GROUP BY user_id`, g.ID)

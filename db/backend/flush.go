@@ -136,6 +136,16 @@ func (b *Backend) takeLane(ctx context.Context, q FlushQueue) (*lease, error) {
 
 type waitKey struct{}
 
+type batchTakenKey struct{}
+
+// BatchTaken makes the flushes under ctx show f each batch they take, before
+// they apply it: the flusher holds the lane's lease and fencing number and
+// the batch is in processing. Tests stand a flusher still there, where a
+// Redis restart or a pause meets it.
+func BatchTaken(ctx context.Context, f func(records []string)) context.Context {
+	return context.WithValue(ctx, batchTakenKey{}, f)
+}
+
 // WaitLanes makes the flushes under ctx wait up to d for a lane another
 // flusher holds, instead of skipping it: for a caller that needs the
 // records in the store now (a checkout, a refund), not by the next tick.
@@ -156,6 +166,9 @@ func (b *Backend) flushBatches(ctx context.Context, q FlushQueue, l *lease, appl
 		}
 		if leftover {
 			b.Flushes.Takeovers.Add(1)
+		}
+		if f, ok := ctx.Value(batchTakenKey{}).(func([]string)); ok {
+			f(recs)
 		}
 		err = b.SQL.TxQuiet(ctx, FlushLeaseTTL, func(tx *sql.Tx) error {
 			if err := apply(tx, recs); err != nil {

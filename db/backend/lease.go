@@ -36,6 +36,13 @@ import (
 //  4. Releasing the batch's processing list is a compare-and-delete of the
 //     batch it applied, and releasing the lease a compare-and-delete of its
 //     token: a late flusher frees neither its successor's batch nor lease.
+//  5. Whoever rebuilds Redis from the store after Redis lost an item (a
+//     restart without persistence) first takes the item's lanes' next
+//     fencing numbers (FenceLanes), as a successor would: a batch taken
+//     from the Redis that was lost has then committed, and the rebuild reads
+//     it, or never commits. Without it a flusher still at work when Redis
+//     came back empty could commit after the rebuild's read, and the units
+//     its orders hold would be sold again.
 //
 // A flush that finds a lane's lease taken skips that lane (its holder
 // drains it) and counts a lease wait; one under WaitLanes waits for it.
@@ -110,6 +117,20 @@ func (b *Backend) nextFence(ctx context.Context, lane string) (int64, error) {
 		return 0, fmt.Errorf("take a fencing number of %s: %w", lane, err)
 	}
 	return fence, nil
+}
+
+// FenceLanes takes the next fencing number of each of qs's lanes, with no
+// lease (step 5 above): a batch of those lanes that a flusher holds now
+// has committed when this returns (commitFence holds the lane's row until
+// its commit, so the upsert waits), or it never will. A flush that starts
+// afterwards takes a newer number and goes on as usual.
+func (b *Backend) FenceLanes(ctx context.Context, qs ...FlushQueue) error {
+	for _, q := range qs {
+		if _, err := b.nextFence(ctx, q.Pending); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // holdLease runs the renewals of l while the lane is flushed: it returns

@@ -132,3 +132,20 @@ func (s *Ledger) VoidOrder(ctx context.Context, o *model.Order) (string, string,
 	a, err := sale.ParseAnswer(goodsID, res)
 	return a.Code, a.Rec, err
 }
+
+// LoseGoods takes the goods out of Redis as a restart without persistence
+// would, every bucket's keys and its flush lanes' processing lists, but
+// leaves the lanes' leases: the moment after the restart, before a flusher
+// at work has noticed.
+func (s *Ledger) LoseGoods(ctx context.Context, goodsID int64) error {
+	bs, err := s.BucketsOfGoods(ctx, goodsID)
+	if err != nil {
+		return err
+	}
+	for _, b := range bs {
+		if err := s.Redis.Del(ctx, append(sale.ScriptKeys(b), sale.FlushQueue(b).Processing)...).Err(); err != nil {
+			return err
+		}
+	}
+	return s.Redis.SRem(ctx, sale.ActiveKey, goodsID).Err()
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/model"
 )
 
@@ -183,11 +184,22 @@ func goodsShards(g *model.Goods) int { return max(g.Shards, 1) }
 // it reports whether this call loaded it. Bucket 0 goes last, so goods whose
 // bucket 0 is in Redis has all its buckets there.
 func (s *Sale) Load(ctx context.Context, g *model.Goods) (bool, error) {
+	k := goodsShards(g)
+	// After a Redis loss a flusher may still hold a batch of the lost Redis's
+	// orders: fenced first, it has committed before the store is read, or
+	// never commits (db/backend/lease.go, step 5), so no unit its orders hold
+	// is sold again.
+	lanes := make([]backend.FlushQueue, k)
+	for n := range k {
+		lanes[n] = FlushQueue(Bucket{Goods: g.ID, N: n, K: k})
+	}
+	if err := s.FenceLanes(ctx, lanes...); err != nil {
+		return false, fmt.Errorf("load goods %d: %w", g.ID, err)
+	}
 	sts, err := s.rebuildState(ctx, g)
 	if err != nil {
 		return false, err
 	}
-	k := goodsShards(g)
 	j := func(v any) string { b, _ := json.Marshal(v); return string(b) }
 	loaded := false
 	for n := k - 1; n >= 0; n-- {
