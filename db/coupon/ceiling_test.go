@@ -7,6 +7,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/rdb"
 )
 
@@ -97,4 +99,44 @@ func (cs *testService) checkKept(t *testing.T, couponID int64, given map[int64]i
 	if n := cs.dbCount(t, `SELECT COUNT(*) FROM coupon_conflicts WHERE coupon_id = ?`, couponID); n != 0 {
 		t.Errorf("%d grabs refused by the durable guard", n)
 	}
+}
+
+// The same when a flusher still holds a batch of the lost Redis's grabs: the
+// template loaded again fences its lane before it counts the store's grabs,
+// so that batch has committed and is counted, or never commits. Here it
+// stands between taking its batch and applying it while Redis loses the
+// template (every key but the lane's lease: the moment before the flusher
+// notices), and the shoppers whose grabs it holds grab again, limit one
+// each. No grab acknowledged after the loss is refused by the store.
+func TestCouponReloadFencesAFlushAtWork(t *testing.T) {
+	ctx := context.Background()
+	cs := newService(t)
+	now := time.Now()
+	c := cs.create(t, 40, 1, now.Add(-time.Minute), now.Add(time.Hour))
+	users := cs.users(t, "f", 10)
+	cs.grabAll(t, c.ID, users, nil)
+	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		first := true
+		done <- cs.FlushAll(backend.BatchTaken(ctx, func([]string) {
+			if first {
+				first = false
+				close(held)
+				<-release
+			}
+		}), cs.FlushGrabs)
+	}()
+	<-held
+	lease := backend.LeaseKey(coupon.GrabQueue(c.ID))
+	for _, k := range cs.templateKeys(t, c.ID) {
+		if k != lease {
+			cs.redis.Client.Del(ctx, k)
+		}
+	}
+	given := cs.grabAll(t, c.ID, users, nil) // the lost grabs never reached the store: each may grab again
+	close(release)
+	if err := <-done; err == nil || cs.Flushes.Fenced.Load() != 1 {
+		t.Errorf("the flush of the lost Redis's grabs ended with %v (%d batches fenced off), want it fenced off", err, cs.Flushes.Fenced.Load())
+	}
+	cs.checkKept(t, c.ID, given)
 }

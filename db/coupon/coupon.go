@@ -186,6 +186,12 @@ func (s *Service) load(ctx context.Context, c *model.Coupon) error {
 	} else if n == 1 {
 		return nil
 	}
+	// A flusher may still hold grabs of the Redis that lost it: fenced
+	// first, they have committed before the counts are read, or never
+	// commit (db/backend/lease.go, step 5).
+	if err := s.FenceLanes(ctx, grabQueue(c.ID)); err != nil {
+		return fmt.Errorf("load coupon %d: %w", c.ID, err)
+	}
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT user_id, COUNT(*) FROM user_coupons WHERE coupon_id = ? GROUP BY user_id`, c.ID)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/redpacket"
@@ -125,6 +126,78 @@ func expireAndCheckRefund(t *testing.T, s *redpacket.Service, id int64, given ma
 		s.SQL.R.QueryRow(`SELECT COALESCE(user_id, 0) FROM redpacket_shares WHERE redpacket_id = ? AND seq = ?`, id, seq).Scan(&holder)
 		if holder != u && holder != 0 {
 			t.Errorf("share %s acknowledged to shopper %d is shopper %d's in the store", seq, u, holder)
+		}
+	}
+}
+
+// The same when a flusher still holds a batch of the lost Redis's claims:
+// the restore fences the packet's lane before it reads the shares, so that
+// batch has committed and is read, or never commits. Here the flusher
+// stands between taking its batch and applying it while Redis loses the
+// packet (every key but the lane's lease: the moment before the flusher
+// notices), and the shoppers whose claims it holds grab again. Each holds
+// in the store the one share acknowledged to them last, and nothing else.
+func TestRestoreFencesAFlushAtWork(t *testing.T) {
+	ctx := context.Background()
+	s := plainService(t)
+	users := addUsers(t, s, 11)
+	p, err := s.Create(ctx, users[0], model.NewRedPacket{Title: "fence", TotalCents: 4000, Count: 40, Mode: model.RedPacketFixed})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, u := range users[1:] {
+		grabSeq(t, s, u, p.ID)
+	}
+	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
+	go func() {
+		first := true
+		done <- s.FlushAll(backend.BatchTaken(ctx, func([]string) {
+			if first {
+				first = false
+				close(held)
+				<-release
+			}
+		}), s.FlushClaims)
+	}()
+	<-held
+	keys, err := rdb.Keys(ctx, s.Redis, "{redpacket:"+strconv.FormatInt(p.ID, 10)+"}*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lease := backend.LeaseKey(redpacket.FlushQueue(p.ID))
+	for _, k := range keys {
+		if k != lease {
+			s.Redis.Del(ctx, k)
+		}
+	}
+	if err := s.Sweep(ctx); err != nil { // restores it from the store
+		t.Fatal(err)
+	}
+	last := map[int64]string{}
+	for _, u := range users[1:] { // their claims never reached the store: each may grab again
+		last[u] = grabSeq(t, s, u, p.ID)
+	}
+	close(release)
+	if err := <-done; err == nil || s.Flushes.Fenced.Load() != 1 {
+		t.Errorf("the flush of the lost Redis's claims ended with %v (%d batches fenced off), want it fenced off", err, s.Flushes.Fenced.Load())
+	}
+	if err := s.FlushAll(ctx, s.FlushClaims); err != nil {
+		t.Fatal(err)
+	}
+	for u, seq := range last {
+		var held []string
+		rows, err := s.SQL.R.Query(`SELECT seq FROM redpacket_shares WHERE redpacket_id = ? AND user_id = ?`, p.ID, u)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var q string
+			rows.Scan(&q)
+			held = append(held, q)
+		}
+		rows.Close()
+		if len(held) != 1 || held[0] != seq {
+			t.Errorf("shopper %d holds shares %v in the store, want the one acknowledged last, %s", u, held, seq)
 		}
 	}
 }

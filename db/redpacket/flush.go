@@ -288,6 +288,12 @@ func (s *Service) restore(ctx context.Context, p *model.RedPacket) error {
 	if n, err := s.Redis.Exists(ctx, metaKey(p.ID)).Result(); err != nil || n > 0 {
 		return err
 	}
+	// A flusher may still hold claims of the Redis that lost it: fenced
+	// first, they have committed before the shares are read, or never
+	// commit (db/backend/lease.go, step 5).
+	if err := s.FenceLanes(ctx, flushQueue(p.ID)); err != nil {
+		return fmt.Errorf("restore red packet %d: %w", p.ID, err)
+	}
 	rows, err := s.SQL.R.QueryContext(ctx, `SELECT seq, amount_cents, user_id, grabbed_ms FROM redpacket_shares
 		WHERE redpacket_id = ? AND refunded = 0 ORDER BY seq`, p.ID)
 	if err != nil {
