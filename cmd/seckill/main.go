@@ -345,7 +345,7 @@ func (m *Main) Open(ctx context.Context) error {
 			return fmt.Errorf("follow revocations: %w", err)
 		}
 		m.start(m.Revocations.Loop())
-		m.Accounts.Locales = account.NewLocales(m.Redis.Client)
+		m.Accounts.Locales = account.NewLocales(m.Redis.Client, m.SQL.R)
 		m.Accounts.Locales.Log = m.Log
 		if err := m.Accounts.Locales.Open(ctx); err != nil {
 			return fmt.Errorf("follow language picks: %w", err)

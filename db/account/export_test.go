@@ -7,3 +7,6 @@ func (p *HashPool) Hold() func() {
 	p.slots <- struct{}{}
 	return p.release
 }
+
+// SetLimit lowers how many picks l holds whole (localesMax).
+func (l *Locales) SetLimit(n int) { l.limit = n }

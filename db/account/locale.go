@@ -22,23 +22,14 @@ import (
 // else from the store.
 func (s *Service) Locale(ctx context.Context, userID int64) (string, error) {
 	if s.Locales == nil {
-		return s.readLocale(ctx, userID)
+		return readLocale(ctx, s.SQL.R, userID)
 	}
-	if tag, ok := s.Locales.m.Load(userID); ok {
-		return tag.(string), nil
-	}
-	gen := s.Locales.gen.Load()
-	s.Locales.Reads.Add(1)
-	tag, err := s.readLocale(ctx, userID)
-	if err == nil {
-		s.Locales.keep(userID, tag, gen)
-	}
-	return tag, err
+	return s.Locales.of(ctx, userID)
 }
 
-func (s *Service) readLocale(ctx context.Context, userID int64) (string, error) {
+func readLocale(ctx context.Context, q *sql.DB, userID int64) (string, error) {
 	var tag string
-	err := s.SQL.R.QueryRowContext(ctx, `SELECT locale FROM users WHERE id = ?`, userID).Scan(&tag)
+	err := q.QueryRowContext(ctx, `SELECT locale FROM users WHERE id = ?`, userID).Scan(&tag)
 	if errors.Is(err, sql.ErrNoRows) {
 		return "", db.Errorf(db.ENOTFOUND, "user not found")
 	}
@@ -56,7 +47,7 @@ func (s *Service) SetLocale(ctx context.Context, userID int64, tag string) error
 		return err
 	}
 	if s.Locales != nil {
-		s.Locales.drop(userID)
+		s.Locales.picked(userID, tag)
 	}
 	if err := s.Redis.Publish(ctx, rdb.PerDatabase(s.Redis, LocaleChannel), strconv.FormatInt(userID, 10)).Err(); err != nil {
 		return fmt.Errorf("announce the language pick: %w", err)
@@ -65,24 +56,39 @@ func (s *Service) SetLocale(ctx context.Context, userID int64, tag string) error
 }
 
 // Locales are the accounts' picked languages as a web process keeps them
-// in memory, so a signed-in reader's language costs no look-up: each is
-// read from the store once, then kept until a pick announced on
-// LocaleChannel (SetLocale, on any process) drops it. A message lost in a
-// pub/sub reconnect is made good by dropping everything on the
-// resubscription, and every Refresh as a backstop. How stale a pick may be
-// on another process: the time its message takes, at most Refresh.
+// in memory, so that a reader's language costs no look-up. Few accounts
+// ever pick one (the browser's is the default), so a process holds every
+// pick the store has: read whole at Open, an account absent from it has
+// picked none and is answered without a read. That is what keeps a
+// refusal, written in its reader's language, as cheap as a refusal
+// (issue 43: a sale's crowd is mostly accounts met once).
+//
+// A pick announced on LocaleChannel (SetLocale, on any process) is read
+// again; a message lost in a pub/sub reconnect is made good by reading
+// the whole set again on the resubscription, and every Refresh as a
+// backstop. How stale a pick may be on another process: the time its
+// message takes, at most Refresh.
+//
+// Past localesMax picks the set is not held whole: each account's pick is
+// then read from the store the first time it is asked for and kept (up to
+// the bound), and a message drops it.
 type Locales struct {
-	// Refresh is how often everything kept is dropped and read again (0: ten minutes).
+	// Refresh is how often the whole set is read again (0: ten minutes).
 	Refresh time.Duration
 	Log     *slog.Logger
-	// Reads counts the picks read from the store: one an account until a
-	// pick or a drop.
+	// Reads counts the picks read from the store one account at a time:
+	// none while the set is held whole, else one an account until a pick
+	// or a drop.
 	Reads atomic.Int64
 
 	rdb      redis.UniversalClient
+	sql      *sql.DB      // reads the picks
+	limit    int          // localesMax (tests lower it)
 	m        sync.Map     // user ID → the tag the account picked ("" none)
 	held     atomic.Int64 // entries of m, about
-	gen      atomic.Int64 // raised by every drop: a read that began before one is not kept
+	whole    atomic.Bool  // m holds every pick: an absent account picked none
+	gen      atomic.Int64 // raised by every drop and reload: a read that began before one is not kept
+	reload   sync.Mutex   // one reading of the whole set at a time
 	follower *rdb.Follower
 	loop     *lifecycle.Loop // follows the channel (Loop)
 }
@@ -90,19 +96,25 @@ type Locales struct {
 // LocaleChannel carries each account's new pick (its user ID) to every web process.
 const LocaleChannel = "seckill:locales"
 
-// localesMax bounds what a process keeps: past it, everything is dropped
-// (a bound, not an eviction policy).
+// localesMax bounds what a process keeps: past it the set is not held
+// whole, and what is kept one account at a time is dropped at the bound (a
+// bound, not an eviction policy).
 const localesMax = 1 << 16
 
-// NewLocales follows the picks announced through rdb; Open subscribes,
-// Loop follows, Close stops.
-func NewLocales(rdb redis.UniversalClient) *Locales {
-	l := &Locales{rdb: rdb, Log: slog.Default()}
+// localesReadTimeout bounds a read of the store made from the channel's
+// loop, which has no request to end it.
+const localesReadTimeout = 30 * time.Second
+
+// NewLocales follows the picks announced through rdb, reading them from
+// the store q; Open reads the set and subscribes, Loop follows, Close stops.
+func NewLocales(rdb redis.UniversalClient, q *sql.DB) *Locales {
+	l := &Locales{rdb: rdb, sql: q, limit: localesMax, Log: slog.Default()}
 	l.loop = lifecycle.New("locales", func(ctx context.Context) { l.follower.Run(ctx) })
 	return l
 }
 
-// Open subscribes to the picks announced from now on; Close undoes it.
+// Open subscribes to the picks announced from now on, then reads the whole
+// set; Close undoes it.
 func (l *Locales) Open(ctx context.Context) error {
 	f, err := rdb.Follow(ctx, l.rdb, LocaleChannel)
 	if err != nil {
@@ -112,19 +124,20 @@ func (l *Locales) Open(ctx context.Context) error {
 	if refresh <= 0 {
 		refresh = 10 * time.Minute
 	}
-	// A lost message is made good by dropping everything: on a
+	// A lost message is made good by reading everything again: on a
 	// resubscription, and every Refresh.
-	f.Gap, f.Every, f.Tick = l.dropAll, refresh, func(context.Context) { l.dropAll() }
+	f.Gap, f.Every, f.Tick = func() { l.readAll(context.Background()) }, refresh, l.readAll
 	f.Message = func(payload string) {
 		id, err := strconv.ParseInt(payload, 10, 64)
 		if err != nil {
 			l.Log.Warn("bad language pick message", "payload", payload)
-			l.dropAll()
+			l.readAll(context.Background())
 			return
 		}
-		l.drop(id)
+		l.announced(id)
 	}
 	l.follower = f
+	l.readAll(ctx) // subscribed first: a pick made during the read is announced after it
 	return nil
 }
 
@@ -143,10 +156,124 @@ func (l *Locales) Close() {
 	l.dropAll()
 }
 
+// of answers the account's pick: from memory, with no read when the set is
+// held whole; else read once and kept.
+func (l *Locales) of(ctx context.Context, userID int64) (string, error) {
+	gen := l.gen.Load()
+	whole := l.whole.Load()
+	if tag, ok := l.m.Load(userID); ok {
+		return tag.(string), nil
+	}
+	if whole && l.gen.Load() == gen { // no reload began between: absent is no pick
+		return "", nil
+	}
+	gen = l.gen.Load()
+	l.Reads.Add(1)
+	tag, err := readLocale(ctx, l.sql, userID)
+	if err == nil {
+		l.keep(userID, tag, gen)
+	}
+	return tag, err
+}
+
+// readAll reads every pick the store holds and holds the set whole, unless
+// there are more than the limit or the read fails (then each account is
+// read when asked for). A pick announced during the read is read again by
+// its message, which comes after: the set is never older than that. A pick
+// of this process's made meanwhile spoils a reading (its drop may be older
+// than the read): it is read again, a few times at most.
+func (l *Locales) readAll(ctx context.Context) {
+	l.reload.Lock()
+	defer l.reload.Unlock()
+	for range 3 {
+		if l.readAllOnce(ctx) {
+			return
+		}
+	}
+}
+
+func (l *Locales) readAllOnce(ctx context.Context) (done bool) {
+	l.whole.Store(false)
+	l.dropAll()
+	gen := l.gen.Load()
+	ctx, cancel := context.WithTimeout(ctx, localesReadTimeout)
+	defer cancel()
+	picks, err := func() (map[int64]string, error) {
+		rows, err := l.sql.QueryContext(ctx, `SELECT id, locale FROM users WHERE locale <> '' LIMIT ?`, l.limit+1)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		picks := map[int64]string{}
+		for rows.Next() {
+			var id int64
+			var tag string
+			if err := rows.Scan(&id, &tag); err != nil {
+				return nil, err
+			}
+			picks[id] = tag
+		}
+		return picks, rows.Err()
+	}()
+	if err != nil {
+		l.Log.Warn("read the language picks; each is read when asked for", "err", err)
+		return true
+	}
+	if len(picks) > l.limit {
+		return true
+	}
+	for id, tag := range picks {
+		if _, loaded := l.m.LoadOrStore(id, tag); !loaded { // a newer pick set meanwhile stays
+			l.held.Add(1)
+		}
+	}
+	if l.gen.Load() != gen { // a drop came during the read
+		return false
+	}
+	l.whole.Store(true)
+	return true
+}
+
+// announced takes a pick announced on the channel: read again into the
+// whole set, else dropped (read when next asked for).
+func (l *Locales) announced(userID int64) {
+	if !l.whole.Load() {
+		l.drop(userID)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), localesReadTimeout)
+	defer cancel()
+	tag, err := readLocale(ctx, l.sql, userID)
+	if err != nil {
+		l.Log.Warn("read an announced language pick; each is read when asked for until the next reading of them all", "user", userID, "err", err)
+		l.whole.Store(false)
+		l.drop(userID)
+		return
+	}
+	l.set(userID, tag)
+}
+
+// picked takes this process's own pick at once, before its message comes back.
+func (l *Locales) picked(userID int64, tag string) {
+	if l.whole.Load() {
+		l.set(userID, tag)
+	} else {
+		l.drop(userID)
+	}
+}
+
+// set holds the account's pick in the whole set.
+func (l *Locales) set(userID int64, tag string) {
+	if _, loaded := l.m.Swap(userID, tag); !loaded && l.held.Add(1) > int64(l.limit) {
+		l.whole.Store(false)
+		l.dropAll()
+	}
+}
+
 // keep remembers the user's pick as read when the generation was gen,
 // unless a drop came since (the read may be older than the pick it announced).
 func (l *Locales) keep(userID int64, tag string, gen int64) {
-	if l.held.Load() >= localesMax {
+	if l.held.Load() >= int64(l.limit) {
 		l.dropAll()
 		return
 	}

@@ -5,7 +5,7 @@ import "testing"
 // A read of the store that began before a pick's drop is not kept: the
 // memory never holds a pick older than one announced.
 func TestLocalesKeepNoReadOlderThanADrop(t *testing.T) {
-	l := NewLocales(nil)
+	l := NewLocales(nil, nil)
 	gen := l.gen.Load() // a read begins
 	l.drop(7)           // the pick's message arrives meanwhile
 	l.keep(7, "en", gen)
