@@ -9,6 +9,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/coupon"
+	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/rdb"
 )
 
@@ -115,18 +116,9 @@ func TestCouponReloadFencesAFlushAtWork(t *testing.T) {
 	c := cs.create(t, 40, 1, now.Add(-time.Minute), now.Add(time.Hour))
 	users := cs.users(t, "f", 10)
 	cs.grabAll(t, c.ID, users, nil)
-	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		first := true
-		done <- cs.FlushAll(backend.BatchTaken(ctx, func([]string) {
-			if first {
-				first = false
-				close(held)
-				<-release
-			}
-		}), cs.FlushGrabs)
-	}()
-	<-held
+	flusher, done := dbtest.HoldFlusher(ctx), make(chan error, 1)
+	go func() { done <- cs.FlushAll(flusher.Ctx, cs.FlushGrabs) }()
+	<-flusher.Held
 	lease := backend.LeaseKey(coupon.GrabQueue(c.ID))
 	for _, k := range cs.templateKeys(t, c.ID) {
 		if k != lease {
@@ -134,7 +126,7 @@ func TestCouponReloadFencesAFlushAtWork(t *testing.T) {
 		}
 	}
 	given := cs.grabAll(t, c.ID, users, nil) // the lost grabs never reached the store: each may grab again
-	close(release)
+	flusher.Release()
 	if err := <-done; err == nil || cs.Flushes.Fenced.Load() != 1 {
 		t.Errorf("the flush of the lost Redis's grabs ended with %v (%d batches fenced off), want it fenced off", err, cs.Flushes.Fenced.Load())
 	}

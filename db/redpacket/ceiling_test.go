@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/redpacket"
@@ -148,18 +149,9 @@ func TestRestoreFencesAFlushAtWork(t *testing.T) {
 	for _, u := range users[1:] {
 		grabSeq(t, s, u, p.ID)
 	}
-	held, release, done := make(chan struct{}), make(chan struct{}), make(chan error, 1)
-	go func() {
-		first := true
-		done <- s.FlushAll(backend.BatchTaken(ctx, func([]string) {
-			if first {
-				first = false
-				close(held)
-				<-release
-			}
-		}), s.FlushClaims)
-	}()
-	<-held
+	flusher, done := dbtest.HoldFlusher(ctx), make(chan error, 1)
+	go func() { done <- s.FlushAll(flusher.Ctx, s.FlushClaims) }()
+	<-flusher.Held
 	keys, err := rdb.Keys(ctx, s.Redis, "{redpacket:"+strconv.FormatInt(p.ID, 10)+"}*")
 	if err != nil {
 		t.Fatal(err)
@@ -177,7 +169,7 @@ func TestRestoreFencesAFlushAtWork(t *testing.T) {
 	for _, u := range users[1:] { // their claims never reached the store: each may grab again
 		last[u] = grabSeq(t, s, u, p.ID)
 	}
-	close(release)
+	flusher.Release()
 	if err := <-done; err == nil || s.Flushes.Fenced.Load() != 1 {
 		t.Errorf("the flush of the lost Redis's claims ended with %v (%d batches fenced off), want it fenced off", err, s.Flushes.Fenced.Load())
 	}

@@ -3,7 +3,7 @@ package orders_test
 import (
 	"testing"
 
-	"github.com/seckill/seckill/db/backend"
+	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/goods/goodstest"
 )
 
@@ -25,19 +25,9 @@ func TestReloadFencesAFlushAtWork(t *testing.T) {
 		for u := int64(1); u <= 4; u++ {
 			e.Grab(u, g.ID) // in Redis alone
 		}
-		held, release, done := make(chan []string), make(chan struct{}), make(chan error, 1)
-		go func() {
-			first := true
-			ctx := backend.BatchTaken(e.Ctx, func(recs []string) {
-				if first {
-					first = false
-					held <- recs
-					<-release
-				}
-			})
-			done <- e.S.FlushOrders(ctx)
-		}()
-		batch := <-held
+		flusher, done := dbtest.HoldFlusher(e.Ctx), make(chan error, 1)
+		go func() { done <- e.S.FlushOrders(flusher.Ctx) }()
+		<-flusher.Held
 		if err := e.S.LoseGoods(e.Ctx, g.ID); err != nil {
 			t.Fatal(err)
 		}
@@ -46,10 +36,10 @@ func TestReloadFencesAFlushAtWork(t *testing.T) {
 			o := e.Grab(u, g.ID) // the first finds the goods missing and rebuilds it from the store
 			comers = append(comers, o.ID)
 		}
-		close(release)
+		flusher.Release()
 		if err := <-done; err == nil || e.S.Flushes.Fenced.Load() != 1 {
-			t.Errorf("the flush that held %d records of the lost Redis ended with %v (%d batches fenced off), want it fenced off",
-				len(batch), err, e.S.Flushes.Fenced.Load())
+			t.Errorf("the flush that held a batch of the lost Redis ended with %v (%d batches fenced off), want it fenced off",
+				err, e.S.Flushes.Fenced.Load())
 		}
 		e.Flush()
 		var refused, lost int
