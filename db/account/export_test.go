@@ -10,3 +10,7 @@ func (p *HashPool) Hold() func() {
 
 // SetLimit lowers how many picks l holds whole (localesMax).
 func (l *Locales) SetLimit(n int) { l.limit = n }
+
+// OnHeard has l call f with each announced pick once it has taken it; set
+// it before Open.
+func (l *Locales) OnHeard(f func(userID int64)) { l.heard = f }

@@ -82,13 +82,14 @@ type Locales struct {
 	Reads atomic.Int64
 
 	rdb      redis.UniversalClient
-	sql      *sql.DB      // reads the picks
-	limit    int          // localesMax (tests lower it)
-	m        sync.Map     // user ID → the tag the account picked ("" none)
-	held     atomic.Int64 // entries of m, about
-	whole    atomic.Bool  // m holds every pick: an absent account picked none
-	gen      atomic.Int64 // raised by every drop and reload: a read that began before one is not kept
-	reload   sync.Mutex   // one reading of the whole set at a time
+	sql      *sql.DB            // reads the picks
+	limit    int                // localesMax (tests lower it)
+	m        sync.Map           // user ID → the tag the account picked ("" none)
+	held     atomic.Int64       // entries of m, about
+	whole    atomic.Bool        // m holds every pick: an absent account picked none
+	gen      atomic.Int64       // raised by every drop and reload: a read that began before one is not kept
+	reload   sync.Mutex         // one reading of the whole set at a time
+	heard    func(userID int64) // tests: called once an announced pick is taken (nil: nothing)
 	follower *rdb.Follower
 	loop     *lifecycle.Loop // follows the channel (Loop)
 }
@@ -135,6 +136,9 @@ func (l *Locales) Open(ctx context.Context) error {
 			return
 		}
 		l.announced(id)
+		if l.heard != nil {
+			l.heard(id)
+		}
 	}
 	l.follower = f
 	l.readAll(ctx) // subscribed first: a pick made during the read is announced after it

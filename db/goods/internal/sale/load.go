@@ -189,9 +189,9 @@ func (s *Sale) Load(ctx context.Context, g *model.Goods) (bool, error) {
 	// orders: fenced first, it has committed before the store is read, or
 	// never commits (db/backend/lease.go, step 5), so no unit its orders hold
 	// is sold again.
-	lanes := make([]backend.FlushQueue, k)
-	for n := range k {
-		lanes[n] = FlushQueue(Bucket{Goods: g.ID, N: n, K: k})
+	var lanes []backend.FlushQueue
+	for _, b := range BucketsOf(g.ID, k) {
+		lanes = append(lanes, FlushQueue(b))
 	}
 	if err := s.FenceLanes(ctx, lanes...); err != nil {
 		return false, fmt.Errorf("load goods %d: %w", g.ID, err)
