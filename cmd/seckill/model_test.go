@@ -94,6 +94,17 @@ const modelWait = 30 * time.Second
 
 func TestModel(t *testing.T) {
 	t.Parallel()
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		modelFailures.Lock()
+		defer modelFailures.Unlock()
+		t.Logf("model: the first failure said: %s", modelFailures.first)
+		if modelFailures.last != modelFailures.first {
+			t.Logf("model: the last failure (of the shrinking or the replay) said: %s", modelFailures.last)
+		}
+	})
 	var soak time.Duration
 	if s := os.Getenv("SECKILL_SOAK"); s != "" {
 		d, err := time.ParseDuration(s)
@@ -306,7 +317,7 @@ func newModelMachine(t *rapid.T, tb testing.TB, a *testApp, replica *dbtest.Serv
 	m.admin = m.login(t, a.Config.AdminUsername, testAdminPassword)
 	if r := m.send(t, "PUT", "/api/admin/switches", m.admin, "", map[string]any{"sale_paused": false, "pow_floor_bits": 0, "merchant_read_only": false}); r.Status != 200 ||
 		r.Paused || r.Switches.PowFloorBits != 0 || r.Switches.MerchantReadOnly {
-		t.Fatalf("reset the switches: %s", r)
+		m.fatalf(t, "reset the switches: %s", r)
 	}
 	m.merchant, _ = a.newMerchant()
 	m.slotID = a.createSlot(m.merchant, -time.Minute, 7*24*time.Hour).ID
@@ -324,7 +335,7 @@ func newModelMachine(t *rapid.T, tb testing.TB, a *testApp, replica *dbtest.Serv
 			"seckill_price_cents": gd.Price, "stock": gd.Stock, "limit_per_user": gd.Limit, "shards": gd.Shards, "pow_bits": gd.PowBits}
 		r := m.send(t, "POST", "/api/admin/goods", m.merchant, "", body)
 		if r.Status != 201 {
-			t.Fatalf("create goods#%d: %s", i, r)
+			m.fatalf(t, "create goods#%d: %s", i, r)
 		}
 		m.goods = append(m.goods, r.Goods.ID)
 		m.ref.Goods = append(m.ref.Goods, gd)
@@ -334,7 +345,7 @@ func newModelMachine(t *rapid.T, tb testing.TB, a *testApp, replica *dbtest.Serv
 	r := m.send(t, "POST", "/api/admin/goods", m.merchant, "", map[string]any{"slot_id": qs.ID, "title": "Model waiting room", "price_cents": 10000,
 		"seckill_price_cents": 2500, "stock": 3, "limit_per_user": 1, "mode": "queue", "queue_rate": 1, "admission_seconds": 60})
 	if r.Status != 201 {
-		t.Fatalf("create the waiting room's goods: %s", r)
+		m.fatalf(t, "create the waiting room's goods: %s", r)
 	}
 	m.queue = r.Goods.ID
 	m.ref.Shoppers = rapid.IntRange(2, 4).Draw(t, "shoppers")
@@ -351,11 +362,11 @@ func (m *modelMachine) login(t *rapid.T, username, password string) string {
 	buf, _ := json.Marshal(map[string]string{"username": username, "password": password})
 	res, err := m.client.Post(m.a.URL+"/api/auth/login", "application/json", bytes.NewReader(buf))
 	if err != nil {
-		t.Fatalf("login %s: %v", username, err)
+		m.fatalf(t, "login %s: %v", username, err)
 	}
 	defer res.Body.Close()
 	if err := json.NewDecoder(res.Body).Decode(&out); err != nil || res.StatusCode != 200 {
-		t.Fatalf("login %s: %d %v", username, res.StatusCode, err)
+		m.fatalf(t, "login %s: %d %v", username, res.StatusCode, err)
 	}
 	return out.Token
 }
@@ -377,7 +388,7 @@ func (m *modelMachine) sendPow(t *rapid.T, method, path, token, key, pow string,
 	}
 	req, err := http.NewRequest(method, m.a.URL+path, rd)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		m.fatalf(t, "%s %s: %v", method, path, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if token != "" {
@@ -391,7 +402,7 @@ func (m *modelMachine) sendPow(t *rapid.T, method, path, token, key, pow string,
 	}
 	res, err := m.client.Do(req)
 	if err != nil {
-		t.Fatalf("%s %s: %v", method, path, err)
+		m.fatalf(t, "%s %s: %v", method, path, err)
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
@@ -406,7 +417,7 @@ func (m *modelMachine) sendPow(t *rapid.T, method, path, token, key, pow string,
 	}
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &b); err != nil {
-			t.Fatalf("%s %s: %d %q is not JSON: %v", method, path, res.StatusCode, raw, err)
+			m.fatalf(t, "%s %s: %d %q is not JSON: %v", method, path, res.StatusCode, raw, err)
 		}
 	}
 	var pb struct {
@@ -434,7 +445,29 @@ func (m *modelMachine) fail(t *rapid.T, details string, format string, args ...a
 		t.Logf("details: %s", details)
 	}
 	t.Logf("the orders' IDs: %s", m.ref.IDs())
-	t.Fatalf(format+"\nmodel: %s", append(args, m.ref.String())...)
+	m.fatalf(t, format+"\nmodel: %s", append(args, m.ref.String())...)
+}
+
+// modelFailures keeps what the sequences' failures said, first and last,
+// for the test to repeat at its end: rapid prints a failure's message
+// above the replay of its sequence, and a log cut to its tail (CI's) would
+// otherwise show the steps without what went wrong.
+var modelFailures struct {
+	sync.Mutex
+	first, last string
+}
+
+// fatalf ends the sequence as t.Fatalf does, and keeps what it says.
+func (m *modelMachine) fatalf(t *rapid.T, format string, args ...any) {
+	t.Helper()
+	msg := fmt.Sprintf(format, args...)
+	modelFailures.Lock()
+	if modelFailures.first == "" {
+		modelFailures.first = msg
+	}
+	modelFailures.last = msg
+	modelFailures.Unlock()
+	t.Fatal(msg)
 }
 
 // expect fails unless the answer is the model's.
