@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/seckill/seckill/cmd/seckill/app"
 	"github.com/seckill/seckill/db/coupon"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/redpacket"
@@ -39,7 +40,7 @@ func runBackup(ctx context.Context, args []string, out io.Writer) error {
 		return errors.New("usage: seckill backup <file> [flags]: a consistent copy of the store (SQLite: VACUUM INTO; PostgreSQL: pg_dump -Fc)")
 	}
 	target := args[0]
-	cfg, err := ParseConfig(args[1:], os.Getenv)
+	cfg, err := app.ParseConfig(args[1:], os.Getenv)
 	if err != nil {
 		return err
 	}
@@ -171,12 +172,12 @@ func pgDump(ctx context.Context, databaseURL, target string, out io.Writer) erro
 // restore"), and report what of each kind the store still lacks. It runs as
 // a worker for the moment it takes, on the server's configuration.
 func runResendOrders(ctx context.Context, args []string, out io.Writer) error {
-	cfg, err := ParseConfig(args, os.Getenv)
+	cfg, err := app.ParseConfig(args, os.Getenv)
 	if err != nil {
 		return err
 	}
-	m := NewMain(cfg, ModeWorker)
-	m.Log = discardLogger()
+	m := app.NewMain(cfg, app.ModeWorker)
+	m.Log = app.DiscardLogger()
 	if err := m.Open(ctx); err != nil {
 		m.Close()
 		return err
@@ -224,11 +225,11 @@ func (r resent) String() string {
 // store, then brings the store's remaining stock in line with Redis, marks
 // used the coupons the paid orders were paid with, and reads the drift of
 // red packets and coupons.
-func resendOrders(ctx context.Context, m *Main) (resent, error) {
+func resendOrders(ctx context.Context, m *app.Main) (resent, error) {
 	var r resent
-	g := service[*goods.Service](m, "goods")
-	rp := service[*redpacket.Service](m, "redpackets")
-	cs := service[*coupon.Service](m, "coupons")
+	g := app.AreaService[*goods.Service](m, "goods")
+	rp := app.AreaService[*redpacket.Service](m, "redpackets")
+	cs := app.AreaService[*coupon.Service](m, "coupons")
 	var err error
 	if r.orders, err = g.ResendOrders(ctx); err != nil {
 		return r, err
@@ -239,7 +240,7 @@ func resendOrders(ctx context.Context, m *Main) (resent, error) {
 	if r.grabs, err = cs.ResendGrabs(ctx); err != nil {
 		return r, err
 	}
-	if err := m.flushAll(ctx); err != nil {
+	if err := m.FlushAll(ctx); err != nil {
 		return r, err
 	}
 	if err := g.SyncStock(ctx, 0); err != nil { // the store's remaining stock, as Redis has it

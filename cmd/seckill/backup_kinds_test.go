@@ -24,7 +24,7 @@ func TestBackupRestoreDrillRedPacketsAndCoupons(t *testing.T) {
 	// Before the backup: one claim, one coupon, flushed.
 	a.grabRedPacket(u[0], p.ID)
 	a.grabCoupon(u[0], tpl.ID)
-	if err := a.flushAll(ctx); err != nil {
+	if err := a.FlushAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 	file, _ := backupStore(t, a)
@@ -40,7 +40,7 @@ func TestBackupRestoreDrillRedPacketsAndCoupons(t *testing.T) {
 	if st, paid := a.pay(u[2], o.ID, spent.ID); st != 200 || paid.Status != "paid" {
 		t.Fatalf("pay order %d with coupon %d: %d %s", o.ID, spent.ID, st, paid.Status)
 	}
-	if err := a.flushAll(ctx); err != nil {
+	if err := a.FlushAll(ctx); err != nil {
 		t.Fatal(err)
 	}
 	claims := func(app *testApp) map[int64]int64 { // share → user

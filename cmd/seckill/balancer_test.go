@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/cmd/seckill/testrig"
 	"github.com/seckill/seckill/db/sqldb"
 )
 
@@ -130,7 +131,7 @@ func TestRollingRestartBehindHAProxy(t *testing.T) {
 	inRotation("web1")
 	inRotation("web2")
 
-	lb := &testApp{Main: &Main{Config: Config{AdminUsername: "admin"}}, t: t, URL: "http://" + front, Clock: new(testClock)}
+	lb := &testApp{App: &testrig.App{Main: &Main{Config: Config{AdminUsername: "admin"}}, T: t, URL: "http://" + front, Clock: new(testrig.Clock)}, t: t}
 	// A live socket upgrades through the balancer.
 	ws := dialWS(t, lb.URL, "")
 	ws.Close()

@@ -7,6 +7,7 @@ import (
 	"runtime/pprof"
 	"runtime/trace"
 
+	"github.com/seckill/seckill/cmd/seckill/app"
 	"github.com/seckill/seckill/cmd/seckill/bench"
 	"github.com/seckill/seckill/cmd/seckill/bench/scenarios"
 	"github.com/seckill/seckill/db/fair"
@@ -65,7 +66,7 @@ func benchRun(ctx context.Context, o *scenarios.Options) (*bench.Report, error) 
 // serve` runs it, on a free loopback port, with the naive baseline's
 // routes, and its twins: web processes on the same Redis and database.
 func openBenchServer(ctx context.Context, s scenarios.Settings) (*scenarios.Server, error) {
-	cfg := DefaultConfig()
+	cfg := app.DefaultConfig()
 	cfg.Addr = "127.0.0.1:0"
 	cfg.DBPath = s.DBPath
 	cfg.DatabaseURL = s.DatabaseURL
@@ -76,8 +77,8 @@ func openBenchServer(ctx context.Context, s scenarios.Settings) (*scenarios.Serv
 	cfg.SessionSecret = s.SessionSecret
 	cfg.TrustedProxies = s.TrustedProxies
 	cfg.AdminPassword = s.AdminPassword
-	m := NewMain(cfg, ModeServe)
-	m.Log = discardLogger()
+	m := app.NewMain(cfg, app.ModeServe)
+	m.Log = app.DiscardLogger()
 	m.Naive = true
 	if err := m.Open(ctx); err != nil {
 		m.Close()
@@ -92,8 +93,8 @@ func openBenchServer(ctx context.Context, s scenarios.Settings) (*scenarios.Serv
 		if tw.NoWait {
 			c.RedisWaitReplicas = "0"
 		}
-		tm := NewMain(c, ModeWeb)
-		tm.Log = discardLogger()
+		tm := app.NewMain(c, app.ModeWeb)
+		tm.Log = app.DiscardLogger()
 		if err := tm.Open(ctx); err != nil {
 			tm.Close()
 			return "", nil, err
@@ -102,7 +103,7 @@ func openBenchServer(ctx context.Context, s scenarios.Settings) (*scenarios.Serv
 	}
 	return &scenarios.Server{
 		URL: m.URL(), Backend: m.Backend, Accounts: m.Accounts, Tokens: m.Tokens,
-		Goods: service[*goods.Service](m, "goods"), Fair: service[*fair.Service](m, "fair"),
+		Goods: app.AreaService[*goods.Service](m, "goods"), Fair: app.AreaService[*fair.Service](m, "fair"),
 		SQL: m.SQL, Redis: m.Redis, Twin: twin, Close: func() { m.Close() },
 	}, nil
 }

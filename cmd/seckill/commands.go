@@ -5,14 +5,16 @@ import (
 	"io"
 	"os"
 	"text/tabwriter"
+
+	"github.com/seckill/seckill/cmd/seckill/app"
 )
 
 // commands are what `seckill help` lists: every command run dispatches, in
 // the order an operator meets them.
 var commands = []struct{ name, use, about string }{
-	{ModeServe, "serve [flags]", "the web server and the worker in one process (the default)"},
-	{ModeWeb, "web [flags]", "the web server only: run beside a worker"},
-	{ModeWorker, "worker [flags]", "the worker only: flushes, expiries, reminders, draws"},
+	{app.ModeServe, "serve [flags]", "the web server and the worker in one process (the default)"},
+	{app.ModeWeb, "web [flags]", "the web server only: run beside a worker"},
+	{app.ModeWorker, "worker [flags]", "the worker only: flushes, expiries, reminders, draws"},
 	{"backup", "backup <file> [flags]", "a consistent copy of the database, taken while the shop serves (file mode 0600)"},
 	{"resend-orders", "resend-orders [flags]", "after a restore, flush again the orders, red packet claims and coupons Redis holds that the backup missed"},
 	{"payments", "payments reconcile [-since 24h] [flags]", "every mismatch between the payment provider's payments and the store"},
@@ -37,7 +39,7 @@ func help(w io.Writer) error {
 		return err
 	}
 	fmt.Fprintln(w)
-	_, err := ParseConfig([]string{"-h"}, os.Getenv)
+	_, err := app.ParseConfig([]string{"-h"}, os.Getenv)
 	_, werr := fmt.Fprintln(w, err)
 	return werr
 }

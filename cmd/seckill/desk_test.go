@@ -451,13 +451,13 @@ func TestDeskExport(t *testing.T) {
 	if st, _ := a.pay(shopper, paid, 0); st != 200 {
 		t.Fatalf("pay: %d", st)
 	}
-	if err := a.flushAll(context.Background()); err != nil {
+	if err := a.FlushAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if st := a.call("POST", fmt.Sprintf("/api/admin/orders/%d/refund", paid), m1, map[string]string{"reason": "arrived broken, \"box\" crushed"}, nil); st != 200 {
 		t.Fatalf("refund: %d", st)
 	}
-	if err := a.flushAll(context.Background()); err != nil {
+	if err := a.FlushAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	get := func(token string, q url.Values) (int, [][]string) {

@@ -5,17 +5,19 @@ import (
 	"net/url"
 	"sync"
 
-	"github.com/redis/go-redis/v9"
 	"syscall"
+
+	"github.com/redis/go-redis/v9"
 
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/seckill/seckill/db/dbtest"
-	"github.com/seckill/seckill/db/fair/beacontest"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/seckill/seckill/db/dbtest"
+	"github.com/seckill/seckill/db/fair/beacontest"
 )
 
 // A floor never makes an honest solution fail: at every floor the

@@ -21,7 +21,7 @@ func TestGoodsPaidDuplicateFails(t *testing.T) {
 	defer cancel()
 	flush := func() {
 		t.Helper()
-		if err := a.flushAll(ctx); err != nil {
+		if err := a.FlushAll(ctx); err != nil {
 			t.Fatalf("flush: %v", err)
 		}
 	}

@@ -1,231 +1,69 @@
 package main
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
-	"io"
-	"log/slog"
 	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-	"github.com/seckill/seckill/db/coupon"
-	"github.com/seckill/seckill/db/dbtest"
-	"github.com/seckill/seckill/db/fair"
-	"github.com/seckill/seckill/db/goods"
-	"github.com/seckill/seckill/web/ratelimit"
-	"golang.org/x/crypto/bcrypt"
+	"github.com/seckill/seckill/cmd/seckill/testrig"
 )
 
-// testApp is a whole seckill process started on :0 with a temp database.
+// testApp is a whole seckill process started on :0 with a temp database
+// (testrig.App), and the browsers that follow its clock.
 type testApp struct {
-	*Main
-	t   testing.TB
-	URL string
-	// Clock is the process's clock (Main.Now); advance moves it.
-	Clock    *testClock
+	*testrig.App
+	t        testing.TB
 	browsers []*clockedBrowser // follow Clock (followClock)
-	// The areas' services the tests reach past the API (to run a task now,
-	// to read what Redis holds).
-	Goods   *goods.Service
-	Fair    *fair.Service
-	Coupons *coupon.Service
 }
 
-// testClock is the wall clock moved on by what the test has advanced it.
-// A sale window set minutes ahead of it opens when the test advances the
-// clock, never by itself while the test's context (a few minutes) lasts.
-type testClock struct {
-	offset atomic.Int64
-	frozen atomic.Int64 // the wall's Unix nanoseconds when frozen (0: it runs)
-}
+const testAdminPassword = testrig.AdminPassword
 
-// Now is the wall clock plus the offset (the wall as it was at Freeze, once frozen).
-func (c *testClock) Now() time.Time {
-	if f := c.frozen.Load(); f != 0 {
-		return time.Unix(0, f).Add(time.Duration(c.offset.Load()))
-	}
-	return time.Now().Add(time.Duration(c.offset.Load()))
-}
-
-// Freeze stops the clock: from now on it moves only when the test advances
-// it, so a check a second before a boundary holds however long the machine
-// takes between steps. For tests with no browser following the clock.
-func (c *testClock) Freeze() { c.frozen.Store(time.Now().UnixNano()) }
-
-// Advance moves the clock on by d and returns the new offset from the wall.
-func (c *testClock) Advance(d time.Duration) time.Duration {
-	return time.Duration(c.offset.Add(int64(d)))
-}
-
-// Offset is how far the clock is ahead of the wall.
-func (c *testClock) Offset() time.Duration { return time.Duration(c.offset.Load()) }
-
-const testAdminPassword = "admin-password"
-
-// redisFromDBTest marks a configuration whose Redis startApp takes from
-// dbtest.RedisURL once the options have run.
-const redisFromDBTest = "dbtest:"
+type (
+	apiError   = testrig.APIError
+	authAnswer = testrig.AuthAnswer
+)
 
 // startApp starts a serve-mode process for the test and stops it at cleanup.
 // Options change the configuration before it opens.
 func startApp(t testing.TB, opts ...func(*Config)) *testApp {
 	t.Helper()
-	cfg := DefaultConfig()
-	cfg.Addr = "127.0.0.1:0"
-	cfg.DBPath = filepath.Join(t.TempDir(), "seckill.db")
-	cfg.DatabaseURL = dbtest.DatabaseURL(t) // "" (SQLite at DBPath) unless DATABASE_URL is set
-	cfg.RedisURL = redisFromDBTest
-	cfg.AdminPassword = testAdminPassword
-	cfg.SessionSecret = "test-session-secret-0123456789"
-	cfg.FlushInterval = 100 * time.Millisecond
-	// Every test's clients share 127.0.0.1, so the abuse limits are off
-	// unless a test turns one on (the abuse tests do).
-	cfg.RateGrab, cfg.RateAuth, cfg.RateIP = ratelimit.Rate{}, ratelimit.Rate{}, ratelimit.Rate{}
-	for _, o := range opts {
-		o(&cfg)
-	}
-	// Asked for only when no option named a Redis: on a Redis Cluster each
-	// ask empties the cluster, which would wipe the Redis a second process
-	// of the test was told to share.
-	if cfg.RedisURL == redisFromDBTest {
-		cfg.RedisURL = dbtest.RedisURL(t)
-	}
-	return startMain(t, cfg, ModeServe)
+	return &testApp{App: testrig.Start(t, opts...), t: t}
 }
 
 // startMain opens a process of the given mode on cfg; tweaks adjust the
 // process's test knobs before it opens.
 func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *testApp {
 	t.Helper()
-	m := NewMain(cfg, mode)
-	clock := new(testClock)
-	m.Now = clock.Now
-	m.BcryptCost = bcrypt.MinCost
-	m.MaxConnsPerIP, m.MaxAnonSocketsPerIP = 0, 0 // every test connects from 127.0.0.1; abuse tests turn them on
-	if !testing.Verbose() {
-		m.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
-	}
-	for _, tw := range tweaks { // after the logger, so a tweak may capture the log
-		tw(m)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if err := m.Open(ctx); err != nil {
-		m.Close()
-		t.Fatalf("open: %v", err)
-	}
-	t.Cleanup(func() { m.Close() })
-	dbtest.GuardSlots(t, m.Redis.Client)
-	return &testApp{Main: m, t: t, URL: m.URL(), Clock: clock,
-		Goods: service[*goods.Service](m, "goods"), Fair: service[*fair.Service](m, "fair"), Coupons: service[*coupon.Service](m, "coupons")}
+	return &testApp{App: testrig.StartMain(t, cfg, mode, tweaks...), t: t}
 }
 
 var userSeq atomic.Int64
 
-// call sends a JSON request and decodes the JSON answer into out (when not nil); it returns the status.
+// The rig's calls, by the names this package's tests have always used.
 func (a *testApp) call(method, path, token string, body, out any) int {
 	a.t.Helper()
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case string:
-		rd = bytes.NewBufferString(b)
-	default:
-		buf, _ := json.Marshal(b)
-		rd = bytes.NewReader(buf)
-	}
-	req, err := http.NewRequest(method, a.URL+path, rd)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if token != "" {
-		req.Header.Set("Authorization", "Bearer "+token)
-	}
-	res, err := http.DefaultClient.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer res.Body.Close()
-	raw, _ := io.ReadAll(res.Body)
-	if out != nil && len(raw) > 0 {
-		if err := json.Unmarshal(raw, out); err != nil {
-			a.t.Fatalf("%s %s: %d %q is not JSON: %v", method, path, res.StatusCode, raw, err)
-		}
-	}
-	return res.StatusCode
+	return a.Call(method, path, token, body, out)
 }
 
-// apiError is the contract's error body.
-type apiError struct {
-	Error struct {
-		Code    string            `json:"code"`
-		Message string            `json:"message"`
-		Fields  map[string]string `json:"fields"`
-	} `json:"error"`
-}
-
-// wantError calls the API and fails unless it answers status with the code.
 func (a *testApp) wantError(method, path, token string, body any, status int, code string) {
 	a.t.Helper()
-	var e apiError
-	if got := a.call(method, path, token, body, &e); got != status || e.Error.Code != code {
-		a.t.Fatalf("%s %s: got %d %q (%s), want %d %q", method, path, got, e.Error.Code, e.Error.Message, status, code)
-	}
+	a.WantError(method, path, token, body, status, code)
 }
 
-type authAnswer struct {
-	User struct {
-		ID       int64  `json:"id"`
-		Username string `json:"username"`
-		Role     string `json:"role"`
-	} `json:"user"`
-	Token string `json:"token"`
-}
-
-// newUser registers a fresh shopper and returns its token and ID.
-func (a *testApp) newUser() (token string, id int64) {
-	a.t.Helper()
-	name := fmt.Sprintf("u%d_%d", time.Now().UnixNano()%1e6, userSeq.Add(1))
-	var out authAnswer
-	if st := a.call("POST", "/api/auth/register", "", map[string]string{"username": name, "password": "password123"}, &out); st != 201 {
-		a.t.Fatalf("register %s: %d", name, st)
-	}
-	return out.Token, out.User.ID
-}
-
-// login returns a token for the account.
+func (a *testApp) newUser() (token string, id int64) { a.t.Helper(); return a.NewUser() }
 func (a *testApp) login(username, password string) string {
 	a.t.Helper()
-	var out authAnswer
-	if st := a.call("POST", "/api/auth/login", "", map[string]string{"username": username, "password": password}, &out); st != 200 {
-		a.t.Fatalf("login %s: %d", username, st)
-	}
-	return out.Token
+	return a.Login(username, password)
 }
-
-// adminToken logs in as the bootstrap admin.
-func (a *testApp) adminToken() string { return a.login(a.Config.AdminUsername, testAdminPassword) }
-
-// newMerchant has the admin create a merchant and returns its token and ID.
-func (a *testApp) newMerchant() (token string, id int64) {
-	a.t.Helper()
-	name := fmt.Sprintf("m%d_%d", time.Now().UnixNano()%1e6, userSeq.Add(1))
-	var out authAnswer
-	if st := a.call("POST", "/api/admin/users", a.adminToken(), map[string]string{"username": name, "password": "password123", "role": "merchant"}, &out); st != 201 {
-		a.t.Fatalf("create merchant: %d", st)
-	}
-	return a.login(name, "password123"), out.User.ID
-}
+func (a *testApp) adminToken() string                    { a.t.Helper(); return a.AdminToken() }
+func (a *testApp) newMerchant() (token string, id int64) { a.t.Helper(); return a.NewMerchant() }
 
 // eventuallyFloor is the least eventually waits before it fails.
 const eventuallyFloor = time.Minute
@@ -367,7 +205,7 @@ func (b *clockedBrowser) set(offset time.Duration) error {
 // the page's countdowns open a sale when advance moves the server past it.
 func (a *testApp) followClock(ctx context.Context) {
 	a.t.Helper()
-	if a.Clock.frozen.Load() != 0 {
+	if a.Clock.Frozen() {
 		a.t.Fatal("a browser follows the wall plus an offset: the clock must not be frozen")
 	}
 	b := &clockedBrowser{ctx: ctx}

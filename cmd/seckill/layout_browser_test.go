@@ -64,7 +64,7 @@ func layoutPages(t *testing.T, a *testApp) []layoutPage {
 		t.Fatal("the demo has no red packets")
 	}
 	a.call("POST", fmt.Sprintf("/api/redpackets/%d/grab", rps.Redpackets[0].ID), shopper, nil, nil)
-	if err := a.flushAll(context.Background()); err != nil {
+	if err := a.FlushAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	var upcoming struct{ Goods []goodsJSON }

@@ -30,7 +30,7 @@ func TestClosingLeavesNoLoop(t *testing.T) {
 	// A rate limit on, so the limits' heartbeat runs too.
 	a := startApp(t, func(c *Config) { c.RateIP = ratelimit.Rate{N: 1000, Per: time.Minute} })
 	ours := map[*lifecycle.Loop]bool{}
-	for _, l := range a.Main.loops {
+	for _, l := range a.Main.Loops() {
 		ours[l] = true
 	}
 	opened := newLoops(beforeLoops)
@@ -57,7 +57,7 @@ func TestClosingLeavesNoLoop(t *testing.T) {
 	if st := a.call(http.MethodPost, fmt.Sprintf("/api/goods/%d/grab", g.ID), tok, nil, nil); st != http.StatusCreated {
 		t.Fatalf("grab: %d", st)
 	}
-	if err := a.Main.flushAll(context.Background()); err != nil {
+	if err := a.Main.FlushAll(context.Background()); err != nil {
 		t.Fatalf("flush: %v", err)
 	}
 	for l, name := range newLoops(beforeLoops) {

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/cmd/seckill/testrig"
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/sqldb"
 )
@@ -234,7 +235,7 @@ func (h *hosts) start(name, mode string) *testApp {
 	if mode == ModeWorker {
 		return nil
 	}
-	a := &testApp{Main: &Main{Config: Config{AdminUsername: "admin"}}, t: h.t, URL: "http://" + addr, Clock: new(testClock)}
+	a := &testApp{App: &testrig.App{Main: &Main{Config: Config{AdminUsername: "admin"}}, T: h.t, URL: "http://" + addr, Clock: new(testrig.Clock)}, t: h.t}
 	eventually(h.t, 2*time.Minute, name+" to be ready", func() bool {
 		res, err := http.Get(a.URL + "/readyz")
 		if err == nil {

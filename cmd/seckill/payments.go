@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/seckill/seckill/cmd/seckill/app"
 	"github.com/seckill/seckill/db/checkout"
 )
 
@@ -26,15 +27,15 @@ func runPayments(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := ParseConfig(rest, os.Getenv)
+	cfg, err := app.ParseConfig(rest, os.Getenv)
 	if err != nil {
 		return err
 	}
 	if cfg.StripeSecretKey == "" {
 		return fmt.Errorf("no payment provider is configured (STRIPE_SECRET_KEY)")
 	}
-	m := NewMain(cfg, ModeWorker)
-	m.Log = discardLogger()
+	m := app.NewMain(cfg, app.ModeWorker)
+	m.Log = app.DiscardLogger()
 	if err := m.Open(ctx); err != nil {
 		m.Close()
 		return err
@@ -54,8 +55,8 @@ func runPayments(ctx context.Context, args []string, out io.Writer) error {
 
 // reconcilePayments writes each mismatch of the payments created in the
 // last since and answers how many it found.
-func reconcilePayments(ctx context.Context, m *Main, since time.Duration, out io.Writer) (int, error) {
-	co := service[*checkout.Service](m, "checkout")
+func reconcilePayments(ctx context.Context, m *app.Main, since time.Duration, out io.Writer) (int, error) {
+	co := app.AreaService[*checkout.Service](m, "checkout")
 	from := co.Now().Add(-since)
 	ms, err := co.Reconcile(ctx, from)
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/cmd/seckill/app"
 	"github.com/seckill/seckill/db/checkout"
 	"github.com/seckill/seckill/db/stripe/stripetest"
 )
@@ -45,7 +46,9 @@ func startPayAppListing(t *testing.T) (*testApp, *stripetest.Listing, string) {
 	return a, listing, base
 }
 
-func (a *testApp) payments() *checkout.Service { return service[*checkout.Service](a.Main, "checkout") }
+func (a *testApp) payments() *checkout.Service {
+	return app.AreaService[*checkout.Service](a.Main, "checkout")
+}
 
 func (a *testApp) checkout(token string, orderID int64, method string) checkoutJSON {
 	a.t.Helper()

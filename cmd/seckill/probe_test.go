@@ -331,7 +331,7 @@ var probeAsync = map[string]bool{"remaining": true, "synced_ms": true, "preheate
 // moved what Redis holds to the store.
 func (fx *probeFixtures) snapshot(t *testing.T) string {
 	t.Helper()
-	if err := fx.a.flushAll(fx.ctx); err != nil {
+	if err := fx.a.FlushAll(fx.ctx); err != nil {
 		t.Fatalf("flush: %v", err)
 	}
 	h := sha256.New()

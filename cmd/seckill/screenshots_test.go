@@ -62,7 +62,7 @@ func TestScreenshots(t *testing.T) {
 		t.Fatalf("pay order %d: %d", paid.ID, st)
 	}
 	a.call("POST", fmt.Sprintf("/api/redpackets/%d/grab", rps.Redpackets[0].ID), shopper, nil, nil)
-	if err := a.flushAll(context.Background()); err != nil {
+	if err := a.FlushAll(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/seckill/seckill/cmd/seckill/app"
 	"github.com/seckill/seckill/db/dbtest"
 	"github.com/seckill/seckill/db/sqldb"
 )
@@ -74,7 +75,7 @@ func TestCloseRightAfterOpen(t *testing.T) {
 	cfg.RedisURL = a.Redis.URL
 	for i := 0; i < 10; i++ {
 		m := NewMain(cfg, ModeWeb)
-		m.Log = discardLogger()
+		m.Log = app.DiscardLogger()
 		if err := m.Open(t.Context()); err != nil {
 			m.Close()
 			t.Fatal(err)

@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"context"
@@ -103,9 +103,9 @@ func (m *Main) areas() []Area {
 	}
 }
 
-// service is the service of the area called name (nil when there is none):
+// AreaService is the service of the area called name (nil when there is none):
 // for what sits beside the areas (the store's metrics, the bench, tests).
-func service[S any](m *Main, name string) S {
+func AreaService[S any](m *Main, name string) S {
 	var none S
 	for _, a := range m.Areas {
 		if a.Name == name {

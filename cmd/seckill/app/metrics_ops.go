@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -10,12 +10,12 @@ import (
 // (docs/ops) read beside those of the web server, the tasks and the store:
 // the waiting rooms the health gate holds paused.
 func (m *Main) registerOpsMetrics() {
-	f := service[*fair.Service](m, "fair")
+	f := AreaService[*fair.Service](m, "fair")
 	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "seckill_waiting_rooms_paused",
 		Help: "Open waiting rooms whose automatic outflow the health gate holds at zero, at this web process's last tick.",
 	}, func() float64 { return float64(f.PausedRooms()) }))
-	co := service[*checkout.Service](m, "checkout")
+	co := AreaService[*checkout.Service](m, "checkout")
 	m.Registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "seckill_payment_mismatches",
 		Help: "Mismatches between the payment provider's payments of the last day and the store, at this worker's last reconciliation (-1: none ran, or no provider).",

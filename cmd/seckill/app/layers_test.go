@@ -1,4 +1,4 @@
-package main
+package app
 
 import (
 	"bytes"
@@ -72,7 +72,7 @@ func TestLayers(t *testing.T) {
 	}
 	isArea := func(p string) bool { return mayImport[p] != nil }
 	// Main holds areas, not services: an area's service is reached through
-	// its Area (service[S]), so adding a promotion adds no field to Main.
+	// its Area (app.AreaService[S]), so adding a promotion adds no field to Main.
 	mt := reflect.TypeOf(Main{})
 	for i := 0; i < mt.NumField(); i++ {
 		ft := mt.Field(i).Type
@@ -90,7 +90,7 @@ func TestLayers(t *testing.T) {
 	// Test hooks do not ship: a door a package's behaviour tests need into
 	// it is in its own export_test.go, and test set-up several packages
 	// share is in a *test package production never imports.
-	checkNoTestHooks(t, "../../db")
+	checkNoTestHooks(t, "../../../db")
 	// An area's rooms are the packages below its own (db/goods/internal/sale,
 	// db/goods/internal/orders): each has one job, and they are layered, each room
 	// importing only the rooms below it. The sale core knows nothing of the
@@ -148,7 +148,7 @@ func TestLayers(t *testing.T) {
 		if !strings.HasPrefix(name, "db") {
 			continue
 		}
-		files, err := filepath.Glob(filepath.Join("..", "..", name, "*.go"))
+		files, err := filepath.Glob(filepath.Join("..", "..", "..", name, "*.go"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -259,7 +259,7 @@ const maxHandlerSurface = 21
 func checkHandlerTypes(t *testing.T, mod string, mayImport map[string]map[string]bool) {
 	t.Helper()
 	fset := token.NewFileSet()
-	files, err := filepath.Glob(filepath.Join("..", "..", "handlers", "*.go"))
+	files, err := filepath.Glob(filepath.Join("..", "..", "..", "handlers", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
