@@ -99,7 +99,7 @@ func setReplayed(c *fiber.Ctx) { c.Locals(replayKey, true) }
 // and the session cookie. Its pages that show several areas (the front page,
 // the merchant's dashboard, the wallet) read them through Shelves, never
 // through an area's service. Each area has its handler type below, holding
-// the Site and its own service; the area builds it (cmd/seckill/area_*.go).
+// the Site and its own service; the area builds it (cmd/seckill/app/area_*.go).
 type Site struct {
 	Accounts *account.Service
 	Audit    *audit.Service

@@ -242,7 +242,7 @@ func (s *Server) routes(cfg Config) {
 	if cfg.BenchRoutes != nil {
 		cfg.BenchRoutes(api)
 	}
-	// Each promotion's API (cmd/seckill/area_*.go).
+	// Each promotion's API (cmd/seckill/app/area_*.go).
 	for _, a := range cfg.Areas {
 		if a.API != nil {
 			a.API(Mount{Open: api, Staff: admin, User: requireUser, Grab: s.limitGrab, Sale: s.saleOpen, Audit: s.audit,

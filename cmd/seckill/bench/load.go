@@ -7,6 +7,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"sync"
@@ -31,6 +34,11 @@ type Load struct {
 	// Turn, when set, runs around each of the load's turns: it starts what
 	// must run alongside (an attack), calls run, then stops it.
 	Turn func(run func())
+	// ProfileDir, when set, gets a CPU profile of each of the load's timed
+	// turns alone (the process's: an in-process server's too), named
+	// <load>-<round>.pprof: what one scenario costs, without the set-up
+	// and the other scenarios a whole run's profile mixes in.
+	ProfileDir string
 }
 
 // Percentiles are latencies in milliseconds.
@@ -130,6 +138,29 @@ func RunRounds(ctx context.Context, rounds int, loads []Load, ops []Op) []Result
 	return out
 }
 
+// profileTurn starts the CPU profile of round k of the load called name in
+// dir; stop ends it.
+func profileTurn(dir, name string, k int) (stop func(), err error) {
+	slug := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return '-'
+	}, name)
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("%s-%d.pprof", slug, k+1)))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+}
+
 // loadRun is one load's measurements across its rounds.
 type loadRun struct {
 	load     Load
@@ -159,6 +190,13 @@ func (lr *loadRun) round(ctx context.Context, op Op, k, rounds int) {
 
 func (lr *loadRun) turn(ctx context.Context, op Op, k, rounds int) {
 	load := lr.load
+	if load.ProfileDir != "" {
+		if stop, err := profileTurn(load.ProfileDir, load.Name, k); err != nil {
+			fmt.Fprintf(os.Stderr, "bench: no profile of %s's round %d: %v\n", load.Name, k+1, err)
+		} else {
+			defer stop()
+		}
+	}
 	limit := int64(0) // request numbers below limit belong to this round (0: no limit)
 	if load.Requests > 0 {
 		limit = load.Requests * int64(k+1) / int64(rounds)

@@ -48,6 +48,7 @@ type Options struct {
 	Rounds      int
 	Smoke       bool
 	CPUProfile  string
+	TurnProfile string // a folder for each scenario's timed turns' CPU profiles (bench.Load.ProfileDir)
 	Trace       string
 	RedisURL    string        // in-process target's Redis: REDIS_URL, else embedded
 	WaitTimeout time.Duration // in-process target's REDIS_WAIT_TIMEOUT
@@ -108,6 +109,7 @@ func ParseOptions(args []string) (*Options, error) {
 	fs.BoolVar(&o.Smoke, "smoke", false, "tiny run that checks the invariants (used by make test)")
 	fs.BoolVar(&o.FlushRedis, "flush-redis", false, "empty the REDIS_URL database first (the in-process bench needs an empty one)")
 	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run (server included when in-process)")
+	fs.StringVar(&o.TurnProfile, "turnprofiles", "", "write a CPU profile of each scenario's timed turns alone into this folder, <scenario>-<round>.pprof (not with -cpuprofile)")
 	fs.StringVar(&o.Trace, "trace", "", "write a runtime execution trace of the whole run (go tool trace: where requests wait)")
 	fs.StringVar(&o.Target, "target", "", "with -rehearsal: the base URL of the running deployment to rehearse on (public API only)")
 	fs.BoolVar(&o.Rehearsal, "rehearsal", false, "rehearse a sale on -target: a rehearsal slot, shoppers and goods, a grab load, the invariants, then DELETE of it all (modest sizes unless -users, -c, -n, -stock say)")
@@ -116,6 +118,9 @@ func ParseOptions(args []string) (*Options, error) {
 	fs.IntVar(&o.RehearsalLimit, "limit", 2, "with -rehearsal: each shopper's limit on the rehearsal goods")
 	if err := fs.Parse(args); err != nil {
 		return nil, err
+	}
+	if o.CPUProfile != "" && o.TurnProfile != "" {
+		return nil, fmt.Errorf("bench: -cpuprofile and -turnprofiles both profile the CPU: give one")
 	}
 	if o.Rehearsal {
 		if o.Target == "" {
@@ -181,7 +186,7 @@ func Run(ctx context.Context, o *Options, open Opener) (*bench.Report, error) {
 	}
 	loads, ops := make([]bench.Load, len(ready)), make([]bench.Op, len(ready))
 	for i, sc := range ready {
-		loads[i] = bench.Load{Name: sc.name, Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress, Turn: sc.turn}
+		loads[i] = bench.Load{Name: sc.name, Concurrency: o.Conc, Requests: int64(o.Requests), Rate: o.Rate, Progress: o.Progress, Turn: sc.turn, ProfileDir: o.TurnProfile}
 		ops[i] = sc.op
 	}
 	results := bench.RunRounds(ctx, o.Rounds, loads, ops)
