@@ -78,7 +78,10 @@ func (t *Tokens) Verify(token string) (model.Claims, error) {
 		return c, db.Errorf(db.EUNAUTHORIZED, "invalid token")
 	}
 	body, err := base64.RawURLEncoding.DecodeString(payload)
-	if err != nil || json.Unmarshal(body, &c) != nil || c.UserID <= 0 || c.SessionID == "" {
+	if err == nil {
+		c, err = decodeClaims(body)
+	}
+	if err != nil || c.UserID <= 0 || c.SessionID == "" {
 		return model.Claims{}, db.Errorf(db.EUNAUTHORIZED, "invalid token")
 	}
 	if t.cached.Add(1) > verifiedCap {
