@@ -493,6 +493,9 @@ func (s *Service) Check(ctx context.Context, g goods.Grab) (done func(goods.Outc
 	if err := s.admit(ctx, f, sn, userID, goodsID, p.Pow, g.Request); err != nil {
 		return nil, err
 	}
+	if sn.bits == 0 && !sn.queue { // nothing to count, no admission to tell: no outcome wanted
+		return nil, nil
+	}
 	start := s.Now()
 	return func(o goods.Outcome) {
 		err := o.Err
