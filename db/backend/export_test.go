@@ -18,3 +18,6 @@ func StaleLease(ctx context.Context, b *Backend, q FlushQueue) (context.Context,
 func (b *Backend) ReleaseBatch(ctx context.Context, q FlushQueue, recs []string) error {
 	return b.releaseBatch(ctx, q, recs)
 }
+
+// ErrLeaseLost ends a flush whose lane's lease passed to another flusher.
+var ErrLeaseLost = errLeaseLost

@@ -262,6 +262,8 @@ func TestFlushFencedAfterSuccessor(t *testing.T) {
 	}
 	if _, err := s.Flush(stale, q, apply); err == nil {
 		t.Fatal("a flush under a fencing number older than its successor's committed")
+	} else if !backend.Unavailable(err) {
+		t.Fatalf("a flush fenced off by its successor failed with %v: a caller that flushed first (a checkout) is to be asked again, 503", err)
 	}
 	var rows, maxN int
 	if sq.R.QueryRow(`SELECT COUNT(*) FROM flushed WHERE rec <> 'other'`).Scan(&rows); rows != 0 {

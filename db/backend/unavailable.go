@@ -20,7 +20,15 @@ import (
 // failure the database calls passing, as sqldb.IsPassing tells) rather than
 // a bug. The client is then told 503 unavailable with Retry-After, and may
 // try again with the same Idempotency-Key.
+//
+// A flush that lost its lane's lease to another flusher (a pause, a busy
+// machine past the lease's TTL) is one too, though its context was
+// cancelled: the lane's new holder applies what it left, so a checkout or
+// a refund that flushed first is asked again, not failed.
 func Unavailable(err error) bool {
+	if errors.Is(err, errLeaseLost) || errors.Is(err, ErrLaneBusy) {
+		return true
+	}
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}

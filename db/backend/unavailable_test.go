@@ -52,6 +52,11 @@ func TestUnavailable(t *testing.T) {
 		{db.ErrSoldOut, false},
 		{context.Canceled, false},
 		{redis.Nil, false},
+		// A flush whose lane's lease another flusher took: its context was
+		// cancelled, or its commit fenced off; and a lane held past the wait.
+		{errors.Join(fmt.Errorf("release batch of {coupon:1}:grabs: %w", context.Canceled), backend.ErrLeaseLost), true},
+		{fmt.Errorf("apply batch from {goods:1}:pending: %w", backend.ErrLeaseLost), true},
+		{fmt.Errorf("flush {coupon:1}:grabs: %w", backend.ErrLaneBusy), true},
 	} {
 		if got := backend.Unavailable(tc.err); got != tc.want {
 			t.Errorf("Unavailable(%v) = %v, want %v", tc.err, got, tc.want)
