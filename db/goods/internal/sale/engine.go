@@ -94,7 +94,8 @@ func (s *Sale) decide(ctx context.Context, g Grab) Outcome {
 	if g.Request == "" {
 		g.Request, _ = db.KeyedRequestID(ctx, "goods", g.User)
 	}
-	var dones []func(Outcome)
+	var held [4]func(Outcome) // the stages' dones, on the stack for the few stages there are
+	dones := held[:0]
 	for _, st := range s.stages {
 		done, err := st.Check(ctx, g)
 		if err != nil {
