@@ -442,8 +442,12 @@ func (s *Sale) runDecision(ctx context.Context, b Bucket, req string, keep bool,
 		events = append(events, orderEvent(o, enc))
 		acks = append(acks, Acked{at: at, GoodsID: b.Goods, Rec: rec})
 	}
+	// The stock the call left, pushed before any grab of it is answered,
+	// a refusal's too: a shopper told sold out, who then reads the stock
+	// from this process's memory, reads what the refusal was decided on
+	// (the push is coalesced by version: one already heard is dropped).
+	s.PushStock(b, slot, remaining, version)
 	if len(acks) > 0 {
-		s.PushStock(b, slot, remaining, version)
 		s.Events.SendAll(events)
 		s.Acks.add(acks...)
 	}

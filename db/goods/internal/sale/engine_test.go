@@ -102,3 +102,33 @@ func TestDecideKeyedKeepsItsRefusal(t *testing.T) {
 		})
 	}
 }
+
+// A grab refused by Redis tells this process's stock what the refusal was
+// decided on before it is answered: a shopper told sold out who reads the
+// stock from memory next reads none left, even while the win that took the
+// last unit (here: taken past this process, as another's grab would be)
+// has not told it yet. TestGrabsLinearizable met a read of "1 left" after
+// its own sold out.
+func TestRefusalTellsTheStockItWasDecidedOn(t *testing.T) {
+	s, b := newTestSale(t, 1, 1, 1)
+	ctx := context.Background()
+	var told []StockEvent
+	s.Stock = func(ev StockEvent) { told = append(told, ev) }
+	// The last unit, taken by a call this process does not hear of.
+	script, keys, args := s.GrabCall(7, 1, "elsewhere", time.Now())
+	if res, err := s.Eval(ctx, script, keys, args...).Text(); err != nil || !strings.Contains(res, "\nok:") {
+		t.Fatalf("the other grab: %q, %v", res, err)
+	}
+	if len(told) != 0 {
+		t.Fatalf("told %v before any grab of this process", told)
+	}
+	if o := s.Decide(ctx, []Grab{{User: 8, Goods: 1}})[0]; o.Err == nil || !strings.Contains(o.Err.Error(), "sold out") {
+		t.Fatalf("grab of the sold-out goods: %+v, want sold out", o)
+	}
+	if len(told) == 0 || told[len(told)-1].Remaining != 0 {
+		t.Fatalf("the stock was told %+v by the time the refusal was answered, want none left", told)
+	}
+	if left, _ := s.bucketRemaining(b); left != 0 {
+		t.Fatalf("remaining %d in Redis, want 0", left)
+	}
+}
