@@ -444,8 +444,9 @@ func (s *Sale) runDecision(ctx context.Context, b Bucket, req string, keep bool,
 	}
 	// The stock the call left, pushed before any grab of it is answered,
 	// a refusal's too: a shopper told sold out, who then reads the stock
-	// from this process's memory, reads what the refusal was decided on
-	// (the push is coalesced by version: one already heard is dropped).
+	// from this process's memory, reads what the refusal was decided on. A
+	// bucket's state this process holds already is no new event of goods of
+	// several buckets (stockSums.add); one bucket's is coalesced by version.
 	s.PushStock(b, slot, remaining, version)
 	if len(acks) > 0 {
 		s.Events.SendAll(events)

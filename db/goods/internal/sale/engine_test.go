@@ -132,3 +132,23 @@ func TestRefusalTellsTheStockItWasDecidedOn(t *testing.T) {
 		t.Fatalf("remaining %d in Redis, want 0", left)
 	}
 }
+
+// The stock of goods of several buckets makes an event only of a state
+// newer than the one it holds: a refusal's answer repeating the state a
+// win told already makes none (each event would be a new version).
+func TestStockSumsTellOnlyWhatIsNew(t *testing.T) {
+	var sums stockSums
+	unread := func(Bucket) (int64, bool) { t.Fatal("a bucket seen already was read"); return 0, false }
+	b0, b1 := Bucket{Goods: 9, N: 0, K: 2}, Bucket{Goods: 9, N: 1, K: 2}
+	sums.add(b1, 3, 2, func(Bucket) (int64, bool) { return 5, true }) // bucket 0 read once
+	total, v, ok := sums.add(b0, 5, 7, unread)
+	if !ok || total != 8 {
+		t.Fatalf("a new state: total %d, ok %v; want 8, true", total, ok)
+	}
+	if _, _, ok := sums.add(b0, 5, 7, unread); ok {
+		t.Fatal("the same state again made an event")
+	}
+	if total, v2, ok := sums.add(b0, 4, 8, unread); !ok || total != 7 || v2 <= v {
+		t.Fatalf("a newer state: total %d, version %d (after %d), ok %v; want 7, a newer version, true", total, v2, v, ok)
+	}
+}

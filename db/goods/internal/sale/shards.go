@@ -385,7 +385,9 @@ type goodsStock struct {
 
 // add records bucket b's remaining at version and answers the goods' total
 // and the event's version; buckets not seen yet are read with read (once).
-// ok is false when they could not be read.
+// ok is false when they could not be read, or when the bucket's state is
+// one this process holds already (a refusal's answer after the change it
+// saw was told): nothing new to tell.
 func (t *stockSums) add(b Bucket, remaining, version int64, read func(Bucket) (int64, bool)) (total, v int64, ok bool) {
 	t.mu.Lock()
 	if t.of == nil {
@@ -396,7 +398,8 @@ func (t *stockSums) add(b Bucket, remaining, version int64, read func(Bucket) (i
 		g = &goodsStock{remaining: make([]int64, b.K), version: make([]int64, b.K)}
 		t.of[b.Goods] = g
 	}
-	if version > g.version[b.N] {
+	newer := version > g.version[b.N]
+	if newer {
 		g.remaining[b.N], g.version[b.N] = remaining, version
 	}
 	var unseen []int
@@ -406,6 +409,9 @@ func (t *stockSums) add(b Bucket, remaining, version int64, read func(Bucket) (i
 		}
 	}
 	t.mu.Unlock()
+	if !newer && len(unseen) == 0 {
+		return 0, 0, false
+	}
 	for _, i := range unseen {
 		n, ok := read(Bucket{Goods: b.Goods, N: i, K: b.K})
 		if !ok {
