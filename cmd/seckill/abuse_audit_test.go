@@ -26,12 +26,12 @@ type auditEntryJSON struct {
 
 // auditLog fetches GET /api/admin/audit with the query and fails unless it answers 200.
 func (a *testApp) auditLog(token, query string) []auditEntryJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct {
 		Entries []auditEntryJSON `json:"entries"`
 	}
 	if st := a.call("GET", "/api/admin/audit"+query, token, nil, &out); st != 200 {
-		a.t.Fatalf("GET /api/admin/audit%s: %d", query, st)
+		a.T.Fatalf("GET /api/admin/audit%s: %d", query, st)
 	}
 	return out.Entries
 }
@@ -50,14 +50,14 @@ func findAudit(t *testing.T, es []auditEntryJSON, action, target string) auditEn
 
 // getPage fetches an HTML page as the bearer of token and returns status and body.
 func (a *testApp) getPage(token, path string) (int, string) {
-	a.t.Helper()
+	a.T.Helper()
 	req, _ := http.NewRequest("GET", a.URL+path, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)

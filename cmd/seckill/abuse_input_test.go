@@ -20,7 +20,7 @@ func (a *testApp) wantInvalid(t *testing.T, method, path, token string, body any
 // inputSnapshot is what the merchant's and the user's lists say, as raw JSON,
 // to prove that refused input created and changed nothing.
 func (a *testApp) inputSnapshot(merchant, user string, slotIDs ...int64) map[string]string {
-	a.t.Helper()
+	a.T.Helper()
 	paths := []struct{ path, token string }{
 		{"/api/admin/slots", merchant}, {"/api/admin/coupons", merchant}, {"/api/admin/redpackets", merchant}, {"/api/me/settings", user},
 	}
@@ -31,7 +31,7 @@ func (a *testApp) inputSnapshot(merchant, user string, slotIDs ...int64) map[str
 	for _, p := range paths {
 		var raw rawJSON
 		if st := a.call("GET", p.path, p.token, nil, &raw); st != 200 {
-			a.t.Fatalf("GET %s: %d", p.path, st)
+			a.T.Fatalf("GET %s: %d", p.path, st)
 		}
 		snap[p.path] = string(raw)
 	}

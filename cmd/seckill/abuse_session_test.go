@@ -28,21 +28,21 @@ type cookieSession struct {
 // newCookieSession registers a shopper and logs it in with cookies, as a
 // browser does; it returns the session and the password.
 func (a *testApp) newCookieSession() (*cookieSession, string, string) {
-	a.t.Helper()
+	a.T.Helper()
 	name := fmt.Sprintf("s%d_%d", time.Now().UnixNano()%1e6, userSeq.Add(1))
 	if st := a.call("POST", "/api/auth/register", "", map[string]string{"username": name, "password": "password123"}, nil); st != 201 {
-		a.t.Fatalf("register %s: %d", name, st)
+		a.T.Fatalf("register %s: %d", name, st)
 	}
 	return a.cookieLogin(name, "password123"), name, "password123"
 }
 
 // cookieLogin logs in through the JSON API with a cookie jar and reads the CSRF token of a page.
 func (a *testApp) cookieLogin(username, password string) *cookieSession {
-	a.t.Helper()
-	s := &cookieSession{a: a, client: browserClient(a.t.(*testing.T))}
+	a.T.Helper()
+	s := &cookieSession{a: a, client: browserClient(a.T.(*testing.T))}
 	var out authAnswer
 	if st := s.do("POST", "/api/auth/login", `{"username":"`+username+`","password":"`+password+`"}`, jsonHeaders, &out); st != 200 {
-		a.t.Fatalf("login %s: %d", username, st)
+		a.T.Fatalf("login %s: %d", username, st)
 	}
 	s.userID = out.User.ID
 	u, _ := url.Parse(a.URL)
@@ -52,7 +52,7 @@ func (a *testApp) cookieLogin(username, password string) *cookieSession {
 		}
 	}
 	if s.token == "" {
-		a.t.Fatal("login set no session cookie")
+		a.T.Fatal("login set no session cookie")
 	}
 	s.csrf = s.pageCSRF()
 	return s
@@ -60,8 +60,8 @@ func (a *testApp) cookieLogin(username, password string) *cookieSession {
 
 // pageCSRF reads the CSRF token of the home page as this session sees it.
 func (s *cookieSession) pageCSRF() string {
-	s.a.t.Helper()
-	return pageCSRF(s.a.t, s.client, s.a.URL+"/")
+	s.a.T.Helper()
+	return pageCSRF(s.a.T, s.client, s.a.URL+"/")
 }
 
 var jsonHeaders = map[string]string{"Content-Type": "application/json"}
@@ -69,7 +69,7 @@ var jsonHeaders = map[string]string{"Content-Type": "application/json"}
 // do sends a request with the session's cookies and the given headers and
 // decodes a JSON answer into out (when not nil); it returns the status.
 func (s *cookieSession) do(method, path, body string, headers map[string]string, out any) int {
-	s.a.t.Helper()
+	s.a.T.Helper()
 	var rd io.Reader
 	if body != "" {
 		rd = strings.NewReader(body)
@@ -80,13 +80,13 @@ func (s *cookieSession) do(method, path, body string, headers map[string]string,
 	}
 	res, err := s.client.Do(req)
 	if err != nil {
-		s.a.t.Fatalf("%s %s: %v", method, path, err)
+		s.a.T.Fatalf("%s %s: %v", method, path, err)
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
 	if out != nil && len(raw) > 0 {
 		if err := json.Unmarshal(raw, out); err != nil {
-			s.a.t.Fatalf("%s %s: %d %q: %v", method, path, res.StatusCode, raw, err)
+			s.a.T.Fatalf("%s %s: %d %q: %v", method, path, res.StatusCode, raw, err)
 		}
 	}
 	return res.StatusCode
@@ -95,12 +95,12 @@ func (s *cookieSession) do(method, path, body string, headers map[string]string,
 // withCookie calls GET path carrying only this session cookie token (no jar),
 // as a copy of the cookie kept by someone else would.
 func (a *testApp) withCookie(token, path string) int {
-	a.t.Helper()
+	a.T.Helper()
 	req, _ := http.NewRequest("GET", a.URL+path, nil)
 	req.AddCookie(&http.Cookie{Name: handlers.SessionCookie, Value: token})
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	res.Body.Close()
 	return res.StatusCode

@@ -131,7 +131,7 @@ func TestRollingRestartBehindHAProxy(t *testing.T) {
 	inRotation("web1")
 	inRotation("web2")
 
-	lb := &testApp{App: &testrig.App{Main: &Main{Config: Config{AdminUsername: "admin"}}, T: t, URL: "http://" + front, Clock: new(testrig.Clock)}, t: t}
+	lb := &testApp{App: &testrig.App{Main: &Main{Config: Config{AdminUsername: "admin"}}, T: t, URL: "http://" + front, Clock: new(testrig.Clock)}}
 	// A live socket upgrades through the balancer.
 	ws := dialWS(t, lb.URL, "")
 	ws.Close()

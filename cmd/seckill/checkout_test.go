@@ -35,30 +35,30 @@ type userCouponJSON struct {
 
 // couponTemplate has the merchant put up a template open now.
 func (a *testApp) couponTemplate(token, kind string, value, minSpend int64, validDays int) couponJSON {
-	a.t.Helper()
+	a.T.Helper()
 	now := a.Clock.Now()
 	var out struct{ Coupon couponJSON }
 	body := map[string]any{"title": "Deal", "kind": kind, "value": value, "min_spend_cents": minSpend, "stock": 50, "limit_per_user": 5,
 		"grab_start_at": now.Add(-time.Second).Format(time.RFC3339), "grab_end_at": now.Add(time.Hour).Format(time.RFC3339), "valid_days": validDays}
 	if st := a.call("POST", "/api/admin/coupons", token, body, &out); st != 201 {
-		a.t.Fatalf("create coupon: %d", st)
+		a.T.Fatalf("create coupon: %d", st)
 	}
 	return out.Coupon
 }
 
 func (a *testApp) grabCoupon(token string, couponID int64) userCouponJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct {
 		UserCoupon userCouponJSON `json:"user_coupon"`
 	}
 	if st := a.call("POST", fmt.Sprintf("/api/coupons/%d/grab", couponID), token, nil, &out); st != 201 {
-		a.t.Fatalf("grab coupon %d: %d", couponID, st)
+		a.T.Fatalf("grab coupon %d: %d", couponID, st)
 	}
 	return out.UserCoupon
 }
 
 func (a *testApp) pay(token string, orderID, userCouponID int64) (int, checkoutOrderJSON) {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Order checkoutOrderJSON }
 	var body any
 	if userCouponID != 0 {
@@ -69,10 +69,10 @@ func (a *testApp) pay(token string, orderID, userCouponID int64) (int, checkoutO
 }
 
 func (a *testApp) myCoupon(token string, id int64) userCouponJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var found userCouponJSON
 	// The list reads the store: a coupon grabbed a moment ago shows once flushed.
-	eventually(a.t, 10*time.Second, fmt.Sprintf("coupon %d in the user's list", id), func() bool {
+	eventually(a.T, 10*time.Second, fmt.Sprintf("coupon %d in the user's list", id), func() bool {
 		var out struct{ Coupons []userCouponJSON }
 		a.call("GET", "/api/me/coupons", token, nil, &out)
 		for _, c := range out.Coupons {
@@ -188,14 +188,14 @@ func TestCheckoutHTTPContract(t *testing.T) {
 
 // keyed sends a write with an Idempotency-Key and returns the raw answer ("201 {…}").
 func (a *testApp) keyed(method, path, token, key string) string {
-	a.t.Helper()
+	a.T.Helper()
 	ans := a.keyedCall(method, path, token, key)
 	return fmt.Sprintf("%d %s", ans.Status, ans.Raw)
 }
 
 // callback posts a gateway callback signed with secret ("" for none).
 func (a *testApp) callback(body []byte, secret []byte) (int, string) {
-	a.t.Helper()
+	a.T.Helper()
 	req, _ := http.NewRequest("POST", a.URL+"/api/payments/callback", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	if secret != nil {
@@ -203,7 +203,7 @@ func (a *testApp) callback(body []byte, secret []byte) (int, string) {
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	var e apiError
@@ -213,9 +213,9 @@ func (a *testApp) callback(body []byte, secret []byte) (int, string) {
 
 // paymentResult waits for the settle task of ref to finish and returns its result.
 func (a *testApp) paymentResult(ref string) tasks.PaymentOutcome {
-	a.t.Helper()
+	a.T.Helper()
 	var out tasks.PaymentOutcome
-	eventually(a.t, 20*time.Second, "the payment "+ref+" settled", func() bool {
+	eventually(a.T, 20*time.Second, "the payment "+ref+" settled", func() bool {
 		info, err := a.Inspector.GetTaskInfo(tasks.QueueCritical, tasks.PaymentTaskID(ref))
 		return err == nil && len(info.Result) > 0 && json.Unmarshal(info.Result, &out) == nil
 	})

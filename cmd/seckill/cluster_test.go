@@ -13,7 +13,7 @@ import (
 
 // grabAll releases one grab per token at once and returns the status each got.
 func (a *testApp) grabAll(path string, tokens []string, out func(i int) any) []int {
-	a.t.Helper()
+	a.T.Helper()
 	statuses := make([]int, len(tokens))
 	start := make(chan struct{})
 	var wg sync.WaitGroup

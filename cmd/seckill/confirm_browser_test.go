@@ -134,10 +134,10 @@ func TestConfirmBrowserUploadErrorBesideForm(t *testing.T) {
 // namedMerchant has the admin create a merchant (password "password123")
 // and returns its name and token, for a browser to log in as.
 func (a *testApp) namedMerchant() (name, token string) {
-	a.t.Helper()
+	a.T.Helper()
 	name = fmt.Sprintf("shop%d", userSeq.Add(1))
 	if st := a.call("POST", "/api/admin/users", a.adminToken(), map[string]string{"username": name, "password": "password123", "role": "merchant"}, nil); st != 201 {
-		a.t.Fatalf("create merchant: %d", st)
+		a.T.Fatalf("create merchant: %d", st)
 	}
 	return name, a.login(name, "password123")
 }

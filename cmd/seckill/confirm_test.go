@@ -16,10 +16,10 @@ import (
 // page fetches an HTML page with the session's cookies, not following a
 // redirect: status, body and Location.
 func (s *cookieSession) page(path string) (int, string, string) {
-	s.a.t.Helper()
+	s.a.T.Helper()
 	res, err := s.client.Get(s.a.URL + path)
 	if err != nil {
-		s.a.t.Fatalf("GET %s: %v", path, err)
+		s.a.T.Fatalf("GET %s: %v", path, err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
@@ -29,14 +29,14 @@ func (s *cookieSession) page(path string) (int, string, string) {
 // postForm posts an HTML form with the session's cookies and CSRF token:
 // status and Location.
 func (s *cookieSession) postForm(path string, form url.Values) (int, string) {
-	s.a.t.Helper()
+	s.a.T.Helper()
 	if form == nil {
 		form = url.Values{}
 	}
 	form.Set("_csrf", s.csrf)
 	res, err := s.client.PostForm(s.a.URL+path, form)
 	if err != nil {
-		s.a.t.Fatalf("POST %s: %v", path, err)
+		s.a.T.Fatalf("POST %s: %v", path, err)
 	}
 	res.Body.Close()
 	return res.StatusCode, res.Header.Get("Location")

@@ -57,50 +57,50 @@ type notificationJSON struct {
 
 // couponCreate has the merchant create a template starting and ending at the given times.
 func (a *testApp) couponCreate(token, title string, stock, limit int64, start, end time.Time) couponJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Coupon couponJSON }
 	body := map[string]any{"title": title, "kind": "amount_off", "value": 500, "min_spend_cents": 2000, "stock": stock,
 		"limit_per_user": limit, "grab_start_at": start.Format(time.RFC3339), "grab_end_at": end.Format(time.RFC3339)}
 	if st := a.call("POST", "/api/admin/coupons", token, body, &out); st != 201 {
-		a.t.Fatalf("create coupon: %d", st)
+		a.T.Fatalf("create coupon: %d", st)
 	}
 	return out.Coupon
 }
 
 // couponBook books a reminder and fails the test unless it is accepted.
 func (a *testApp) couponBook(token string, couponID int64, minutes int, channel string) []reminderJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Reminders []reminderJSON }
 	if st := a.call("PUT", fmt.Sprintf("/api/coupons/%d/reminders", couponID), token, map[string]any{"minutes_before": minutes, "channel": channel}, &out); st != 200 {
-		a.t.Fatalf("book %d/%s on coupon %d: %d", minutes, channel, couponID, st)
+		a.T.Fatalf("book %d/%s on coupon %d: %d", minutes, channel, couponID, st)
 	}
 	return out.Reminders
 }
 
 func (a *testApp) couponSettings(token string, settings map[string]string) {
-	a.t.Helper()
+	a.T.Helper()
 	if st := a.call("PUT", "/api/me/settings", token, settings, nil); st != 200 {
-		a.t.Fatalf("settings %v: %d", settings, st)
+		a.T.Fatalf("settings %v: %d", settings, st)
 	}
 }
 
 func (a *testApp) couponInbox(token string) []notificationJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Notifications []notificationJSON }
 	if st := a.call("GET", "/api/me/notifications", token, nil, &out); st != 200 {
-		a.t.Fatalf("inbox: %d", st)
+		a.T.Fatalf("inbox: %d", st)
 	}
 	return out.Notifications
 }
 
 // couponLive opens the user's live socket and returns the events it receives.
 func (a *testApp) couponLive(token string) <-chan map[string]any {
-	a.t.Helper()
+	a.T.Helper()
 	conn, _, err := websocket.DefaultDialer.Dial(strings.Replace(a.URL, "http", "ws", 1)+"/ws?token="+token, nil)
 	if err != nil {
-		a.t.Fatalf("dial live: %v", err)
+		a.T.Fatalf("dial live: %v", err)
 	}
-	a.t.Cleanup(func() { conn.Close() })
+	a.T.Cleanup(func() { conn.Close() })
 	out := make(chan map[string]any, 64)
 	go func() {
 		defer close(out)
@@ -592,17 +592,17 @@ type templateRedis struct {
 }
 
 func (a *testApp) templateKeys(couponID int64) []string {
-	a.t.Helper()
+	a.T.Helper()
 	keys, err := rdb.Keys(context.Background(), a.Redis.Client, fmt.Sprintf("{coupon:%d}*", couponID))
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	return keys
 }
 
 // backupTemplate copies the template's keys as a Redis backup would.
 func (a *testApp) backupTemplate(couponID int64) *templateRedis {
-	a.t.Helper()
+	a.T.Helper()
 	ctx, rc := context.Background(), a.Redis.Client
 	b := &templateRedis{strings: map[string]string{}, hashes: map[string]map[string]string{}}
 	for _, k := range a.templateKeys(couponID) {
@@ -618,7 +618,7 @@ func (a *testApp) backupTemplate(couponID int64) *templateRedis {
 
 // restoreTemplate puts the template's keys back as the backup had them.
 func (a *testApp) restoreTemplate(couponID int64, b *templateRedis) {
-	a.t.Helper()
+	a.T.Helper()
 	ctx, rc := context.Background(), a.Redis.Client
 	pipe := rc.TxPipeline()
 	if keys := a.templateKeys(couponID); len(keys) > 0 {
@@ -631,7 +631,7 @@ func (a *testApp) restoreTemplate(couponID int64, b *templateRedis) {
 		pipe.HSet(ctx, k, v)
 	}
 	if _, err := pipe.Exec(ctx); err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 }
 

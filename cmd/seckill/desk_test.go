@@ -54,20 +54,20 @@ type deskOrderPageJSON struct {
 
 // registerAs signs up a shopper with the given name and returns its token and ID.
 func (a *testApp) registerAs(name string) (token string, id int64) {
-	a.t.Helper()
+	a.T.Helper()
 	var out authAnswer
 	if st := a.call("POST", "/api/auth/register", "", map[string]string{"username": name, "password": "password123"}, &out); st != 201 {
-		a.t.Fatalf("register %s: %d", name, st)
+		a.T.Fatalf("register %s: %d", name, st)
 	}
 	return out.Token, out.User.ID
 }
 
 // desk lists the desk with the query and fails unless it answers 200.
 func (a *testApp) desk(token string, q url.Values) deskPageJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out deskPageJSON
 	if st := a.call("GET", "/api/admin/orders?"+q.Encode(), token, nil, &out); st != 200 {
-		a.t.Fatalf("desk ?%s: %d", q.Encode(), st)
+		a.T.Fatalf("desk ?%s: %d", q.Encode(), st)
 	}
 	return out
 }
@@ -82,14 +82,14 @@ func deskIDs(p deskPageJSON) []int64 {
 
 // deskAudit is the merchant's audit entries of refunds of order id.
 func (a *testApp) deskAudit(token string, id int64) []string {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct {
 		Entries []struct {
 			Action, Target, Detail string
 		}
 	}
 	if st := a.call("GET", "/api/admin/audit?limit=200", token, nil, &out); st != 200 {
-		a.t.Fatalf("audit: %d", st)
+		a.T.Fatalf("audit: %d", st)
 	}
 	var details []string
 	for _, e := range out.Entries {

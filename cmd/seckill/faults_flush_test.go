@@ -220,12 +220,12 @@ func orderOf(ans string) (id, uid int64) {
 
 // metric reads one series of the process's /metrics (0 when absent).
 func (a *testApp) metric(name string) float64 {
-	a.t.Helper()
+	a.T.Helper()
 	req, _ := http.NewRequest("GET", a.URL+"/metrics", nil)
 	req.Header.Set("Authorization", "Bearer "+hostsMetricsToken)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)

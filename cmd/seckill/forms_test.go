@@ -12,11 +12,11 @@ import (
 // postFormPage posts an HTML form with the session's cookies and CSRF
 // token and returns the page it answers with.
 func (s *cookieSession) postFormPage(path string, form url.Values) (int, string) {
-	s.a.t.Helper()
+	s.a.T.Helper()
 	form.Set("_csrf", s.csrf)
 	res, err := s.client.PostForm(s.a.URL+path, form)
 	if err != nil {
-		s.a.t.Fatalf("POST %s: %v", path, err)
+		s.a.T.Fatalf("POST %s: %v", path, err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)

@@ -14,11 +14,11 @@ import (
 
 // register creates a shopper with a known password and returns its name and token.
 func (a *testApp) register(prefix string) (name, token string) {
-	a.t.Helper()
+	a.T.Helper()
 	name = fmt.Sprintf("%s%d", prefix, userSeq.Add(1))
 	var out authAnswer
 	if st := a.call("POST", "/api/auth/register", "", map[string]string{"username": name, "password": "password123"}, &out); st != 201 {
-		a.t.Fatalf("register %s: %d", name, st)
+		a.T.Fatalf("register %s: %d", name, st)
 	}
 	return name, out.Token
 }

@@ -11,7 +11,7 @@ import (
 
 // lastExpiryTick is when the latest expiry tick Asynq keeps finished, and its result.
 func (a *testApp) lastExpiryTick() (time.Time, string) {
-	a.t.Helper()
+	a.T.Helper()
 	infos, err := a.Inspector.ListCompletedTasks(tasks.QueueOrderExpire)
 	if err != nil {
 		return time.Time{}, ""

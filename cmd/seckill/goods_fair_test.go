@@ -27,24 +27,24 @@ type powChallenge struct {
 
 // fairGoods creates live goods with a proof of work of powBits and, when prereg, open only to pre-registered shoppers.
 func (a *testApp) fairGoods(powBits int, prereg bool, start time.Duration) goodsJSON {
-	a.t.Helper()
+	a.T.Helper()
 	mt, _ := a.newMerchant()
 	sl := a.createSlot(mt, start, time.Hour)
 	var out struct{ Goods goodsJSON }
 	body := map[string]any{"slot_id": sl.ID, "title": "Fair " + fmt.Sprint(userSeq.Add(1)), "price_cents": 10000,
 		"seckill_price_cents": 2500, "stock": 100, "limit_per_user": 10, "pow_bits": powBits, "preregistered_only": prereg}
 	if st := a.call("POST", "/api/admin/goods", mt, body, &out); st != 201 {
-		a.t.Fatalf("create goods: %d", st)
+		a.T.Fatalf("create goods: %d", st)
 	}
 	return out.Goods
 }
 
 // powChallenge asks a challenge for the shopper signed in with token.
 func (a *testApp) powChallenge(token string, goodsID int64) powChallenge {
-	a.t.Helper()
+	a.T.Helper()
 	var c powChallenge
 	if st := a.call("GET", fmt.Sprintf("/api/pow?goods=%d", goodsID), token, nil, &c); st != 200 {
-		a.t.Fatalf("pow challenge of goods %d: %d", goodsID, st)
+		a.T.Fatalf("pow challenge of goods %d: %d", goodsID, st)
 	}
 	return c
 }
@@ -88,14 +88,14 @@ func (c powChallenge) level() int {
 
 // grabWith grabs with an X-Pow header ("" for none) and returns the status and the error code.
 func (a *testApp) grabWith(token string, goodsID int64, pow string) (int, string) {
-	a.t.Helper()
+	a.T.Helper()
 	return a.grabHeader(token, goodsID, "X-Pow", pow)
 }
 
 // grabHeader grabs with one header of the fair sale's (none when value is
 // "") and returns the status and the error code.
 func (a *testApp) grabHeader(token string, goodsID int64, header, value string) (int, string) {
-	a.t.Helper()
+	a.T.Helper()
 	req, _ := http.NewRequest("POST", fmt.Sprintf("%s/api/goods/%d/grab", a.URL, goodsID), nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	if value != "" {
@@ -103,7 +103,7 @@ func (a *testApp) grabHeader(token string, goodsID int64, header, value string) 
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
@@ -113,9 +113,9 @@ func (a *testApp) grabHeader(token string, goodsID int64, header, value string) 
 }
 
 func (a *testApp) wantGrab(token string, goodsID int64, pow string, status int, code string) {
-	a.t.Helper()
+	a.T.Helper()
 	if st, c := a.grabWith(token, goodsID, pow); st != status || c != code {
-		a.t.Fatalf("grab goods %d with %q: got %d %q, want %d %q", goodsID, pow, st, c, status, code)
+		a.T.Fatalf("grab goods %d with %q: got %d %q, want %d %q", goodsID, pow, st, c, status, code)
 	}
 }
 

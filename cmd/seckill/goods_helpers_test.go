@@ -59,69 +59,69 @@ type statsJSON struct {
 
 // createSlot has the merchant create a slot starting at start (from now) and lasting length.
 func (a *testApp) createSlot(token string, start, length time.Duration) slotJSON {
-	a.t.Helper()
+	a.T.Helper()
 	now := a.Clock.Now().UTC()
 	var out struct{ Slot slotJSON }
 	body := map[string]string{"title": "Slot " + fmt.Sprint(userSeq.Add(1)),
 		"start_at": now.Add(start).Format(time.RFC3339Nano), "end_at": now.Add(start + length).Format(time.RFC3339Nano)}
 	if st := a.call("POST", "/api/admin/slots", token, body, &out); st != 201 {
-		a.t.Fatalf("create slot: %d", st)
+		a.T.Fatalf("create slot: %d", st)
 	}
 	return out.Slot
 }
 
 // createGoods has the merchant put goods in the slot.
 func (a *testApp) createGoods(token string, slotID, stock, limit int64) goodsJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Goods goodsJSON }
 	body := map[string]any{"slot_id": slotID, "title": "Goods " + fmt.Sprint(userSeq.Add(1)), "description": "nice",
 		"price_cents": 10000, "seckill_price_cents": 2500, "stock": stock, "limit_per_user": limit}
 	if st := a.call("POST", "/api/admin/goods", token, body, &out); st != 201 {
-		a.t.Fatalf("create goods: %d", st)
+		a.T.Fatalf("create goods: %d", st)
 	}
 	return out.Goods
 }
 
 // liveGoods creates a merchant, a live slot and goods in it.
 func (a *testApp) liveGoods(stock, limit int64) (merchantToken string, g goodsJSON) {
-	a.t.Helper()
+	a.T.Helper()
 	mt, _ := a.newMerchant()
 	sl := a.createSlot(mt, -time.Minute, time.Hour)
 	return mt, a.createGoods(mt, sl.ID, stock, limit)
 }
 
 func (a *testApp) grab(token string, goodsID int64) orderJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Order orderJSON }
 	if st := a.call("POST", fmt.Sprintf("/api/goods/%d/grab", goodsID), token, nil, &out); st != 201 {
-		a.t.Fatalf("grab goods %d: %d", goodsID, st)
+		a.T.Fatalf("grab goods %d: %d", goodsID, st)
 	}
 	return out.Order
 }
 
 func (a *testApp) order(token string, id int64) orderJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Order orderJSON }
 	if st := a.call("GET", fmt.Sprintf("/api/orders/%d", id), token, nil, &out); st != 200 {
-		a.t.Fatalf("get order %d: %d", id, st)
+		a.T.Fatalf("get order %d: %d", id, st)
 	}
 	return out.Order
 }
 
 func (a *testApp) goods(id int64) goodsJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Goods goodsJSON }
 	if st := a.call("GET", fmt.Sprintf("/api/goods/%d", id), "", nil, &out); st != 200 {
-		a.t.Fatalf("get goods %d: %d", id, st)
+		a.T.Fatalf("get goods %d: %d", id, st)
 	}
 	return out.Goods
 }
 
 func (a *testApp) stats(token string, id int64) statsJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out statsJSON
 	if st := a.call("GET", fmt.Sprintf("/api/admin/goods/%d/stats", id), token, nil, &out); st != 200 {
-		a.t.Fatalf("stats of goods %d: %d", id, st)
+		a.T.Fatalf("stats of goods %d: %d", id, st)
 	}
 	return out
 }

@@ -60,14 +60,14 @@ type wsClient struct {
 }
 
 func (a *testApp) dialWS(token string) *wsClient {
-	a.t.Helper()
+	a.T.Helper()
 	u := strings.Replace(a.URL, "http://", "ws://", 1) + "/ws"
 	if token != "" {
 		u += "?token=" + token
 	}
 	conn, res, err := websocket.DefaultDialer.Dial(u, http.Header{})
 	if err != nil {
-		a.t.Fatalf("dial %s: %v (%v)", u, err, res)
+		a.T.Fatalf("dial %s: %v (%v)", u, err, res)
 	}
 	c := &wsClient{conn: conn, events: make(chan map[string]any, 1024)}
 	go func() {
@@ -80,7 +80,7 @@ func (a *testApp) dialWS(token string) *wsClient {
 			c.events <- ev
 		}
 	}()
-	a.t.Cleanup(func() { conn.Close() })
+	a.T.Cleanup(func() { conn.Close() })
 	return c
 }
 

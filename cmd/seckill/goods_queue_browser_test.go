@@ -104,7 +104,7 @@ func TestQueueBrowserWaitingRoom(t *testing.T) {
 
 // ticketOf reads the ticket of the shopper signed up as name.
 func (a *testApp) ticketOf(name string, goodsID int64) ticketJSON {
-	a.t.Helper()
+	a.T.Helper()
 	_, _, tk := a.queueRequest("GET", a.login(name, "password123"), goodsID, "")
 	return tk
 }

@@ -30,7 +30,7 @@ type queueStatsJSON struct {
 // queueGoods has a new merchant create goods sold through a waiting room
 // at rate a second, in a slot starting in start; it returns the merchant's token too.
 func (a *testApp) queueGoods(stock int64, rate int, start time.Duration, extra map[string]any) (string, goodsJSON) {
-	a.t.Helper()
+	a.T.Helper()
 	mt, _ := a.newMerchant()
 	sl := a.createSlot(mt, start, time.Hour)
 	body := map[string]any{"slot_id": sl.ID, "title": "Queued " + fmt.Sprint(userSeq.Add(1)), "price_cents": 10000,
@@ -40,7 +40,7 @@ func (a *testApp) queueGoods(stock int64, rate int, start time.Duration, extra m
 	}
 	var out struct{ Goods goodsJSON }
 	if st := a.call("POST", "/api/admin/goods", mt, body, &out); st != 201 {
-		a.t.Fatalf("create queued goods: %d", st)
+		a.T.Fatalf("create queued goods: %d", st)
 	}
 	return mt, out.Goods
 }
@@ -48,12 +48,12 @@ func (a *testApp) queueGoods(stock int64, rate int, start time.Duration, extra m
 // joinQueue joins the shopper to the goods' queue with an X-Pow ("" for
 // none) and returns the status, the error code and the ticket.
 func (a *testApp) joinQueue(token string, goodsID int64, pow string) (int, string, ticketJSON) {
-	a.t.Helper()
+	a.T.Helper()
 	return a.queueRequest("POST", token, goodsID, pow)
 }
 
 func (a *testApp) queueRequest(method, token string, goodsID int64, pow string) (int, string, ticketJSON) {
-	a.t.Helper()
+	a.T.Helper()
 	req, _ := http.NewRequest(method, fmt.Sprintf("%s/api/goods/%d/queue", a.URL, goodsID), nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	if pow != "" {
@@ -61,7 +61,7 @@ func (a *testApp) queueRequest(method, token string, goodsID int64, pow string) 
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
@@ -75,15 +75,15 @@ func (a *testApp) queueRequest(method, token string, goodsID int64, pow string) 
 
 // grabAdmitted grabs with an X-Admission header and returns the status and the error code.
 func (a *testApp) grabAdmitted(token string, goodsID int64, admission string) (int, string) {
-	a.t.Helper()
+	a.T.Helper()
 	return a.grabHeader(token, goodsID, "X-Admission", admission)
 }
 
 func (a *testApp) queueStats(token string, goodsID int64) queueStatsJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Queue queueStatsJSON }
 	if st := a.call("GET", fmt.Sprintf("/api/admin/goods/%d/queue", goodsID), token, nil, &out); st != 200 {
-		a.t.Fatalf("queue stats: %d", st)
+		a.T.Fatalf("queue stats: %d", st)
 	}
 	return out.Queue
 }

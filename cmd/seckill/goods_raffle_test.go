@@ -28,7 +28,7 @@ type raffleDrawJSON struct {
 // starts at start (from now); entries open at creation, or at entries
 // (from now) when given.
 func (a *testApp) raffleGoods(stock int64, start time.Duration, entries ...time.Duration) (merchantToken string, g goodsJSON) {
-	a.t.Helper()
+	a.T.Helper()
 	mt, _ := a.newMerchant()
 	sl := a.createSlot(mt, start, time.Hour)
 	body := map[string]any{"slot_id": sl.ID, "title": "Raffle " + fmt.Sprint(userSeq.Add(1)), "description": "limited",
@@ -38,34 +38,34 @@ func (a *testApp) raffleGoods(stock int64, start time.Duration, entries ...time.
 	}
 	var out struct{ Goods goodsJSON }
 	if st := a.call("POST", "/api/admin/goods", mt, body, &out); st != 201 {
-		a.t.Fatalf("create raffle goods: %d", st)
+		a.T.Fatalf("create raffle goods: %d", st)
 	}
 	return mt, out.Goods
 }
 
 func (a *testApp) enterRaffle(token string, goodsID int64, status int) raffleEntryJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Entry raffleEntryJSON }
 	if st := a.call("POST", fmt.Sprintf("/api/goods/%d/entries", goodsID), token, nil, &out); st != status {
-		a.t.Fatalf("enter raffle %d: %d, want %d", goodsID, st, status)
+		a.T.Fatalf("enter raffle %d: %d, want %d", goodsID, st, status)
 	}
 	return out.Entry
 }
 
 func (a *testApp) raffleEntry(token string, goodsID int64) raffleEntryJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Entry raffleEntryJSON }
 	if st := a.call("GET", fmt.Sprintf("/api/goods/%d/entries/me", goodsID), token, nil, &out); st != 200 {
-		a.t.Fatalf("my entry in raffle %d: %d", goodsID, st)
+		a.T.Fatalf("my entry in raffle %d: %d", goodsID, st)
 	}
 	return out.Entry
 }
 
 func (a *testApp) raffleDraw(goodsID int64) raffleDrawJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var d raffleDrawJSON
 	if st := a.call("GET", fmt.Sprintf("/api/goods/%d/draw", goodsID), "", nil, &d); st != 200 {
-		a.t.Fatalf("draw of raffle %d: %d", goodsID, st)
+		a.T.Fatalf("draw of raffle %d: %d", goodsID, st)
 	}
 	return d
 }

@@ -27,7 +27,7 @@ type goodsReminderJSON struct {
 // goodsRemind books (PUT), cancels (DELETE) or lists (GET) a goods reminder
 // and fails the test unless the answer is 200.
 func (a *testApp) goodsRemind(method, token string, goodsID int64, minutes int, channel string) []goodsReminderJSON {
-	a.t.Helper()
+	a.T.Helper()
 	path := fmt.Sprintf("/api/goods/%d/reminders", goodsID)
 	var body any
 	switch method {
@@ -38,7 +38,7 @@ func (a *testApp) goodsRemind(method, token string, goodsID int64, minutes int, 
 	}
 	var out struct{ Reminders []goodsReminderJSON }
 	if st := a.call(method, path, token, body, &out); st != 200 {
-		a.t.Fatalf("%s %s: %d", method, path, st)
+		a.T.Fatalf("%s %s: %d", method, path, st)
 	}
 	return out.Reminders
 }
@@ -62,7 +62,7 @@ func leadsAt(start time.Time, minutes ...int) string {
 
 // goodsRemindTask is the scheduled fan-out of (goods, start, minutes), or nil.
 func (a *testApp) goodsRemindTask(goodsID int64, start time.Time, minutes int) *asynq.TaskInfo {
-	a.t.Helper()
+	a.T.Helper()
 	info, err := a.Backend.Queue.GetTaskInfo(tasks.GoodsRemindQueue,
 		tasks.GoodsRemindTaskID(tasks.GoodsRemindPayload{GoodsID: goodsID, StartAt: start, MinutesBefore: minutes}))
 	if err != nil {

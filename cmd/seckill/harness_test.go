@@ -19,7 +19,6 @@ import (
 // (testrig.App), and the browsers that follow its clock.
 type testApp struct {
 	*testrig.App
-	t        testing.TB
 	browsers []*clockedBrowser // follow Clock (followClock)
 }
 
@@ -34,36 +33,36 @@ type (
 // Options change the configuration before it opens.
 func startApp(t testing.TB, opts ...func(*Config)) *testApp {
 	t.Helper()
-	return &testApp{App: testrig.Start(t, opts...), t: t}
+	return &testApp{App: testrig.Start(t, opts...)}
 }
 
 // startMain opens a process of the given mode on cfg; tweaks adjust the
 // process's test knobs before it opens.
 func startMain(t testing.TB, cfg Config, mode string, tweaks ...func(*Main)) *testApp {
 	t.Helper()
-	return &testApp{App: testrig.StartMain(t, cfg, mode, tweaks...), t: t}
+	return &testApp{App: testrig.StartMain(t, cfg, mode, tweaks...)}
 }
 
 var userSeq atomic.Int64
 
 // The rig's calls, by the names this package's tests have always used.
 func (a *testApp) call(method, path, token string, body, out any) int {
-	a.t.Helper()
+	a.T.Helper()
 	return a.Call(method, path, token, body, out)
 }
 
 func (a *testApp) wantError(method, path, token string, body any, status int, code string) {
-	a.t.Helper()
+	a.T.Helper()
 	a.WantError(method, path, token, body, status, code)
 }
 
-func (a *testApp) newUser() (token string, id int64) { a.t.Helper(); return a.NewUser() }
+func (a *testApp) newUser() (token string, id int64) { a.T.Helper(); return a.NewUser() }
 func (a *testApp) login(username, password string) string {
-	a.t.Helper()
+	a.T.Helper()
 	return a.Login(username, password)
 }
-func (a *testApp) adminToken() string                    { a.t.Helper(); return a.AdminToken() }
-func (a *testApp) newMerchant() (token string, id int64) { a.t.Helper(); return a.NewMerchant() }
+func (a *testApp) adminToken() string                    { a.T.Helper(); return a.AdminToken() }
+func (a *testApp) newMerchant() (token string, id int64) { a.T.Helper(); return a.NewMerchant() }
 
 // eventuallyFloor is the least eventually waits before it fails.
 const eventuallyFloor = time.Minute
@@ -204,13 +203,13 @@ func (b *clockedBrowser) set(offset time.Duration) error {
 // followClock makes the browser's Date read the app's clock from now on, so
 // the page's countdowns open a sale when advance moves the server past it.
 func (a *testApp) followClock(ctx context.Context) {
-	a.t.Helper()
+	a.T.Helper()
 	if a.Clock.Frozen() {
-		a.t.Fatal("a browser follows the wall plus an offset: the clock must not be frozen")
+		a.T.Fatal("a browser follows the wall plus an offset: the clock must not be frozen")
 	}
 	b := &clockedBrowser{ctx: ctx}
 	if err := b.set(a.Clock.Offset()); err != nil {
-		a.t.Fatalf("browser follows the clock: %v", err)
+		a.T.Fatalf("browser follows the clock: %v", err)
 	}
 	a.browsers = append(a.browsers, b)
 }
@@ -219,11 +218,11 @@ func (a *testApp) followClock(ctx context.Context) {
 // every browser following it, so a page that sees the new time finds the
 // server there already.
 func (a *testApp) advance(d time.Duration) {
-	a.t.Helper()
+	a.T.Helper()
 	offset := a.Clock.Advance(d)
 	for _, b := range a.browsers {
 		if err := b.set(offset); err != nil {
-			a.t.Fatalf("advance the browser's clock: %v", err)
+			a.T.Fatalf("advance the browser's clock: %v", err)
 		}
 	}
 }

@@ -20,7 +20,7 @@ import (
 // upload posts data as the multipart field "image" to the goods' picture
 // route, with the Expect header when one is given.
 func (a *testApp) upload(token string, goodsID int64, data []byte, expect ...string) (int, []byte) {
-	a.t.Helper()
+	a.T.Helper()
 	var body bytes.Buffer
 	w := multipart.NewWriter(&body)
 	part, _ := w.CreateFormFile("image", "picture.bin")
@@ -36,7 +36,7 @@ func (a *testApp) upload(token string, goodsID int64, data []byte, expect ...str
 	}
 	res, err := client.Do(req)
 	if err != nil {
-		a.t.Fatalf("upload: %v", err)
+		a.T.Fatalf("upload: %v", err)
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)
@@ -109,10 +109,10 @@ func TestMerchantEndsGoods(t *testing.T) {
 
 // grabbedOrderID is the ID of the user's one order.
 func (a *testApp) grabbedOrderID(token string) int64 {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Orders []orderJSON }
 	if st := a.call("GET", "/api/me/orders", token, nil, &out); st != 200 || len(out.Orders) != 1 {
-		a.t.Fatalf("my orders: %d %+v", st, out.Orders)
+		a.T.Fatalf("my orders: %d %+v", st, out.Orders)
 	}
 	return out.Orders[0].ID
 }
@@ -212,14 +212,14 @@ func TestMerchantHides(t *testing.T) {
 
 // page GETs an HTML page and returns its status.
 func (a *testApp) page(path, token string) int {
-	a.t.Helper()
+	a.T.Helper()
 	req, _ := http.NewRequest("GET", a.URL+path, nil)
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	res.Body.Close()
 	return res.StatusCode
@@ -397,15 +397,15 @@ func TestMerchantSamplesAreTheOwners(t *testing.T) {
 
 // html GETs a page anonymously and returns its body.
 func (a *testApp) html(path string) string {
-	a.t.Helper()
+	a.T.Helper()
 	res, err := http.Get(a.URL + path)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	b, _ := io.ReadAll(res.Body)
 	if res.StatusCode != 200 {
-		a.t.Fatalf("GET %s: %d", path, res.StatusCode)
+		a.T.Fatalf("GET %s: %d", path, res.StatusCode)
 	}
 	return string(b)
 }

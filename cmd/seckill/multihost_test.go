@@ -235,7 +235,7 @@ func (h *hosts) start(name, mode string) *testApp {
 	if mode == ModeWorker {
 		return nil
 	}
-	a := &testApp{App: &testrig.App{Main: &Main{Config: Config{AdminUsername: "admin"}}, T: h.t, URL: "http://" + addr, Clock: new(testrig.Clock)}, t: h.t}
+	a := &testApp{App: &testrig.App{Main: &Main{Config: Config{AdminUsername: "admin"}}, T: h.t, URL: "http://" + addr, Clock: new(testrig.Clock)}}
 	eventually(h.t, 2*time.Minute, name+" to be ready", func() bool {
 		res, err := http.Get(a.URL + "/readyz")
 		if err == nil {

@@ -51,10 +51,10 @@ func (a *testApp) payments() *checkout.Service {
 }
 
 func (a *testApp) checkout(token string, orderID int64, method string) checkoutJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Checkout checkoutJSON }
 	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/checkout", orderID), token, map[string]any{"method": method}, &out); st != 200 {
-		a.t.Fatalf("checkout order %d: %d", orderID, st)
+		a.T.Fatalf("checkout order %d: %d", orderID, st)
 	}
 	return out.Checkout
 }
@@ -88,10 +88,10 @@ func (a *testApp) paidEvent(id string, o orderJSON, co checkoutJSON) ([]byte, st
 
 // refunds are the refunds asked of the provider, by order: reason.
 func (a *testApp) refunds() map[int64]string {
-	a.t.Helper()
+	a.T.Helper()
 	rows, err := a.Backend.SQL.R.Query(`SELECT order_id, reason FROM provider_refunds`)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer rows.Close()
 	out := map[int64]string{}
@@ -99,10 +99,10 @@ func (a *testApp) refunds() map[int64]string {
 		var id int64
 		var reason string
 		if err := rows.Scan(&id, &reason); err != nil {
-			a.t.Fatal(err)
+			a.T.Fatal(err)
 		}
 		if _, twice := out[id]; twice {
-			a.t.Fatalf("order %d refunded twice", id)
+			a.T.Fatalf("order %d refunded twice", id)
 		}
 		out[id] = reason
 	}

@@ -157,7 +157,7 @@ func newProbeFixtures(a *testApp) *probeFixtures {
 	fx.coupon = a.couponCreate(fx.merchant, "Probe coupon", 50, 5, now.Add(-time.Minute), now.Add(24*time.Hour)).ID
 	fx.paid = a.grab(fx.shopper, fx.goods).ID
 	if st := a.call("POST", fmt.Sprintf("/api/orders/%d/pay", fx.paid), fx.shopper, nil, nil); st != 200 {
-		a.t.Fatalf("pay the probe's order: %d", st)
+		a.T.Fatalf("pay the probe's order: %d", st)
 	}
 	fx.unpaid = a.grab(fx.shopper, fx.goods).ID
 	return fx

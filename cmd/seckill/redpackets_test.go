@@ -58,48 +58,48 @@ type rpStatsJSON struct {
 
 // createRedPacket has the merchant create a packet and fails unless it is created.
 func (a *testApp) createRedPacket(token string, body map[string]any) rpJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Redpacket rpJSON }
 	if st := a.call("POST", "/api/admin/redpackets", token, body, &out); st != http.StatusCreated {
-		a.t.Fatalf("create red packet %v: %d", body, st)
+		a.T.Fatalf("create red packet %v: %d", body, st)
 	}
 	return out.Redpacket
 }
 
 func (a *testApp) grabRedPacket(token string, id int64) rpGrabJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Grab rpGrabJSON }
 	if st := a.call("POST", fmt.Sprintf("/api/redpackets/%d/grab", id), token, nil, &out); st != http.StatusCreated {
-		a.t.Fatalf("grab red packet %d: %d", id, st)
+		a.T.Fatalf("grab red packet %d: %d", id, st)
 	}
 	return out.Grab
 }
 
 func (a *testApp) redPacket(id int64) rpJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Redpacket rpJSON }
 	if st := a.call("GET", fmt.Sprintf("/api/redpackets/%d", id), "", nil, &out); st != http.StatusOK {
-		a.t.Fatalf("get red packet %d: %d", id, st)
+		a.T.Fatalf("get red packet %d: %d", id, st)
 	}
 	return out.Redpacket
 }
 
 func (a *testApp) redPacketStats(token string, id int64) rpStatsJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out rpStatsJSON
 	if st := a.call("GET", fmt.Sprintf("/api/admin/redpackets/%d/stats", id), token, nil, &out); st != http.StatusOK {
-		a.t.Fatalf("stats of red packet %d: %d", id, st)
+		a.T.Fatalf("stats of red packet %d: %d", id, st)
 	}
 	return out
 }
 
 // redPacketRows counts packets and shares in SQLite, to prove a refusal changed nothing.
 func (a *testApp) redPacketRows() (packets, shares, claimed int) {
-	a.t.Helper()
+	a.T.Helper()
 	err := a.SQL.R.QueryRow(`SELECT (SELECT COUNT(*) FROM redpackets), (SELECT COUNT(*) FROM redpacket_shares), (SELECT COUNT(*) FROM redpacket_shares WHERE user_id IS NOT NULL)`).
 		Scan(&packets, &shares, &claimed)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	return
 }
@@ -226,8 +226,9 @@ func TestRedPacketCreateBadInput(t *testing.T) {
 		{"not JSON", "{nope"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sub := *a
-			sub.t = t
+			rig := *a.App // the same process, failing this subtest
+			rig.T = t
+			sub := testApp{App: &rig}
 			sub.wantError("POST", "/api/admin/redpackets", merchant, tc.body, 400, "invalid")
 		})
 	}

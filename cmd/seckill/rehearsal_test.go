@@ -17,7 +17,7 @@ import (
 
 // createRehearsal has the caller create a rehearsal slot starting at start (from now) and lasting length.
 func (a *testApp) createRehearsal(token string, start, length time.Duration) slotJSON {
-	a.t.Helper()
+	a.T.Helper()
 	now := a.Clock.Now().UTC()
 	var out struct {
 		Slot struct {
@@ -28,49 +28,49 @@ func (a *testApp) createRehearsal(token string, start, length time.Duration) slo
 	body := map[string]any{"title": "Rehearsal " + fmt.Sprint(userSeq.Add(1)), "rehearsal": true,
 		"start_at": now.Add(start).Format(time.RFC3339Nano), "end_at": now.Add(start + length).Format(time.RFC3339Nano)}
 	if st := a.call("POST", "/api/admin/slots", token, body, &out); st != 201 || !out.Slot.Rehearsal {
-		a.t.Fatalf("create rehearsal slot: %d %+v", st, out.Slot)
+		a.T.Fatalf("create rehearsal slot: %d %+v", st, out.Slot)
 	}
 	return out.Slot.slotJSON
 }
 
 // ordersCSVRows answers the data rows (the header left out) of a goods' orders export.
 func (a *testApp) ordersCSVRows(token string, goodsID int64) int {
-	a.t.Helper()
+	a.T.Helper()
 	st, body := a.getPage(token, fmt.Sprintf("/api/admin/goods/%d/orders.csv?format=machine", goodsID))
 	if st != 200 {
-		a.t.Fatalf("orders.csv of goods %d: %d", goodsID, st)
+		a.T.Fatalf("orders.csv of goods %d: %d", goodsID, st)
 	}
 	lines := strings.Split(strings.TrimSpace(body), "\n")
 	if !strings.Contains(lines[0], "order_id") {
-		a.t.Fatalf("orders.csv of goods %d has no header: %q", goodsID, body)
+		a.T.Fatalf("orders.csv of goods %d has no header: %q", goodsID, body)
 	}
 	return len(lines) - 1
 }
 
 // goodsKeys counts the Redis keys under the goods' first hash tag, and tells whether it is active.
 func (a *testApp) goodsKeys(goodsID int64) (keys int, active bool) {
-	a.t.Helper()
+	a.T.Helper()
 	ctx := context.Background()
 	ks, err := rdb.Keys(ctx, a.Redis.Client, goods.HashTag(goodsID)+"*")
 	keys = len(ks)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	active, err = a.Redis.Client.SIsMember(ctx, goods.ActiveKey, goodsID).Result()
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	return keys, active
 }
 
 // storeRows counts the store's rows of the goods: itself, its orders, its reminders.
 func (a *testApp) storeRows(goodsID int64) (n int) {
-	a.t.Helper()
+	a.T.Helper()
 	for _, q := range []string{`SELECT COUNT(*) FROM goods WHERE id = ?`, `SELECT COUNT(*) FROM orders WHERE goods_id = ?`,
 		`SELECT COUNT(*) FROM goods_reminders WHERE goods_id = ?`, `SELECT COUNT(*) FROM goods_reminder_deliveries WHERE goods_id = ?`} {
 		var k int
 		if err := a.SQL.R.QueryRow(q, goodsID).Scan(&k); err != nil {
-			a.t.Fatal(err)
+			a.T.Fatal(err)
 		}
 		n += k
 	}

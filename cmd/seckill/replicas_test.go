@@ -24,13 +24,13 @@ type keyedAnswer struct {
 
 // keyedCall sends a write with an Idempotency-Key.
 func (a *testApp) keyedCall(method, path, token, key string) keyedAnswer {
-	a.t.Helper()
+	a.T.Helper()
 	req, _ := http.NewRequest(method, a.URL+path, nil)
 	req.Header.Set("Authorization", "Bearer "+token)
 	req.Header.Set("Idempotency-Key", key)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)

@@ -15,19 +15,19 @@ type revenueJSON struct {
 
 // goodsPriced has the merchant put goods at a seckill price in the slot.
 func (a *testApp) goodsPriced(token string, slotID, priceCents, stock int64) goodsJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Goods goodsJSON }
 	body := map[string]any{"slot_id": slotID, "title": "Priced " + fmt.Sprint(userSeq.Add(1)), "price_cents": priceCents + 10000,
 		"seckill_price_cents": priceCents, "stock": stock, "limit_per_user": 1}
 	if st := a.call("POST", "/api/admin/goods", token, body, &out); st != 201 {
-		a.t.Fatalf("create goods: %d", st)
+		a.T.Fatalf("create goods: %d", st)
 	}
 	return out.Goods
 }
 
 // slotRevenue reads a slot's totals and its goods' figures.
 func (a *testApp) slotRevenue(token string, slotID int64) (totals revenueJSON, goods []revenueJSON) {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct {
 		Totals revenueJSON
 		Goods  []struct {
@@ -35,7 +35,7 @@ func (a *testApp) slotRevenue(token string, slotID int64) (totals revenueJSON, g
 		}
 	}
 	if st := a.call("GET", fmt.Sprintf("/api/admin/slots/%d/stats", slotID), token, nil, &out); st != 200 {
-		a.t.Fatalf("slot stats: %d", st)
+		a.T.Fatalf("slot stats: %d", st)
 	}
 	for _, g := range out.Goods {
 		goods = append(goods, g.Stats)

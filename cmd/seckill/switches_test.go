@@ -30,27 +30,27 @@ var defaultSwitchesJSON = switchesJSON{LiveCharts: true, StockPushMS: model.Defa
 
 // switches reads GET /api/admin/switches as the bearer of token.
 func (a *testApp) switches(token string) switchesJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Switches switchesJSON }
 	if st := a.call("GET", "/api/admin/switches", token, nil, &out); st != 200 {
-		a.t.Fatalf("GET /api/admin/switches: %d", st)
+		a.T.Fatalf("GET /api/admin/switches: %d", st)
 	}
 	return out.Switches
 }
 
 // setSwitches PUTs a change and fails unless it is taken.
 func (a *testApp) setSwitches(token string, change map[string]any) switchesJSON {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Switches switchesJSON }
 	if st := a.call("PUT", "/api/admin/switches", token, change, &out); st != 200 {
-		a.t.Fatalf("PUT /api/admin/switches %v: %d", change, st)
+		a.T.Fatalf("PUT /api/admin/switches %v: %d", change, st)
 	}
 	return out.Switches
 }
 
 // post sends a POST with a bearer token and returns the status, the error code and the Retry-After header.
 func (a *testApp) post(path, token string, body any) (int, string, string) {
-	a.t.Helper()
+	a.T.Helper()
 	var rd io.Reader
 	if body != nil {
 		b, _ := json.Marshal(body)
@@ -61,7 +61,7 @@ func (a *testApp) post(path, token string, body any) (int, string, string) {
 	req.Header.Set("Content-Type", "application/json")
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
-		a.t.Fatal(err)
+		a.T.Fatal(err)
 	}
 	defer res.Body.Close()
 	raw, _ := io.ReadAll(res.Body)

@@ -140,22 +140,22 @@ func TestUXQueueBrowserNoContradiction(t *testing.T) {
 
 // ordersOf is the ID of the one order the shopper signed up as name holds of the goods.
 func (a *testApp) ordersOf(name string, goodsID int64) int64 {
-	a.t.Helper()
+	a.T.Helper()
 	var out struct{ Orders []orderJSON }
 	if st := a.call("GET", "/api/me/orders", a.login(name, "password123"), nil, &out); st != 200 {
-		a.t.Fatalf("my orders: %d", st)
+		a.T.Fatalf("my orders: %d", st)
 	}
 	var id int64
 	for _, o := range out.Orders {
 		if o.GoodsID == goodsID {
 			if id != 0 {
-				a.t.Fatalf("two orders of goods %d", goodsID)
+				a.T.Fatalf("two orders of goods %d", goodsID)
 			}
 			id = o.ID
 		}
 	}
 	if id == 0 {
-		a.t.Fatalf("no order of goods %d", goodsID)
+		a.T.Fatalf("no order of goods %d", goodsID)
 	}
 	return id
 }

@@ -156,6 +156,8 @@ func NewMain(cfg Config, mode string) *Main {
 	}
 }
 
+// DiscardLogger writes nowhere: for a process whose log nobody reads (a
+// command's own process, a quiet test).
 func DiscardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
 func (m *Main) runsWeb() bool    { return m.Mode != ModeWorker }

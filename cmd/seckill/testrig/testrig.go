@@ -17,7 +17,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"path/filepath"
 	"sync/atomic"
@@ -131,7 +130,7 @@ func StartMain(t testing.TB, cfg app.Config, mode string, tweaks ...func(*app.Ma
 	m.BcryptCost = bcrypt.MinCost
 	m.MaxConnsPerIP, m.MaxAnonSocketsPerIP = 0, 0 // every test connects from 127.0.0.1; abuse tests turn them on
 	if !testing.Verbose() {
-		m.Log = slog.New(slog.NewTextHandler(io.Discard, nil))
+		m.Log = app.DiscardLogger()
 	}
 	for _, tw := range tweaks { // after the logger, so a tweak may capture the log
 		tw(m)
