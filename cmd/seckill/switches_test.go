@@ -352,3 +352,22 @@ func TestSwitchesBrowser(t *testing.T) {
 		t.Fatalf("after a refused form %+v, want %+v", got, want)
 	}
 }
+
+// A floor raised mid-sale is asked of the next grab of goods that asked
+// for no proof, on the process that raised it, although the fair stage
+// passes such goods by while their settings hold (goods.Quiet): the
+// switches' change tells it. The clock stands still, so no mark runs out
+// meanwhile.
+func TestFloorRaisedAskedOfTheNextGrab(t *testing.T) {
+	a := startApp(t)
+	admin := a.adminToken()
+	plain := a.fairGoods(0, false, -time.Minute)
+	first, _ := a.newUser()
+	second, _ := a.newUser()
+	a.Clock.Freeze()
+	a.wantGrab(first, plain.ID, "", 201, "")
+	a.setSwitches(admin, map[string]any{"pow_floor_bits": 4})
+	a.wantGrab(second, plain.ID, "", 403, "pow_required")
+	a.setSwitches(admin, map[string]any{"pow_floor_bits": 0})
+	a.wantGrab(second, plain.ID, "", 201, "")
+}

@@ -40,3 +40,6 @@ func (s *Service) JoinQueueBulk(ctx context.Context, goodsID, from, to int64, no
 // SyncPowAt is SyncPow having read the clock at now: a loop that read it
 // just before the clock stepped into the next window.
 func (s *Service) SyncPowAt(ctx context.Context, now time.Time) { s.syncPowAt(ctx, now) }
+
+// FairRefresh is how long a process trusts the fair settings it read.
+const FairRefresh = fairRefresh

@@ -17,7 +17,7 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
-// Fair sales, the part before the grab: a goods' proof of work (pow.go)
+// Fair sales, the part before the grab: a goods' proof of work (pass.go)
 // and pre-registration (only shoppers who booked its reminder). The grab
 // path reads each goods' settings from the store at most once per
 // fairRefresh per process; the proof's replay check is one SET NX, made
@@ -74,7 +74,7 @@ type fairSnap struct {
 	found  bool
 	bits   int // the merchant's pow_bits
 	prereg bool
-	queue  bool // sold through a waiting room: a grab needs an admission (queue_token.go)
+	queue  bool // sold through a waiting room: a grab needs an admission (pass.go)
 	raffle bool // sold by a draw: a grab is refused (raffle.go)
 	// leftovers: a raffle drawn whose units left are sold first come
 	// (raffle.LeftoversOnSale): a grab passes as for goods first come.
@@ -474,14 +474,17 @@ func (s *Service) preregistered(ctx context.Context, f *fairGoods, userID, goods
 }
 
 // Check is the fair sale's stage of the goods' grab (goods.Stage, handed
-// to the sale at its construction: goods.New): a grab passes Admit first, and
-// of queued goods carries a valid admission (X-Admission). A raffle's goods
-// is refused (not_drawn) from the settings in memory: its units go to the
-// draw's winners, until the draw left units no entry can claim (they are
-// sold first come then, raffle.LeftoversOnSale). The goods' settings are read once (from memory,
-// lock-free) for the sale mode, the proof of work and the pre-registration.
+// to the sale at its construction: goods.New): a grab passes the sale mode
+// (checkSaleMode) and Admit, and of queued goods carries a valid admission
+// (X-Admission). The goods' settings are read once (from memory,
+// lock-free) for the sale mode, the proof of work and the
+// pre-registration. Goods whose settings ask nothing of a grab (first
+// come, no proof, no pre-registration, or a raffle's units left after its
+// draw) are marked in Quiet for as long as those settings are trusted
+// (fairRefresh): the engine lets their grabs pass without calling Check.
 func (s *Service) Check(ctx context.Context, g goods.Grab) (done func(goods.Outcome), err error) {
 	userID, goodsID, p := g.User, g.Goods, g.Pass
+	gen := s.quiet.Gen() // before the settings: a change after it unmarks what they say
 	f, sn, err := s.fairSettings(ctx, goodsID)
 	if err != nil {
 		return nil, err
@@ -489,11 +492,13 @@ func (s *Service) Check(ctx context.Context, g goods.Grab) (done func(goods.Outc
 	if err := s.checkSaleMode(sn, userID, goodsID, p.Admission); err != nil {
 		return nil, err
 	}
-	s.queues.grabs.Add(1)
 	if err := s.admit(ctx, f, sn, userID, goodsID, p.Pow, g.Request); err != nil {
 		return nil, err
 	}
 	if sn.bits == 0 && !sn.queue { // nothing to count, no admission to tell: no outcome wanted
+		if sn.found && (!sn.raffle || sn.leftovers) && !sn.prereg && s.floor() == 0 {
+			s.quiet.Mark(goodsID, gen, sn.read, sn.read.Add(fairRefresh))
+		}
 		return nil, nil
 	}
 	start := s.Now()
@@ -506,6 +511,31 @@ func (s *Service) Check(ctx context.Context, g goods.Grab) (done func(goods.Outc
 			s.grabDone(goodsID, userID, p.Admission, start, err)
 		}
 	}, nil
+}
+
+// Quiet is the goods whose grabs Check has nothing to check of for now
+// (goods.Quieting): the engine passes Check by for them.
+func (s *Service) Quiet() *goods.Quiet { return s.quiet }
+
+// checkSaleMode refuses a grab of a raffle's goods (not_drawn: its units go
+// to the draw's winners, raffle.go) until the draw left units no entry can
+// claim, sold first come (raffle.LeftoversOnSale), and of goods sold through a waiting room
+// unless admission is a valid token for the shopper (settings from the grab
+// path's cache; the token checked in memory). Other goods ignore it.
+func (s *Service) checkSaleMode(sn *fairSnap, userID, goodsID int64, admission string) error {
+	if sn.raffle {
+		if sn.leftovers {
+			return nil
+		}
+		return db.ErrNotDrawn
+	}
+	if !sn.queue {
+		return nil
+	}
+	if admission == "" || !checkAdmission(s.powKey(), admission, goodsID, userID, s.Now()) {
+		return db.ErrNotAdmitted
+	}
+	return nil
 }
 
 // RunPow calls SyncPow once a second until ctx ends.
@@ -535,5 +565,9 @@ func (s *Service) Created(ctx context.Context, g *model.Goods) error {
 	return nil
 }
 
-// Changed forgets the goods' settings read, so the next grab reads them again.
-func (s *Service) Changed(goodsID int64) { s.fair.forget(goodsID) }
+// Changed forgets the goods' settings read, so the next grab reads them
+// again (and passes Check to read them).
+func (s *Service) Changed(goodsID int64) {
+	s.fair.forget(goodsID)
+	s.quiet.Changed()
+}

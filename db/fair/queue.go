@@ -239,7 +239,6 @@ type queues struct {
 	meters map[int64]*roomMeter // goods ID → this process's part of its outflow (queue_outflow.go)
 	hook   grabHook
 	local  map[int64]*localQueue
-	grabs  atomic.Int64 // grabs this process answered past the admission check
 	meter  capacityMeter
 	joins  joinBatcher
 	paused atomic.Int64 // open rooms the health gate held at no outflow at this process's last tick

@@ -134,7 +134,7 @@ func (s *Service) RunQueues(ctx context.Context, sockets QueueSockets) {
 // by its stock, and sends changed tickets to the sockets (nil: none) of this process.
 func (s *Service) TickQueues(ctx context.Context, sockets QueueSockets) error {
 	now := s.Now()
-	s.queues.meter.sample(now, s.queues.grabs.Load())
+	s.queues.meter.sample(now, s.Goods.Admitted()) // the grabs this process answered past the admission stages
 	members, err := s.Redis.SMembers(ctx, queueActiveKey).Result()
 	if err != nil {
 		return err

@@ -1,6 +1,6 @@
 // Package fair is fair sales, an area of its own in front of the goods'
 // grab: the waiting room (queue*.go), raffles (the raffle package, embedded),
-// the proof of work (pow.go) and pre-registration (fair.go); the rules
+// the proof of work (pass.go) and pre-registration (fair.go); the rules
 // anyone can recompute are in the verify package. The goods are built with
 // it (goods.New(b, fair.Over(b, ...))): its Check is a stage of their
 // grab (sale.Stage), and it is told of goods created and changed; the sale
@@ -17,12 +17,13 @@ import (
 type Service struct {
 	*backend.Backend
 	Goods *goods.Service
-	// PowKey signs proof-of-work challenges (pow.go); New sets a random key of
+	// PowKey signs proof-of-work challenges (pass.go); New sets a random key of
 	// this process, Main the server's (shared by every process).
 	PowKey []byte
 	// Floor is the least proof of work asked of every goods' grab, entry
 	// and join (a steering switch; nil: none): goods whose merchant asks
-	// less, or none, ask this much.
+	// less, or none, ask this much. Whoever changes what it answers tells
+	// Quiet().Changed().
 	Floor func() int
 	// SalePaused tells whether the steering switches pause the sale (nil:
 	// never): an automatic waiting room then admits nobody, so no
@@ -32,15 +33,16 @@ type Service struct {
 	// methods (EnterRaffle, RaffleDraw, DrawRaffle, …) and Beacon are this
 	// service's.
 	*raffle.Raffles
-	fair   *fairCache // each goods' proof of work and pre-registration, briefly cached (pow.go)
-	queues *queues    // this process's view of the waiting rooms (queue.go)
+	fair   *fairCache   // each goods' proof of work and pre-registration, briefly cached (fair.go)
+	queues *queues      // this process's view of the waiting rooms (queue.go)
+	quiet  *goods.Quiet // goods whose grabs ask nothing of Check for now (fair.go)
 }
 
 // New returns fair sales over the goods g, built over b (g is not read
 // before goods.New returns): goods.New(b, func(g *goods.Service)
 // goods.FairSales { return fair.New(b, g) }) builds both.
 func New(b *backend.Backend, g *goods.Service) *Service {
-	f := &Service{Backend: b, Goods: g, fair: newFairCache(), queues: newQueues(), PowKey: randomKey()}
+	f := &Service{Backend: b, Goods: g, fair: newFairCache(), queues: newQueues(), quiet: new(goods.Quiet), PowKey: randomKey()}
 	f.Raffles = raffle.New(b, g, f.Admit, f.powKey)
 	return f
 }
@@ -59,6 +61,7 @@ func (s *Service) Fork(b *backend.Backend) func(*goods.Service) goods.FairSales 
 	return func(g *goods.Service) goods.FairSales {
 		f := *s
 		f.Backend, f.Goods = b, g
+		f.quiet = new(goods.Quiet) // the goods that process's engine passes Check by for
 		f.Raffles = raffle.New(b, g, f.Admit, f.powKey)
 		f.Raffles.Beacon = s.Beacon
 		return &f

@@ -33,14 +33,16 @@ type Pass = sale.Pass
 // contract's orders.csv header).
 var CSVColumns = orders.CSVColumns
 
-// Grab, Outcome and Stage are the sale engine's (sale.Decide): what the
+// Grab, Outcome, Stage and Quiet are the sale engine's (sale.Decide): what the
 // areas above the goods know of it, besides the goods' ID range and the
 // hash tag of their Redis keys. No package outside the goods imports the
 // goods' rooms (TestLayers).
 type (
-	Grab    = sale.Grab
-	Outcome = sale.Outcome
-	Stage   = sale.Stage
+	Grab     = sale.Grab
+	Outcome  = sale.Outcome
+	Stage    = sale.Stage
+	Quiet    = sale.Quiet
+	Quieting = sale.Quieting
 )
 
 // MaxID is the largest goods ID (order IDs carry it: sale.OrderID).

@@ -76,8 +76,8 @@ var (
 	// payment's gateway reference: printable characters.
 	RequestKey = Bound{1, db.MaxRequestKey}
 	QueueCode  = Bound{1, 64}  // a priority code as read (those made are 16 characters)
-	Admission  = Bound{1, 120} // an X-Admission (db/fair/queue_token.go)
-	PowProof   = Bound{1, 300} // an X-Pow: its parts' bounds (db/fair/pow.go) keep it below this
+	Admission  = Bound{1, 120} // an X-Admission (db/fair/pass.go)
+	PowProof   = Bound{1, 300} // an X-Pow: its parts' bounds (db/fair/pass.go) keep it below this
 )
 
 // MaxPowBits is the most proof of work a merchant may ask of a goods' grab

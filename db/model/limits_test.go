@@ -51,7 +51,7 @@ var documented = map[string]model.Bound{
 
 // answers are bounds of what the server answers, not of an input.
 var answers = map[string]bool{
-	"PowChallenge.solutions": true, // how many solutions a challenge asks (db/fair/pow.go)
+	"PowChallenge.solutions": true, // how many solutions a challenge asks (db/fair/pass.go)
 }
 
 // TestOpenAPIBoundsAreTheTable reads every maximum, minimum, maxLength and

@@ -49,8 +49,13 @@ func (s *Service) Current() model.Switches {
 }
 
 // OnChange calls f with the switches now, and again each time this process
-// sees them change (the live events' push interval follows them).
+// sees them change (the live events' push interval follows them). A nil
+// Service's switches (the defaults) never change.
 func (s *Service) OnChange(f func(model.Switches)) {
+	if s == nil {
+		f(model.DefaultSwitches())
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.onChange = append(s.onChange, f)

@@ -7,6 +7,7 @@ import (
 	"github.com/seckill/seckill/db/fair/verify"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/lifecycle"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/outbound"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/tasks"
@@ -19,6 +20,7 @@ import (
 func (m *Main) fairArea(fs *fair.Service, gs *goods.Service) Area {
 	fs.PowKey = outbound.DeriveKey("", m.secret, "seckill proof of work key") // every process signs and checks alike (and seals raffles' seeds)
 	fs.Floor = func() int { return m.Switches.Current().PowFloorBits }        // the steering switches' proof-of-work floor
+	m.Switches.OnChange(func(model.Switches) { fs.Quiet().Changed() })        // goods that asked no proof may ask the floor's now
 	fs.SalePaused = func() bool { return m.Switches.Current().SalePaused }    // and their sale pause (automatic rooms pause too)
 	if m.Config.RaffleBeaconURL != "" {
 		fs.Beacon = &verify.Beacon{URL: m.Config.RaffleBeaconURL}

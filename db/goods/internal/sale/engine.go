@@ -19,11 +19,16 @@ import (
 
 // The sale engine: every grab enters by Decide. A grab passes the stages
 // the engine was built with, in their order (NewSale: the sale's pause,
-// then the stages given, the fair sale's admission first and the refusal
-// memo last), and is then decided in Redis by one script, decideScript,
-// in the user's home bucket; the buckets (routing, steal, reshard,
-// reserve) are shards.go's. A raffle's winner is awarded by Award, which
-// passes no stage.
+// then the admission stages given, the fair sale's, then the refusal memo,
+// here: what this process learnt of the goods' sale, which refusals.go
+// keeps current), is routed to the user's home bucket (route, here, by the
+// bucket count shards.go read) and is decided in Redis by one script,
+// decideScript, batched with its bucket's other grabs of the moment
+// (db/groupcommit). A stage with nothing to check of goods says so
+// (Quiet), and the goods' grabs pass it by without running it: a
+// first-come grab reads this file, the group commit and the backend's
+// Eval. The buckets' layout, steal, reshard and reserve are shards.go's.
+// A raffle's winner is awarded by Award (doors.go), which passes no stage.
 
 // Grab is one shopper's try for one unit of goods.
 type Grab struct {
@@ -50,8 +55,56 @@ type Pass struct{ Pow, Admission string }
 
 // Stage is one check a grab passes before Redis decides it. Check refuses
 // the grab (err) or lets it on; done, when not nil, is told the outcome.
+// A stage may also be Quieting.
 type Stage interface {
 	Check(ctx context.Context, g Grab) (done func(Outcome), err error)
+}
+
+// Quieting is a stage that names the goods it has nothing to check of
+// (their settings ask nothing of a grab): the engine asks for its Quiet
+// once, at construction, and passes the stage by for grabs of goods marked
+// there.
+type Quieting interface {
+	Stage
+	Quiet() *Quiet
+}
+
+// Quiet is the goods a stage has nothing to check of for now, each until a
+// time on the sale's clock: the stage marks goods from its settings (Mark,
+// with the generation it read before them) and tells every change of its
+// settings (Changed), which unmarks them all; the engine passes the stage
+// by for a grab of goods marked. A mark made from settings read before a
+// change is never taken, so a change holds from the stage's next grab on;
+// a mark lasts as long as the stage trusts the settings it read.
+type Quiet struct {
+	gen atomic.Int64
+	m   sync.Map // goods ID → quietMark
+}
+
+type quietMark struct{ gen, from, until int64 } // from, until: unix ns
+
+// Gen is the generation of the stage's settings: read it before them, and
+// hand it to Mark.
+func (q *Quiet) Gen() int64 { return q.gen.Load() }
+
+// Mark lets grabs of the goods pass the stage unchecked from from (the
+// settings' read) until until, while the stage's settings have not changed
+// since gen.
+func (q *Quiet) Mark(goodsID, gen int64, from, until time.Time) {
+	q.m.Store(goodsID, quietMark{gen: gen, from: from.UnixNano(), until: until.UnixNano()})
+}
+
+// Changed unmarks every goods: the stage's settings changed.
+func (q *Quiet) Changed() { q.gen.Add(1) }
+
+// quiet reports whether the stage has nothing to check of the goods at now.
+func (q *Quiet) quiet(goodsID int64, now time.Time) bool {
+	v, ok := q.m.Load(goodsID)
+	if !ok {
+		return false
+	}
+	m, t := v.(quietMark), now.UnixNano()
+	return m.gen == q.gen.Load() && m.from <= t && t < m.until
 }
 
 // grabMemoTTL is how long a grab's answer is remembered for retries of the same request.
@@ -96,33 +149,54 @@ func (s *Sale) decide(ctx context.Context, g Grab) Outcome {
 	}
 	var held [4]func(Outcome) // the stages' dones, on the stack for the few stages there are
 	dones := held[:0]
-	for _, st := range s.stages {
+	refuse := func(err error) Outcome {
+		for _, d := range dones {
+			d(Outcome{Err: err})
+		}
+		return Outcome{Err: err}
+	}
+	now := s.Now()
+	for i, st := range s.stages {
+		if q := s.quiet[i]; q != nil && q.quiet(g.Goods, now) {
+			continue
+		}
 		done, err := st.Check(ctx, g)
 		if err != nil {
 			if s.remembered(ctx, g) {
 				// A keyed retry of a grab answered before: its proof is
 				// spent, its admission may have lapsed, the sale may be
 				// paused, but the answer is the first one.
-				err = nil
+				return s.decided(ctx, g, dones)
 			}
-			if err != nil {
-				for _, d := range dones {
-					d(Outcome{Err: err})
-				}
-				return Outcome{Err: err}
-			}
-			break
+			return refuse(err)
 		}
 		if done != nil {
 			dones = append(dones, done)
 		}
 	}
+	s.admitted.Add(1)
+	done, err := s.memoCheck(ctx, g) // the last stage
+	if err != nil {
+		return refuse(err)
+	}
+	if done != nil {
+		dones = append(dones, done)
+	}
+	return s.decided(ctx, g, dones)
+}
+
+// decided is the grab decided in Redis, its outcome told to the stages.
+func (s *Sale) decided(ctx context.Context, g Grab, dones []func(Outcome)) Outcome {
 	o := s.decideInRedis(ctx, g)
 	for _, d := range dones {
 		d(o)
 	}
 	return o
 }
+
+// Admitted is how many grabs passed the sale's pause and the admission
+// stages in this process (the fair sale's capacity meter reads it).
+func (s *Sale) Admitted() int64 { return s.admitted.Load() }
 
 // paused is the first stage: a paused sale (db.WithHeldRefusal) refuses
 // every grab.
@@ -139,25 +213,108 @@ func (s *Sale) remembered(ctx context.Context, g Grab) bool {
 	if g.Request == "" {
 		return false
 	}
-	k := 1
-	if v, ok := s.shards.m.Load(g.Goods); ok {
-		k = v.(shardsEntry).k
-	}
+	k := s.knownShards(g.Goods)
 	home := Bucket{Goods: g.Goods, N: HomeBucket(g.User, k), K: k}
 	n, err := s.Redis.Exists(ctx, MemoKey(home, g.Request)).Result()
 	return err == nil && n == 1
 }
 
-// Award gives the raffle's winner userID a unit of the goods: the grab a
-// raffle's draw makes for its winner, past every stage (the fair sale's
-// admission refuses shoppers' grabs of a raffle), under a request of its
-// own so a second award of the same winner answers the first. A winner
-// who holds an order already (another award won it) is answered
-// limit_reached; AwardedOrder finds that order.
-func (s *Sale) Award(ctx context.Context, userID, goodsID int64) (*model.Order, error) {
-	o := s.decideInRedis(ctx, Grab{User: userID, Goods: goodsID,
-		Request: "raffle:" + strconv.FormatInt(goodsID, 10) + ":" + strconv.FormatInt(userID, 10)})
-	return o.Order, o.Err
+// memoCheck is the engine's last stage, the refusal memo: a grab this
+// process knows the script would refuse is refused here, and every answer
+// Redis gives is learnt (done: refusals.go, which keeps what is learnt
+// current). A keyed grab's answer is kept in Redis for its retries: it
+// asks there, and what it is told (perhaps its first answer again) is not
+// learnt.
+func (s *Sale) memoCheck(ctx context.Context, g Grab) (done func(Outcome), err error) {
+	if !s.memos.following.Load() {
+		return nil, nil
+	}
+	var memo *saleMemo
+	var epoch int64
+	if v, ok := s.memos.m.Load(g.Goods); ok {
+		memo = v.(*saleMemo)
+		if !memo.ready.Load() { // a new memo: wait the one read that lets it learn, rather than all ask Redis
+			select {
+			case <-memo.readyCh:
+			case <-ctx.Done():
+			}
+		}
+		epoch = memo.epoch.Load() // before the script: an answer made before a later change is stale on arrival
+		if !memo.ready.Load() {
+			epoch = -1 // asked before the memo's baseline: learnt under no epoch, so never used
+		}
+		if g.Request == "" {
+			if err := memo.refusal(g.User, s.Now()); err != nil {
+				return nil, err
+			}
+		} else {
+			// A keyed grab may be told its first answer again, kept in
+			// Redis: a limit_reached from before a cancel, a sold out from
+			// before a unit came back. It says nothing of now: learnt
+			// under no epoch, it is never used.
+			epoch = -1
+		}
+	}
+	return func(o Outcome) { s.learnOutcome(ctx, memo, epoch, g, o) }, nil
+}
+
+// refusal is the answer the grab script would give the user now, as far as
+// this process knows, or nil when it must ask. Its order is the script's:
+// not started, ended, the user's limit, then the stock.
+func (m *saleMemo) refusal(userID int64, now time.Time) error {
+	e := m.epoch.Load() + 1
+	if t := time.Now().UnixNano(); t-m.used.Load() > int64(100*time.Millisecond) {
+		m.used.Store(t)
+	}
+	if ns := m.notStarted.Load(); ns != nil && ns.mark == e && now.UnixMilli() < ns.startMS {
+		return db.ErrNotStarted
+	}
+	if m.ended.Load() == e {
+		return db.ErrEnded
+	}
+	if v, ok := m.limit.Load(userID); ok && v.(int64) == e {
+		return db.ErrLimitReached
+	}
+	if m.soldOut.Load() == e {
+		m.won.mu.RLock()
+		_, won := m.won.m[userID] // a winner: Redis tells limit_reached from sold_out
+		m.won.mu.RUnlock()
+		if won {
+			return nil
+		}
+		return db.ErrSoldOut
+	}
+	return nil
+}
+
+// knownShards is the goods' bucket count as this process last read it, at
+// any age (1: not read yet).
+func (s *Sale) knownShards(goodsID int64) int {
+	if v, ok := s.shards.m.Load(goodsID); ok {
+		return v.(shardsEntry).k
+	}
+	return 1
+}
+
+// route is the bucket count a grab of the goods is routed by: as this
+// process last read it, at any age (decideScript refuses a stale count:
+// reshard), else read from Redis (shards.go).
+func (s *Sale) route(ctx context.Context, goodsID int64) (int, error) {
+	if v, ok := s.shards.m.Load(goodsID); ok {
+		return v.(shardsEntry).k, nil
+	}
+	return s.ShardsOne(ctx, goodsID, true)
+}
+
+// HomeBucket is the bucket of k holding the user's orders and limit mark:
+// the bucket that decides the user's grabs (shards.go: the buckets).
+func HomeBucket(userID int64, k int) int {
+	if k <= 1 {
+		return 0
+	}
+	// A multiplicative hash, so consecutive user IDs spread over the buckets.
+	h := uint64(userID) * 0x9E3779B97F4A7C15
+	return int((h >> 32) % uint64(k))
 }
 
 // decideInRedis decides the grab in its home bucket: batched with the
@@ -167,7 +324,7 @@ func (s *Sale) Award(ctx context.Context, userID, goodsID int64) (*model.Order, 
 // missing from Redis are mended and the grab tried again.
 func (s *Sale) decideInRedis(ctx context.Context, g Grab) Outcome {
 	now := s.Now()
-	k, err := s.ShardsOne(ctx, g.Goods, true)
+	k, err := s.route(ctx, g.Goods)
 	if err != nil {
 		return Outcome{Err: err}
 	}
@@ -224,19 +381,6 @@ func (s *Sale) decideAlone(ctx context.Context, home Bucket, g Grab, now time.Ti
 	out := make([]decided, 1)
 	err := s.runDecision(ctx, home, req, keep, unit, []batchedGrab{{user: g.User, now: now}}, out)
 	return out[0], err
-}
-
-// GrabCall is decideScript's call for one grab of the user at now under
-// requestID, in the user's home bucket for the bucket count this process
-// last read (1 if none). The load bench runs it bare (one EVALSHA, no HTTP
-// and no follow-up work) as the most a grab could do on the machine.
-func (s *Sale) GrabCall(userID, goodsID int64, requestID string, now time.Time) (*redis.Script, []string, []any) {
-	k := 1
-	if v, ok := s.shards.m.Load(goodsID); ok {
-		k = v.(shardsEntry).k
-	}
-	home := Bucket{Goods: goodsID, N: HomeBucket(userID, k), K: k}
-	return decideScript, ScriptKeys(home, MemoKey(home, requestID)), s.decideArgs(home, false, "", []batchedGrab{{user: userID, now: now}})
 }
 
 // decideScript decides grabs of one bucket, grab by grab in arrival
@@ -361,6 +505,22 @@ if wins > 0 or (final and ARGV[5] == '1') then redis.call('SET', KEYS[11], reply
 return reply
 `)
 
+// decideKeys are decideScript's keys for bucket b under request req: the
+// bucket's ScriptKeys, made once when its count was read (shards.go), and
+// the call's memo key.
+func (s *Sale) decideKeys(b Bucket, req string) []string {
+	if v, ok := s.shards.m.Load(b.Goods); ok {
+		if e := v.(shardsEntry); e.k == b.K && b.N < len(e.keys) {
+			bk := e.keys[b.N]
+			keys := make([]string, len(bk.script)+1)
+			copy(keys, bk.script)
+			keys[len(bk.script)] = bk.memo + req
+			return keys
+		}
+	}
+	return ScriptKeys(b, MemoKey(b, req))
+}
+
 // decideArgs is decideScript's ARGV for grabs of bucket b.
 func (s *Sale) decideArgs(b Bucket, keep bool, unit string, grabs []batchedGrab) []any {
 	keepFlag := ""
@@ -383,14 +543,10 @@ func (s *Sale) decideArgs(b Bucket, keep bool, unit string, grabs []batchedGrab)
 // handed to the publisher together, and the journal of acknowledged orders
 // (journal.go; the ledger's phantoms.go reads it) under one lock.
 func (s *Sale) runDecision(ctx context.Context, b Bucket, req string, keep bool, unit string, grabs []batchedGrab, out []decided) error {
+	res, err := s.Eval(ctx, decideScript, s.decideKeys(b, req), s.decideArgs(b, keep, unit, grabs)...).Text()
 	if b.K > 1 {
-		c := s.trips.count(b.Goods)
-		if unit == "" {
-			c.grabs.Add(int64(len(grabs)))
-		}
-		c.trips.Add(1)
+		s.countTrip(b.Goods, unit == "", len(grabs))
 	}
-	res, err := s.Eval(ctx, decideScript, ScriptKeys(b, MemoKey(b, req)), s.decideArgs(b, keep, unit, grabs)...).Text()
 	if err != nil {
 		return err
 	}

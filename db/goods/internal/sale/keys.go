@@ -46,6 +46,23 @@ func ScriptKeys(bk Bucket, extra ...string) []string {
 	return append(keys, extra...)
 }
 
+// bucketKeys are a bucket's ScriptKeys and the prefix of its memo keys:
+// made once per bucket count read (shards.go), so a grab's call builds
+// only its memo key.
+type bucketKeys struct {
+	script []string // ScriptKeys(b)
+	memo   string   // MemoKey(b, "")
+}
+
+// keysOfBuckets is the bucketKeys of each of the k buckets of goods id.
+func keysOfBuckets(id int64, k int) []bucketKeys {
+	out := make([]bucketKeys, 0, k)
+	for _, b := range BucketsOf(id, k) {
+		out = append(out, bucketKeys{script: ScriptKeys(b), memo: MemoKey(b, "")})
+	}
+	return out
+}
+
 var scriptKeySuffixes = [10]string{":info", ":fresh", ":free", ":held", ":seq", ":orders", ":mine", ":deadlines", ":pending", ":counts"}
 
 // scriptKeySuffixBytes is the suffixes' total length, to size the builder.

@@ -86,13 +86,6 @@ func (w *wonSet) add(userID int64) {
 	w.mu.Unlock()
 }
 
-func (w *wonSet) has(userID int64) bool {
-	w.mu.RLock()
-	_, ok := w.m[userID]
-	w.mu.RUnlock()
-	return ok
-}
-
 func (w *wonSet) remove(userID int64) {
 	w.mu.Lock()
 	delete(w.m, userID)
@@ -171,32 +164,6 @@ func (ms *saleMemos) changed(goodsID int64) {
 	if v, ok := ms.m.Load(goodsID); ok {
 		v.(*saleMemo).epoch.Add(1)
 	}
-}
-
-// refusal is the answer the grab script would give the user now, as far as
-// this process knows, or nil when it must ask. Its order is the script's:
-// not started, ended, the user's limit, then the stock.
-func (m *saleMemo) refusal(userID int64, now time.Time) error {
-	e := m.epoch.Load() + 1
-	if t := time.Now().UnixNano(); t-m.used.Load() > int64(100*time.Millisecond) {
-		m.used.Store(t)
-	}
-	if ns := m.notStarted.Load(); ns != nil && ns.mark == e && now.UnixMilli() < ns.startMS {
-		return db.ErrNotStarted
-	}
-	if m.ended.Load() == e {
-		return db.ErrEnded
-	}
-	if v, ok := m.limit.Load(userID); ok && v.(int64) == e {
-		return db.ErrLimitReached
-	}
-	if m.soldOut.Load() == e {
-		if m.won.has(userID) {
-			return nil
-		}
-		return db.ErrSoldOut
-	}
-	return nil
 }
 
 // learn keeps the grab script's answer code to userID, asked under epoch
@@ -318,54 +285,18 @@ func sameStrings(a, b []string) bool {
 // refusalCodes are the grab script's answers a process may give from memory.
 var refusalCodes = map[string]bool{"sold_out": true, "ended": true, "not_started": true, "limit_reached": true}
 
-// refusalMemo is the engine's last stage: a grab this process knows the
-// script would refuse is refused here; every answer Redis gives is learnt.
-// A keyed grab's answer is kept in Redis for its retries: it asks there,
-// and what it is told (perhaps its first answer again) is not learnt.
-type refusalMemo struct{ s *Sale }
-
-func (r refusalMemo) Check(ctx context.Context, g Grab) (func(Outcome), error) {
-	s := r.s
-	if !s.memos.following.Load() {
-		return nil, nil
+// learnOutcome learns a grab's outcome o into the goods' memo, asked
+// under epoch (memoCheck, engine.go; nil: the goods had none then).
+func (s *Sale) learnOutcome(ctx context.Context, memo *saleMemo, epoch int64, g Grab, o Outcome) {
+	code := outcomeCode(o)
+	if memo == nil && (code == "ok" || refusalCodes[code]) && s.memos.following.Load() {
+		// The goods' first win or refusal here: later refusals may come
+		// from memory. This one was asked before the memo: no epoch.
+		memo, epoch = s.saleMemo(g.Goods), -1
 	}
-	var memo *saleMemo
-	var epoch int64
-	if v, ok := s.memos.m.Load(g.Goods); ok {
-		memo = v.(*saleMemo)
-		if !memo.ready.Load() { // a new memo: wait the one read that lets it learn, rather than all ask Redis
-			select {
-			case <-memo.readyCh:
-			case <-ctx.Done():
-			}
-		}
-		epoch = memo.epoch.Load() // before the script: an answer made before a later change is stale on arrival
-		if !memo.ready.Load() {
-			epoch = -1 // asked before the memo's baseline: learnt under no epoch, so never used
-		}
-		if g.Request == "" {
-			if err := memo.refusal(g.User, s.Now()); err != nil {
-				return nil, err
-			}
-		} else {
-			// A keyed grab may be told its first answer again, kept in
-			// Redis: a limit_reached from before a cancel, a sold out from
-			// before a unit came back. It says nothing of now: learnt
-			// under no epoch, it is never used.
-			epoch = -1
-		}
+	if memo != nil {
+		s.learnRefusal(ctx, memo, code, g.User, g.Goods, epoch)
 	}
-	return func(o Outcome) {
-		code := outcomeCode(o)
-		if memo == nil && (code == "ok" || refusalCodes[code]) && s.memos.following.Load() {
-			// The goods' first win or refusal here: later refusals may come
-			// from memory. This one was asked before the memo: no epoch.
-			memo, epoch = s.saleMemo(g.Goods), -1
-		}
-		if memo != nil {
-			s.learnRefusal(ctx, memo, code, g.User, g.Goods, epoch)
-		}
-	}, nil
 }
 
 // outcomeCode is the script's word for a grab's outcome ("": none learnt).

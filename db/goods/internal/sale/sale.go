@@ -9,6 +9,7 @@
 package sale
 
 import (
+	"sync/atomic"
 	"time"
 
 	"github.com/seckill/seckill/db/backend"
@@ -37,7 +38,9 @@ type Sale struct {
 	Acks       *ackJournal         // the orders this process acknowledged lately (journal.go; the ledger's phantoms.go reads it)
 	memos      *saleMemos          // refusals answered from memory (refusals.go)
 	batches    *grabBatcher        // concurrent grabs of a bucket share a call (engine.go); nil: each its own
-	stages     []Stage             // what a grab passes before Redis, in order (NewSale)
+	stages     []Stage             // what a grab passes before the refusal memo, in order (NewSale)
+	quiet      []*Quiet            // each stage's goods with nothing to check (nil: it names none)
+	admitted   atomic.Int64        // grabs past the stages before the memo (Admitted)
 }
 
 // NewSale returns the sale over b with defaults filled in. A grab passes
@@ -49,6 +52,12 @@ func NewSale(b *backend.Backend, admission ...Stage) *Sale {
 	s := &Sale{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group),
 		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), Acks: new(ackJournal), memos: new(saleMemos)}
 	s.batches = newGrabBatcher(s)
-	s.stages = append(append([]Stage{paused{}}, admission...), refusalMemo{s})
+	s.stages = append([]Stage{paused{}}, admission...)
+	s.quiet = make([]*Quiet, len(s.stages))
+	for i, st := range s.stages {
+		if q, ok := st.(Quieting); ok {
+			s.quiet[i] = q.Quiet()
+		}
+	}
 	return s
 }

@@ -22,7 +22,7 @@ import (
 // Bucket 0 keeps {goods:ID}, so goods of one bucket (and every goods loaded
 // before buckets) is as it was.
 //
-// A shopper's home bucket is homeBucket(user, K): every order of the user
+// A shopper's home bucket is HomeBucket(user, K) (engine.go routes a grab there): every order of the user
 // lives there, with the user's limit mark (held) and list (mine), so the
 // per-user limit is decided in one script as with one bucket, and pay,
 // cancel, refund and expiry each touch one bucket, the one the order ID names
@@ -64,16 +64,6 @@ func Bucket0(id int64) Bucket { return Bucket{Goods: id, K: 1} }
 // BucketOfSeq is the bucket an order sequence belongs to.
 func BucketOfSeq(id, seq int64, k int) Bucket {
 	return Bucket{Goods: id, N: int(seq / BucketSeqSpan), K: max(k, 1)}
-}
-
-// HomeBucket is the bucket of k holding the user's orders and limit mark.
-func HomeBucket(userID int64, k int) int {
-	if k <= 1 {
-		return 0
-	}
-	// A multiplicative hash, so consecutive user IDs spread over the buckets.
-	h := uint64(userID) * 0x9E3779B97F4A7C15
-	return int((h >> 32) % uint64(k))
 }
 
 // bucketSize is how many units bucket b of k holds of stock, and the base
@@ -125,7 +115,8 @@ const shardsTTL = 2 * time.Second
 type shardsEntry struct {
 	k      int
 	read   time.Time
-	absent bool // the goods was not in Redis: 1 for a grab (its script checks), never for a read of its stock
+	absent bool         // the goods was not in Redis: 1 for a grab (its script checks), never for a read of its stock
+	keys   []bucketKeys // each bucket's keys, made once per count (engine.go: decideKeys)
 }
 
 // usable reports whether the entry answers a caller that takes any age
@@ -173,7 +164,13 @@ func (s *Sale) ShardsOf(ctx context.Context, stale bool, ids ...int64) (map[int6
 		out[id] = k
 		// Goods not in Redis yet is read again by a caller that counts its
 		// stock: its load (by any process) may give it several buckets.
-		s.shards.m.Store(id, shardsEntry{k: k, read: now, absent: err != nil})
+		e := shardsEntry{k: k, read: now, absent: err != nil}
+		if v, ok := s.shards.m.Load(id); ok && v.(shardsEntry).k == k {
+			e.keys = v.(shardsEntry).keys
+		} else {
+			e.keys = keysOfBuckets(id, k)
+		}
+		s.shards.m.Store(id, e)
 	}
 	return out, nil
 }
@@ -344,6 +341,16 @@ func (t *trips) count(goodsID int64) *tripCount {
 	}
 	c, _ := t.of.LoadOrStore(goodsID, new(tripCount))
 	return c.(*tripCount)
+}
+
+// countTrip counts a script round trip of goods of several buckets, and
+// the grabs it decided when they are first tries (not a unit brought).
+func (s *Sale) countTrip(goodsID int64, first bool, grabs int) {
+	c := s.trips.count(goodsID)
+	if first {
+		c.grabs.Add(int64(grabs))
+	}
+	c.trips.Add(1)
 }
 
 // GrabTrips reports how many grabs of the goods (when it has several

@@ -13,6 +13,10 @@ import (
 	"github.com/seckill/seckill/db/model"
 )
 
+// What a shopper brings to a grab besides the account (goods.Pass), both
+// checked in memory: a proof of work (X-Pow, here first) and a waiting
+// room's admission (X-Admission, below).
+//
 // Proof of work: a goods' pow_bits asks each grab (queue join, raffle
 // entry) for work worth about 2^pow_bits SHA-256 digests, given as
 // `solutions` nonces n, each distinct, such that SHA-256(challenge + n)
@@ -91,7 +95,7 @@ func powSignature(key []byte, challenge string) string {
 
 // mac16 is the first 16 bytes of HMAC-SHA256(key, label + msg): what signs a
 // proof-of-work challenge (no label) and a waiting room's admission
-// (queue_token.go), each checked in memory by signedBy.
+// (below), each checked in memory by signedBy.
 func mac16(key []byte, label, msg string) []byte {
 	m := hmac.New(sha256.New, key)
 	m.Write([]byte(label))
@@ -187,4 +191,44 @@ func solvePow(challenge string, bits, n int) []string {
 // SolvePow solves c and returns the X-Pow header that sends it.
 func SolvePow(c Challenge) string {
 	return c.Challenge + ":" + strings.Join(solvePow(c.Challenge, c.Bits, max(c.Solutions, 1)), ",") + ":" + c.Signature
+}
+
+// Admissions to a waiting room: a token names the goods, the shopper and
+// the moment it stops being good, signed with the server's key (the proof
+// of work's, under its own label), so any web process checks a grab's
+// X-Admission with one HMAC and no Redis round trip.
+
+// admissionToken is the X-Admission token for userID's grab of goodsID until until.
+func admissionToken(key []byte, goodsID, userID int64, until time.Time) string {
+	body := strconv.FormatInt(goodsID, 10) + "." + strconv.FormatInt(userID, 10) + "." + strconv.FormatInt(until.UnixMilli(), 10)
+	return body + "." + admissionSignature(key, body)
+}
+
+// admissionLabel keeps an admission's signature apart from a proof-of-work
+// challenge's, which the same key signs.
+const admissionLabel = "seckill admission\x00"
+
+func admissionSignature(key []byte, body string) string {
+	return hex.EncodeToString(mac16(key, admissionLabel, body))
+}
+
+// checkAdmission tells whether token admits userID to grab goodsID at now.
+func checkAdmission(key []byte, token string, goodsID, userID int64, now time.Time) bool {
+	if int64(len(token)) > model.Admission.Max {
+		return false
+	}
+	i := strings.LastIndexByte(token, '.')
+	if i < 0 || len(token)-i-1 != 32 {
+		return false
+	}
+	body, sig := token[:i], token[i+1:]
+	f := strings.Split(body, ".")
+	if len(f) != 3 || f[0] != strconv.FormatInt(goodsID, 10) || f[1] != strconv.FormatInt(userID, 10) {
+		return false
+	}
+	until, err := strconv.ParseInt(f[2], 10, 64)
+	if err != nil || now.UnixMilli() >= until {
+		return false
+	}
+	return signedBy(key, admissionLabel, body, sig)
 }
