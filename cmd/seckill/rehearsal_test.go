@@ -197,7 +197,8 @@ func TestRehearsalCountsNowhereAndIsDeleted(t *testing.T) {
 		t.Fatalf("delete the rehearsal: %d", st)
 	}
 	if k, active := a.goodsKeys(rehG.ID); k != 0 || active {
-		t.Fatalf("after the delete the rehearsal has %d Redis keys (active %v)", k, active)
+		left, _ := rdb.Keys(context.Background(), a.Redis.Client, goods.HashTag(rehG.ID)+"*")
+		t.Fatalf("after the delete the rehearsal has %d Redis keys %v (active %v)", k, left, active)
 	}
 	var slots int
 	a.SQL.R.QueryRow(`SELECT COUNT(*) FROM slots WHERE id = ?`, rehSlot.ID).Scan(&slots)

@@ -13,6 +13,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Ending goods closes its window in the store and in Redis; the slot's other
@@ -117,6 +118,27 @@ func testSampleActive(t *testing.T, k int) {
 	}
 	_, err = e.S.Samples(e.Ctx, model.Claims{UserID: e.Merchant.UserID + 99, Role: model.RoleMerchant}, g.ID)
 	wantCode(t, "another merchant's samples", err, db.ENOTFOUND)
+}
+
+// Goods gone from Redis after the sampler read the active set (a deleted
+// rehearsal, a lost Redis) is not sampled: no samples list outlives the
+// goods' keys (TestRehearsalCountsNowhereAndIsDeleted met one).
+func TestSampleSkipsGoodsGoneFromRedis(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.LiveGoods(5, 2)
+	keys, err := rdb.Keys(e.Ctx, e.S.Redis, goods.HashTag(g.ID)+"*")
+	if err != nil || len(keys) == 0 {
+		t.Fatalf("the goods' keys: %v %v", keys, err)
+	}
+	if err := e.S.Redis.Del(e.Ctx, keys...).Err(); err != nil { // gone, still listed as active
+		t.Fatal(err)
+	}
+	if err := e.S.SampleActive(e.Ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := rdb.Keys(e.Ctx, e.S.Redis, goods.HashTag(g.ID)+"*"); len(left) != 0 {
+		t.Fatalf("sampling goods gone from Redis made %v", left)
+	}
 }
 
 // Pictures are taken by their bytes' type, stored once by hash.

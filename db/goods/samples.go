@@ -31,12 +31,17 @@ const samplesTTL = 7 * 24 * time.Hour
 // Goods of several buckets keeps samples per bucket; SampleActive and
 // samples add them up per second.
 //
-// KEYS: 1 fresh, 2 free, 3 counts, 4 seq, 5 samples (of one bucket)
+// Goods no longer in Redis (deleted, or lost with the Redis that held it,
+// after the caller read the active set) is not sampled: no list outlives
+// the goods' other keys.
+//
+// KEYS: 1 fresh, 2 free, 3 counts, 4 seq, 5 samples, 6 info (of one bucket)
 // ARGV: 1 now ms, 2 most samples kept, 3 how long the list outlives its
 // last sample (ms), 4 the bucket's first sequence less one (0 for bucket 0)
 // Returns the sample "at|remaining|unpaid|paid|grabs" (sampleFields), or ""
-// when this second has one already.
+// when this second has one already or the bucket is not in Redis.
 var sampleScript = redis.NewScript(sampleFields.Lua() + `
+if redis.call('EXISTS', KEYS[6]) == 0 then return '' end
 local now = tonumber(ARGV[1])
 local last = redis.call('LINDEX', KEYS[5], -1)
 if last and math.floor(tonumber(sampleFields(last)[SMP_AT]) / 1000) >= math.floor(now / 1000) then return '' end
@@ -80,7 +85,7 @@ func (s *Service) SampleActive(ctx context.Context) error {
 		cmds := make([][]*redis.Cmd, len(ids)) // per goods, per bucket
 		for i, id := range ids {
 			for _, b := range sale.BucketsOf(id, shards[id]) {
-				cmds[i] = append(cmds[i], eval(pipe, []string{sale.FreshKey(b), sale.FreeKey(b), sale.CountsKey(b), sale.SeqKey(b), sale.SamplesKey(b)}, int64(b.N)*sale.BucketSeqSpan))
+				cmds[i] = append(cmds[i], eval(pipe, []string{sale.FreshKey(b), sale.FreeKey(b), sale.CountsKey(b), sale.SeqKey(b), sale.SamplesKey(b), sale.InfoKey(b)}, int64(b.N)*sale.BucketSeqSpan))
 			}
 		}
 		_, err := pipe.Exec(ctx)

@@ -1,11 +1,14 @@
 // Package sale is the sale core of seckill goods: a goods' stock in Redis
 // buckets (shards.go, keys.go), loaded once before its sale (load.go), the
 // grab decided by one entrance, Decide, in one Redis script, batched
-// (engine.go), refusals answered from memory (refusals.go), order sequences
-// reserved in blocks (seq_blocks.go), the order record Lua and Go share
-// (record.go) and the live events of a win (events.go). Before a grab
-// reaches Redis it passes the stages the sale was built with (fair sales
-// hand theirs in); it knows nothing of queues or raffles.
+// (engine.go: the stages, the refusal memo's check, the route to the home
+// bucket, the script), what the refusal memo learns and how it is kept
+// current (refusals.go), the raffle's award and the bench's bare call
+// (doors.go), order sequences reserved in blocks (seq_blocks.go), the
+// order record Lua and Go share (record.go) and the live events of a win
+// (events.go). Before a grab reaches Redis it passes the stages the sale
+// was built with (fair sales hand theirs in); it knows nothing of queues
+// or raffles.
 package sale
 
 import (
@@ -46,8 +49,9 @@ type Sale struct {
 // NewSale returns the sale over b with defaults filled in. A grab passes
 // its stages in this order: the sale's pause (db.WithHeldRefusal), the
 // admission stages given (fair sales: the sale mode, the proof of work,
-// pre-registration, the waiting room's admission), then the refusal memo
-// (refusals.go), which answers from memory what Redis would answer.
+// pre-registration, the waiting room's admission; a Quieting stage is
+// passed by for the goods it marked), then the refusal memo (memoCheck),
+// which answers from memory what Redis would answer.
 func NewSale(b *backend.Backend, admission ...Stage) *Sale {
 	s := &Sale{Backend: b, OrderTTL: 30 * time.Minute, liveLoads: new(singleflight.Group),
 		shards: new(shardsCache), dry: new(dryBuckets), stock: new(stockSums), trips: new(trips), Acks: new(ackJournal), memos: new(saleMemos)}
