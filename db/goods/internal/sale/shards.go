@@ -22,11 +22,12 @@ import (
 // Bucket 0 keeps {goods:ID}, so goods of one bucket (and every goods loaded
 // before buckets) is as it was.
 //
-// A shopper's home bucket is HomeBucket(user, K) (engine.go routes a grab there): every order of the user
-// lives there, with the user's limit mark (held) and list (mine), so the
-// per-user limit is decided in one script as with one bucket, and pay,
-// cancel, refund and expiry each touch one bucket, the one the order ID names
-// (the sequence's bucket: seq / BucketSeqSpan). Stock is split in unit ranges:
+// A shopper's home bucket is HomeBucket(user, K), where engine.go routes
+// their grabs: every order of the user lives there, with the user's limit
+// mark (held) and list (mine), so the per-user limit is decided in one
+// script as with one bucket, and pay, cancel, refund and expiry each touch
+// one bucket, the one the order ID names (the sequence's bucket: seq /
+// BucketSeqSpan). Stock is split in unit ranges:
 // bucket b sells units base_b+1 .. base_b+n_b, n_b = ⌊stock/K⌋ (+1 for the
 // first stock%K buckets), so a unit number is never sold by two buckets.
 //
