@@ -20,7 +20,7 @@ import (
 // limit_reached; AwardedOrder finds that order.
 func (s *Sale) Award(ctx context.Context, userID, goodsID int64) (*model.Order, error) {
 	o := s.decideInRedis(ctx, Grab{User: userID, Goods: goodsID,
-		Request: "raffle:" + strconv.FormatInt(goodsID, 10) + ":" + strconv.FormatInt(userID, 10)})
+		Request: "raffle:" + strconv.FormatInt(goodsID, 10) + ":" + strconv.FormatInt(userID, 10)}, s.Now())
 	return o.Order, o.Err
 }
 
@@ -29,7 +29,7 @@ func (s *Sale) Award(ctx context.Context, userID, goodsID int64) (*model.Order, 
 // last read (1 if none). The load bench runs it bare (one EVALSHA, no HTTP
 // and no follow-up work) as the most a grab could do on the machine.
 func (s *Sale) GrabCall(userID, goodsID int64, requestID string, now time.Time) (*redis.Script, []string, []any) {
-	k := s.knownShards(goodsID)
+	k, _ := s.knownShards(goodsID)
 	home := Bucket{Goods: goodsID, N: HomeBucket(userID, k), K: k}
 	return decideScript, s.decideKeys(home, requestID), s.decideArgs(home, false, "", []batchedGrab{{user: userID, now: now}})
 }

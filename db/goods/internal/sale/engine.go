@@ -3,8 +3,6 @@ package sale
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -12,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/groupcommit"
-	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/rdb"
 )
@@ -27,7 +24,8 @@ import (
 // (db/groupcommit). A stage with nothing to check of goods says so
 // (Quiet), and the goods' grabs pass it by without running it: a
 // first-come grab reads this file, the group commit and the backend's
-// Eval. The buckets' layout, steal, reshard and reserve are shards.go's.
+// Eval; what the script's reply says is read in reply.go. The buckets'
+// layout, steal, reshard and reserve are shards.go's.
 // A raffle's winner is awarded by Award (doors.go), which passes no stage.
 
 // Grab is one shopper's try for one unit of goods.
@@ -166,7 +164,7 @@ func (s *Sale) decide(ctx context.Context, g Grab) Outcome {
 				// A keyed retry of a grab answered before: its proof is
 				// spent, its admission may have lapsed, the sale may be
 				// paused, but the answer is the first one.
-				return s.decided(ctx, g, dones)
+				return s.decided(ctx, g, now, dones)
 			}
 			return refuse(err)
 		}
@@ -175,19 +173,19 @@ func (s *Sale) decide(ctx context.Context, g Grab) Outcome {
 		}
 	}
 	s.admitted.Add(1)
-	done, err := s.memoCheck(ctx, g) // the last stage
+	done, err := s.memoCheck(ctx, g, now) // the last stage
 	if err != nil {
 		return refuse(err)
 	}
 	if done != nil {
 		dones = append(dones, done)
 	}
-	return s.decided(ctx, g, dones)
+	return s.decided(ctx, g, now, dones)
 }
 
-// decided is the grab decided in Redis, its outcome told to the stages.
-func (s *Sale) decided(ctx context.Context, g Grab, dones []func(Outcome)) Outcome {
-	o := s.decideInRedis(ctx, g)
+// decided is the grab decided in Redis at now, its outcome told to the stages.
+func (s *Sale) decided(ctx context.Context, g Grab, now time.Time, dones []func(Outcome)) Outcome {
+	o := s.decideInRedis(ctx, g, now)
 	for _, d := range dones {
 		d(o)
 	}
@@ -213,7 +211,7 @@ func (s *Sale) remembered(ctx context.Context, g Grab) bool {
 	if g.Request == "" {
 		return false
 	}
-	k := s.knownShards(g.Goods)
+	k, _ := s.knownShards(g.Goods)
 	home := Bucket{Goods: g.Goods, N: HomeBucket(g.User, k), K: k}
 	n, err := s.Redis.Exists(ctx, MemoKey(home, g.Request)).Result()
 	return err == nil && n == 1
@@ -225,7 +223,7 @@ func (s *Sale) remembered(ctx context.Context, g Grab) bool {
 // current). A keyed grab's answer is kept in Redis for its retries: it
 // asks there, and what it is told (perhaps its first answer again) is not
 // learnt.
-func (s *Sale) memoCheck(ctx context.Context, g Grab) (done func(Outcome), err error) {
+func (s *Sale) memoCheck(ctx context.Context, g Grab, now time.Time) (done func(Outcome), err error) {
 	if !s.memos.following.Load() {
 		return nil, nil
 	}
@@ -244,7 +242,7 @@ func (s *Sale) memoCheck(ctx context.Context, g Grab) (done func(Outcome), err e
 			epoch = -1 // asked before the memo's baseline: learnt under no epoch, so never used
 		}
 		if g.Request == "" {
-			if err := memo.refusal(g.User, s.Now()); err != nil {
+			if err := memo.refusal(g.User, now); err != nil {
 				return nil, err
 			}
 		} else {
@@ -288,20 +286,20 @@ func (m *saleMemo) refusal(userID int64, now time.Time) error {
 }
 
 // knownShards is the goods' bucket count as this process last read it, at
-// any age (1: not read yet).
-func (s *Sale) knownShards(goodsID int64) int {
+// any age (1 and false: not read yet).
+func (s *Sale) knownShards(goodsID int64) (int, bool) {
 	if v, ok := s.shards.m.Load(goodsID); ok {
-		return v.(shardsEntry).k
+		return v.(shardsEntry).k, true
 	}
-	return 1
+	return 1, false
 }
 
 // route is the bucket count a grab of the goods is routed by: as this
 // process last read it, at any age (decideScript refuses a stale count:
 // reshard), else read from Redis (shards.go).
 func (s *Sale) route(ctx context.Context, goodsID int64) (int, error) {
-	if v, ok := s.shards.m.Load(goodsID); ok {
-		return v.(shardsEntry).k, nil
+	if k, ok := s.knownShards(goodsID); ok {
+		return k, nil
 	}
 	return s.ShardsOne(ctx, goodsID, true)
 }
@@ -317,13 +315,12 @@ func HomeBucket(userID int64, k int) int {
 	return int((h >> 32) % uint64(k))
 }
 
-// decideInRedis decides the grab in its home bucket: batched with the
+// decideInRedis decides the grab at now in its home bucket: batched with the
 // grabs of the bucket at the same moment, or alone when keyed. A home
 // bucket without stock sends it on to the others (shards.go: elsewhere);
 // a changed bucket count, an exhausted block of order sequences and goods
 // missing from Redis are mended and the grab tried again.
-func (s *Sale) decideInRedis(ctx context.Context, g Grab) Outcome {
-	now := s.Now()
+func (s *Sale) decideInRedis(ctx context.Context, g Grab, now time.Time) Outcome {
 	k, err := s.route(ctx, g.Goods)
 	if err != nil {
 		return Outcome{Err: err}
@@ -537,11 +534,7 @@ func (s *Sale) decideArgs(b Bucket, keep bool, unit string, grabs []batchedGrab)
 
 // runDecision runs decideScript for grabs of bucket b under request req
 // (keep: a keyed grab's, whose final refusals are kept too), bringing unit,
-// and reads each grab's answer into out. What each win costs besides the
-// script is done here once for the call: its order read and encoded (once,
-// for the answer and the live event), the stock event, the order events
-// handed to the publisher together, and the journal of acknowledged orders
-// (journal.go; the ledger's phantoms.go reads it) under one lock.
+// and reads each grab's answer into out (readDecision, reply.go).
 func (s *Sale) runDecision(ctx context.Context, b Bucket, req string, keep bool, unit string, grabs []batchedGrab, out []decided) error {
 	res, err := s.Eval(ctx, decideScript, s.decideKeys(b, req), s.decideArgs(b, keep, unit, grabs)...).Text()
 	if b.K > 1 {
@@ -550,74 +543,7 @@ func (s *Sale) runDecision(ctx context.Context, b Bucket, req string, keep bool,
 	if err != nil {
 		return err
 	}
-	head, rest, many := strings.Cut(res, "\n")
-	if !many { // the call's one word
-		for i := range out {
-			out[i] = decided{Code: res}
-		}
-		return nil
-	}
-	f := strings.SplitN(head, ":", 3)
-	if len(f) != 3 {
-		return fmt.Errorf("grab goods %d: unreadable answer %q", b.Goods, head)
-	}
-	remaining, err1 := strconv.ParseInt(f[0], 10, 64)
-	slot, err2 := strconv.ParseInt(f[1], 10, 64)
-	version, err3 := strconv.ParseInt(f[2], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil {
-		return fmt.Errorf("grab goods %d: unreadable answer %q", b.Goods, head)
-	}
-	lines := strings.Split(rest, "\n")
-	if len(lines) != len(grabs) {
-		return fmt.Errorf("grab goods %d: answer has %d lines for %d grabs", b.Goods, len(lines), len(grabs))
-	}
-	var events []live.Message
-	var acks []Acked
-	var at time.Time
-	for i := range out {
-		d := &out[i]
-		rec, ok := strings.CutPrefix(lines[i], "ok:")
-		if !ok {
-			*d = decided{Code: lines[i]}
-			continue
-		}
-		*d = decided{Code: "ok"}
-		o, err := ParseOrderRecord(b.Goods, rec)
-		var enc []byte
-		if err == nil {
-			enc, err = o.MarshalJSON()
-		}
-		if err != nil { // sold, but unreadable here: the grab says so; the flush has the order
-			d.err = err
-			continue
-		}
-		d.order, d.json = o, enc
-		if events == nil {
-			events, acks, at = make([]live.Message, 0, len(out)), make([]Acked, 0, len(out)), time.Now()
-		}
-		events = append(events, orderEvent(o, enc))
-		acks = append(acks, Acked{at: at, GoodsID: b.Goods, Rec: rec})
-	}
-	// The stock the call left, pushed before any grab of it is answered,
-	// a refusal's too: a shopper told sold out, who then reads the stock
-	// from this process's memory, reads what the refusal was decided on. A
-	// bucket's state this process holds already is no new event of goods of
-	// several buckets (stockSums.add); one bucket's is coalesced by version.
-	s.PushStock(b, slot, remaining, version)
-	if len(acks) > 0 {
-		s.Events.SendAll(events)
-		s.Acks.add(acks...)
-	}
-	return nil
-}
-
-// decided is one grab's answer from decideScript: its word, and a win's
-// order and the order's JSON (err: sold, but unreadable here).
-type decided struct {
-	Code  string
-	order *model.Order
-	json  []byte
-	err   error
+	return s.readDecision(b, res, out)
 }
 
 // MaxGrabBatch is the most grabs one call of decideScript decides.

@@ -2,11 +2,11 @@
 // buckets (shards.go, keys.go), loaded once before its sale (load.go), the
 // grab decided by one entrance, Decide, in one Redis script, batched
 // (engine.go: the stages, the refusal memo's check, the route to the home
-// bucket, the script), what the refusal memo learns and how it is kept
-// current (refusals.go), the raffle's award and the bench's bare call
-// (doors.go), order sequences reserved in blocks (seq_blocks.go), the
-// order record Lua and Go share (record.go) and the live events of a win
-// (events.go). Before a grab reaches Redis it passes the stages the sale
+// bucket, the script), what the script's reply says (reply.go), what the
+// refusal memo learns and how it is kept current (refusals.go), the
+// raffle's award and the bench's bare call (doors.go), order sequences
+// reserved in blocks (seq_blocks.go), the order record Lua and Go share
+// (record.go) and the live events of a win (events.go). Before a grab reaches Redis it passes the stages the sale
 // was built with (fair sales hand theirs in); it knows nothing of queues
 // or raffles.
 package sale
