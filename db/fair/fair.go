@@ -15,6 +15,7 @@ import (
 	"github.com/seckill/seckill/db/backend"
 	"github.com/seckill/seckill/db/goods"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
 )
 
 // Fair sales, the part before the grab: a goods' proof of work (pass.go)
@@ -432,24 +433,23 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 		// Kept until the challenge expires by the wall clock (plus a
 		// margin for clocks that differ): by then checkPow refuses it
 		// anyway. Spent durably: a proof spent before a failover stays spent.
+		// The spender is the shopper and this attempt (a keyed request's
+		// key, else a fresh ID), and SET NX GET answers who spent it first:
+		// when go-redis sends the SET again after a reply lost to a timeout,
+		// the spend it finds is its own, not another request's.
 		ttl := time.Until(sol.expires) + time.Minute
 		dctx, c := s.Durable(ctx)
-		spender, key := strconv.FormatInt(userID, 10), powKey(goodsID, sol.nonce)
+		spender := strconv.FormatInt(userID, 10) + ":"
 		if req != "" {
-			spender += ":" + req
+			spender += req
+		} else {
+			spender += rdb.NewRequestID()
 		}
-		fresh, err := c.SetNX(dctx, key, spender, max(ttl, time.Minute)).Result()
-		if err != nil {
+		first, err := c.SetArgs(dctx, powKey(goodsID, sol.nonce), spender, redis.SetArgs{Mode: "NX", Get: true, TTL: max(ttl, time.Minute)}).Result()
+		if err != nil && !errors.Is(err, redis.Nil) {
 			return err
 		}
-		if !fresh && req != "" {
-			spent, err := c.Get(dctx, key).Result()
-			if err != nil && !errors.Is(err, redis.Nil) {
-				return err
-			}
-			fresh = spent == spender // this request's own earlier attempt
-		}
-		if !fresh {
+		if err == nil && first != spender { // spent by another request
 			f.count(now, false, userID)
 			return db.ErrPowInvalid
 		}

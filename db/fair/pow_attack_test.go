@@ -1,8 +1,13 @@
 package fair_test
 
 import (
+	"context"
+	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/fair"
@@ -117,4 +122,49 @@ func TestPowBoundAndFresh(t *testing.T) {
 	late, _ := e.F.PowChallenge(e.Ctx, 1, g.ID)
 	e.Clk.Advance(fair.PowTTL)
 	wantCode(t, "expired", e.F.Admit(e.Ctx, 1, g.ID, fair.SolvePow(*late)), db.EPOWINVALID)
+}
+
+// sentTwice sends every SET of a spent proof twice, the first reply
+// dropped: what go-redis does when a reply is lost to a timeout (a busy
+// node, a cluster's 1 s read timeout) and it sends the command again.
+type sentTwice struct{ n atomic.Int64 }
+
+func (h *sentTwice) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (h *sentTwice) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+func (h *sentTwice) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if key, _ := cmd.Args()[min(1, len(cmd.Args())-1)].(string); cmd.Name() == "set" && strings.Contains(key, ":pow:") {
+			h.n.Add(1)
+			next(ctx, cmd) // its reply lost
+		}
+		return next(ctx, cmd)
+	}
+}
+
+// A proof's spend that go-redis sends again after a lost reply finds its
+// own spend, not another request's: the honest shopper is let in, keyed
+// or not, and the proof stays spent for every other request.
+func TestPowSpendSentAgainIsItsOwn(t *testing.T) {
+	e := newGoodsEnv(t)
+	g := e.powGoods(4, 0)
+	h := new(sentTwice)
+	e.S.Redis.AddHook(h)
+	keyed := db.WithIdempotencyKey(e.Ctx, "spend-once")
+	for _, ctx := range []context.Context{e.Ctx, keyed} {
+		c, err := e.F.PowChallenge(ctx, 1, g.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pow := fair.SolvePow(*c)
+		if err := e.F.Admit(ctx, 1, g.ID, pow); err != nil {
+			t.Fatalf("the shopper's proof, its spend sent twice: %v", err)
+		}
+		wantCode(t, "the same proof in another request", e.F.Admit(e.Ctx, 1, g.ID, pow), db.EPOWINVALID)
+		wantCode(t, "the same proof in another keyed request", e.F.Admit(db.WithIdempotencyKey(e.Ctx, "another"), 1, g.ID, pow), db.EPOWINVALID)
+	}
+	if h.n.Load() < 6 {
+		t.Fatalf("%d spends went through the hook, want 6: the test does not reach the spend", h.n.Load())
+	}
 }

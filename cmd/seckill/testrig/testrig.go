@@ -50,33 +50,95 @@ type App struct {
 // A sale window set minutes ahead of it opens when the test advances the
 // clock, never by itself while the test's context (a few minutes) lasts.
 type Clock struct {
-	offset atomic.Int64
-	frozen atomic.Int64 // the wall's Unix nanoseconds when frozen (0: it runs)
+	st atomic.Pointer[clockState] // nil: the wall, running
 }
 
-// Now is the wall clock plus the offset (the wall as it was at Freeze, once frozen).
-func (c *Clock) Now() time.Time {
-	if f := c.frozen.Load(); f != 0 {
-		return time.Unix(0, f).Add(time.Duration(c.offset.Load()))
+// clockState is the clock's offset from the wall and whether it stands.
+type clockState struct {
+	offset time.Duration
+	frozen int64 // the wall's Unix nanoseconds when it stopped (0: it runs)
+}
+
+func (c *Clock) state() clockState {
+	if s := c.st.Load(); s != nil {
+		return *s
 	}
-	return time.Now().Add(time.Duration(c.offset.Load()))
+	return clockState{}
+}
+
+// change moves the clock from one state to the next by f, as one step.
+func (c *Clock) change(f func(clockState) clockState) clockState {
+	for {
+		old := c.st.Load()
+		var s clockState
+		if old != nil {
+			s = *old
+		}
+		next := f(s)
+		if c.st.CompareAndSwap(old, &next) {
+			return next
+		}
+	}
+}
+
+// Now is the wall clock plus the offset (the wall as it was when it stopped, while it stands).
+func (c *Clock) Now() time.Time {
+	s := c.state()
+	if s.frozen != 0 {
+		return time.Unix(0, s.frozen).Add(s.offset)
+	}
+	return time.Now().Add(s.offset)
 }
 
 // Freeze stops the clock: from now on it moves only when the test advances
 // it, so a check a second before a boundary holds however long the machine
 // takes between steps. For tests with no browser following the clock.
-func (c *Clock) Freeze() { c.frozen.Store(time.Now().UnixNano()) }
+func (c *Clock) Freeze() {
+	c.change(func(s clockState) clockState {
+		if s.frozen == 0 {
+			s.frozen = time.Now().UnixNano()
+		}
+		return s
+	})
+}
 
 // Frozen reports whether Freeze stopped the clock.
-func (c *Clock) Frozen() bool { return c.frozen.Load() != 0 }
+func (c *Clock) Frozen() bool { return c.state().frozen != 0 }
+
+// Hold stops a running clock until the func it returns is called, and
+// from there lets it run on from where it stood: the time between is
+// the test's own (a shopper's proof of work solved on a busy machine),
+// never the process's. Holding a frozen clock changes nothing.
+func (c *Clock) Hold() (resume func()) {
+	held := false
+	c.change(func(s clockState) clockState {
+		held = s.frozen == 0
+		if held {
+			s.frozen = time.Now().UnixNano()
+		}
+		return s
+	})
+	if !held {
+		return func() {}
+	}
+	return func() {
+		c.change(func(s clockState) clockState {
+			if s.frozen != 0 {
+				s.offset -= time.Duration(time.Now().UnixNano() - s.frozen)
+				s.frozen = 0
+			}
+			return s
+		})
+	}
+}
 
 // Advance moves the clock on by d and returns the new offset from the wall.
 func (c *Clock) Advance(d time.Duration) time.Duration {
-	return time.Duration(c.offset.Add(int64(d)))
+	return c.change(func(s clockState) clockState { s.offset += d; return s }).offset
 }
 
 // Offset is how far the clock is ahead of the wall.
-func (c *Clock) Offset() time.Duration { return time.Duration(c.offset.Load()) }
+func (c *Clock) Offset() time.Duration { return c.state().offset }
 
 // AdminPassword is the bootstrap admin's password in every process Start opens.
 const AdminPassword = "admin-password"

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/seckill/seckill/cmd/seckill/testrig"
 )
@@ -41,4 +42,32 @@ func TestRigSellsTheStock(t *testing.T) {
 	}
 	// A grab without an account is refused with the contract's error.
 	a.WantError("POST", fmt.Sprintf("/api/goods/%d/grab", goods), "", nil, 401, "unauthorized")
+}
+
+// A held clock stands however long the test takes, moves when advanced,
+// and runs on from where it stood: never back, never by the time held.
+func TestClockHoldStandsThenRunsOn(t *testing.T) {
+	var c testrig.Clock
+	c.Advance(time.Hour)
+	resume := c.Hold()
+	held := c.Now()
+	time.Sleep(20 * time.Millisecond)
+	if got := c.Now(); !got.Equal(held) {
+		t.Fatalf("a held clock moved by %s", got.Sub(held))
+	}
+	c.Advance(time.Minute)
+	held = held.Add(time.Minute)
+	before := time.Now()
+	resume()
+	got := c.Now()
+	if ran := time.Since(before); got.Before(held) || got.Sub(held) > ran {
+		t.Fatalf("resumed at %s past where it stood, want 0 to %s", got.Sub(held), ran)
+	}
+	c.Freeze()
+	frozen := c.Now()
+	c.Hold()()
+	time.Sleep(time.Millisecond)
+	if got := c.Now(); !got.Equal(frozen) || !c.Frozen() {
+		t.Fatalf("a hold of a frozen clock let it run: moved %s, frozen %v", got.Sub(frozen), c.Frozen())
+	}
 }
