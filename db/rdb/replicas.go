@@ -284,7 +284,8 @@ func (p *Pipeliner) sendWaited(ctx context.Context, reqs []*pipeReq) {
 
 // waitOn sends reqs to one server as one pipeline ending in WAIT n, and
 // fails the ones that succeeded with ErrNotReplicated when fewer than n
-// replicas confirmed them.
+// replicas confirmed them. A nil reply (redis.Nil) is a success too: a
+// SET NX GET answers nil when it wrote.
 func (p *Pipeliner) waitOn(ctx context.Context, node *redis.Client, reqs []*pipeReq, n int) {
 	pipe := node.Pipeline()
 	for _, r := range reqs {
@@ -299,7 +300,7 @@ func (p *Pipeliner) waitOn(ctx context.Context, node *redis.Client, reqs []*pipe
 	p.wait.fellShort()
 	p.waitsShort.Add(1)
 	for _, r := range reqs {
-		if r.cmd.Err() == nil {
+		if err := r.cmd.Err(); err == nil || err == redis.Nil {
 			r.cmd.SetErr(ErrNotReplicated)
 			p.notReplicated.Add(1)
 		}

@@ -105,6 +105,12 @@ func TestWaitReplicaLagging(t *testing.T) {
 	if !errors.Is(err, rdb.ErrNotReplicated) || db.ErrorCode(err) != db.EUNAVAILABLE {
 		t.Fatalf("durable change while the replica is stopped: %v, want ErrNotReplicated (unavailable)", err)
 	}
+	// A write that answers nil (SET NX GET of a new key) is not taken for
+	// a refusal that wrote nothing.
+	err = p.Client().SetArgs(rdb.Durable(ctx), "{t}:spent", "me", redis.SetArgs{Mode: "NX", Get: true}).Err()
+	if !errors.Is(err, rdb.ErrNotReplicated) {
+		t.Fatalf("durable SET NX GET of a new key while the replica is stopped: %v, want ErrNotReplicated", err)
+	}
 	if err := incrScript.Run(ctx, p.Client(), []string{"{t}:plain"}).Err(); err != nil {
 		t.Fatalf("a change not marked durable while the replica is stopped: %v", err)
 	}
