@@ -19,9 +19,10 @@ import (
 // flushed by one flusher at a time across processes, and a dead or paused
 // one is replaced within FlushLeaseTTL:
 //
-//  1. A flusher takes the lane's lease (SET NX PX FlushLeaseTTL of the
-//     lane's lease key, under the queue's hash tag, with a token of its
-//     own) and then the lane's next fencing number from the durable store
+//  1. A flusher takes the lane's lease (rdb.TakeOwned: SET NX GET PX
+//     FlushLeaseTTL of the lane's lease key, under the queue's hash tag,
+//     with a token of its own, so a SET go-redis sends again finds its
+//     own lease) and then the lane's next fencing number from the durable store
 //     (the lane's row of flush_fences, one upsert … RETURNING), so the
 //     lane's newest holder always holds its highest number.
 //  2. While it works, it renews the lease every third of the TTL; a renewal
@@ -97,7 +98,7 @@ func leaseOf(ctx context.Context, lane string) *lease {
 // returns nil when another flusher holds the lease.
 func (b *Backend) takeLease(ctx context.Context, q FlushQueue) (*lease, error) {
 	l := &lease{lane: q.Pending, token: rdb.NewRequestID()}
-	ok, err := b.Redis.SetNX(ctx, LeaseKey(q), l.token, FlushLeaseTTL).Result()
+	ok, err := rdb.TakeOwned(ctx, b.Redis, LeaseKey(q), l.token, FlushLeaseTTL)
 	if err != nil || !ok {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package fair
 import (
 	"context"
 	"crypto/rand"
-	"errors"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -434,9 +433,8 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 		// margin for clocks that differ): by then checkPow refuses it
 		// anyway. Spent durably: a proof spent before a failover stays spent.
 		// The spender is the shopper and this attempt (a keyed request's
-		// key, else a fresh ID), and SET NX GET answers who spent it first:
-		// when go-redis sends the SET again after a reply lost to a timeout,
-		// the spend it finds is its own, not another request's.
+		// key, else a fresh ID): a spend go-redis sends again after a lost
+		// reply finds its own (rdb.TakeOwned), not another request's.
 		ttl := time.Until(sol.expires) + time.Minute
 		dctx, c := s.Durable(ctx)
 		spender := strconv.FormatInt(userID, 10) + ":"
@@ -445,11 +443,11 @@ func (s *Service) admit(ctx context.Context, f *fairGoods, sn *fairSnap, userID,
 		} else {
 			spender += rdb.NewRequestID()
 		}
-		first, err := c.SetArgs(dctx, powKey(goodsID, sol.nonce), spender, redis.SetArgs{Mode: "NX", Get: true, TTL: max(ttl, time.Minute)}).Result()
-		if err != nil && !errors.Is(err, redis.Nil) {
+		fresh, err := rdb.TakeOwned(dctx, c, powKey(goodsID, sol.nonce), spender, max(ttl, time.Minute))
+		if err != nil {
 			return err
 		}
-		if err == nil && first != spender { // spent by another request
+		if !fresh { // spent by another request
 			f.count(now, false, userID)
 			return db.ErrPowInvalid
 		}

@@ -2,6 +2,8 @@ package rdb
 
 import (
 	"context"
+	"errors"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -23,4 +25,18 @@ return 0
 func ReleaseOwned(ctx context.Context, rdb redis.UniversalClient, key, owner string) (bool, error) {
 	n, err := releaseOwnedScript.Run(ctx, rdb, []string{key}, owner).Int()
 	return n == 1, err
+}
+
+// TakeOwned sets key to owner for ttl unless it is set (SET NX GET), and
+// reports whether owner holds it now: set here, or found holding owner.
+// The second case is go-redis sending the SET again after a reply lost to
+// a timeout (a busy node, a cluster's 1 s read timeout): the claim it
+// finds is its own, not another owner's, so an owner token must be unique
+// to each taker. A claim taken with it is released with ReleaseOwned.
+func TakeOwned(ctx context.Context, c redis.UniversalClient, key, owner string, ttl time.Duration) (bool, error) {
+	held, err := c.SetArgs(ctx, key, owner, redis.SetArgs{Mode: "NX", Get: true, TTL: ttl}).Result()
+	if errors.Is(err, redis.Nil) {
+		return true, nil
+	}
+	return err == nil && held == owner, err
 }

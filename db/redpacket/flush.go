@@ -12,6 +12,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/live"
 	"github.com/seckill/seckill/db/model"
+	"github.com/seckill/seckill/db/rdb"
 	"github.com/seckill/seckill/db/sqldb"
 )
 
@@ -280,11 +281,12 @@ func (s *Service) restoreAll(ctx context.Context) error {
 }
 
 func (s *Service) restore(ctx context.Context, p *model.RedPacket) error {
-	ok, err := s.Redis.SetNX(ctx, loadingKey(p.ID), "restore", loadLease).Result()
+	token := "restore:" + rdb.NewRequestID()
+	ok, err := rdb.TakeOwned(ctx, s.Redis, loadingKey(p.ID), token, loadLease)
 	if err != nil || !ok {
 		return err // someone else is loading it
 	}
-	defer s.Redis.Del(context.WithoutCancel(ctx), loadingKey(p.ID))
+	defer rdb.ReleaseOwned(context.WithoutCancel(ctx), s.Redis, loadingKey(p.ID), token)
 	if n, err := s.Redis.Exists(ctx, metaKey(p.ID)).Result(); err != nil || n > 0 {
 		return err
 	}

@@ -81,7 +81,7 @@ func (s *Ledger) expireLocked(ctx context.Context, b sale.Bucket, now, stop time
 		return 0, err
 	}
 	token, key := rdb.NewRequestID(), expiryLockKey(b)
-	ok, err := s.Redis.SetNX(ctx, key, token, expiryLockTTL).Result()
+	ok, err := rdb.TakeOwned(ctx, s.Redis, key, token, expiryLockTTL)
 	if err != nil || !ok {
 		return 0, err
 	}
