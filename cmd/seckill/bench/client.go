@@ -69,6 +69,19 @@ func (c *Client) DoFrom(w int, from, method, path, bearer string, body []byte) (
 // DoHeaders is DoFrom with extra header lines, each "Name: value" (a proof
 // of work, an admission token).
 func (c *Client) DoHeaders(w int, from, method, path, bearer string, headers []string, body []byte) (int, []byte, error) {
+	reused := c.conns[w].c != nil
+	status, b, err := c.doOnce(w, from, method, path, bearer, headers, body)
+	if err != nil && reused && (method == "GET" || method == "HEAD") {
+		// A kept-alive connection the server closed while it sat idle (a
+		// set-up connection through a long load on a busy machine): a
+		// read is sent again on a fresh one, as net/http does.
+		return c.doOnce(w, from, method, path, bearer, headers, body)
+	}
+	return status, b, err
+}
+
+// doOnce is DoHeaders on worker w's connection as it is, dialled if closed.
+func (c *Client) doOnce(w int, from, method, path, bearer string, headers []string, body []byte) (int, []byte, error) {
 	cc := c.conns[w]
 	if cc.c == nil {
 		conn, err := net.DialTimeout("tcp", c.host, 10*time.Second)

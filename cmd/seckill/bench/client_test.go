@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 	"net"
@@ -73,5 +74,46 @@ func TestClient(t *testing.T) {
 	}
 	if _, err := NewClient("ftp://x", 1); err == nil {
 		t.Fatal("a non-http base was accepted")
+	}
+}
+
+// A kept-alive connection the server closed while it sat idle fails the
+// next request written on it: a read is sent again on a fresh connection,
+// a write is not (it may have been applied).
+func TestClientSendsAReadAgainOnAClosedConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var served atomic.Int64
+	go func() {
+		for {
+			conn, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() { // one answer a connection, then closed as an idle one is
+				defer conn.Close()
+				r := bufio.NewReader(conn)
+				if _, err := http.ReadRequest(r); err != nil {
+					return
+				}
+				served.Add(1)
+				conn.Write([]byte("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok"))
+			}()
+		}
+	}()
+	c, err := NewClient("http://"+ln.Addr().String(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 3 {
+		if st, body, err := c.Do(0, "GET", "/x", "", nil); err != nil || st != 200 || string(body) != "ok" {
+			t.Fatalf("read %d on a connection the server closed: %d %q %v", i, st, body, err)
+		}
+	}
+	if _, _, err := c.Do(0, "POST", "/x", "", nil); err == nil {
+		t.Fatalf("a write on a connection the server closed was sent again (%d answered)", served.Load())
 	}
 }
