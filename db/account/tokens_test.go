@@ -1,10 +1,13 @@
 package account
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -158,5 +161,42 @@ func TestTokensCSRFCache(t *testing.T) {
 	}
 	if got, want := tk.CSRF(a), tk.MAC("csrf:"+a.SessionID); got != want {
 		t.Fatalf("after overflow: %q, want %q", got, want)
+	}
+}
+
+// TestMACsFromThePoolAreFresh signs many messages at once with the pooled,
+// reused HMACs: each must equal a freshly keyed HMAC's, so nothing one
+// signature wrote is left in the next.
+func TestMACsFromThePoolAreFresh(t *testing.T) {
+	secret := []byte("0123456789abcdef0123")
+	tk := NewTokens(secret, time.Hour)
+	want := func(msg string) string {
+		m := hmac.New(sha256.New, secret)
+		m.Write([]byte(msg))
+		return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+	}
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	errs := make(chan string, 64)
+	for g := range 16 {
+		wg.Go(func() {
+			<-start
+			for i := range 200 {
+				msg := strings.Repeat("p", (g*200+i)%97) + strconv.Itoa(i)
+				if got, w := tk.mac(msg), want(msg); got != w {
+					select {
+					case errs <- msg + ": " + got + " != " + w:
+					default:
+					}
+					return
+				}
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
 	}
 }
