@@ -56,8 +56,9 @@ type Config struct {
 	// take to arrive whole (0: 5s).
 	SocketReadWindow time.Duration
 	// BenchRoutes, when set, mounts the load bench's own API routes (its
-	// naive SQLite baseline grab) behind the API's middleware.
-	BenchRoutes func(api fiber.Router)
+	// naive SQLite baseline grab, its grab that passes the doors alone)
+	// behind the API's middleware, as an area's API is mounted.
+	BenchRoutes func(r Mount)
 	// TrustedProxies are the peers whose X-Forwarded-For is believed.
 	TrustedProxies []netip.Prefix
 	// MetricsToken, when set, lets a Bearer of it read /metrics besides admins.
@@ -239,17 +240,18 @@ func (s *Server) routes(cfg Config) {
 	api.Get("/me/notifications", requireUser, h.MyNotifications)
 	api.Get("/me/notifications/unread", requireUser, h.UnreadNotifications)
 	api.Post("/me/notifications/read", requireUser, h.ReadNotifications)
+	apiMount := Mount{Open: api, Staff: admin, User: requireUser, Grab: s.limitGrab, Sale: s.saleOpen, Audit: s.audit,
+		StaffKeyed: func(path string, hs ...fiber.Handler) {
+			s.keyed = append(s.keyed, patternOf(fiber.MethodPost, "/api/admin"+path))
+			admin.Post(path, hs...)
+		}}
 	if cfg.BenchRoutes != nil {
-		cfg.BenchRoutes(api)
+		cfg.BenchRoutes(apiMount)
 	}
 	// Each promotion's API (cmd/seckill/app/area_*.go).
 	for _, a := range cfg.Areas {
 		if a.API != nil {
-			a.API(Mount{Open: api, Staff: admin, User: requireUser, Grab: s.limitGrab, Sale: s.saleOpen, Audit: s.audit,
-				StaffKeyed: func(path string, hs ...fiber.Handler) {
-					s.keyed = append(s.keyed, patternOf(fiber.MethodPost, "/api/admin"+path))
-					admin.Post(path, hs...)
-				}})
+			a.API(apiMount)
 		}
 	}
 	api.Use(func(c *fiber.Ctx) error { return db.Errorf(db.ENOTFOUND, "no such endpoint") })

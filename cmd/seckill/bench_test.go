@@ -119,6 +119,16 @@ func TestBenchSmoke(t *testing.T) {
 			t.Errorf("target %s: %d lines, want %d (%+v)", n, seen[n], want, r.Targets)
 		}
 	}
+	// The doors' floor is the sold-out refusal's request refused past the
+	// grab's doors alone; the report parts a refusal's cost with it.
+	if res := r.Result(scenarios.HTTPDoors); res == nil || res.Requests != int64(o.Requests) || res.Codes["sold_out"] != res.Requests {
+		t.Errorf("%s: want every one of %d answered sold_out: %+v", scenarios.HTTPDoors, o.Requests, res)
+	}
+	for _, k := range []string{"the doors' floor vs no-op requests (what a grab's doors cost)", "sold-out refusals vs the doors' floor (what the engine adds)"} {
+		if v := r.Extra[k]; v == "" || strings.Contains(v, "NaN") || strings.Contains(v, "Inf") {
+			t.Errorf("report measure %q: %q", k, v)
+		}
+	}
 	// What a waiting-room join costs, the server's goroutines
 	// around the joins, and (on a real redis-server) the rooms' memory.
 	joinLines := []string{"a waiting-room join vs a sold-out refusal", "server goroutines around the join turns"}

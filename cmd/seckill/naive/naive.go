@@ -16,6 +16,7 @@ import (
 	"github.com/seckill/seckill/db"
 	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/handlers"
+	"github.com/seckill/seckill/web"
 )
 
 // Baseline is the naive grab over the process's durable store.
@@ -77,9 +78,29 @@ func (n *Baseline) Counts(ctx context.Context, goodsID int64) (stock, orders, ma
 	return stock, orders, maxPerUser, err
 }
 
-// Routes mounts the baseline's grab on the API group:
-// POST /api/bench/naive/{id}/grab.
-func (n *Baseline) Routes(api fiber.Router) { api.Post("/bench/naive/:id/grab", n.grab) }
+// Routes mounts the baseline's grab on the API group,
+// POST /api/bench/naive/{id}/grab, and the doors' floor,
+// POST /api/bench/doors/{id}/grab.
+func (n *Baseline) Routes(r web.Mount) {
+	r.Open.Post("/bench/naive/:id/grab", n.grab)
+	r.Open.Post("/bench/doors/:id/grab", r.Sale, r.Grab, doorsOnly)
+}
+
+// doorsOnly is the doors' floor: a grab that passes every door the goods
+// grab passes (POST /api/goods/{id}/grab: the API's middleware, the paused
+// sale, the grab rate limit), reads its goods ID as the goods grab does,
+// and is refused sold out without asking the sale engine. Its answer is
+// the sold-out refusal's, byte for byte, so the load bench can tell what
+// a refusal costs beyond the doors every grab must pass.
+func doorsOnly(c *fiber.Ctx) error {
+	if _, ok := handlers.ClaimsOf(c); !ok {
+		return db.ErrUnauthorized
+	}
+	if id, err := strconv.ParseInt(c.Params("id"), 10, 64); err != nil || id <= 0 {
+		return db.Errorf(db.EINVALID, "id must be a positive integer")
+	}
+	return db.ErrSoldOut
+}
 
 // grab answers as the goods grab does: 201 with the order, or the error's code.
 func (n *Baseline) grab(c *fiber.Ctx) error {

@@ -32,6 +32,51 @@ func benchSoldOut(ctx context.Context, o *Options, t *benchTarget) (*scenario, e
 	return sc, nil
 }
 
+// HTTPDoors names the doors' floor scenario's result.
+const HTTPDoors = "HTTP doors' floor (a grab refused past its doors, without the engine)"
+
+// benchDoors loads the doors' floor (cmd/seckill/naive, doorsOnly): the
+// sold-out scenario's request, passing every door the goods grab passes,
+// answered the sold-out refusal without the sale engine. Set against the
+// no-op and the refusal of the same run, it parts what the doors cost
+// from what the engine adds.
+func benchDoors(ctx context.Context, o *Options, t *benchTarget) (*scenario, error) {
+	if t.naive == nil {
+		return nil, nil // only an in-process server mounts the bench's routes
+	}
+	sc := &scenario{name: HTTPDoors,
+		op: func(ctx context.Context, w int, i int64) string {
+			return t.loadCall(w, "/api/bench/doors/1/grab", i, nil)
+		},
+	}
+	t.measureRedis(ctx, sc, nil)
+	return sc, nil
+}
+
+// reportDoors parts a refusal's cost: the doors' floor against the no-op
+// (what the doors every grab passes cost) and the refusal against the
+// doors' floor (what the engine adds), rates and machine CPU of one run.
+func (t *benchTarget) reportDoors(r *bench.Report) {
+	refuse, doors, floor := r.Result(httpSoldOut), r.Result(HTTPDoors), r.Result(HTTPFloor)
+	wr, wd, wf := t.redisWork[httpSoldOut], t.redisWork[HTTPDoors], t.redisWork[HTTPFloor]
+	if refuse == nil || doors == nil || floor == nil || wr == nil || wd == nil || wf == nil ||
+		refuse.Requests == 0 || doors.Requests == 0 || floor.Requests == 0 {
+		return
+	}
+	cpu := func(w *redisWork, res *bench.Result) float64 {
+		c, _, p, _ := w.perOp(res)
+		if w.err != nil { // the embedded Redis: its work is in this process's
+			c = 0
+		}
+		return p + c
+	}
+	cr, cd, cf := cpu(wr, refuse), cpu(wd, doors), cpu(wf, floor)
+	r.Extra["the doors' floor vs no-op requests (what a grab's doors cost)"] = fmt.Sprintf("%.0f/s against %.0f GET /healthz/s: %.2f×; machine CPU %.1f µs against %.1f µs: %.2f×",
+		doors.Throughput, floor.Throughput, doors.Throughput/floor.Throughput, cd, cf, cd/cf)
+	r.Extra["sold-out refusals vs the doors' floor (what the engine adds)"] = fmt.Sprintf("%.0f refusals/s against %.0f/s: %.2f×; machine CPU %.1f µs against %.1f µs: %.2f×",
+		refuse.Throughput, doors.Throughput, refuse.Throughput/doors.Throughput, cr, cd, cr/cd)
+}
+
 // reportSoldOut adds the issue 21 targets: a sold-out refusal against a
 // no-op request of the same run.
 func (t *benchTarget) reportSoldOut(r *bench.Report) {

@@ -96,7 +96,7 @@ func ParseOptions(args []string) (*Options, error) {
 	fs.IntVar(&o.Watchers, "ws", 100, "WebSocket clients watching the goods (event lag)")
 	fs.IntVar(&o.IdleWS, "idle-ws", 5000, "idle WebSocket clients for the memory measure (0: skip)")
 	fs.StringVar(&o.Out, "out", "bench-out", "folder for report.json, report.md and report.png")
-	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,soldout,queue-join,idle-ws,crowd or all, and fair (only when named)")
+	fs.StringVar(&o.Scenarios, "scenarios", "all", "comma list: goods,wins,wins-nowait,limits-off,attack,redis,redis-wins,floor,naive,redpacket,coupon,hot1,hot3,hot1-soldout,hot3-soldout,doors,soldout,queue-join,idle-ws,crowd or all, and fair (only when named)")
 	fs.IntVar(&o.Fair.Humans, "fair-humans", o.Fair.Humans, "fair: human shoppers")
 	fs.IntVar(&o.Fair.Bots, "fair-bots", o.Fair.Bots, "fair: bots in the fleet")
 	fs.IntVar(&o.Fair.Accounts, "fair-accounts", o.Fair.Accounts, "fair: accounts per bot")
@@ -216,6 +216,7 @@ func Run(ctx context.Context, o *Options, open Opener) (*bench.Report, error) {
 	}
 	t.reportRedisWork(r)
 	t.reportSoldOut(r)
+	t.reportDoors(r)
 	t.reportWinTargets(r)
 	t.reportJoins(r)
 	t.reportWaitCost(r)
@@ -260,7 +261,9 @@ var benchScenarios = []struct {
 	{"hot3", benchHotItem3},
 	{"hot1-soldout", benchHotSoldOut1},
 	{"hot3-soldout", benchHotSoldOut3},
-	// Issue 21: refusals of a sold-out item, against the floor above.
+	// Issue 21: refusals of a sold-out item, against the floor above, and
+	// the same request refused past its doors alone (the engine's share).
+	{"doors", benchDoors},
 	{"soldout", benchSoldOut},
 	// Issue 22: shoppers joining waiting rooms, against the refusals above.
 	{"queue-join", benchQueueJoin},
