@@ -1,8 +1,10 @@
-// Package naive is the load bench's baseline: the grab as many simple
-// systems do it, one transaction of the durable store (SQLite or
-// PostgreSQL) that decrements stock where it is positive and inserts the order, served behind the same HTTP stack as ours.
-// Only the bench mounts it (Main.Naive), as the reference ours must beat;
-// production code knows nothing of it.
+// Package naive is the load bench's baselines. The grab as many simple
+// systems do it: one transaction of the durable store (SQLite or
+// PostgreSQL) that decrements stock where it is positive and inserts the
+// order, served behind the same HTTP stack as ours. And the doors' floor:
+// a grab that passes the goods grab's doors and is refused without the
+// sale engine. Only the bench mounts them (Main.Naive), as the references
+// ours is measured against; production code knows nothing of them.
 package naive
 
 import (
