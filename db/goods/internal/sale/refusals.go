@@ -96,8 +96,9 @@ func (w *wonSet) remove(userID int64) {
 type saleMemos struct {
 	m         sync.Map // goods ID → *saleMemo
 	redisOps  atomic.Int64
-	following atomic.Bool // FollowSales runs: only then may a refusal come from memory
-	mute      atomic.Bool // tests: changes are not announced, as when the message is lost
+	following atomic.Bool  // FollowSales runs: only then may a refusal come from memory
+	mute      atomic.Bool  // tests: changes are not announced, as when the message is lost
+	polls     atomic.Int64 // polls ended (pollSales): a test waits for one that read after a change
 }
 
 func (s *Sale) saleMemo(goodsID int64) *saleMemo {
@@ -232,6 +233,7 @@ func (s *Sale) FollowSales(ctx context.Context) (*lifecycle.Loop, error) {
 // pollSales reads the 'back' counter of every bucket of the goods met lately
 // and makes stale what a changed one says; goods not met lately are forgotten.
 func (s *Sale) pollSales(ctx context.Context) {
+	defer s.memos.polls.Add(1)
 	idle := time.Now().Add(-saleMemoIdle).UnixNano()
 	type polled struct {
 		m    *saleMemo

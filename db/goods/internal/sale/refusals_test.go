@@ -62,10 +62,20 @@ func follow(t testing.TB, s *goods.Service) {
 }
 
 // learnt grabs the sold-out goods on s until s refuses it from memory (a
-// new memo learns only once it has read where the sale stands).
+// new memo learns only once it has read where the sale stands). It first
+// waits for a poll of the 'back' counters that started after the sale last
+// changed (a win that stole a unit bumps its bucket's): a poll that found
+// the change only later would make what the memo learnt here stale, and
+// the refusals after it would ask Redis once more, as they should.
 func learnt(t *testing.T, s *goods.Service, scripts *scriptCounter, goodsID int64) {
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
+	// The poll under way may have read before the change; the one after it has not.
+	for after := s.SalePolls() + 2; s.SalePolls() < after; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the refusal memo's poll never runs")
+		}
+	}
 	for u := int64(1000); ; u++ {
 		sent := scripts.n.Load()
 		_, err := s.Grab(context.Background(), u, goodsID)
