@@ -31,9 +31,17 @@ func (s *Sale) RollBackAsPromotedReplica(ctx context.Context, goodsID int64, n, 
 	return s.Redis.HSet(ctx, InfoKey(b), "node", "0123456789abcdef0123456789abcdef01234567").Err()
 }
 
-// SalePolls is how many polls of the goods' 'back' counters have ended
-// (pollSales): one that starts after a change is sure to have read it.
-func (s *Sale) SalePolls() int64 { return s.memos.polls.Load() }
+// NextSalePoll is closed when the next poll of the goods' 'back' counters
+// (pollSales) ends, or the one under way: a poll that starts after a
+// change is sure to have read it.
+func (s *Sale) NextSalePoll() <-chan struct{} {
+	s.memos.pollMu.Lock()
+	defer s.memos.pollMu.Unlock()
+	if s.memos.polled == nil {
+		s.memos.polled = make(chan struct{})
+	}
+	return s.memos.polled
+}
 
 // MuteSaleChanges stops announcing sale changes to other processes, as if
 // every message were lost: they must find out by their poll.

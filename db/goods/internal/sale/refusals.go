@@ -96,9 +96,23 @@ func (w *wonSet) remove(userID int64) {
 type saleMemos struct {
 	m         sync.Map // goods ID → *saleMemo
 	redisOps  atomic.Int64
-	following atomic.Bool  // FollowSales runs: only then may a refusal come from memory
-	mute      atomic.Bool  // tests: changes are not announced, as when the message is lost
-	polls     atomic.Int64 // polls ended (pollSales): a test waits for one that read after a change
+	following atomic.Bool // FollowSales runs: only then may a refusal come from memory
+	mute      atomic.Bool // tests: changes are not announced, as when the message is lost
+
+	// polled is closed as a poll (pollSales) ends, then replaced: a test
+	// waits on it for a poll that read after a change.
+	pollMu sync.Mutex
+	polled chan struct{}
+}
+
+// pollEnded closes the channel of the poll that ended and readies the next's.
+func (ms *saleMemos) pollEnded() {
+	ms.pollMu.Lock()
+	if ms.polled != nil {
+		close(ms.polled)
+	}
+	ms.polled = make(chan struct{})
+	ms.pollMu.Unlock()
 }
 
 func (s *Sale) saleMemo(goodsID int64) *saleMemo {
@@ -233,7 +247,7 @@ func (s *Sale) FollowSales(ctx context.Context) (*lifecycle.Loop, error) {
 // pollSales reads the 'back' counter of every bucket of the goods met lately
 // and makes stale what a changed one says; goods not met lately are forgotten.
 func (s *Sale) pollSales(ctx context.Context) {
-	defer s.memos.polls.Add(1)
+	defer s.memos.pollEnded()
 	idle := time.Now().Add(-saleMemoIdle).UnixNano()
 	type polled struct {
 		m    *saleMemo

@@ -71,8 +71,10 @@ func learnt(t *testing.T, s *goods.Service, scripts *scriptCounter, goodsID int6
 	t.Helper()
 	deadline := time.Now().Add(time.Minute)
 	// The poll under way may have read before the change; the one after it has not.
-	for after := s.SalePolls() + 2; s.SalePolls() < after; time.Sleep(5 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	for range 2 {
+		select {
+		case <-s.NextSalePoll():
+		case <-time.After(time.Until(deadline)):
 			t.Fatal("the refusal memo's poll never runs")
 		}
 	}
