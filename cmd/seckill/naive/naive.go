@@ -16,6 +16,7 @@ import (
 	"github.com/gofiber/fiber/v2"
 
 	"github.com/seckill/seckill/db"
+	"github.com/seckill/seckill/db/model"
 	"github.com/seckill/seckill/db/sqldb"
 	"github.com/seckill/seckill/handlers"
 	"github.com/seckill/seckill/web"
@@ -95,24 +96,31 @@ func (n *Baseline) Routes(r web.Mount) {
 // the sold-out refusal's, byte for byte, so the load bench can tell what
 // a refusal costs beyond the doors every grab must pass.
 func doorsOnly(c *fiber.Ctx) error {
-	if _, ok := handlers.ClaimsOf(c); !ok {
-		return db.ErrUnauthorized
-	}
-	if id, err := strconv.ParseInt(c.Params("id"), 10, 64); err != nil || id <= 0 {
-		return db.Errorf(db.EINVALID, "id must be a positive integer")
+	if _, _, err := callerAndGoods(c); err != nil {
+		return err
 	}
 	return db.ErrSoldOut
 }
 
-// grab answers as the goods grab does: 201 with the order, or the error's code.
-func (n *Baseline) grab(c *fiber.Ctx) error {
+// callerAndGoods is the signed-in caller and the goods ID of the path, read
+// as the goods grab reads them.
+func callerAndGoods(c *fiber.Ctx) (model.Claims, int64, error) {
 	cl, ok := handlers.ClaimsOf(c)
 	if !ok {
-		return db.ErrUnauthorized
+		return cl, 0, db.ErrUnauthorized
 	}
 	id, err := strconv.ParseInt(c.Params("id"), 10, 64)
 	if err != nil || id <= 0 {
-		return db.Errorf(db.EINVALID, "id must be a positive integer")
+		return cl, 0, db.Errorf(db.EINVALID, "id must be a positive integer")
+	}
+	return cl, id, nil
+}
+
+// grab answers as the goods grab does: 201 with the order, or the error's code.
+func (n *Baseline) grab(c *fiber.Ctx) error {
+	cl, id, err := callerAndGoods(c)
+	if err != nil {
+		return err
 	}
 	orderID, err := n.Grab(c.UserContext(), cl.UserID, id)
 	if err != nil {

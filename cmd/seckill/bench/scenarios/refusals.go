@@ -63,14 +63,7 @@ func (t *benchTarget) reportDoors(r *bench.Report) {
 		refuse.Requests == 0 || doors.Requests == 0 || floor.Requests == 0 {
 		return
 	}
-	cpu := func(w *redisWork, res *bench.Result) float64 {
-		c, _, p, _ := w.perOp(res)
-		if w.err != nil { // the embedded Redis: its work is in this process's
-			c = 0
-		}
-		return p + c
-	}
-	cr, cd, cf := cpu(wr, refuse), cpu(wd, doors), cpu(wf, floor)
+	cr, cd, cf := machineCPU(wr, refuse), machineCPU(wd, doors), machineCPU(wf, floor)
 	r.Extra["the doors' floor vs no-op requests (what a grab's doors cost)"] = fmt.Sprintf("%.0f/s against %.0f GET /healthz/s: %.2f×; machine CPU %.1f µs against %.1f µs: %.2f×",
 		doors.Throughput, floor.Throughput, doors.Throughput/floor.Throughput, cd, cf, cd/cf)
 	r.Extra["sold-out refusals vs the doors' floor (what the engine adds)"] = fmt.Sprintf("%.0f refusals/s against %.0f/s: %.2f×; machine CPU %.1f µs against %.1f µs: %.2f×",
