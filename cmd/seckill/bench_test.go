@@ -124,7 +124,7 @@ func TestBenchSmoke(t *testing.T) {
 	if res := r.Result(scenarios.HTTPDoors); res == nil || res.Requests != int64(o.Requests) || res.Codes["sold_out"] != res.Requests {
 		t.Errorf("%s: want every one of %d answered sold_out: %+v", scenarios.HTTPDoors, o.Requests, res)
 	}
-	for _, k := range []string{"the doors' floor vs no-op requests (what a grab's doors cost)", "sold-out refusals vs the doors' floor (what the engine adds)"} {
+	for _, k := range []string{"the doors' floor vs no-op requests (what a grab's doors cost)", "sold-out refusals vs the doors' floor (what the engine adds)", scenarios.WinTailLine} {
 		if v := r.Extra[k]; v == "" || strings.Contains(v, "NaN") || strings.Contains(v, "Inf") {
 			t.Errorf("report measure %q: %q", k, v)
 		}

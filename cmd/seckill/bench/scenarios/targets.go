@@ -44,6 +44,10 @@ func (t *benchTarget) reportWinTargets(r *bench.Report) {
 		} else {
 			r.Extra["CPU a win"] = notMeasured(ww.err)
 		}
+		if floor != nil && floor.Requests > 0 && win.Mode == "closed" && floor.Mode == "closed" {
+			r.Extra[WinTailLine] = fmt.Sprintf("%.2f (p99 %.2f ms at %.0f wins/s) against %.2f (p99 %.2f ms at %.0f GET /healthz/s): %.2f×",
+				queueSpread(win), win.Latency.P99, win.Throughput, queueSpread(floor), floor.Latency.P99, floor.Throughput, queueSpread(win)/queueSpread(floor))
+		}
 		r.Targets = append(r.Targets, bench.Target{
 			Name:     fmt.Sprintf("4. win p99 at c=%d", win.Concurrency),
 			Measured: fmt.Sprintf("%.2f ms (%.0f wins/s)", win.Latency.P99, win.Throughput),
@@ -51,4 +55,16 @@ func (t *benchTarget) reportWinTargets(r *bench.Report) {
 			Met:      win.Latency.P99 <= winP99GoalMS && win.Concurrency >= winP99GoalConc,
 		})
 	}
+}
+
+// WinTailLine is the report's line that sets a win's tail against the
+// machine's: each one's queue spread, side by side.
+const WinTailLine = "a win's queue spread vs the no-op's, p99 ÷ (connections ÷ throughput)"
+
+// queueSpread is a closed loop's p99 over its mean round trip, c ÷ throughput:
+// how far its tail reaches beyond what its throughput alone gives. A p99
+// goal at c connections asks for the throughput c × spread ÷ p99; a load
+// whose spread is the no-op's has no tail of its own.
+func queueSpread(res *bench.Result) float64 {
+	return res.Latency.P99 / (1000 * float64(res.Concurrency) / res.Throughput)
 }
