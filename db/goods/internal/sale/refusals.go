@@ -99,19 +99,20 @@ type saleMemos struct {
 	following atomic.Bool // FollowSales runs: only then may a refusal come from memory
 	mute      atomic.Bool // tests: changes are not announced, as when the message is lost
 
-	// polled is closed as a poll (pollSales) ends, then replaced: a test
-	// waits on it for a poll that read after a change.
+	// polled, made only when a test waits for a poll, is closed as the
+	// poll (pollSales) under way ends: a test waits on it for a poll that
+	// read after a change.
 	pollMu sync.Mutex
 	polled chan struct{}
 }
 
-// pollEnded closes the channel of the poll that ended and readies the next's.
+// pollEnded closes the channel a test waits on, if any.
 func (ms *saleMemos) pollEnded() {
 	ms.pollMu.Lock()
 	if ms.polled != nil {
 		close(ms.polled)
+		ms.polled = nil
 	}
-	ms.polled = make(chan struct{})
 	ms.pollMu.Unlock()
 }
 
