@@ -45,8 +45,9 @@ func (t *benchTarget) reportWinTargets(r *bench.Report) {
 			r.Extra["CPU a win"] = notMeasured(ww.err)
 		}
 		if floor != nil && floor.Requests > 0 && win.Mode == "closed" && floor.Mode == "closed" {
+			sw, sf := queueSpread(win), queueSpread(floor)
 			r.Extra[WinTailLine] = fmt.Sprintf("%.2f (p99 %.2f ms at %.0f wins/s) against %.2f (p99 %.2f ms at %.0f GET /healthz/s): %.2f×",
-				queueSpread(win), win.Latency.P99, win.Throughput, queueSpread(floor), floor.Latency.P99, floor.Throughput, queueSpread(win)/queueSpread(floor))
+				sw, win.Latency.P99, win.Throughput, sf, floor.Latency.P99, floor.Throughput, sw/sf)
 		}
 		r.Targets = append(r.Targets, bench.Target{
 			Name:     fmt.Sprintf("4. win p99 at c=%d", win.Concurrency),
